@@ -1,0 +1,1 @@
+//! Placeholder: the analyses land with issue 4.

@@ -1,0 +1,4 @@
+fn main() {
+    eprintln!("fdr: not built yet");
+    std::process::exit(2);
+}

@@ -1,0 +1,420 @@
+//! fdr's own records, carried as XRay custom events in the log's leading block: the run's
+//! settings and counters, the function table and thread names. With them one file is all a
+//! reader needs; XRay's tools skip them as opaque custom events.
+//!
+//! Every payload starts with [`EXT_MAGIC`] and a tag byte; the fields follow little-endian,
+//! strings as a `u32` length and UTF-8 bytes. Readers ignore bytes after the fields they know, so
+//! fields can be appended later without breaking older readers.
+
+/// The first four bytes of every fdr extension payload.
+pub const EXT_MAGIC: [u8; 4] = *b"FDR\x01";
+
+/// The largest payload fdr writes in one custom event. Readers refuse larger ones in fdr's
+/// leading block, which bounds what one length field can make them allocate.
+pub const MAX_EXT_PAYLOAD: usize = 64 * 1024;
+
+const TAG_RUN: u8 = 1;
+const TAG_FUNCTION: u8 = 2;
+const TAG_THREAD: u8 = 3;
+
+/// Where the timestamps came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ClockSource {
+    /// The CPU's invariant timestamp counter, read with `rdtscp`.
+    #[default]
+    Tsc,
+    /// The operating system's monotonic clock in nanoseconds.
+    Monotonic,
+    /// A clock driven by a test.
+    Injected,
+}
+
+/// What the recorder did when its buffers were all in use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum RecordMode {
+    /// The oldest retired buffer was recycled: the log keeps the newest window.
+    #[default]
+    Ring,
+    /// Recording stopped and the dropped records were counted.
+    Fill,
+}
+
+/// The run's settings, calibration and loss counters.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct RunInfo {
+    /// Where timestamps came from.
+    pub clock: ClockSource,
+    /// Ticks per second (also in the file header).
+    pub ticks_per_second: u64,
+    /// How long the calibration against the monotonic clock ran, in nanoseconds (0: not measured).
+    pub calibration_ns: u64,
+    /// Ring or Fill.
+    pub mode: RecordMode,
+    /// Calls shorter than this were erased (nanoseconds).
+    pub threshold_ns: u64,
+    /// The same threshold in ticks, as the recorder applied it.
+    pub threshold_ticks: u64,
+    /// Bytes per buffer.
+    pub buffer_size: u64,
+    /// Buffers in the pool.
+    pub buffer_count: u64,
+    /// Process id.
+    pub pid: i32,
+    /// Wall-clock time when recording started: seconds since the Unix epoch.
+    pub start_unix_secs: i64,
+    /// Wall-clock time when recording started: nanoseconds within the second.
+    pub start_unix_nanos: u32,
+    /// Timestamp (ticks) when recording started.
+    pub start_tsc: u64,
+    /// Timestamp (ticks) when this log was taken.
+    pub end_tsc: u64,
+    /// True for a snapshot taken while recording went on; false for the final log.
+    pub snapshot: bool,
+    /// Records that could not be written because no buffer was free (Fill mode).
+    pub records_dropped: u64,
+    /// Buffers whose contents were overwritten to make room for newer ones (Ring mode).
+    pub buffers_recycled: u64,
+    /// Buffers that were recycled while this log was being copied and so are not in it.
+    pub buffers_missed: u64,
+    /// The program's name.
+    pub program: String,
+}
+
+/// One instrumented function (or scope) in the function table.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct FunctionInfo {
+    /// The 28-bit id used in function records.
+    pub id: u32,
+    /// Full name, as a user reads it in a backtrace.
+    pub name: String,
+    /// Source file.
+    pub file: String,
+    /// Line in the source file.
+    pub line: u32,
+    /// What kind of instrumentation point this is.
+    pub kind: FunctionKind,
+    /// Names of the logged arguments, in order.
+    pub args: Vec<String>,
+}
+
+/// What kind of code an id stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum FunctionKind {
+    /// A function or method.
+    #[default]
+    Function,
+    /// A block annotated with `fdr_scope!`.
+    Scope,
+    /// An async function: each poll is an entry/exit pair.
+    Async,
+}
+
+/// A thread that recorded, with its name and its own loss counter.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct ThreadInfo {
+    /// Operating system thread id, as in `NewBuffer` records.
+    pub tid: i32,
+    /// Thread name (empty if it had none).
+    pub name: String,
+    /// Records this thread could not write (Fill mode).
+    pub records_dropped: u64,
+}
+
+/// One fdr extension record.
+///
+/// ```
+/// use fdr_format::{Extension, ThreadInfo};
+/// let e = Extension::Thread(ThreadInfo { tid: 7, name: "worker".into(), records_dropped: 0 });
+/// let bytes = e.encode();
+/// assert_eq!(Extension::decode(&bytes).unwrap(), Some(e));
+/// assert_eq!(Extension::decode(b"not ours").unwrap(), None);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Extension {
+    /// Settings, calibration and counters.
+    Run(RunInfo),
+    /// One function-table entry.
+    Function(FunctionInfo),
+    /// One thread's name and counters.
+    Thread(ThreadInfo),
+    /// A tag this reader does not know (written by a newer fdr).
+    Unknown(u8),
+}
+
+struct Out(Vec<u8>);
+
+impl Out {
+    fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn i32(&mut self, v: i32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn i64(&mut self, v: i64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    /// Strings are cut to fit the payload limit rather than making an unreadable record.
+    fn str(&mut self, s: &str) {
+        let mut end = s.len().min(MAX_EXT_PAYLOAD / 4);
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.u32(end as u32);
+        self.0.extend_from_slice(&s.as_bytes()[..end]);
+    }
+}
+
+struct In<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> In<'a> {
+    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], String> {
+        if self.b.len() - self.at < n {
+            return Err(format!(
+                "fdr extension record ends at byte {} of {}, inside its {what}",
+                self.b.len(),
+                self.at + n
+            ));
+        }
+        let s = &self.b[self.at..self.at + n];
+        self.at += n;
+        Ok(s)
+    }
+    fn u8(&mut self, what: &str) -> Result<u8, String> {
+        Ok(self.take(1, what)?[0])
+    }
+    fn u32(&mut self, what: &str) -> Result<u32, String> {
+        let s = self.take(4, what)?;
+        Ok(u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+    }
+    fn i32(&mut self, what: &str) -> Result<i32, String> {
+        Ok(self.u32(what)? as i32)
+    }
+    fn u64(&mut self, what: &str) -> Result<u64, String> {
+        let s = self.take(8, what)?;
+        let mut w = [0u8; 8];
+        w.copy_from_slice(s);
+        Ok(u64::from_le_bytes(w))
+    }
+    fn i64(&mut self, what: &str) -> Result<i64, String> {
+        Ok(self.u64(what)? as i64)
+    }
+    /// The length is checked against what is left of the payload before anything is allocated.
+    fn str(&mut self, what: &str) -> Result<String, String> {
+        let n = self.u32(what)? as usize;
+        let s = self.take(n, what)?;
+        Ok(String::from_utf8_lossy(s).into_owned())
+    }
+}
+
+impl Extension {
+    /// The custom-event payload for this record.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut o = Out(EXT_MAGIC.to_vec());
+        match self {
+            Extension::Run(r) => {
+                o.u8(TAG_RUN);
+                o.u8(match r.clock {
+                    ClockSource::Tsc => 0,
+                    ClockSource::Monotonic => 1,
+                    ClockSource::Injected => 2,
+                });
+                o.u8(match r.mode {
+                    RecordMode::Ring => 0,
+                    RecordMode::Fill => 1,
+                });
+                o.u8(u8::from(r.snapshot));
+                o.u64(r.ticks_per_second);
+                o.u64(r.calibration_ns);
+                o.u64(r.threshold_ns);
+                o.u64(r.threshold_ticks);
+                o.u64(r.buffer_size);
+                o.u64(r.buffer_count);
+                o.i32(r.pid);
+                o.i64(r.start_unix_secs);
+                o.u32(r.start_unix_nanos);
+                o.u64(r.start_tsc);
+                o.u64(r.end_tsc);
+                o.u64(r.records_dropped);
+                o.u64(r.buffers_recycled);
+                o.u64(r.buffers_missed);
+                o.str(&r.program);
+            }
+            Extension::Function(f) => {
+                o.u8(TAG_FUNCTION);
+                o.u32(f.id);
+                o.u32(f.line);
+                o.u8(match f.kind {
+                    FunctionKind::Function => 0,
+                    FunctionKind::Scope => 1,
+                    FunctionKind::Async => 2,
+                });
+                o.str(&f.name);
+                o.str(&f.file);
+                o.u32(f.args.len() as u32);
+                for a in &f.args {
+                    o.str(a);
+                }
+            }
+            Extension::Thread(t) => {
+                o.u8(TAG_THREAD);
+                o.i32(t.tid);
+                o.u64(t.records_dropped);
+                o.str(&t.name);
+            }
+            Extension::Unknown(tag) => o.u8(*tag),
+        }
+        o.0
+    }
+
+    /// Reads a custom-event payload. `Ok(None)` if it is not an fdr record (some other custom
+    /// event); `Err` with a description if it is one but is malformed.
+    pub fn decode(payload: &[u8]) -> Result<Option<Extension>, String> {
+        if payload.len() < 5 || payload[..4] != EXT_MAGIC {
+            return Ok(None);
+        }
+        let mut i = In { b: payload, at: 5 };
+        let ext = match payload[4] {
+            TAG_RUN => {
+                let clock = match i.u8("clock source")? {
+                    0 => ClockSource::Tsc,
+                    1 => ClockSource::Monotonic,
+                    2 => ClockSource::Injected,
+                    c => return Err(format!("unknown clock source {c} in the run record")),
+                };
+                let mode = match i.u8("mode")? {
+                    0 => RecordMode::Ring,
+                    1 => RecordMode::Fill,
+                    m => return Err(format!("unknown mode {m} in the run record")),
+                };
+                let snapshot = i.u8("snapshot flag")? != 0;
+                Extension::Run(RunInfo {
+                    clock,
+                    mode,
+                    snapshot,
+                    ticks_per_second: i.u64("tick rate")?,
+                    calibration_ns: i.u64("calibration window")?,
+                    threshold_ns: i.u64("threshold")?,
+                    threshold_ticks: i.u64("threshold")?,
+                    buffer_size: i.u64("buffer size")?,
+                    buffer_count: i.u64("buffer count")?,
+                    pid: i.i32("pid")?,
+                    start_unix_secs: i.i64("start time")?,
+                    start_unix_nanos: i.u32("start time")?,
+                    start_tsc: i.u64("start timestamp")?,
+                    end_tsc: i.u64("end timestamp")?,
+                    records_dropped: i.u64("drop counter")?,
+                    buffers_recycled: i.u64("recycle counter")?,
+                    buffers_missed: i.u64("missed-buffer counter")?,
+                    program: i.str("program name")?,
+                })
+            }
+            TAG_FUNCTION => {
+                let id = i.u32("function id")?;
+                let line = i.u32("line")?;
+                let kind = match i.u8("function kind")? {
+                    0 => FunctionKind::Function,
+                    1 => FunctionKind::Scope,
+                    2 => FunctionKind::Async,
+                    k => return Err(format!("unknown function kind {k} for function id {id}")),
+                };
+                let name = i.str("function name")?;
+                let file = i.str("file name")?;
+                let n = i.u32("argument count")? as usize;
+                // Each name takes at least its 4-byte length, which bounds n by the payload.
+                if n > (payload.len() - i.at) / 4 {
+                    return Err(format!(
+                        "function id {id} claims {n} argument names, more than its record holds"
+                    ));
+                }
+                let mut args = Vec::with_capacity(n);
+                for _ in 0..n {
+                    args.push(i.str("argument name")?);
+                }
+                Extension::Function(FunctionInfo {
+                    id,
+                    name,
+                    file,
+                    line,
+                    kind,
+                    args,
+                })
+            }
+            TAG_THREAD => Extension::Thread(ThreadInfo {
+                tid: i.i32("thread id")?,
+                records_dropped: i.u64("drop counter")?,
+                name: i.str("thread name")?,
+            }),
+            tag => Extension::Unknown(tag),
+        };
+        Ok(Some(ext))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_extension_round_trips() {
+        let run = RunInfo {
+            clock: ClockSource::Monotonic,
+            ticks_per_second: 2_994_000_000,
+            calibration_ns: 10_000_000,
+            mode: RecordMode::Fill,
+            threshold_ns: 5000,
+            threshold_ticks: 14970,
+            buffer_size: 65536,
+            buffer_count: 128,
+            pid: 1234,
+            start_unix_secs: 1_700_000_000,
+            start_unix_nanos: 5,
+            start_tsc: 99,
+            end_tsc: 1000,
+            snapshot: true,
+            records_dropped: 3,
+            buffers_recycled: 4,
+            buffers_missed: 1,
+            program: "prog".into(),
+        };
+        let f = FunctionInfo {
+            id: 3,
+            name: "a::b".into(),
+            file: "src/lib.rs".into(),
+            line: 10,
+            kind: FunctionKind::Async,
+            args: vec!["x".into(), "y".into()],
+        };
+        for e in [
+            Extension::Run(run),
+            Extension::Function(f),
+            Extension::Unknown(200),
+        ] {
+            assert_eq!(Extension::decode(&e.encode()).unwrap(), Some(e));
+        }
+    }
+
+    #[test]
+    fn truncated_payloads_are_errors_not_panics() {
+        let f = Extension::Function(FunctionInfo {
+            id: 1,
+            name: "n".into(),
+            file: "f".into(),
+            line: 1,
+            kind: FunctionKind::Function,
+            args: vec!["a".into()],
+        });
+        let b = f.encode();
+        for n in 5..b.len() {
+            assert!(Extension::decode(&b[..n]).is_err(), "prefix of {n} bytes");
+        }
+    }
+}

@@ -1,0 +1,420 @@
+//! Streaming decoder of raw records.
+//!
+//! [`Reader`] yields the records of a log one at a time, in file order, each with its byte
+//! offset. It holds one fixed-size window of the file in memory, so a reader's memory does not
+//! grow with the file. It checks what it must to stay in bounds (a payload may not run past its
+//! block or past [`MAX_PAYLOAD`]) and reports anything it cannot make sense of as a
+//! [`FormatError`] naming the offset; it never panics on any input.
+
+use std::io::{self, Read};
+
+use crate::{
+    decode_function_record, FileHeader, FnKind, FormatError, MetaKind, FUNCTION_RECORD_SIZE,
+    HEADER_SIZE, METADATA_RECORD_SIZE,
+};
+
+/// The largest custom or typed event payload a reader accepts. XRay's own runtime caps events far
+/// below this; a larger length field is taken as corruption rather than allocated.
+pub const MAX_PAYLOAD: usize = 1 << 20;
+
+const WINDOW: usize = 1 << 20;
+
+/// One record as stored in the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Record<'a> {
+    /// A function record: id, kind and timestamp delta from the previous record.
+    Function {
+        /// 28-bit function id.
+        id: u32,
+        /// Enter, exit, tail exit or enter-with-arguments.
+        kind: FnKind,
+        /// Ticks since the previous record of the block.
+        delta: u32,
+    },
+    /// Start of a thread's block.
+    NewBuffer {
+        /// Thread id.
+        tid: i32,
+    },
+    /// End of a buffer (older log versions).
+    EndOfBuffer,
+    /// The thread moved to another CPU; the timestamp restarts from `tsc`.
+    NewCpuId {
+        /// CPU number.
+        cpu: u16,
+        /// Full timestamp.
+        tsc: u64,
+    },
+    /// The timestamp restarts from `tsc` because a delta overflowed 32 bits.
+    TscWrap {
+        /// Full timestamp.
+        tsc: u64,
+    },
+    /// Wall-clock time at the start of the block.
+    Walltime {
+        /// Seconds since the Unix epoch.
+        secs: i64,
+        /// Microseconds within the second.
+        micros: i32,
+    },
+    /// A custom event and its payload.
+    CustomEvent {
+        /// Ticks since the previous record.
+        delta: i32,
+        /// The payload bytes.
+        payload: &'a [u8],
+    },
+    /// One argument of the preceding enter-with-arguments record.
+    CallArgument {
+        /// The argument's 64 bits.
+        value: u64,
+    },
+    /// How many bytes of the block follow this record.
+    BufferExtents {
+        /// Byte count.
+        size: u64,
+    },
+    /// A typed event and its payload.
+    TypedEvent {
+        /// Ticks since the previous record.
+        delta: i32,
+        /// The event's type tag.
+        event_type: u16,
+        /// The payload bytes.
+        payload: &'a [u8],
+    },
+    /// The process id.
+    Pid {
+        /// Process id.
+        pid: i32,
+    },
+}
+
+/// Reads the records of a log in order.
+///
+/// ```
+/// use fdr_format::reader::{Reader, Record};
+/// use fdr_format::{meta, meta_bytes, FileHeader, function_record, FnKind};
+/// let mut file = FileHeader::default().encode().to_vec();
+/// file.extend_from_slice(&meta_bytes(meta::buffer_extents(8)));
+/// file.extend_from_slice(&function_record(1, FnKind::Enter, 5).to_le_bytes());
+/// let mut r = Reader::new(&file[..]).unwrap();
+/// assert_eq!(r.next_record().unwrap().unwrap().1, Record::BufferExtents { size: 8 });
+/// assert_eq!(
+///     r.next_record().unwrap().unwrap(),
+///     (48, Record::Function { id: 1, kind: FnKind::Enter, delta: 5 })
+/// );
+/// assert!(r.next_record().unwrap().is_none());
+/// ```
+pub struct Reader<R> {
+    inner: R,
+    header: FileHeader,
+    buf: Vec<u8>,
+    /// Start of unread bytes in `buf`.
+    pos: usize,
+    /// End of valid bytes in `buf`.
+    end: usize,
+    /// File offset of `buf[pos]`.
+    offset: u64,
+    eof: bool,
+    /// Bytes left in the current block according to its extents record, if any.
+    block_left: Option<u64>,
+}
+
+impl<R: Read> Reader<R> {
+    /// Reads and checks the file header.
+    pub fn new(inner: R) -> Result<Reader<R>, FormatError> {
+        let mut r = Reader {
+            inner,
+            header: FileHeader::default(),
+            buf: vec![0; WINDOW],
+            pos: 0,
+            end: 0,
+            offset: 0,
+            eof: false,
+            block_left: None,
+        };
+        let have = r.fill(HEADER_SIZE)?;
+        r.header = FileHeader::decode(&r.buf[r.pos..r.pos + have])?;
+        r.pos += HEADER_SIZE;
+        r.offset = HEADER_SIZE as u64;
+        Ok(r)
+    }
+
+    /// The file header.
+    pub fn header(&self) -> &FileHeader {
+        &self.header
+    }
+
+    /// Byte offset of the next record.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Bytes left in the current block, by its extents record (`None` before the first block).
+    pub fn block_left(&self) -> Option<u64> {
+        self.block_left
+    }
+
+    /// Makes at least `n` bytes available at `pos` unless the input ends first; returns how many
+    /// are available (up to `n`).
+    fn fill(&mut self, n: usize) -> Result<usize, FormatError> {
+        if self.end - self.pos >= n {
+            return Ok(n);
+        }
+        if self.pos > 0 {
+            self.buf.copy_within(self.pos..self.end, 0);
+            self.end -= self.pos;
+            self.pos = 0;
+        }
+        if self.buf.len() < n {
+            self.buf.resize(n, 0);
+        }
+        while self.end < n && !self.eof {
+            match self.inner.read(&mut self.buf[self.end..]) {
+                Ok(0) => self.eof = true,
+                Ok(k) => self.end += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(FormatError::new(
+                        self.offset + (self.end - self.pos) as u64,
+                        format!("reading the log failed: {e}"),
+                    ))
+                }
+            }
+        }
+        Ok((self.end - self.pos).min(n))
+    }
+
+    fn truncated(&self, what: &str, need: usize, have: usize) -> FormatError {
+        FormatError::new(
+            self.offset,
+            format!(
+                "the file ends {have} bytes into a {need}-byte {what}; it was cut short \
+                 (was it copied while still being written?)"
+            ),
+        )
+    }
+
+    /// The next record and its offset, `None` at the end of the file.
+    pub fn next_record(&mut self) -> Result<Option<(u64, Record<'_>)>, FormatError> {
+        if self.fill(1)? == 0 {
+            return Ok(None);
+        }
+        let at = self.offset;
+        let first = self.buf[self.pos];
+        if first & 1 == 0 {
+            let have = self.fill(FUNCTION_RECORD_SIZE)?;
+            if have < FUNCTION_RECORD_SIZE {
+                return Err(self.truncated("function record", FUNCTION_RECORD_SIZE, have));
+            }
+            self.consume_block(FUNCTION_RECORD_SIZE as u64, "function record")?;
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&self.buf[self.pos..self.pos + 8]);
+            let word = u64::from_le_bytes(w);
+            let Some((id, kind, delta)) = decode_function_record(word) else {
+                return Err(FormatError::new(
+                    at,
+                    format!(
+                        "function record with undefined kind {} (byte 0x{first:02x}); \
+                         expected enter, exit, tail exit or enter-with-arguments",
+                        (first >> 1) & 7
+                    ),
+                ));
+            };
+            self.advance(FUNCTION_RECORD_SIZE);
+            return Ok(Some((at, Record::Function { id, kind, delta })));
+        }
+        let have = self.fill(METADATA_RECORD_SIZE)?;
+        if have < METADATA_RECORD_SIZE {
+            return Err(self.truncated("metadata record", METADATA_RECORD_SIZE, have));
+        }
+        let Some(kind) = MetaKind::from_byte(first) else {
+            return Err(FormatError::new(
+                at,
+                format!(
+                    "metadata record of unknown kind {} (byte 0x{first:02x}); expected kinds 0 to 9",
+                    first >> 1
+                ),
+            ));
+        };
+        let mut m = [0u8; 16];
+        m.copy_from_slice(&self.buf[self.pos..self.pos + 16]);
+        let u16_at = |i: usize| u16::from_le_bytes([m[i], m[i + 1]]);
+        let i32_at = |i: usize| i32::from_le_bytes([m[i], m[i + 1], m[i + 2], m[i + 3]]);
+        let u64_at = |i: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&m[i..i + 8]);
+            u64::from_le_bytes(w)
+        };
+        if kind == MetaKind::BufferExtents {
+            // An extents record opens a block; it is not itself counted in any block.
+            if let Some(left) = self.block_left {
+                if left != 0 {
+                    return Err(FormatError::new(
+                        at,
+                        format!(
+                            "a new block starts here but the previous block's extents promised \
+                             {left} more bytes"
+                        ),
+                    ));
+                }
+            }
+            let size = u64_at(1);
+            self.block_left = Some(size);
+            self.advance(METADATA_RECORD_SIZE);
+            return Ok(Some((at, Record::BufferExtents { size })));
+        }
+        self.consume_block(METADATA_RECORD_SIZE as u64, "metadata record")?;
+        let simple = match kind {
+            MetaKind::NewBuffer => Some(Record::NewBuffer { tid: i32_at(1) }),
+            MetaKind::EndOfBuffer => Some(Record::EndOfBuffer),
+            MetaKind::NewCpuId => Some(Record::NewCpuId {
+                cpu: u16_at(1),
+                tsc: u64_at(3),
+            }),
+            MetaKind::TscWrap => Some(Record::TscWrap { tsc: u64_at(1) }),
+            MetaKind::WalltimeMarker => Some(Record::Walltime {
+                secs: u64_at(1) as i64,
+                micros: i32_at(9),
+            }),
+            MetaKind::CallArgument => Some(Record::CallArgument { value: u64_at(1) }),
+            MetaKind::Pid => Some(Record::Pid { pid: i32_at(1) }),
+            MetaKind::CustomEvent | MetaKind::TypedEvent | MetaKind::BufferExtents => None,
+        };
+        if let Some(rec) = simple {
+            self.advance(METADATA_RECORD_SIZE);
+            return Ok(Some((at, rec)));
+        }
+        // Events with a payload: the length comes from the file, so bound it before using it.
+        let size = i32_at(1);
+        let delta = i32_at(5);
+        let event_type = u16_at(9);
+        let what = if kind == MetaKind::CustomEvent {
+            "custom event"
+        } else {
+            "typed event"
+        };
+        if size < 0 || size as usize > MAX_PAYLOAD {
+            return Err(FormatError::new(
+                at,
+                format!("{what} claims a payload of {size} bytes; expected 0 to {MAX_PAYLOAD}"),
+            ));
+        }
+        let size = size as usize;
+        self.consume_block(size as u64, &format!("{what} payload"))?;
+        let need = METADATA_RECORD_SIZE + size;
+        let have = self.fill(need)?;
+        if have < need {
+            return Err(self.truncated(what, need, have));
+        }
+        let start = self.pos + METADATA_RECORD_SIZE;
+        self.advance(need);
+        let payload = &self.buf[start..start + size];
+        Ok(Some((
+            at,
+            if kind == MetaKind::CustomEvent {
+                Record::CustomEvent { delta, payload }
+            } else {
+                Record::TypedEvent {
+                    delta,
+                    event_type,
+                    payload,
+                }
+            },
+        )))
+    }
+
+    fn advance(&mut self, n: usize) {
+        self.pos += n;
+        self.offset += n as u64;
+    }
+
+    /// Charges `n` bytes to the current block, refusing records that overrun it.
+    fn consume_block(&mut self, n: u64, what: &str) -> Result<(), FormatError> {
+        if let Some(left) = self.block_left {
+            if n > left {
+                return Err(FormatError::new(
+                    self.offset,
+                    format!(
+                        "a {n}-byte {what} runs past the end of its block, which had {left} \
+                         bytes left by its extents record"
+                    ),
+                ));
+            }
+            self.block_left = Some(left - n);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{function_record, meta, meta_bytes};
+
+    fn sample() -> Vec<u8> {
+        let mut f = FileHeader::default().encode().to_vec();
+        let payload = b"hello";
+        let mut block = Vec::new();
+        block.extend_from_slice(&meta_bytes(meta::new_buffer(9)));
+        block.extend_from_slice(&meta_bytes(meta::walltime(1, 2)));
+        block.extend_from_slice(&meta_bytes(meta::pid(3)));
+        block.extend_from_slice(&meta_bytes(meta::new_cpu_id(1, 1000)));
+        block.extend_from_slice(&meta_bytes(meta::custom_event(payload.len() as i32, 0)));
+        block.extend_from_slice(payload);
+        block.extend_from_slice(&function_record(4, FnKind::EnterArgs, 0).to_le_bytes());
+        block.extend_from_slice(&meta_bytes(meta::call_argument(77)));
+        block.extend_from_slice(&function_record(4, FnKind::Exit, 10).to_le_bytes());
+        f.extend_from_slice(&meta_bytes(meta::buffer_extents(block.len() as u64)));
+        f.extend_from_slice(&block);
+        f
+    }
+
+    fn all(bytes: &[u8]) -> Result<Vec<String>, FormatError> {
+        let mut r = Reader::new(bytes)?;
+        let mut out = Vec::new();
+        while let Some((_, rec)) = r.next_record()? {
+            out.push(format!("{rec:?}"));
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn reads_every_record_kind_in_order() {
+        let recs = all(&sample()).unwrap();
+        assert_eq!(recs.len(), 9);
+        assert!(recs[5].starts_with("CustomEvent { delta: 0, payload: [104"));
+        assert_eq!(recs[7], "CallArgument { value: 77 }");
+    }
+
+    #[test]
+    fn every_truncation_is_an_error_not_a_panic() {
+        let f = sample();
+        for n in 0..f.len() {
+            // A cut on a record boundary reads cleanly; the block then promised more bytes.
+            let r = all(&f[..n]);
+            if n < HEADER_SIZE {
+                assert!(r.is_err(), "cut at {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn huge_payload_lengths_are_refused() {
+        let mut f = FileHeader::default().encode().to_vec();
+        f.extend_from_slice(&meta_bytes(meta::custom_event(i32::MAX, 0)));
+        let e = all(&f).unwrap_err();
+        assert_eq!(e.offset, 32);
+        assert!(e.message.contains("claims a payload"), "{e}");
+    }
+
+    #[test]
+    fn records_past_the_block_end_are_refused() {
+        let mut f = FileHeader::default().encode().to_vec();
+        f.extend_from_slice(&meta_bytes(meta::buffer_extents(8)));
+        f.extend_from_slice(&meta_bytes(meta::pid(1)));
+        let e = all(&f).unwrap_err();
+        assert!(e.message.contains("runs past the end of its block"), "{e}");
+    }
+}

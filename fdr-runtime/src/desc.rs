@@ -1,0 +1,121 @@
+//! The function table: one static descriptor per instrumented function, gathered by the linker.
+//!
+//! `#[instrument_fdr]` places a [`FnDesc`] in the [`FUNCTIONS`] link section. The linker lays the
+//! descriptors of every crate side by side, so a function's id is its position in the section:
+//! nothing registers at run time, and the writer reads the whole table when it writes a log.
+//! A descriptor is a static item, so all instantiations of a generic function and all polls of
+//! an async function share one.
+
+use linkme::distributed_slice;
+
+/// Every instrumented function of the program, in link order.
+#[distributed_slice]
+pub static FUNCTIONS: [FnDesc];
+
+/// What kind of code a descriptor stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum FnKindTag {
+    /// A function or method.
+    Function = 0,
+    /// A block recorded by `fdr_scope!`.
+    Scope = 1,
+    /// An async function, recorded once per poll.
+    Async = 2,
+}
+
+/// The static description of one instrumented function.
+///
+/// Descriptors are 64 bytes and 64-byte aligned so that the distance from the start of the table
+/// turns into an id with one shift.
+///
+/// ```
+/// use fdr_runtime::{FnDesc, FnKindTag};
+/// static D: FnDesc = FnDesc::new("app::work", "src/main.rs", 12, FnKindTag::Function, &[]);
+/// assert_eq!(D.name(), "app::work");
+/// ```
+#[repr(C, align(64))]
+#[derive(Debug)]
+pub struct FnDesc {
+    name: &'static str,
+    file: &'static str,
+    args: &'static [&'static str],
+    line: u32,
+    kind: FnKindTag,
+}
+
+const _: () = assert!(std::mem::size_of::<FnDesc>() == 64);
+
+impl FnDesc {
+    /// A descriptor; the macros build these in `static` items.
+    pub const fn new(
+        name: &'static str,
+        file: &'static str,
+        line: u32,
+        kind: FnKindTag,
+        args: &'static [&'static str],
+    ) -> FnDesc {
+        FnDesc {
+            name,
+            file,
+            args,
+            line,
+            kind,
+        }
+    }
+
+    /// Full name as a user reads it (`crate::module::function`).
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Source file.
+    pub fn file(&self) -> &'static str {
+        self.file
+    }
+
+    /// Line of the function in its source file.
+    pub fn line(&self) -> u32 {
+        self.line
+    }
+
+    /// Function, scope or async function.
+    pub fn kind(&self) -> FnKindTag {
+        self.kind
+    }
+
+    /// Names of the logged arguments.
+    pub fn args(&self) -> &'static [&'static str] {
+        self.args
+    }
+
+    /// The id of this function in records: its 1-based position in [`FUNCTIONS`].
+    ///
+    /// Only meaningful for descriptors that live in the table (every one the macros make).
+    #[inline(always)]
+    pub fn id(&'static self) -> u32 {
+        id_of(self)
+    }
+
+    /// The low word of this function's records before the kind bits: `id << 4`.
+    #[inline(always)]
+    pub(crate) fn id_bits(&'static self) -> u32 {
+        let offset = (self as *const FnDesc as usize).wrapping_sub(FUNCTIONS.as_ptr() as usize);
+        // offset / 64 * 16 + 16 == (id) << 4, with id 1-based.
+        ((offset >> 2) as u32).wrapping_add(16)
+    }
+}
+
+#[inline(always)]
+fn id_of(d: &'static FnDesc) -> u32 {
+    d.id_bits() >> 4
+}
+
+/// Looks a function up by id.
+///
+/// ```
+/// assert!(fdr_runtime::function(0).is_none());
+/// ```
+pub fn function(id: u32) -> Option<&'static FnDesc> {
+    FUNCTIONS.get((id as usize).checked_sub(1)?)
+}

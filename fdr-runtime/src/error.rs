@@ -1,0 +1,89 @@
+//! The errors of the recorder's API.
+
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+
+/// What went wrong, with what to do about it.
+///
+/// ```
+/// let e = fdr_runtime::Config::from_options("buffer_size=big").unwrap_err();
+/// assert!(e.to_string().contains("buffer_size"));
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// A configuration key or value is not valid.
+    Config {
+        /// The key at fault.
+        key: String,
+        /// What was wrong and what to write instead.
+        message: String,
+    },
+    /// `start` was called while a recorder is already running.
+    AlreadyRunning,
+    /// The recorder this handle refers to has finished (or none was started).
+    NotRecording,
+    /// Another snapshot is being taken right now.
+    SnapshotInProgress,
+    /// The buffer pool could not be allocated.
+    OutOfMemory {
+        /// Bytes asked for.
+        bytes: usize,
+    },
+    /// Writing the log failed.
+    Io {
+        /// The file, when writing to one.
+        path: Option<PathBuf>,
+        /// The underlying error.
+        source: io::Error,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Config { key, message } => write!(f, "fdr: bad option `{key}`: {message}"),
+            Error::AlreadyRunning => write!(
+                f,
+                "fdr: a recorder is already running in this process; use fdr::recorder() to reach \
+                 it, or finish it before starting another"
+            ),
+            Error::NotRecording => write!(
+                f,
+                "fdr: this recorder has finished (or was never started); start a new one with \
+                 fdr::start"
+            ),
+            Error::SnapshotInProgress => write!(
+                f,
+                "fdr: another snapshot is being written right now; only one runs at a time, so \
+                 try again when it is done"
+            ),
+            Error::OutOfMemory { bytes } => write!(
+                f,
+                "fdr: could not allocate {bytes} bytes of buffers; lower buffer_size or \
+                 buffer_count"
+            ),
+            Error::Io {
+                path: Some(p),
+                source,
+            } => {
+                write!(
+                    f,
+                    "fdr: could not write the log to {}: {source}",
+                    p.display()
+                )
+            }
+            Error::Io { path: None, source } => write!(f, "fdr: could not write the log: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}

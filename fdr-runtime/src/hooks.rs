@@ -1,0 +1,127 @@
+//! The typed hooks that instrumented code calls, and the guards the macros expand into.
+//!
+//! Each hook takes the function's static descriptor; the id comes from the descriptor's place in
+//! the link-time table. The guards make sure an exit is recorded on every way out of a function:
+//! normal return, early `return`, `?`, and unwinding from a panic.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use fdr_format::FnKind;
+
+use crate::desc::FnDesc;
+use crate::thread;
+
+/// Records the entry of `f`.
+#[inline(always)]
+pub fn enter(f: &'static FnDesc) {
+    thread::record(f.id_bits(), FnKind::Enter);
+}
+
+/// Records the exit of `f` (or erases its entry, if the call was shorter than the threshold).
+#[inline(always)]
+pub fn exit(f: &'static FnDesc) {
+    thread::record(f.id_bits(), FnKind::Exit);
+}
+
+/// Records that `f` is leaving through a tail call.
+#[inline(always)]
+pub fn tail_exit(f: &'static FnDesc) {
+    thread::record(f.id_bits(), FnKind::TailExit);
+}
+
+/// Records the entry of `f` with its arguments, one call-argument record each.
+#[inline]
+pub fn enter_args(f: &'static FnDesc, args: &[u64]) {
+    thread::record_args(f.id_bits(), args);
+}
+
+/// Records the entry of a function on creation and its exit on drop, so the exit is written
+/// however the function is left.
+///
+/// ```
+/// use fdr_runtime::{CallGuard, FnDesc, FnKindTag};
+/// #[linkme::distributed_slice(fdr_runtime::FUNCTIONS)]
+/// static WORK: FnDesc = FnDesc::new("doc::work", file!(), line!(), FnKindTag::Function, &[]);
+/// fn work() {
+///     let _guard = CallGuard::enter(&WORK);
+///     // ... the body ...
+/// }
+/// work();
+/// ```
+#[must_use = "the exit is recorded when the guard is dropped"]
+pub struct CallGuard {
+    f: &'static FnDesc,
+}
+
+impl CallGuard {
+    /// Records the entry of `f`.
+    #[inline(always)]
+    pub fn enter(f: &'static FnDesc) -> CallGuard {
+        enter(f);
+        CallGuard { f }
+    }
+
+    /// Records the entry of `f` with its arguments.
+    #[inline(always)]
+    pub fn enter_args(f: &'static FnDesc, args: &[u64]) -> CallGuard {
+        enter_args(f, args);
+        CallGuard { f }
+    }
+
+    /// Records a tail exit now instead of an exit at drop: the function's frame ends here and
+    /// its last expression, a call, runs as if called by the caller.
+    #[inline(always)]
+    pub fn tail(self) {
+        tail_exit(self.f);
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for CallGuard {
+    #[inline(always)]
+    fn drop(&mut self) {
+        exit(self.f);
+    }
+}
+
+/// A future whose every poll is recorded as an entry/exit pair of `f`, on the thread that polls
+/// it.
+///
+/// ```
+/// use fdr_runtime::{FnDesc, FnKindTag, Instrumented};
+/// #[linkme::distributed_slice(fdr_runtime::FUNCTIONS)]
+/// static TASK: FnDesc = FnDesc::new("doc::task", file!(), line!(), FnKindTag::Async, &[]);
+/// let fut = Instrumented::new(&TASK, async { 1 + 1 });
+/// # let _ = fut;
+/// ```
+#[must_use = "futures do nothing unless polled"]
+pub struct Instrumented<F> {
+    f: &'static FnDesc,
+    inner: F,
+}
+
+impl<F> Instrumented<F> {
+    /// Wraps `inner`.
+    pub fn new(f: &'static FnDesc, inner: F) -> Instrumented<F> {
+        Instrumented { f, inner }
+    }
+}
+
+impl<F: Future> Future for Instrumented<F> {
+    type Output = F::Output;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        // SAFETY: `inner` is structurally pinned: it is never moved out of `self`, `Instrumented`
+        // has no `Drop` impl and is `Unpin` only when `F` is (the auto impl), so projecting the
+        // pin from the wrapper to the field upholds the pinning contract of `F`.
+        let (f, inner) = unsafe {
+            let this = self.get_unchecked_mut();
+            (this.f, Pin::new_unchecked(&mut this.inner))
+        };
+        let _guard = CallGuard::enter(f);
+        inner.poll(cx)
+    }
+}
