@@ -15,10 +15,12 @@
 #![warn(missing_docs)]
 
 mod error;
+pub mod events;
 pub mod ext;
 mod header;
 pub mod reader;
 mod record;
+pub mod verify;
 
 pub use error::FormatError;
 pub use ext::{

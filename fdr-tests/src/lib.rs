@@ -1,1 +1,238 @@
-//! Helpers shared by the integration tests.
+//! Helpers shared by the integration tests: recording with the injected clock, and decoding a
+//! log into records that tests can compare whole.
+
+use std::io::Read;
+
+use fdr_format::reader::{Reader, Record};
+use fdr_format::{Extension, FileHeader, FnKind, FunctionInfo, RunInfo, ThreadInfo};
+
+pub use fdr_runtime::testing;
+
+/// Declares a function descriptor in the link-time table without the attribute macro, so the
+/// runtime's tests do not depend on the macros.
+#[macro_export]
+macro_rules! desc {
+    ($name:ident, $text:expr) => {
+        #[::fdr_runtime::linkme::distributed_slice(::fdr_runtime::FUNCTIONS)]
+        #[linkme(crate = ::fdr_runtime::linkme)]
+        static $name: ::fdr_runtime::FnDesc = ::fdr_runtime::FnDesc::new(
+            $text,
+            file!(),
+            line!(),
+            ::fdr_runtime::FnKindTag::Function,
+            &[],
+        );
+    };
+}
+
+/// One record of a thread's block, in a form that compares whole.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Rec {
+    /// Entry: id, delta.
+    Enter(u32, u32),
+    /// Exit: id, delta.
+    Exit(u32, u32),
+    /// Tail exit: id, delta.
+    Tail(u32, u32),
+    /// Entry with arguments: id, delta (the arguments follow as `Arg`).
+    EnterArgs(u32, u32),
+    /// Call argument.
+    Arg(u64),
+    /// CPU change: cpu, full timestamp.
+    Cpu(u16, u64),
+    /// Timestamp jump: full timestamp.
+    Wrap(u64),
+    /// Any other record, as the reader printed it.
+    Other(String),
+}
+
+/// One block of a log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Block {
+    /// Thread id from the NewBuffer record.
+    pub tid: i32,
+    /// Pid from the Pid record.
+    pub pid: i32,
+    /// The records after the preamble (the preamble's NewCPUId is the first).
+    pub records: Vec<Rec>,
+}
+
+/// A decoded log.
+#[derive(Clone, Debug)]
+pub struct Log {
+    /// The file header.
+    pub header: FileHeader,
+    /// The run record.
+    pub run: RunInfo,
+    /// The function table.
+    pub functions: Vec<FunctionInfo>,
+    /// The threads.
+    pub threads: Vec<ThreadInfo>,
+    /// The blocks after the leading one, in file order.
+    pub blocks: Vec<Block>,
+}
+
+impl Log {
+    /// Every record of thread `tid`, blocks concatenated in file order.
+    pub fn thread_records(&self, tid: i32) -> Vec<Rec> {
+        self.blocks
+            .iter()
+            .filter(|b| b.tid == tid)
+            .flat_map(|b| b.records.iter().cloned())
+            .collect()
+    }
+
+    /// Function records only (no metadata), of thread `tid`, without deltas: (kind, id).
+    pub fn calls(&self, tid: i32) -> Vec<(FnKind, u32)> {
+        self.thread_records(tid)
+            .into_iter()
+            .filter_map(|r| match r {
+                Rec::Enter(id, _) => Some((FnKind::Enter, id)),
+                Rec::Exit(id, _) => Some((FnKind::Exit, id)),
+                Rec::Tail(id, _) => Some((FnKind::TailExit, id)),
+                Rec::EnterArgs(id, _) => Some((FnKind::EnterArgs, id)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Thread ids that have blocks, in order of first appearance.
+    pub fn tids(&self) -> Vec<i32> {
+        let mut out = Vec::new();
+        for b in &self.blocks {
+            if !out.contains(&b.tid) {
+                out.push(b.tid);
+            }
+        }
+        out
+    }
+
+    /// Name of function `id` in the table.
+    pub fn name(&self, id: u32) -> Option<&str> {
+        self.functions
+            .iter()
+            .find(|f| f.id == id)
+            .map(|f| f.name.as_str())
+    }
+}
+
+/// Decodes a whole log, checking the block grammar fdr writes.
+pub fn decode(bytes: impl Read) -> Result<Log, String> {
+    let mut r = Reader::new(bytes).map_err(|e| e.to_string())?;
+    let header = *r.header();
+    let mut run = None;
+    let mut functions = Vec::new();
+    let mut threads = Vec::new();
+    let mut blocks: Vec<Block> = Vec::new();
+    let mut preamble = 0usize;
+    let mut leading = true;
+    let mut first = true;
+    while let Some((at, rec)) = r.next_record().map_err(|e| e.to_string())? {
+        if first && !matches!(rec, Record::BufferExtents { .. }) {
+            return Err(format!("at {at}: a log starts with a BufferExtents record"));
+        }
+        first = false;
+        match rec {
+            Record::BufferExtents { .. } => {
+                preamble = 1;
+                continue;
+            }
+            Record::NewBuffer { tid } if preamble == 1 => {
+                if tid != 0 || !blocks.is_empty() || run.is_some() {
+                    leading = false;
+                    blocks.push(Block {
+                        tid,
+                        pid: 0,
+                        records: Vec::new(),
+                    });
+                }
+                preamble = 2;
+                continue;
+            }
+            Record::Walltime { .. } if preamble == 2 => {
+                preamble = 3;
+                continue;
+            }
+            Record::Pid { pid } if preamble == 3 => {
+                if let Some(b) = blocks.last_mut() {
+                    b.pid = pid;
+                }
+                preamble = 4;
+                continue;
+            }
+            _ if (1..4).contains(&preamble) => {
+                return Err(format!("at {at}: unexpected {rec:?} in a block preamble"));
+            }
+            _ => {}
+        }
+        if preamble == 4 {
+            if !matches!(rec, Record::NewCpuId { .. }) {
+                return Err(format!("at {at}: a block's preamble ends with NewCPUId"));
+            }
+            preamble = 0;
+            if leading {
+                continue;
+            }
+        }
+        if leading {
+            match rec {
+                Record::CustomEvent { payload, .. } => {
+                    match Extension::decode(payload).map_err(|e| format!("at {at}: {e}"))? {
+                        Some(Extension::Run(x)) => run = Some(x),
+                        Some(Extension::Function(f)) => functions.push(f),
+                        Some(Extension::Thread(t)) => threads.push(t),
+                        _ => return Err(format!("at {at}: unexpected custom event")),
+                    }
+                }
+                other => {
+                    return Err(format!(
+                        "at {at}: unexpected {other:?} in the leading block"
+                    ))
+                }
+            }
+            continue;
+        }
+        let out = match rec {
+            Record::Function { id, kind, delta } => match kind {
+                FnKind::Enter => Rec::Enter(id, delta),
+                FnKind::Exit => Rec::Exit(id, delta),
+                FnKind::TailExit => Rec::Tail(id, delta),
+                FnKind::EnterArgs => Rec::EnterArgs(id, delta),
+            },
+            Record::CallArgument { value } => Rec::Arg(value),
+            Record::NewCpuId { cpu, tsc } => Rec::Cpu(cpu, tsc),
+            Record::TscWrap { tsc } => Rec::Wrap(tsc),
+            other => Rec::Other(format!("{other:?}")),
+        };
+        blocks
+            .last_mut()
+            .ok_or_else(|| format!("at {at}: a record outside any block"))?
+            .records
+            .push(out);
+    }
+    if r.block_left().unwrap_or(0) != 0 {
+        return Err("the last block is shorter than its extents record says".into());
+    }
+    Ok(Log {
+        header,
+        run: run.ok_or("the log has no run record")?,
+        functions,
+        threads,
+        blocks,
+    })
+}
+
+/// Runs `body` under a fresh recorder driven by the injected clock (1 tick = 1 ns), then
+/// finishes it and decodes the log. Serialized with every other recording test of the binary.
+pub fn record_log(config: fdr::Config, body: impl FnOnce()) -> Log {
+    let _turn = testing::exclusive();
+    testing::use_mock_clock(1_000_000_000);
+    testing::set_time(1_000);
+    testing::set_cpu(0);
+    let rec = fdr_runtime::start(config).expect("start");
+    body();
+    let mut bytes = Vec::new();
+    rec.finish_to(&mut bytes).expect("finish");
+    testing::use_real_clock();
+    decode(&bytes[..]).expect("decode")
+}

@@ -1,10 +1,210 @@
-//! Placeholder facade; filled in with the runtime.
+//! A flight data recorder for Rust programs.
+//!
+//! Put `#[fdr::instrument_fdr]` on the functions you care about (or `fdr::fdr_scope!` in a
+//! block), build with the `enable` feature, and the program records every call's entry and exit
+//! into per-thread memory buffers at about the cost of reading the CPU's timestamp counter. The
+//! recorder keeps the most recent window of execution and writes it out on demand, on panic, at
+//! exit, or when you ask; the `fdr` command turns the log into latency tables, call trees, flame
+//! graphs and Perfetto timelines.
+//!
+//! Without the `enable` feature the attribute leaves functions exactly as written and this API
+//! compiles to nothing that records: [`start`] hands back an inert [`Recorder`] whose methods
+//! succeed without writing anything.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//!
+//! #[fdr::instrument_fdr]
+//! fn handle(request: u32) -> u32 {
+//!     request * 2
+//! }
+//!
+//! let rec = fdr::start(
+//!     fdr::Config::default()
+//!         .buffer_size(64 * 1024)
+//!         .buffer_count(128)
+//!         .threshold(Duration::from_micros(5))
+//!         .mode(fdr::Mode::Ring),
+//! )?;
+//! handle(21);
+//! rec.write_snapshot("app.fdr")?; // the current window, while recording goes on
+//! rec.finish("app.fdr")?; // stop and write everything kept
+//! # Ok::<(), fdr::Error>(())
+//! ```
+//!
+//! Setting `FDR_OPTIONS` (for example `FDR_OPTIONS="threshold_us=5 out=app.fdr"`) makes an
+//! instrumented program record from its first instrumented call and write its log at exit and
+//! on panic, with no code change.
+
+#![warn(missing_docs)]
+
+use std::io::Write;
+use std::path::Path;
+
 pub use fdr_macros::{fdr_scope, instrument_fdr};
-pub use fdr_runtime::{Config, Error, LogArg, Mode};
+pub use fdr_runtime::{Config, Error, LogArg, Mode, Stats};
+
+#[cfg(feature = "testing")]
+pub use fdr_runtime::testing;
 
 #[doc(hidden)]
-pub mod __private {
-    pub use fdr_runtime::hooks::{enter, enter_args, exit, tail_exit};
-    pub use fdr_runtime::linkme;
-    pub use fdr_runtime::{CallGuard, FnDesc, FnKindTag, Instrumented, LogArg, FUNCTIONS};
+#[path = "private.rs"]
+pub mod __private;
+
+/// True when this build records (the `enable` feature is on).
+///
+/// ```
+/// println!("recording compiled in: {}", fdr::ENABLED);
+/// ```
+pub const ENABLED: bool = cfg!(feature = "enable");
+
+/// Starts the process's recorder. Only one runs at a time; [`recorder`] reaches it from
+/// anywhere.
+///
+/// ```no_run
+/// let rec = fdr::start(fdr::Config::default())?;
+/// rec.finish("app.fdr")?;
+/// # Ok::<(), fdr::Error>(())
+/// ```
+pub fn start(config: Config) -> Result<Recorder, Error> {
+    #[cfg(feature = "enable")]
+    {
+        fdr_runtime::start(config).map(|inner| Recorder { inner })
+    }
+    #[cfg(not(feature = "enable"))]
+    {
+        config.validate()?;
+        Ok(Recorder { _inert: () })
+    }
+}
+
+/// The running recorder, if one was started (always `None` without the `enable` feature).
+///
+/// ```
+/// if let Some(rec) = fdr::recorder() {
+///     rec.write_snapshot("stall.fdr").ok();
+/// }
+/// ```
+pub fn recorder() -> Option<Recorder> {
+    #[cfg(feature = "enable")]
+    {
+        fdr_runtime::recorder().map(|inner| Recorder { inner })
+    }
+    #[cfg(not(feature = "enable"))]
+    {
+        None
+    }
+}
+
+/// A handle on the running recorder. Clones refer to the same recording.
+#[derive(Clone)]
+pub struct Recorder {
+    #[cfg(feature = "enable")]
+    inner: fdr_runtime::Recorder,
+    #[cfg(not(feature = "enable"))]
+    _inert: (),
+}
+
+impl Recorder {
+    /// Writes the current window to `out` while recording goes on. Only one snapshot runs at a
+    /// time; a second caller gets [`Error::SnapshotInProgress`].
+    ///
+    /// ```no_run
+    /// let rec = fdr::start(fdr::Config::default())?;
+    /// let mut log = Vec::new();
+    /// rec.snapshot(&mut log)?;
+    /// # Ok::<(), fdr::Error>(())
+    /// ```
+    pub fn snapshot<W: Write + ?Sized>(&self, out: &mut W) -> Result<(), Error> {
+        #[cfg(feature = "enable")]
+        {
+            self.inner.snapshot(out)
+        }
+        #[cfg(not(feature = "enable"))]
+        {
+            let _ = out;
+            Ok(())
+        }
+    }
+
+    /// Writes the current window to a file while recording goes on.
+    ///
+    /// ```no_run
+    /// let rec = fdr::start(fdr::Config::default())?;
+    /// rec.write_snapshot("now.fdr")?;
+    /// # Ok::<(), fdr::Error>(())
+    /// ```
+    pub fn write_snapshot(&self, path: impl AsRef<Path>) -> Result<(), Error> {
+        #[cfg(feature = "enable")]
+        {
+            self.inner.write_snapshot(path)
+        }
+        #[cfg(not(feature = "enable"))]
+        {
+            let _ = path;
+            Ok(())
+        }
+    }
+
+    /// Stops recording and writes everything kept to a file.
+    ///
+    /// ```no_run
+    /// let rec = fdr::start(fdr::Config::default())?;
+    /// rec.finish("app.fdr")?;
+    /// # Ok::<(), fdr::Error>(())
+    /// ```
+    pub fn finish(&self, path: impl AsRef<Path>) -> Result<(), Error> {
+        #[cfg(feature = "enable")]
+        {
+            self.inner.finish(path)
+        }
+        #[cfg(not(feature = "enable"))]
+        {
+            let _ = path;
+            Ok(())
+        }
+    }
+
+    /// Stops recording and writes everything kept to `out`.
+    ///
+    /// ```no_run
+    /// let rec = fdr::start(fdr::Config::default())?;
+    /// rec.finish_to(&mut std::io::sink())?;
+    /// # Ok::<(), fdr::Error>(())
+    /// ```
+    pub fn finish_to<W: Write + ?Sized>(&self, out: &mut W) -> Result<(), Error> {
+        #[cfg(feature = "enable")]
+        {
+            self.inner.finish_to(out)
+        }
+        #[cfg(not(feature = "enable"))]
+        {
+            let _ = out;
+            Ok(())
+        }
+    }
+
+    /// True until the recording is finished (always false without the `enable` feature).
+    pub fn is_recording(&self) -> bool {
+        #[cfg(feature = "enable")]
+        {
+            self.inner.is_recording()
+        }
+        #[cfg(not(feature = "enable"))]
+        {
+            false
+        }
+    }
+
+    /// Counters so far: threads, dropped records, recycled buffers.
+    pub fn stats(&self) -> Stats {
+        #[cfg(feature = "enable")]
+        {
+            self.inner.stats()
+        }
+        #[cfg(not(feature = "enable"))]
+        {
+            Stats::default()
+        }
+    }
 }

@@ -1,0 +1,437 @@
+//! Blocks turned into per-thread events with absolute timestamps.
+//!
+//! [`EventDecoder`] reads a log with a [`Reader`], checks the block grammar with a
+//! [`BlockVerifier`], rebuilds each record's full timestamp (a block's `NewCPUId` sets the base,
+//! each function record and event adds its delta, `TSCWrap` and a mid-block `NewCPUId` reset the
+//! base) and collects fdr's extension records (run settings, function table, thread names) as
+//! they go by. What comes out is a stream of small [`Event`]s, each naming a dense thread index,
+//! so that consumers keep per-thread state in a plain vector.
+
+use std::collections::HashMap;
+use std::io::Read;
+
+use crate::reader::{Reader, Record};
+use crate::verify::BlockVerifier;
+use crate::{Extension, FileHeader, FnKind, FormatError, FunctionInfo, RunInfo, ThreadInfo};
+
+/// What happened, without the thread and time (see [`Event`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventKind {
+    /// A block of the thread starts; `tsc` is its `NewCPUId` timestamp.
+    Block,
+    /// A function was entered.
+    Enter {
+        /// Function id.
+        id: u32,
+    },
+    /// A function was entered and its arguments follow as [`EventKind::Arg`] events.
+    EnterArgs {
+        /// Function id.
+        id: u32,
+    },
+    /// A function returned.
+    Exit {
+        /// Function id.
+        id: u32,
+    },
+    /// A function left through a tail call.
+    TailExit {
+        /// Function id.
+        id: u32,
+    },
+    /// One argument of the latest enter-with-arguments event.
+    Arg {
+        /// The argument's 64 bits.
+        value: u64,
+    },
+    /// The thread moved to another CPU (mid-block `NewCPUId`).
+    Cpu {
+        /// CPU number.
+        cpu: u16,
+    },
+}
+
+/// One event of one thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// Dense index of the thread, in order of first appearance (see [`EventDecoder::threads`]).
+    pub thread: u32,
+    /// Full timestamp in ticks.
+    pub tsc: u64,
+    /// What happened.
+    pub kind: EventKind,
+}
+
+/// What the decoder learned about one thread.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct ThreadStats {
+    /// Thread id from `NewBuffer`.
+    pub tid: i32,
+    /// Process id from the first block's `Pid` record (0 if none).
+    pub pid: i32,
+    /// Timestamp at the start of the thread's first block: the start of its window.
+    pub first_tsc: u64,
+    /// Timestamp of the thread's last record: the end of its window.
+    pub last_tsc: u64,
+    /// Blocks of this thread.
+    pub blocks: u64,
+    /// Function records of this thread.
+    pub function_records: u64,
+    /// Wall clock at the start of the first block: seconds, microseconds.
+    pub walltime: (i64, i32),
+    /// CPU migrations inside blocks.
+    pub cpu_changes: u64,
+    /// `TSCWrap` records.
+    pub tsc_wraps: u64,
+}
+
+/// The self-description a log carries in its extension records, plus the header.
+#[derive(Clone, Debug, Default)]
+pub struct LogInfo {
+    /// The file header.
+    pub header: FileHeader,
+    /// The run record, if the log has one (logs from other XRay writers do not).
+    pub run: Option<RunInfo>,
+    /// The function table, in file order.
+    pub functions: Vec<FunctionInfo>,
+    /// Thread names and loss counters, in file order.
+    pub threads: Vec<ThreadInfo>,
+    /// Custom events that are not fdr's, and typed events.
+    pub foreign_events: u64,
+}
+
+/// Turns a log into [`Event`]s.
+///
+/// ```
+/// use fdr_format::events::{EventDecoder, EventKind};
+/// use fdr_format::{function_record, meta, meta_bytes, FileHeader, FnKind};
+/// let mut block = Vec::new();
+/// for m in [meta::new_buffer(7), meta::walltime(0, 0), meta::pid(1), meta::new_cpu_id(0, 1000)] {
+///     block.extend_from_slice(&meta_bytes(m));
+/// }
+/// block.extend_from_slice(&function_record(3, FnKind::Enter, 5).to_le_bytes());
+/// block.extend_from_slice(&function_record(3, FnKind::Exit, 20).to_le_bytes());
+/// let mut file = FileHeader::default().encode().to_vec();
+/// file.extend_from_slice(&meta_bytes(meta::buffer_extents(block.len() as u64)));
+/// file.extend_from_slice(&block);
+///
+/// let mut d = EventDecoder::new(&file[..]).unwrap();
+/// let mut seen = Vec::new();
+/// while let Some(e) = d.next_event().unwrap() {
+///     seen.push((e.tsc, e.kind));
+/// }
+/// assert_eq!(seen, [(1000, EventKind::Block), (1005, EventKind::Enter { id: 3 }), (1025, EventKind::Exit { id: 3 })]);
+/// assert_eq!(d.threads()[0].tid, 7);
+/// ```
+pub struct EventDecoder<R> {
+    reader: Reader<R>,
+    verifier: BlockVerifier,
+    info: LogInfo,
+    threads: Vec<ThreadStats>,
+    by_tid: HashMap<i32, u32>,
+    /// Current thread index (valid once a block has started).
+    cur: u32,
+    /// Base timestamp of the current thread.
+    tsc: u64,
+    /// Function records seen in the current block (flushed to the thread at block end).
+    records: u64,
+    /// A NewBuffer was seen and the Block event waits for the block's NewCPUId.
+    block_pending: bool,
+    /// Pid and walltime of the pending block.
+    block_pid: i32,
+    block_wall: (i64, i32),
+    in_block: bool,
+    done: bool,
+}
+
+impl<R: Read> EventDecoder<R> {
+    /// Reads the header.
+    pub fn new(inner: R) -> Result<EventDecoder<R>, FormatError> {
+        let reader = Reader::new(inner)?;
+        let header = *reader.header();
+        Ok(EventDecoder {
+            reader,
+            verifier: BlockVerifier::new(),
+            info: LogInfo {
+                header,
+                ..LogInfo::default()
+            },
+            threads: Vec::new(),
+            by_tid: HashMap::new(),
+            cur: 0,
+            tsc: 0,
+            records: 0,
+            block_pending: false,
+            block_pid: 0,
+            block_wall: (0, 0),
+            in_block: false,
+            done: false,
+        })
+    }
+
+    /// Header and extension records seen so far (the function table is complete once the
+    /// leading block has been read, that is before the first function event).
+    pub fn info(&self) -> &LogInfo {
+        &self.info
+    }
+
+    /// Threads seen so far; complete (with `last_tsc`) once [`Self::next_event`] returned `None`.
+    pub fn threads(&self) -> &[ThreadStats] {
+        &self.threads
+    }
+
+    /// Byte offset of the next record.
+    pub fn offset(&self) -> u64 {
+        self.reader.offset()
+    }
+
+    fn end_block(&mut self) {
+        if self.in_block {
+            let t = &mut self.threads[self.cur as usize];
+            t.last_tsc = self.tsc;
+            t.function_records += self.records;
+            self.records = 0;
+            self.in_block = false;
+        }
+    }
+
+    /// The next event, `None` at the end of the log.
+    #[inline]
+    pub fn next_event(&mut self) -> Result<Option<Event>, FormatError> {
+        loop {
+            if self.done {
+                return Ok(None);
+            }
+            let Some((at, rec)) = self.reader.next_record()? else {
+                self.verifier
+                    .finish(self.reader.offset(), self.reader.block_left())?;
+                self.end_block();
+                self.done = true;
+                return Ok(None);
+            };
+            // Function records are the bulk of a log: handle them before the grammar check's
+            // general path, which they pass trivially inside a block.
+            if let Record::Function { id, kind, delta } = rec {
+                if !self.in_block {
+                    self.verifier.record(at, &rec)?;
+                    return Err(FormatError::new(
+                        at,
+                        "expected an event inside a block".into(),
+                    ));
+                }
+                self.verifier.record(at, &rec)?;
+                self.tsc = self.tsc.wrapping_add(u64::from(delta));
+                self.records += 1;
+                let kind = match kind {
+                    FnKind::Enter => EventKind::Enter { id },
+                    FnKind::EnterArgs => EventKind::EnterArgs { id },
+                    FnKind::Exit => EventKind::Exit { id },
+                    FnKind::TailExit => EventKind::TailExit { id },
+                };
+                return Ok(Some(Event {
+                    thread: self.cur,
+                    tsc: self.tsc,
+                    kind,
+                }));
+            }
+            self.verifier.record(at, &rec)?;
+            match rec {
+                Record::Function { .. } => unreachable!("handled above"),
+                Record::BufferExtents { .. } => {
+                    self.end_block();
+                }
+                Record::NewBuffer { tid } => {
+                    let next = self.threads.len() as u32;
+                    let idx = *self.by_tid.entry(tid).or_insert(next);
+                    if idx == next {
+                        self.threads.push(ThreadStats {
+                            tid,
+                            ..ThreadStats::default()
+                        });
+                    }
+                    self.cur = idx;
+                    self.block_pending = true;
+                    self.block_pid = 0;
+                    self.block_wall = (0, 0);
+                }
+                Record::Walltime { secs, micros } => self.block_wall = (secs, micros),
+                Record::Pid { pid } => self.block_pid = pid,
+                Record::NewCpuId { cpu, tsc } => {
+                    self.tsc = tsc;
+                    if self.block_pending {
+                        self.block_pending = false;
+                        self.in_block = true;
+                        let t = &mut self.threads[self.cur as usize];
+                        if t.blocks == 0 {
+                            t.first_tsc = tsc;
+                            t.pid = self.block_pid;
+                            t.walltime = self.block_wall;
+                        }
+                        t.blocks += 1;
+                        return Ok(Some(Event {
+                            thread: self.cur,
+                            tsc,
+                            kind: EventKind::Block,
+                        }));
+                    }
+                    self.threads[self.cur as usize].cpu_changes += 1;
+                    return Ok(Some(Event {
+                        thread: self.cur,
+                        tsc,
+                        kind: EventKind::Cpu { cpu },
+                    }));
+                }
+                Record::TscWrap { tsc } => {
+                    self.tsc = tsc;
+                    self.threads[self.cur as usize].tsc_wraps += 1;
+                }
+                Record::CallArgument { value } => {
+                    return Ok(Some(Event {
+                        thread: self.cur,
+                        tsc: self.tsc,
+                        kind: EventKind::Arg { value },
+                    }))
+                }
+                Record::CustomEvent { delta, payload } => {
+                    self.tsc = self.tsc.wrapping_add(delta as i64 as u64);
+                    match Extension::decode(payload) {
+                        Ok(Some(Extension::Run(r))) => self.info.run = Some(r),
+                        Ok(Some(Extension::Function(f))) => self.info.functions.push(f),
+                        Ok(Some(Extension::Thread(t))) => self.info.threads.push(t),
+                        Ok(Some(Extension::Unknown(_))) => {}
+                        Ok(None) => self.info.foreign_events += 1,
+                        Err(msg) => {
+                            return Err(FormatError::new(
+                                at,
+                                format!("malformed fdr record: {msg}"),
+                            ))
+                        }
+                    }
+                }
+                Record::TypedEvent { delta, .. } => {
+                    self.tsc = self.tsc.wrapping_add(delta as i64 as u64);
+                    self.info.foreign_events += 1;
+                }
+                Record::EndOfBuffer => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{function_record, meta, meta_bytes, MetaWords};
+
+    fn block(out: &mut Vec<u8>, tid: i32, tsc: u64, body: &[Vec<u8>]) {
+        let mut b = Vec::new();
+        let pre: [MetaWords; 4] = [
+            meta::new_buffer(tid),
+            meta::walltime(10, 20),
+            meta::pid(99),
+            meta::new_cpu_id(1, tsc),
+        ];
+        for m in pre {
+            b.extend_from_slice(&meta_bytes(m));
+        }
+        for r in body {
+            b.extend_from_slice(r);
+        }
+        out.extend_from_slice(&meta_bytes(meta::buffer_extents(b.len() as u64)));
+        out.extend_from_slice(&b);
+    }
+
+    fn f(id: u32, k: FnKind, d: u32) -> Vec<u8> {
+        function_record(id, k, d).to_le_bytes().to_vec()
+    }
+
+    fn m(w: MetaWords) -> Vec<u8> {
+        meta_bytes(w).to_vec()
+    }
+
+    #[test]
+    fn timestamps_follow_deltas_wraps_and_cpu_changes() {
+        let mut file = FileHeader::default().encode().to_vec();
+        let ext = Extension::Function(FunctionInfo {
+            id: 1,
+            name: "a".into(),
+            ..FunctionInfo::default()
+        })
+        .encode();
+        let mut ce = m(meta::custom_event(ext.len() as i32, 0));
+        ce.extend_from_slice(&ext);
+        block(&mut file, 0, 0, &[ce]);
+        block(
+            &mut file,
+            5,
+            100,
+            &[
+                f(1, FnKind::Enter, 1),
+                m(meta::tsc_wrap(1 << 40)),
+                f(1, FnKind::Exit, 2),
+                m(meta::new_cpu_id(3, 5000)),
+                f(1, FnKind::EnterArgs, 7),
+                m(meta::call_argument(42)),
+                f(1, FnKind::TailExit, 1),
+            ],
+        );
+        block(&mut file, 6, 50, &[f(1, FnKind::Enter, 1)]);
+        block(&mut file, 5, 6000, &[f(1, FnKind::Exit, 4)]);
+        let mut d = EventDecoder::new(&file[..]).unwrap();
+        let mut got = Vec::new();
+        while let Some(e) = d.next_event().unwrap() {
+            got.push((e.thread, e.tsc, e.kind));
+        }
+        use EventKind::*;
+        assert_eq!(
+            got,
+            [
+                (0, 0, Block),
+                (1, 100, Block),
+                (1, 101, Enter { id: 1 }),
+                (1, (1 << 40) + 2, Exit { id: 1 }),
+                (1, 5000, Cpu { cpu: 3 }),
+                (1, 5007, EnterArgs { id: 1 }),
+                (1, 5007, Arg { value: 42 }),
+                (1, 5008, TailExit { id: 1 }),
+                (2, 50, Block),
+                (2, 51, Enter { id: 1 }),
+                (1, 6000, Block),
+                (1, 6004, Exit { id: 1 }),
+            ]
+        );
+        assert_eq!(d.info().functions[0].name, "a");
+        let t = &d.threads()[1];
+        assert_eq!(
+            (
+                t.tid,
+                t.pid,
+                t.first_tsc,
+                t.last_tsc,
+                t.blocks,
+                t.function_records
+            ),
+            (5, 99, 100, 6004, 2, 5)
+        );
+        assert_eq!((t.cpu_changes, t.tsc_wraps, t.walltime), (1, 1, (10, 20)));
+    }
+
+    #[test]
+    fn a_cut_block_is_an_error() {
+        let mut file = FileHeader::default().encode().to_vec();
+        block(&mut file, 5, 100, &[f(1, FnKind::Enter, 1)]);
+        file.truncate(file.len() - 8);
+        let mut d = EventDecoder::new(&file[..]).unwrap();
+        let e = loop {
+            match d.next_event() {
+                Ok(Some(_)) => {}
+                Ok(None) => panic!("no error"),
+                Err(e) => break e,
+            }
+        };
+        assert!(
+            e.message.contains("8 bytes before the end of the block"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,129 @@
+//! Copying buffers out while their owners keep writing.
+//!
+//! No lock is shared with the recording threads: a copy is checked after the fact against what
+//! the owner publishes, and retried or trimmed when it raced.
+//!
+//! - The generation of a slot changes before a new owner writes anything, so a copy that raced
+//!   with a recycle is noticed and left out (the ring has moved past that data anyway).
+//! - The rewind counter changes before an owner writes over words it erased, so a copy of a live
+//!   buffer that raced with a rewind is noticed and retried; after a few tries the copy is cut
+//!   to the prefix the owner had marked as final (nothing below it can be rewound), which was
+//!   read before copying and so cannot have changed.
+//! - Lengths are published after the words, so a copy never contains half a record.
+//!
+//! Finally each thread's blocks are cut to the newest run without a gap, so a window never
+//! skips the middle of a thread's history.
+
+use std::sync::atomic::{fence, Ordering};
+
+use fdr_format::meta;
+
+use crate::buffer::{Pool, FREE, RETIRED};
+use crate::thread::PREAMBLE_WORDS;
+
+/// How many times a live buffer is copied again after racing with a rewind.
+const ATTEMPTS: usize = 4;
+
+/// One buffer's words, ready to be written as a block.
+pub(crate) struct BlockCopy {
+    /// Index of the thread in the pool's thread list.
+    pub thread: u32,
+    /// Position of this buffer in the thread's sequence of buffers.
+    pub thread_seq: u32,
+    pub words: Vec<u64>,
+}
+
+/// The buffers of a pool as of one moment per buffer.
+pub(crate) struct Copied {
+    /// Blocks, each thread's in time order.
+    pub blocks: Vec<BlockCopy>,
+    /// Buffers that could not be kept: recycled while being copied, or cut off behind a gap.
+    pub missed: u64,
+}
+
+/// Copies every buffer that holds data.
+pub(crate) fn copy_pool(pool: &Pool) -> Copied {
+    let mut blocks = Vec::new();
+    let mut missed = 0;
+    for index in 0..pool.slots.len() as u32 {
+        match copy_buffer(pool, index) {
+            Copy::Block(b) => blocks.push(b),
+            Copy::Empty => {}
+            Copy::Missed => missed += 1,
+        }
+    }
+    blocks.sort_by_key(|b| (b.thread, b.thread_seq));
+    // Keep, per thread, the newest run of consecutive buffers: an older block behind a gap
+    // would put calls next to each other that were not.
+    let mut kept = Vec::with_capacity(blocks.len());
+    let mut rest = blocks.into_iter().peekable();
+    while let Some(first) = rest.next() {
+        let mut run = vec![first];
+        while let Some(next) = rest.next_if(|n| n.thread == run[0].thread) {
+            if next.thread_seq != run[run.len() - 1].thread_seq.wrapping_add(1) {
+                missed += run.len() as u64;
+                run.clear();
+            }
+            run.push(next);
+        }
+        kept.extend(run);
+    }
+    Copied {
+        blocks: kept,
+        missed,
+    }
+}
+
+enum Copy {
+    Block(BlockCopy),
+    Empty,
+    Missed,
+}
+
+fn copy_buffer(pool: &Pool, index: u32) -> Copy {
+    let slot = &pool.slots[index as usize];
+    let words = pool.buffer(index);
+    for attempt in 0..ATTEMPTS {
+        let gen = slot.gen.load(Ordering::Acquire);
+        let state = slot.state.load(Ordering::Acquire);
+        if state == FREE {
+            return Copy::Empty;
+        }
+        let rewinds = slot.rewinds.load(Ordering::Acquire);
+        let stable = slot.stable.load(Ordering::Acquire) as usize;
+        let len = (slot.len.load(Ordering::Acquire) as usize).min(words.len());
+        let thread = slot.thread.load(Ordering::Relaxed);
+        let thread_seq = slot.thread_seq.load(Ordering::Relaxed);
+        let mut copy: Vec<u64> = words[..len]
+            .iter()
+            .map(|w| w.load(Ordering::Relaxed))
+            .collect();
+        // Pairs with the release fences the owner issues after bumping `gen` or `rewinds` and
+        // before writing words again: if any word above came from such a write, the loads
+        // below see the bump.
+        fence(Ordering::Acquire);
+        if slot.gen.load(Ordering::Relaxed) != gen {
+            return Copy::Missed;
+        }
+        let raced = slot.rewinds.load(Ordering::Relaxed) != rewinds && state != RETIRED;
+        if raced {
+            if attempt + 1 < ATTEMPTS {
+                continue;
+            }
+            copy.truncate(stable.min(len));
+        }
+        if copy.len() < PREAMBLE_WORDS as usize {
+            return Copy::Empty;
+        }
+        let extents = (copy.len() * 8 - 16) as u64;
+        let m = meta::buffer_extents(extents);
+        copy[0] = m[0];
+        copy[1] = m[1];
+        return Copy::Block(BlockCopy {
+            thread,
+            thread_seq,
+            words: copy,
+        });
+    }
+    Copy::Missed
+}
