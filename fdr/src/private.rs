@@ -1,0 +1,120 @@
+//! What the expansions of `#[instrument_fdr]` and `fdr_scope!` name, as
+//! `::fdr::__private::...`. Not a public API: only the macros of this version may use it.
+
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+pub use fdr_runtime::hooks::{enter, enter_args, exit, tail_exit};
+pub use fdr_runtime::linkme;
+pub use fdr_runtime::{CallGuard, FnDesc, FnKindTag, Instrumented, LogArg, FUNCTIONS};
+
+/// One argument on its way to `LogArg::fdr_arg`. `N` is a marker type named after the parameter,
+/// so that a type that cannot be logged is reported with the parameter's name.
+///
+/// The expansion calls `(&ArgProbe::<_, x>::new(&x)).fdr_arg()`. Method lookup tries
+/// [`ViaLogArg`] first (receiver `&ArgProbe`), which applies when the type implements `LogArg`;
+/// otherwise it finds [`ViaFallback`] one auto-reference later, whose bound
+/// `N: Unloggable<T>` fails with the message of [`Unloggable`].
+///
+/// ```
+/// use fdr::__private::{ArgProbe, ViaFallback as _, ViaLogArg as _};
+/// enum n {}
+/// let n = 7u32;
+/// assert_eq!((&ArgProbe::<_, n>::new(&n)).fdr_arg(), 7);
+/// ```
+pub struct ArgProbe<'a, T: ?Sized, N> {
+    value: &'a T,
+    name: PhantomData<N>,
+}
+
+impl<'a, T: ?Sized, N> ArgProbe<'a, T, N> {
+    /// Wraps the argument `value`.
+    #[inline(always)]
+    pub fn new(value: &'a T) -> Self {
+        ArgProbe {
+            value,
+            name: PhantomData,
+        }
+    }
+}
+
+/// The path taken when the argument's type implements [`LogArg`].
+pub trait ViaLogArg {
+    /// The argument's 64 bits.
+    fn fdr_arg(&self) -> u64;
+}
+
+impl<T: LogArg + ?Sized, N> ViaLogArg for ArgProbe<'_, T, N> {
+    #[inline(always)]
+    fn fdr_arg(&self) -> u64 {
+        self.value.fdr_arg()
+    }
+}
+
+/// The path taken when it does not: never callable, it exists to fail with a clear message.
+pub trait ViaFallback<T: ?Sized, N> {
+    /// Fails to compile with the message of [`Unloggable`].
+    fn fdr_arg(&self) -> u64
+    where
+        N: Unloggable<T>;
+}
+
+impl<T: ?Sized, N> ViaFallback<T, N> for &ArgProbe<'_, T, N> {
+    fn fdr_arg(&self) -> u64
+    where
+        N: Unloggable<T>,
+    {
+        unreachable!("Unloggable has no implementations")
+    }
+}
+
+/// Implemented by nothing: the bound that reports an argument whose type does not implement
+/// [`LogArg`]. `Self` is the marker named after the argument, so the message can name it.
+#[diagnostic::on_unimplemented(
+    message = "argument `{Self}` cannot be logged: `{T}` does not implement `fdr::LogArg`",
+    label = "`{T}` does not implement `fdr::LogArg`",
+    note = "implement `fdr::LogArg` for `{T}` (one method, `fn fdr_arg(&self) -> u64`), or leave `{Self}` out: `log_args(...)` lists the arguments to log"
+)]
+pub trait Unloggable<T: ?Sized> {}
+
+/// An `async fn` with `log_args`: like [`Instrumented`], with the arguments recorded on the first
+/// poll's entry.
+#[must_use = "futures do nothing unless polled"]
+pub struct InstrumentedArgs<F, const N: usize> {
+    f: &'static FnDesc,
+    args: Option<[u64; N]>,
+    inner: F,
+}
+
+impl<F, const N: usize> InstrumentedArgs<F, N> {
+    /// Wraps `inner`, whose first poll is recorded with `args`.
+    pub fn new(f: &'static FnDesc, args: [u64; N], inner: F) -> Self {
+        InstrumentedArgs {
+            f,
+            args: Some(args),
+            inner,
+        }
+    }
+}
+
+impl<F: Future, const N: usize> Future for InstrumentedArgs<F, N> {
+    type Output = F::Output;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        // SAFETY: `inner` is structurally pinned: it is never moved out of `self`, this type has
+        // no `Drop` impl and is `Unpin` only when `F` is (the auto impl). `f` and `args` are not
+        // pinned and are only read or replaced in place, never moved out through the pin.
+        let (f, args, inner) = unsafe {
+            let this = self.get_unchecked_mut();
+            (this.f, &mut this.args, Pin::new_unchecked(&mut this.inner))
+        };
+        let _guard = match args.take() {
+            Some(args) => CallGuard::enter_args(f, &args),
+            None => CallGuard::enter(f),
+        };
+        inner.poll(cx)
+    }
+}
