@@ -26,6 +26,8 @@ const ATTEMPTS: usize = 4;
 
 /// One buffer's words, ready to be written as a block.
 pub(crate) struct BlockCopy {
+    /// Thread id of the block's NewBuffer record.
+    pub tid: i32,
     /// Index of the thread in the pool's thread list.
     pub thread: u32,
     /// Position of this buffer in the thread's sequence of buffers.
@@ -94,6 +96,7 @@ fn copy_buffer(pool: &Pool, index: u32) -> Copy {
         let len = (slot.len.load(Ordering::Acquire) as usize).min(words.len());
         let thread = slot.thread.load(Ordering::Relaxed);
         let thread_seq = slot.thread_seq.load(Ordering::Relaxed);
+        let tid = slot.tid.load(Ordering::Relaxed);
         let mut copy: Vec<u64> = words[..len]
             .iter()
             .map(|w| w.load(Ordering::Relaxed))
@@ -120,6 +123,7 @@ fn copy_buffer(pool: &Pool, index: u32) -> Copy {
         copy[0] = m[0];
         copy[1] = m[1];
         return Copy::Block(BlockCopy {
+            tid,
             thread,
             thread_seq,
             words: copy,

@@ -77,11 +77,22 @@ pub(crate) fn write_log<W: Write + ?Sized>(
         program: session.program.clone(),
     };
 
+    // The leading block belongs to the first recorded thread and is dated one microsecond
+    // before the start: llvm-xray groups blocks by thread, orders each thread's blocks by wall
+    // time, and its `account` rejects any record older than the first it processed. So placed,
+    // the leading block is read right before that thread's first block and never out of order.
+    let lead_tid = copied.blocks.first().map_or(0, |b| b.tid);
+    let (secs, nanos) = session.start_wall;
+    let micros = i64::from(nanos / 1000) - 1;
+    let (secs, micros) = if micros < 0 {
+        (secs - 1, 999_999)
+    } else {
+        (secs, micros)
+    };
     let mut lead: Vec<u8> = Vec::new();
     let push = |lead: &mut Vec<u8>, m: MetaWords| lead.extend_from_slice(&meta_bytes(m));
-    push(&mut lead, meta::new_buffer(0));
-    let (secs, nanos) = session.start_wall;
-    push(&mut lead, meta::walltime(secs, (nanos / 1000) as i32));
+    push(&mut lead, meta::new_buffer(lead_tid));
+    push(&mut lead, meta::walltime(secs, micros as i32));
     push(&mut lead, meta::pid(session.pid));
     push(&mut lead, meta::new_cpu_id(0, session.start_tsc));
     let event = |lead: &mut Vec<u8>, e: Extension| {

@@ -138,7 +138,8 @@ pub fn decode(bytes: impl Read) -> Result<Log, String> {
                 continue;
             }
             Record::NewBuffer { tid } if preamble == 1 => {
-                if tid != 0 || !blocks.is_empty() || run.is_some() {
+                // The first block of the file is the leading one, whatever its thread id.
+                if at > 48 {
                     leading = false;
                     blocks.push(Block {
                         tid,

@@ -1,0 +1,154 @@
+//! Logs the runtime writes are valid XRay FDR v5 logs: llvm-xray verifies them, and its
+//! accounting agrees with ours.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Command;
+
+use fdr_runtime::hooks::{enter, enter_args, exit, tail_exit};
+use fdr_runtime::{Config, Mode};
+use fdr_tests::{decode, desc, testing, Rec};
+
+desc!(A, "interop::a");
+desc!(B, "interop::b");
+desc!(C, "interop::c");
+
+fn llvm_xray() -> String {
+    for name in ["llvm-xray-19", "llvm-xray"] {
+        if Command::new(name).arg("--version").output().is_ok() {
+            return name.to_string();
+        }
+    }
+    panic!("llvm-xray-19 is not installed: apt-get install llvm-19 (the CI script does)");
+}
+
+/// Records a workload on several threads with every kind of record, returns the log's path.
+fn write_log(name: &str, with_tails: bool) -> PathBuf {
+    let _turn = testing::exclusive();
+    testing::use_mock_clock(2_500_000_000);
+    let start = 5_000;
+    testing::set_time(start);
+    let rec = fdr_runtime::start(
+        Config::default()
+            .buffer_size(512)
+            .buffer_count(64)
+            .mode(Mode::Fill),
+    )
+    .unwrap();
+    // Every thread starts at the same time as the recorder: llvm-xray's `account` processes
+    // threads in hash order and rejects any record older than the first one it saw, so only a
+    // log whose threads all start at the earliest time is order-proof for it.
+    let work = move |_seed: u64| {
+        testing::set_time(start);
+        for i in 0..40u64 {
+            enter(&A);
+            testing::advance(10 + i);
+            for j in 0..(i % 3) {
+                enter_args(&B, &[i, j]);
+                testing::advance(5);
+                if with_tails && j == 1 {
+                    tail_exit(&B);
+                    enter(&C);
+                    testing::advance(3);
+                    exit(&C);
+                } else {
+                    enter(&C);
+                    testing::advance(2);
+                    exit(&C);
+                    exit(&B);
+                }
+            }
+            if i == 10 {
+                testing::advance(1 << 33);
+            }
+            if i == 20 {
+                testing::set_cpu(1);
+            }
+            testing::advance(7);
+            exit(&A);
+        }
+    };
+    let threads: Vec<_> = (1..4)
+        .map(|s| std::thread::spawn(move || work(s)))
+        .collect();
+    work(0);
+    for t in threads {
+        t.join().unwrap();
+    }
+    let path = std::env::temp_dir().join(format!("fdr-interop-{}-{name}.fdr", std::process::id()));
+    rec.finish(&path).unwrap();
+    testing::use_real_clock();
+    path
+}
+
+#[test]
+fn llvm_xray_verifies_our_logs() {
+    let path = write_log("verify", true);
+    let out = Command::new(llvm_xray())
+        .args(["fdr-dump", "--verify"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "fdr-dump --verify failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dump = String::from_utf8_lossy(&out.stdout);
+    // Metadata of every kind we write shows up in llvm-xray's own reading.
+    for needle in [
+        "Custom Event",
+        "Call Argument",
+        "TSC Wrap",
+        "CPU: id = 1",
+        "Function Tail Exit",
+    ] {
+        assert!(dump.contains(needle), "no {needle} in fdr-dump output");
+    }
+    std::fs::remove_file(path).ok();
+}
+
+#[test]
+fn llvm_xray_account_counts_what_we_count() {
+    let path = write_log("account", false);
+    let bytes = std::fs::read(&path).unwrap();
+    let log = decode(&bytes[..]).unwrap();
+    let mut ours: BTreeMap<u32, u64> = BTreeMap::new();
+    for b in &log.blocks {
+        for r in &b.records {
+            if let Rec::Exit(id, _) = r {
+                *ours.entry(*id).or_default() += 1;
+            }
+        }
+    }
+    let out = Command::new(llvm_xray())
+        .args(["account", "-format=csv"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{} {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let theirs: BTreeMap<u32, u64> = text
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let mut f = l.split(',');
+            (
+                f.next().unwrap().parse().unwrap(),
+                f.next().unwrap().parse().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(theirs, ours);
+    // 4 threads x 40 calls of a; b and c once per (i % 3) of each.
+    let per_thread_b: u64 = (0..40u64).map(|i| i % 3).sum();
+    assert_eq!(ours[&A.id()], 160);
+    assert_eq!(ours[&B.id()], 4 * per_thread_b);
+    assert_eq!(ours[&C.id()], 4 * per_thread_b);
+    std::fs::remove_file(path).ok();
+}

@@ -1,0 +1,208 @@
+//! Snapshots while 8 threads record, start and exit.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use fdr_runtime::{CallGuard, Config, Mode};
+use fdr_tests::{decode, desc, testing, Log, Rec};
+
+desc!(OUTER, "stress::outer");
+desc!(INNER, "stress::inner");
+desc!(LEAF, "stress::leaf");
+
+type Counters = Arc<Mutex<HashMap<i32, Arc<AtomicU64>>>>;
+
+fn tid() -> i32 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::syscall(libc::SYS_gettid) as i32 }
+}
+
+#[inline(never)]
+fn one_call(spin: u32) {
+    let _o = CallGuard::enter(&OUTER);
+    {
+        let _i = CallGuard::enter(&INNER);
+        for _ in 0..spin {
+            let _l = CallGuard::enter(&LEAF);
+            std::hint::black_box(());
+        }
+    }
+}
+
+/// Runs `waves` short-lived threads in each of 8 slots, each making `calls` calls; returns
+/// when all are done.
+fn workers(waves: usize, calls: u64, counters: Counters) -> Vec<std::thread::JoinHandle<()>> {
+    (0..8)
+        .map(|slot| {
+            let counters = Arc::clone(&counters);
+            std::thread::spawn(move || {
+                for wave in 0..waves {
+                    let counters = Arc::clone(&counters);
+                    std::thread::Builder::new()
+                        .name(format!("w{slot}.{wave}"))
+                        .spawn(move || {
+                            let done = Arc::new(AtomicU64::new(0));
+                            counters.lock().unwrap().insert(tid(), Arc::clone(&done));
+                            for i in 0..calls {
+                                one_call((i % 4) as u32);
+                                done.fetch_add(1, Ordering::Release);
+                            }
+                        })
+                        .unwrap()
+                        .join()
+                        .unwrap();
+                }
+            })
+        })
+        .collect()
+}
+
+/// Walks each thread's records with a shadow stack. Every exit must close the innermost open
+/// call, except exits with nothing open, which close calls opened before the window. Returns the
+/// number of complete outer calls per thread, and how many exits had nothing open.
+fn check_nesting(log: &Log) -> (HashMap<i32, u64>, u64) {
+    let mut complete = HashMap::new();
+    let mut unopened = 0;
+    for tid in log.tids() {
+        let mut stack: Vec<u32> = Vec::new();
+        let mut n = 0;
+        for r in log.thread_records(tid) {
+            match r {
+                Rec::Enter(id, _) => stack.push(id),
+                Rec::Exit(id, _) => match stack.pop() {
+                    Some(top) => {
+                        assert_eq!(top, id, "thread {tid}: exit of {id} closes {top}");
+                        if id == OUTER.id() {
+                            n += 1;
+                        }
+                    }
+                    None => unopened += 1,
+                },
+                Rec::Cpu(..) | Rec::Wrap(..) => {}
+                other => panic!("unexpected record {other:?}"),
+            }
+        }
+        complete.insert(tid, n);
+    }
+    (complete, unopened)
+}
+
+fn snapshots_while_recording(config: Config, waves: usize, calls: u64, fill: bool) -> Log {
+    let _turn = testing::exclusive();
+    let rec = fdr_runtime::start(config).unwrap();
+    let counters: Counters = Arc::default();
+    let handles = workers(waves, calls, Arc::clone(&counters));
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut snapshots = 0;
+    while snapshots < 50 {
+        let before: HashMap<i32, u64> = counters
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(&t, c)| (t, c.load(Ordering::Acquire)))
+            .collect();
+        let mut bytes = Vec::new();
+        rec.snapshot(&mut bytes).unwrap();
+        let log = decode(&bytes[..]).unwrap_or_else(|e| panic!("snapshot {snapshots}: {e}"));
+        let (complete, unopened) = check_nesting(&log);
+        if fill {
+            // Nothing was recycled: no window starts mid-stack, and every call that had
+            // returned before the snapshot began is in it.
+            assert_eq!(unopened, 0);
+            for (t, n) in before {
+                let got = complete.get(&t).copied().unwrap_or(0);
+                assert!(
+                    got >= n,
+                    "thread {t}: {n} calls done before the snapshot, {got} in it"
+                );
+            }
+        }
+        snapshots += 1;
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    stop.store(true, Ordering::Relaxed);
+    for h in handles {
+        h.join().unwrap();
+    }
+    let mut bytes = Vec::new();
+    rec.finish_to(&mut bytes).unwrap();
+    let log = decode(&bytes[..]).unwrap();
+    if fill {
+        let (complete, unopened) = check_nesting(&log);
+        assert_eq!(unopened, 0);
+        let counters = counters.lock().unwrap();
+        assert_eq!(counters.len(), 8 * waves);
+        for (t, c) in counters.iter() {
+            assert_eq!(
+                complete.get(t).copied(),
+                Some(c.load(Ordering::Acquire)),
+                "thread {t}"
+            );
+        }
+        assert_eq!(log.run.records_dropped, 0);
+    }
+    log
+}
+
+#[test]
+fn fill_snapshots_are_complete_and_valid() {
+    let log = snapshots_while_recording(
+        Config::default()
+            .buffer_size(64 * 1024)
+            .buffer_count(512)
+            .mode(Mode::Fill),
+        4,
+        3000,
+        true,
+    );
+    assert_eq!(log.threads.len(), 32);
+}
+
+#[test]
+fn ring_snapshots_with_rewinds_are_valid() {
+    // Leaf calls are shorter than the threshold and get erased all the time, racing the copies;
+    // small buffers recycle constantly.
+    let log = snapshots_while_recording(
+        Config::default()
+            .buffer_size(4096)
+            .buffer_count(24)
+            .threshold(Duration::from_nanos(300))
+            .mode(Mode::Ring),
+        6,
+        20_000,
+        false,
+    );
+    assert!(log.run.buffers_recycled > 0);
+}
+
+#[test]
+fn a_second_concurrent_snapshot_gets_a_clear_error() {
+    let _turn = testing::exclusive();
+    let rec = fdr_runtime::start(Config::default().buffer_count(2)).unwrap();
+    struct Slow<'a>(&'a fdr_runtime::Recorder, Option<fdr_runtime::Error>);
+    impl std::io::Write for Slow<'_> {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            if self.1.is_none() {
+                // While this snapshot is being written, try another.
+                self.1 = self.0.snapshot(&mut std::io::sink()).err();
+            }
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut w = Slow(&rec, None);
+    rec.snapshot(&mut w).unwrap();
+    let err = w.1.expect("the inner snapshot must fail");
+    assert!(matches!(err, fdr_runtime::Error::SnapshotInProgress));
+    assert!(err.to_string().contains("only one runs at a time"), "{err}");
+    rec.snapshot(&mut std::io::sink()).unwrap();
+    rec.finish_to(&mut std::io::sink()).unwrap();
+    assert!(matches!(
+        rec.snapshot(&mut std::io::sink()),
+        Err(fdr_runtime::Error::NotRecording)
+    ));
+}
