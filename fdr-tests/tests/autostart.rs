@@ -1,0 +1,125 @@
+//! `FDR_OPTIONS` turns recording on with no code change: from the first instrumented call, with
+//! a snapshot written on panic and the whole log at exit. Each case runs this test binary again
+//! as a child process with the variable set.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use fdr_format::FnKind;
+use fdr_runtime::CallGuard;
+use fdr_tests::{decode, desc, Log};
+
+desc!(WORK, "auto::work");
+desc!(DOOMED, "auto::doomed");
+
+fn run_child(test: &str, options: &str) -> Output {
+    Command::new(std::env::current_exe().unwrap())
+        .args([
+            test,
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("FDR_OPTIONS", options)
+        .output()
+        .unwrap()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fdr-autostart-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn read(path: &Path) -> Log {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    decode(&bytes[..]).unwrap()
+}
+
+#[test]
+#[ignore = "a child process of fdr_options_records_with_no_code_change"]
+fn child_without_start() {
+    drop(CallGuard::enter(&WORK));
+    let caught = std::panic::catch_unwind(|| {
+        let _g = CallGuard::enter(&DOOMED);
+        panic!("deliberate");
+    });
+    assert!(caught.is_err());
+    // The panic hook has just written a snapshot; keep it before exit overwrites it.
+    let out = std::env::var("FDR_OPTIONS").unwrap();
+    let out = out
+        .split_whitespace()
+        .find_map(|kv| kv.strip_prefix("out="))
+        .unwrap();
+    std::fs::copy(out, format!("{out}.at-panic")).unwrap();
+}
+
+#[test]
+fn fdr_options_records_with_no_code_change() {
+    let dir = scratch("ok");
+    let out = dir.join("auto.fdr");
+    let child = run_child(
+        "child_without_start",
+        &format!(
+            "buffer_count=8 mode=fill threshold_us=0 out={}",
+            out.display()
+        ),
+    );
+    let stderr = String::from_utf8_lossy(&child.stderr);
+    assert!(child.status.success(), "child failed: {stderr}");
+    assert!(
+        stderr.contains(&format!("fdr: wrote {}", out.display())),
+        "{stderr}"
+    );
+
+    let (w, d) = (WORK.id(), DOOMED.id());
+    let at_panic = read(&dir.join("auto.fdr.at-panic"));
+    assert!(at_panic.run.snapshot);
+    let tid = at_panic.tids()[0];
+    // When the panic hook ran, the doomed call had not unwound yet.
+    assert_eq!(
+        at_panic.calls(tid),
+        vec![(FnKind::Enter, w), (FnKind::Exit, w), (FnKind::Enter, d)]
+    );
+    let last = read(&out);
+    assert!(!last.run.snapshot);
+    assert_eq!(
+        last.calls(tid),
+        vec![
+            (FnKind::Enter, w),
+            (FnKind::Exit, w),
+            (FnKind::Enter, d),
+            (FnKind::Exit, d)
+        ],
+        "the exit recorded while unwinding is in the log written at exit"
+    );
+    assert_eq!(last.run.mode, fdr_format::RecordMode::Fill);
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+#[ignore = "a child process of a_bad_fdr_options_value_names_the_key"]
+fn child_with_bad_options() {
+    drop(CallGuard::enter(&WORK));
+    assert!(fdr_runtime::recorder().is_none());
+}
+
+#[test]
+fn a_bad_fdr_options_value_names_the_key() {
+    let dir = scratch("bad");
+    let out = dir.join("never.fdr");
+    let child = run_child(
+        "child_with_bad_options",
+        &format!("buffer_size=lots out={}", out.display()),
+    );
+    let stderr = String::from_utf8_lossy(&child.stderr);
+    assert!(child.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("bad option `buffer_size`: expected a number of bytes, found `lots`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("recording stays off"), "{stderr}");
+    assert!(!out.exists());
+    std::fs::remove_dir_all(dir).ok();
+}
