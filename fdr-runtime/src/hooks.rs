@@ -16,25 +16,25 @@ use crate::thread;
 /// Records the entry of `f`.
 #[inline(always)]
 pub fn enter(f: &'static FnDesc) {
-    thread::record(f.id_bits(), FnKind::Enter);
+    thread::record(f, FnKind::Enter);
 }
 
 /// Records the exit of `f` (or erases its entry, if the call was shorter than the threshold).
 #[inline(always)]
 pub fn exit(f: &'static FnDesc) {
-    thread::record(f.id_bits(), FnKind::Exit);
+    thread::record(f, FnKind::Exit);
 }
 
 /// Records that `f` is leaving through a tail call.
 #[inline(always)]
 pub fn tail_exit(f: &'static FnDesc) {
-    thread::record(f.id_bits(), FnKind::TailExit);
+    thread::record(f, FnKind::TailExit);
 }
 
 /// Records the entry of `f` with its arguments, one call-argument record each.
 #[inline]
 pub fn enter_args(f: &'static FnDesc, args: &[u64]) {
-    thread::record_args(f.id_bits(), args);
+    thread::record_args(f, args);
 }
 
 /// Records the entry of a function on creation and its exit on drop, so the exit is written

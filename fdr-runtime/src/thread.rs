@@ -18,6 +18,7 @@ use fdr_format::{meta, FnKind, MetaWords};
 
 use crate::buffer::{Slot, ThreadEntry};
 use crate::clock;
+use crate::desc::FnDesc;
 use crate::recorder::{self, Session};
 use crate::rewind;
 
@@ -56,6 +57,8 @@ pub(crate) struct Local {
     pub epoch: u64,
     /// That session, kept alive by [`ATTACHMENT`].
     pub session: *const Session,
+    /// Address of the function table, cached so an id costs a subtraction.
+    pub table: usize,
     /// The thread is exiting: it records nothing more.
     pub dead: bool,
 }
@@ -75,6 +78,7 @@ impl Local {
             threshold: 0,
             epoch: 0,
             session: std::ptr::null(),
+            table: 0,
             dead: false,
         }
     }
@@ -156,57 +160,68 @@ impl Drop for Attachment {
     }
 }
 
+/// This thread's state. A const-initialized thread-local without a destructor, so this is
+/// one address computation off the thread pointer.
+#[inline(always)]
+fn local() -> *mut Local {
+    LOCAL.with(UnsafeCell::get)
+}
+
+/// The low word of `f`'s entry record: its id (1-based position in the table) shifted past the
+/// kind bits. Descriptors are 64 bytes, so `offset / 64 << 4` is `offset >> 2`.
+#[inline(always)]
+fn id_bits(l: &Local, f: &'static FnDesc) -> u32 {
+    (((f as *const FnDesc as usize).wrapping_sub(l.table) >> 2) as u32).wrapping_add(16)
+}
+
 /// Records one function event.
 #[inline(always)]
-pub(crate) fn record(id_bits: u32, kind: FnKind) {
-    LOCAL.with(|cell| {
-        // SAFETY: `LOCAL` is this thread's; the only re-entry is a signal handler or the
-        // runtime itself, which the BUSY marker turns away before they touch the state.
-        let l = unsafe { &mut *cell.get() };
-        let len = l.len;
-        // SAFETY: `slot` always points at a live slot.
-        if len >= unsafe { (*l.slot).limit.load(Ordering::Relaxed) } {
-            if recorder::may_record() {
-                cold(l, id_bits, kind, &[]);
-            }
-            return;
+pub(crate) fn record(f: &'static FnDesc, kind: FnKind) {
+    // SAFETY: `LOCAL` is this thread's; the only re-entry is a signal handler or the runtime
+    // itself, which the BUSY marker turns away before they touch the state.
+    let l = unsafe { &mut *local() };
+    let len = l.len;
+    // SAFETY: `slot` always points at a live slot.
+    if len >= unsafe { (*l.slot).limit.load(Ordering::Relaxed) } {
+        if recorder::may_record() {
+            cold(l, f.id_bits(), kind, &[]);
         }
-        l.len = BUSY;
-        compiler_fence(Ordering::SeqCst);
-        let (tsc, cpu) = clock::now();
-        let delta = tsc.wrapping_sub(l.last_tsc);
-        let new_len = if cpu == l.cpu && delta <= u64::from(u32::MAX) {
-            // SAFETY: the bounds check above left room for one word.
-            unsafe { write_fast(l, len, id_bits, kind, tsc, delta as u32) }
-        } else {
-            write_general(l, len, id_bits, kind, tsc, cpu, &[])
-        };
-        compiler_fence(Ordering::SeqCst);
-        l.len = new_len;
-    })
+        return;
+    }
+    l.len = BUSY;
+    compiler_fence(Ordering::SeqCst);
+    let id_bits = id_bits(l, f);
+    let (tsc, cpu) = clock::now();
+    let delta = tsc.wrapping_sub(l.last_tsc);
+    let new_len = if cpu == l.cpu && delta <= u64::from(u32::MAX) {
+        // SAFETY: the bounds check above left room for one word.
+        unsafe { write_fast(l, len, id_bits, kind, tsc, delta as u32) }
+    } else {
+        write_general(l, len, id_bits, kind, tsc, cpu, &[])
+    };
+    compiler_fence(Ordering::SeqCst);
+    l.len = new_len;
 }
 
 /// Records an entry with arguments.
 #[inline]
-pub(crate) fn record_args(id_bits: u32, args: &[u64]) {
-    LOCAL.with(|cell| {
-        // SAFETY: as in `record`.
-        let l = unsafe { &mut *cell.get() };
-        let len = l.len;
-        // SAFETY: `slot` always points at a live slot.
-        if len >= unsafe { (*l.slot).limit.load(Ordering::Relaxed) } {
-            if recorder::may_record() {
-                cold(l, id_bits, FnKind::EnterArgs, args);
-            }
-            return;
+pub(crate) fn record_args(f: &'static FnDesc, args: &[u64]) {
+    // SAFETY: as in `record`.
+    let l = unsafe { &mut *local() };
+    let len = l.len;
+    // SAFETY: `slot` always points at a live slot.
+    if len >= unsafe { (*l.slot).limit.load(Ordering::Relaxed) } {
+        if recorder::may_record() {
+            cold(l, f.id_bits(), FnKind::EnterArgs, args);
         }
-        l.len = BUSY;
-        compiler_fence(Ordering::SeqCst);
-        let (tsc, cpu) = clock::now();
-        let new_len = write_general(l, len, id_bits, FnKind::EnterArgs, tsc, cpu, args);
-        compiler_fence(Ordering::SeqCst);
-        l.len = new_len;
-    })
+        return;
+    }
+    l.len = BUSY;
+    compiler_fence(Ordering::SeqCst);
+    let (tsc, cpu) = clock::now();
+    let new_len = write_general(l, len, id_bits(l, f), FnKind::EnterArgs, tsc, cpu, args);
+    compiler_fence(Ordering::SeqCst);
+    l.len = new_len;
 }
 
 /// The common case: same CPU, the delta fits, one word of room.
@@ -414,6 +429,7 @@ fn attach(l: &mut Local, epoch: u64) -> bool {
     }
     l.session = ptr;
     l.epoch = epoch;
+    l.table = crate::desc::FUNCTIONS.as_ptr() as usize;
     // SAFETY: the session was just stored in this thread's attachment, which keeps it alive.
     let s = unsafe { &*ptr };
     l.threshold = s.threshold_ticks;
