@@ -167,12 +167,25 @@ fn measure_tsc_hz(window: Duration) -> u64 {
     (ticks * 1_000_000_000 / ns) as u64
 }
 
+/// Set by tests to take the fallback path on hardware that has a usable counter.
+#[cfg(feature = "testing")]
+pub(crate) static FORCE_MONOTONIC: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+fn fallback_forced() -> bool {
+    #[cfg(feature = "testing")]
+    if FORCE_MONOTONIC.load(Ordering::Relaxed) {
+        return true;
+    }
+    false
+}
+
 /// Sets the clock up once per process and returns how. The first call measures the counter's
 /// frequency (about 20 ms); later calls return the same result at once.
 pub fn calibration() -> Calibration {
     static CAL: OnceLock<Calibration> = OnceLock::new();
     let cal = *CAL.get_or_init(|| {
-        if tsc_usable() {
+        if !fallback_forced() && tsc_usable() {
             let window = Duration::from_millis(20);
             let hz = measure_tsc_hz(window);
             if hz > 1_000_000 {

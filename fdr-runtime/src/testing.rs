@@ -74,6 +74,13 @@ pub fn now() -> (u64, u32) {
     (TIME.with(Cell::get), CPU.with(Cell::get))
 }
 
+/// Makes the process use the fallback clock (monotonic nanoseconds, CPU from `sched_getcpu`)
+/// even where the timestamp counter is usable. Only effective before the first recorder starts:
+/// the clock is set up once per process.
+pub fn use_fallback_clock() {
+    crate::clock::FORCE_MONOTONIC.store(true, Ordering::Relaxed);
+}
+
 /// Serializes tests that start recorders: one recorder runs per process, and the test harness
 /// runs tests on several threads.
 pub fn exclusive() -> MutexGuard<'static, ()> {
