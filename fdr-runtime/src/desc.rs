@@ -6,10 +6,11 @@
 //! A descriptor is a static item, so all instantiations of a generic function and all polls of
 //! an async function share one.
 
-use linkme::distributed_slice;
+use std::borrow::Cow;
 
 /// Every instrumented function of the program, in link order.
-#[distributed_slice]
+#[cfg(feature = "record")]
+#[linkme::distributed_slice]
 pub static FUNCTIONS: [FnDesc];
 
 /// What kind of code a descriptor stands for.
@@ -40,6 +41,9 @@ pub struct FnDesc {
     name: &'static str,
     file: &'static str,
     args: &'static [&'static str],
+    /// For a function annotated alone: a function nested in it, whose type name spells the full
+    /// path the name is taken from (see [`FnDesc::nested`]).
+    path: Option<fn() -> &'static str>,
     line: u32,
     kind: FnKindTag,
 }
@@ -59,14 +63,53 @@ impl FnDesc {
             name,
             file,
             args,
+            path: None,
+            line,
+            kind,
+        }
+    }
+
+    /// A descriptor named after the function that `path` is nested in, as a backtrace shows it
+    /// (`crate::module::Type::method`, `<crate::Type as crate::Trait>::method`): the macros use it
+    /// where they cannot see the enclosing `impl`. `path` returns its own type name
+    /// (`std::any::type_name`), read when the table is written; `name` is only a fallback.
+    ///
+    /// ```
+    /// use fdr_runtime::{FnDesc, FnKindTag};
+    /// fn outer() -> &'static FnDesc {
+    ///     fn path() -> &'static str {
+    ///         fn name_of<T>(_: T) -> &'static str { std::any::type_name::<T>() }
+    ///         name_of(path)
+    ///     }
+    ///     static D: FnDesc = FnDesc::nested("outer", path, file!(), line!(), FnKindTag::Function, &[]);
+    ///     &D
+    /// }
+    /// assert!(outer().name().ends_with("::outer"));
+    /// ```
+    pub const fn nested(
+        name: &'static str,
+        path: fn() -> &'static str,
+        file: &'static str,
+        line: u32,
+        kind: FnKindTag,
+        args: &'static [&'static str],
+    ) -> FnDesc {
+        FnDesc {
+            name,
+            file,
+            args,
+            path: Some(path),
             line,
             kind,
         }
     }
 
     /// Full name as a user reads it (`crate::module::function`).
-    pub fn name(&self) -> &'static str {
-        self.name
+    pub fn name(&self) -> Cow<'static, str> {
+        match self.path {
+            Some(path) => Cow::Owned(nested_name(path())),
+            None => Cow::Borrowed(self.name),
+        }
     }
 
     /// Source file.
@@ -89,15 +132,17 @@ impl FnDesc {
         self.args
     }
 
-    /// The id of this function in records: its 1-based position in [`FUNCTIONS`].
+    /// The id of this function in records: its 1-based position in `FUNCTIONS`.
     ///
     /// Only meaningful for descriptors that live in the table (every one the macros make).
+    #[cfg(feature = "record")]
     #[inline(always)]
     pub fn id(&'static self) -> u32 {
         id_of(self)
     }
 
     /// The low word of this function's records before the kind bits: `id << 4`.
+    #[cfg(feature = "record")]
     #[inline(always)]
     pub(crate) fn id_bits(&'static self) -> u32 {
         let offset = (self as *const FnDesc as usize).wrapping_sub(FUNCTIONS.as_ptr() as usize);
@@ -106,6 +151,7 @@ impl FnDesc {
     }
 }
 
+#[cfg(feature = "record")]
 #[inline(always)]
 fn id_of(d: &'static FnDesc) -> u32 {
     d.id_bits() >> 4
@@ -116,6 +162,36 @@ fn id_of(d: &'static FnDesc) -> u32 {
 /// ```
 /// assert!(fdr_runtime::function(0).is_none());
 /// ```
+#[cfg(feature = "record")]
 pub fn function(id: u32) -> Option<&'static FnDesc> {
     FUNCTIONS.get((id as usize).checked_sub(1)?)
+}
+
+/// The name of the function that the function spelled `path` is nested in: the last segment
+/// dropped, generic arguments removed (`app::Conn<_>::read::path` gives `app::Conn::read`).
+fn nested_name(path: &str) -> String {
+    let mut parent = path.rsplit_once("::").map_or(path, |(parent, _)| parent);
+    // The body of an `async fn` is a closure in the path.
+    while let Some(outer) = parent.strip_suffix("::{{closure}}") {
+        parent = outer;
+    }
+    let mut out = String::with_capacity(parent.len());
+    let mut depth = 0usize;
+    for c in parent.chars() {
+        match c {
+            // A `<` after an identifier opens generic arguments, dropped; elsewhere it opens a
+            // qualified path (`<T as Trait>`), kept.
+            '<' if depth == 0
+                && !out.is_empty()
+                && !out.ends_with([':', '<', ' ', '&', '[', '(']) =>
+            {
+                depth = 1
+            }
+            '<' if depth > 0 => depth += 1,
+            '>' if depth > 0 => depth -= 1,
+            _ if depth > 0 => {}
+            _ => out.push(c),
+        }
+    }
+    out
 }

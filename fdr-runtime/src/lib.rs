@@ -15,27 +15,47 @@
 //! ```
 
 #![warn(missing_docs)]
+#![cfg_attr(not(feature = "record"), allow(dead_code))]
+
+//! The recording engine is behind the `record` feature (which `fdr/enable` turns on); without it
+//! only the plain types exist and nothing of the runtime is linked into a program.
 
 mod args;
+#[cfg(feature = "record")]
 mod buffer;
+#[cfg(feature = "record")]
 mod clock;
 mod config;
 mod desc;
 mod error;
+#[cfg(feature = "record")]
 pub mod hooks;
+#[cfg(feature = "record")]
 mod recorder;
+#[cfg(feature = "record")]
 mod rewind;
+#[cfg(feature = "record")]
 mod snapshot;
+mod stats;
 #[cfg(feature = "testing")]
 pub mod testing;
+#[cfg(feature = "record")]
 mod thread;
+#[cfg(feature = "record")]
 mod writer;
 
 pub use args::LogArg;
+#[cfg(feature = "record")]
 pub use clock::{calibration, Calibration};
 pub use config::{Config, Mode, MAX_BUFFER_SIZE, MIN_BUFFER_SIZE};
-pub use desc::{function, FnDesc, FnKindTag, FUNCTIONS};
+#[cfg(feature = "record")]
+pub use desc::{function, FUNCTIONS};
+pub use desc::{FnDesc, FnKindTag};
 pub use error::Error;
+#[cfg(feature = "record")]
 pub use hooks::{CallGuard, Instrumented};
+#[cfg(feature = "record")]
 pub use linkme;
-pub use recorder::{recorder, start, Recorder, Stats};
+#[cfg(feature = "record")]
+pub use recorder::{recorder, start, Recorder};
+pub use stats::Stats;

@@ -11,7 +11,7 @@ use crate::buffer::Pool;
 use crate::clock::{self, Calibration};
 use crate::snapshot;
 use crate::writer::{self, RunFacts};
-use crate::{Config, Error, MIN_BUFFER_SIZE};
+use crate::{Config, Error, Stats, MIN_BUFFER_SIZE};
 
 const UNKNOWN: u8 = 0;
 const ACTIVE: u8 = 1;
@@ -130,17 +130,6 @@ pub fn recorder() -> Option<Recorder> {
 #[derive(Clone)]
 pub struct Recorder {
     session: Arc<Session>,
-}
-
-/// Counters of a recording so far.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct Stats {
-    /// Threads that have recorded.
-    pub threads: usize,
-    /// Records that could not be written for lack of a buffer (Fill mode).
-    pub records_dropped: u64,
-    /// Buffers overwritten with newer data (Ring mode).
-    pub buffers_recycled: u64,
 }
 
 impl Recorder {

@@ -47,6 +47,7 @@ pub use fdr_runtime::{Config, Error, LogArg, Mode, Stats};
 #[cfg(feature = "testing")]
 pub use fdr_runtime::testing;
 
+#[cfg(feature = "enable")]
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;

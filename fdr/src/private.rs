@@ -118,3 +118,29 @@ impl<F: Future, const N: usize> Future for InstrumentedArgs<F, N> {
         inner.poll(cx)
     }
 }
+
+/// The descriptor of a function annotated alone, where the macro cannot see whether it is a
+/// method or of which type: `path` is a function nested in it, whose [`std::any::type_name`]
+/// spells the full path (`crate::module::Type::method::__fdr_path`) that the name is taken
+/// from. `name` (`crate::module::method`) stands in while [`FnDesc`] has no place for `path`
+/// (then this becomes `FnDesc::nested`).
+pub const fn nested_desc(
+    name: &'static str,
+    path: fn() -> &'static str,
+    file: &'static str,
+    line: u32,
+    kind: FnKindTag,
+    args: &'static [&'static str],
+) -> FnDesc {
+    FnDesc::nested(name, path, file, line, kind, args)
+}
+
+/// The type name of a value's type; for a function item, the function's full path.
+///
+/// ```
+/// fn here() {}
+/// assert!(fdr::__private::type_name_of(here).ends_with("::here"));
+/// ```
+pub fn type_name_of<T>(_: T) -> &'static str {
+    std::any::type_name::<T>()
+}

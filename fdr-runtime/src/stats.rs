@@ -1,0 +1,17 @@
+//! Counters of a recording.
+
+/// Counters of a recording so far.
+///
+/// ```
+/// let s = fdr_runtime::Stats::default();
+/// assert_eq!(s.records_dropped, 0);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Stats {
+    /// Threads that have recorded.
+    pub threads: usize,
+    /// Records that could not be written for lack of a buffer (Fill mode).
+    pub records_dropped: u64,
+    /// Buffers overwritten with newer data (Ring mode).
+    pub buffers_recycled: u64,
+}

@@ -1,0 +1,5 @@
+#[instrument_fdr]
+async fn fetch(&self, key: &str) -> Result<Vec<u8>, Error> {
+    let value = self.store.get(key).await?;
+    Ok(value)
+}

@@ -1,0 +1,5 @@
+#[doc = " Adds."]
+#[inline]
+pub fn add(a: u32, b: u32) -> u32 {
+    a + b
+}

@@ -1,0 +1,25 @@
+fn step(state: &mut State, n: u32) -> u32 {
+    fn __fdr_path() -> &'static str {
+        ::fdr::__private::type_name_of(__fdr_path)
+    }
+    #[::fdr::__private::linkme::distributed_slice(::fdr::__private::FUNCTIONS)]
+    # [linkme (crate = :: fdr :: __private :: linkme)]
+    static __FDR_FN: ::fdr::__private::FnDesc = ::fdr::__private::nested_desc(
+        ::core::concat!(::core::module_path!(), "::step"),
+        __fdr_path,
+        ::core::file!(),
+        ::core::line!(),
+        ::fdr::__private::FnKindTag::Function,
+        &[],
+    );
+    let __fdr_guard = ::fdr::__private::CallGuard::enter(&__FDR_FN);
+    {
+        if n == 0 {
+            return 0;
+        }
+        {
+            __fdr_guard.tail();
+            state.advance(n - 1)
+        }
+    }
+}

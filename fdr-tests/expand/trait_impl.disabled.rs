@@ -1,0 +1,5 @@
+impl crate::codec::Decode for Frame<'_> {
+    fn decode(bytes: &[u8]) -> Self {
+        Frame::parse(bytes)
+    }
+}

@@ -1,0 +1,834 @@
+//! Every function shape `#[instrument_fdr]` accepts: it compiles, keeps its meaning, gets the
+//! name a user reads in a backtrace, and records an exit on every way out.
+//!
+//! Recording tests share one recorder per process, so each takes `fdr::testing::exclusive()`.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::{pin, Pin};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::Duration;
+
+use fdr::{fdr_scope, instrument_fdr};
+use fdr_format::reader::{Reader, Record};
+use fdr_format::{Extension, FnKind};
+
+// ---------------------------------------------------------------------------------------------
+// The shapes.
+
+#[instrument_fdr]
+pub fn plain(x: u32) -> u32 {
+    x + 1
+}
+
+#[instrument_fdr]
+fn early(x: i32) -> i32 {
+    if x < 0 {
+        return -1;
+    }
+    inner(x) * 2
+}
+
+#[instrument_fdr]
+fn inner(x: i32) -> i32 {
+    x + 1
+}
+
+#[instrument_fdr]
+fn parse(s: &str) -> Result<u32, std::num::ParseIntError> {
+    let n: u32 = s.parse()?;
+    Ok(n * 10)
+}
+
+#[instrument_fdr]
+fn explode(really: bool) -> u32 {
+    if really {
+        panic!("boom");
+    }
+    3
+}
+
+#[instrument_fdr]
+fn recursive(n: u32) -> u32 {
+    if n == 0 {
+        0
+    } else {
+        1 + recursive(n - 1)
+    }
+}
+
+#[instrument_fdr]
+fn never(message: &str) -> ! {
+    panic!("{message}")
+}
+
+#[instrument_fdr]
+fn generic<T: Clone + std::fmt::Debug>(value: &T) -> T {
+    value.clone()
+}
+
+#[instrument_fdr]
+fn const_generic<const N: usize>(values: [u8; N]) -> usize {
+    values.len() + N
+}
+
+#[instrument_fdr]
+fn where_bounded<T>(items: &[T]) -> usize
+where
+    T: PartialEq + Default,
+{
+    items.iter().filter(|i| **i == T::default()).count()
+}
+
+#[instrument_fdr]
+fn impl_trait(items: impl IntoIterator<Item = u32>) -> impl Iterator<Item = u32> {
+    items.into_iter().map(|i| i * 2)
+}
+
+#[instrument_fdr]
+fn lifetimes<'a, 'b: 'a>(a: &'a str, _b: &'b str) -> &'a str {
+    a
+}
+
+#[instrument_fdr]
+unsafe fn unsafe_read(p: *const u32) -> u32 {
+    *p
+}
+
+#[instrument_fdr]
+extern "C" fn c_abi(x: u32) -> u32 {
+    x ^ 1
+}
+
+#[instrument_fdr(name = "custom::renamed")]
+fn renamed() -> u8 {
+    7
+}
+
+#[instrument_fdr(log_args)]
+fn all_args(a: u32, b: i8, flag: bool, (_x, _y): (u8, u8)) -> i64 {
+    i64::from(a) + i64::from(b) + i64::from(flag)
+}
+
+#[instrument_fdr(log_args(c, a))]
+fn some_args(a: u64, _b: &str, c: char) -> u64 {
+    a + c as u64
+}
+
+#[instrument_fdr(tail)]
+fn tail_caller(x: i32) -> i32 {
+    let y = x + 1;
+    inner(y)
+}
+
+#[instrument_fdr(tail)]
+fn tail_return(x: i32) -> i32 {
+    if x > 100 {
+        return 0;
+    }
+    return inner(x);
+}
+
+#[instrument_fdr]
+fn with_scope(n: u32) -> u32 {
+    let a = {
+        fdr_scope!("first");
+        n + 1
+    };
+    fdr_scope!("second");
+    a * 2
+}
+
+pub mod shapes {
+    use std::pin::Pin;
+    use std::rc::Rc;
+
+    use fdr::instrument_fdr;
+
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct Counter {
+        pub n: u32,
+    }
+
+    #[instrument_fdr]
+    impl Counter {
+        pub fn new() -> Counter {
+            Counter { n: 0 }
+        }
+        pub fn by_ref(&self) -> u32 {
+            self.n
+        }
+        pub fn by_mut(&mut self) -> u32 {
+            self.n += 1;
+            self.n
+        }
+        pub fn by_value(self) -> u32 {
+            self.n
+        }
+        pub fn by_mut_value(mut self) -> u32 {
+            self.n += 10;
+            self.n
+        }
+        #[allow(clippy::boxed_local)] // the shape under test
+        pub fn boxed(self: Box<Self>) -> u32 {
+            self.n
+        }
+        pub fn rc(self: Rc<Self>) -> u32 {
+            self.n
+        }
+        pub fn pinned(self: Pin<&mut Self>) -> u32 {
+            self.n
+        }
+        #[instrument_fdr(skip)]
+        pub fn skipped(&self) -> u32 {
+            self.n
+        }
+        #[instrument_fdr(name = "counter::special", log_args)]
+        pub fn special(&self, k: u32) -> u32 {
+            self.n + k
+        }
+        pub const fn constant() -> u32 {
+            5
+        }
+    }
+
+    pub trait Shape {
+        fn area(&self) -> u32;
+        #[instrument_fdr]
+        fn described(&self) -> u32 {
+            self.area() + 1000
+        }
+    }
+
+    #[instrument_fdr]
+    impl Shape for Counter {
+        fn area(&self) -> u32 {
+            self.n * 2
+        }
+    }
+
+    #[instrument_fdr]
+    pub trait Named {
+        fn name(&self) -> &'static str {
+            "unnamed"
+        }
+        fn id(&self) -> u32;
+    }
+
+    impl Named for Counter {
+        #[instrument_fdr]
+        fn id(&self) -> u32 {
+            42
+        }
+    }
+
+    pub struct Wrapper<T>(pub T);
+
+    #[instrument_fdr]
+    impl<T: Clone> Wrapper<T> {
+        pub fn get(&self) -> T {
+            self.0.clone()
+        }
+    }
+
+    #[instrument_fdr]
+    impl<T> Shape for Wrapper<Vec<T>> {
+        fn area(&self) -> u32 {
+            self.0.len() as u32
+        }
+    }
+
+    #[instrument_fdr]
+    impl Shape for u8 {
+        fn area(&self) -> u32 {
+            u32::from(*self)
+        }
+    }
+
+    impl<T: Clone> Wrapper<T> {
+        #[instrument_fdr]
+        pub fn lone_generic(&self) -> T {
+            self.0.clone()
+        }
+    }
+
+    impl Named for Vec<u8> {
+        #[instrument_fdr]
+        fn id(&self) -> u32 {
+            self.len() as u32
+        }
+    }
+
+    pub struct Lone;
+
+    impl Lone {
+        #[instrument_fdr]
+        pub fn alone(&self) -> u32 {
+            9
+        }
+    }
+
+    #[instrument_fdr]
+    pub async fn fetch(x: u32) -> u32 {
+        super::Yield::default().await;
+        x * 3
+    }
+
+    #[instrument_fdr(log_args)]
+    pub async fn fetch_logged(x: u32) -> u32 {
+        super::Yield::default().await;
+        x + 1
+    }
+
+    #[instrument_fdr]
+    pub async fn fallible(s: &str) -> Result<u32, std::num::ParseIntError> {
+        let n: u32 = s.parse()?;
+        Ok(n)
+    }
+
+    #[instrument_fdr]
+    impl Counter {
+        pub async fn async_method(&self, k: u32) -> u32 {
+            super::Yield::default().await;
+            self.n + k
+        }
+    }
+}
+
+use shapes::{Counter, Named, Shape};
+
+/// A future that is pending once, then ready: it makes a poll boundary.
+#[derive(Default)]
+pub struct Yield {
+    yielded: bool,
+}
+
+impl Future for Yield {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.yielded {
+            Poll::Ready(())
+        } else {
+            self.yielded = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    }
+}
+
+struct NoopWake;
+impl Wake for NoopWake {
+    fn wake(self: Arc<Self>) {}
+}
+
+/// Polls `fut` once.
+fn poll_once<F: Future>(fut: Pin<&mut F>) -> Poll<F::Output> {
+    let waker = Waker::from(Arc::new(NoopWake));
+    fut.poll(&mut Context::from_waker(&waker))
+}
+
+/// Polls `fut` until it is ready.
+fn block_on<F: Future>(fut: F) -> F::Output {
+    let mut fut = pin!(fut);
+    loop {
+        if let Poll::Ready(v) = poll_once(fut.as_mut()) {
+            return v;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading the function table without recording.
+
+fn descriptor(name: &str) -> &'static fdr::__private::FnDesc {
+    let found: Vec<_> = fdr::__private::FUNCTIONS
+        .iter()
+        .filter(|d| d.name() == name)
+        .collect();
+    assert_eq!(found.len(), 1, "descriptors named {name:?}: {found:?}");
+    found[0]
+}
+
+const M: &str = "macro_shapes";
+
+#[test]
+fn the_shapes_keep_their_meaning() {
+    assert_eq!(plain(1), 2);
+    assert_eq!(early(-5), -1);
+    assert_eq!(early(1), 4);
+    assert_eq!(parse("4"), Ok(40));
+    assert!(parse("x").is_err());
+    assert_eq!(recursive(5), 5);
+    assert_eq!(generic(&"a".to_string()), "a");
+    assert_eq!(const_generic([1, 2, 3]), 6);
+    assert_eq!(where_bounded(&[0, 1, 0]), 2);
+    assert_eq!(impl_trait(vec![1, 2]).collect::<Vec<_>>(), vec![2, 4]);
+    assert_eq!(lifetimes("a", "b"), "a");
+    // SAFETY: the pointer is to a live local.
+    assert_eq!(unsafe { unsafe_read(&5) }, 5);
+    assert_eq!(c_abi(2), 3);
+    assert_eq!(renamed(), 7);
+    assert_eq!(all_args(1, -1, true, (0, 0)), 1);
+    assert_eq!(some_args(1, "", 'a'), 98);
+    assert_eq!(tail_caller(1), 3);
+    assert_eq!(tail_return(1), 2);
+    assert_eq!(tail_return(101), 0);
+    assert_eq!(with_scope(1), 4);
+    let mut c = Counter::new();
+    assert_eq!(c.by_mut(), 1);
+    assert_eq!(c.by_ref(), 1);
+    assert_eq!(c.clone().by_value(), 1);
+    assert_eq!(c.clone().by_mut_value(), 11);
+    assert_eq!(Box::new(c.clone()).boxed(), 1);
+    assert_eq!(Rc::new(c.clone()).rc(), 1);
+    assert_eq!(pin!(c.clone()).as_mut().pinned(), 1);
+    assert_eq!(c.skipped(), 1);
+    assert_eq!(c.special(2), 3);
+    const FIVE: u32 = Counter::constant();
+    assert_eq!(FIVE, 5);
+    assert_eq!(c.area(), 2);
+    assert_eq!(c.described(), 1002);
+    assert_eq!(c.name(), "unnamed");
+    assert_eq!(c.id(), 42);
+    assert_eq!(shapes::Wrapper(3u8).get(), 3);
+    assert_eq!(shapes::Wrapper(vec![1, 2]).area(), 2);
+    assert_eq!(4u8.area(), 4);
+    assert_eq!(shapes::Lone.alone(), 9);
+    assert_eq!(block_on(shapes::fetch(2)), 6);
+    assert_eq!(block_on(shapes::fetch_logged(2)), 3);
+    assert_eq!(block_on(shapes::fallible("8")), Ok(8));
+    assert!(block_on(shapes::fallible("y")).is_err());
+    assert_eq!(block_on(c.async_method(1)), 2);
+    assert!(std::panic::catch_unwind(|| explode(true)).is_err());
+    assert_eq!(explode(false), 3);
+    assert!(std::panic::catch_unwind(|| never("down")).is_err());
+}
+
+#[test]
+fn names_are_what_a_backtrace_shows() {
+    for free in [
+        "plain",
+        "generic",
+        "c_abi",
+        "unsafe_read",
+        "never",
+        "impl_trait",
+    ] {
+        descriptor(&format!("{M}::{free}"));
+    }
+    descriptor("custom::renamed");
+    descriptor("counter::special");
+    for method in [
+        "new",
+        "by_ref",
+        "by_mut",
+        "by_value",
+        "by_mut_value",
+        "boxed",
+        "rc",
+        "pinned",
+        "async_method",
+    ] {
+        descriptor(&format!("{M}::shapes::Counter::{method}"));
+    }
+    descriptor(&format!(
+        "<{M}::shapes::Counter as {M}::shapes::Shape>::area"
+    ));
+    descriptor(&format!("{M}::shapes::Named::name"));
+    descriptor(&format!("{M}::shapes::Wrapper::get"));
+    descriptor(&format!(
+        "<{M}::shapes::Wrapper as {M}::shapes::Shape>::area"
+    ));
+    descriptor(&format!("<u8 as {M}::shapes::Shape>::area"));
+    descriptor(&format!("{M}::shapes::fetch"));
+    // fdr_scope! names are the module path and the scope's name.
+    descriptor(&format!("{M}::first"));
+    descriptor(&format!("{M}::second"));
+    let all: Vec<String> = fdr::__private::FUNCTIONS
+        .iter()
+        .map(|d| d.name().to_string())
+        .collect();
+    for left_out in ["skipped", "constant"] {
+        assert!(
+            !all.iter().any(|n| n.ends_with(left_out)),
+            "{left_out} should not be instrumented: {all:?}"
+        );
+    }
+}
+
+#[test]
+fn descriptors_carry_kind_file_line_and_arguments() {
+    use fdr::__private::FnKindTag;
+    let d = descriptor(&format!("{M}::plain"));
+    assert_eq!(d.kind(), FnKindTag::Function);
+    assert_eq!(d.file(), file!());
+    assert_eq!(d.line(), 22, "the line of `fn plain`");
+    assert_eq!(d.args(), &[] as &[&str]);
+    assert_eq!(
+        descriptor(&format!("{M}::shapes::fetch")).kind(),
+        FnKindTag::Async
+    );
+    assert_eq!(descriptor(&format!("{M}::first")).kind(), FnKindTag::Scope);
+    assert_eq!(
+        descriptor(&format!("{M}::all_args")).args(),
+        &["a", "b", "flag"]
+    );
+    assert_eq!(descriptor(&format!("{M}::some_args")).args(), &["c", "a"]);
+    assert_eq!(
+        descriptor(&format!("{M}::shapes::fetch_logged")).args(),
+        &["x"]
+    );
+}
+
+#[test]
+fn generic_instantiations_share_one_descriptor() {
+    assert_eq!(generic(&1u8), 1);
+    assert_eq!(generic(&"s"), "s");
+    assert_eq!(const_generic([0u8; 2]), 4);
+    assert_eq!(const_generic([0u8; 5]), 10);
+    // One descriptor each, whatever the instantiations: `descriptor` asserts exactly one.
+    descriptor(&format!("{M}::generic"));
+    descriptor(&format!("{M}::const_generic"));
+    let ids: Vec<u32> = fdr::__private::FUNCTIONS.iter().map(|d| d.id()).collect();
+    let mut unique = ids.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(ids.len(), unique.len(), "ids are unique");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Recording.
+
+/// One function record as a line: `> name` enter, `> name(1, 2)` enter with arguments,
+/// `< name` exit, `<< name` tail exit; with the thread and the function id.
+#[derive(Debug)]
+struct Event {
+    tid: i32,
+    id: u32,
+    text: String,
+}
+
+/// Runs `f` under a recorder on the injected clock (threshold zero: nothing is erased) and
+/// returns the function records of the finished log, in file order.
+fn record(f: impl FnOnce()) -> Vec<Event> {
+    let _one_recorder = fdr::testing::exclusive();
+    fdr::testing::use_mock_clock(1_000_000_000);
+    let rec = fdr::start(fdr::Config::default().threshold(Duration::ZERO)).expect("start");
+    f();
+    let mut log = Vec::new();
+    rec.finish_to(&mut log).expect("finish");
+    fdr::testing::use_real_clock();
+    read(&log)
+}
+
+fn read(log: &[u8]) -> Vec<Event> {
+    let mut names = HashMap::new();
+    let mut events: Vec<Event> = Vec::new();
+    let mut reader = Reader::new(log).expect("header");
+    let mut tid = 0;
+    let mut args: Vec<u64> = Vec::new();
+    let mut pending: Option<(i32, u32)> = None;
+    let flush = |events: &mut Vec<Event>, pending: &mut Option<(i32, u32)>, args: &mut Vec<u64>| {
+        if let Some((tid, id)) = pending.take() {
+            let list: Vec<String> = args.drain(..).map(|a| a.to_string()).collect();
+            events.push(Event {
+                tid,
+                id,
+                text: format!("> #{id}({})", list.join(", ")),
+            });
+        }
+    };
+    while let Some((_, record)) = reader.next_record().expect("a valid log") {
+        if !matches!(record, Record::CallArgument { .. }) {
+            flush(&mut events, &mut pending, &mut args);
+        }
+        match record {
+            Record::NewBuffer { tid: t } => tid = t,
+            Record::CustomEvent { payload, .. } => {
+                if let Ok(Some(Extension::Function(info))) = Extension::decode(payload) {
+                    names.insert(info.id, info.name);
+                }
+            }
+            Record::CallArgument { value } => args.push(value),
+            Record::Function { id, kind, .. } => {
+                let text = match kind {
+                    FnKind::Enter => format!("> #{id}"),
+                    FnKind::Exit => format!("< #{id}"),
+                    FnKind::TailExit => format!("<< #{id}"),
+                    FnKind::EnterArgs => {
+                        pending = Some((tid, id));
+                        continue;
+                    }
+                };
+                events.push(Event { tid, id, text });
+            }
+            _ => {}
+        }
+    }
+    flush(&mut events, &mut pending, &mut args);
+    for e in &mut events {
+        let name = names
+            .get(&e.id)
+            .unwrap_or_else(|| panic!("id {} is not in the table", e.id));
+        let short = name.strip_prefix("macro_shapes::").unwrap_or(name);
+        e.text = e.text.replace(&format!("#{}", e.id), short);
+    }
+    events
+}
+
+fn lines(events: &[Event]) -> Vec<&str> {
+    events.iter().map(|e| e.text.as_str()).collect()
+}
+
+#[test]
+fn exit_is_recorded_on_every_way_out() {
+    let events = record(|| {
+        plain(1);
+        early(-1);
+        early(1);
+        parse("x").unwrap_err();
+        std::panic::catch_unwind(|| explode(true)).unwrap_err();
+        std::panic::catch_unwind(|| never("down")).unwrap_err();
+    });
+    assert_eq!(
+        lines(&events),
+        [
+            "> plain",
+            "< plain",
+            "> early",
+            "< early",
+            "> early",
+            "> inner",
+            "< inner",
+            "< early",
+            "> parse",
+            "< parse",
+            "> explode",
+            "< explode",
+            "> never",
+            "< never",
+        ]
+    );
+}
+
+#[test]
+fn recursion_nests() {
+    let events = record(|| {
+        recursive(2);
+    });
+    assert_eq!(
+        lines(&events),
+        [
+            "> recursive",
+            "> recursive",
+            "> recursive",
+            "< recursive",
+            "< recursive",
+            "< recursive"
+        ]
+    );
+}
+
+#[test]
+fn tail_records_a_tail_exit_before_the_final_call() {
+    let events = record(|| {
+        tail_caller(1);
+        tail_return(1);
+        tail_return(101);
+    });
+    assert_eq!(
+        lines(&events),
+        [
+            "> tail_caller",
+            "<< tail_caller",
+            "> inner",
+            "< inner",
+            "> tail_return",
+            "<< tail_return",
+            "> inner",
+            "< inner",
+            "> tail_return",
+            "< tail_return",
+        ]
+    );
+}
+
+#[test]
+fn logged_arguments_follow_the_entry() {
+    let events = record(|| {
+        all_args(1, -1, true, (0, 0));
+        some_args(1, "", 'a');
+        Counter::new().special(4);
+    });
+    assert_eq!(
+        lines(&events),
+        [
+            "> all_args(1, 18446744073709551615, 1)",
+            "< all_args",
+            "> some_args(97, 1)",
+            "< some_args",
+            "> shapes::Counter::new",
+            "< shapes::Counter::new",
+            "> counter::special(4)",
+            "< counter::special",
+        ]
+    );
+}
+
+#[test]
+fn scopes_record_the_rest_of_their_block() {
+    let events = record(|| {
+        with_scope(1);
+    });
+    assert_eq!(
+        lines(&events),
+        [
+            "> with_scope",
+            "> first",
+            "< first",
+            "> second",
+            "< second",
+            "< with_scope"
+        ]
+    );
+}
+
+#[test]
+fn methods_and_trait_methods_are_recorded_under_their_names() {
+    let events = record(|| {
+        let mut c = Counter::new();
+        c.by_mut();
+        c.skipped();
+        c.area();
+        4u8.area();
+    });
+    assert_eq!(
+        lines(&events),
+        [
+            "> shapes::Counter::new",
+            "< shapes::Counter::new",
+            "> shapes::Counter::by_mut",
+            "< shapes::Counter::by_mut",
+            "> <macro_shapes::shapes::Counter as macro_shapes::shapes::Shape>::area",
+            "< <macro_shapes::shapes::Counter as macro_shapes::shapes::Shape>::area",
+            "> <u8 as macro_shapes::shapes::Shape>::area",
+            "< <u8 as macro_shapes::shapes::Shape>::area",
+        ]
+    );
+}
+
+#[test]
+fn generic_instantiations_record_one_id() {
+    let events = record(|| {
+        generic(&1u8);
+        generic(&"s");
+        const_generic([0u8; 2]);
+        const_generic([0u8; 3]);
+    });
+    assert_eq!(
+        lines(&events),
+        [
+            "> generic",
+            "< generic",
+            "> generic",
+            "< generic",
+            "> const_generic",
+            "< const_generic",
+            "> const_generic",
+            "< const_generic",
+        ]
+    );
+    assert_eq!(events[0].id, events[2].id);
+    assert_eq!(events[4].id, events[6].id);
+}
+
+#[test]
+fn each_poll_of_an_async_fn_is_a_call() {
+    let events = record(|| {
+        assert_eq!(block_on(shapes::fetch(1)), 3);
+        assert_eq!(block_on(shapes::fetch_logged(5)), 6);
+        assert!(block_on(shapes::fallible("z")).is_err());
+    });
+    assert_eq!(
+        lines(&events),
+        [
+            "> shapes::fetch",
+            "< shapes::fetch",
+            "> shapes::fetch",
+            "< shapes::fetch",
+            "> shapes::fetch_logged(5)",
+            "< shapes::fetch_logged",
+            "> shapes::fetch_logged",
+            "< shapes::fetch_logged",
+            "> shapes::fallible",
+            "< shapes::fallible",
+        ]
+    );
+    // All polls of all calls of one async fn share its id.
+    let fetch_ids: Vec<u32> = events
+        .iter()
+        .filter(|e| e.text.ends_with("shapes::fetch"))
+        .map(|e| e.id)
+        .collect();
+    assert_eq!(fetch_ids.len(), 4);
+    assert!(fetch_ids.iter().all(|id| *id == fetch_ids[0]));
+}
+
+#[test]
+fn a_future_moved_between_threads_is_recorded_where_it_is_polled() {
+    let events = record(|| {
+        let mut fut = Box::pin(shapes::fetch(2));
+        assert!(poll_once(fut.as_mut()).is_pending());
+        let done = std::thread::spawn(move || poll_once(fut.as_mut()))
+            .join()
+            .unwrap();
+        assert_eq!(done, Poll::Ready(6));
+    });
+    let by_thread: Vec<(i32, &str)> = events.iter().map(|e| (e.tid, e.text.as_str())).collect();
+    assert_eq!(
+        by_thread,
+        [
+            (1, "> shapes::fetch"),
+            (1, "< shapes::fetch"),
+            (2, "> shapes::fetch"),
+            (2, "< shapes::fetch"),
+        ]
+    );
+}
+
+#[test]
+fn methods_annotated_alone_get_their_type_in_the_name() {
+    let events = record(|| {
+        let c = Counter::new();
+        c.described();
+        c.id();
+        shapes::Lone.alone();
+        shapes::Wrapper(1u8).lone_generic();
+        shapes::Wrapper("s").lone_generic();
+        vec![1u8].id();
+    });
+    assert_eq!(
+        lines(&events),
+        [
+            "> shapes::Counter::new",
+            "< shapes::Counter::new",
+            // A default body is one function for every implementor, named after the trait.
+            "> shapes::Shape::described",
+            "> <macro_shapes::shapes::Counter as macro_shapes::shapes::Shape>::area",
+            "< <macro_shapes::shapes::Counter as macro_shapes::shapes::Shape>::area",
+            "< shapes::Shape::described",
+            "> <macro_shapes::shapes::Counter as macro_shapes::shapes::Named>::id",
+            "< <macro_shapes::shapes::Counter as macro_shapes::shapes::Named>::id",
+            "> shapes::Lone::alone",
+            "< shapes::Lone::alone",
+            "> shapes::Wrapper::lone_generic",
+            "< shapes::Wrapper::lone_generic",
+            "> shapes::Wrapper::lone_generic",
+            "< shapes::Wrapper::lone_generic",
+            "> <alloc::vec::Vec as macro_shapes::shapes::Named>::id",
+            "< <alloc::vec::Vec as macro_shapes::shapes::Named>::id",
+        ]
+    );
+}

@@ -1,0 +1,10 @@
+use fdr::instrument_fdr;
+
+#[instrument_fdr]
+const fn square(x: u32) -> u32 {
+    x * x
+}
+
+fn main() {
+    square(2);
+}
