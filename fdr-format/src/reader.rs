@@ -119,6 +119,8 @@ pub struct Reader<R> {
     eof: bool,
     /// Bytes left in the current block according to its extents record, if any.
     block_left: Option<u64>,
+    /// Offset of the current block's extents record.
+    block_at: u64,
 }
 
 impl<R: Read> Reader<R> {
@@ -133,6 +135,7 @@ impl<R: Read> Reader<R> {
             offset: 0,
             eof: false,
             block_left: None,
+            block_at: 0,
         };
         let have = r.fill(HEADER_SIZE)?;
         r.header = FileHeader::decode(&r.buf[r.pos..r.pos + have])?;
@@ -262,6 +265,7 @@ impl<R: Read> Reader<R> {
             }
             let size = u64_at(1);
             self.block_left = Some(size);
+            self.block_at = at;
             self.advance(METADATA_RECORD_SIZE);
             return Ok(Some((at, Record::BufferExtents { size })));
         }
@@ -323,6 +327,90 @@ impl<R: Read> Reader<R> {
                 }
             },
         )))
+    }
+
+    /// The unread bytes of the current block that are already in memory, reading more first if
+    /// fewer than `min` are buffered; empty outside a block. It never goes past the block's
+    /// extents. For callers that decode runs of records themselves: they must hand back what
+    /// they used with [`Reader::consume`].
+    ///
+    /// ```
+    /// use fdr_format::reader::Reader;
+    /// use fdr_format::{meta, meta_bytes, FileHeader, function_record, FnKind};
+    /// let mut file = FileHeader::default().encode().to_vec();
+    /// file.extend_from_slice(&meta_bytes(meta::buffer_extents(8)));
+    /// file.extend_from_slice(&function_record(1, FnKind::Enter, 5).to_le_bytes());
+    /// file.extend_from_slice(&[0xff; 4]); // past the block: not offered
+    /// let mut r = Reader::new(&file[..]).unwrap();
+    /// r.next_record().unwrap();
+    /// assert_eq!(r.block_bytes(8).unwrap().len(), 8);
+    /// r.consume(8);
+    /// assert_eq!(r.offset(), 56);
+    /// assert!(r.block_bytes(8).unwrap().is_empty());
+    /// ```
+    pub fn block_bytes(&mut self, min: usize) -> Result<&[u8], FormatError> {
+        let left = match self.block_left {
+            Some(l) if l > 0 => l,
+            _ => return Ok(&[]),
+        };
+        if self.end - self.pos < min {
+            self.fill(min)?;
+        }
+        let avail = ((self.end - self.pos) as u64).min(left) as usize;
+        Ok(&self.buf[self.pos..self.pos + avail])
+    }
+
+    /// Marks `n` bytes returned by [`Reader::block_bytes`] as read.
+    ///
+    /// # Panics
+    ///
+    /// If `n` is more than the last `block_bytes` returned.
+    pub fn consume(&mut self, n: usize) {
+        assert!(n <= self.end - self.pos, "consumed more than was buffered");
+        if let Some(left) = self.block_left.as_mut() {
+            assert!(n as u64 <= *left, "consumed past the block");
+            *left -= n as u64;
+        }
+        self.advance(n);
+    }
+
+    /// Skips what is left of the current block without decoding it, for readers that share a
+    /// log's blocks between them. Fails, like reading would, if the input ends first.
+    ///
+    /// ```
+    /// use fdr_format::reader::{Reader, Record};
+    /// use fdr_format::{meta, meta_bytes, FileHeader};
+    /// let mut file = FileHeader::default().encode().to_vec();
+    /// for size in [32, 0] {
+    ///     file.extend_from_slice(&meta_bytes(meta::buffer_extents(size)));
+    ///     file.extend_from_slice(&vec![0xee; size as usize]); // not valid records: never read
+    /// }
+    /// let mut r = Reader::new(&file[..]).unwrap();
+    /// r.next_record().unwrap();
+    /// r.skip_block().unwrap();
+    /// assert_eq!(r.next_record().unwrap().unwrap(), (80, Record::BufferExtents { size: 0 }));
+    /// ```
+    pub fn skip_block(&mut self) -> Result<(), FormatError> {
+        let Some(mut left) = self.block_left else {
+            return Ok(());
+        };
+        while left > 0 {
+            if self.pos == self.end && self.fill(1)? == 0 {
+                return Err(FormatError::new(
+                    self.offset,
+                    format!(
+                        "the file ends {left} bytes before the end of the block whose extents \
+                         record is at byte offset {}; it was cut short",
+                        self.block_at
+                    ),
+                ));
+            }
+            let n = ((self.end - self.pos) as u64).min(left) as usize;
+            self.advance(n);
+            left -= n as u64;
+            self.block_left = Some(left);
+        }
+        Ok(())
     }
 
     fn advance(&mut self, n: usize) {

@@ -135,6 +135,26 @@ impl BlockVerifier {
         Ok(())
     }
 
+    /// True inside a block's events, where function records are always allowed.
+    pub fn in_events(&self) -> bool {
+        matches!(self.state, State::Events { .. })
+    }
+
+    /// Accounts for a run of function records checked by the caller (inside a block's events)
+    /// whose last one was an enter-with-arguments record or not.
+    pub fn function_run(&mut self, last_enters_with_args: bool) {
+        if self.in_events() {
+            self.state = State::Events {
+                args_open: last_enters_with_args,
+            };
+        }
+    }
+
+    /// The rest of the current block was skipped unread: a new block must come next.
+    pub fn block_skipped(&mut self) {
+        self.state = State::Extents;
+    }
+
     /// Checks the end of the input at `offset`, given what the reader says is left of the
     /// current block.
     pub fn finish(&self, offset: u64, block_left: Option<u64>) -> Result<(), FormatError> {

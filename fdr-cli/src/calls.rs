@@ -1,0 +1,529 @@
+//! Calls rebuilt from entry and exit events: one shadow stack per thread.
+//!
+//! What real recordings contain and how it is handled:
+//!
+//! - A ring window that starts mid-stack has exits with no entry. Such a call gets an
+//!   *inferred* entry at the start of its thread's window (the thread's first timestamp in the
+//!   log) and is marked [`Frame::inferred`]; the calls completed before it on that thread become
+//!   its children. With a [`Plan`] from a first pass, the inferred frames are pushed when the
+//!   thread's window opens, so time-ordered outputs see a begin before every end.
+//! - A tail exit closes the function's frame like an exit; the tail-called function's own exit
+//!   closes it in turn.
+//! - An exit that matches a frame below the top closes the frames above it first
+//!   ([`Close::Unwound`]).
+//! - Calls still open at the end are closed at the end of their thread's window
+//!   ([`Close::WindowEnd`]).
+//! - CPU migrations and TSC wraps only reset the timestamp base, which the event decoder has
+//!   already folded into absolute timestamps.
+
+use std::fs::File;
+use std::io::Read;
+
+use fdr_format::events::{EventDecoder, EventKind, LogInfo, ThreadStats};
+use fdr_format::FormatError;
+
+use crate::progress::Progress;
+use crate::CliError;
+
+/// Deeper stacks than this are taken as a corrupt log rather than grown without end.
+pub const MAX_DEPTH: usize = 1 << 20;
+/// Arguments kept per call; more are ignored.
+pub const MAX_ARGS: usize = 64;
+
+/// One open call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Frame {
+    /// Function id.
+    pub id: u32,
+    /// Entry timestamp (ticks).
+    pub start: u64,
+    /// Ticks spent in calls made from this one that have completed.
+    pub child: u64,
+    /// The entry was not in the window; `start` is the window's start.
+    pub inferred: bool,
+    args_at: u32,
+}
+
+impl Frame {
+    /// Ticks spent in the call itself, given its end.
+    #[inline]
+    pub fn self_ticks(&self, end: u64) -> u64 {
+        end.saturating_sub(self.start).saturating_sub(self.child)
+    }
+}
+
+/// How a call ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Close {
+    /// Its exit record.
+    Exit,
+    /// Its tail-exit record.
+    TailExit,
+    /// A caller's exit arrived first.
+    Unwound,
+    /// Still open at the end of its thread's window.
+    WindowEnd,
+}
+
+/// What an analysis does with calls.
+pub trait Sink {
+    /// A call begins. `depth` is its index in the thread's stack (0 at the bottom). Called
+    /// after the call's arguments are known.
+    fn enter(
+        &mut self,
+        thread: u32,
+        depth: usize,
+        frame: &Frame,
+        args: &[u64],
+    ) -> Result<(), CliError> {
+        let _ = (thread, depth, frame, args);
+        Ok(())
+    }
+
+    /// A call ends at `end`.
+    fn exit(
+        &mut self,
+        thread: u32,
+        depth: usize,
+        frame: &Frame,
+        end: u64,
+        how: Close,
+        args: &[u64],
+    ) -> Result<(), CliError>;
+}
+
+/// What a first pass learned: the frames open when each thread's window started, and the
+/// log's tables.
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    /// Per thread index, the inferred frames' ids from the bottom of the stack up.
+    pub initial: Vec<Vec<u32>>,
+    /// The earliest window start of any thread that recorded calls: time zero of outputs.
+    pub origin: u64,
+    /// Header and tables.
+    pub info: LogInfo,
+    /// Threads, with complete windows.
+    pub threads: Vec<ThreadStats>,
+}
+
+/// A decoded log's tables and threads.
+#[derive(Clone, Debug)]
+pub struct Decoded {
+    /// Header and tables.
+    pub info: LogInfo,
+    /// Threads, with complete windows.
+    pub threads: Vec<ThreadStats>,
+}
+
+#[derive(Default)]
+struct ThreadState {
+    stack: Vec<Frame>,
+    args: Vec<u64>,
+    /// Ticks of completed calls at the bottom of the stack: the children of an inferred caller.
+    root_child: u64,
+    first: u64,
+    /// Start of the current block: the window's start if the thread's first call is in it.
+    block_tsc: u64,
+    started: bool,
+    /// The top frame entered with arguments that are still arriving.
+    pending: bool,
+}
+
+fn input(path: &str) -> impl Fn(FormatError) -> CliError + '_ {
+    move |err| CliError::Input {
+        path: path.to_string(),
+        err,
+    }
+}
+
+/// Opens a log for decoding.
+pub fn open(path: &str) -> Result<EventDecoder<File>, CliError> {
+    let file = File::open(path).map_err(|e| CliError::io(path, "cannot open the log", e))?;
+    EventDecoder::new(file).map_err(input(path))
+}
+
+/// Replays the log at `path` through `sink`. Without a plan, entries missing from the window
+/// are inferred when their exit arrives (enough for per-function totals); with one, they are
+/// opened at the window's start. `pass` numbers this read for the progress bar.
+pub fn replay<S: Sink>(
+    path: &str,
+    sink: &mut S,
+    plan: Option<&Plan>,
+    progress: &Progress,
+    pass: u64,
+) -> Result<Decoded, CliError> {
+    replay_decoder(open(path)?, path, sink, plan, progress, pass)
+}
+
+/// [`replay`] on a decoder over any input; `path` names it in errors.
+///
+/// ```
+/// use fdr_cli::calls::{replay_decoder, Close, Frame, Sink};
+/// use fdr_cli::progress::Progress;
+/// use fdr_cli::synth::LogBuilder;
+/// use fdr_cli::CliError;
+/// use fdr_format::events::EventDecoder;
+///
+/// struct Durations(Vec<(u32, u64, bool)>);
+/// impl Sink for Durations {
+///     fn exit(&mut self, _: u32, _: usize, f: &Frame, end: u64, _: Close, _: &[u64]) -> Result<(), CliError> {
+///         self.0.push((f.id, end - f.start, f.inferred));
+///         Ok(())
+///     }
+/// }
+/// let mut log = LogBuilder::new(1_000_000_000);
+/// let mut b = log.block(1, 0, 100);
+/// b.exit(7, 150); // entered before the window: inferred entry at 100
+/// b.enter(8, 200);
+/// b.exit(8, 260);
+/// b.finish();
+/// let bytes = log.finish();
+/// let mut d = Durations(Vec::new());
+/// replay_decoder(EventDecoder::new(&bytes[..]).unwrap(), "mem", &mut d, None, &Progress::hidden(), 0)?;
+/// assert_eq!(d.0, [(7, 50, true), (8, 60, false)]);
+/// # Ok::<(), CliError>(())
+/// ```
+pub fn replay_decoder<R: Read, S: Sink>(
+    mut dec: EventDecoder<R>,
+    path: &str,
+    sink: &mut S,
+    plan: Option<&Plan>,
+    progress: &Progress,
+    pass: u64,
+) -> Result<Decoded, CliError> {
+    let mut ts: Vec<ThreadState> = Vec::new();
+    let mut n: u32 = 0;
+    let no_initial: Vec<u32> = Vec::new();
+    let r = dec.for_each(|ev, at| -> Result<(), Failure> {
+        n = n.wrapping_add(1);
+        if n & 0xfffff == 0 {
+            progress.at(pass, at);
+        }
+        let t = ev.thread as usize;
+        if t >= ts.len() {
+            ts.resize_with(t + 1, ThreadState::default);
+        }
+        let th = &mut ts[t];
+        if th.pending && !matches!(ev.kind, EventKind::Arg { .. }) {
+            th.pending = false;
+            flush_enter(th, ev.thread, sink)?;
+        }
+        if !th.started && !matches!(ev.kind, EventKind::Block | EventKind::Cpu { .. }) {
+            // The window opens with the block of the thread's first call; blocks of extension
+            // records only (fdr's leading block) do not count.
+            th.started = true;
+            th.first = th.block_tsc;
+            let initial = plan.and_then(|p| p.initial.get(t)).unwrap_or(&no_initial);
+            for &id in initial {
+                push(th, id, th.first, true, at)?;
+                flush_enter(th, ev.thread, sink)?;
+            }
+        }
+        match ev.kind {
+            EventKind::Enter { id } => {
+                push(th, id, ev.tsc, false, at)?;
+                flush_enter(th, ev.thread, sink)?;
+            }
+            EventKind::Exit { id } => close(th, ev.thread, id, ev.tsc, Close::Exit, sink)?,
+            EventKind::EnterArgs { id } => {
+                push(th, id, ev.tsc, false, at)?;
+                th.pending = true;
+            }
+            EventKind::Arg { value } => {
+                if th.pending {
+                    let top = th.stack.last().map_or(0, |f| f.args_at as usize);
+                    if th.args.len() - top < MAX_ARGS {
+                        th.args.push(value);
+                    }
+                }
+            }
+            EventKind::TailExit { id } => close(th, ev.thread, id, ev.tsc, Close::TailExit, sink)?,
+            EventKind::Block => th.block_tsc = ev.tsc,
+            EventKind::Cpu { .. } => {}
+        }
+        Ok(())
+    });
+    match r {
+        Ok(()) => {}
+        Err(Failure::Format(e)) => return Err(input(path)(e)),
+        Err(Failure::Cli(e)) => return Err(e),
+    }
+    progress.at(pass, dec.offset());
+    for (t, th) in ts.iter_mut().enumerate() {
+        if th.pending {
+            th.pending = false;
+            flush_enter(th, t as u32, sink)?;
+        }
+        let end = dec.threads().get(t).map_or(0, |s| s.last_tsc);
+        while !th.stack.is_empty() {
+            pop(th, t as u32, end, Close::WindowEnd, sink)?;
+        }
+    }
+    Ok(Decoded {
+        info: dec.info().clone(),
+        threads: dec.threads().to_vec(),
+    })
+}
+
+/// Replays the log at `path` through `sinks.len()` sinks in parallel, one thread each: sink
+/// `k` sees the calls of the log's threads whose index is `k` modulo the number of sinks, every
+/// block being decoded by exactly one of them. For analyses whose results add up across
+/// threads (without a plan: entries missing from the window are inferred at their exit).
+///
+/// ```no_run
+/// use fdr_cli::account::Account;
+/// use fdr_cli::calls::replay_shared;
+/// use fdr_cli::progress::Progress;
+/// let mut parts = vec![Account::default(), Account::default()];
+/// let decoded = replay_shared("app.fdr", &mut parts, &Progress::hidden())?;
+/// # Ok::<(), fdr_cli::CliError>(())
+/// ```
+pub fn replay_shared<S: Sink + Send>(
+    path: &str,
+    sinks: &mut [S],
+    progress: &Progress,
+) -> Result<Decoded, CliError> {
+    let n = sinks.len() as u32;
+    let hidden = Progress::hidden();
+    let results: Vec<Result<Decoded, CliError>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = sinks
+            .iter_mut()
+            .enumerate()
+            .map(|(k, sink)| {
+                let shown = if k == 0 { progress } else { &hidden };
+                scope.spawn(move || {
+                    let mut dec = open(path)?;
+                    dec.share(n, k as u32);
+                    replay_decoder(dec, path, sink, None, shown, 0)
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| match w.join() {
+                Ok(r) => r,
+                Err(panic) => std::panic::resume_unwind(panic),
+            })
+            .collect()
+    });
+    let mut parts = Vec::with_capacity(results.len());
+    let mut first_err: Option<CliError> = None;
+    for r in results {
+        match r {
+            Ok(d) => parts.push(d),
+            // The error earliest in the file is the one a single reader would have met.
+            Err(e) => {
+                let earlier = match (&first_err, &e) {
+                    (None, _) => true,
+                    (Some(CliError::Input { err: a, .. }), CliError::Input { err: b, .. }) => {
+                        b.offset < a.offset
+                    }
+                    (Some(CliError::Input { .. }), _) => false,
+                    (Some(_), CliError::Input { .. }) => true,
+                    (Some(_), _) => false,
+                };
+                if earlier {
+                    first_err = Some(e);
+                }
+            }
+        }
+    }
+    if let Some(e) = first_err {
+        return Err(e);
+    }
+    // Shares come back in order; thread `i` was decoded in full by share `i % n`.
+    let mut merged = parts[0].clone();
+    for (i, t) in merged.threads.iter_mut().enumerate() {
+        if let Some(d) = parts.get(i % parts.len()).and_then(|d| d.threads.get(i)) {
+            *t = d.clone();
+        }
+    }
+    Ok(merged)
+}
+
+/// Why a replay stopped: the log (the path is added afterwards) or the sink.
+enum Failure {
+    Format(FormatError),
+    Cli(CliError),
+}
+
+impl From<FormatError> for Failure {
+    fn from(e: FormatError) -> Self {
+        Failure::Format(e)
+    }
+}
+
+impl From<CliError> for Failure {
+    fn from(e: CliError) -> Self {
+        Failure::Cli(e)
+    }
+}
+
+#[inline]
+fn push(
+    th: &mut ThreadState,
+    id: u32,
+    tsc: u64,
+    inferred: bool,
+    offset: u64,
+) -> Result<(), Failure> {
+    if th.stack.len() >= MAX_DEPTH {
+        return Err(Failure::Format(FormatError::new(
+            offset,
+            format!(
+                "calls are nested more than {MAX_DEPTH} deep on one thread; expected exits \
+                 (is the log corrupt?)"
+            ),
+        )));
+    }
+    th.stack.push(Frame {
+        id,
+        start: tsc,
+        child: 0,
+        inferred,
+        args_at: th.args.len() as u32,
+    });
+    Ok(())
+}
+
+#[inline]
+fn flush_enter<S: Sink>(th: &ThreadState, thread: u32, sink: &mut S) -> Result<(), CliError> {
+    if let Some(f) = th.stack.last() {
+        sink.enter(
+            thread,
+            th.stack.len() - 1,
+            f,
+            &th.args[f.args_at as usize..],
+        )?;
+    }
+    Ok(())
+}
+
+#[inline]
+fn pop<S: Sink>(
+    th: &mut ThreadState,
+    thread: u32,
+    end: u64,
+    how: Close,
+    sink: &mut S,
+) -> Result<(), CliError> {
+    let Some(f) = th.stack.pop() else {
+        return Ok(());
+    };
+    let depth = th.stack.len();
+    sink.exit(thread, depth, &f, end, how, &th.args[f.args_at as usize..])?;
+    th.args.truncate(f.args_at as usize);
+    let dur = end.saturating_sub(f.start);
+    match th.stack.last_mut() {
+        Some(parent) => parent.child = parent.child.saturating_add(dur),
+        None => th.root_child = th.root_child.saturating_add(dur),
+    }
+    Ok(())
+}
+
+#[inline]
+fn close<S: Sink>(
+    th: &mut ThreadState,
+    thread: u32,
+    id: u32,
+    end: u64,
+    how: Close,
+    sink: &mut S,
+) -> Result<(), CliError> {
+    // The common case: the exit matches the top of the stack.
+    if let Some(top) = th.stack.last() {
+        if top.id == id {
+            return pop(th, thread, end, how, sink);
+        }
+    }
+    if let Some(at) = th.stack.iter().rposition(|f| f.id == id) {
+        while th.stack.len() > at + 1 {
+            pop(th, thread, end, Close::Unwound, sink)?;
+        }
+        return pop(th, thread, end, how, sink);
+    }
+    // Entered before the window started: everything open now, and everything completed at the
+    // bottom of the stack so far, ran inside it.
+    while !th.stack.is_empty() {
+        pop(th, thread, end, Close::Unwound, sink)?;
+    }
+    let f = Frame {
+        id,
+        start: th.first,
+        child: th.root_child,
+        inferred: true,
+        args_at: th.args.len() as u32,
+    };
+    th.stack.push(f);
+    flush_enter(th, thread, sink)?;
+    th.stack.pop();
+    sink.exit(thread, 0, &f, end, how, &[])?;
+    th.root_child = end.saturating_sub(f.start);
+    Ok(())
+}
+
+/// Records the frames each thread's window started inside of.
+struct Prescan {
+    initial: Vec<Vec<u32>>,
+}
+
+impl Sink for Prescan {
+    fn enter(&mut self, thread: u32, _: usize, f: &Frame, _: &[u64]) -> Result<(), CliError> {
+        if f.inferred {
+            let t = thread as usize;
+            if t >= self.initial.len() {
+                self.initial.resize_with(t + 1, Vec::new);
+            }
+            self.initial[t].push(f.id);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn exit(
+        &mut self,
+        _: u32,
+        _: usize,
+        _: &Frame,
+        _: u64,
+        _: Close,
+        _: &[u64],
+    ) -> Result<(), CliError> {
+        Ok(())
+    }
+}
+
+/// A first pass over the log: which frames were open at each thread's window start, the
+/// tables, and time zero.
+pub fn plan(path: &str, progress: &Progress) -> Result<Plan, CliError> {
+    plan_decoder(open(path)?, path, progress)
+}
+
+/// [`plan`] on a decoder over any input; `path` names it in errors.
+pub fn plan_decoder<R: Read>(
+    dec: EventDecoder<R>,
+    path: &str,
+    progress: &Progress,
+) -> Result<Plan, CliError> {
+    let mut p = Prescan {
+        initial: Vec::new(),
+    };
+    let d = replay_decoder(dec, path, &mut p, None, progress, 0)?;
+    // Discovered innermost first; the stack is built from the bottom.
+    for v in &mut p.initial {
+        v.reverse();
+    }
+    let origin = d
+        .threads
+        .iter()
+        .filter(|t| t.function_records > 0)
+        .map(|t| t.first_tsc)
+        .min()
+        .unwrap_or(0);
+    Ok(Plan {
+        initial: p.initial,
+        origin,
+        info: d.info,
+        threads: d.threads,
+    })
+}

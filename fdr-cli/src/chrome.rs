@@ -1,0 +1,187 @@
+//! `fdr convert --format chrome`: Chrome trace-event JSON.
+//!
+//! One `B` event per call entry and one `E` per exit, `ts` in microseconds from the earliest
+//! window start (three decimals: nanosecond precision), `M` events naming the process and the
+//! threads. Logged arguments become the `B` event's `args`; an inferred entry carries
+//! `"inferred_start": true`, a call closed at the window's end `"open_at_end": true` on its `E`.
+
+use std::io::Write;
+
+use crate::calls::{plan, replay, Close, Frame, Plan, Sink};
+use crate::names::{Names, Slots};
+use crate::progress::Progress;
+use crate::units::Clock;
+use crate::CliError;
+
+fn json(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
+}
+
+struct Chrome<'a> {
+    out: &'a mut dyn Write,
+    dest: &'a str,
+    names: Names,
+    slots: Slots,
+    /// JSON-quoted function names by slot.
+    quoted: Vec<String>,
+    /// `"pid":P,"tid":T` by thread index.
+    ids: Vec<String>,
+    clock: Clock,
+    origin: u64,
+    line: String,
+}
+
+impl Chrome<'_> {
+    fn ts(&mut self, tsc: u64) {
+        let ns = self.clock.ns(tsc.saturating_sub(self.origin));
+        use std::fmt::Write as _;
+        let _ = write!(self.line, "{}.{:03}", ns / 1000, ns % 1000);
+    }
+
+    fn name(&mut self, id: u32) -> usize {
+        let s = self.slots.slot(id);
+        if s == self.quoted.len() {
+            self.quoted.push(json(&self.names.function(id)));
+        }
+        s
+    }
+
+    fn emit(&mut self) -> Result<(), CliError> {
+        self.line.push_str("},\n");
+        let r = self.out.write_all(self.line.as_bytes());
+        self.line.clear();
+        r.map_err(|e| CliError::io(self.dest, "cannot write the output", e))
+    }
+}
+
+impl Sink for Chrome<'_> {
+    fn enter(&mut self, thread: u32, _: usize, f: &Frame, args: &[u64]) -> Result<(), CliError> {
+        let s = self.name(f.id);
+        self.line.push_str("{\"ph\":\"B\",\"name\":");
+        let q = std::mem::take(&mut self.quoted[s]);
+        self.line.push_str(&q);
+        self.quoted[s] = q;
+        self.line.push_str(",\"cat\":\"fdr\",\"ts\":");
+        self.ts(f.start);
+        self.line.push(',');
+        self.line.push_str(&self.ids[thread as usize]);
+        if !args.is_empty() || f.inferred {
+            self.line.push_str(",\"args\":{");
+            let mut first = true;
+            for (i, v) in args.iter().enumerate() {
+                if !first {
+                    self.line.push(',');
+                }
+                first = false;
+                let n = json(&self.names.arg(f.id, i));
+                self.line.push_str(&format!("{n}:{v}"));
+            }
+            if f.inferred {
+                if !first {
+                    self.line.push(',');
+                }
+                self.line.push_str("\"inferred_start\":true");
+            }
+            self.line.push('}');
+        }
+        self.emit()
+    }
+
+    fn exit(
+        &mut self,
+        thread: u32,
+        _: usize,
+        f: &Frame,
+        end: u64,
+        how: Close,
+        _: &[u64],
+    ) -> Result<(), CliError> {
+        let s = self.name(f.id);
+        self.line.push_str("{\"ph\":\"E\",\"name\":");
+        let q = std::mem::take(&mut self.quoted[s]);
+        self.line.push_str(&q);
+        self.quoted[s] = q;
+        self.line.push_str(",\"cat\":\"fdr\",\"ts\":");
+        self.ts(end);
+        self.line.push(',');
+        self.line.push_str(&self.ids[thread as usize]);
+        match how {
+            Close::WindowEnd => self.line.push_str(",\"args\":{\"open_at_end\":true}"),
+            Close::Unwound => self
+                .line
+                .push_str(",\"args\":{\"closed_by_caller_exit\":true}"),
+            Close::Exit | Close::TailExit => {}
+        }
+        self.emit()
+    }
+}
+
+/// The pid a thread's events are shown under: its blocks' `Pid`, else the run's.
+pub(crate) fn pid_of(p: &Plan, thread: usize) -> i32 {
+    match p.threads.get(thread) {
+        Some(t) if t.pid != 0 => t.pid,
+        _ => p.info.run.as_ref().map_or(0, |r| r.pid),
+    }
+}
+
+/// The process name: the run's program name, else `pid <pid>`.
+pub(crate) fn process_name(p: &Plan, pid: i32) -> String {
+    match &p.info.run {
+        Some(r) if !r.program.is_empty() => r.program.clone(),
+        _ => format!("pid {pid}"),
+    }
+}
+
+/// Converts the log at `path` to Chrome JSON on `out` (`dest` names it in errors).
+pub fn run(
+    path: &str,
+    out: &mut dyn Write,
+    dest: &str,
+    progress: &Progress,
+) -> Result<(), CliError> {
+    let p = plan(path, progress)?;
+    let names = Names::new(&p.info);
+    let werr = |e| CliError::io(dest, "cannot write the output", e);
+    let ids: Vec<String> = (0..p.threads.len())
+        .map(|t| format!("\"pid\":{},\"tid\":{}", pid_of(&p, t), p.threads[t].tid))
+        .collect();
+    let mut head = String::from("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+    let mut pids: Vec<i32> = Vec::new();
+    for (t, th) in p.threads.iter().enumerate() {
+        if th.function_records == 0 {
+            continue;
+        }
+        let pid = pid_of(&p, t);
+        if !pids.contains(&pid) {
+            pids.push(pid);
+            head.push_str(&format!(
+                "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{pid},\"tid\":0,\"args\":{{\"name\":{}}}}},\n",
+                json(&process_name(&p, pid))
+            ));
+        }
+        head.push_str(&format!(
+            "{{\"ph\":\"M\",\"name\":\"thread_name\",{},\"args\":{{\"name\":{}}}}},\n",
+            ids[t],
+            json(&names.thread(th.tid))
+        ));
+    }
+    out.write_all(head.as_bytes()).map_err(werr)?;
+    let mut sink = Chrome {
+        out,
+        dest,
+        names,
+        slots: Slots::default(),
+        quoted: Vec::new(),
+        ids,
+        clock: Clock::new(p.info.header.cycle_frequency),
+        origin: p.origin,
+        line: String::with_capacity(256),
+    };
+    replay(path, &mut sink, Some(&p), progress, 1)?;
+    // A last metadata event closes the array without a trailing comma.
+    let tail = format!(
+        "{{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":{},\"tid\":0,\"args\":{{\"labels\":\"fdr\"}}}}\n]}}\n",
+        pid_of(&p, 0)
+    );
+    sink.out.write_all(tail.as_bytes()).map_err(werr)
+}

@@ -1,0 +1,136 @@
+//! `fdr dump`: every record, one per line, optionally checking the block grammar.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use fdr_format::reader::{Reader, Record};
+use fdr_format::verify::BlockVerifier;
+use fdr_format::{Extension, FnKind, FormatError};
+
+use crate::CliError;
+
+/// Prints the records of the log at `path`; with `verify`, stops at the first record that
+/// breaks the block grammar.
+pub fn run(path: &str, verify: bool, out: &mut dyn Write) -> Result<(), CliError> {
+    let file =
+        std::fs::File::open(path).map_err(|e| CliError::io(path, "cannot open the log", e))?;
+    let input = |err: FormatError| CliError::Input {
+        path: path.to_string(),
+        err,
+    };
+    let w = |e: std::io::Error| CliError::io("<output>", "writing the dump", e);
+    let mut r = Reader::new(std::io::BufReader::with_capacity(1 << 16, file)).map_err(input)?;
+    let h = *r.header();
+    let mut out = std::io::BufWriter::new(out);
+    writeln!(
+        out,
+        "header: version {} type {} constant_tsc {} nonstop_tsc {} frequency {} buffer_size {}",
+        h.version, h.log_type, h.constant_tsc, h.nonstop_tsc, h.cycle_frequency, h.buffer_size
+    )
+    .map_err(w)?;
+    let mut v = BlockVerifier::new();
+    let mut names: HashMap<u32, String> = HashMap::new();
+    let mut tsc: u64 = 0;
+    let (mut records, mut blocks) = (0u64, 0u64);
+    loop {
+        let (at, rec) = match r.next_record() {
+            Ok(Some(x)) => x,
+            Ok(None) => break,
+            Err(e) => {
+                let _ = out.flush();
+                return Err(input(e));
+            }
+        };
+        records += 1;
+        let line = match &rec {
+            Record::Function { id, kind, delta } => {
+                tsc = tsc.wrapping_add(u64::from(*delta));
+                let k = match kind {
+                    FnKind::Enter => "Enter",
+                    FnKind::Exit => "Exit",
+                    FnKind::TailExit => "TailExit",
+                    FnKind::EnterArgs => "EnterArgs",
+                };
+                let name = names.get(id).cloned().unwrap_or_else(|| format!("#{id}"));
+                format!("{k:<14} id={id} delta={delta} tsc={tsc}  {name}")
+            }
+            Record::NewBuffer { tid } => format!("NewBuffer      tid={tid}"),
+            Record::EndOfBuffer => "EndOfBuffer".to_string(),
+            Record::NewCpuId { cpu, tsc: t } => {
+                tsc = *t;
+                format!("NewCPUId       cpu={cpu} tsc={t}")
+            }
+            Record::TscWrap { tsc: t } => {
+                tsc = *t;
+                format!("TSCWrap        tsc={t}")
+            }
+            Record::Walltime { secs, micros } => {
+                format!("Walltime       secs={secs} micros={micros}")
+            }
+            Record::CallArgument { value } => format!("CallArgument   value={value}"),
+            Record::BufferExtents { size } => {
+                blocks += 1;
+                format!("BufferExtents  size={size}")
+            }
+            Record::Pid { pid } => format!("Pid            pid={pid}"),
+            Record::TypedEvent {
+                delta,
+                event_type,
+                payload,
+            } => {
+                tsc = tsc.wrapping_add(*delta as i64 as u64);
+                format!(
+                    "TypedEvent     delta={delta} type={event_type} size={}",
+                    payload.len()
+                )
+            }
+            Record::CustomEvent { delta, payload } => {
+                tsc = tsc.wrapping_add(*delta as i64 as u64);
+                let what = match Extension::decode(payload) {
+                    Ok(Some(Extension::Run(r))) => format!(
+                        "fdr run: program={:?} pid={} ticks/s={} threshold_ns={} start_tsc={} end_tsc={}",
+                        r.program, r.pid, r.ticks_per_second, r.threshold_ns, r.start_tsc, r.end_tsc
+                    ),
+                    Ok(Some(Extension::Function(f))) => {
+                        let s = format!(
+                            "fdr function: id={} name={:?} file={:?} line={} args={:?}",
+                            f.id, f.name, f.file, f.line, f.args
+                        );
+                        names.insert(f.id, f.name);
+                        s
+                    }
+                    Ok(Some(Extension::Thread(t))) => format!(
+                        "fdr thread: tid={} name={:?} dropped={}",
+                        t.tid, t.name, t.records_dropped
+                    ),
+                    Ok(Some(Extension::Unknown(tag))) => format!("fdr record of unknown tag {tag}"),
+                    Ok(None) => "not an fdr record".to_string(),
+                    Err(e) => format!("malformed fdr record: {e}"),
+                };
+                format!(
+                    "CustomEvent    delta={delta} size={}  {what}",
+                    payload.len()
+                )
+            }
+        };
+        writeln!(out, "{at:>10}  {line}").map_err(w)?;
+        if verify {
+            if let Err(e) = v.record(at, &rec) {
+                let _ = out.flush();
+                return Err(input(e));
+            }
+        }
+    }
+    if verify {
+        if let Err(e) = v.finish(r.offset(), r.block_left()) {
+            let _ = out.flush();
+            return Err(input(e));
+        }
+        writeln!(
+            out,
+            "verified: {records} records in {blocks} blocks follow the version 5 block grammar"
+        )
+        .map_err(w)?;
+    }
+    out.flush().map_err(w)
+}

@@ -1,0 +1,84 @@
+//! What can go wrong when running a command, worded for the person at the terminal.
+
+use std::fmt;
+use std::io;
+
+use fdr_format::FormatError;
+
+/// A failed command. `Display` gives the whole message, starting with `fdr: `.
+///
+/// ```
+/// use fdr_cli::CliError;
+/// use fdr_format::FormatError;
+/// let e = CliError::Input {
+///     path: "app.fdr".into(),
+///     err: FormatError::new(32, "expected a BufferExtents record".into()),
+/// };
+/// assert_eq!(e.to_string(), "fdr: app.fdr: at byte offset 32: expected a BufferExtents record");
+/// assert_eq!(e.exit_code(), 1);
+/// ```
+#[derive(Debug)]
+pub enum CliError {
+    /// The command line was wrong; the text is clap's explanation.
+    Usage(String),
+    /// The log could not be decoded.
+    Input {
+        /// The log's path as given.
+        path: String,
+        /// Where and what.
+        err: FormatError,
+    },
+    /// The log is valid but holds nothing the command can show.
+    Empty {
+        /// The log's path as given.
+        path: String,
+        /// What is missing.
+        what: String,
+    },
+    /// A file could not be opened, read or written.
+    Io {
+        /// The file's path as given.
+        path: String,
+        /// What was being done.
+        action: &'static str,
+        /// Why it failed.
+        err: io::Error,
+    },
+}
+
+impl CliError {
+    /// The process exit code for this error: 2 for usage errors, 1 otherwise.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            CliError::Usage(_) => 2,
+            _ => 1,
+        }
+    }
+
+    /// True when the reader of the output went away (`fdr account x.fdr | head`): not worth
+    /// a message.
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(self, CliError::Io { err, .. } if err.kind() == io::ErrorKind::BrokenPipe)
+    }
+
+    pub(crate) fn io(path: &str, action: &'static str, err: io::Error) -> CliError {
+        CliError::Io {
+            path: path.to_string(),
+            action,
+            err,
+        }
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CliError::Usage(msg) => write!(f, "{}", msg.trim_end()),
+            CliError::Input { path, err } => write!(f, "fdr: {path}: {err}"),
+            CliError::Empty { path, what } => write!(f, "fdr: {path}: {what}"),
+            CliError::Io { path, action, err } => write!(f, "fdr: {path}: {action}: {err}"),
+        }
+    }
+}
+
+impl std::error::Error for CliError {}

@@ -1,0 +1,350 @@
+//! `fdr convert --format fxt`: the Fuchsia trace format, which Perfetto imports.
+//!
+//! Every record is a run of little-endian 64-bit words whose first word is a header: bits 0-3
+//! the record type, bits 4-15 the size in words. The file starts with the magic-number
+//! metadata record and an initialization record giving the tick rate; timestamps are written
+//! in nanoseconds since the log's earliest window start, so the rate is 10^9 whatever the
+//! recording clock was (it keeps importers' tick conversion exact and far from overflow).
+//! Names are interned with string records (ids 1 to 32767, inline strings after that) and
+//! threads with thread records (ids 1 to 255, inline pid/tid after that). Kernel-object
+//! records name the process and each thread (with the `process` koid argument Perfetto uses
+//! to attach a thread to its process). Calls are duration-begin and duration-end events;
+//! logged arguments are unsigned 64-bit arguments of the begin event; an inferred entry has
+//! the argument `inferred_start = 1`, a call closed at the window's end `open_at_end = 1`.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use crate::calls::{plan, replay, Close, Frame, Sink};
+use crate::chrome::{pid_of, process_name};
+use crate::names::{Names, Slots};
+use crate::progress::Progress;
+use crate::CliError;
+
+/// The magic-number record: metadata type 4 (trace info), info type 0, magic 0x16547846.
+pub const MAGIC: u64 = 0x0016_5478_4604_0010;
+/// Record types.
+const REC_METADATA: u64 = 0;
+const REC_INIT: u64 = 1;
+const REC_STRING: u64 = 2;
+const REC_THREAD: u64 = 3;
+const REC_EVENT: u64 = 4;
+const REC_KOBJ: u64 = 7;
+/// Event types.
+const EV_BEGIN: u64 = 2;
+const EV_END: u64 = 3;
+/// Argument types.
+const ARG_U32: u64 = 2;
+const ARG_U64: u64 = 4;
+const ARG_KOID: u64 = 8;
+/// Kernel object types (Zircon's numbering).
+const OBJ_PROCESS: u64 = 1;
+const OBJ_THREAD: u64 = 2;
+/// Longest string kept; the length field has 15 bits.
+const MAX_STR: usize = 32_000;
+const MAX_STRING_ID: u16 = 0x7fff;
+const MAX_THREAD_ID: u16 = 0xff;
+
+/// A string as an event refers to it: an interned id, or inline bytes.
+#[derive(Clone, Debug)]
+enum StrRef {
+    Id(u16),
+    Inline(Vec<u8>),
+}
+
+impl StrRef {
+    fn field(&self) -> u64 {
+        match self {
+            StrRef::Id(i) => u64::from(*i),
+            StrRef::Inline(b) => 0x8000 | b.len() as u64,
+        }
+    }
+    fn words(&self) -> usize {
+        match self {
+            StrRef::Id(_) => 0,
+            StrRef::Inline(b) => b.len().div_ceil(8),
+        }
+    }
+}
+
+fn cut(s: &str) -> &[u8] {
+    let mut end = s.len().min(MAX_STR);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s.as_bytes()[..end]
+}
+
+/// Writes FXT records into a byte buffer that is flushed as it fills.
+struct Writer<'a> {
+    out: &'a mut dyn Write,
+    dest: &'a str,
+    buf: Vec<u8>,
+    strings: HashMap<String, u16>,
+    next_string: u16,
+}
+
+impl Writer<'_> {
+    #[inline]
+    fn word(&mut self, w: u64) {
+        self.buf.extend_from_slice(&w.to_le_bytes());
+    }
+
+    fn bytes_padded(&mut self, b: &[u8]) {
+        self.buf.extend_from_slice(b);
+        let pad = (8 - b.len() % 8) % 8;
+        self.buf.extend_from_slice(&[0u8; 8][..pad]);
+    }
+
+    #[inline]
+    fn maybe_flush(&mut self) -> Result<(), CliError> {
+        if self.buf.len() >= 1 << 16 {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), CliError> {
+        let r = self.out.write_all(&self.buf);
+        self.buf.clear();
+        r.map_err(|e| CliError::io(self.dest, "cannot write the output", e))
+    }
+
+    /// The reference for `s`, writing a string record the first time while ids last.
+    fn string(&mut self, s: &str) -> StrRef {
+        if s.is_empty() {
+            return StrRef::Id(0);
+        }
+        if let Some(&i) = self.strings.get(s) {
+            return StrRef::Id(i);
+        }
+        let b = cut(s);
+        if self.next_string > MAX_STRING_ID {
+            return StrRef::Inline(b.to_vec());
+        }
+        let id = self.next_string;
+        self.next_string += 1;
+        self.strings.insert(s.to_string(), id);
+        let size = 1 + b.len().div_ceil(8) as u64;
+        self.word(REC_STRING | (size << 4) | (u64::from(id) << 16) | ((b.len() as u64) << 32));
+        self.bytes_padded(b);
+        StrRef::Id(id)
+    }
+
+    fn inline_str(&mut self, r: &StrRef) {
+        if let StrRef::Inline(b) = r {
+            let b = b.clone();
+            self.bytes_padded(&b);
+        }
+    }
+}
+
+/// Per thread: the thread reference (1-255) or the inline pid/tid koids.
+#[derive(Clone, Copy)]
+struct ThreadRef {
+    id: u16,
+    pid: u64,
+    tid: u64,
+}
+
+struct Fxt<'a> {
+    w: Writer<'a>,
+    names: Names,
+    slots: Slots,
+    fn_names: Vec<StrRef>,
+    threads: Vec<ThreadRef>,
+    category: StrRef,
+    inferred: StrRef,
+    open: StrRef,
+    origin: u64,
+}
+
+impl Fxt<'_> {
+    fn name(&mut self, id: u32) -> StrRef {
+        let s = self.slots.slot(id);
+        if s == self.fn_names.len() {
+            let n = self.names.function(id).into_owned();
+            let r = self.w.string(&n);
+            self.fn_names.push(r);
+        }
+        self.fn_names[s].clone()
+    }
+
+    /// One duration event with `args` as (name, type, value) triples.
+    fn event(
+        &mut self,
+        kind: u64,
+        thread: u32,
+        func: u32,
+        tsc: u64,
+        args: &[(StrRef, u64, u64)],
+    ) -> Result<(), CliError> {
+        let name = self.name(func);
+        let t = self.threads[thread as usize];
+        let mut size = 2 + name.words() + self.category.words();
+        if t.id == 0 {
+            size += 2;
+        }
+        for (n, ty, _) in args {
+            size += n.words() + if *ty == ARG_U32 { 1 } else { 2 };
+        }
+        let header = REC_EVENT
+            | ((size as u64) << 4)
+            | (kind << 16)
+            | ((args.len() as u64) << 20)
+            | (u64::from(t.id) << 24)
+            | (self.category.field() << 32)
+            | (name.field() << 48);
+        self.w.word(header);
+        self.w.word(tsc.saturating_sub(self.origin));
+        if t.id == 0 {
+            self.w.word(t.pid);
+            self.w.word(t.tid);
+        }
+        let cat = self.category.clone();
+        self.w.inline_str(&cat);
+        self.w.inline_str(&name);
+        for (n, ty, v) in args {
+            let words = n.words() as u64 + if *ty == ARG_U32 { 1 } else { 2 };
+            if *ty == ARG_U32 {
+                self.w
+                    .word(ty | (words << 4) | (n.field() << 16) | (v << 32));
+                self.w.inline_str(n);
+            } else {
+                self.w.word(ty | (words << 4) | (n.field() << 16));
+                self.w.inline_str(n);
+                self.w.word(*v);
+            }
+        }
+        self.w.maybe_flush()
+    }
+}
+
+impl Sink for Fxt<'_> {
+    fn enter(&mut self, thread: u32, _: usize, f: &Frame, args: &[u64]) -> Result<(), CliError> {
+        if args.is_empty() && !f.inferred {
+            return self.event(EV_BEGIN, thread, f.id, f.start, &[]);
+        }
+        let mut a = Vec::with_capacity(args.len() + 1);
+        for (i, v) in args.iter().enumerate() {
+            let n = self.names.arg(f.id, i);
+            a.push((self.w.string(&n), ARG_U64, *v));
+        }
+        if f.inferred {
+            a.push((self.inferred.clone(), ARG_U32, 1));
+        }
+        self.event(EV_BEGIN, thread, f.id, f.start, &a)
+    }
+
+    fn exit(
+        &mut self,
+        thread: u32,
+        _: usize,
+        f: &Frame,
+        end: u64,
+        how: Close,
+        _: &[u64],
+    ) -> Result<(), CliError> {
+        if how == Close::WindowEnd {
+            let a = [(self.open.clone(), ARG_U32, 1)];
+            return self.event(EV_END, thread, f.id, end, &a);
+        }
+        self.event(EV_END, thread, f.id, end, &[])
+    }
+}
+
+/// Converts the log at `path` to FXT on `out` (`dest` names it in errors).
+pub fn run(
+    path: &str,
+    out: &mut dyn Write,
+    dest: &str,
+    progress: &Progress,
+) -> Result<(), CliError> {
+    let p = plan(path, progress)?;
+    let names = Names::new(&p.info);
+    let mut w = Writer {
+        out,
+        dest,
+        buf: Vec::with_capacity(1 << 17),
+        strings: HashMap::new(),
+        next_string: 1,
+    };
+    w.word(MAGIC);
+    // Provider info (metadata type 1, provider 0, name "fdr") and the section it opens (type 2).
+    w.word(REC_METADATA | (2 << 4) | (1 << 16) | (3 << 52));
+    w.bytes_padded(b"fdr");
+    w.word(REC_METADATA | (1 << 4) | (2 << 16));
+    w.word(REC_INIT | (2 << 4));
+    w.word(p.info.header.cycle_frequency);
+    let category = w.string("fdr");
+    let inferred = w.string("inferred_start");
+    let open = w.string("open_at_end");
+    let process_arg = w.string("process");
+    // Processes and threads: kernel objects for their names, thread records for references.
+    let mut pids: Vec<i32> = Vec::new();
+    let mut threads = Vec::with_capacity(p.threads.len());
+    let mut next_thread: u16 = 1;
+    for (t, th) in p.threads.iter().enumerate() {
+        let pid = pid_of(&p, t);
+        let (pk, tk) = (u64::from(pid as u32), u64::from(th.tid as u32));
+        if th.function_records == 0 {
+            threads.push(ThreadRef {
+                id: 0,
+                pid: pk,
+                tid: tk,
+            });
+            continue;
+        }
+        if !pids.contains(&pid) {
+            pids.push(pid);
+            let n = w.string(&process_name(&p, pid));
+            w.word(
+                REC_KOBJ | ((2 + n.words() as u64) << 4) | (OBJ_PROCESS << 16) | (n.field() << 24),
+            );
+            w.word(pk);
+            w.inline_str(&n);
+        }
+        let n = w.string(&names.thread(th.tid));
+        let pa = process_arg.clone();
+        w.word(
+            REC_KOBJ
+                | ((4 + n.words() as u64 + pa.words() as u64) << 4)
+                | (OBJ_THREAD << 16)
+                | (n.field() << 24)
+                | (1 << 40),
+        );
+        w.word(tk);
+        w.inline_str(&n);
+        w.word(ARG_KOID | ((2 + pa.words() as u64) << 4) | (pa.field() << 16));
+        w.inline_str(&pa);
+        w.word(pk);
+        let id = if next_thread <= MAX_THREAD_ID {
+            let id = next_thread;
+            next_thread += 1;
+            w.word(REC_THREAD | (3 << 4) | (u64::from(id) << 16));
+            w.word(pk);
+            w.word(tk);
+            id
+        } else {
+            0
+        };
+        threads.push(ThreadRef {
+            id,
+            pid: pk,
+            tid: tk,
+        });
+    }
+    let mut sink = Fxt {
+        w,
+        names,
+        slots: Slots::default(),
+        fn_names: Vec::new(),
+        threads,
+        category,
+        inferred,
+        open,
+        origin: p.origin,
+    };
+    replay(path, &mut sink, Some(&p), progress, 1)?;
+    sink.w.flush()
+}

@@ -1,0 +1,223 @@
+//! `fdr info`: what a log holds, and what was lost while recording it.
+
+use std::io::Write;
+
+use fdr_format::events::EventKind;
+use fdr_format::{ClockSource, RecordMode};
+
+use crate::calls::open;
+use crate::names::{Names, Slots};
+use crate::progress::Progress;
+use crate::units::{human, Clock};
+use crate::CliError;
+
+fn bytes(n: u64) -> String {
+    if n >= 1 << 20 && n % (1 << 20) == 0 {
+        format!("{} MiB", n >> 20)
+    } else if n >= 1 << 10 && n % (1 << 10) == 0 {
+        format!("{} KiB", n >> 10)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+/// Prints the summary of the log at `path`.
+pub fn run(path: &str, out: &mut dyn Write, progress: &Progress) -> Result<(), CliError> {
+    let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let mut dec = open(path)?;
+    let mut called = Slots::default();
+    let mut n: u32 = 0;
+    let r = dec.for_each(|e, at| {
+        if let EventKind::Enter { id }
+        | EventKind::EnterArgs { id }
+        | EventKind::Exit { id }
+        | EventKind::TailExit { id } = e.kind
+        {
+            called.slot(id);
+        }
+        n = n.wrapping_add(1);
+        if n & 0xfffff == 0 {
+            progress.at(0, at);
+        }
+        Ok::<(), fdr_format::FormatError>(())
+    });
+    if let Err(err) = r {
+        return Err(CliError::Input {
+            path: path.to_string(),
+            err,
+        });
+    }
+    let info = dec.info();
+    let threads = dec.threads();
+    let names = Names::new(info);
+    let h = &info.header;
+    let clock = Clock::new(h.cycle_frequency);
+    let w = |e: std::io::Error| CliError::io("<output>", "writing the report", e);
+
+    let mut s = String::new();
+    use std::fmt::Write as _;
+    let _ = writeln!(s, "file        {path} ({len} bytes)");
+    let mut tsc_bits = Vec::new();
+    if h.constant_tsc {
+        tsc_bits.push("constant TSC");
+    }
+    if h.nonstop_tsc {
+        tsc_bits.push("nonstop TSC");
+    }
+    let _ = writeln!(
+        s,
+        "format      XRay FDR version {}{}{}",
+        h.version,
+        if tsc_bits.is_empty() { "" } else { ", " },
+        tsc_bits.join(", ")
+    );
+    let ghz = h.cycle_frequency as f64 / 1e9;
+    match &info.run {
+        Some(r) => {
+            let src = match r.clock {
+                ClockSource::Tsc => "timestamp counter (rdtscp)",
+                ClockSource::Monotonic => "monotonic clock",
+                ClockSource::Injected => "injected test clock",
+            };
+            let cal = if r.calibration_ns > 0 {
+                format!(", calibrated over {}", human(r.calibration_ns))
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                s,
+                "clock       {src}, {} ticks/s ({ghz:.3} GHz){cal}",
+                h.cycle_frequency
+            );
+            let prog = if r.program.is_empty() {
+                "(unnamed)"
+            } else {
+                &r.program
+            };
+            let _ = writeln!(s, "program     {prog}, pid {}", r.pid);
+            let _ = writeln!(
+                s,
+                "recording   {} mode, {} buffers of {}, threshold {} ({} ticks)",
+                match r.mode {
+                    RecordMode::Ring => "ring",
+                    RecordMode::Fill => "fill",
+                },
+                r.buffer_count,
+                bytes(r.buffer_size),
+                human(r.threshold_ns),
+                r.threshold_ticks
+            );
+            let _ = writeln!(
+                s,
+                "started     {}.{:09} s since the Unix epoch",
+                r.start_unix_secs, r.start_unix_nanos
+            );
+            let _ = writeln!(
+                s,
+                "log         {}, {} after recording started",
+                if r.snapshot {
+                    "snapshot taken while recording went on"
+                } else {
+                    "final log written when recording stopped"
+                },
+                human(clock.ns(r.end_tsc.saturating_sub(r.start_tsc)))
+            );
+            let _ = writeln!(
+                s,
+                "lost        {} records dropped (no free buffer), {} buffers recycled by the ring, \
+                 {} buffers missed while copying",
+                r.records_dropped, r.buffers_recycled, r.buffers_missed
+            );
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "clock       {} ticks/s ({ghz:.3} GHz)",
+                h.cycle_frequency
+            );
+            let _ = writeln!(
+                s,
+                "recording   no fdr run record: settings and loss counters unknown (not written by fdr?)"
+            );
+        }
+    }
+    let recording: Vec<_> = threads.iter().filter(|t| t.function_records > 0).collect();
+    let origin = recording.iter().map(|t| t.first_tsc).min().unwrap_or(0);
+    let end = recording.iter().map(|t| t.last_tsc).max().unwrap_or(0);
+    let blocks: u64 = threads.iter().map(|t| t.blocks).sum();
+    let records: u64 = threads.iter().map(|t| t.function_records).sum();
+    let _ = writeln!(s, "blocks      {blocks}");
+    let _ = writeln!(s, "records     {records} function records");
+    let _ = writeln!(
+        s,
+        "time span   {} (earliest window start to latest record)",
+        human(clock.ns(end.saturating_sub(origin)))
+    );
+    let mut missing: Vec<u32> = called
+        .ids()
+        .iter()
+        .copied()
+        .filter(|&id| names.info(id).is_none())
+        .collect();
+    missing.sort_unstable();
+    let missing_note = match missing.len() {
+        0 => String::new(),
+        n => {
+            let shown: Vec<String> = missing.iter().take(8).map(|id| format!("#{id}")).collect();
+            format!(
+                " ({n} not in the table: {}{})",
+                shown.join(", "),
+                if n > 8 { ", ..." } else { "" }
+            )
+        }
+    };
+    let _ = writeln!(
+        s,
+        "functions   {} in the table, {} seen in records{missing_note}",
+        info.functions.len(),
+        called.ids().len()
+    );
+    if info.foreign_events > 0 {
+        let _ = writeln!(
+            s,
+            "other       {} custom or typed events not written by fdr",
+            info.foreign_events
+        );
+    }
+    let _ = writeln!(s, "threads     {}", recording.len());
+    if !recording.is_empty() {
+        let _ = writeln!(
+            s,
+            "  {:>8}  {:>6}  {:>9}  {:>7}  {:>11}  {:>11}  name",
+            "tid", "blocks", "records", "dropped", "from", "to"
+        );
+        for t in &recording {
+            let dropped = info
+                .threads
+                .iter()
+                .filter(|x| x.tid == t.tid)
+                .map(|x| x.records_dropped)
+                .sum::<u64>();
+            let mut extra = String::new();
+            if t.cpu_changes > 0 {
+                extra.push_str(&format!(", {} CPU changes", t.cpu_changes));
+            }
+            if t.tsc_wraps > 0 {
+                extra.push_str(&format!(", {} TSC wraps", t.tsc_wraps));
+            }
+            let _ = writeln!(
+                s,
+                "  {:>8}  {:>6}  {:>9}  {:>7}  {:>11}  {:>11}  {}{}",
+                t.tid,
+                t.blocks,
+                t.function_records,
+                dropped,
+                format!("+{}", human(clock.ns(t.first_tsc.saturating_sub(origin)))),
+                format!("+{}", human(clock.ns(t.last_tsc.saturating_sub(origin)))),
+                names.thread(t.tid),
+                extra
+            );
+        }
+    }
+    out.write_all(s.as_bytes()).map_err(w)
+}

@@ -1,0 +1,131 @@
+//! Function and thread names from the log's own tables.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use fdr_format::events::LogInfo;
+use fdr_format::FunctionInfo;
+
+/// Ids below this are looked up in a vector; larger (rare, 28-bit) ids in a hash map, so a
+/// stray id never makes the reader allocate a 2^28-entry table.
+const DIRECT: u32 = 1 << 16;
+
+/// Maps function ids to dense slots `0..n`, in order of first use.
+///
+/// ```
+/// use fdr_cli::names::Slots;
+/// let mut s = Slots::default();
+/// assert_eq!(s.slot(500), 0);
+/// assert_eq!(s.slot(1 << 27), 1);
+/// assert_eq!(s.slot(500), 0);
+/// assert_eq!(s.ids(), &[500, 1 << 27]);
+/// ```
+#[derive(Default, Debug)]
+pub struct Slots {
+    direct: Vec<u32>,
+    far: HashMap<u32, u32>,
+    ids: Vec<u32>,
+}
+
+impl Slots {
+    /// The slot of `id`, assigning the next one on first use.
+    #[inline]
+    pub fn slot(&mut self, id: u32) -> usize {
+        if id < DIRECT {
+            let i = id as usize;
+            if let Some(&s) = self.direct.get(i) {
+                if s != u32::MAX {
+                    return s as usize;
+                }
+            }
+            if i >= self.direct.len() {
+                self.direct.resize(i + 1, u32::MAX);
+            }
+            let s = self.ids.len() as u32;
+            self.direct[i] = s;
+            self.ids.push(id);
+            return s as usize;
+        }
+        let next = self.ids.len() as u32;
+        let s = *self.far.entry(id).or_insert(next);
+        if s == next {
+            self.ids.push(id);
+        }
+        s as usize
+    }
+
+    /// The id of each slot.
+    pub fn ids(&self) -> &[u32] {
+        &self.ids
+    }
+}
+
+/// Names for function ids and thread indices.
+///
+/// ```
+/// use fdr_cli::names::Names;
+/// use fdr_format::{events::LogInfo, FunctionInfo};
+/// let info = LogInfo {
+///     functions: vec![FunctionInfo { id: 2, name: "app::run".into(), ..Default::default() }],
+///     ..Default::default()
+/// };
+/// let n = Names::new(&info);
+/// assert_eq!(n.function(2), "app::run");
+/// assert_eq!(n.function(9), "#9");
+/// ```
+#[derive(Debug, Default)]
+pub struct Names {
+    functions: HashMap<u32, FunctionInfo>,
+    threads: HashMap<i32, String>,
+}
+
+impl Names {
+    /// Names from the log's function and thread tables.
+    pub fn new(info: &LogInfo) -> Names {
+        let mut n = Names::default();
+        for f in &info.functions {
+            n.functions.insert(f.id, f.clone());
+        }
+        for t in &info.threads {
+            if !t.name.is_empty() {
+                n.threads.insert(t.tid, t.name.clone());
+            }
+        }
+        n
+    }
+
+    /// The table entry of `id`, if the log has one.
+    pub fn info(&self, id: u32) -> Option<&FunctionInfo> {
+        self.functions.get(&id)
+    }
+
+    /// The function's full name, or `#<id>` when the table does not have it.
+    pub fn function(&self, id: u32) -> Cow<'_, str> {
+        match self.functions.get(&id) {
+            Some(f) if !f.name.is_empty() => Cow::Borrowed(&f.name),
+            _ => Cow::Owned(format!("#{id}")),
+        }
+    }
+
+    /// The name of argument `i` of function `id`: from the table, else `arg<i>`.
+    pub fn arg(&self, id: u32, i: usize) -> String {
+        self.functions
+            .get(&id)
+            .and_then(|f| f.args.get(i))
+            .cloned()
+            .unwrap_or_else(|| format!("arg{i}"))
+    }
+
+    /// The thread's name, or `thread <tid>` when it had none.
+    pub fn thread(&self, tid: i32) -> String {
+        self.threads
+            .get(&tid)
+            .cloned()
+            .unwrap_or_else(|| format!("thread {tid}"))
+    }
+
+    /// True if the thread has a recorded name.
+    pub fn has_thread_name(&self, tid: i32) -> bool {
+        self.threads.contains_key(&tid)
+    }
+}

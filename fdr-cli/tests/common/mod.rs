@@ -1,0 +1,196 @@
+//! Fixture logs and helpers shared by the integration tests.
+#![allow(dead_code)]
+
+pub mod fxt;
+
+use std::path::{Path, PathBuf};
+
+use fdr_cli::synth::LogBuilder;
+use fdr_format::{ClockSource, RecordMode, RunInfo};
+
+/// 2^33 ticks: far enough to need a TSCWrap record.
+pub const FAR: u64 = 1 << 33;
+
+fn run_info(program: &str) -> RunInfo {
+    RunInfo {
+        clock: ClockSource::Injected,
+        ticks_per_second: 1_000_000_000,
+        mode: RecordMode::Ring,
+        threshold_ns: 5000,
+        threshold_ticks: 5000,
+        buffer_size: 65536,
+        buffer_count: 8,
+        pid: 1,
+        program: program.to_string(),
+        ..RunInfo::default()
+    }
+}
+
+/// Two threads at 1 GHz (ticks are nanoseconds): nested calls, logged arguments, a tail call, a
+/// CPU migration, a TSC wrap, an id missing from the table, a call open at the end, and a
+/// thread whose calls span two blocks.
+pub fn basic_log() -> Vec<u8> {
+    basic_log_with_gap(FAR)
+}
+
+/// [`basic_log`] with `gap` ticks instead of [`FAR`] before thread 12's last call (0: no TSC
+/// wrap, and no call so long that it hides the others in a flame graph).
+pub fn basic_log_with_gap(gap: u64) -> Vec<u8> {
+    let mut log = LogBuilder::new(1_000_000_000);
+    log.run(run_info("demo"));
+    log.function(1, "app::main", &[]);
+    log.function(2, "app::parse", &["len", "flags"]);
+    log.function(3, "app::Worker::step", &[]);
+    log.function(4, "<app::Cache as app::Store>::get", &[]);
+    log.function(5, "app::tail_caller", &[]);
+    log.function(6, "app::tail_callee", &[]);
+    log.thread(11, "main");
+    log.thread(12, "worker");
+    let mut b = log.block(11, 0, 1000);
+    b.enter(1, 1000);
+    b.enter_args(2, 1100, &[42, 7]);
+    b.exit(2, 1600);
+    b.enter(3, 1700);
+    b.enter(4, 1800);
+    b.exit(4, 1900);
+    b.cpu(1, 2000);
+    b.enter(4, 2100);
+    b.exit(4, 2400);
+    b.exit(3, 2500);
+    b.enter(5, 2600);
+    b.tail_exit(5, 2700);
+    b.enter(6, 2700);
+    b.exit(6, 3000);
+    b.enter(99, 3100);
+    b.exit(99, 3200);
+    b.finish();
+    let mut b = log.block(12, 2, 1500);
+    b.enter(3, 1500);
+    b.enter(4, 1600);
+    b.exit(4, 1650);
+    b.exit(3, 2000);
+    b.enter(3, 2100);
+    b.enter(4, gap + 2200);
+    b.exit(4, gap + 2300);
+    b.finish();
+    let mut b = log.block(11, 1, 3300);
+    b.enter(3, 3300);
+    b.exit(3, 3400);
+    b.exit(1, 4000);
+    b.finish();
+    log.finish()
+}
+
+/// The spans of [`basic_log`]: (tid, name, start ns, end ns), each thread's in order of start.
+pub fn basic_spans() -> Vec<(i32, &'static str, u64, u64)> {
+    let get = "<app::Cache as app::Store>::get";
+    vec![
+        (11, "app::main", 1000, 4000),
+        (11, "app::parse", 1100, 1600),
+        (11, "app::Worker::step", 1700, 2500),
+        (11, get, 1800, 1900),
+        (11, get, 2100, 2400),
+        (11, "app::tail_caller", 2600, 2700),
+        (11, "app::tail_callee", 2700, 3000),
+        (11, "#99", 3100, 3200),
+        (11, "app::Worker::step", 3300, 3400),
+        (12, "app::Worker::step", 1500, 2000),
+        (12, get, 1600, 1650),
+        (12, "app::Worker::step", 2100, FAR + 2300),
+        (12, get, FAR + 2200, FAR + 2300),
+    ]
+}
+
+/// A ring window that opens in the middle of a stack: thread 21's first records are exits of
+/// calls whose entries were overwritten, and it ends with two calls still open.
+pub fn midstack_log() -> Vec<u8> {
+    midstack_log_led_by(0)
+}
+
+/// [`midstack_log`] whose leading block belongs to `tid` and is dated at tick 10, long before
+/// the window, as the runtime writes it (it gives the leading block to its first thread).
+pub fn midstack_log_led_by(tid: i32) -> Vec<u8> {
+    let mut log = LogBuilder::new(1_000_000_000);
+    if tid != 0 {
+        log.leading_block(tid, 10);
+    }
+    log.run(RunInfo {
+        snapshot: true,
+        buffers_recycled: 3,
+        ..run_info("ring")
+    });
+    log.function(1, "app::main", &[]);
+    log.function(3, "app::Worker::step", &[]);
+    log.function(4, "app::get", &[]);
+    log.thread(21, "ring-thread");
+    let mut b = log.block(21, 0, 5000);
+    b.enter(4, 5100);
+    b.exit(4, 5200);
+    b.exit(3, 5300);
+    b.enter(4, 5400);
+    b.exit(4, 5500);
+    b.exit(1, 6000);
+    b.enter(3, 6200);
+    b.enter(4, 6300);
+    b.finish();
+    log.finish()
+}
+
+/// The spans of [`midstack_log`], with (inferred start, open at end) flags.
+pub fn midstack_spans() -> Vec<(i32, &'static str, u64, u64, bool, bool)> {
+    vec![
+        (21, "app::main", 5000, 6000, true, false),
+        (21, "app::Worker::step", 5000, 5300, true, false),
+        (21, "app::get", 5100, 5200, false, false),
+        (21, "app::get", 5400, 5500, false, false),
+        (21, "app::Worker::step", 6200, 6300, false, true),
+        (21, "app::get", 6300, 6300, false, true),
+    ]
+}
+
+/// A fresh directory for one test's files.
+pub fn temp_dir(test: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("fdr-cli-tests-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("create a temp dir");
+    d
+}
+
+/// Writes `bytes` to `dir/name` and returns the path as a string.
+pub fn write_log(dir: &Path, name: &str, bytes: &[u8]) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).expect("write a fixture");
+    p.to_string_lossy().into_owned()
+}
+
+/// Runs `fdr` with `args`, returning what it printed.
+pub fn fdr(args: &[&str]) -> Result<String, fdr_cli::CliError> {
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    let mut out = Vec::new();
+    fdr_cli::run(&args, &mut out)?;
+    // FXT is binary; everything else is UTF-8 and compared as text.
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// Compares `actual` with `tests/golden/<name>`; `FDR_BLESS=1` rewrites the file instead.
+pub fn golden(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    if std::env::var_os("FDR_BLESS").is_some() {
+        std::fs::write(&path, actual).expect("write golden file");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!(
+            "missing golden file {}; run with FDR_BLESS=1",
+            path.display()
+        )
+    });
+    if expected != actual {
+        panic!(
+            "output differs from {} (FDR_BLESS=1 rewrites it)\n--- expected\n{expected}\n--- actual\n{actual}",
+            path.display()
+        );
+    }
+}
