@@ -175,17 +175,45 @@ fn id_bits(l: &Local, f: &'static FnDesc) -> u32 {
 }
 
 /// Records one function event.
+///
+/// Inlined into every instrumented function is only the check that a recorder may be running;
+/// the recording itself is out of line, so an instrumented function without a recorder keeps
+/// a small frame (no registers saved for a body it does not run).
 #[inline(always)]
 pub(crate) fn record(f: &'static FnDesc, kind: FnKind) {
+    if recorder::may_record() {
+        match kind {
+            FnKind::Enter => record_enter(f),
+            FnKind::Exit => record_exit(f),
+            _ => record_other(f, kind),
+        }
+    }
+}
+
+#[inline(never)]
+fn record_enter(f: &'static FnDesc) {
+    record_inner(f, FnKind::Enter)
+}
+
+#[inline(never)]
+fn record_exit(f: &'static FnDesc) {
+    record_inner(f, FnKind::Exit)
+}
+
+#[inline(never)]
+fn record_other(f: &'static FnDesc, kind: FnKind) {
+    record_inner(f, kind)
+}
+
+#[inline(always)]
+fn record_inner(f: &'static FnDesc, kind: FnKind) {
     // SAFETY: `LOCAL` is this thread's; the only re-entry is a signal handler or the runtime
     // itself, which the BUSY marker turns away before they touch the state.
     let l = unsafe { &mut *local() };
     let len = l.len;
     // SAFETY: `slot` always points at a live slot.
     if len >= unsafe { (*l.slot).limit.load(Ordering::Relaxed) } {
-        if recorder::may_record() {
-            cold(l, f.id_bits(), kind, &[]);
-        }
+        cold(l, f.id_bits(), kind, &[]);
         return;
     }
     l.len = BUSY;
@@ -206,22 +234,65 @@ pub(crate) fn record(f: &'static FnDesc, kind: FnKind) {
 /// Records an entry with arguments.
 #[inline]
 pub(crate) fn record_args(f: &'static FnDesc, args: &[u64]) {
+    if !recorder::may_record() {
+        return;
+    }
     // SAFETY: as in `record`.
     let l = unsafe { &mut *local() };
     let len = l.len;
     // SAFETY: `slot` always points at a live slot.
     if len >= unsafe { (*l.slot).limit.load(Ordering::Relaxed) } {
-        if recorder::may_record() {
-            cold(l, f.id_bits(), FnKind::EnterArgs, args);
-        }
+        cold(l, f.id_bits(), FnKind::EnterArgs, args);
         return;
     }
     l.len = BUSY;
     compiler_fence(Ordering::SeqCst);
+    let id_bits = id_bits(l, f);
     let (tsc, cpu) = clock::now();
-    let new_len = write_general(l, len, id_bits(l, f), FnKind::EnterArgs, tsc, cpu, args);
+    let delta = tsc.wrapping_sub(l.last_tsc);
+    let need = 1 + 2 * args.len() as u64;
+    // SAFETY: `slot` always points at a live slot.
+    let limit = unsafe { (*l.slot).limit.load(Ordering::Relaxed) };
+    let new_len = if cpu == l.cpu
+        && delta <= u64::from(u32::MAX)
+        && u64::from(len) + need <= u64::from(limit)
+    {
+        // SAFETY: room for the entry and its arguments was checked just above.
+        unsafe { write_args(l, len, id_bits, delta as u32, tsc, args) }
+    } else {
+        write_general(l, len, id_bits, FnKind::EnterArgs, tsc, cpu, args)
+    };
     compiler_fence(Ordering::SeqCst);
     l.len = new_len;
+}
+
+/// An entry with arguments: the entry record, then one call-argument record per argument.
+///
+/// # Safety
+/// The thread owns a buffer with room for `1 + 2 * args.len()` words at `len`.
+#[inline(always)]
+unsafe fn write_args(
+    l: &mut Local,
+    len: u32,
+    id_bits: u32,
+    delta: u32,
+    tsc: u64,
+    args: &[u64],
+) -> u32 {
+    // SAFETY: forwarded contract.
+    unsafe {
+        l.store(len, u64::from(id_bits | 6) | (u64::from(delta) << 32));
+        for (i, &a) in args.iter().enumerate() {
+            l.store_meta(len + 1 + 2 * i as u32, meta::call_argument(a));
+        }
+    }
+    let len = len + 1 + 2 * args.len() as u32;
+    // Calls with logged arguments are never erased.
+    l.publish_stable(len);
+    l.last_tsc = tsc;
+    l.enters = 0;
+    l.tails = 0;
+    len
 }
 
 /// The common case: same CPU, the delta fits, one word of room.
@@ -354,22 +425,8 @@ fn write_general(
         delta = 0;
     }
     match kind {
-        FnKind::EnterArgs => {
-            // SAFETY: room for 1 + 2 * args words was checked above.
-            unsafe {
-                l.store(len, u64::from(id_bits | 6) | (u64::from(delta) << 32));
-                for (i, &a) in args.iter().enumerate() {
-                    l.store_meta(len + 1 + 2 * i as u32, meta::call_argument(a));
-                }
-            }
-            len += 1 + 2 * args.len() as u32;
-            // Calls with logged arguments are never erased.
-            l.publish_stable(len);
-            l.last_tsc = tsc;
-            l.enters = 0;
-            l.tails = 0;
-            len
-        }
+        // SAFETY: room for 1 + 2 * args words was checked above.
+        FnKind::EnterArgs => unsafe { write_args(l, len, id_bits, delta, tsc, args) },
         // SAFETY: room for one more word was checked above.
         _ => unsafe { write_fast(l, len, id_bits, kind, tsc, delta) },
     }
