@@ -65,8 +65,8 @@ impl Slot {
 }
 
 /// A bounded multi-producer multi-consumer queue of buffer indices (Vyukov's sequence-numbered
-/// ring). Capacity is at least the number of buffers and each buffer sits in at most one queue,
-/// so a push never finds it full.
+/// ring). Capacity is at least twice the number of buffers and each buffer sits in at most one
+/// queue, so a push only ever waits for a consumer to finish releasing a cell.
 struct Queue {
     cells: Box<[QueueCell]>,
     mask: usize,
@@ -97,6 +97,7 @@ impl Queue {
 
     fn push(&self, value: u32) {
         let mut pos = self.tail.load(Ordering::Relaxed);
+        let mut waits = 0u32;
         loop {
             let cell = &self.cells[pos & self.mask];
             let seq = cell.seq.load(Ordering::Acquire);
@@ -116,10 +117,17 @@ impl Queue {
                     Err(p) => pos = p,
                 }
             } else if diff < 0 {
-                // Cannot happen: there are never more entries than buffers. Dropping the index
-                // only loses a buffer's reuse, never data or memory safety.
-                debug_assert!(false, "buffer queue overflow");
-                return;
+                // The cell a lap behind was claimed by a consumer that has not released it yet
+                // (it was preempted between claiming and reading). The queue never holds more
+                // indices than there are buffers, so the release is a moment away: wait for it
+                // rather than lose the index.
+                waits += 1;
+                if waits < 64 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+                pos = self.tail.load(Ordering::Relaxed);
             } else {
                 pos = self.tail.load(Ordering::Relaxed);
             }
@@ -190,7 +198,7 @@ impl Pool {
             .map_err(|_| Error::OutOfMemory { bytes: total * 8 })?;
         // Touching every page now keeps page faults off the recording path.
         words.resize_with(total, || AtomicU64::new(0));
-        let free = Queue::new(buffer_count);
+        let free = Queue::new(2 * buffer_count);
         for i in 0..buffer_count {
             free.push(i as u32);
         }
@@ -199,7 +207,7 @@ impl Pool {
             words_per_buffer: words_per_buffer as u32,
             slots: (0..buffer_count).map(|_| Slot::new()).collect(),
             free,
-            retired: Queue::new(buffer_count),
+            retired: Queue::new(2 * buffer_count),
             mode,
             stopped: AtomicBool::new(false),
             recycled: AtomicU64::new(0),
@@ -310,6 +318,7 @@ mod tests {
 
     #[test]
     fn queue_survives_concurrent_use() {
+        // As full as the pool ever makes it: as many entries as its nominal size.
         let q = Arc::new(Queue::new(64));
         for i in 0..64 {
             q.push(i);
@@ -318,7 +327,7 @@ mod tests {
             .map(|_| {
                 let q = Arc::clone(&q);
                 std::thread::spawn(move || {
-                    for _ in 0..10_000 {
+                    for _ in 0..100_000 {
                         if let Some(v) = q.pop() {
                             q.push(v);
                         }
