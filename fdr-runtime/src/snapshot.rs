@@ -11,6 +11,10 @@
 //!   read before copying and so cannot have changed.
 //! - Lengths are published after the words, so a copy never contains half a record.
 //!
+//! - The buffers to copy are planned before any is copied, so a thread's blocks in one snapshot
+//!   are its finished blocks plus at most one growing one, never a stale copy of a block followed
+//!   by a successor that started after that copy.
+//!
 //! Finally each thread's blocks are cut to the newest run without a gap, so a window never
 //! skips the middle of a thread's history.
 
@@ -43,12 +47,30 @@ pub(crate) struct Copied {
     pub missed: u64,
 }
 
+/// Where one thread's block is, as seen before copying.
+struct Planned {
+    index: u32,
+    gen: u64,
+    thread: u32,
+    thread_seq: u32,
+}
+
 /// Copies every buffer that holds data.
+///
+/// First a plan: which buffer holds which thread's how-many-th block. Only then the copies. A
+/// thread retires a buffer before it takes the next, so every planned block that has a planned
+/// successor was final before copying began, and only a thread's newest block can still be
+/// growing. Copying slot by slot without a plan, a block copied while its owner was still
+/// writing it could be followed by a successor taken after that copy, and the records written in
+/// between would silently be missing. Newest first keeps a thread's live block as early a copy
+/// as possible relative to its predecessors' (which are final either way).
 pub(crate) fn copy_pool(pool: &Pool) -> Copied {
-    let mut blocks = Vec::new();
+    let mut plan = plan(pool);
+    plan.sort_by_key(|p| (p.thread, std::cmp::Reverse(p.thread_seq)));
+    let mut blocks = Vec::with_capacity(plan.len());
     let mut missed = 0;
-    for index in 0..pool.slots.len() as u32 {
-        match copy_buffer(pool, index) {
+    for p in &plan {
+        match copy_buffer(pool, p.index, p.gen) {
             Copy::Block(b) => blocks.push(b),
             Copy::Empty => {}
             Copy::Missed => missed += 1,
@@ -76,17 +98,52 @@ pub(crate) fn copy_pool(pool: &Pool) -> Copied {
     }
 }
 
+/// Which thread's how-many-th block each buffer holds, with the generation it was read at.
+fn plan(pool: &Pool) -> Vec<Planned> {
+    let mut plan = Vec::new();
+    for index in 0..pool.slots.len() as u32 {
+        let slot = &pool.slots[index as usize];
+        for _ in 0..ATTEMPTS {
+            let gen = slot.gen.load(Ordering::Acquire);
+            if slot.state.load(Ordering::Acquire) == FREE
+                || slot.len.load(Ordering::Acquire) < PREAMBLE_WORDS
+            {
+                break;
+            }
+            // The owner wrote these before publishing its preamble, which the length load
+            // above synchronized with; the generation check below rules out a newer owner.
+            let thread = slot.thread.load(Ordering::Relaxed);
+            let thread_seq = slot.thread_seq.load(Ordering::Relaxed);
+            fence(Ordering::Acquire);
+            if slot.gen.load(Ordering::Relaxed) == gen {
+                plan.push(Planned {
+                    index,
+                    gen,
+                    thread,
+                    thread_seq,
+                });
+                break;
+            }
+        }
+    }
+    plan
+}
+
 enum Copy {
     Block(BlockCopy),
     Empty,
     Missed,
 }
 
-fn copy_buffer(pool: &Pool, index: u32) -> Copy {
+/// Copies buffer `index` if it still holds the generation that was planned.
+fn copy_buffer(pool: &Pool, index: u32, planned: u64) -> Copy {
     let slot = &pool.slots[index as usize];
     let words = pool.buffer(index);
     for attempt in 0..ATTEMPTS {
         let gen = slot.gen.load(Ordering::Acquire);
+        if gen != planned {
+            return Copy::Missed;
+        }
         let state = slot.state.load(Ordering::Acquire);
         if state == FREE {
             return Copy::Empty;

@@ -1,7 +1,7 @@
 //! Snapshots while 8 threads record, start and exit.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -94,9 +94,9 @@ fn snapshots_while_recording(config: Config, waves: usize, calls: u64, fill: boo
     let rec = fdr_runtime::start(config).unwrap();
     let counters: Counters = Arc::default();
     let handles = workers(waves, calls, Arc::clone(&counters));
-    let stop = Arc::new(AtomicBool::new(false));
     let mut snapshots = 0;
-    while snapshots < 50 {
+    // At least 50 snapshots, and more for as long as the workers run.
+    while snapshots < 50 || !handles.iter().all(|h| h.is_finished()) {
         let before: HashMap<i32, u64> = counters
             .lock()
             .unwrap()
@@ -120,9 +120,10 @@ fn snapshots_while_recording(config: Config, waves: usize, calls: u64, fill: boo
             }
         }
         snapshots += 1;
-        std::thread::sleep(Duration::from_millis(2));
+        if fill {
+            std::thread::sleep(Duration::from_millis(2));
+        }
     }
-    stop.store(true, Ordering::Relaxed);
     for h in handles {
         h.join().unwrap();
     }
@@ -163,11 +164,11 @@ fn fill_snapshots_are_complete_and_valid() {
 #[test]
 fn ring_snapshots_with_rewinds_are_valid() {
     // Leaf calls are shorter than the threshold and get erased all the time, racing the copies;
-    // small buffers recycle constantly.
+    // tiny buffers are switched and recycled constantly while snapshots run back to back.
     let log = snapshots_while_recording(
         Config::default()
-            .buffer_size(4096)
-            .buffer_count(24)
+            .buffer_size(512)
+            .buffer_count(48)
             .threshold(Duration::from_nanos(300))
             .mode(Mode::Ring),
         6,
