@@ -327,7 +327,7 @@ mod tests {
             .map(|_| {
                 let q = Arc::clone(&q);
                 std::thread::spawn(move || {
-                    for _ in 0..100_000 {
+                    for _ in 0..if cfg!(miri) { 200 } else { 100_000 } {
                         if let Some(v) = q.pop() {
                             q.push(v);
                         }

@@ -183,8 +183,16 @@ fn fallback_forced() -> bool {
 /// Sets the clock up once per process and returns how. The first call measures the counter's
 /// frequency (about 20 ms); later calls return the same result at once.
 pub fn calibration() -> Calibration {
+    #[cfg(feature = "testing")]
+    if crate::testing::mock_on() {
+        return Calibration {
+            source: ClockSource::Injected,
+            ticks_per_second: crate::testing::mock_frequency(),
+            window: Duration::ZERO,
+        };
+    }
     static CAL: OnceLock<Calibration> = OnceLock::new();
-    let cal = *CAL.get_or_init(|| {
+    *CAL.get_or_init(|| {
         if !fallback_forced() && tsc_usable() {
             let window = Duration::from_millis(20);
             let hz = measure_tsc_hz(window);
@@ -203,16 +211,7 @@ pub fn calibration() -> Calibration {
             ticks_per_second: 1_000_000_000,
             window: Duration::ZERO,
         }
-    });
-    #[cfg(feature = "testing")]
-    if crate::testing::mock_on() {
-        return Calibration {
-            source: ClockSource::Injected,
-            ticks_per_second: crate::testing::mock_frequency(),
-            window: Duration::ZERO,
-        };
-    }
-    cal
+    })
 }
 
 #[cfg(test)]
@@ -220,7 +219,11 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg_attr(miri, ignore = "reads the hardware clock")]
     fn calibrated_clock_agrees_with_the_monotonic_clock() {
+        // Tests that drive the injected clock switch the whole process to it.
+        #[cfg(feature = "testing")]
+        let _turn = crate::testing::exclusive();
         let cal = calibration();
         if cal.source == ClockSource::Injected {
             return;

@@ -30,6 +30,8 @@ mod desc;
 mod error;
 #[cfg(feature = "record")]
 pub mod hooks;
+#[cfg(all(test, feature = "testing"))]
+mod race_tests;
 #[cfg(feature = "record")]
 mod recorder;
 #[cfg(feature = "record")]

@@ -486,7 +486,7 @@ fn attach(l: &mut Local, epoch: u64) -> bool {
     }
     l.session = ptr;
     l.epoch = epoch;
-    l.table = crate::desc::FUNCTIONS.as_ptr() as usize;
+    l.table = crate::desc::table_base();
     // SAFETY: the session was just stored in this thread's attachment, which keeps it alive.
     let s = unsafe { &*ptr };
     l.threshold = s.threshold_ticks;

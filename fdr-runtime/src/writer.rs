@@ -11,7 +11,7 @@ use fdr_format::{
     RecordMode, RunInfo, ThreadInfo, MAX_EXT_PAYLOAD,
 };
 
-use crate::desc::{FnKindTag, FUNCTIONS};
+use crate::desc::{self, FnKindTag};
 use crate::recorder::Session;
 use crate::snapshot::Copied;
 use crate::Mode;
@@ -102,7 +102,7 @@ pub(crate) fn write_log<W: Write + ?Sized>(
         lead.extend_from_slice(&payload);
     };
     event(&mut lead, Extension::Run(run));
-    for (i, f) in FUNCTIONS.iter().enumerate() {
+    for (i, f) in desc::table().iter().enumerate() {
         event(
             &mut lead,
             Extension::Function(FunctionInfo {
