@@ -78,6 +78,7 @@ pub fn run(path: &str, out: &mut dyn Write, progress: &Progress) -> Result<(), C
                 ClockSource::Tsc => "timestamp counter (rdtscp)",
                 ClockSource::Monotonic => "monotonic clock",
                 ClockSource::Injected => "injected test clock",
+                ClockSource::TscRseq => "timestamp counter (rdtsc, CPU number from rseq)",
             };
             let cal = if r.calibration_ns > 0 {
                 format!(", calibrated over {}", human(r.calibration_ns))

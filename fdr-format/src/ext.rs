@@ -20,13 +20,17 @@ const TAG_THREAD: u8 = 3;
 /// Where the timestamps came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum ClockSource {
-    /// The CPU's invariant timestamp counter, read with `rdtscp`.
+    /// The CPU's invariant timestamp counter, read with `rdtscp` (timestamp and CPU number in
+    /// one instruction).
     #[default]
     Tsc,
     /// The operating system's monotonic clock in nanoseconds.
     Monotonic,
     /// A clock driven by a test.
     Injected,
+    /// The invariant timestamp counter read with `rdtsc`, the CPU number from the thread's
+    /// restartable-sequences area, which the kernel keeps current.
+    TscRseq,
 }
 
 /// What the recorder did when its buffers were all in use.
@@ -226,6 +230,7 @@ impl Extension {
                     ClockSource::Tsc => 0,
                     ClockSource::Monotonic => 1,
                     ClockSource::Injected => 2,
+                    ClockSource::TscRseq => 3,
                 });
                 o.u8(match r.mode {
                     RecordMode::Ring => 0,
@@ -288,6 +293,7 @@ impl Extension {
                     0 => ClockSource::Tsc,
                     1 => ClockSource::Monotonic,
                     2 => ClockSource::Injected,
+                    3 => ClockSource::TscRseq,
                     c => return Err(format!("unknown clock source {c} in the run record")),
                 };
                 let mode = match i.u8("mode")? {

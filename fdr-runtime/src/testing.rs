@@ -81,6 +81,12 @@ pub fn use_fallback_clock() {
     crate::clock::FORCE_MONOTONIC.store(true, Ordering::Relaxed);
 }
 
+/// Makes the process read the counter with `rdtscp` (timestamp and CPU in one instruction) even
+/// where the CPU number could come from rseq. Only effective before the first recorder starts.
+pub fn use_rdtscp_clock() {
+    crate::clock::FORCE_RDTSCP.store(true, Ordering::Relaxed);
+}
+
 /// Serializes tests that start recorders: one recorder runs per process, and the test harness
 /// runs tests on several threads.
 pub fn exclusive() -> MutexGuard<'static, ()> {
