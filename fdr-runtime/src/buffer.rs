@@ -67,11 +67,19 @@ impl Slot {
 /// A bounded multi-producer multi-consumer queue of buffer indices (Vyukov's sequence-numbered
 /// ring). Capacity is at least twice the number of buffers and each buffer sits in at most one
 /// queue, so a push only ever waits for a consumer to finish releasing a cell.
+///
+/// The ring alone can report "empty" while it is not: a push that has claimed its cell but not
+/// yet published it hides every entry behind it, and a consumer may read a cell's sequence number
+/// before it sees the producer's update. A thread that needs a buffer would then drop records it
+/// had room for. So the queue also counts its entries, and a failed attempt only means "empty"
+/// when the count says so.
 struct Queue {
     cells: Box<[QueueCell]>,
     mask: usize,
     head: AtomicUsize,
     tail: AtomicUsize,
+    /// Entries pushed and not yet popped; raised after a push is published.
+    len: AtomicUsize,
 }
 
 struct QueueCell {
@@ -92,6 +100,7 @@ impl Queue {
             mask: cap - 1,
             head: AtomicUsize::new(0),
             tail: AtomicUsize::new(0),
+            len: AtomicUsize::new(0),
         }
     }
 
@@ -112,6 +121,7 @@ impl Queue {
                     Ok(_) => {
                         cell.value.store(value, Ordering::Relaxed);
                         cell.seq.store(pos + 1, Ordering::Release);
+                        self.len.fetch_add(1, Ordering::Release);
                         return;
                     }
                     Err(p) => pos = p,
@@ -134,7 +144,28 @@ impl Queue {
         }
     }
 
+    /// Takes the oldest entry; `None` only when the queue holds none.
     fn pop(&self) -> Option<u32> {
+        let mut waits = 0u32;
+        loop {
+            if let Some(v) = self.try_pop() {
+                self.len.fetch_sub(1, Ordering::Relaxed);
+                return Some(v);
+            }
+            // Synchronizes with the push that raised the count, whose cell is then visible.
+            if self.len.load(Ordering::Acquire) == 0 {
+                return None;
+            }
+            waits += 1;
+            if waits < 64 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+
+    fn try_pop(&self) -> Option<u32> {
         let mut pos = self.head.load(Ordering::Relaxed);
         loop {
             let cell = &self.cells[pos & self.mask];
@@ -328,9 +359,10 @@ mod tests {
                 let q = Arc::clone(&q);
                 std::thread::spawn(move || {
                     for _ in 0..if cfg!(miri) { 200 } else { 100_000 } {
-                        if let Some(v) = q.pop() {
-                            q.push(v);
-                        }
+                        // 64 entries and 4 threads: the queue is never empty, so a pop that
+                        // says it is would make a recording thread drop records.
+                        let v = q.pop().expect("a pop found a non-empty queue empty");
+                        q.push(v);
                     }
                 })
             })
