@@ -95,12 +95,8 @@ impl FnDesc {
         args: &'static [&'static str],
     ) -> FnDesc {
         FnDesc {
-            name,
-            file,
-            args,
             path: Some(path),
-            line,
-            kind,
+            ..FnDesc::new(name, file, line, kind, args)
         }
     }
 
