@@ -82,6 +82,12 @@ pub struct RunInfo {
     pub buffers_missed: u64,
     /// The program's name.
     pub program: String,
+    /// Call arguments left out because they did not fit even an empty buffer (their entry record
+    /// was kept). Appended in a later version: 0 in older logs.
+    pub args_dropped: u64,
+    /// Calls that recorded nothing because their thread could not join the recording: the
+    /// thread registry was full, or the thread was exiting. Appended later: 0 in older logs.
+    pub calls_unattached: u64,
 }
 
 /// One instrumented function (or scope) in the function table.
@@ -208,6 +214,13 @@ impl<'a> In<'a> {
         w.copy_from_slice(s);
         Ok(u64::from_le_bytes(w))
     }
+    /// A field appended in a later version: absent (the record ends first) reads as 0.
+    fn u64_or_zero(&mut self, what: &str) -> Result<u64, String> {
+        if self.at == self.b.len() {
+            return Ok(0);
+        }
+        self.u64(what)
+    }
     fn i64(&mut self, what: &str) -> Result<i64, String> {
         Ok(self.u64(what)? as i64)
     }
@@ -252,6 +265,8 @@ impl Extension {
                 o.u64(r.buffers_recycled);
                 o.u64(r.buffers_missed);
                 o.str(&r.program);
+                o.u64(r.args_dropped);
+                o.u64(r.calls_unattached);
             }
             Extension::Function(f) => {
                 o.u8(TAG_FUNCTION);
@@ -321,6 +336,8 @@ impl Extension {
                     buffers_recycled: i.u64("recycle counter")?,
                     buffers_missed: i.u64("missed-buffer counter")?,
                     program: i.str("program name")?,
+                    args_dropped: i.u64_or_zero("argument drop counter")?,
+                    calls_unattached: i.u64_or_zero("unattached-call counter")?,
                 })
             }
             TAG_FUNCTION => {
@@ -390,6 +407,8 @@ mod tests {
             buffers_recycled: 4,
             buffers_missed: 1,
             program: "prog".into(),
+            args_dropped: 6,
+            calls_unattached: 7,
         };
         let f = FunctionInfo {
             id: 3,

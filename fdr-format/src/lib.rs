@@ -2,8 +2,10 @@
 //! carries fdr's own extension records (run settings, function table, thread names) as custom
 //! events. `docs/FORMAT.md` in the repository describes the layout byte by byte.
 //!
-//! This crate has no dependencies: the runtime uses its encoders on the recording path, the
-//! `fdr` command uses its streaming decoder.
+//! This crate is the one owner of the record layout and has no dependencies: the runtime's
+//! recording path builds its records with the `const fn` encoders of `record` ([`function_word`],
+//! [`meta`]), its file writer with [`block_preamble`] and [`lead`]; the `fdr` command and its
+//! synthetic logs use the same encoders and the streaming decoder.
 //!
 //! ```
 //! use fdr_format::{function_record, decode_function_record, FnKind};
@@ -18,6 +20,7 @@ mod error;
 pub mod events;
 pub mod ext;
 mod header;
+mod lead;
 pub mod reader;
 mod record;
 pub mod verify;
@@ -27,9 +30,12 @@ pub use ext::{
     ClockSource, Extension, FunctionInfo, FunctionKind, RecordMode, RunInfo, ThreadInfo, EXT_MAGIC,
     MAX_EXT_PAYLOAD,
 };
+pub use lead::{lead_block, LeadStart};
 pub use header::{FileHeader, FDR_LOG_TYPE, FDR_VERSION, HEADER_SIZE};
 pub use record::{
-    decode_function_record, function_record, function_record_head, meta, meta_bytes, FnKind,
-    MetaKind, MetaWords, BLOCK_PREAMBLE_AFTER_EXTENTS, BLOCK_PREAMBLE_SIZE, FUNCTION_RECORD_SIZE,
-    MAX_FUNCTION_ID, METADATA_RECORD_SIZE,
+    block_preamble, decode_function_record, delta_of, function_record, function_record_head,
+    function_word, id_field, id_field_of, is_metadata, kind_bits, meta, meta_bytes, BlockStart,
+    FnKind, MetaKind, MetaWords, BLOCK_PREAMBLE_AFTER_EXTENTS, BLOCK_PREAMBLE_SIZE,
+    BLOCK_PREAMBLE_WORDS, FUNCTION_RECORD_SIZE, ID_SHIFT, KIND_MASK, MAX_FUNCTION_ID,
+    METADATA_RECORD_SIZE,
 };

@@ -116,13 +116,13 @@ impl MetaKind {
 /// ```
 #[inline(always)]
 pub const fn function_record(id: u32, kind: FnKind, delta: u32) -> u64 {
-    function_record_head(id, kind) as u64 | ((delta as u64) << 32)
+    function_word(id_field(id), kind, delta)
 }
 
 /// The low half of a function record: id and kind, without the delta.
 #[inline(always)]
 pub const fn function_record_head(id: u32, kind: FnKind) -> u32 {
-    ((id & MAX_FUNCTION_ID) << 4) | ((kind as u32) << 1)
+    id_field(id) | kind.bits()
 }
 
 /// Splits a function record word into (id, kind, delta). `None` if it is not a function record
@@ -140,34 +140,109 @@ pub fn decode_function_record(word: u64) -> Option<(u32, FnKind, u32)> {
         return None;
     }
     let kind = FnKind::from_bits(((lo >> 1) & 7) as u8)?;
-    Some((lo >> 4, kind, (word >> 32) as u32))
+    Some((lo >> ID_SHIFT, kind, delta_of(word)))
 }
 
 /// A metadata record as the two words the writer stores.
 pub type MetaWords = [u64; 2];
 
-fn meta(kind: MetaKind, data: [u8; 15]) -> MetaWords {
-    let mut bytes = [0u8; 16];
-    bytes[0] = kind.byte();
-    bytes[1..].copy_from_slice(&data);
-    let mut lo = [0u8; 8];
-    let mut hi = [0u8; 8];
-    lo.copy_from_slice(&bytes[..8]);
-    hi.copy_from_slice(&bytes[8..]);
-    [u64::from_le_bytes(lo), u64::from_le_bytes(hi)]
+/// Bits of a function record's low word that hold its kind (bit 0, the metadata flag, is clear).
+pub const KIND_MASK: u32 = 0b1110;
+
+/// How far the function id is shifted in a function record's low word.
+pub const ID_SHIFT: u32 = 4;
+
+impl FnKind {
+    /// The kind's bits in a function record's low word: `kind << 1`.
+    ///
+    /// ```
+    /// use fdr_format::FnKind;
+    /// assert_eq!(FnKind::TailExit.bits(), 4);
+    /// ```
+    #[inline(always)]
+    pub const fn bits(self) -> u32 {
+        (self as u32) << 1
+    }
 }
 
-fn data_with(parts: &[&[u8]]) -> [u8; 15] {
+/// A function record from the id already in place (`id << 4`, as [`id_field`] gives) and the
+/// kind: the form the recording path keeps, so that a record costs one `or`.
+///
+/// ```
+/// use fdr_format::{function_record, function_word, id_field, FnKind};
+/// assert_eq!(function_word(id_field(5), FnKind::Exit, 100), function_record(5, FnKind::Exit, 100));
+/// ```
+#[inline(always)]
+pub const fn function_word(id_field: u32, kind: FnKind, delta: u32) -> u64 {
+    (id_field | kind.bits()) as u64 | ((delta as u64) << 32)
+}
+
+/// A function id moved into place in a record's low word.
+#[inline(always)]
+pub const fn id_field(id: u32) -> u32 {
+    (id & MAX_FUNCTION_ID) << ID_SHIFT
+}
+
+/// The kind bits of a function record's low word, to compare with [`FnKind::bits`].
+#[inline(always)]
+pub const fn kind_bits(word: u64) -> u32 {
+    word as u32 & KIND_MASK
+}
+
+/// True when `word` is a metadata record's first word (bit 0 set).
+#[inline(always)]
+pub const fn is_metadata(word: u64) -> bool {
+    word & 1 != 0
+}
+
+/// The timestamp delta of a function record.
+#[inline(always)]
+pub const fn delta_of(word: u64) -> u32 {
+    (word >> 32) as u32
+}
+
+/// The id field (id and type bits, kind cleared) of a function record, to tell two records of
+/// the same function apart from others.
+#[inline(always)]
+pub const fn id_field_of(word: u64) -> u32 {
+    word as u32 & !(KIND_MASK | 1)
+}
+
+/// Packs a metadata kind and up to 15 data bytes, little-endian, into two words.
+const fn meta(kind: MetaKind, data: [u8; 15]) -> MetaWords {
+    let mut lo = kind.byte() as u64;
+    let mut hi = 0u64;
+    let mut i = 0;
+    while i < 15 {
+        let b = data[i] as u64;
+        if i < 7 {
+            lo |= b << (8 * (i + 1));
+        } else {
+            hi |= b << (8 * (i - 7));
+        }
+        i += 1;
+    }
+    [lo, hi]
+}
+
+/// Data bytes made of `n` little-endian bytes of `a` at 0, then of `b`.
+const fn data2(a: u64, na: usize, b: u64, nb: usize) -> [u8; 15] {
     let mut data = [0u8; 15];
-    let mut at = 0;
-    for p in parts {
-        data[at..at + p.len()].copy_from_slice(p);
-        at += p.len();
+    let mut i = 0;
+    while i < na {
+        data[i] = (a >> (8 * i)) as u8;
+        i += 1;
+    }
+    let mut j = 0;
+    while j < nb {
+        data[na + j] = (b >> (8 * j)) as u8;
+        j += 1;
     }
     data
 }
 
-/// Metadata encoders. Each returns the record as two little-endian words.
+/// Metadata encoders. Each returns the record as two little-endian words; all are `const fn`,
+/// so the recording path's records compile to constants and shifts.
 ///
 /// ```
 /// use fdr_format::meta;
@@ -178,49 +253,46 @@ pub mod meta {
     use super::*;
 
     /// `NewBuffer`: the id of the thread that owns the block.
-    pub fn new_buffer(tid: i32) -> MetaWords {
-        meta(MetaKind::NewBuffer, data_with(&[&tid.to_le_bytes()]))
+    pub const fn new_buffer(tid: i32) -> MetaWords {
+        meta(MetaKind::NewBuffer, data2(tid as u32 as u64, 4, 0, 0))
     }
     /// `EndOfBuffer`.
-    pub fn end_of_buffer() -> MetaWords {
+    pub const fn end_of_buffer() -> MetaWords {
         meta(MetaKind::EndOfBuffer, [0; 15])
     }
     /// `NewCPUId`: CPU number and the full timestamp that later deltas build on.
-    pub fn new_cpu_id(cpu: u16, tsc: u64) -> MetaWords {
-        meta(
-            MetaKind::NewCpuId,
-            data_with(&[&cpu.to_le_bytes(), &tsc.to_le_bytes()]),
-        )
+    pub const fn new_cpu_id(cpu: u16, tsc: u64) -> MetaWords {
+        meta(MetaKind::NewCpuId, data2(cpu as u64, 2, tsc, 8))
     }
     /// `TSCWrap`: the full timestamp, for a delta that did not fit 32 bits.
-    pub fn tsc_wrap(tsc: u64) -> MetaWords {
-        meta(MetaKind::TscWrap, data_with(&[&tsc.to_le_bytes()]))
+    pub const fn tsc_wrap(tsc: u64) -> MetaWords {
+        meta(MetaKind::TscWrap, data2(tsc, 8, 0, 0))
     }
     /// `WalltimeMarker`: seconds and microseconds of the wall clock.
-    pub fn walltime(secs: i64, micros: i32) -> MetaWords {
+    pub const fn walltime(secs: i64, micros: i32) -> MetaWords {
         meta(
             MetaKind::WalltimeMarker,
-            data_with(&[&secs.to_le_bytes(), &micros.to_le_bytes()]),
+            data2(secs as u64, 8, micros as u32 as u64, 4),
         )
     }
     /// `CustomEvent` header: `size` payload bytes follow the record; `delta` advances the clock.
-    pub fn custom_event(size: i32, delta: i32) -> MetaWords {
+    pub const fn custom_event(size: i32, delta: i32) -> MetaWords {
         meta(
             MetaKind::CustomEvent,
-            data_with(&[&size.to_le_bytes(), &delta.to_le_bytes()]),
+            data2(size as u32 as u64, 4, delta as u32 as u64, 4),
         )
     }
     /// `CallArgument`: one 64-bit argument.
-    pub fn call_argument(value: u64) -> MetaWords {
-        meta(MetaKind::CallArgument, data_with(&[&value.to_le_bytes()]))
+    pub const fn call_argument(value: u64) -> MetaWords {
+        meta(MetaKind::CallArgument, data2(value, 8, 0, 0))
     }
     /// `BufferExtents`: how many bytes of the block follow this record.
-    pub fn buffer_extents(size: u64) -> MetaWords {
-        meta(MetaKind::BufferExtents, data_with(&[&size.to_le_bytes()]))
+    pub const fn buffer_extents(size: u64) -> MetaWords {
+        meta(MetaKind::BufferExtents, data2(size, 8, 0, 0))
     }
     /// `Pid`: the process id.
-    pub fn pid(pid: i32) -> MetaWords {
-        meta(MetaKind::Pid, data_with(&[&pid.to_le_bytes()]))
+    pub const fn pid(pid: i32) -> MetaWords {
+        meta(MetaKind::Pid, data2(pid as u32 as u64, 4, 0, 0))
     }
 }
 
@@ -238,6 +310,52 @@ pub const BLOCK_PREAMBLE_AFTER_EXTENTS: usize = 4 * METADATA_RECORD_SIZE;
 
 /// Size in bytes of a whole block preamble, extents included.
 pub const BLOCK_PREAMBLE_SIZE: usize = 5 * METADATA_RECORD_SIZE;
+
+/// The block preamble in 64-bit words: where a writer's first event goes.
+pub const BLOCK_PREAMBLE_WORDS: u32 = (BLOCK_PREAMBLE_SIZE / 8) as u32;
+
+/// What a block preamble says: the owner, when the block started, and where its clock stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockStart {
+    /// Thread id for `NewBuffer`.
+    pub tid: i32,
+    /// Wall-clock seconds since the Unix epoch.
+    pub wall_secs: i64,
+    /// Microseconds within the second.
+    pub wall_micros: i32,
+    /// Process id.
+    pub pid: i32,
+    /// CPU for the opening `NewCPUId`.
+    pub cpu: u16,
+    /// Full timestamp for the opening `NewCPUId`: the base of the first event's delta.
+    pub tsc: u64,
+}
+
+/// A block's preamble as words: `BufferExtents` (its size, in bytes after the record, filled in
+/// when the block's length is known), `NewBuffer`, `WalltimeMarker`, `Pid`, `NewCPUId`.
+///
+/// ```
+/// use fdr_format::{block_preamble, BlockStart, BLOCK_PREAMBLE_WORDS};
+/// let w = block_preamble(&BlockStart { tid: 7, wall_secs: 0, wall_micros: 0, pid: 1, cpu: 0, tsc: 5 }, 64);
+/// assert_eq!(w.len(), BLOCK_PREAMBLE_WORDS as usize);
+/// ```
+pub const fn block_preamble(b: &BlockStart, extents: u64) -> [u64; BLOCK_PREAMBLE_WORDS as usize] {
+    let parts = [
+        meta::buffer_extents(extents),
+        meta::new_buffer(b.tid),
+        meta::walltime(b.wall_secs, b.wall_micros),
+        meta::pid(b.pid),
+        meta::new_cpu_id(b.cpu, b.tsc),
+    ];
+    let mut out = [0u64; BLOCK_PREAMBLE_WORDS as usize];
+    let mut i = 0;
+    while i < 5 {
+        out[2 * i] = parts[i][0];
+        out[2 * i + 1] = parts[i][1];
+        i += 1;
+    }
+    out
+}
 
 #[cfg(test)]
 mod tests {
