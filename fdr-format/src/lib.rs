@@ -30,8 +30,8 @@ pub use ext::{
     ClockSource, Extension, FunctionInfo, FunctionKind, RecordMode, RunInfo, ThreadInfo, EXT_MAGIC,
     MAX_EXT_PAYLOAD,
 };
-pub use lead::{lead_block, LeadStart};
 pub use header::{FileHeader, FDR_LOG_TYPE, FDR_VERSION, HEADER_SIZE};
+pub use lead::{lead_block, LeadStart};
 pub use record::{
     block_preamble, decode_function_record, delta_of, function_record, function_record_head,
     function_word, id_field, id_field_of, is_metadata, kind_bits, meta, meta_bytes, BlockStart,

@@ -15,6 +15,25 @@ pub enum Mode {
     Fill,
 }
 
+/// Where timestamps come from. See the table in the `clock` module's documentation.
+///
+/// ```
+/// let c = fdr_runtime::Config::default().clock(fdr_runtime::Clock::Monotonic);
+/// assert_eq!(c.get_clock(), fdr_runtime::Clock::Monotonic);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Clock {
+    /// `rdtsc` where the CPU number can come from the rseq area, else `rdtscp`, else monotonic.
+    #[default]
+    Auto,
+    /// `rdtscp`: the timestamp and the CPU number in one instruction (x86_64).
+    Rdtscp,
+    /// `rdtsc`, with the CPU number from the thread's rseq area (x86_64, glibc 2.35 or later).
+    Rdtsc,
+    /// The operating system's monotonic clock, in nanoseconds.
+    Monotonic,
+}
+
 /// Recorder settings.
 ///
 /// ```
@@ -33,6 +52,7 @@ pub struct Config {
     threshold: Duration,
     mode: Mode,
     out: Option<PathBuf>,
+    clock: Clock,
 }
 
 /// Smallest buffer that holds a block preamble and a useful number of records.
@@ -48,6 +68,7 @@ impl Default for Config {
             threshold: Duration::ZERO,
             mode: Mode::Ring,
             out: None,
+            clock: Clock::Auto,
         }
     }
 }
@@ -84,6 +105,18 @@ impl Config {
         self
     }
 
+    /// Where timestamps come from. A source the machine cannot give makes `start` fail with an
+    /// error that names the sources it can.
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The clock source asked for.
+    pub fn get_clock(&self) -> Clock {
+        self.clock
+    }
+
     /// Bytes per buffer.
     pub fn get_buffer_size(&self) -> usize {
         self.buffer_size
@@ -109,7 +142,8 @@ impl Config {
         self.out.as_deref()
     }
 
-    /// Reads `FDR_OPTIONS`. `Ok(None)` when it is not set.
+    /// Reads `FDR_OPTIONS`. `Ok(None)` when it is not set. Warnings (a key given twice) go to
+    /// standard error.
     ///
     /// ```
     /// std::env::remove_var("FDR_OPTIONS");
@@ -117,7 +151,13 @@ impl Config {
     /// ```
     pub fn from_env() -> Result<Option<Config>, Error> {
         match std::env::var("FDR_OPTIONS") {
-            Ok(s) => Config::from_options(&s).map(Some),
+            Ok(s) => {
+                let (config, warnings) = Config::parse_options(&s)?;
+                for w in warnings {
+                    eprintln!("fdr: warning: {w}");
+                }
+                Ok(Some(config))
+            }
             Err(std::env::VarError::NotPresent) => Ok(None),
             Err(std::env::VarError::NotUnicode(_)) => Err(Error::Config {
                 key: "FDR_OPTIONS".into(),
@@ -127,7 +167,9 @@ impl Config {
     }
 
     /// Parses space-separated `key=value` options: `buffer_size`, `buffer_count`,
-    /// `threshold_us`, `mode=ring|fill`, `out=PATH`.
+    /// `threshold_us`, `mode=ring|fill`, `out=PATH`, `clock=auto|rdtscp|rdtsc|monotonic`. A
+    /// value with spaces goes in quotes: `out="my logs/app.fdr"`. A key given twice keeps its
+    /// last value.
     ///
     /// ```
     /// let c = fdr_runtime::Config::from_options("buffer_count=4 mode=fill threshold_us=10").unwrap();
@@ -135,22 +177,46 @@ impl Config {
     /// assert_eq!(c.get_threshold(), std::time::Duration::from_micros(10));
     /// ```
     pub fn from_options(options: &str) -> Result<Config, Error> {
+        Config::parse_options(options).map(|(c, _)| c)
+    }
+
+    /// [`Config::from_options`], with the warnings it would print.
+    ///
+    /// ```
+    /// let (_, warnings) = fdr_runtime::Config::parse_options("mode=fill mode=ring").unwrap();
+    /// assert_eq!(warnings.len(), 1);
+    /// ```
+    pub fn parse_options(options: &str) -> Result<(Config, Vec<String>), Error> {
+        const KEYS: &str = "buffer_size, buffer_count, threshold_us, mode, out and clock";
         let mut c = Config::default();
-        for item in options.split_whitespace() {
+        let mut seen: Vec<String> = Vec::new();
+        let mut warnings = Vec::new();
+        for item in split_options(options)? {
             let Some((key, value)) = item.split_once('=') else {
                 return Err(Error::Config {
-                    key: item.into(),
+                    key: item.clone(),
                     message: format!(
-                        "expected key=value, found `{item}`; keys are buffer_size, buffer_count, \
-                         threshold_us, mode and out"
+                        "expected key=value, found `{item}`; keys are {KEYS} (a value with \
+                         spaces goes in quotes: out=\"my logs/app.fdr\")"
                     ),
                 });
             };
+            if seen.iter().any(|k| k == key) {
+                warnings.push(format!(
+                    "option `{key}` is given more than once in FDR_OPTIONS; the last value, \
+                     `{value}`, is used"
+                ));
+            } else {
+                seen.push(key.to_string());
+            }
+            let bad = |message: String| Error::Config {
+                key: key.into(),
+                message,
+            };
             let number = |what: &str| -> Result<u64, Error> {
-                value.parse::<u64>().map_err(|_| Error::Config {
-                    key: key.into(),
-                    message: format!("expected {what}, found `{value}`"),
-                })
+                value
+                    .parse::<u64>()
+                    .map_err(|_| bad(format!("expected {what}, found `{value}`")))
             };
             match key {
                 "buffer_size" => c.buffer_size = number("a number of bytes")? as usize,
@@ -163,34 +229,34 @@ impl Config {
                         "ring" => Mode::Ring,
                         "fill" => Mode::Fill,
                         _ => {
-                            return Err(Error::Config {
-                                key: key.into(),
-                                message: format!("expected `ring` or `fill`, found `{value}`"),
-                            })
+                            return Err(bad(format!("expected `ring` or `fill`, found `{value}`")))
+                        }
+                    }
+                }
+                "clock" => {
+                    c.clock = match value {
+                        "auto" => Clock::Auto,
+                        "rdtscp" => Clock::Rdtscp,
+                        "rdtsc" => Clock::Rdtsc,
+                        "monotonic" => Clock::Monotonic,
+                        _ => {
+                            return Err(bad(format!(
+                                "expected `auto`, `rdtscp`, `rdtsc` or `monotonic`, found `{value}`"
+                            )))
                         }
                     }
                 }
                 "out" => {
                     if value.is_empty() {
-                        return Err(Error::Config {
-                            key: key.into(),
-                            message: "expected a file path, found nothing".into(),
-                        });
+                        return Err(bad("expected a file path, found nothing".into()));
                     }
                     c.out = Some(PathBuf::from(value));
                 }
-                _ => {
-                    return Err(Error::Config {
-                        key: key.into(),
-                        message: "unknown key; keys are buffer_size, buffer_count, threshold_us, \
-                                  mode and out"
-                            .into(),
-                    })
-                }
+                _ => return Err(bad(format!("unknown key; keys are {KEYS}"))),
             }
         }
         c.validate()?;
-        Ok(c)
+        Ok((c, warnings))
     }
 
     /// Checks the values against the recorder's limits.
@@ -226,6 +292,45 @@ impl Config {
     }
 }
 
+/// Splits options at white space, keeping quoted values (`out="a b.fdr"`) whole.
+fn split_options(options: &str) -> Result<Vec<String>, Error> {
+    let mut items = Vec::new();
+    let mut current = String::new();
+    let mut quote: Option<char> = None;
+    let mut started = false;
+    for ch in options.chars() {
+        match (quote, ch) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => current.push(c),
+            (None, '"' | '\'') => {
+                quote = Some(ch);
+                started = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if started {
+                    items.push(std::mem::take(&mut current));
+                    started = false;
+                }
+            }
+            (None, c) => {
+                current.push(c);
+                started = true;
+            }
+        }
+    }
+    if let Some(q) = quote {
+        let key = current.split('=').next().unwrap_or("").to_string();
+        return Err(Error::Config {
+            key,
+            message: format!("a value opened with {q} is never closed; close the quote"),
+        });
+    }
+    if started {
+        items.push(current);
+    }
+    Ok(items)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,6 +347,8 @@ mod tests {
             ("lonely", "lonely"),
             ("buffer_size=8", "buffer_size"),
             ("buffer_count=0", "buffer_count"),
+            ("clock=sundial", "clock"),
+            ("out=\"open", "out"),
         ] {
             match Config::from_options(opts) {
                 Err(Error::Config { key: k, .. }) => assert_eq!(k, key, "{opts}"),
@@ -253,7 +360,7 @@ mod tests {
     #[test]
     fn every_key_is_read() {
         let c = Config::from_options(
-            " buffer_size=4096  buffer_count=3 threshold_us=7 mode=fill out=/tmp/x.fdr ",
+            " buffer_size=4096  buffer_count=3 threshold_us=7 mode=fill out=/tmp/x.fdr clock=rdtscp",
         )
         .unwrap();
         assert_eq!(
@@ -264,7 +371,29 @@ mod tests {
                 .threshold(Duration::from_micros(7))
                 .mode(Mode::Fill)
                 .out("/tmp/x.fdr")
+                .clock(Clock::Rdtscp)
         );
         assert_eq!(Config::from_options("").unwrap(), Config::default());
+    }
+
+    #[test]
+    fn quoted_values_keep_their_spaces() {
+        let c = Config::from_options("out=\"my logs/app.fdr\" mode='fill'").unwrap();
+        assert_eq!(c.get_out(), Some(std::path::Path::new("my logs/app.fdr")));
+        assert_eq!(c.get_mode(), Mode::Fill);
+    }
+
+    #[test]
+    fn a_repeated_key_warns_and_keeps_the_last_value() {
+        let (c, w) = Config::parse_options("mode=fill buffer_count=3 mode=ring").unwrap();
+        assert_eq!(c.get_mode(), Mode::Ring);
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("`mode`") && w[0].contains("`ring`"), "{w:?}");
+    }
+
+    #[test]
+    fn a_space_in_an_unquoted_out_says_to_quote() {
+        let e = Config::from_options("out=my logs/app.fdr").unwrap_err();
+        assert!(e.to_string().contains("quote"), "{e}");
     }
 }

@@ -13,17 +13,11 @@ use std::borrow::Cow;
 #[linkme::distributed_slice]
 pub static FUNCTIONS: [FnDesc];
 
-/// What kind of code a descriptor stands for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum FnKindTag {
-    /// A function or method.
-    Function = 0,
-    /// A block recorded by `fdr_scope!`.
-    Scope = 1,
-    /// An async function, recorded once per poll.
-    Async = 2,
-}
+/// What kind of code a descriptor stands for: the log format's own [`FunctionKind`], under
+/// the name the macros' expansions use.
+///
+/// [`FunctionKind`]: fdr_format::FunctionKind
+pub use fdr_format::FunctionKind as FnKindTag;
 
 /// The static description of one instrumented function.
 ///
@@ -136,21 +130,23 @@ impl FnDesc {
     pub fn id(&'static self) -> u32 {
         id_of(self)
     }
-
-    /// The low word of this function's records before the kind bits: `id << 4`.
-    #[cfg(feature = "record")]
-    #[inline(always)]
-    pub(crate) fn id_bits(&'static self) -> u32 {
-        let offset = (self as *const FnDesc as usize).wrapping_sub(table_base());
-        // offset / 64 * 16 + 16 == (id) << 4, with id 1-based.
-        ((offset >> 2) as u32).wrapping_add(16)
-    }
 }
 
 #[cfg(feature = "record")]
 #[inline(always)]
 fn id_of(d: &'static FnDesc) -> u32 {
-    d.id_bits() >> 4
+    id_field_from(d, table_base()) >> fdr_format::ID_SHIFT
+}
+
+/// `f`'s id in place in a record's low word (`id << 4`, see [`fdr_format::id_field`]), from the
+/// table's address. The one place that turns a descriptor into an id: descriptors are 64 bytes,
+/// so the 1-based id is `offset / 64 + 1`, and `offset / 64 << 4` is `offset >> 2`.
+#[cfg(feature = "record")]
+#[inline(always)]
+pub(crate) fn id_field_from(f: &'static FnDesc, table: usize) -> u32 {
+    const _: () = assert!(std::mem::size_of::<FnDesc>() == 1 << (fdr_format::ID_SHIFT + 2));
+    let offset = (f as *const FnDesc as usize).wrapping_sub(table);
+    ((offset >> 2) as u32).wrapping_add(1 << fdr_format::ID_SHIFT)
 }
 
 /// Where the table starts. Miri cannot resolve the linker's section bounds, so there the base

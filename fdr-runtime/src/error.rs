@@ -31,6 +31,9 @@ pub enum Error {
         /// Bytes asked for.
         bytes: usize,
     },
+    /// This handle refers to the recording of the parent process: after `fork` a child records
+    /// into a recorder of its own, and never writes its parent's.
+    ParentsRecording,
     /// Writing the log failed.
     Io {
         /// The file, when writing to one.
@@ -58,6 +61,11 @@ impl fmt::Display for Error {
                 f,
                 "fdr: another snapshot is being written right now; only one runs at a time, so \
                  try again when it is done"
+            ),
+            Error::ParentsRecording => write!(
+                f,
+                "fdr: this recorder belongs to the parent process; after fork() a child records \
+                 into its own recorder (start one with fdr::start, or let FDR_OPTIONS do it)"
             ),
             Error::OutOfMemory { bytes } => write!(
                 f,

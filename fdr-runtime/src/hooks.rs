@@ -11,30 +11,30 @@ use std::task::{Context, Poll};
 use fdr_format::FnKind;
 
 use crate::desc::FnDesc;
-use crate::thread;
+use crate::hot_path;
 
 /// Records the entry of `f`.
 #[inline(always)]
 pub fn enter(f: &'static FnDesc) {
-    thread::record(f, FnKind::Enter);
+    hot_path::record(f, FnKind::Enter);
 }
 
 /// Records the exit of `f` (or erases its entry, if the call was shorter than the threshold).
 #[inline(always)]
 pub fn exit(f: &'static FnDesc) {
-    thread::record(f, FnKind::Exit);
+    hot_path::record(f, FnKind::Exit);
 }
 
 /// Records that `f` is leaving through a tail call.
 #[inline(always)]
 pub fn tail_exit(f: &'static FnDesc) {
-    thread::record(f, FnKind::TailExit);
+    hot_path::record(f, FnKind::TailExit);
 }
 
 /// Records the entry of `f` with its arguments, one call-argument record each.
 #[inline]
 pub fn enter_args(f: &'static FnDesc, args: &[u64]) {
-    thread::record_args(f, args);
+    hot_path::record_args(f, args);
 }
 
 /// Records the entry of a function on creation and its exit on drop, so the exit is written

@@ -15,41 +15,91 @@
 //! ```
 
 #![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 #![cfg_attr(not(feature = "record"), allow(dead_code))]
 
 //! The recording engine is behind the `record` feature (which `fdr/enable` turns on); without it
 //! only the plain types exist and nothing of the runtime is linked into a program.
+//!
+//! Modules, top to bottom (each uses only those below it):
+//!
+//! | module | holds |
+//! |---|---|
+//! | `hooks` | the typed hooks and guards the macros expand into |
+//! | `hot_path` | the path of every hook: bounds check, busy bracket, clock, controller; the cold path |
+//! | `autostart` | `FDR_OPTIONS`: recording from the first call, logs at exit and on panic |
+//! | `recorder` | the public API: start, snapshots, finish |
+//! | `atomic_file` | writing a log through its own temporary file |
+//! | `log_file` | the log's layout on disk: header, leading block, thread blocks |
+//! | `snapshot` | the snapshot protocol: copying buffers while their owners write |
+//! | `attach` | a thread joining a recording, taking buffers, leaving, exiting |
+//! | `session` | one recording, and which one is running; fork handling |
+//! | `pool`, `queue`, `registry` | the buffers, the queues of free and retired ones, the threads |
+//! | `controller` | what to write for each event (policy) |
+//! | `rewind` | erasing calls shorter than the threshold |
+//! | `thread_state`, `local` | a thread's recording state and its thread-local |
+//! | `record_writer` | how words go into a buffer and are published (bytes) |
+//! | `slot` | what an owner publishes for snapshots, with the ordering table |
+//! | `clock`, `host`, `injected` | time and CPU; ids, names and wall time; values tests inject |
+//!
+//! The record layout itself belongs to `fdr_format`.
 
 mod args;
 #[cfg(feature = "record")]
-mod buffer;
+mod atomic_file;
+#[cfg(feature = "record")]
+mod attach;
+#[cfg(feature = "record")]
+mod autostart;
 #[cfg(feature = "record")]
 mod clock;
 mod config;
+#[cfg(feature = "record")]
+mod controller;
 mod desc;
 mod error;
 #[cfg(feature = "record")]
 pub mod hooks;
+#[cfg(feature = "record")]
+mod host;
+#[cfg(feature = "record")]
+mod hot_path;
+#[cfg(feature = "record")]
+mod injected;
+#[cfg(feature = "record")]
+mod local;
+#[cfg(feature = "record")]
+mod log_file;
+#[cfg(feature = "record")]
+mod pool;
+#[cfg(feature = "record")]
+mod queue;
 #[cfg(all(test, feature = "testing"))]
 mod race_tests;
 #[cfg(feature = "record")]
+mod record_writer;
+#[cfg(feature = "record")]
 mod recorder;
 #[cfg(feature = "record")]
+mod registry;
+#[cfg(feature = "record")]
 mod rewind;
+#[cfg(feature = "record")]
+mod session;
+#[cfg(feature = "record")]
+mod slot;
 #[cfg(feature = "record")]
 mod snapshot;
 mod stats;
 #[cfg(feature = "testing")]
 pub mod testing;
 #[cfg(feature = "record")]
-mod thread;
-#[cfg(feature = "record")]
-mod writer;
+mod thread_state;
 
 pub use args::LogArg;
 #[cfg(feature = "record")]
 pub use clock::{calibration, Calibration};
-pub use config::{Config, Mode, MAX_BUFFER_SIZE, MIN_BUFFER_SIZE};
+pub use config::{Clock, Config, Mode, MAX_BUFFER_SIZE, MIN_BUFFER_SIZE};
 #[cfg(feature = "record")]
 pub use desc::{function, FUNCTIONS};
 pub use desc::{FnDesc, FnKindTag};

@@ -16,67 +16,62 @@
 //! The counters only ever describe records of the current buffer, so a rewind never reaches into
 //! a buffer that may already have been handed on.
 
-use fdr_format::FnKind;
+use fdr_format::{delta_of, id_field_of, is_metadata, kind_bits, FnKind};
 
-use crate::thread::{publish_rewind, Local};
-
-const KIND_MASK: u64 = 0b1110;
-const ENTER_BITS: u64 = (FnKind::Enter as u64) << 1;
-const TAIL_BITS: u64 = (FnKind::TailExit as u64) << 1;
+use crate::thread_state::ThreadState;
 
 /// Erases the call whose exit this is, and then any tail-call pairs it ends. Returns the new
 /// length, or `None` (nothing changed) if the last entry is not this function's: calls that do
 /// not nest (a guard moved across threads, say) are kept rather than guessed at.
 ///
 /// # Safety
-/// `l.enters > 0`, so the word at `len - 1` is an entry record of the thread's own buffer, and
-/// `l.tails` pairs precede the remaining entries.
+/// `t.enters > 0`, so the word at `len - 1` is an entry record of the thread's own buffer, and
+/// `t.tails` pairs precede the remaining entries.
 #[inline(always)]
-pub(crate) unsafe fn erase_call(l: &mut Local, len: u32, id_bits: u32, tsc: u64) -> Option<u32> {
+pub(crate) unsafe fn erase_call(t: &ThreadState, len: u32, id: u32, tsc: u64) -> Option<u32> {
     // SAFETY: `enters > 0` means the last word is this buffer's entry record.
-    let entry = unsafe { l.load(len - 1) };
-    if entry as u32 != id_bits {
+    let entry = unsafe { t.writer.load(len - 1) };
+    if entry as u32 != id | FnKind::Enter.bits() {
         return None;
     }
     let mut len = len - 1;
     // The entry's delta leads back to the timestamp of the record before it.
-    let mut last = l.last_tsc.wrapping_sub(entry >> 32);
-    l.enters -= 1;
-    if l.enters == 0 && l.tails > 0 {
+    let mut last = t.last_tsc.get().wrapping_sub(u64::from(delta_of(entry)));
+    t.enters.set(t.enters.get() - 1);
+    if t.enters.get() == 0 && t.tails.get() > 0 {
         // SAFETY: `tails` pairs sit right below `len`, per the contract.
-        len = unsafe { erase_tail_pairs(l, len, tsc, &mut last) };
+        len = unsafe { erase_tail_pairs(t, len, tsc, &mut last) };
     }
-    l.last_tsc = last;
+    t.last_tsc.set(last);
     // With entries left, the last one's timestamp is the new `last`.
-    l.last_entry_tsc = last;
-    publish_rewind(l, len);
+    t.last_entry_tsc.set(last);
+    t.writer.publish_undo(len);
     Some(len)
 }
 
 /// # Safety
-/// `l.tails` entry/tail-exit pairs end at `len`.
+/// `t.tails` entry/tail-exit pairs end at `len`.
 #[cold]
-unsafe fn erase_tail_pairs(l: &mut Local, mut len: u32, tsc: u64, last: &mut u64) -> u32 {
-    while l.tails > 0 && len >= 2 {
+unsafe fn erase_tail_pairs(t: &ThreadState, mut len: u32, tsc: u64, last: &mut u64) -> u32 {
+    while t.tails.get() > 0 && len >= 2 {
         // SAFETY: per the contract, the two words below `len` are one pair of this buffer.
-        let (tail, entry) = unsafe { (l.load(len - 1), l.load(len - 2)) };
-        let same_function = (tail as u32) >> 4 == (entry as u32) >> 4;
-        if tail & 1 != 0
-            || tail & KIND_MASK != TAIL_BITS
-            || entry & KIND_MASK != ENTER_BITS
-            || !same_function
+        let (tail, entry) = unsafe { (t.writer.load(len - 1), t.writer.load(len - 2)) };
+        if is_metadata(tail)
+            || kind_bits(tail) != FnKind::TailExit.bits()
+            || kind_bits(entry) != FnKind::Enter.bits()
+            || id_field_of(tail) != id_field_of(entry)
         {
-            l.tails = 0;
+            t.tails.set(0);
             break;
         }
-        let entered = last.wrapping_sub(tail >> 32);
-        if tsc.wrapping_sub(entered) >= l.threshold {
-            l.tails = 0;
+        let entered = last.wrapping_sub(u64::from(delta_of(tail)));
+        if tsc.wrapping_sub(entered) >= t.threshold.get() {
+            t.tails.set(0);
             break;
         }
         len -= 2;
-        *last = entered.wrapping_sub(entry >> 32);
-        l.tails -= 1;
+        *last = entered.wrapping_sub(u64::from(delta_of(entry)));
+        t.tails.set(t.tails.get() - 1);
     }
     len
 }

@@ -1,4 +1,6 @@
-//! Copying buffers out while their owners keep writing.
+//! The snapshot protocol: copying buffers out while their owners keep writing.
+//!
+//! What each owner publishes, and with which ordering, is the table in `slot`.
 //!
 //! No lock is shared with the recording threads: a copy is checked after the fact against what
 //! the owner publishes, and retried or trimmed when it raced.
@@ -20,10 +22,10 @@
 
 use std::sync::atomic::{fence, Ordering};
 
-use fdr_format::meta;
+use fdr_format::{meta, BLOCK_PREAMBLE_WORDS as PREAMBLE_WORDS};
 
-use crate::buffer::{Pool, FREE, RETIRED};
-use crate::thread::PREAMBLE_WORDS;
+use crate::pool::Pool;
+use crate::slot::{FREE, RETIRED};
 
 /// How many times a live buffer is copied again after racing with a rewind.
 const ATTEMPTS: usize = 4;

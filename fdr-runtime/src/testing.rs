@@ -16,75 +16,50 @@
 //! testing::use_real_clock();
 //! ```
 
-use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
-static MOCK: AtomicBool = AtomicBool::new(false);
-static FREQUENCY: AtomicU64 = AtomicU64::new(1_000_000_000);
-static NEXT_TID: AtomicI32 = AtomicI32::new(1);
+use crate::injected;
 
-thread_local! {
-    static ON_READ: Cell<Option<fn()>> = const { Cell::new(None) };
-    static TIME: Cell<u64> = const { Cell::new(0) };
-    static CPU: Cell<u32> = const { Cell::new(0) };
-    static TID: Cell<i32> = const { Cell::new(0) };
-}
-
-/// Switches the process to the injected clock, ticking `ticks_per_second`.
+/// Switches the process to injected values: recorders started from now on read each thread's
+/// injected time and CPU, ticking `ticks_per_second`.
 pub fn use_mock_clock(ticks_per_second: u64) {
-    FREQUENCY.store(ticks_per_second.max(1), Ordering::Relaxed);
-    NEXT_TID.store(1, Ordering::Relaxed);
-    MOCK.store(true, Ordering::SeqCst);
+    injected::turn_on(ticks_per_second);
 }
 
-/// Switches back to the hardware clock.
+/// Switches recorders started from now on back to the machine's clock.
 pub fn use_real_clock() {
-    MOCK.store(false, Ordering::SeqCst);
+    injected::turn_off();
 }
 
 /// Sets this thread's time.
 pub fn set_time(ticks: u64) {
-    TIME.with(|t| t.set(ticks));
+    injected::set_time(ticks);
 }
 
 /// Moves this thread's time forward (wrapping, like a hardware counter).
 pub fn advance(ticks: u64) {
-    TIME.with(|t| t.set(t.get().wrapping_add(ticks)));
+    injected::advance(ticks);
 }
 
 /// Moves this thread to another CPU.
 pub fn set_cpu(cpu: u16) {
-    CPU.with(|c| c.set(u32::from(cpu)));
+    injected::set_cpu(u32::from(cpu));
 }
 
 /// Names this thread in logs (call before its first record).
 pub fn set_thread_id(tid: i32) {
-    TID.with(|t| t.set(tid));
+    injected::set_thread_id(tid);
 }
 
 /// Runs `f` inside every clock read of this thread, that is in the middle of writing a record,
 /// the way a signal handler could interrupt it. `None` removes it.
 pub fn on_clock_read(f: Option<fn()>) {
-    ON_READ.with(|c| c.set(f));
+    injected::on_clock_read(f);
 }
 
 /// This thread's injected time and CPU.
 pub fn now() -> (u64, u32) {
-    (TIME.with(Cell::get), CPU.with(Cell::get))
-}
-
-/// Makes the process use the fallback clock (monotonic nanoseconds, CPU from `sched_getcpu`)
-/// even where the timestamp counter is usable. Only effective before the first recorder starts:
-/// the clock is set up once per process.
-pub fn use_fallback_clock() {
-    crate::clock::FORCE_MONOTONIC.store(true, Ordering::Relaxed);
-}
-
-/// Makes the process read the counter with `rdtscp` (timestamp and CPU in one instruction) even
-/// where the CPU number could come from rseq. Only effective before the first recorder starts.
-pub fn use_rdtscp_clock() {
-    crate::clock::FORCE_RDTSCP.store(true, Ordering::Relaxed);
+    injected::values()
 }
 
 /// Serializes tests that start recorders: one recorder runs per process, and the test harness
@@ -92,30 +67,4 @@ pub fn use_rdtscp_clock() {
 pub fn exclusive() -> MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-#[inline(always)]
-pub(crate) fn mock_on() -> bool {
-    MOCK.load(Ordering::Relaxed)
-}
-
-#[inline(always)]
-pub(crate) fn mock_now() -> (u64, u32) {
-    if let Some(f) = ON_READ.with(Cell::get) {
-        f();
-    }
-    now()
-}
-
-pub(crate) fn mock_frequency() -> u64 {
-    FREQUENCY.load(Ordering::Relaxed)
-}
-
-pub(crate) fn mock_tid() -> i32 {
-    TID.with(|t| {
-        if t.get() == 0 {
-            t.set(NEXT_TID.fetch_add(1, Ordering::Relaxed));
-        }
-        t.get()
-    })
 }

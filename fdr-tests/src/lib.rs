@@ -4,7 +4,7 @@
 use std::io::Read;
 use std::time::{Duration, Instant};
 
-use fdr_runtime::{CallGuard, Config, Mode};
+use fdr_runtime::{CallGuard, Clock, Config, Mode};
 
 use fdr_format::reader::{Reader, Record};
 use fdr_format::{Extension, FileHeader, FnKind, FunctionInfo, RunInfo, ThreadInfo};
@@ -227,18 +227,52 @@ pub fn decode(bytes: impl Read) -> Result<Log, String> {
 }
 
 /// Runs `body` under a fresh recorder driven by the injected clock (1 tick = 1 ns), then
-/// finishes it and decodes the log. Serialized with every other recording test of the binary.
+/// finishes it and decodes the log. Serialized with every other recording test of the binary; if
+/// `body` panics, the recorder is finished and the real clock restored all the same, so one
+/// failure does not cascade into the next test.
 pub fn record_log(config: fdr::Config, body: impl FnOnce()) -> Log {
-    let _turn = testing::exclusive();
-    testing::use_mock_clock(1_000_000_000);
-    testing::set_time(1_000);
-    testing::set_cpu(0);
-    let rec = fdr_runtime::start(config).expect("start");
+    let session = MockSession::start(config);
     body();
-    let mut bytes = Vec::new();
-    rec.finish_to(&mut bytes).expect("finish");
-    testing::use_real_clock();
-    decode(&bytes[..]).expect("decode")
+    session.finish()
+}
+
+/// A recorder on the injected clock that cleans up after itself, even when a test panics.
+pub struct MockSession {
+    rec: Option<fdr_runtime::Recorder>,
+    _turn: std::sync::MutexGuard<'static, ()>,
+}
+
+impl MockSession {
+    /// Takes this binary's recording turn, switches to the injected clock (time 1000 on CPU 0 for
+    /// this thread) and starts a recorder.
+    pub fn start(config: fdr::Config) -> MockSession {
+        let turn = testing::exclusive();
+        testing::use_mock_clock(1_000_000_000);
+        testing::set_time(1_000);
+        testing::set_cpu(0);
+        let rec = fdr_runtime::start(config).expect("start");
+        MockSession {
+            rec: Some(rec),
+            _turn: turn,
+        }
+    }
+
+    /// Finishes the recorder and decodes its log.
+    pub fn finish(mut self) -> Log {
+        let rec = self.rec.take().expect("finished once");
+        let mut bytes = Vec::new();
+        rec.finish_to(&mut bytes).expect("finish");
+        decode(&bytes[..]).expect("decode")
+    }
+}
+
+impl Drop for MockSession {
+    fn drop(&mut self) {
+        if let Some(rec) = self.rec.take() {
+            let _ = rec.finish_to(&mut std::io::sink());
+        }
+        testing::use_real_clock();
+    }
 }
 
 // The real clock and the real CPU number, checked from several test binaries (the clock source
@@ -261,7 +295,7 @@ pub fn pin(cpu: usize) -> bool {
 
 /// A thread pinned to CPU 0, then to CPU 1, leaves a NewCPUId record naming CPU 1 (skipped, with
 /// a printed reason, where two CPUs cannot be had).
-pub fn check_real_migration() {
+pub fn check_real_migration(clock: Clock) {
     let cpus = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
@@ -270,7 +304,13 @@ pub fn check_real_migration() {
         return;
     }
     let _turn = testing::exclusive();
-    let rec = fdr_runtime::start(Config::default().buffer_count(4).mode(Mode::Fill)).unwrap();
+    let rec = fdr_runtime::start(
+        Config::default()
+            .buffer_count(4)
+            .mode(Mode::Fill)
+            .clock(clock),
+    )
+    .unwrap();
     let log = std::thread::spawn(move || {
         assert!(pin(0));
         drop(CallGuard::enter(&PINNED));
@@ -300,9 +340,15 @@ pub fn check_real_migration() {
 
 /// A recorded call around a 10 ms sleep decodes to within 2% of the time the monotonic clock
 /// measured around it.
-pub fn check_10ms_sleep() {
+pub fn check_10ms_sleep(clock: Clock) {
     let _turn = testing::exclusive();
-    let rec = fdr_runtime::start(Config::default().buffer_count(4).mode(Mode::Fill)).unwrap();
+    let rec = fdr_runtime::start(
+        Config::default()
+            .buffer_count(4)
+            .mode(Mode::Fill)
+            .clock(clock),
+    )
+    .unwrap();
     let began = Instant::now();
     {
         let _g = CallGuard::enter(&SLEEPY);

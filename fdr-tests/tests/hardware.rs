@@ -16,10 +16,20 @@ fn the_default_clock_source_is_the_timestamp_counter() {
 
 #[test]
 fn a_thread_moved_to_another_cpu_writes_a_new_cpu_record() {
-    fdr_tests::check_real_migration();
+    fdr_tests::check_real_migration(fdr_runtime::Clock::Auto);
 }
 
 #[test]
 fn a_recorded_10ms_sleep_decodes_to_10ms() {
-    fdr_tests::check_10ms_sleep();
+    fdr_tests::check_10ms_sleep(fdr_runtime::Clock::Auto);
+}
+
+#[test]
+fn rdtscp_sees_a_migration_too() {
+    fdr_tests::check_real_migration(fdr_runtime::Clock::Rdtscp);
+}
+
+#[test]
+fn a_10ms_sleep_read_with_rdtscp_decodes_to_10ms() {
+    fdr_tests::check_10ms_sleep(fdr_runtime::Clock::Rdtscp);
 }

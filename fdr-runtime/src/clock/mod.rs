@@ -1,0 +1,236 @@
+//! Where timestamps and CPU numbers come from, chosen once per recorder.
+//!
+//! | source | reads | cost here (AMD EPYC KVM) | CPU number |
+//! |---|---|---|---|
+//! | `rdtsc` (default where it exists) | `rdtsc` + one load | ~9.5 ns | the thread's rseq area, which the kernel keeps current |
+//! | `rdtscp` | `rdtscp` | ~18 ns, waits for earlier instructions | TSC_AUX, in the same instruction |
+//! | `monotonic` | `clock_gettime` | ~20 ns | `sched_getcpu` |
+//! | injected | a test's values | - | a test's values |
+//!
+//! The counter's frequency is not something to look up: virtual machines rarely expose it (this
+//! is where XRay gives up), so it is measured once per process against the monotonic clock.
+//!
+//! Why not `minstant`, which the design card names: its TSC check (in 0.1.7: does the kernel list
+//! `tsc` among its available clocksources, which it only does after checking that the CPUs'
+//! counters agree) is the one we use too, below. But its calibration runs in a static constructor
+//! at every start of every program that links it, busy-spinning through at least two 10 ms
+//! windows, recording or not; and it hands out nanoseconds from one `rdtsc`, while a record needs
+//! raw ticks and the CPU number from one read. So fdr reads the counter itself, and measures the
+//! frequency only when a recorder starts.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use fdr_format::ClockSource;
+
+use crate::{injected, Clock, Error};
+
+#[cfg(target_arch = "x86_64")]
+#[path = "x86_64.rs"]
+mod arch;
+#[cfg(not(target_arch = "x86_64"))]
+#[path = "other.rs"]
+mod arch;
+
+/// Which source [`now`] reads; set when a recorder starts.
+static SOURCE: AtomicU8 = AtomicU8::new(MONOTONIC);
+const RDTSC_RSEQ: u8 = 0;
+const RDTSCP: u8 = 1;
+const MONOTONIC: u8 = 2;
+const INJECTED: u8 = 3;
+
+/// How the clock was set up for a recording.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Calibration {
+    /// The source timestamps come from.
+    pub source: ClockSource,
+    /// Ticks per second.
+    pub ticks_per_second: u64,
+    /// How long the measurement against the monotonic clock ran (zero if none was needed).
+    pub window: Duration,
+}
+
+/// The timestamp and the CPU number, read together.
+#[inline(always)]
+pub(crate) fn now() -> (u64, u32) {
+    match SOURCE.load(Ordering::Relaxed) {
+        RDTSC_RSEQ => arch::rdtsc_rseq(),
+        RDTSCP => arch::rdtscp(),
+        INJECTED => injected::now(),
+        _ => monotonic_now(),
+    }
+}
+
+#[cold]
+fn monotonic_now() -> (u64, u32) {
+    (monotonic_ns(), current_cpu())
+}
+
+/// Nanoseconds of `CLOCK_MONOTONIC`.
+pub(crate) fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC is always supported on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn current_cpu() -> u32 {
+    // SAFETY: sched_getcpu takes no arguments and only returns a number (or -1).
+    let cpu = unsafe { libc::sched_getcpu() };
+    cpu.max(0) as u32
+}
+
+/// What this machine can give, for error messages and [`Clock::Auto`].
+struct Available {
+    /// The counter ticks at a constant rate and agrees across CPUs, with its frequency.
+    tsc_hz: Option<u64>,
+    /// The offset of the rseq area's `cpu_id` from the thread pointer.
+    rseq: Option<isize>,
+}
+
+fn available() -> &'static Available {
+    static AVAILABLE: OnceLock<Available> = OnceLock::new();
+    AVAILABLE.get_or_init(|| {
+        let tsc_hz = if arch::tsc_usable() {
+            let hz = measure_tsc_hz(CALIBRATION_WINDOW);
+            (hz > 1_000_000).then_some(hz)
+        } else {
+            None
+        };
+        Available {
+            tsc_hz,
+            rseq: tsc_hz.and(arch::rseq_cpu_offset()),
+        }
+    })
+}
+
+const CALIBRATION_WINDOW: Duration = Duration::from_millis(20);
+
+fn names(a: &Available) -> String {
+    let mut v = Vec::new();
+    if a.rseq.is_some() {
+        v.push("rdtsc");
+    }
+    if a.tsc_hz.is_some() {
+        v.push("rdtscp");
+    }
+    v.push("monotonic");
+    v.join(", ")
+}
+
+/// Sets the clock up for a recorder that asked for `choice`. Tests that turned on injected
+/// values get those, whatever the choice.
+pub(crate) fn select(choice: Clock) -> Result<Calibration, Error> {
+    if injected::on() {
+        SOURCE.store(INJECTED, Ordering::Relaxed);
+        return Ok(Calibration {
+            source: ClockSource::Injected,
+            ticks_per_second: injected::frequency(),
+            window: Duration::ZERO,
+        });
+    }
+    let monotonic = Calibration {
+        source: ClockSource::Monotonic,
+        ticks_per_second: 1_000_000_000,
+        window: Duration::ZERO,
+    };
+    if choice == Clock::Monotonic {
+        SOURCE.store(MONOTONIC, Ordering::Relaxed);
+        return Ok(monotonic);
+    }
+    let a = available();
+    let missing = |name: &str, why: &str| Error::Config {
+        key: "clock".into(),
+        message: format!(
+            "`{name}` is not available on this machine ({why}); it offers: {}",
+            names(a)
+        ),
+    };
+    let (source, code) = match (choice, a.tsc_hz, a.rseq) {
+        (Clock::Rdtsc | Clock::Auto, Some(_), Some(offset)) => {
+            arch::set_rseq_cpu_offset(offset);
+            (ClockSource::TscRseq, RDTSC_RSEQ)
+        }
+        (Clock::Rdtsc, None, _) => return Err(missing("rdtsc", "no invariant timestamp counter")),
+        (Clock::Rdtsc, Some(_), None) => {
+            return Err(missing(
+                "rdtsc",
+                "glibc registered no restartable-sequences area to read the CPU number from",
+            ))
+        }
+        (Clock::Rdtscp | Clock::Auto, Some(_), _) => (ClockSource::Tsc, RDTSCP),
+        (Clock::Rdtscp, None, _) => {
+            return Err(missing("rdtscp", "no invariant timestamp counter"))
+        }
+        _ => {
+            SOURCE.store(MONOTONIC, Ordering::Relaxed);
+            return Ok(monotonic);
+        }
+    };
+    SOURCE.store(code, Ordering::Relaxed);
+    Ok(Calibration {
+        source,
+        ticks_per_second: a.tsc_hz.unwrap_or(1_000_000_000),
+        window: CALIBRATION_WINDOW,
+    })
+}
+
+/// How [`Clock::Auto`] would set the clock up here: the source and the measured frequency. The
+/// first call measures the counter's frequency (about 20 ms); later calls answer at once.
+///
+/// ```
+/// let cal = fdr_runtime::calibration();
+/// assert!(cal.ticks_per_second > 0);
+/// ```
+pub fn calibration() -> Calibration {
+    let a = available();
+    match (a.tsc_hz, a.rseq) {
+        (Some(hz), Some(_)) => Calibration {
+            source: ClockSource::TscRseq,
+            ticks_per_second: hz,
+            window: CALIBRATION_WINDOW,
+        },
+        (Some(hz), None) => Calibration {
+            source: ClockSource::Tsc,
+            ticks_per_second: hz,
+            window: CALIBRATION_WINDOW,
+        },
+        _ => Calibration {
+            source: ClockSource::Monotonic,
+            ticks_per_second: 1_000_000_000,
+            window: Duration::ZERO,
+        },
+    }
+}
+
+/// Measures the counter's frequency against the monotonic clock over `window`.
+///
+/// Each end of the window is a monotonic read bracketed by two counter reads; the pair with the
+/// tightest bracket of a few tries is kept, so a preemption between reads cannot skew the result.
+fn measure_tsc_hz(window: Duration) -> u64 {
+    fn sample() -> (u64, u64) {
+        let mut best = (u64::MAX, 0, 0);
+        for _ in 0..16 {
+            let (a, _) = arch::rdtscp();
+            let ns = monotonic_ns();
+            let (b, _) = arch::rdtscp();
+            if b.wrapping_sub(a) < best.0 {
+                best = (b.wrapping_sub(a), a + (b.wrapping_sub(a)) / 2, ns);
+            }
+        }
+        (best.1, best.2)
+    }
+    let (t0, n0) = sample();
+    let deadline = std::time::Instant::now() + window;
+    while std::time::Instant::now() < deadline {
+        std::thread::sleep(window / 4);
+    }
+    let (t1, n1) = sample();
+    let ticks = t1.wrapping_sub(t0) as u128;
+    let ns = n1.saturating_sub(n0).max(1) as u128;
+    (ticks * 1_000_000_000 / ns) as u64
+}

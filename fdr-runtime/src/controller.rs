@@ -1,0 +1,202 @@
+//! What to write for each event: the policy over the record writer (as XRay's FDR controller is
+//! over its log writer).
+//!
+//! An entry appends a record. An exit within the threshold of its entry, with nothing kept since,
+//! erases the call instead (`rewind`). A CPU change or a delta past 32 bits puts a metadata record
+//! first, and a rewind never reaches back across it. An entry with arguments is never erased.
+//!
+//! The controller takes the time and CPU as arguments and writes into whatever buffer the state's
+//! writer holds, so tests drive it on a plain buffer with the timestamps they choose. It never
+//! takes a buffer: when the current one has no room it answers `None`, and the caller (the hot
+//! path) gets a fresh buffer and asks once more. Nothing here loops or recurses.
+
+use fdr_format::{function_word, meta, FnKind};
+
+use crate::rewind;
+use crate::thread_state::ThreadState;
+
+/// Records a function event with no arguments. Returns the new length, or `None` when the buffer
+/// has no room for it (with whatever metadata it needs).
+///
+/// The caller has checked `len < limit`, which is room for one word.
+#[inline(always)]
+pub(crate) fn record(
+    t: &ThreadState,
+    len: u32,
+    id: u32,
+    kind: FnKind,
+    tsc: u64,
+    cpu: u32,
+) -> Option<u32> {
+    let delta = tsc.wrapping_sub(t.last_tsc.get());
+    if cpu == t.cpu.get() && delta <= u64::from(u32::MAX) && kind != FnKind::EnterArgs {
+        // SAFETY: the caller checked room for one word.
+        Some(unsafe { write_one(t, len, id, kind, tsc, delta as u32) })
+    } else {
+        write_general(t, len, id, kind, tsc, cpu, &[])
+    }
+}
+
+/// Records an entry with its arguments, one call-argument record each.
+#[inline(always)]
+pub(crate) fn record_args(
+    t: &ThreadState,
+    len: u32,
+    id: u32,
+    tsc: u64,
+    cpu: u32,
+    args: &[u64],
+) -> Option<u32> {
+    let delta = tsc.wrapping_sub(t.last_tsc.get());
+    let need = 1 + 2 * args.len() as u64;
+    if cpu == t.cpu.get()
+        && delta <= u64::from(u32::MAX)
+        && u64::from(len) + need <= u64::from(t.writer.limit())
+    {
+        // SAFETY: room for the entry and its arguments was checked just above.
+        Some(unsafe { write_args(t, len, id, delta as u32, tsc, args) })
+    } else {
+        write_general(t, len, id, FnKind::EnterArgs, tsc, cpu, args)
+    }
+}
+
+/// Either of the above, by whether there are arguments.
+pub(crate) fn record_any(
+    t: &ThreadState,
+    len: u32,
+    id: u32,
+    kind: FnKind,
+    tsc: u64,
+    cpu: u32,
+    args: &[u64],
+) -> Option<u32> {
+    if kind == FnKind::EnterArgs {
+        record_args(t, len, id, tsc, cpu, args)
+    } else if len < t.writer.limit() {
+        record(t, len, id, kind, tsc, cpu)
+    } else {
+        None
+    }
+}
+
+/// The common case: same CPU, the delta fits, one word of room.
+///
+/// # Safety
+/// The writer holds a buffer with room for one more word at `len`.
+#[inline(always)]
+unsafe fn write_one(t: &ThreadState, len: u32, id: u32, kind: FnKind, tsc: u64, delta: u32) -> u32 {
+    let w = &t.writer;
+    match kind {
+        FnKind::Exit => {
+            if t.enters.get() > 0 && tsc.wrapping_sub(t.last_entry_tsc.get()) < t.threshold.get() {
+                // SAFETY: enters > 0 means the words being rewound are this buffer's.
+                if let Some(new_len) = unsafe { rewind::erase_call(t, len, id, tsc) } {
+                    return new_len;
+                }
+            }
+            // SAFETY: forwarded contract.
+            unsafe { w.store(len, function_word(id, FnKind::Exit, delta)) };
+            // Once an exit is kept, nothing before it can be erased.
+            w.publish_stable(len + 1);
+            t.enters.set(0);
+            t.tails.set(0);
+        }
+        FnKind::TailExit => {
+            // SAFETY: forwarded contract.
+            unsafe { w.store(len, function_word(id, FnKind::TailExit, delta)) };
+            // A tail exit right after its own entry (everything since erased) may go together
+            // with that entry when the tail-called function returns quickly; anything else pins
+            // it.
+            if t.enters.get() > 0 {
+                t.tails.set(t.tails.get() + 1);
+                w.publish(len + 1);
+            } else {
+                t.tails.set(0);
+                w.publish_stable(len + 1);
+            }
+            t.enters.set(0);
+        }
+        // Entries (with arguments, the caller sends them elsewhere).
+        _ => {
+            // SAFETY: forwarded contract.
+            unsafe { w.store(len, function_word(id, FnKind::Enter, delta)) };
+            w.publish(len + 1);
+            t.last_entry_tsc.set(tsc);
+            t.enters.set(t.enters.get() + 1);
+        }
+    }
+    t.last_tsc.set(tsc);
+    len + 1
+}
+
+/// # Safety
+/// The writer holds a buffer with room for `1 + 2 * args.len()` words at `len`.
+#[inline(always)]
+unsafe fn write_args(
+    t: &ThreadState,
+    len: u32,
+    id: u32,
+    delta: u32,
+    tsc: u64,
+    args: &[u64],
+) -> u32 {
+    let w = &t.writer;
+    // SAFETY: forwarded contract.
+    unsafe {
+        w.store(len, function_word(id, FnKind::EnterArgs, delta));
+        for (i, &a) in args.iter().enumerate() {
+            w.store_meta(len + 1 + 2 * i as u32, meta::call_argument(a));
+        }
+    }
+    let len = len + 1 + 2 * args.len() as u32;
+    // Calls with logged arguments are never erased.
+    w.publish_stable(len);
+    t.last_tsc.set(tsc);
+    t.enters.set(0);
+    t.tails.set(0);
+    len
+}
+
+/// A CPU change or a timestamp jump (a metadata record first), arguments, or a record that may
+/// not fit.
+#[cold]
+#[inline(never)]
+fn write_general(
+    t: &ThreadState,
+    len: u32,
+    id: u32,
+    kind: FnKind,
+    tsc: u64,
+    cpu: u32,
+    args: &[u64],
+) -> Option<u32> {
+    let w = &t.writer;
+    let delta = tsc.wrapping_sub(t.last_tsc.get());
+    let need_meta = cpu != t.cpu.get() || delta > u64::from(u32::MAX);
+    let need = 1 + 2 * args.len() as u64 + if need_meta { 2 } else { 0 };
+    if !w.has_buffer() || u64::from(len) + need > u64::from(w.limit()) {
+        return None;
+    }
+    let mut len = len;
+    let mut delta = delta as u32;
+    if need_meta {
+        let m = if cpu != t.cpu.get() {
+            meta::new_cpu_id(cpu as u16, tsc)
+        } else {
+            meta::tsc_wrap(tsc)
+        };
+        // SAFETY: room for `need` words was checked above.
+        unsafe { w.store_meta(len, m) };
+        len += 2;
+        // A rewind never reaches across metadata.
+        t.begin_block(len, cpu, tsc);
+        delta = 0;
+    }
+    Some(if kind == FnKind::EnterArgs {
+        // SAFETY: room for 1 + 2 * args words was checked above.
+        unsafe { write_args(t, len, id, delta, tsc, args) }
+    } else {
+        // SAFETY: room for one more word was checked above.
+        unsafe { write_one(t, len, id, kind, tsc, delta) }
+    })
+}

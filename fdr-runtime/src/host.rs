@@ -1,0 +1,51 @@
+//! What the runtime asks of the operating system besides the clock: thread and process ids, a
+//! thread's name, the wall clock. All of it is safe to call from a signal handler (plain system
+//! calls, no allocation), because a thread may join a recording there.
+
+use crate::injected;
+
+/// The calling thread's id, as logs name it.
+pub(crate) fn thread_id() -> i32 {
+    if injected::on() {
+        return injected::thread_id();
+    }
+    // SAFETY: gettid takes no arguments and cannot fail.
+    unsafe { libc::syscall(libc::SYS_gettid) as i32 }
+}
+
+/// The process id as logs name it.
+pub(crate) fn log_pid() -> i32 {
+    if injected::on() {
+        return 1;
+    }
+    os_pid()
+}
+
+/// The real process id, which tells a forked child from its parent.
+pub(crate) fn os_pid() -> i32 {
+    // SAFETY: getpid takes no arguments and cannot fail.
+    unsafe { libc::getpid() }
+}
+
+/// The kernel's name of the calling thread (at most 15 bytes, NUL-padded).
+pub(crate) fn thread_name() -> [u8; 16] {
+    let mut name = [0u8; 16];
+    // SAFETY: PR_GET_NAME writes at most 16 bytes, NUL included, into the buffer it is given,
+    // which is 16 bytes long.
+    unsafe { libc::prctl(libc::PR_GET_NAME, name.as_mut_ptr()) };
+    name
+}
+
+/// Wall-clock time as (seconds, nanoseconds) since the Unix epoch.
+pub(crate) fn wall_time() -> (i64, u32) {
+    if injected::on() {
+        return (0, 0);
+    }
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_REALTIME is always supported.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    (ts.tv_sec, ts.tv_nsec as u32)
+}

@@ -1,0 +1,147 @@
+//! The path every hook takes: check that a recorder may be running, bracket the write, read the
+//! clock, hand the event to the controller. What does not fit that (no buffer yet, a full buffer,
+//! joining or leaving a recording) is the cold path, out of line.
+//!
+//! The fast path is one thread-local access, one bounds check against the buffer's published
+//! limit, one timestamp read and one 8-byte store, plus the bookkeeping the rewind needs.
+
+use fdr_format::FnKind;
+
+use crate::desc::FnDesc;
+use crate::local::{self, Local};
+use crate::thread_state::BUSY;
+use crate::{attach, autostart, clock, controller, session};
+
+/// Records one function event.
+///
+/// Inlined into every instrumented function is only the check that a recorder may be running;
+/// the recording itself is out of line, so an instrumented function without a recorder keeps
+/// a small frame (no registers saved for a body it does not run).
+#[inline(always)]
+pub(crate) fn record(f: &'static FnDesc, kind: FnKind) {
+    if session::may_record() {
+        match kind {
+            FnKind::Enter => record_enter(f),
+            FnKind::Exit => record_exit(f),
+            _ => record_other(f, kind),
+        }
+    }
+}
+
+#[inline(never)]
+fn record_enter(f: &'static FnDesc) {
+    record_one(f, FnKind::Enter)
+}
+
+#[inline(never)]
+fn record_exit(f: &'static FnDesc) {
+    record_one(f, FnKind::Exit)
+}
+
+#[inline(never)]
+fn record_other(f: &'static FnDesc, kind: FnKind) {
+    record_one(f, kind)
+}
+
+#[inline(always)]
+fn record_one(f: &'static FnDesc, kind: FnKind) {
+    local::with(|l| {
+        let t = &l.state;
+        let len = t.len.get();
+        if len >= t.writer.limit() {
+            return cold(l, f, kind, &[]);
+        }
+        t.busy(|| {
+            let id = t.id_field(f);
+            let (tsc, cpu) = clock::now();
+            match controller::record(t, len, id, kind, tsc, cpu) {
+                Some(len) => len,
+                None => next_buffer(l, len, id, kind, tsc, cpu, &[]),
+            }
+        });
+    })
+}
+
+/// Records an entry with arguments.
+#[inline]
+pub(crate) fn record_args(f: &'static FnDesc, args: &[u64]) {
+    if !session::may_record() {
+        return;
+    }
+    local::with(|l| {
+        let t = &l.state;
+        let len = t.len.get();
+        if len >= t.writer.limit() {
+            return cold(l, f, FnKind::EnterArgs, args);
+        }
+        t.busy(|| {
+            let id = t.id_field(f);
+            let (tsc, cpu) = clock::now();
+            match controller::record_args(t, len, id, tsc, cpu, args) {
+                Some(len) => len,
+                None => next_buffer(l, len, id, FnKind::EnterArgs, tsc, cpu, args),
+            }
+        });
+    })
+}
+
+/// Where hooks land when the bounds check fails and a recorder may be running: the thread is
+/// busy (a hook inside a hook: record nothing), has no buffer, has a full one, or its recording
+/// ended.
+#[cold]
+#[inline(never)]
+fn cold(l: &Local, f: &'static FnDesc, kind: FnKind, args: &[u64]) {
+    let t = &l.state;
+    let len = t.len.get();
+    if len == BUSY || l.member.dead.get() {
+        return;
+    }
+    t.busy(|| {
+        if session::claim_autostart() {
+            autostart::run();
+        }
+        let Some(len) = attach::ensure(l, len) else {
+            return 0;
+        };
+        let id = t.id_field(f);
+        let (tsc, cpu) = clock::now();
+        let written = if t.writer.has_buffer() {
+            controller::record_any(t, len, id, kind, tsc, cpu, args)
+        } else {
+            None
+        };
+        written.unwrap_or_else(|| next_buffer(l, len, id, kind, tsc, cpu, args))
+    });
+}
+
+/// The current buffer has no room: take the next and record there. Never loops: a record that
+/// does not fit a fresh buffer either (the recording stopped meanwhile, or more arguments than a
+/// buffer holds) is dropped and counted.
+#[cold]
+#[inline(never)]
+fn next_buffer(
+    l: &Local,
+    len: u32,
+    id: u32,
+    kind: FnKind,
+    tsc: u64,
+    cpu: u32,
+    args: &[u64],
+) -> u32 {
+    let t = &l.state;
+    let Some(len) = attach::switch_buffer(l, len, tsc, cpu) else {
+        attach::count_dropped(l, 1 + args.len() as u64);
+        return 0;
+    };
+    if let Some(len) = controller::record_any(t, len, id, kind, tsc, cpu, args) {
+        return len;
+    }
+    if !args.is_empty() {
+        attach::count_args_dropped(l, args.len() as u64);
+        if let Some(len) = controller::record_any(t, len, id, kind, tsc, cpu, &[]) {
+            return len;
+        }
+    }
+    attach::count_dropped(l, 1);
+    len
+}

@@ -1,0 +1,87 @@
+//! Values a test sets by hand in place of the machine's: each thread's time and CPU, thread ids,
+//! the pid and the wall clock. The one test seam of the runtime.
+//!
+//! The time and CPU are a clock source like the hardware ones, chosen when a recorder starts
+//! (`clock::select`), so the recording path runs the same code with or without them and pays
+//! nothing for their existence. The other values are read on cold paths only. The switches are
+//! public through `testing` (feature `testing`); without it nothing turns them on.
+
+// The setters are reached only through `testing`.
+#![cfg_attr(not(feature = "testing"), allow(dead_code))]
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+
+static ON: AtomicBool = AtomicBool::new(false);
+static FREQUENCY: AtomicU64 = AtomicU64::new(1_000_000_000);
+static NEXT_TID: AtomicI32 = AtomicI32::new(1);
+
+thread_local! {
+    static ON_READ: Cell<Option<fn()>> = const { Cell::new(None) };
+    static TIME: Cell<u64> = const { Cell::new(0) };
+    static CPU: Cell<u32> = const { Cell::new(0) };
+    static TID: Cell<i32> = const { Cell::new(0) };
+}
+
+/// True while tests inject values: recorders started now use them.
+#[inline]
+pub(crate) fn on() -> bool {
+    ON.load(Ordering::Relaxed)
+}
+
+pub(crate) fn turn_on(ticks_per_second: u64) {
+    FREQUENCY.store(ticks_per_second.max(1), Ordering::Relaxed);
+    NEXT_TID.store(1, Ordering::Relaxed);
+    ON.store(true, Ordering::SeqCst);
+}
+
+pub(crate) fn turn_off() {
+    ON.store(false, Ordering::SeqCst);
+}
+
+pub(crate) fn frequency() -> u64 {
+    FREQUENCY.load(Ordering::Relaxed)
+}
+
+/// The clock source: this thread's time and CPU, after the test's hook if it set one.
+#[inline(never)]
+pub(crate) fn now() -> (u64, u32) {
+    if let Some(f) = ON_READ.with(Cell::get) {
+        f();
+    }
+    values()
+}
+
+pub(crate) fn values() -> (u64, u32) {
+    (TIME.with(Cell::get), CPU.with(Cell::get))
+}
+
+pub(crate) fn set_time(ticks: u64) {
+    TIME.with(|t| t.set(ticks));
+}
+
+pub(crate) fn advance(ticks: u64) {
+    TIME.with(|t| t.set(t.get().wrapping_add(ticks)));
+}
+
+pub(crate) fn set_cpu(cpu: u32) {
+    CPU.with(|c| c.set(cpu));
+}
+
+pub(crate) fn set_thread_id(tid: i32) {
+    TID.with(|t| t.set(tid));
+}
+
+pub(crate) fn on_clock_read(f: Option<fn()>) {
+    ON_READ.with(|c| c.set(f));
+}
+
+/// Threads are numbered 1, 2, 3… in the order they first ask, unless a test named one.
+pub(crate) fn thread_id() -> i32 {
+    TID.with(|t| {
+        if t.get() == 0 {
+            t.set(NEXT_TID.fetch_add(1, Ordering::Relaxed));
+        }
+        t.get()
+    })
+}

@@ -1,0 +1,51 @@
+//! Each thread's recording state, in one thread-local: what the controller needs
+//! ([`ThreadState`]) and which recording the thread belongs to ([`Membership`]).
+//!
+//! The thread-local is const-initialised and has no destructor, so reaching it is one address
+//! computation off the thread pointer, and it stays readable while the thread exits (the exit hook
+//! in `attach` runs then). Only shared references to it are ever made.
+
+use std::cell::Cell;
+
+use crate::session::Session;
+use crate::thread_state::ThreadState;
+
+/// Which recording a thread writes into. Only `attach` changes it.
+pub(crate) struct Membership {
+    /// Epoch of the session (0: none).
+    pub epoch: Cell<u64>,
+    /// That session; the thread holds one strong count of it while this is set.
+    pub session: Cell<*const Session>,
+    /// The thread's entry in the session's registry.
+    pub key: Cell<u32>,
+    /// Index of the current buffer in the pool.
+    pub buffer: Cell<u32>,
+    /// The thread is exiting: it records nothing more.
+    pub dead: Cell<bool>,
+}
+
+pub(crate) struct Local {
+    pub state: ThreadState,
+    pub member: Membership,
+}
+
+thread_local! {
+    static LOCAL: Local = const {
+        Local {
+            state: ThreadState::new(),
+            member: Membership {
+                epoch: Cell::new(0),
+                session: Cell::new(std::ptr::null()),
+                key: Cell::new(0),
+                buffer: Cell::new(0),
+                dead: Cell::new(false),
+            },
+        }
+    };
+}
+
+/// Runs `f` with this thread's state.
+#[inline(always)]
+pub(crate) fn with<R>(f: impl FnOnce(&Local) -> R) -> R {
+    LOCAL.with(f)
+}

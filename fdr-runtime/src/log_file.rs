@@ -1,0 +1,103 @@
+//! Writing copied buffers out as one self-describing log.
+//!
+//! The file is an XRay FDR version 5 log: the 32-byte header, then the leading block whose custom
+//! events carry fdr's run record, the function table and the thread list (`fdr_format::lead`),
+//! then one block per copied buffer, each thread's in time order. `docs/FORMAT.md` has the
+//! details.
+
+use std::io::{self, Write};
+use std::sync::atomic::Ordering;
+
+use fdr_format::{
+    lead_block, ClockSource, Extension, FileHeader, FunctionInfo, LeadStart, RecordMode, RunInfo,
+    ThreadInfo,
+};
+
+use crate::session::Session;
+use crate::snapshot::Copied;
+use crate::{desc, Mode};
+
+/// What the log says about the moment it was taken.
+pub(crate) struct Facts {
+    pub snapshot: bool,
+    pub end_tsc: u64,
+}
+
+/// Writes the whole log.
+pub(crate) fn write_log<W: Write + ?Sized>(
+    out: &mut W,
+    session: &Session,
+    copied: &Copied,
+    facts: Facts,
+) -> io::Result<()> {
+    let mut out = io::BufWriter::with_capacity(1 << 16, out);
+    let cal = &session.calibration;
+    let header = FileHeader {
+        constant_tsc: true,
+        nonstop_tsc: cal.source != ClockSource::Monotonic,
+        cycle_frequency: cal.ticks_per_second,
+        buffer_size: session.buffer_size as u64,
+        ..FileHeader::default()
+    };
+    out.write_all(&header.encode())?;
+
+    let threads = session.threads.threads();
+    let config = &session.config;
+    let run = RunInfo {
+        clock: cal.source,
+        ticks_per_second: cal.ticks_per_second,
+        calibration_ns: cal.window.as_nanos() as u64,
+        mode: match config.get_mode() {
+            Mode::Ring => RecordMode::Ring,
+            Mode::Fill => RecordMode::Fill,
+        },
+        threshold_ns: config.get_threshold().as_nanos().min(u128::from(u64::MAX)) as u64,
+        threshold_ticks: session.threshold_ticks,
+        buffer_size: session.buffer_size as u64,
+        buffer_count: config.get_buffer_count() as u64,
+        pid: session.pid,
+        start_unix_secs: session.start_wall.0,
+        start_unix_nanos: session.start_wall.1,
+        start_tsc: session.start_tsc,
+        end_tsc: facts.end_tsc,
+        snapshot: facts.snapshot,
+        records_dropped: session.threads.dropped_total(),
+        buffers_recycled: session.pool.recycled.load(Ordering::Relaxed),
+        buffers_missed: copied.missed,
+        program: session.program.clone(),
+        args_dropped: session.args_dropped.load(Ordering::Relaxed),
+        calls_unattached: session.unattached.load(Ordering::Relaxed),
+    };
+    let mut records = vec![Extension::Run(run)];
+    for (i, f) in desc::table().iter().enumerate() {
+        records.push(Extension::Function(FunctionInfo {
+            id: i as u32 + 1,
+            name: f.name().to_string(),
+            file: f.file().to_string(),
+            line: f.line(),
+            kind: f.kind(),
+            args: f.args().iter().map(|a| a.to_string()).collect(),
+        }));
+    }
+    for t in threads {
+        records.push(Extension::Thread(ThreadInfo {
+            tid: t.tid,
+            name: t.name,
+            records_dropped: t.dropped,
+        }));
+    }
+    let start = LeadStart {
+        tid: copied.blocks.first().map_or(0, |b| b.tid),
+        pid: session.pid,
+        start_secs: session.start_wall.0,
+        start_nanos: session.start_wall.1,
+        start_tsc: session.start_tsc,
+    };
+    out.write_all(&lead_block(&start, &records))?;
+    for block in &copied.blocks {
+        for w in &block.words {
+            out.write_all(&w.to_le_bytes())?;
+        }
+    }
+    out.flush()
+}

@@ -1,0 +1,146 @@
+//! The buffer pool: one allocation made at start, cut into buffers that threads own one at a
+//! time.
+//!
+//! Free and retired buffers wait in two queues. Taking a buffer pops the free queue; in Ring mode,
+//! when that is empty, it pops the retired queue, whose head is the buffer retired longest ago: the
+//! oldest data goes first. What each buffer's owner publishes for snapshots is in its [`Slot`].
+
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
+
+use crate::config::Mode;
+use crate::queue::Queue;
+use crate::registry::Registry;
+use crate::slot::{Slot, OWNED, RETIRED};
+use crate::Error;
+
+pub(crate) struct Pool {
+    words: Box<[AtomicU64]>,
+    pub words_per_buffer: u32,
+    pub slots: Box<[Slot]>,
+    free: Queue,
+    retired: Queue,
+    pub mode: Mode,
+    /// Set when the recording stops; owners let go of their buffers at their next record.
+    pub stopped: AtomicBool,
+    /// Buffers overwritten to make room for newer ones.
+    pub recycled: AtomicU64,
+}
+
+impl Pool {
+    /// `buffer_size` is a multiple of 8.
+    pub(crate) fn new(buffer_size: usize, buffer_count: usize, mode: Mode) -> Result<Pool, Error> {
+        let words_per_buffer = buffer_size / 8;
+        let total = words_per_buffer * buffer_count;
+        let mut words: Vec<AtomicU64> = Vec::new();
+        words
+            .try_reserve_exact(total)
+            .map_err(|_| Error::OutOfMemory { bytes: total * 8 })?;
+        // Touching every page now keeps page faults off the recording path.
+        words.resize_with(total, || AtomicU64::new(0));
+        let free = Queue::new(2 * buffer_count);
+        for i in 0..buffer_count {
+            free.push(i as u32);
+        }
+        Ok(Pool {
+            words: words.into_boxed_slice(),
+            words_per_buffer: words_per_buffer as u32,
+            slots: (0..buffer_count).map(|_| Slot::new()).collect(),
+            free,
+            retired: Queue::new(2 * buffer_count),
+            mode,
+            stopped: AtomicBool::new(false),
+            recycled: AtomicU64::new(0),
+        })
+    }
+
+    /// The words of buffer `index`.
+    pub(crate) fn buffer(&self, index: u32) -> &[AtomicU64] {
+        let start = index as usize * self.words_per_buffer as usize;
+        &self.words[start..start + self.words_per_buffer as usize]
+    }
+
+    /// Takes a buffer for the thread of registry entry `thread`, or `None` when none can be had
+    /// (Fill mode with the pool full, a Ring whose every buffer is owned, or a stopped pool).
+    ///
+    /// The generation is bumped before the buffer is returned, so a snapshot copying its previous
+    /// contents notices; a recycled buffer's previous thread is told it lost it.
+    pub(crate) fn acquire(&self, threads: &Registry) -> Option<u32> {
+        if self.stopped.load(Ordering::SeqCst) {
+            return None;
+        }
+        let index = match self.free.pop() {
+            Some(i) => i,
+            None if self.mode == Mode::Ring => {
+                let i = self.retired.pop()?;
+                self.recycled.fetch_add(1, Ordering::Relaxed);
+                threads.lost_buffer(self.slots[i as usize].thread.load(Ordering::Relaxed));
+                i
+            }
+            None => return None,
+        };
+        let slot = &self.slots[index as usize];
+        // The reset comes first: a copier that sees the new generation also sees length 0,
+        // never the old owner's length over the new owner's words.
+        slot.len.store(0, Ordering::Relaxed);
+        slot.stable.store(0, Ordering::Relaxed);
+        slot.gen.fetch_add(1, Ordering::AcqRel);
+        // Orders the generation bump before every word the new owner writes (see `snapshot`).
+        fence(Ordering::Release);
+        slot.state.store(OWNED, Ordering::Release);
+        Some(index)
+    }
+
+    /// Hands a thread's buffer back with its data, to be kept (Fill) or recycled last (Ring).
+    pub(crate) fn retire(&self, index: u32) {
+        let slot = &self.slots[index as usize];
+        slot.limit.store(0, Ordering::SeqCst);
+        slot.state.store(RETIRED, Ordering::Release);
+        self.retired.push(index);
+    }
+
+    /// Stops every owner at its next record. Only atomic stores: also safe in a forked child.
+    pub(crate) fn stop(&self) {
+        self.stopped.store(true, Ordering::SeqCst);
+        for slot in self.slots.iter() {
+            slot.limit.store(0, Ordering::SeqCst);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ring_recycles_the_oldest_retired_buffer() {
+        let r = Registry::new(4);
+        let p = Pool::new(256, 3, Mode::Ring).unwrap();
+        let a = p.acquire(&r).unwrap();
+        let b = p.acquire(&r).unwrap();
+        let c = p.acquire(&r).unwrap();
+        p.retire(b);
+        p.retire(a);
+        p.retire(c);
+        assert_eq!(p.acquire(&r), Some(b));
+        assert_eq!(p.acquire(&r), Some(a));
+        assert_eq!(p.recycled.load(Ordering::Relaxed), 2);
+        assert_eq!(p.slots[b as usize].gen.load(Ordering::Relaxed), 2);
+    }
+
+    #[test]
+    fn fill_never_recycles() {
+        let r = Registry::new(4);
+        let p = Pool::new(256, 1, Mode::Fill).unwrap();
+        let a = p.acquire(&r).unwrap();
+        p.retire(a);
+        assert_eq!(p.acquire(&r), None);
+    }
+
+    #[test]
+    fn a_stopped_pool_hands_out_nothing() {
+        let r = Registry::new(4);
+        let p = Pool::new(256, 2, Mode::Ring).unwrap();
+        p.stop();
+        assert_eq!(p.acquire(&r), None);
+    }
+}

@@ -1,0 +1,123 @@
+//! How records go into a thread's buffer: word stores, publishing the length, undoing.
+//!
+//! This is the byte level under the controller (as XRay's log writer is under its controller):
+//! it knows where the buffer is and what a snapshot must be told, not what to write. Stores are
+//! relaxed atomics, plain `mov`s, because a snapshot may read the buffer while it is written (see
+//! `slot` for who publishes what). Everything here is a `Cell`, reached through shared references
+//! only, so a hook that re-enters on the same thread (a signal handler) never creates a second
+//! `&mut` to state that is in use: it sees the busy marker and leaves.
+
+use std::cell::Cell;
+use std::sync::atomic::{fence, AtomicU64, Ordering};
+
+use fdr_format::MetaWords;
+
+use crate::slot::Slot;
+
+/// The slot of a thread with no buffer: its limit of 0 sends every hook to the cold path.
+static NO_BUFFER: Slot = Slot::new();
+
+pub(crate) struct RecordWriter {
+    slot: Cell<*const Slot>,
+    data: Cell<*const AtomicU64>,
+}
+
+impl RecordWriter {
+    pub(crate) const fn new() -> RecordWriter {
+        RecordWriter {
+            slot: Cell::new(&NO_BUFFER),
+            data: Cell::new(std::ptr::null()),
+        }
+    }
+
+    #[inline(always)]
+    fn slot(&self) -> &Slot {
+        // SAFETY: `slot` is NO_BUFFER or was installed by `install`, whose caller keeps it alive
+        // until `clear` or another `install`.
+        unsafe { &*self.slot.get() }
+    }
+
+    /// The length at which the buffer is full (0 without a buffer, or once stopped).
+    #[inline(always)]
+    pub(crate) fn limit(&self) -> u32 {
+        self.slot().limit.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn has_buffer(&self) -> bool {
+        !self.data.get().is_null()
+    }
+
+    /// Writes into `words` from now on, publishing through `slot`.
+    ///
+    /// # Safety
+    /// `slot` and `words` stay valid, and no other thread writes `words`, until the next
+    /// `install` or `clear`.
+    pub(crate) unsafe fn install(&self, slot: &Slot, words: &[AtomicU64]) {
+        self.slot.set(slot);
+        self.data.set(words.as_ptr());
+    }
+
+    /// Forgets the buffer.
+    pub(crate) fn clear(&self) {
+        self.slot.set(&NO_BUFFER);
+        self.data.set(std::ptr::null());
+    }
+
+    /// Stores a word at `at`.
+    ///
+    /// # Safety
+    /// A buffer is installed and `at` is below its length in words.
+    #[inline(always)]
+    pub(crate) unsafe fn store(&self, at: u32, word: u64) {
+        // SAFETY: per the contract, `data` points at the installed buffer and `at` is in bounds.
+        unsafe { (*self.data.get().add(at as usize)).store(word, Ordering::Relaxed) }
+    }
+
+    /// Loads the word at `at`.
+    ///
+    /// # Safety
+    /// As for [`RecordWriter::store`].
+    #[inline(always)]
+    pub(crate) unsafe fn load(&self, at: u32) -> u64 {
+        // SAFETY: per the contract, `data` points at the installed buffer and `at` is in bounds.
+        unsafe { (*self.data.get().add(at as usize)).load(Ordering::Relaxed) }
+    }
+
+    /// Stores a metadata record at `at` and `at + 1`.
+    ///
+    /// # Safety
+    /// As for [`RecordWriter::store`], for both words.
+    #[inline(always)]
+    pub(crate) unsafe fn store_meta(&self, at: u32, m: MetaWords) {
+        // SAFETY: forwarded contract.
+        unsafe {
+            self.store(at, m[0]);
+            self.store(at + 1, m[1]);
+        }
+    }
+
+    /// Publishes the length, and with it every word below it, to snapshots.
+    #[inline(always)]
+    pub(crate) fn publish(&self, len: u32) {
+        self.slot().len.store(len, Ordering::Release);
+    }
+
+    /// Publishes the length and that nothing below it can be rewound any more.
+    #[inline(always)]
+    pub(crate) fn publish_stable(&self, len: u32) {
+        let slot = self.slot();
+        slot.len.store(len, Ordering::Release);
+        slot.stable.store(len, Ordering::Release);
+    }
+
+    /// Publishes a shorter length after an undo. The rewind counter moves first, fenced, so a
+    /// snapshot that copied words about to be written over again notices and copies again.
+    #[inline(always)]
+    pub(crate) fn publish_undo(&self, len: u32) {
+        let slot = self.slot();
+        let n = slot.rewinds.load(Ordering::Relaxed).wrapping_add(1);
+        slot.rewinds.store(n, Ordering::Relaxed);
+        fence(Ordering::Release);
+        slot.len.store(len, Ordering::Release);
+    }
+}

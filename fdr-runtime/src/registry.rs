@@ -1,0 +1,249 @@
+//! The threads that have recorded into a session: a fixed table, joined without a lock or an
+//! allocation, and left once nothing of a thread's data remains.
+//!
+//! A thread joins at its first record, which may run anywhere, a signal handler included, so
+//! joining only claims a free entry with a compare-and-swap and fills it in with plain stores (the
+//! name comes from the kernel, `PR_GET_NAME`, 15 bytes at most). The table is allocated with the
+//! pool; when it is full, a thread records nothing and the miss is counted.
+//!
+//! An entry is freed when its thread has exited and none of the pool's buffers holds its data any
+//! more (each was recycled for another thread), so a long-running program that starts a thread
+//! per connection keeps a registry as large as its window, not as its history. What the freed
+//! entry counted as dropped is folded into a total first.
+
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+
+/// The entry holds no thread.
+const FREE: u32 = 0;
+/// A thread is filling the entry in.
+const CLAIMED: u32 = 1;
+/// The thread is alive.
+const LIVE: u32 = 2;
+/// The thread has exited; its buffers may still hold its data.
+const EXITED: u32 = 3;
+
+/// One thread's entry.
+#[repr(align(64))]
+pub(crate) struct ThreadEntry {
+    state: AtomicU32,
+    tid: AtomicI32,
+    /// Buffers of the pool that hold this thread's data (owned or retired).
+    held: AtomicU32,
+    /// Buffers this thread has taken, which numbers its blocks.
+    buffers: AtomicU32,
+    /// Records this thread could not write.
+    dropped: AtomicU64,
+    /// The kernel's name of the thread, NUL-padded.
+    name: [AtomicU64; 2],
+}
+
+/// A thread as a log lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ThreadFacts {
+    pub tid: i32,
+    pub name: String,
+    pub dropped: u64,
+}
+
+pub(crate) struct Registry {
+    entries: Box<[ThreadEntry]>,
+    /// Where the next search for a free entry starts.
+    cursor: AtomicUsize,
+    /// Records dropped by threads whose entries were freed.
+    gone_dropped: AtomicU64,
+}
+
+impl Registry {
+    pub(crate) fn new(capacity: usize) -> Registry {
+        Registry {
+            entries: (0..capacity.max(1))
+                .map(|_| ThreadEntry {
+                    state: AtomicU32::new(FREE),
+                    tid: AtomicI32::new(0),
+                    held: AtomicU32::new(0),
+                    buffers: AtomicU32::new(0),
+                    dropped: AtomicU64::new(0),
+                    name: [AtomicU64::new(0), AtomicU64::new(0)],
+                })
+                .collect(),
+            cursor: AtomicUsize::new(0),
+            gone_dropped: AtomicU64::new(0),
+        }
+    }
+
+    /// Claims an entry for a thread; `None` when the table is full. Never blocks or allocates.
+    pub(crate) fn join(&self, tid: i32, name: [u8; 16]) -> Option<u32> {
+        let n = self.entries.len();
+        let start = self.cursor.load(Ordering::Relaxed);
+        for i in 0..n {
+            let key = (start + i) % n;
+            let e = &self.entries[key];
+            if e.state.load(Ordering::Relaxed) != FREE
+                || e.state
+                    .compare_exchange(FREE, CLAIMED, Ordering::Acquire, Ordering::Relaxed)
+                    .is_err()
+            {
+                continue;
+            }
+            e.tid.store(tid, Ordering::Relaxed);
+            e.held.store(0, Ordering::Relaxed);
+            e.buffers.store(0, Ordering::Relaxed);
+            e.dropped.store(0, Ordering::Relaxed);
+            let (lo, hi) = name.split_at(8);
+            e.name[0].store(
+                u64::from_le_bytes(lo.try_into().unwrap_or_default()),
+                Ordering::Relaxed,
+            );
+            e.name[1].store(
+                u64::from_le_bytes(hi.try_into().unwrap_or_default()),
+                Ordering::Relaxed,
+            );
+            e.state.store(LIVE, Ordering::Release);
+            self.cursor.store(key + 1, Ordering::Relaxed);
+            return Some(key as u32);
+        }
+        None
+    }
+
+    /// The thread of `key` exited. Frees its entry at once if no buffer holds its data.
+    pub(crate) fn exited(&self, key: u32) {
+        let Some(e) = self.entries.get(key as usize) else {
+            return;
+        };
+        e.state.store(EXITED, Ordering::SeqCst);
+        if e.held.load(Ordering::SeqCst) == 0 {
+            self.free(key);
+        }
+    }
+
+    /// A buffer now holds the data of `key`'s thread; returns the block's number in its thread.
+    pub(crate) fn took_buffer(&self, key: u32) -> u32 {
+        let e = &self.entries[key as usize];
+        e.held.fetch_add(1, Ordering::SeqCst);
+        e.buffers.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// A buffer that held data of `key`'s thread was recycled for another. Frees the entry when
+    /// that was the last one of an exited thread.
+    pub(crate) fn lost_buffer(&self, key: u32) {
+        let Some(e) = self.entries.get(key as usize) else {
+            return;
+        };
+        if e.held.fetch_sub(1, Ordering::SeqCst) == 1 && e.state.load(Ordering::SeqCst) == EXITED {
+            self.free(key);
+        }
+    }
+
+    /// Whoever of `exited` and `lost_buffer` sees both conditions frees the entry; the exchange
+    /// makes sure only one does.
+    fn free(&self, key: u32) {
+        let e = &self.entries[key as usize];
+        if e.state
+            .compare_exchange(EXITED, CLAIMED, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+        {
+            self.gone_dropped
+                .fetch_add(e.dropped.swap(0, Ordering::Relaxed), Ordering::Relaxed);
+            e.state.store(FREE, Ordering::Release);
+        }
+    }
+
+    pub(crate) fn count_dropped(&self, key: u32, records: u64) {
+        if let Some(e) = self.entries.get(key as usize) {
+            e.dropped.fetch_add(records, Ordering::Relaxed);
+        }
+    }
+
+    pub(crate) fn tid(&self, key: u32) -> i32 {
+        self.entries
+            .get(key as usize)
+            .map_or(0, |e| e.tid.load(Ordering::Relaxed))
+    }
+
+    /// The threads whose entries are in use, in table order.
+    pub(crate) fn threads(&self) -> Vec<ThreadFacts> {
+        let mut out = Vec::new();
+        for e in self.entries.iter() {
+            let state = e.state.load(Ordering::Acquire);
+            if state != LIVE && state != EXITED {
+                continue;
+            }
+            let mut name = Vec::with_capacity(16);
+            name.extend_from_slice(&e.name[0].load(Ordering::Relaxed).to_le_bytes());
+            name.extend_from_slice(&e.name[1].load(Ordering::Relaxed).to_le_bytes());
+            let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+            name.truncate(end);
+            out.push(ThreadFacts {
+                tid: e.tid.load(Ordering::Relaxed),
+                name: String::from_utf8_lossy(&name).into_owned(),
+                dropped: e.dropped.load(Ordering::Relaxed),
+            });
+        }
+        out
+    }
+
+    /// Entries in use.
+    pub(crate) fn len(&self) -> usize {
+        self.entries
+            .iter()
+            .filter(|e| matches!(e.state.load(Ordering::Relaxed), LIVE | EXITED))
+            .count()
+    }
+
+    /// Every record dropped so far, by present and past threads.
+    pub(crate) fn dropped_total(&self) -> u64 {
+        self.gone_dropped.load(Ordering::Relaxed)
+            + self
+                .entries
+                .iter()
+                .map(|e| e.dropped.load(Ordering::Relaxed))
+                .sum::<u64>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name(s: &str) -> [u8; 16] {
+        let mut n = [0u8; 16];
+        n[..s.len()].copy_from_slice(s.as_bytes());
+        n
+    }
+
+    #[test]
+    fn an_exited_thread_leaves_with_its_last_buffer() {
+        let r = Registry::new(2);
+        let a = r.join(10, name("a")).unwrap();
+        let b = r.join(11, name("worker-b")).unwrap();
+        assert_eq!(r.join(12, name("c")), None, "the table is full");
+        assert_eq!(r.took_buffer(a), 0);
+        assert_eq!(r.took_buffer(a), 1);
+        r.count_dropped(a, 5);
+        r.exited(a);
+        assert_eq!(r.len(), 2, "a's data is still in two buffers");
+        r.lost_buffer(a);
+        assert_eq!(r.len(), 2);
+        r.lost_buffer(a);
+        assert_eq!(r.len(), 1);
+        assert_eq!(r.dropped_total(), 5, "a's drops are folded into the total");
+        assert_eq!(
+            r.threads(),
+            vec![ThreadFacts {
+                tid: 11,
+                name: "worker-b".into(),
+                dropped: 0
+            }]
+        );
+        // The freed entry is taken again.
+        let c = r.join(12, name("c")).unwrap();
+        assert_eq!(c, a);
+        assert_eq!(
+            r.took_buffer(c),
+            0,
+            "a new thread numbers its blocks from 0"
+        );
+        r.exited(b);
+        assert_eq!(r.len(), 1, "b held no buffer and leaves at once");
+    }
+}

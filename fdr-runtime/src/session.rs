@@ -1,0 +1,292 @@
+//! One recording, from `start` to the log written at its end, and the process-wide state that
+//! says which one is running.
+//!
+//! The running session is reached without a lock, because a thread joins it from whatever it was
+//! doing when it first recorded, a signal handler included, and a forked child must never meet a
+//! lock its parent's threads held. A reader announces itself in `READERS` before loading the
+//! pointer and taking a strong count; a session that stops being current is parked, not freed,
+//! and parked sessions are only freed when no reader is between those two steps.
+//!
+//! After `fork` the child runs alone with a copy of the parent's recording, which is not its own:
+//! an `atfork` handler stops that copy (atomic stores only) and forgets it, so the child records
+//! nothing of it and writes none of it; it may start its own (see `autostart`).
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Once};
+
+use crate::clock::Calibration;
+use crate::pool::Pool;
+use crate::registry::Registry;
+use crate::{host, Config, Error};
+
+/// No hook has looked at `FDR_OPTIONS` yet (and no recorder was started).
+const UNKNOWN: u8 = 0;
+/// A session is running.
+const ACTIVE: u8 = 1;
+/// Nothing is recording.
+const IDLE: u8 = 2;
+/// A hook is reading `FDR_OPTIONS`.
+const STARTING: u8 = 3;
+
+static STATE: AtomicU8 = AtomicU8::new(UNKNOWN);
+/// Epoch of the running session, 0 when none runs.
+static EPOCH: AtomicU64 = AtomicU64::new(0);
+static NEXT_EPOCH: AtomicU64 = AtomicU64::new(1);
+/// The running session, holding one strong count, or null.
+static CURRENT: AtomicPtr<Session> = AtomicPtr::new(std::ptr::null_mut());
+/// Threads between loading `CURRENT` and taking their strong count.
+static READERS: AtomicUsize = AtomicUsize::new(0);
+/// How many forks this process is down from the one that started counting.
+static FORKS: AtomicU64 = AtomicU64::new(0);
+/// Set once `FDR_OPTIONS` started a recording: a forked child reads it again.
+static AUTOSTARTED: AtomicBool = AtomicBool::new(false);
+
+/// Sessions waiting to be freed.
+const PARKING: usize = 64;
+static PARKED: [AtomicPtr<Session>; PARKING] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; PARKING];
+
+/// Where a session's recording stands.
+pub(crate) const RECORDING: u8 = 0;
+pub(crate) const STOPPED: u8 = 1;
+pub(crate) const WRITTEN: u8 = 2;
+
+pub(crate) struct Session {
+    pub epoch: u64,
+    pub pool: Pool,
+    pub threads: Registry,
+    pub config: Config,
+    /// The buffer size in use (the configured one rounded down to whole words).
+    pub buffer_size: usize,
+    pub calibration: Calibration,
+    pub threshold_ticks: u64,
+    /// The pid the logs name.
+    pub pid: i32,
+    /// The fork count when the session started: another value means a forked child.
+    forks: u64,
+    pub start_wall: (i64, u32),
+    pub start_tsc: u64,
+    pub program: String,
+    /// Where the exit writers put the log, for a recording started by `FDR_OPTIONS`.
+    pub auto_out: Option<PathBuf>,
+    /// RECORDING, STOPPED or WRITTEN.
+    pub state: AtomicU8,
+    /// Serializes writing the final log.
+    pub finishing: Mutex<()>,
+    pub snapshot_busy: AtomicBool,
+    /// Paths the final log was written to: a snapshot that ends later does not replace it.
+    pub final_paths: Mutex<Vec<PathBuf>>,
+    pub args_dropped: AtomicU64,
+    pub unattached: AtomicU64,
+}
+
+impl Session {
+    pub(crate) fn new(
+        config: Config,
+        calibration: Calibration,
+        auto_out: Option<PathBuf>,
+    ) -> Result<Session, Error> {
+        let buffer_size = config.get_buffer_size() / 8 * 8;
+        let pool = Pool::new(buffer_size, config.get_buffer_count(), config.get_mode())?;
+        let threshold_ticks = (config.get_threshold().as_nanos()
+            * u128::from(calibration.ticks_per_second)
+            / 1_000_000_000)
+            .min(u128::from(u64::MAX)) as u64;
+        Ok(Session {
+            epoch: NEXT_EPOCH.fetch_add(1, Ordering::Relaxed),
+            pool,
+            threads: Registry::new((4 * config.get_buffer_count()).max(4096)),
+            buffer_size,
+            calibration,
+            threshold_ticks,
+            pid: host::log_pid(),
+            forks: FORKS.load(Ordering::SeqCst),
+            start_wall: host::wall_time(),
+            start_tsc: crate::clock::now().0,
+            program: program_name(),
+            auto_out,
+            config,
+            state: AtomicU8::new(RECORDING),
+            finishing: Mutex::new(()),
+            snapshot_busy: AtomicBool::new(false),
+            final_paths: Mutex::new(Vec::new()),
+            args_dropped: AtomicU64::new(0),
+            unattached: AtomicU64::new(0),
+        })
+    }
+
+    /// False in a forked child: the session is its parent's.
+    pub(crate) fn in_this_process(&self) -> bool {
+        self.forks == FORKS.load(Ordering::SeqCst)
+    }
+
+    /// Stops recording; true for the caller that stopped it.
+    pub(crate) fn stop(&self) -> bool {
+        let stopped = self
+            .state
+            .compare_exchange(RECORDING, STOPPED, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok();
+        if stopped {
+            self.pool.stop();
+        }
+        stopped
+    }
+}
+
+/// Whether a hook that found no room should look further: false only when recording is known
+/// to be off, which keeps instrumented code without a recorder at one extra branch.
+#[inline(always)]
+pub(crate) fn may_record() -> bool {
+    STATE.load(Ordering::Relaxed) != IDLE
+}
+
+/// The running session's epoch (0: none).
+pub(crate) fn epoch() -> u64 {
+    EPOCH.load(Ordering::Acquire)
+}
+
+/// True for the one caller that gets to read `FDR_OPTIONS` (it then calls `autostart_done`).
+pub(crate) fn claim_autostart() -> bool {
+    STATE.load(Ordering::Acquire) == UNKNOWN
+        && STATE
+            .compare_exchange(UNKNOWN, STARTING, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+}
+
+/// `FDR_OPTIONS` was read; `started` if it started a recording.
+pub(crate) fn autostart_done(started: bool) {
+    if started {
+        AUTOSTARTED.store(true, Ordering::SeqCst);
+    }
+    let _ = STATE.compare_exchange(STARTING, IDLE, Ordering::AcqRel, Ordering::Acquire);
+}
+
+/// How many forks down from the first recorder's process this one is.
+pub(crate) fn forks() -> u64 {
+    FORKS.load(Ordering::SeqCst)
+}
+
+/// The running session, if any.
+pub(crate) fn current() -> Option<Arc<Session>> {
+    READERS.fetch_add(1, Ordering::SeqCst);
+    let p = CURRENT.load(Ordering::SeqCst);
+    let s = (!p.is_null()).then(|| {
+        // SAFETY: `p` came from `Arc::into_raw` in `install` and is not freed while a reader is
+        // announced: `free_parked` frees nothing then, and `CURRENT` holds its count until the
+        // pointer is parked.
+        unsafe {
+            Arc::increment_strong_count(p);
+            Arc::from_raw(p)
+        }
+    });
+    READERS.fetch_sub(1, Ordering::SeqCst);
+    s
+}
+
+/// Makes `session` the running one, unless one is running.
+pub(crate) fn install(session: Arc<Session>) -> Result<(), Error> {
+    free_parked();
+    at_fork();
+    let epoch = session.epoch;
+    let p = Arc::into_raw(session) as *mut Session;
+    if CURRENT
+        .compare_exchange(std::ptr::null_mut(), p, Ordering::SeqCst, Ordering::SeqCst)
+        .is_err()
+    {
+        // SAFETY: `p` was made by `into_raw` just above and published nowhere.
+        drop(unsafe { Arc::from_raw(p) });
+        return Err(Error::AlreadyRunning);
+    }
+    EPOCH.store(epoch, Ordering::Release);
+    STATE.store(ACTIVE, Ordering::Release);
+    Ok(())
+}
+
+/// `session` is no longer the running one (if it was).
+pub(crate) fn uninstall(session: &Session) {
+    let p = session as *const Session as *mut Session;
+    if CURRENT
+        .compare_exchange(p, std::ptr::null_mut(), Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok()
+    {
+        EPOCH.store(0, Ordering::Release);
+        STATE.store(IDLE, Ordering::Release);
+        park(p);
+    }
+}
+
+/// Gives up a strong count that a thread held through a raw pointer. A thread may do this from
+/// a signal handler, so if it might be the last count, the session is parked rather than freed
+/// there.
+///
+/// # Safety
+/// `p` came from `Arc::into_raw` and the caller owns one strong count of it.
+pub(crate) unsafe fn release(p: *const Session) {
+    // SAFETY: per the contract, the count is ours, so the session is alive.
+    if unsafe { Arc::strong_count(&std::mem::ManuallyDrop::new(Arc::from_raw(p))) } == 1 {
+        park(p as *mut Session);
+    } else {
+        // SAFETY: per the contract.
+        drop(unsafe { Arc::from_raw(p) });
+    }
+}
+
+fn park(p: *mut Session) {
+    for slot in PARKED.iter() {
+        if slot
+            .compare_exchange(std::ptr::null_mut(), p, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            return;
+        }
+    }
+    // Every place is taken: the session's memory is kept for the rest of the process.
+}
+
+/// Frees the parked sessions, unless a reader may be about to take a count of one.
+fn free_parked() {
+    if READERS.load(Ordering::SeqCst) != 0 {
+        return;
+    }
+    for slot in PARKED.iter() {
+        let p = slot.swap(std::ptr::null_mut(), Ordering::SeqCst);
+        if !p.is_null() {
+            // SAFETY: parked pointers hold one strong count each and are no longer current.
+            drop(unsafe { Arc::from_raw(p) });
+        }
+    }
+}
+
+/// Registers the fork handler, once.
+fn at_fork() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        extern "C" fn in_child() {
+            FORKS.fetch_add(1, Ordering::SeqCst);
+            let p = CURRENT.swap(std::ptr::null_mut(), Ordering::SeqCst);
+            if !p.is_null() {
+                // SAFETY: CURRENT's count keeps the session alive; it is leaked here on purpose
+                // (the child must not free, or touch the locks of, its parent's recording).
+                unsafe { (*p).pool.stop() };
+            }
+            EPOCH.store(0, Ordering::SeqCst);
+            let next = if AUTOSTARTED.load(Ordering::SeqCst) {
+                UNKNOWN
+            } else {
+                IDLE
+            };
+            STATE.store(next, Ordering::SeqCst);
+        }
+        // SAFETY: registers a handler that only does atomic operations; no prepare or parent
+        // handler is needed.
+        unsafe { libc::pthread_atfork(None, None, Some(in_child)) };
+    });
+}
+
+fn program_name() -> String {
+    std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default()
+}

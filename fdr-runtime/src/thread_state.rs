@@ -1,0 +1,80 @@
+//! What the controller knows about one thread's recording: the buffer it writes, where the last
+//! record stands in time and CPU, and how far back a rewind may step.
+//!
+//! A thread's state lives in a thread-local and is only touched by that thread, through shared
+//! references (every field is a `Cell`). While a record is being written the length holds
+//! [`BUSY`], which fails every bounds check, so a hook that interrupts the write (a signal
+//! handler, or the runtime's own code) returns without touching the half-written record.
+
+use std::cell::Cell;
+use std::sync::atomic::{compiler_fence, Ordering};
+
+use crate::desc::FnDesc;
+use crate::record_writer::RecordWriter;
+
+/// The length while a record is being written.
+pub(crate) const BUSY: u32 = u32::MAX;
+
+pub(crate) struct ThreadState {
+    pub writer: RecordWriter,
+    /// Words written in the current buffer, or [`BUSY`].
+    pub len: Cell<u32>,
+    /// Entry records at the end of the buffer that a rewind may still erase.
+    pub enters: Cell<u32>,
+    /// Entry/tail-exit pairs before those that a rewind may still erase.
+    pub tails: Cell<u32>,
+    /// The CPU of the last record.
+    pub cpu: Cell<u32>,
+    /// Timestamp of the last record written.
+    pub last_tsc: Cell<u64>,
+    /// Timestamp of the last entry record, while `enters > 0`.
+    pub last_entry_tsc: Cell<u64>,
+    /// Calls shorter than this many ticks are erased.
+    pub threshold: Cell<u64>,
+    /// Address of the function table, cached so an id costs a subtraction.
+    pub table: Cell<usize>,
+}
+
+impl ThreadState {
+    pub(crate) const fn new() -> ThreadState {
+        ThreadState {
+            writer: RecordWriter::new(),
+            len: Cell::new(0),
+            enters: Cell::new(0),
+            tails: Cell::new(0),
+            cpu: Cell::new(u32::MAX),
+            last_tsc: Cell::new(0),
+            last_entry_tsc: Cell::new(0),
+            threshold: Cell::new(0),
+            table: Cell::new(0),
+        }
+    }
+
+    /// `f`'s id in place in a record's low word.
+    #[inline(always)]
+    pub(crate) fn id_field(&self, f: &'static FnDesc) -> u32 {
+        crate::desc::id_field_from(f, self.table.get())
+    }
+
+    /// A block was just begun at `cpu` and `tsc` (its preamble written up to `len`): nothing
+    /// before it can be rewound, and deltas count from `tsc`.
+    pub(crate) fn begin_block(&self, len: u32, cpu: u32, tsc: u64) {
+        self.cpu.set(cpu);
+        self.last_tsc.set(tsc);
+        self.enters.set(0);
+        self.tails.set(0);
+        self.writer.publish_stable(len);
+    }
+
+    /// Runs `write` with the length marked busy, then stores the length it returns. The one
+    /// place that brackets a write: the fences keep the compiler from moving the buffer stores
+    /// out of the bracket, where a signal handler's hook would not see the marker.
+    #[inline(always)]
+    pub(crate) fn busy(&self, write: impl FnOnce() -> u32) {
+        self.len.set(BUSY);
+        compiler_fence(Ordering::SeqCst);
+        let len = write();
+        compiler_fence(Ordering::SeqCst);
+        self.len.set(len);
+    }
+}

@@ -1,0 +1,559 @@
+//! The recorder's lifecycle under pressure: `finish`, snapshots, exit, fork and signals raced
+//! against threads that keep recording, starting and exiting. Each test here was written against
+//! a failure of the first version (a crash, a hang, a lost or empty log) and fails on it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
+
+use fdr_runtime::{CallGuard, Config, Error, Mode};
+use fdr_tests::{decode, desc, testing, Log, Rec};
+
+desc!(MID, "life::mid");
+desc!(LEAF, "life::leaf");
+desc!(HANDLER, "life::handler");
+
+/// One call that makes four leaf calls.
+#[inline(never)]
+fn mid() {
+    let _g = CallGuard::enter(&MID);
+    for _ in 0..4 {
+        drop(CallGuard::enter(&LEAF));
+    }
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fdr-life-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn read(path: &Path) -> Log {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    decode(&bytes[..]).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Every exit closes the innermost open call of its thread, or one opened before the window.
+fn assert_nests(log: &Log) {
+    for tid in log.tids() {
+        let mut stack = Vec::new();
+        for r in log.thread_records(tid) {
+            match r {
+                Rec::Enter(id, _) => stack.push(id),
+                Rec::Exit(id, _) => {
+                    if let Some(top) = stack.pop() {
+                        assert_eq!(top, id, "thread {tid}: exit of {id} closes {top}");
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Threads that call `mid` until told to stop.
+struct Busy {
+    stop: Arc<AtomicBool>,
+    handles: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Busy {
+    /// Returns once every thread has made its first call.
+    fn start(threads: usize) -> Busy {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (ready, all_ready) = mpsc::channel();
+        let handles = (0..threads)
+            .map(|_| {
+                let stop = Arc::clone(&stop);
+                let ready = ready.clone();
+                std::thread::spawn(move || {
+                    mid();
+                    ready.send(()).unwrap();
+                    while !stop.load(Ordering::Relaxed) {
+                        mid();
+                    }
+                })
+            })
+            .collect();
+        for _ in 0..threads {
+            all_ready.recv().unwrap();
+        }
+        Busy { stop, handles }
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for h in self.handles.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
+
+fn finish_races_recording_threads(mode: Mode) {
+    let _turn = testing::exclusive();
+    let dir = scratch(&format!("finish-{mode:?}"));
+    for round in 0..50 {
+        let rec = fdr_runtime::start(
+            Config::default()
+                .buffer_size(4096)
+                .buffer_count(16)
+                .mode(mode),
+        )
+        .unwrap();
+        let busy = Busy::start(8);
+        std::thread::sleep(Duration::from_millis(3));
+        let path = dir.join(format!("{round}.fdr"));
+        rec.finish(&path)
+            .unwrap_or_else(|e| panic!("round {round}: {e}"));
+        drop(busy);
+        let log = read(&path);
+        assert!(!log.run.snapshot);
+        assert!(
+            !log.blocks.is_empty(),
+            "round {round}: no blocks: {:?} {:?}",
+            log.run,
+            log.threads
+        );
+        assert_nests(&log);
+    }
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn finish_races_eight_recording_threads_in_ring_mode() {
+    finish_races_recording_threads(Mode::Ring);
+}
+
+#[test]
+fn finish_races_eight_recording_threads_in_fill_mode() {
+    finish_races_recording_threads(Mode::Fill);
+}
+
+#[test]
+fn finish_and_snapshot_racing_to_one_path_leave_the_final_log() {
+    let _turn = testing::exclusive();
+    let dir = scratch("same-path");
+    let path = dir.join("one.fdr");
+    for round in 0..200 {
+        let rec = fdr_runtime::start(Config::default().buffer_size(4096).buffer_count(8)).unwrap();
+        mid();
+        let snap = {
+            let rec = rec.clone();
+            let path = path.clone();
+            std::thread::spawn(move || {
+                mid();
+                rec.write_snapshot(&path)
+            })
+        };
+        rec.finish(&path)
+            .unwrap_or_else(|e| panic!("round {round}: finish: {e}"));
+        let snap = snap.join().unwrap();
+        assert!(
+            matches!(snap, Ok(()) | Err(Error::NotRecording)),
+            "round {round}: {snap:?}"
+        );
+        let log = read(&path);
+        assert!(
+            !log.run.snapshot,
+            "round {round}: a snapshot replaced the final log"
+        );
+        assert_nests(&log);
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(leftovers, vec![std::ffi::OsString::from("one.fdr")]);
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn a_failed_finish_keeps_the_data_for_a_retry() {
+    let _turn = testing::exclusive();
+    let dir = scratch("retry");
+    let rec = fdr_runtime::start(Config::default().buffer_count(4).mode(Mode::Fill)).unwrap();
+    mid();
+    let bad = dir.join("missing-dir").join("x.fdr");
+    let err = rec.finish(&bad).unwrap_err();
+    assert!(matches!(err, Error::Io { .. }), "{err}");
+    assert!(err.to_string().contains("missing-dir"), "{err}");
+    // Recording stopped with the failed finish: this call is not in the log.
+    mid();
+    let good = dir.join("x.fdr");
+    rec.finish(&good).unwrap();
+    let log = read(&good);
+    let tid = log.tids()[0];
+    let (m, l) = (MID.id(), LEAF.id());
+    let mut expected = vec![(fdr_format::FnKind::Enter, m)];
+    for _ in 0..4 {
+        expected.push((fdr_format::FnKind::Enter, l));
+        expected.push((fdr_format::FnKind::Exit, l));
+    }
+    expected.push((fdr_format::FnKind::Exit, m));
+    assert_eq!(log.calls(tid), expected);
+    // Once written, it is done.
+    assert!(matches!(rec.finish(&good), Err(Error::NotRecording)));
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn a_failing_writer_does_not_lose_the_recording() {
+    let _turn = testing::exclusive();
+    let rec = fdr_runtime::start(Config::default().buffer_count(4).mode(Mode::Fill)).unwrap();
+    mid();
+    struct Broken;
+    impl std::io::Write for Broken {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::other("disk full"))
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    assert!(matches!(rec.finish_to(&mut Broken), Err(Error::Io { .. })));
+    assert!(!rec.is_recording());
+    let mut bytes = Vec::new();
+    rec.finish_to(&mut bytes).unwrap();
+    let log = decode(&bytes[..]).unwrap();
+    assert_eq!(log.calls(log.tids()[0]).len(), 10);
+}
+
+#[test]
+fn finish_does_not_wait_for_a_stalled_snapshot_writer() {
+    let _turn = testing::exclusive();
+    let rec = fdr_runtime::start(Config::default().buffer_count(4)).unwrap();
+    mid();
+    // A snapshot whose writer stalls until released.
+    let (release, stalled) = mpsc::channel::<()>();
+    let (started, writing) = mpsc::channel::<()>();
+    struct Stall(mpsc::Receiver<()>, Option<mpsc::Sender<()>>);
+    impl std::io::Write for Stall {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            if let Some(s) = self.1.take() {
+                s.send(()).unwrap();
+                let _ = self.0.recv();
+            }
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let snap = {
+        let rec = rec.clone();
+        std::thread::spawn(move || rec.snapshot(&mut Stall(stalled, Some(started))))
+    };
+    writing.recv().unwrap();
+    let (done, finished) = mpsc::channel();
+    {
+        let rec = rec.clone();
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let r = rec.finish_to(&mut bytes).map(|()| bytes);
+            let _ = done.send(r);
+        });
+    }
+    let bytes = finished
+        .recv_timeout(Duration::from_secs(10))
+        .expect("finish is still waiting for the stalled snapshot after 10 s")
+        .unwrap();
+    let log = decode(&bytes[..]).unwrap();
+    assert_eq!(log.calls(log.tids()[0]).len(), 10);
+    release.send(()).unwrap();
+    snap.join().unwrap().unwrap();
+}
+
+#[test]
+fn out_is_checked_when_recording_starts() {
+    let _turn = testing::exclusive();
+    let dir = scratch("out");
+    for (out, why) in [
+        (dir.join("nowhere").join("x.fdr"), "nowhere"),
+        (dir.clone(), "directory"),
+    ] {
+        let err = match fdr_runtime::start(Config::default().buffer_count(2).out(&out)) {
+            Err(e) => e,
+            Ok(r) => {
+                r.finish_to(&mut std::io::sink()).unwrap();
+                panic!("{} was accepted", out.display());
+            }
+        };
+        match &err {
+            Error::Config { key, message } => {
+                assert_eq!(key, "out");
+                assert!(message.contains(why), "{message}");
+            }
+            e => panic!("{e}"),
+        }
+    }
+    // A writable place passes and leaves nothing behind.
+    let rec =
+        fdr_runtime::start(Config::default().buffer_count(2).out(dir.join("ok.fdr"))).unwrap();
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    rec.finish_to(&mut std::io::sink()).unwrap();
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn the_thread_registry_forgets_threads_whose_data_is_gone() {
+    let _turn = testing::exclusive();
+    let rec = fdr_runtime::start(
+        Config::default()
+            .buffer_size(4096)
+            .buffer_count(8)
+            .mode(Mode::Ring),
+    )
+    .unwrap();
+    let n = 100_000;
+    for _ in 0..n / 100 {
+        let handles: Vec<_> = (0..100).map(|_| std::thread::spawn(mid)).collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+    }
+    // Only threads that still have a buffer in the pool are remembered.
+    let stats = rec.stats();
+    assert!(stats.threads <= 8, "{stats:?}");
+    let mut bytes = Vec::new();
+    rec.finish_to(&mut bytes).unwrap();
+    let log = decode(&bytes[..]).unwrap();
+    assert!(log.threads.len() <= 8, "{} threads", log.threads.len());
+    assert!(log.run.buffers_recycled > n / 2, "{:?}", log.run);
+    for tid in log.tids() {
+        assert!(log.threads.iter().any(|t| t.tid == tid), "thread {tid}");
+    }
+}
+
+#[test]
+fn the_log_reports_the_buffer_size_and_threshold_it_used() {
+    let _turn = testing::exclusive();
+    let rec = fdr_runtime::start(
+        Config::default()
+            .buffer_size(1001)
+            .buffer_count(2)
+            .threshold(Duration::from_secs(u64::MAX / 1_000_000)),
+    )
+    .unwrap();
+    let mut bytes = Vec::new();
+    rec.finish_to(&mut bytes).unwrap();
+    let log = decode(&bytes[..]).unwrap();
+    assert_eq!(log.header.buffer_size, 1000);
+    assert_eq!(log.run.buffer_size, 1000);
+    assert_eq!(log.run.threshold_ns, u64::MAX);
+}
+
+// Child processes: exit with busy threads, fork, and a signal handler's first call.
+
+fn run_child(test: &str, options: Option<&str>) -> Output {
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args([
+        test,
+        "--exact",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ]);
+    match options {
+        Some(o) => cmd.env("FDR_OPTIONS", o),
+        None => cmd.env_remove("FDR_OPTIONS"),
+    };
+    cmd.output().unwrap()
+}
+
+#[test]
+#[ignore = "a child process of exit_with_busy_threads_writes_a_valid_log"]
+fn child_exits_while_threads_record() {
+    // The first call starts recording (and sets up the exit writer).
+    mid();
+    // Threads that never stop: the process exits under them.
+    for _ in 0..8 {
+        std::thread::spawn(|| loop {
+            mid();
+        });
+    }
+    std::thread::sleep(Duration::from_millis(10));
+}
+
+#[test]
+fn exit_with_busy_threads_writes_a_valid_log() {
+    let dir = scratch("exit");
+    for run in 0..20 {
+        let out = dir.join(format!("{run}.fdr"));
+        let child = run_child(
+            "child_exits_while_threads_record",
+            Some(&format!("buffer_size=4096 out={}", out.display())),
+        );
+        let stderr = String::from_utf8_lossy(&child.stderr);
+        assert!(child.status.success(), "run {run}: {stderr}");
+        let log = read(&out);
+        assert!(!log.run.snapshot);
+        assert_nests(&log);
+        assert!(log.tids().len() >= 2, "run {run}: {:?}", log.tids());
+    }
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(names.is_empty(), "temporary files left: {names:?}");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+fn gettid() -> i32 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::syscall(libc::SYS_gettid) as i32 }
+}
+
+#[test]
+#[ignore = "a child process of a_forked_child_records_as_its_own_process"]
+fn child_forks() {
+    mid();
+    let parent_tid = gettid();
+    // SAFETY: the child only records, writes a few bytes to a file and exits; the test process
+    // runs its tests on this one thread.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0);
+    if pid == 0 {
+        mid();
+        mid();
+        let out = std::env::var("FORK_TIDS").unwrap();
+        std::fs::write(
+            out,
+            format!("{} {} {}", std::process::id(), gettid(), parent_tid),
+        )
+        .unwrap();
+        // A normal exit, which runs the exit writer.
+        std::process::exit(0);
+    }
+    let mut status = 0;
+    // SAFETY: waits for the child just forked.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+    mid();
+}
+
+#[test]
+fn a_forked_child_records_as_its_own_process() {
+    let dir = scratch("fork");
+    let out = dir.join("app.fdr");
+    let ids = dir.join("ids");
+    let child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "child_forks",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("FDR_OPTIONS", format!("mode=fill out={}", out.display()))
+        .env("FORK_TIDS", &ids)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&child.stderr);
+    assert!(child.status.success(), "{stderr}");
+    let ids = std::fs::read_to_string(&ids).unwrap();
+    let ids: Vec<i32> = ids.split(' ').map(|s| s.parse().unwrap()).collect();
+    let (child_pid, child_tid, parent_tid) = (ids[0], ids[1], ids[2]);
+
+    // The parent's log: its own pid and thread, the calls before and after the fork.
+    let parent = read(&out);
+    assert_ne!(parent.run.pid, child_pid);
+    assert_eq!(parent.tids(), vec![parent_tid]);
+    assert!(parent.blocks.iter().all(|b| b.pid == parent.run.pid));
+    assert_eq!(parent.calls(parent_tid).len(), 20);
+
+    // The child's log: next to it, named with the child's pid, holding only the child's calls.
+    let child_out = dir.join(format!("app.{child_pid}.fdr"));
+    let child = read(&child_out);
+    assert_eq!(child.run.pid, child_pid);
+    assert_eq!(child.tids(), vec![child_tid]);
+    assert!(child.blocks.iter().all(|b| b.pid == child_pid));
+    assert_eq!(child.calls(child_tid).len(), 20);
+    std::fs::remove_dir_all(dir).ok();
+}
+
+static ARMED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_usr1(_: libc::c_int) {
+    if ARMED.load(Ordering::Relaxed) {
+        drop(CallGuard::enter(&HANDLER));
+    }
+}
+
+#[test]
+#[ignore = "a child process of a_signal_handlers_first_call_inside_the_api_does_not_deadlock"]
+fn child_signals_threads_inside_the_api() {
+    // SAFETY: installs a handler that only records (which must be safe anywhere).
+    unsafe {
+        libc::signal(
+            libc::SIGUSR1,
+            on_usr1 as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        )
+    };
+    let rec = fdr_runtime::start(Config::default().buffer_count(64)).unwrap();
+    ARMED.store(true, Ordering::Relaxed);
+    for _ in 0..200 {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = mpsc::channel();
+        let t = {
+            let rec = rec.clone();
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                // SAFETY: pthread_self has no preconditions.
+                tx.send(unsafe { libc::pthread_self() } as u64).unwrap();
+                // Inside the API, over and over, without having recorded yet.
+                while !stop.load(Ordering::Relaxed) {
+                    std::hint::black_box(rec.stats());
+                }
+            })
+        };
+        let thread = rx.recv().unwrap() as libc::pthread_t;
+        for _ in 0..20 {
+            // SAFETY: the thread is alive until `stop` is set and it is joined.
+            unsafe { libc::pthread_kill(thread, libc::SIGUSR1) };
+            std::thread::sleep(Duration::from_micros(50));
+        }
+        stop.store(true, Ordering::Relaxed);
+        t.join().unwrap();
+    }
+    let mut bytes = Vec::new();
+    rec.finish_to(&mut bytes).unwrap();
+    decode(&bytes[..]).unwrap();
+    println!("child done");
+}
+
+#[test]
+fn a_signal_handlers_first_call_inside_the_api_does_not_deadlock() {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "child_signals_threads_inside_the_api",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env_remove("FDR_OPTIONS")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let out = child.wait_with_output().unwrap();
+            assert!(status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            assert!(String::from_utf8_lossy(&out.stdout).contains("child done"));
+            return;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().ok();
+            panic!("the child is deadlocked: a signal handler's first call waited on fdr's lock");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
