@@ -191,3 +191,23 @@ fn without_the_feature_mistakes_still_fail() {
         );
     }
 }
+
+/// Each method of an annotated block is checked, so one build reports every wrong method.
+#[test]
+fn every_wrong_method_of_a_block_is_reported() {
+    let item = "impl S {
+        #[instrument_fdr(log_args(z))] fn a(&self, n: u32) {}
+        fn ok(&self) {}
+        #[instrument_fdr(tail)] fn b(&self) {}
+    }";
+    for enabled in [true, false] {
+        let out = expand::instrument(TokenStream::new(), item.parse().unwrap(), enabled);
+        let out = out.to_string();
+        assert_eq!(out.matches("compile_error").count(), 2, "{out}");
+        assert!(out.contains("`z` is not a parameter of `a`"), "{out}");
+        assert!(
+            out.contains("`tail` needs the body to end with a call"),
+            "{out}"
+        );
+    }
+}
