@@ -81,8 +81,9 @@ pub fn annotated(attr: TokenStream, item: TokenStream) -> Result<Annotated> {
     }
 }
 
-/// The item as written, which is what a build without the `enable` feature compiles. Inside an
-/// `impl` block or trait, the methods' own `#[instrument_fdr(...)]` are removed: the block's
+/// The item as written, which is what a build without the `enable` feature compiles, and what
+/// a wrong annotation leaves beside its error so that the item's users do not fail too. Inside
+/// an `impl` block or trait, the methods' own `#[instrument_fdr(...)]` are removed: the block's
 /// attribute handles them, and they must not expand a second time.
 pub fn as_written(item: TokenStream) -> TokenStream {
     match syn::parse2::<Item>(item.clone()) {

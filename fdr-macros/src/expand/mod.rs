@@ -23,12 +23,18 @@ use proc_macro2::TokenStream;
 
 /// Expands `#[instrument_fdr(attr)] item`.
 ///
-/// With `enabled` false the arguments are still checked, then `item` comes back as written.
+/// With `enabled` false the arguments are still checked, then `item` comes back as written. A
+/// wrong annotation gives its error beside the item as written, so that the code using the item
+/// compiles and the error is the only one.
 pub fn instrument(attr: TokenStream, item: TokenStream, enabled: bool) -> TokenStream {
     match item::annotated(attr, item.clone()) {
         Ok(annotated) if enabled => emit::annotated(annotated),
         Ok(_) => item::as_written(item),
-        Err(error) => error.into_compile_error(),
+        Err(error) => {
+            let mut out = item::as_written(item);
+            out.extend(error.into_compile_error());
+            out
+        }
     }
 }
 
