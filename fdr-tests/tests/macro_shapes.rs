@@ -342,8 +342,8 @@ fn block_on<F: Future>(fut: F) -> F::Output {
 // ---------------------------------------------------------------------------------------------
 // Reading the function table without recording.
 
-fn descriptor(name: &str) -> &'static fdr::__private::FnDesc {
-    let found: Vec<_> = fdr::__private::FUNCTIONS
+fn descriptor(name: &str) -> &'static fdr_runtime::FnDesc {
+    let found: Vec<_> = fdr_runtime::FUNCTIONS
         .iter()
         .filter(|d| d.name() == name)
         .collect();
@@ -446,7 +446,7 @@ fn names_are_what_a_backtrace_shows() {
     // fdr_scope! names are the module path and the scope's name.
     descriptor(&format!("{M}::first"));
     descriptor(&format!("{M}::second"));
-    let all: Vec<String> = fdr::__private::FUNCTIONS
+    let all: Vec<String> = fdr_runtime::FUNCTIONS
         .iter()
         .map(|d| d.name().to_string())
         .collect();
@@ -460,7 +460,7 @@ fn names_are_what_a_backtrace_shows() {
 
 #[test]
 fn descriptors_carry_kind_file_line_and_arguments() {
-    use fdr::__private::FnKindTag;
+    use fdr_runtime::FnKindTag;
     let d = descriptor(&format!("{M}::plain"));
     assert_eq!(d.kind(), FnKindTag::Function);
     assert_eq!(d.file(), file!());
@@ -491,7 +491,7 @@ fn generic_instantiations_share_one_descriptor() {
     // One descriptor each, whatever the instantiations: `descriptor` asserts exactly one.
     descriptor(&format!("{M}::generic"));
     descriptor(&format!("{M}::const_generic"));
-    let ids: Vec<u32> = fdr::__private::FUNCTIONS.iter().map(|d| d.id()).collect();
+    let ids: Vec<u32> = fdr_runtime::FUNCTIONS.iter().map(|d| d.id()).collect();
     let mut unique = ids.clone();
     unique.sort_unstable();
     unique.dedup();

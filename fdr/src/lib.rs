@@ -57,11 +57,11 @@ mod mode;
 mod mode;
 
 // Only instrumented expansions name it, and only instrumented builds link the runtime it
-// re-exports.
+// re-exports. Its name is versioned: see the module's own documentation.
 #[cfg(feature = "enable")]
 #[doc(hidden)]
 #[path = "private.rs"]
-pub mod __private;
+pub mod __private_v1;
 
 /// True when this build records (the `enable` feature is on).
 ///

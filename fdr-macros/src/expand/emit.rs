@@ -152,7 +152,7 @@ fn descriptor_static(descriptor: &Descriptor, desc: &Ident, async_: bool) -> Tok
                     #private::type_name_of(#path)
                 }
                 #table
-                static #desc: #private::FnDesc = #private::nested_desc(
+                static #desc: #private::FnDesc = #private::FnDesc::nested(
                     #fallback,
                     #path,
                     #file,
