@@ -191,3 +191,74 @@ fn without_the_feature_mistakes_still_fail() {
         );
     }
 }
+
+/// A wrong annotation must not take the item away: its users would fail too, burying the one
+/// real error under "cannot find function". The item comes back as written, beside the error,
+/// in both modes; inside a block, without the methods' own `#[instrument_fdr(...)]`, which
+/// would otherwise expand (and fail) a second time.
+#[test]
+fn a_wrong_annotation_leaves_the_item_as_written_beside_its_error() {
+    let bad = [
+        ("log_args(y)", "fn f(x: u32) {}", "fn f(x: u32) {}"),
+        (
+            "tail",
+            "fn f() -> u32 { 1 + g() }",
+            "fn f() -> u32 { 1 + g() }",
+        ),
+        ("", "const fn f() {}", "const fn f() {}"),
+        ("name = 5", "fn f() {}", "fn f() {}"),
+        ("", "struct S;", "struct S;"),
+        (
+            "tail",
+            "impl S { fn a(&self) {} }",
+            "impl S { fn a(&self) {} }",
+        ),
+        (
+            "",
+            "impl S { fn a(&self) {} #[instrument_fdr(log_args(z))] fn b(&self, n: u32) {} }",
+            "impl S { fn a(&self) {} fn b(&self, n: u32) {} }",
+        ),
+        (
+            "",
+            "trait T { #[instrument_fdr] fn a(&self); fn b(&self) {} }",
+            "trait T { fn a(&self); fn b(&self) {} }",
+        ),
+    ];
+    for enabled in [true, false] {
+        for (attr, item, kept) in bad {
+            let out = expand::instrument(attr.parse().unwrap(), item.parse().unwrap(), enabled);
+            let (out, kept) = (
+                out.to_string(),
+                kept.parse::<TokenStream>().unwrap().to_string(),
+            );
+            let context =
+                format!("#[instrument_fdr({attr})] {item} (enabled: {enabled}) gave {out}");
+            let error = out.strip_prefix(&kept).expect(&context);
+            assert!(
+                error.trim_start().starts_with(":: core :: compile_error !"),
+                "{context}"
+            );
+            assert_eq!(error.matches("compile_error").count(), 1, "{context}");
+        }
+    }
+}
+
+/// Each method of an annotated block is checked, so one build reports every wrong method.
+#[test]
+fn every_wrong_method_of_a_block_is_reported() {
+    let item = "impl S {
+        #[instrument_fdr(log_args(z))] fn a(&self, n: u32) {}
+        fn ok(&self) {}
+        #[instrument_fdr(tail)] fn b(&self) {}
+    }";
+    for enabled in [true, false] {
+        let out = expand::instrument(TokenStream::new(), item.parse().unwrap(), enabled);
+        let out = out.to_string();
+        assert_eq!(out.matches("compile_error").count(), 2, "{out}");
+        assert!(out.contains("`z` is not a parameter of `a`"), "{out}");
+        assert!(
+            out.contains("`tail` needs the body to end with a call"),
+            "{out}"
+        );
+    }
+}

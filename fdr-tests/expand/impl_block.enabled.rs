@@ -3,16 +3,16 @@ impl<T: Clone> Cache<T> {
         Cache { items: Vec::new() }
     }
     pub fn get(&self, i: usize) -> Option<T> {
-        #[::fdr::__private::linkme::distributed_slice(::fdr::__private::FUNCTIONS)]
-        # [linkme (crate = :: fdr :: __private :: linkme)]
-        static __FDR_FN: ::fdr::__private::FnDesc = ::fdr::__private::FnDesc::new(
+        #[::fdr::__private_v1::linkme::distributed_slice(::fdr::__private_v1::FUNCTIONS)]
+        # [linkme (crate = :: fdr :: __private_v1 :: linkme)]
+        static __FDR_FN: ::fdr::__private_v1::FnDesc = ::fdr::__private_v1::FnDesc::new(
             ::core::concat!(::core::module_path!(), "::Cache::get"),
             ::core::file!(),
             ::core::line!(),
-            ::fdr::__private::FnKindTag::Function,
+            ::fdr::__private_v1::FnKindTag::Function,
             &[],
         );
-        let __fdr_guard = ::fdr::__private::CallGuard::enter(&__FDR_FN);
+        let __fdr_guard = ::fdr::__private_v1::CallGuard::enter(&__FDR_FN);
         {
             self.items.get(i).cloned()
         }
@@ -21,21 +21,21 @@ impl<T: Clone> Cache<T> {
         self.items.len()
     }
     pub fn resize(&mut self, n: usize) {
-        #[::fdr::__private::linkme::distributed_slice(::fdr::__private::FUNCTIONS)]
-        # [linkme (crate = :: fdr :: __private :: linkme)]
-        static __FDR_FN: ::fdr::__private::FnDesc = ::fdr::__private::FnDesc::new(
+        #[::fdr::__private_v1::linkme::distributed_slice(::fdr::__private_v1::FUNCTIONS)]
+        # [linkme (crate = :: fdr :: __private_v1 :: linkme)]
+        static __FDR_FN: ::fdr::__private_v1::FnDesc = ::fdr::__private_v1::FnDesc::new(
             ::core::concat!(::core::module_path!(), "::Cache::resize"),
             ::core::file!(),
             ::core::line!(),
-            ::fdr::__private::FnKindTag::Function,
+            ::fdr::__private_v1::FnKindTag::Function,
             &["n"],
         );
-        let __fdr_guard = ::fdr::__private::CallGuard::enter_args(&__FDR_FN, &{
+        let __fdr_guard = ::fdr::__private_v1::CallGuard::enter_args(&__FDR_FN, &{
             #[allow(unused_imports)]
-            use ::fdr::__private::{ViaFallback as _, ViaLogArg as _};
+            use ::fdr::__private_v1::{ViaFallback as _, ViaLogArg as _};
             #[allow(non_camel_case_types, dead_code)]
             enum n {}
-            [(&::fdr::__private::ArgProbe::<_, n>::new(&n)).fdr_arg()]
+            [(&::fdr::__private_v1::ArgProbe::<_, n>::new(&n)).fdr_arg()]
         });
         {
             self.items.truncate(n);

@@ -1,8 +1,8 @@
 impl crate::codec::Decode for Frame<'_> {
     fn decode(bytes: &[u8]) -> Self {
-        #[::fdr::__private::linkme::distributed_slice(::fdr::__private::FUNCTIONS)]
-        # [linkme (crate = :: fdr :: __private :: linkme)]
-        static __FDR_FN: ::fdr::__private::FnDesc = ::fdr::__private::FnDesc::new(
+        #[::fdr::__private_v1::linkme::distributed_slice(::fdr::__private_v1::FUNCTIONS)]
+        # [linkme (crate = :: fdr :: __private_v1 :: linkme)]
+        static __FDR_FN: ::fdr::__private_v1::FnDesc = ::fdr::__private_v1::FnDesc::new(
             ::core::concat!(
                 "<",
                 ::core::module_path!(),
@@ -12,10 +12,10 @@ impl crate::codec::Decode for Frame<'_> {
             ),
             ::core::file!(),
             ::core::line!(),
-            ::fdr::__private::FnKindTag::Function,
+            ::fdr::__private_v1::FnKindTag::Function,
             &[],
         );
-        let __fdr_guard = ::fdr::__private::CallGuard::enter(&__FDR_FN);
+        let __fdr_guard = ::fdr::__private_v1::CallGuard::enter(&__FDR_FN);
         {
             Frame::parse(bytes)
         }

@@ -131,6 +131,18 @@ fn tail_return(x: i32) -> i32 {
     return inner(x);
 }
 
+// The final call comes through a `macro_rules!` fragment, inside invisible delimiters.
+macro_rules! tail_through_fragment {
+    ($name:ident, $x:ident, $call:expr) => {
+        #[instrument_fdr(tail)]
+        fn $name($x: i32) -> i32 {
+            $call
+        }
+    };
+}
+
+tail_through_fragment!(tail_fragment, x, inner(x + 2));
+
 #[instrument_fdr]
 fn with_scope(n: u32) -> u32 {
     let a = {
@@ -342,8 +354,8 @@ fn block_on<F: Future>(fut: F) -> F::Output {
 // ---------------------------------------------------------------------------------------------
 // Reading the function table without recording.
 
-fn descriptor(name: &str) -> &'static fdr::__private::FnDesc {
-    let found: Vec<_> = fdr::__private::FUNCTIONS
+fn descriptor(name: &str) -> &'static fdr_runtime::FnDesc {
+    let found: Vec<_> = fdr_runtime::FUNCTIONS
         .iter()
         .filter(|d| d.name() == name)
         .collect();
@@ -446,7 +458,7 @@ fn names_are_what_a_backtrace_shows() {
     // fdr_scope! names are the module path and the scope's name.
     descriptor(&format!("{M}::first"));
     descriptor(&format!("{M}::second"));
-    let all: Vec<String> = fdr::__private::FUNCTIONS
+    let all: Vec<String> = fdr_runtime::FUNCTIONS
         .iter()
         .map(|d| d.name().to_string())
         .collect();
@@ -460,7 +472,7 @@ fn names_are_what_a_backtrace_shows() {
 
 #[test]
 fn descriptors_carry_kind_file_line_and_arguments() {
-    use fdr::__private::FnKindTag;
+    use fdr_runtime::FnKindTag;
     let d = descriptor(&format!("{M}::plain"));
     assert_eq!(d.kind(), FnKindTag::Function);
     assert_eq!(d.file(), file!());
@@ -484,14 +496,35 @@ fn descriptors_carry_kind_file_line_and_arguments() {
 
 #[test]
 fn generic_instantiations_share_one_descriptor() {
-    assert_eq!(generic(&1u8), 1);
-    assert_eq!(generic(&"s"), "s");
-    assert_eq!(const_generic([0u8; 2]), 4);
-    assert_eq!(const_generic([0u8; 5]), 10);
-    // One descriptor each, whatever the instantiations: `descriptor` asserts exactly one.
-    descriptor(&format!("{M}::generic"));
-    descriptor(&format!("{M}::const_generic"));
-    let ids: Vec<u32> = fdr::__private::FUNCTIONS.iter().map(|d| d.id()).collect();
+    let mut results = None;
+    let log = record_log(|| {
+        results = Some((
+            generic(&1u8),
+            generic(&"s"),
+            const_generic([0u8; 2]),
+            const_generic([0u8; 5]),
+        ));
+    });
+    assert_eq!(results, Some((1, "s", 4, 10)));
+    let table = fdr_tests::decode(&log[..]).expect("a valid log").functions;
+    let events = read(&log);
+    for function in ["generic", "const_generic"] {
+        let name = format!("{M}::{function}");
+        let entries: Vec<u32> = table
+            .iter()
+            .filter(|f| f.name == name)
+            .map(|f| f.id)
+            .collect();
+        assert_eq!(entries.len(), 1, "table entries named {name}: {entries:?}");
+        // Two instantiations were called: each entry and exit carries the one entry's id.
+        let ids: Vec<u32> = events
+            .iter()
+            .filter(|e| e.text.ends_with(&format!(" {function}")))
+            .map(|e| e.id)
+            .collect();
+        assert_eq!(ids, [entries[0]; 4], "records of {name}");
+    }
+    let ids: Vec<u32> = fdr_runtime::FUNCTIONS.iter().map(|d| d.id()).collect();
     let mut unique = ids.clone();
     unique.sort_unstable();
     unique.dedup();
@@ -513,6 +546,11 @@ struct Event {
 /// Runs `f` under a recorder on the injected clock (threshold zero: nothing is erased) and
 /// returns the function records of the finished log, in file order.
 fn record(f: impl FnOnce()) -> Vec<Event> {
+    read(&record_log(f))
+}
+
+/// Runs `f` as [`record`] does, and returns the finished log.
+fn record_log(f: impl FnOnce()) -> Vec<u8> {
     let _one_recorder = fdr::testing::exclusive();
     fdr::testing::use_mock_clock(1_000_000_000);
     let rec = fdr::start(fdr::Config::default().threshold(Duration::ZERO)).expect("start");
@@ -520,7 +558,7 @@ fn record(f: impl FnOnce()) -> Vec<Event> {
     let mut log = Vec::new();
     rec.finish_to(&mut log).expect("finish");
     fdr::testing::use_real_clock();
-    read(&log)
+    log
 }
 
 fn read(log: &[u8]) -> Vec<Event> {
@@ -652,6 +690,17 @@ fn tail_records_a_tail_exit_before_the_final_call() {
             "> tail_return",
             "< tail_return",
         ]
+    );
+}
+
+#[test]
+fn tail_finds_a_final_call_written_through_a_macro_fragment() {
+    let mut result = None;
+    let events = record(|| result = Some(tail_fragment(1)));
+    assert_eq!(result, Some(4));
+    assert_eq!(
+        lines(&events),
+        ["> tail_fragment", "<< tail_fragment", "> inner", "< inner"]
     );
 }
 

@@ -47,10 +47,21 @@ pub use fdr_runtime::{Config, Error, LogArg, Mode, Stats};
 #[cfg(feature = "testing")]
 pub use fdr_runtime::testing;
 
+// The mode is chosen here, once: each module gives the same items, which the public API below
+// wraps without knowing which mode it is in.
+#[cfg(feature = "enable")]
+#[path = "enabled.rs"]
+mod mode;
+#[cfg(not(feature = "enable"))]
+#[path = "disabled.rs"]
+mod mode;
+
+// Only instrumented expansions name it, and only instrumented builds link the runtime it
+// re-exports. Its name is versioned: see the module's own documentation.
 #[cfg(feature = "enable")]
 #[doc(hidden)]
 #[path = "private.rs"]
-pub mod __private;
+pub mod __private_v1;
 
 /// True when this build records (the `enable` feature is on).
 ///
@@ -67,16 +78,9 @@ pub const ENABLED: bool = cfg!(feature = "enable");
 /// rec.finish("app.fdr")?;
 /// # Ok::<(), fdr::Error>(())
 /// ```
+#[inline]
 pub fn start(config: Config) -> Result<Recorder, Error> {
-    #[cfg(feature = "enable")]
-    {
-        fdr_runtime::start(config).map(|inner| Recorder { inner })
-    }
-    #[cfg(not(feature = "enable"))]
-    {
-        config.validate()?;
-        Ok(Recorder { _inert: () })
-    }
+    mode::start(config).map(|inner| Recorder { inner })
 }
 
 /// The running recorder, if one was started (always `None` without the `enable` feature).
@@ -86,24 +90,25 @@ pub fn start(config: Config) -> Result<Recorder, Error> {
 ///     rec.write_snapshot("stall.fdr").ok();
 /// }
 /// ```
+#[inline]
 pub fn recorder() -> Option<Recorder> {
-    #[cfg(feature = "enable")]
-    {
-        fdr_runtime::recorder().map(|inner| Recorder { inner })
-    }
-    #[cfg(not(feature = "enable"))]
-    {
-        None
-    }
+    mode::recorder().map(|inner| Recorder { inner })
 }
 
 /// A handle on the running recorder. Clones refer to the same recording.
+///
+/// ```no_run
+/// let rec = fdr::start(fdr::Config::default())?;
+/// let for_worker = rec.clone();
+/// std::thread::spawn(move || for_worker.write_snapshot("worker.fdr"))
+///     .join()
+///     .expect("the worker ran")?;
+/// rec.finish("app.fdr")?;
+/// # Ok::<(), fdr::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct Recorder {
-    #[cfg(feature = "enable")]
-    inner: fdr_runtime::Recorder,
-    #[cfg(not(feature = "enable"))]
-    _inert: (),
+    inner: mode::Recorder,
 }
 
 impl Recorder {
@@ -116,16 +121,9 @@ impl Recorder {
     /// rec.snapshot(&mut log)?;
     /// # Ok::<(), fdr::Error>(())
     /// ```
+    #[inline]
     pub fn snapshot<W: Write + ?Sized>(&self, out: &mut W) -> Result<(), Error> {
-        #[cfg(feature = "enable")]
-        {
-            self.inner.snapshot(out)
-        }
-        #[cfg(not(feature = "enable"))]
-        {
-            let _ = out;
-            Ok(())
-        }
+        self.inner.snapshot(out)
     }
 
     /// Writes the current window to a file while recording goes on.
@@ -135,16 +133,9 @@ impl Recorder {
     /// rec.write_snapshot("now.fdr")?;
     /// # Ok::<(), fdr::Error>(())
     /// ```
+    #[inline]
     pub fn write_snapshot(&self, path: impl AsRef<Path>) -> Result<(), Error> {
-        #[cfg(feature = "enable")]
-        {
-            self.inner.write_snapshot(path)
-        }
-        #[cfg(not(feature = "enable"))]
-        {
-            let _ = path;
-            Ok(())
-        }
+        self.inner.write_snapshot(path)
     }
 
     /// Stops recording and writes everything kept to a file.
@@ -154,16 +145,9 @@ impl Recorder {
     /// rec.finish("app.fdr")?;
     /// # Ok::<(), fdr::Error>(())
     /// ```
+    #[inline]
     pub fn finish(&self, path: impl AsRef<Path>) -> Result<(), Error> {
-        #[cfg(feature = "enable")]
-        {
-            self.inner.finish(path)
-        }
-        #[cfg(not(feature = "enable"))]
-        {
-            let _ = path;
-            Ok(())
-        }
+        self.inner.finish(path)
     }
 
     /// Stops recording and writes everything kept to `out`.
@@ -173,39 +157,35 @@ impl Recorder {
     /// rec.finish_to(&mut std::io::sink())?;
     /// # Ok::<(), fdr::Error>(())
     /// ```
+    #[inline]
     pub fn finish_to<W: Write + ?Sized>(&self, out: &mut W) -> Result<(), Error> {
-        #[cfg(feature = "enable")]
-        {
-            self.inner.finish_to(out)
-        }
-        #[cfg(not(feature = "enable"))]
-        {
-            let _ = out;
-            Ok(())
-        }
+        self.inner.finish_to(out)
     }
 
     /// True until the recording is finished (always false without the `enable` feature).
+    ///
+    /// ```no_run
+    /// let rec = fdr::start(fdr::Config::default())?;
+    /// assert_eq!(rec.is_recording(), fdr::ENABLED);
+    /// rec.finish("app.fdr")?;
+    /// assert!(!rec.is_recording());
+    /// # Ok::<(), fdr::Error>(())
+    /// ```
+    #[inline]
     pub fn is_recording(&self) -> bool {
-        #[cfg(feature = "enable")]
-        {
-            self.inner.is_recording()
-        }
-        #[cfg(not(feature = "enable"))]
-        {
-            false
-        }
+        self.inner.is_recording()
     }
 
     /// Counters so far: threads, dropped records, recycled buffers.
+    ///
+    /// ```no_run
+    /// let rec = fdr::start(fdr::Config::default())?;
+    /// let stats = rec.stats();
+    /// println!("{stats:?}");
+    /// # Ok::<(), fdr::Error>(())
+    /// ```
+    #[inline]
     pub fn stats(&self) -> Stats {
-        #[cfg(feature = "enable")]
-        {
-            self.inner.stats()
-        }
-        #[cfg(not(feature = "enable"))]
-        {
-            Stats::default()
-        }
+        self.inner.stats()
     }
 }

@@ -1,5 +1,8 @@
 //! What the expansions of `#[instrument_fdr]` and `fdr_scope!` name, as
-//! `::fdr::__private::...`. Not a public API: only the macros of this version may use it.
+//! `::fdr::__private_v1::...`. Not a public API: a contract with the `fdr-macros` released
+//! beside this crate, whose `expand/private.rs` names this module. The name carries the
+//! contract's version: when an item here changes, both go to `__private_v2`, so that mismatched
+//! crates fail to resolve the path instead of compiling against the wrong items.
 
 use std::future::Future;
 use std::marker::PhantomData;
@@ -19,7 +22,7 @@ pub use fdr_runtime::{CallGuard, FnDesc, FnKindTag, Instrumented, LogArg, FUNCTI
 /// `N: Unloggable<T>` fails with the message of [`Unloggable`].
 ///
 /// ```
-/// use fdr::__private::{ArgProbe, ViaFallback as _, ViaLogArg as _};
+/// use fdr::__private_v1::{ArgProbe, ViaFallback as _, ViaLogArg as _};
 /// enum n {}
 /// let n = 7u32;
 /// assert_eq!((&ArgProbe::<_, n>::new(&n)).fdr_arg(), 7);
@@ -119,27 +122,13 @@ impl<F: Future, const N: usize> Future for InstrumentedArgs<F, N> {
     }
 }
 
-/// The descriptor of a function annotated alone, where the macro cannot see whether it is a
-/// method or of which type: `path` is a function nested in it, whose [`std::any::type_name`]
-/// spells the full path (`crate::module::Type::method::__fdr_path`) that the name is taken
-/// from. `name` (`crate::module::method`) stands in while [`FnDesc`] has no place for `path`
-/// (then this becomes `FnDesc::nested`).
-pub const fn nested_desc(
-    name: &'static str,
-    path: fn() -> &'static str,
-    file: &'static str,
-    line: u32,
-    kind: FnKindTag,
-    args: &'static [&'static str],
-) -> FnDesc {
-    FnDesc::nested(name, path, file, line, kind, args)
-}
-
-/// The type name of a value's type; for a function item, the function's full path.
+/// The type name of a value's type; for a function item, the function's full path. A function
+/// annotated alone names itself through a function nested in it that calls this (see
+/// [`FnDesc::nested`]).
 ///
 /// ```
 /// fn here() {}
-/// assert!(fdr::__private::type_name_of(here).ends_with("::here"));
+/// assert!(fdr::__private_v1::type_name_of(here).ends_with("::here"));
 /// ```
 pub fn type_name_of<T>(_: T) -> &'static str {
     std::any::type_name::<T>()

@@ -1,21 +1,24 @@
-//! What the attribute was put on: a function, an `impl` block or a trait, and the errors for
-//! everything else.
+//! What the attribute was put on: a function, an `impl` block or a trait, checked into an
+//! [`Annotated`], and the errors for everything else.
 
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
 use syn::spanned::Spanned;
-use syn::{Attribute, Error, ImplItem, Item, Result, TraitItem};
+use syn::{
+    Attribute, Block, Error, ImplItem, ImplItemFn, Item, Result, Signature, TraitItem, TraitItemFn,
+};
 
-use super::function::{self, FnItem};
-use super::name::Context;
-use super::options::{LogArgs, Options};
+use super::function;
+use super::model::{Annotated, Body, Descriptor, FnName, Member, Recorded};
+use super::name::{Context, Name};
+use super::options::{Keyed, LogArgs, Options};
 
-pub fn instrument(attr: TokenStream, item: TokenStream, enabled: bool) -> Result<TokenStream> {
+/// Checks `#[instrument_fdr(attr)] item` and plans its recording.
+pub fn annotated(attr: TokenStream, item: TokenStream) -> Result<Annotated> {
     let options: Options = syn::parse2(attr)?;
-    let original = item.clone();
-    let item: Item = match syn::parse2(item) {
+    let item: Item = match syn::parse2(item.clone()) {
         Ok(item) => item,
-        Err(_) => return Err(not_an_item(original)),
+        Err(_) => return Err(not_an_item(item)),
     };
     match item {
         Item::Fn(mut f) => {
@@ -25,119 +28,217 @@ pub fn instrument(attr: TokenStream, item: TokenStream, enabled: bool) -> Result
                     "`skip` only applies to a method inside an `#[instrument_fdr]` impl block; to leave this function out, remove the attribute",
                 ));
             }
-            let mut fn_item = FnItem {
-                sig: &f.sig,
-                block: &mut f.block,
-            };
-            function::check(&fn_item, &options)?;
-            if !enabled {
-                return Ok(original);
-            }
-            function::instrument(&mut fn_item, &options, &Context::Alone);
-            Ok(f.into_token_stream())
+            let derived = FnName::FromPath(Name::of_function(&Context::Alone, &f.sig.ident));
+            let block = take_body(&mut f.block);
+            let (body, descriptor) = function::plan(&f.sig, block, &options, derived)?;
+            Ok(Annotated::Fn(Recorded {
+                item: f,
+                body,
+                descriptor,
+            }))
         }
-        Item::Impl(mut imp) => {
+        Item::Impl(mut block) => {
             check_block_options(&options, "an impl block")?;
-            let self_ty = (*imp.self_ty).clone();
-            let trait_ = imp.trait_.as_ref().map(|(_, path, _)| path.clone());
-            let context = match &trait_ {
+            let trait_ = block.trait_.as_ref().map(|(_, path, _)| path);
+            let context = match trait_ {
                 Some(trait_) => Context::TraitImpl {
-                    self_ty: &self_ty,
+                    self_ty: &block.self_ty,
                     trait_,
                 },
-                None => Context::Inherent { self_ty: &self_ty },
+                None => Context::Inherent {
+                    self_ty: &block.self_ty,
+                },
             };
-            for impl_item in &mut imp.items {
-                if let ImplItem::Fn(method) = impl_item {
-                    let own = take_own_options(&mut method.attrs)?;
-                    let mut fn_item = FnItem {
-                        sig: &method.sig,
-                        block: &mut method.block,
-                    };
-                    instrument_member(&mut fn_item, &options, own, &context, enabled)?;
-                }
-            }
-            Ok(imp.into_token_stream())
+            let mut errors = Errors::default();
+            let members = std::mem::take(&mut block.items)
+                .into_iter()
+                .filter_map(|member| match member {
+                    ImplItem::Fn(method) => errors.keep(impl_method(method, &options, &context)),
+                    other => Some(Member::AsWritten(other)),
+                })
+                .collect();
+            errors.into_result()?;
+            Ok(Annotated::Impl { block, members })
         }
-        Item::Trait(mut tr) => {
+        Item::Trait(mut block) => {
             check_block_options(&options, "a trait")?;
-            let ident = tr.ident.clone();
-            let context = Context::Trait { trait_: &ident };
-            for trait_item in &mut tr.items {
-                if let TraitItem::Fn(method) = trait_item {
-                    let own = take_own_options(&mut method.attrs)?;
-                    let Some(block) = &mut method.default else {
-                        // A method without a default body has nothing to record; its
-                        // implementations are annotated where they are written.
-                        if let Some((own, _)) = own {
-                            if own.skip.is_none() {
-                                return Err(Error::new(
-                                    method.sig.fn_token.span,
-                                    no_body_message(),
-                                ));
-                            }
-                        }
-                        continue;
-                    };
-                    let mut fn_item = FnItem {
-                        sig: &method.sig,
-                        block,
-                    };
-                    instrument_member(&mut fn_item, &options, own, &context, enabled)?;
-                }
-            }
-            Ok(tr.into_token_stream())
+            let context = Context::Trait {
+                trait_: &block.ident,
+            };
+            let mut errors = Errors::default();
+            let members = std::mem::take(&mut block.items)
+                .into_iter()
+                .filter_map(|member| match member {
+                    TraitItem::Fn(method) => errors.keep(trait_method(method, &options, &context)),
+                    other => Some(Member::AsWritten(other)),
+                })
+                .collect();
+            errors.into_result()?;
+            Ok(Annotated::Trait { block, members })
         }
         Item::Verbatim(tokens) => Err(not_an_item(tokens)),
         other => Err(wrong_item(&other)),
     }
 }
 
-/// Instruments one method of an annotated `impl` block or trait, under its own
-/// `#[instrument_fdr(...)]` if it has one.
-fn instrument_member(
-    f: &mut FnItem,
+/// The item as written, which is what a build without the `enable` feature compiles, and what
+/// a wrong annotation leaves beside its error so that the item's users do not fail too. Inside
+/// an `impl` block or trait, the methods' own `#[instrument_fdr(...)]` are removed: the block's
+/// attribute handles them, and they must not expand a second time.
+pub fn as_written(item: TokenStream) -> TokenStream {
+    match syn::parse2::<Item>(item.clone()) {
+        Ok(Item::Impl(mut block)) => {
+            for member in &mut block.items {
+                if let ImplItem::Fn(method) = member {
+                    method.attrs.retain(|a| !is_instrument_fdr(a));
+                }
+            }
+            block.into_token_stream()
+        }
+        Ok(Item::Trait(mut block)) => {
+            for member in &mut block.items {
+                if let TraitItem::Fn(method) = member {
+                    method.attrs.retain(|a| !is_instrument_fdr(a));
+                }
+            }
+            block.into_token_stream()
+        }
+        _ => item,
+    }
+}
+
+/// The errors of an `impl` block's or trait's methods: each method is checked, so that one
+/// build reports them all.
+#[derive(Default)]
+struct Errors(Option<Error>);
+
+impl Errors {
+    /// The value of `result`, or `None` with its error kept for [`Errors::into_result`].
+    fn keep<T>(&mut self, result: Result<T>) -> Option<T> {
+        match result {
+            Ok(value) => Some(value),
+            Err(error) => {
+                match &mut self.0 {
+                    Some(errors) => errors.combine(error),
+                    None => self.0 = Some(error),
+                }
+                None
+            }
+        }
+    }
+
+    fn into_result(self) -> Result<()> {
+        self.0.map_or(Ok(()), Err)
+    }
+}
+
+/// Moves a function's body out, leaving its braces: expansion puts the instrumented body back.
+fn take_body(block: &mut Block) -> Block {
+    Block {
+        brace_token: block.brace_token,
+        stmts: std::mem::take(&mut block.stmts),
+    }
+}
+
+/// Plans one method of an annotated `impl` block.
+fn impl_method(
+    mut method: ImplItemFn,
     block_options: &Options,
-    own: Option<(Options, Span)>,
     context: &Context,
-    enabled: bool,
-) -> Result<()> {
-    let options = match own {
-        Some((own, _)) if own.skip.is_some() => {
+) -> Result<Member<ImplItem, ImplItemFn>> {
+    let own = take_own_options(&mut method.attrs)?;
+    let Some(options) = member_options(block_options, own, &method.sig)? else {
+        return Ok(Member::AsWritten(ImplItem::Fn(method)));
+    };
+    let body = take_body(&mut method.block);
+    let (body, descriptor) = plan_member(&method.sig, body, &options, context)?;
+    Ok(Member::Recorded(Recorded {
+        item: method,
+        body,
+        descriptor,
+    }))
+}
+
+/// Plans one method of an annotated trait.
+fn trait_method(
+    mut method: TraitItemFn,
+    block_options: &Options,
+    context: &Context,
+) -> Result<Member<TraitItem, TraitItemFn>> {
+    let own = take_own_options(&mut method.attrs)?;
+    let Some(body) = method.default.take() else {
+        // A method without a default body has nothing to record; its implementations are
+        // annotated where they are written.
+        return match own {
+            Some(own) if own.skip.is_none() => {
+                Err(Error::new(method.sig.fn_token.span, no_body_message()))
+            }
+            _ => Ok(Member::AsWritten(TraitItem::Fn(method))),
+        };
+    };
+    let Some(options) = member_options(block_options, own, &method.sig)? else {
+        method.default = Some(body);
+        return Ok(Member::AsWritten(TraitItem::Fn(method)));
+    };
+    let (body, descriptor) = plan_member(&method.sig, body, &options, context)?;
+    Ok(Member::Recorded(Recorded {
+        item: method,
+        body,
+        descriptor,
+    }))
+}
+
+/// Names and plans one method of an annotated `impl` block or trait.
+fn plan_member(
+    sig: &Signature,
+    body: Block,
+    options: &Options,
+    context: &Context,
+) -> Result<(Body, Descriptor)> {
+    let derived = FnName::Known(Name::of_function(context, &sig.ident));
+    function::plan(sig, body, options, derived)
+}
+
+/// The options a method of an annotated `impl` block or trait is recorded with: the block's,
+/// or its own `#[instrument_fdr(...)]` if it has one. `None` when it is left as written.
+fn member_options(
+    block_options: &Options,
+    own: Option<Options>,
+    sig: &Signature,
+) -> Result<Option<Options>> {
+    match own {
+        Some(own) if own.skip.is_some() => {
             if let Some((span, option)) = own.recording_option() {
                 return Err(Error::new(
                     span,
                     format!("`skip` leaves this method uninstrumented, so `{option}` has no effect; remove one of them"),
                 ));
             }
-            return Ok(());
+            Ok(None)
         }
-        Some((mut own, _)) => {
-            if own.log_args.is_none() && matches!(block_options.log_args, Some(LogArgs::All)) {
-                own.log_args = Some(LogArgs::All);
+        Some(mut own) => {
+            if own.log_args.is_none() {
+                own.log_args = every_arg(block_options);
             }
-            own
+            Ok(Some(own))
         }
-        None => {
-            // A const fn can be evaluated at compile time, where nothing can be recorded: an
-            // annotated impl block leaves its const fns as they are.
-            if f.sig.constness.is_some() {
-                return Ok(());
-            }
-            Options {
-                log_args: match block_options.log_args {
-                    Some(LogArgs::All) => Some(LogArgs::All),
-                    _ => None,
-                },
-                ..Options::default()
-            }
-        }
-    };
-    function::check(f, &options)?;
-    if enabled {
-        function::instrument(f, &options, context);
+        // A const fn can be evaluated at compile time, where nothing can be recorded: an
+        // annotated block leaves its const fns as they are.
+        None if sig.constness.is_some() => Ok(None),
+        None => Ok(Some(Options {
+            log_args: every_arg(block_options),
+            ..Options::default()
+        })),
     }
-    Ok(())
+}
+
+/// A block's bare `log_args`, which every method inherits.
+fn every_arg(block_options: &Options) -> Option<Keyed<LogArgs>> {
+    block_options
+        .log_args
+        .as_ref()
+        .filter(|l| matches!(l.value, LogArgs::All))
+        .cloned()
 }
 
 /// Options on an `impl` block or trait apply to every method, so only those that make sense for
@@ -160,7 +261,7 @@ fn check_block_options(options: &Options, what: &str) -> Result<()> {
 
 /// Removes a method's own `#[instrument_fdr(...)]` inside an annotated block and parses it. The
 /// block's expansion handles the method, so the attribute must not expand a second time.
-fn take_own_options(attrs: &mut Vec<Attribute>) -> Result<Option<(Options, Span)>> {
+fn take_own_options(attrs: &mut Vec<Attribute>) -> Result<Option<Options>> {
     let Some(index) = attrs.iter().position(is_instrument_fdr) else {
         return Ok(None);
     };
@@ -181,7 +282,7 @@ fn take_own_options(attrs: &mut Vec<Attribute>) -> Result<Option<(Options, Span)
             ))
         }
     };
-    Ok(Some((options, attr.span())))
+    Ok(Some(options))
 }
 
 fn is_instrument_fdr(attr: &Attribute) -> bool {

@@ -1,23 +1,41 @@
 //! The expansion of `#[instrument_fdr]` and `fdr_scope!`, on `proc_macro2` tokens.
 //!
+//! The attribute is handled in two steps. Validation (`item.rs`, `function.rs`, on the options
+//! of `options.rs`) checks the annotation against the item and decides everything about its
+//! recording, into the typed model of `model.rs`; expansion (`emit.rs`) turns that model into
+//! code and cannot fail. Validation runs in both modes, so a wrong annotation fails every build.
+//!
 //! Kept apart from the `proc_macro` entry points so that tests can run it on token input
-//! (`fdr-tests/tests/macro_expand.rs` includes this module by path and compares the output
-//! with the snapshots in `fdr-tests/expand/`). Every function here takes `enabled` (the `enable`
+//! (`fdr-macros/tests/expansion.rs` includes this module by path and compares the output with
+//! the snapshots in `fdr-tests/expand/`). Every function here takes `enabled` (the `enable`
 //! feature) as an argument instead of reading it, so both modes can be tested from one build.
 
+mod emit;
 mod function;
 mod item;
+mod model;
 mod name;
 mod options;
+mod private;
 mod scope;
 
 use proc_macro2::TokenStream;
 
 /// Expands `#[instrument_fdr(attr)] item`.
 ///
-/// With `enabled` false the arguments are still checked, then `item` comes back unchanged.
+/// With `enabled` false the arguments are still checked, then `item` comes back as written. A
+/// wrong annotation gives its error beside the item as written, so that the code using the item
+/// compiles and the error is the only one.
 pub fn instrument(attr: TokenStream, item: TokenStream, enabled: bool) -> TokenStream {
-    item::instrument(attr, item, enabled).unwrap_or_else(syn::Error::into_compile_error)
+    match item::annotated(attr, item.clone()) {
+        Ok(annotated) if enabled => emit::annotated(annotated),
+        Ok(_) => item::as_written(item),
+        Err(error) => {
+            let mut out = item::as_written(item);
+            out.extend(error.into_compile_error());
+            out
+        }
+    }
 }
 
 /// Expands `fdr_scope!(input)`.

@@ -9,27 +9,33 @@ use syn::{Error, Ident, LitStr, Result, Token};
 const EXPECTED: &str =
     "expected one of: `name = \"...\"`, `log_args`, `log_args(a, b)`, `tail`, `skip`";
 
-/// Everything `#[instrument_fdr(...)]` accepts.
+/// Everything `#[instrument_fdr(...)]` accepts, each option with the span it was written at.
 #[derive(Default)]
 pub struct Options {
     /// `name = "..."`: the name written to the function table instead of the derived one.
-    pub name: Option<LitStr>,
+    pub name: Option<Keyed<LitStr>>,
     /// `log_args` or `log_args(a, b)`.
-    pub log_args: Option<LogArgs>,
-    /// Where the keywords `name` and `log_args` were written, for errors about them.
-    pub name_key: Option<Span>,
-    pub log_args_key: Option<Span>,
+    pub log_args: Option<Keyed<LogArgs>>,
     /// `tail`: the span of the keyword.
     pub tail: Option<Span>,
     /// `skip`: the span of the keyword.
     pub skip: Option<Span>,
 }
 
+/// An option's value and where its keyword was written: errors about the option as a whole
+/// point at the keyword, errors about its value at the value's own span.
+#[derive(Clone)]
+pub struct Keyed<T> {
+    pub key: Span,
+    pub value: T,
+}
+
 /// Which arguments `log_args` records.
+#[derive(Clone)]
 pub enum LogArgs {
     /// Bare `log_args`: every parameter bound to a plain name.
     All,
-    /// `log_args(a, b)`: these parameters, in this order.
+    /// `log_args(a, b)`: these parameters, in this order, each at the span of its mention.
     Listed(Vec<Ident>),
 }
 
@@ -37,11 +43,15 @@ impl Options {
     /// The first option that only makes sense on a single function: its span and how it is
     /// written.
     pub fn single_function_option(&self) -> Option<(Span, &'static str)> {
-        if let Some(span) = self.name_key {
-            return Some((span, "name = \"...\""));
+        if let Some(name) = &self.name {
+            return Some((name.key, "name = \"...\""));
         }
-        if let (Some(LogArgs::Listed(_)), Some(span)) = (&self.log_args, self.log_args_key) {
-            return Some((span, "log_args(...)"));
+        if let Some(Keyed {
+            key,
+            value: LogArgs::Listed(_),
+        }) = &self.log_args
+        {
+            return Some((*key, "log_args(...)"));
         }
         self.tail.map(|span| (span, "tail"))
     }
@@ -49,7 +59,7 @@ impl Options {
     /// The first option that has no effect next to `skip`.
     pub fn recording_option(&self) -> Option<(Span, &'static str)> {
         self.single_function_option()
-            .or(self.log_args_key.map(|span| (span, "log_args")))
+            .or(self.log_args.as_ref().map(|l| (l.key, "log_args")))
     }
 }
 
@@ -71,15 +81,19 @@ impl Parse for Options {
                     if options.name.is_some() {
                         return Err(duplicate());
                     }
-                    options.name = Some(parse_name(&key, input)?);
-                    options.name_key = Some(key.span());
+                    options.name = Some(Keyed {
+                        key: key.span(),
+                        value: parse_name(&key, input)?,
+                    });
                 }
                 "log_args" => {
                     if options.log_args.is_some() {
                         return Err(duplicate());
                     }
-                    options.log_args = Some(parse_log_args(&key, input)?);
-                    options.log_args_key = Some(key.span());
+                    options.log_args = Some(Keyed {
+                        key: key.span(),
+                        value: parse_log_args(&key, input)?,
+                    });
                 }
                 "tail" | "skip" => {
                     let slot = if key == "tail" {

@@ -6,6 +6,7 @@ use syn::parse::{Parse, ParseStream};
 use syn::{Error, LitStr, Result, Token};
 
 use super::name::Name;
+use super::private;
 
 struct ScopeName(LitStr);
 
@@ -44,18 +45,19 @@ pub fn expand(input: TokenStream, enabled: bool) -> Result<TokenStream> {
     // Mixed-site hygiene: the user's code cannot name the guard, and two scopes in one block
     // each get their own.
     let guard = syn::Ident::new("__fdr_scope", Span::mixed_site());
+    let private = private::path();
     Ok(quote! {
         let #guard = {
-            #[::fdr::__private::linkme::distributed_slice(::fdr::__private::FUNCTIONS)]
-            #[linkme(crate = ::fdr::__private::linkme)]
-            static __FDR_SCOPE: ::fdr::__private::FnDesc = ::fdr::__private::FnDesc::new(
+            #[#private::linkme::distributed_slice(#private::FUNCTIONS)]
+            #[linkme(crate = #private::linkme)]
+            static __FDR_SCOPE: #private::FnDesc = #private::FnDesc::new(
                 #name,
                 ::core::file!(),
                 ::core::line!(),
-                ::fdr::__private::FnKindTag::Scope,
+                #private::FnKindTag::Scope,
                 &[],
             );
-            ::fdr::__private::CallGuard::enter(&__FDR_SCOPE)
+            #private::CallGuard::enter(&__FDR_SCOPE)
         };
     })
 }

@@ -1,0 +1,190 @@
+//! The instrumented code of a validated [`Annotated`]: each recorded function gets its
+//! descriptor in the link-time function table and a body that records its calls. Nothing here
+//! can fail; every check was made before.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned, ToTokens};
+use syn::ext::IdentExt;
+use syn::{Block, Expr, Ident, ImplItem, Stmt, TraitItem};
+
+use super::model::{
+    Annotated, Body, Descriptor, FnName, Member, Recorded, TailBody, TailEnd, WithBody,
+};
+use super::private;
+
+/// The item with every recorded function instrumented.
+pub fn annotated(annotated: Annotated) -> TokenStream {
+    match annotated {
+        Annotated::Fn(f) => recorded(f).into_token_stream(),
+        Annotated::Impl { mut block, members } => {
+            block.items = members
+                .into_iter()
+                .map(|member| match member {
+                    Member::AsWritten(item) => item,
+                    Member::Recorded(method) => ImplItem::Fn(recorded(method)),
+                })
+                .collect();
+            block.into_token_stream()
+        }
+        Annotated::Trait { mut block, members } => {
+            block.items = members
+                .into_iter()
+                .map(|member| match member {
+                    Member::AsWritten(item) => item,
+                    Member::Recorded(method) => TraitItem::Fn(recorded(method)),
+                })
+                .collect();
+            block.into_token_stream()
+        }
+    }
+}
+
+/// The function with its body recorded.
+fn recorded<F: WithBody>(f: Recorded<F>) -> F {
+    let Recorded {
+        mut item,
+        body,
+        descriptor,
+    } = f;
+    let private = private::path();
+    let desc = Ident::new("__FDR_FN", Span::call_site());
+    let args = arg_values(&descriptor.args);
+    let async_ = matches!(body, Body::Async(_));
+    let static_ = descriptor_static(&descriptor, &desc, async_);
+    // Mixed-site hygiene: the body cannot see or shadow the guard.
+    let guard = Ident::new("__fdr_guard", Span::mixed_site());
+    let instrumented = match body {
+        Body::Async(block) => {
+            let future = match args {
+                None => quote!(#private::Instrumented::new(&#desc, async move #block)),
+                Some(values) => quote!(
+                    #private::InstrumentedArgs::new(&#desc, #values, async move #block)
+                ),
+            };
+            quote! {
+                #static_
+                #future.await
+            }
+        }
+        Body::Sync(block) => guarded(&static_, &desc, args, &guard, block.into_token_stream()),
+        Body::Tail(tail) => guarded(&static_, &desc, args, &guard, tail_body(tail, &guard)),
+    };
+    // The instrumented code goes in as tokens, inside the body's braces: it is never parsed
+    // again, so no user code can make expansion fail.
+    item.set_body(Block {
+        brace_token: Default::default(),
+        stmts: vec![Stmt::Expr(Expr::Verbatim(instrumented), None)],
+    });
+    item
+}
+
+/// A `tail` body as written, with the guard's tail exit recorded just before its final call.
+fn tail_body(tail: TailBody, guard: &Ident) -> TokenStream {
+    let TailBody { block, end, call } = tail;
+    let call = quote!({ #guard.tail(); #call });
+    let mut tokens = TokenStream::new();
+    block.brace_token.surround(&mut tokens, |inner| {
+        inner.extend(block.stmts.iter().map(ToTokens::into_token_stream));
+        match end {
+            TailEnd::Value => inner.extend(call),
+            TailEnd::Return {
+                attrs,
+                return_token,
+                semi,
+            } => inner.extend(quote!(#(#attrs)* #return_token #call #semi)),
+        }
+    });
+    tokens
+}
+
+/// A synchronous body: the guard records the entry now and the exit when it drops, however
+/// `block` is left.
+fn guarded(
+    static_: &TokenStream,
+    desc: &Ident,
+    args: Option<TokenStream>,
+    guard: &Ident,
+    block: TokenStream,
+) -> TokenStream {
+    let private = private::path();
+    let enter = match args {
+        None => quote!(#private::CallGuard::enter(&#desc)),
+        Some(values) => quote!(#private::CallGuard::enter_args(&#desc, &#values)),
+    };
+    quote! {
+        #static_
+        let #guard = #enter;
+        #block
+    }
+}
+
+/// The `static` descriptor `desc`, in the link-time function table.
+fn descriptor_static(descriptor: &Descriptor, desc: &Ident, async_: bool) -> TokenStream {
+    let private = private::path();
+    let kind = if async_ {
+        quote!(#private::FnKindTag::Async)
+    } else {
+        quote!(#private::FnKindTag::Function)
+    };
+    let at = descriptor.at;
+    let file = quote_spanned!(at=> ::core::file!());
+    let line = quote_spanned!(at=> ::core::line!());
+    let arg_names = descriptor.args.iter().map(|a| a.unraw().to_string());
+    let table = quote! {
+        #[#private::linkme::distributed_slice(#private::FUNCTIONS)]
+        #[linkme(crate = #private::linkme)]
+    };
+    match &descriptor.name {
+        FnName::Known(name) => quote! {
+            #table
+            static #desc: #private::FnDesc = #private::FnDesc::new(
+                #name,
+                #file,
+                #line,
+                #kind,
+                &[#(#arg_names),*],
+            );
+        },
+        FnName::FromPath(fallback) => {
+            let path = Ident::new("__fdr_path", Span::call_site());
+            quote! {
+                fn #path() -> &'static str {
+                    #private::type_name_of(#path)
+                }
+                #table
+                static #desc: #private::FnDesc = #private::FnDesc::nested(
+                    #fallback,
+                    #path,
+                    #file,
+                    #line,
+                    #kind,
+                    &[#(#arg_names),*],
+                );
+            }
+        }
+    }
+}
+
+/// `[u64; N]` of the logged arguments, converted through `LogArg`.
+///
+/// Each argument gets a marker type named after it, so a type that cannot be logged is reported
+/// as "argument `x` cannot be logged" (see `fdr`'s private `Unloggable`), at the argument's span.
+fn arg_values(args: &[Ident]) -> Option<TokenStream> {
+    if args.is_empty() {
+        return None;
+    }
+    let markers = args
+        .iter()
+        .map(|a| quote_spanned!(a.span()=> #[allow(non_camel_case_types, dead_code)] enum #a {}));
+    let values = args.iter().map(|a| {
+        let private = private::path_at(a.span());
+        quote_spanned!(a.span()=> (&#private::ArgProbe::<_, #a>::new(&#a)).fdr_arg())
+    });
+    let private = private::path();
+    Some(quote!({
+        #[allow(unused_imports)]
+        use #private::{ViaFallback as _, ViaLogArg as _};
+        #(#markers)*
+        [#(#values),*]
+    }))
+}

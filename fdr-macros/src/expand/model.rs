@@ -1,0 +1,132 @@
+//! The annotation, validated: what `#[instrument_fdr]` records and how, decided once.
+//!
+//! Validation (`item.rs`, `function.rs`) turns the attribute and the item into these types or
+//! into the errors of a wrong annotation; expansion (`emit.rs`) consumes them and cannot fail.
+//! Everything expansion needs is here in the shape it needs it, so nothing is looked up or
+//! checked a second time.
+
+// Syntax trees are large values, built once per annotation at compile time and moved a handful
+// of times: boxing the large variants would add indirection and buy nothing.
+#![allow(clippy::large_enum_variant)]
+
+use proc_macro2::Span;
+use syn::{
+    Attribute, Block, Expr, Ident, ImplItem, ImplItemFn, ItemFn, ItemImpl, ItemTrait, Token,
+    TraitItem, TraitItemFn,
+};
+
+use super::name::Name;
+
+/// What the attribute was put on, with every function in it that is to be recorded.
+pub enum Annotated {
+    /// A function annotated alone: a free function, or a method whose `impl` the attribute
+    /// cannot see.
+    Fn(Recorded<ItemFn>),
+    /// An `impl` block. Its `items` are empty: `members` holds them, in order.
+    Impl {
+        block: ItemImpl,
+        members: Vec<Member<ImplItem, ImplItemFn>>,
+    },
+    /// A trait. Its `items` are empty: `members` holds them, in order.
+    Trait {
+        block: ItemTrait,
+        members: Vec<Member<TraitItem, TraitItemFn>>,
+    },
+}
+
+/// One item of an annotated `impl` block or trait.
+pub enum Member<I, F> {
+    /// Left as written: not a method, a method marked `skip`, a `const fn`, or a trait method
+    /// without a default body. A method's own `#[instrument_fdr(...)]` is removed.
+    AsWritten(I),
+    /// A method to record.
+    Recorded(Recorded<F>),
+}
+
+/// A function to record.
+pub struct Recorded<F> {
+    /// The function as written (its own `#[instrument_fdr(...)]` removed), with its body moved
+    /// out into `body`: expansion puts the instrumented body in its place.
+    pub item: F,
+    pub body: Body,
+    pub descriptor: Descriptor,
+}
+
+/// A function item whose body expansion replaces.
+pub trait WithBody {
+    fn set_body(&mut self, body: Block);
+}
+
+impl WithBody for ItemFn {
+    fn set_body(&mut self, body: Block) {
+        *self.block = body;
+    }
+}
+
+impl WithBody for ImplItemFn {
+    fn set_body(&mut self, body: Block) {
+        self.block = body;
+    }
+}
+
+impl WithBody for TraitItemFn {
+    fn set_body(&mut self, body: Block) {
+        self.default = Some(body);
+    }
+}
+
+/// The body of a function to record, by how it is recorded.
+pub enum Body {
+    /// A body run once per call: a guard records the entry, and the exit when it drops.
+    Sync(Block),
+    /// A body run once per call that ends with a call (`tail`): the guard records a tail exit
+    /// just before that call.
+    Tail(TailBody),
+    /// An `async fn`'s body: each poll of its future is recorded as a call.
+    Async(Block),
+}
+
+/// A body that ends with a call, split at that call.
+pub struct TailBody {
+    /// The body without its final statement.
+    pub block: Block,
+    /// How the final statement holds the call.
+    pub end: TailEnd,
+    /// The final call, `f(..)` or `x.f(..)`.
+    pub call: Expr,
+}
+
+/// The final statement of a `tail` body, around its call. Invisible groups around the call
+/// (left by `macro_rules!` fragments) are dropped: the call is put in a block, which delimits
+/// it as well.
+pub enum TailEnd {
+    /// The call is the body's value.
+    Value,
+    /// `return call(..)`, with its attributes and its `;` if it had one.
+    Return {
+        attrs: Vec<Attribute>,
+        return_token: Token![return],
+        semi: Option<Token![;]>,
+    },
+}
+
+/// The function's entry in the function table.
+pub struct Descriptor {
+    pub name: FnName,
+    /// The logged parameters: each the parameter's own identifier (raw if it was written
+    /// `r#type`) at the span of its mention in `log_args`, where errors about it belong.
+    pub args: Vec<Ident>,
+    /// The span of the function's name, whose file and line the table records.
+    pub at: Span,
+}
+
+/// Where a function's name in the table comes from.
+pub enum FnName {
+    /// Known from the attribute: given with `name = "..."`, or derived from the annotated
+    /// `impl` block or trait.
+    Known(Name),
+    /// A function annotated alone, which may be a method of a type the attribute cannot see:
+    /// the name is read from the type path of a function nested in it, as a backtrace spells
+    /// it, when the table is written. `Name` (`module::function`) stands in until then.
+    FromPath(Name),
+}
