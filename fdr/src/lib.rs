@@ -42,7 +42,7 @@ use std::io::Write;
 use std::path::Path;
 
 pub use fdr_macros::{fdr_scope, instrument_fdr};
-pub use fdr_runtime::{Config, Error, LogArg, Mode, Stats};
+pub use fdr_runtime::{Clock, Config, Error, LogArg, Mode, Stats};
 
 #[cfg(feature = "testing")]
 pub use fdr_runtime::testing;
