@@ -68,3 +68,194 @@ pub fn exclusive() -> MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// The controller alone, on plain buffers, with the time and CPU a test gives it: no recorder,
+/// no thread-local, no clock. Records go where the hot path would put them, block after block
+/// (a full buffer starts the next, with its preamble), so a test can check record sequences,
+/// rewinds and timestamp jumps on the recording policy itself.
+///
+/// ```
+/// use fdr_runtime::testing::Controller;
+/// use fdr_format::FnKind;
+/// let mut c = Controller::new(4096, 10, 1000, 0);
+/// c.event(1, FnKind::Enter);
+/// c.advance(3);
+/// c.event(1, FnKind::Exit); // 3 ticks, under the threshold of 10: erased
+/// assert_eq!(c.blocks()[0].len(), 10); // only the preamble is left
+/// ```
+pub struct Controller {
+    state: crate::thread_state::ThreadState,
+    slot: Box<crate::slot::Slot>,
+    words: Box<[std::sync::atomic::AtomicU64]>,
+    done: Vec<Vec<u64>>,
+    started: bool,
+    time: u64,
+    cpu: u32,
+}
+
+impl Controller {
+    /// A controller writing buffers of `buffer_size` bytes, erasing calls shorter than
+    /// `threshold` ticks, starting at `time` on `cpu`.
+    pub fn new(buffer_size: usize, threshold: u64, time: u64, cpu: u16) -> Controller {
+        let words: Box<[std::sync::atomic::AtomicU64]> = (0..buffer_size / 8)
+            .map(|_| std::sync::atomic::AtomicU64::new(0))
+            .collect();
+        let c = Controller {
+            state: crate::thread_state::ThreadState::new(),
+            slot: Box::new(crate::slot::Slot::new()),
+            words,
+            done: Vec::new(),
+            started: false,
+            time,
+            cpu: u32::from(cpu),
+        };
+        c.state.threshold.set(threshold);
+        c
+    }
+
+    /// Moves time forward.
+    pub fn advance(&mut self, ticks: u64) {
+        self.time = self.time.wrapping_add(ticks);
+    }
+
+    /// Moves to another CPU.
+    pub fn set_cpu(&mut self, cpu: u16) {
+        self.cpu = u32::from(cpu);
+    }
+
+    /// Records an event of function `id` now.
+    pub fn event(&mut self, id: u32, kind: fdr_format::FnKind) {
+        self.write(id, kind, &[]);
+    }
+
+    /// Records an entry of function `id` with arguments now.
+    pub fn enter_args(&mut self, id: u32, args: &[u64]) {
+        self.write(id, fdr_format::FnKind::EnterArgs, args);
+    }
+
+    fn write(&mut self, id: u32, kind: fdr_format::FnKind, args: &[u64]) {
+        use crate::controller;
+        let id = fdr_format::id_field(id);
+        let (tsc, cpu) = (self.time, self.cpu);
+        let t = &self.state;
+        let len = t.len.get();
+        let written = if self.started {
+            controller::record_any(t, len, id, kind, tsc, cpu, args)
+        } else {
+            None
+        };
+        let len = match written {
+            Some(len) => len,
+            None => {
+                self.next_block(len, tsc, cpu);
+                let t = &self.state;
+                controller::record_any(
+                    t,
+                    fdr_format::BLOCK_PREAMBLE_WORDS,
+                    id,
+                    kind,
+                    tsc,
+                    cpu,
+                    args,
+                )
+                .expect("a record fits an empty buffer")
+            }
+        };
+        self.state.len.set(len);
+    }
+
+    /// Ends the current block and starts the next, as the hot path does with a full buffer.
+    fn next_block(&mut self, len: u32, tsc: u64, cpu: u32) {
+        use std::sync::atomic::Ordering;
+        if self.started {
+            self.done.push(
+                self.words[..len as usize]
+                    .iter()
+                    .map(|w| w.load(Ordering::Relaxed))
+                    .collect(),
+            );
+        }
+        self.started = true;
+        let preamble = fdr_format::block_preamble(
+            &fdr_format::BlockStart {
+                tid: 1,
+                wall_secs: 0,
+                wall_micros: 0,
+                pid: 1,
+                cpu: cpu as u16,
+                tsc,
+            },
+            0,
+        );
+        for (w, p) in self.words.iter().zip(preamble) {
+            w.store(p, Ordering::Relaxed);
+        }
+        self.slot
+            .limit
+            .store(self.words.len() as u32, Ordering::Relaxed);
+        // SAFETY: the slot and the words are boxed in `self`, which outlives the state that
+        // writes them, and only this controller writes them.
+        unsafe { self.state.writer.install(&self.slot, &self.words) };
+        self.state
+            .begin_block(fdr_format::BLOCK_PREAMBLE_WORDS, cpu, tsc);
+    }
+
+    /// Every block so far, the current one last, each as its words (preamble first, its
+    /// extents record still 0).
+    pub fn blocks(&self) -> Vec<Vec<u64>> {
+        use std::sync::atomic::Ordering;
+        let mut out = self.done.clone();
+        if self.started {
+            let len = self.state.len.get() as usize;
+            out.push(
+                self.words[..len]
+                    .iter()
+                    .map(|w| w.load(Ordering::Relaxed))
+                    .collect(),
+            );
+        }
+        out
+    }
+
+    /// The blocks as a whole log (header, a leading block naming `functions`, the blocks with
+    /// their extents filled in), for the same reader as a recorder's logs.
+    pub fn log(&self, functions: &[(u32, &str)]) -> Vec<u8> {
+        let header = fdr_format::FileHeader {
+            constant_tsc: true,
+            nonstop_tsc: true,
+            cycle_frequency: 1_000_000_000,
+            buffer_size: self.words.len() as u64 * 8,
+            ..fdr_format::FileHeader::default()
+        };
+        let mut out = header.encode().to_vec();
+        let mut records = vec![fdr_format::Extension::Run(fdr_format::RunInfo {
+            clock: fdr_format::ClockSource::Injected,
+            ticks_per_second: 1_000_000_000,
+            threshold_ticks: self.state.threshold.get(),
+            pid: 1,
+            ..fdr_format::RunInfo::default()
+        })];
+        for &(id, name) in functions {
+            records.push(fdr_format::Extension::Function(fdr_format::FunctionInfo {
+                id,
+                name: name.to_string(),
+                ..fdr_format::FunctionInfo::default()
+            }));
+        }
+        let start = fdr_format::LeadStart {
+            tid: 1,
+            pid: 1,
+            start_secs: 0,
+            start_nanos: 0,
+            start_tsc: 0,
+        };
+        out.extend(fdr_format::lead_block(&start, &records));
+        for mut b in self.blocks() {
+            let m = fdr_format::meta::buffer_extents((b.len() as u64 - 2) * 8);
+            b[0] = m[0];
+            b[1] = m[1];
+            out.extend(b.iter().flat_map(|w| w.to_le_bytes()));
+        }
+        out
+    }
+}

@@ -275,6 +275,87 @@ impl Drop for MockSession {
     }
 }
 
+/// The operations a record-sequence scenario performs, so one scenario can run through the
+/// hooks (under a recorder on the injected clock) and through the controller alone.
+pub trait Drive {
+    /// Entry of `f`.
+    fn enter(&mut self, f: &'static fdr_runtime::FnDesc);
+    /// Exit of `f`.
+    fn exit(&mut self, f: &'static fdr_runtime::FnDesc);
+    /// Tail exit of `f`.
+    fn tail(&mut self, f: &'static fdr_runtime::FnDesc);
+    /// Entry of `f` with arguments.
+    fn enter_args(&mut self, f: &'static fdr_runtime::FnDesc, args: &[u64]);
+    /// Time moves on.
+    fn advance(&mut self, ticks: u64);
+    /// The thread moves to `cpu`.
+    fn set_cpu(&mut self, cpu: u16);
+}
+
+/// Drives the hooks, as instrumented code does.
+pub struct Hooks;
+
+impl Drive for Hooks {
+    fn enter(&mut self, f: &'static fdr_runtime::FnDesc) {
+        fdr_runtime::hooks::enter(f);
+    }
+    fn exit(&mut self, f: &'static fdr_runtime::FnDesc) {
+        fdr_runtime::hooks::exit(f);
+    }
+    fn tail(&mut self, f: &'static fdr_runtime::FnDesc) {
+        fdr_runtime::hooks::tail_exit(f);
+    }
+    fn enter_args(&mut self, f: &'static fdr_runtime::FnDesc, args: &[u64]) {
+        fdr_runtime::hooks::enter_args(f, args);
+    }
+    fn advance(&mut self, ticks: u64) {
+        testing::advance(ticks);
+    }
+    fn set_cpu(&mut self, cpu: u16) {
+        testing::set_cpu(cpu);
+    }
+}
+
+impl Drive for testing::Controller {
+    fn enter(&mut self, f: &'static fdr_runtime::FnDesc) {
+        self.event(f.id(), FnKind::Enter);
+    }
+    fn exit(&mut self, f: &'static fdr_runtime::FnDesc) {
+        self.event(f.id(), FnKind::Exit);
+    }
+    fn tail(&mut self, f: &'static fdr_runtime::FnDesc) {
+        self.event(f.id(), FnKind::TailExit);
+    }
+    fn enter_args(&mut self, f: &'static fdr_runtime::FnDesc, args: &[u64]) {
+        testing::Controller::enter_args(self, f.id(), args);
+    }
+    fn advance(&mut self, ticks: u64) {
+        testing::Controller::advance(self, ticks);
+    }
+    fn set_cpu(&mut self, cpu: u16) {
+        testing::Controller::set_cpu(self, cpu);
+    }
+}
+
+/// Runs `scenario` twice, from time 1000 on CPU 0 with 1 tick = 1 ns: through the hooks under a
+/// recorder made from `config`, and through the controller alone on plain buffers of the same
+/// size and threshold. The two must write the same records; returns them.
+pub fn both_ways(config: Config, scenario: impl Fn(&mut dyn Drive)) -> Vec<Rec> {
+    let threshold = config.get_threshold().as_nanos() as u64;
+    let size = config.get_buffer_size();
+    let log = record_log(config, || scenario(&mut Hooks));
+    let via_hooks = log.thread_records(log.tids()[0]);
+    let mut c = testing::Controller::new(size, threshold, 1000, 0);
+    scenario(&mut c);
+    let plain = decode(&c.log(&[])[..]).expect("the controller's log decodes");
+    let via_controller = plain.thread_records(1);
+    assert_eq!(
+        via_hooks, via_controller,
+        "the hooks and the controller alone wrote different records"
+    );
+    via_hooks
+}
+
 // The real clock and the real CPU number, checked from several test binaries (the clock source
 // is chosen once per process).
 

@@ -1,10 +1,11 @@
-//! Exact record sequences, driven by the injected clock.
+//! Exact record sequences, driven by the injected clock. Each scenario runs twice: through the
+//! hooks under a recorder, and through the controller alone on a plain buffer (`both_ways`).
 
 use std::time::Duration;
 
-use fdr_runtime::hooks::{enter, enter_args, exit, tail_exit};
-use fdr_runtime::{CallGuard, Config, Mode};
-use fdr_tests::{desc, record_log, testing, Rec};
+use fdr_runtime::hooks::{enter, exit};
+use fdr_runtime::{Config, Mode};
+use fdr_tests::{both_ways, desc, record_log, testing, Drive, Rec};
 
 desc!(OUTER, "seq::outer");
 desc!(INNER, "seq::inner");
@@ -19,20 +20,22 @@ fn config() -> Config {
 
 #[test]
 fn a_plain_call_is_an_entry_and_an_exit() {
-    let log = record_log(config(), || {
-        testing::advance(10);
-        enter(&OUTER);
-        testing::advance(25);
-        exit(&OUTER);
-    });
-    let [tid] = log.tids()[..] else {
-        panic!("{:?}", log.tids())
+    let scenario = |d: &mut dyn Drive| {
+        d.advance(10);
+        d.enter(&OUTER);
+        d.advance(25);
+        d.exit(&OUTER);
     };
     let o = OUTER.id();
+    let records = both_ways(config(), scenario);
     assert_eq!(
-        log.thread_records(tid),
+        records,
         vec![Rec::Cpu(0, 1010), Rec::Enter(o, 0), Rec::Exit(o, 25)]
     );
+    let log = record_log(config(), || scenario(&mut fdr_tests::Hooks));
+    let [_tid] = log.tids()[..] else {
+        panic!("{:?}", log.tids())
+    };
     assert_eq!(log.name(o), Some("seq::outer"));
     assert_eq!(log.header.cycle_frequency, 1_000_000_000);
     assert_eq!(log.blocks[0].pid, 1);
@@ -40,23 +43,22 @@ fn a_plain_call_is_an_entry_and_an_exit() {
 
 #[test]
 fn nested_calls_keep_their_order_and_deltas() {
-    let log = record_log(config(), || {
-        let _o = CallGuard::enter(&OUTER);
-        testing::advance(3);
-        {
-            let _i = CallGuard::enter(&INNER);
-            testing::advance(4);
-            {
-                let _l = CallGuard::enter(&LEAF);
-                testing::advance(5);
-            }
-            testing::advance(6);
-        }
-        testing::advance(7);
+    let records = both_ways(config(), |d| {
+        d.enter(&OUTER);
+        d.advance(3);
+        d.enter(&INNER);
+        d.advance(4);
+        d.enter(&LEAF);
+        d.advance(5);
+        d.exit(&LEAF);
+        d.advance(6);
+        d.exit(&INNER);
+        d.advance(7);
+        d.exit(&OUTER);
     });
     let (o, i, l) = (OUTER.id(), INNER.id(), LEAF.id());
     assert_eq!(
-        log.thread_records(log.tids()[0]),
+        records,
         vec![
             Rec::Cpu(0, 1000),
             Rec::Enter(o, 0),
@@ -71,20 +73,20 @@ fn nested_calls_keep_their_order_and_deltas() {
 
 #[test]
 fn migration_writes_a_new_cpu_record_and_a_zero_delta() {
-    let log = record_log(config(), || {
-        enter(&OUTER);
-        testing::advance(100);
-        testing::set_cpu(3);
-        enter(&INNER);
-        testing::advance(50);
-        exit(&INNER);
-        testing::set_cpu(1);
-        testing::advance(1);
-        exit(&OUTER);
+    let records = both_ways(config(), |d| {
+        d.enter(&OUTER);
+        d.advance(100);
+        d.set_cpu(3);
+        d.enter(&INNER);
+        d.advance(50);
+        d.exit(&INNER);
+        d.set_cpu(1);
+        d.advance(1);
+        d.exit(&OUTER);
     });
     let (o, i) = (OUTER.id(), INNER.id());
     assert_eq!(
-        log.thread_records(log.tids()[0]),
+        records,
         vec![
             Rec::Cpu(0, 1000),
             Rec::Enter(o, 0),
@@ -99,19 +101,19 @@ fn migration_writes_a_new_cpu_record_and_a_zero_delta() {
 
 #[test]
 fn a_jump_past_32_bits_writes_a_tsc_wrap() {
-    let log = record_log(config(), || {
-        enter(&OUTER);
-        testing::advance(u64::from(u32::MAX)); // still fits
-        enter(&INNER);
-        testing::advance(1 << 32); // does not
-        exit(&INNER);
-        testing::advance(2);
-        exit(&OUTER);
+    let records = both_ways(config(), |d| {
+        d.enter(&OUTER);
+        d.advance(u64::from(u32::MAX)); // still fits
+        d.enter(&INNER);
+        d.advance(1 << 32); // does not
+        d.exit(&INNER);
+        d.advance(2);
+        d.exit(&OUTER);
     });
     let (o, i) = (OUTER.id(), INNER.id());
     let t = 1000 + u64::from(u32::MAX);
     assert_eq!(
-        log.thread_records(log.tids()[0]),
+        records,
         vec![
             Rec::Cpu(0, 1000),
             Rec::Enter(o, 0),
@@ -125,17 +127,17 @@ fn a_jump_past_32_bits_writes_a_tsc_wrap() {
 
 #[test]
 fn tail_exits_are_recorded_before_the_tail_call() {
-    let log = record_log(config(), || {
-        enter(&OUTER);
-        testing::advance(2);
-        tail_exit(&OUTER);
-        enter(&LEAF);
-        testing::advance(9);
-        exit(&LEAF);
+    let records = both_ways(config(), |d| {
+        d.enter(&OUTER);
+        d.advance(2);
+        d.tail(&OUTER);
+        d.enter(&LEAF);
+        d.advance(9);
+        d.exit(&LEAF);
     });
     let (o, l) = (OUTER.id(), LEAF.id());
     assert_eq!(
-        log.thread_records(log.tids()[0]),
+        records,
         vec![
             Rec::Cpu(0, 1000),
             Rec::Enter(o, 0),
@@ -148,15 +150,15 @@ fn tail_exits_are_recorded_before_the_tail_call() {
 
 #[test]
 fn arguments_follow_their_entry() {
-    let log = record_log(config(), || {
-        testing::advance(1);
-        enter_args(&OUTER, &[7, u64::MAX]);
-        testing::advance(4);
-        exit(&OUTER);
+    let records = both_ways(config(), |d| {
+        d.advance(1);
+        d.enter_args(&OUTER, &[7, u64::MAX]);
+        d.advance(4);
+        d.exit(&OUTER);
     });
     let o = OUTER.id();
     assert_eq!(
-        log.thread_records(log.tids()[0]),
+        records,
         vec![
             Rec::Cpu(0, 1001),
             Rec::EnterArgs(o, 0),
@@ -169,17 +171,17 @@ fn arguments_follow_their_entry() {
 
 #[test]
 fn calls_with_arguments_are_never_erased() {
-    let log = record_log(config().threshold(Duration::from_secs(1)), || {
-        enter_args(&OUTER, &[1]);
-        testing::advance(1);
-        exit(&OUTER);
-        enter(&INNER);
-        testing::advance(1);
-        exit(&INNER);
+    let records = both_ways(config().threshold(Duration::from_secs(1)), |d| {
+        d.enter_args(&OUTER, &[1]);
+        d.advance(1);
+        d.exit(&OUTER);
+        d.enter(&INNER);
+        d.advance(1);
+        d.exit(&INNER);
     });
     let o = OUTER.id();
     assert_eq!(
-        log.thread_records(log.tids()[0]),
+        records,
         vec![
             Rec::Cpu(0, 1000),
             Rec::EnterArgs(o, 0),
@@ -191,23 +193,23 @@ fn calls_with_arguments_are_never_erased() {
 
 #[test]
 fn short_calls_are_erased_and_long_ones_kept() {
-    let log = record_log(config().threshold(Duration::from_nanos(10)), || {
-        enter(&OUTER);
-        testing::advance(1);
-        enter(&INNER); // 9 ticks: erased
-        testing::advance(9);
-        exit(&INNER);
-        testing::advance(1);
-        enter(&LEAF); // 10 ticks: kept
-        testing::advance(10);
-        exit(&LEAF);
-        testing::advance(1);
-        exit(&OUTER);
+    let records = both_ways(config().threshold(Duration::from_nanos(10)), |d| {
+        d.enter(&OUTER);
+        d.advance(1);
+        d.enter(&INNER); // 9 ticks: erased
+        d.advance(9);
+        d.exit(&INNER);
+        d.advance(1);
+        d.enter(&LEAF); // 10 ticks: kept
+        d.advance(10);
+        d.exit(&LEAF);
+        d.advance(1);
+        d.exit(&OUTER);
     });
     let (o, l) = (OUTER.id(), LEAF.id());
     // The erased call's time stays in the next delta: the leaf starts 11 ticks after outer.
     assert_eq!(
-        log.thread_records(log.tids()[0]),
+        records,
         vec![
             Rec::Cpu(0, 1000),
             Rec::Enter(o, 0),
@@ -220,33 +222,33 @@ fn short_calls_are_erased_and_long_ones_kept() {
 
 #[test]
 fn rewinding_repeats_up_the_stack_and_through_tail_pairs() {
-    let log = record_log(config().threshold(Duration::from_nanos(100)), || {
-        enter(&OUTER);
-        testing::advance(1);
-        tail_exit(&OUTER); // outer tail-calls inner
-        enter(&INNER);
-        testing::advance(1);
-        enter(&LEAF);
-        testing::advance(1);
-        exit(&LEAF); // erased
-        exit(&INNER); // erased, and with it the outer pair
+    let records = both_ways(config().threshold(Duration::from_nanos(100)), |d| {
+        d.enter(&OUTER);
+        d.advance(1);
+        d.tail(&OUTER); // outer tail-calls inner
+        d.enter(&INNER);
+        d.advance(1);
+        d.enter(&LEAF);
+        d.advance(1);
+        d.exit(&LEAF); // erased
+        d.exit(&INNER); // erased, and with it the outer pair
     });
-    assert_eq!(log.thread_records(log.tids()[0]), vec![Rec::Cpu(0, 1000)]);
+    assert_eq!(records, vec![Rec::Cpu(0, 1000)]);
 }
 
 #[test]
 fn a_long_tail_pair_pins_itself() {
-    let log = record_log(config().threshold(Duration::from_nanos(100)), || {
-        enter(&OUTER);
-        testing::advance(200);
-        tail_exit(&OUTER);
-        enter(&INNER);
-        testing::advance(1);
-        exit(&INNER); // erased; the pair from 200 ticks ago stays
+    let records = both_ways(config().threshold(Duration::from_nanos(100)), |d| {
+        d.enter(&OUTER);
+        d.advance(200);
+        d.tail(&OUTER);
+        d.enter(&INNER);
+        d.advance(1);
+        d.exit(&INNER); // erased; the pair from 200 ticks ago stays
     });
     let o = OUTER.id();
     assert_eq!(
-        log.thread_records(log.tids()[0]),
+        records,
         vec![Rec::Cpu(0, 1000), Rec::Enter(o, 0), Rec::Tail(o, 200)]
     );
 }
@@ -302,4 +304,28 @@ fn every_thread_gets_its_own_blocks_and_keeps_them_after_exiting() {
     );
     let names: Vec<i32> = log.threads.iter().map(|t| t.tid).collect();
     assert!(names.contains(&77), "{names:?}");
+}
+
+#[test]
+fn a_full_buffer_continues_in_a_new_block_that_starts_with_the_cpu_and_time() {
+    // 256 bytes: a 10-word preamble and 22 records per block.
+    let records = both_ways(config().buffer_size(256).buffer_count(8), |d| {
+        for _ in 0..12 {
+            d.enter(&LEAF);
+            d.advance(1);
+            d.exit(&LEAF);
+            d.advance(1);
+        }
+    });
+    let l = LEAF.id();
+    let mut expected = vec![Rec::Cpu(0, 1000), Rec::Enter(l, 0)];
+    for k in 0..11 {
+        expected.push(Rec::Exit(l, 1));
+        if k < 10 {
+            expected.push(Rec::Enter(l, 1));
+        }
+    }
+    // Record 22 is the entry of call 11, at 1000 + 2 * 11, first of the second block.
+    expected.extend([Rec::Cpu(0, 1022), Rec::Enter(l, 0), Rec::Exit(l, 1)]);
+    assert_eq!(records, expected);
 }

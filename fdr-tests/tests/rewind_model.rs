@@ -1,6 +1,19 @@
 //! Rewind against a reference model: random call trees with random durations and thresholds.
-//! The model works on a plain list of (kind, function, absolute time) with the erase rules
-//! spelled out; the runtime's records, decoded back to absolute time, must equal it.
+//!
+//! The model works on the call tree, not on a record stream, and knows nothing of the runtime's
+//! counters. It states seed 000's rules (XRay's flight recorder) as properties of a call:
+//!
+//! - A call is erased when it lasted less than the threshold, had no logged arguments, and every
+//!   call inside it was erased.
+//! - A function that left through a tail call is erased together with the chain it started
+//!   when everything it did before the tail call was erased, the tail-called function was erased
+//!   and the whole chain, from its entry to the exit that ended the chain, lasted less than the
+//!   threshold.
+//! - A call that contains a tail chain (before its own tail call, if it makes one) is kept: XRay
+//!   counts the entries a rewind may still erase, resets that count when it writes a tail exit,
+//!   and erasing the chain does not bring it back, so the calls around the chain stay.
+//!
+//! The runtime's records, decoded back to absolute time, must equal what the model keeps.
 
 use std::time::Duration;
 
@@ -104,59 +117,83 @@ fn events(node: &Node, t: &mut u64, out: &mut Vec<Event>) {
     });
 }
 
-/// The reference: what survives, as (kind, function, time).
-fn model(events: &[Event], threshold: u64) -> Vec<Event> {
-    let mut out: Vec<Event> = Vec::new();
-    let mut enters = 0;
-    let mut tails = 0;
-    for &e in events {
-        match e.kind {
-            FnKind::Enter => {
-                out.push(e);
-                enters += 1;
-            }
-            FnKind::EnterArgs => {
-                out.push(e);
-                enters = 0;
-                tails = 0;
-            }
-            FnKind::TailExit => {
-                out.push(e);
-                tails = if enters > 0 { tails + 1 } else { 0 };
-                enters = 0;
-            }
-            FnKind::Exit => {
-                let last = out.last().copied();
-                let erasable = enters > 0
-                    && matches!(last, Some(l) if l.kind == FnKind::Enter && l.f == e.f
-                        && e.t - l.t < threshold);
-                if !erasable {
-                    out.push(e);
-                    enters = 0;
-                    tails = 0;
-                    continue;
-                }
-                out.pop();
-                enters -= 1;
-                if enters == 0 {
-                    while tails > 0 {
-                        let n = out.len();
-                        let pair = n >= 2
-                            && out[n - 1].kind == FnKind::TailExit
-                            && out[n - 2].kind == FnKind::Enter
-                            && out[n - 1].f == out[n - 2].f;
-                        if pair && e.t - out[n - 2].t < threshold {
-                            out.truncate(n - 2);
-                            tails -= 1;
-                        } else {
-                            tails = 0;
-                        }
-                    }
-                }
-            }
-        }
+/// What the model keeps of a call (with its chain), and whether it was erased whole.
+struct Kept {
+    events: Vec<Event>,
+    erased: bool,
+    /// The time of the exit that ended the call, or its chain.
+    end: u64,
+}
+
+/// True for a call that leaves through a tail call.
+fn is_tail(node: &Node) -> bool {
+    matches!(node.how, How::Tail) && !node.children.is_empty()
+}
+
+/// The reference: what survives of `node` entered at `start`, by the rules above.
+fn model(node: &Node, start: u64, threshold: u64) -> Kept {
+    let args = matches!(node.how, How::Args);
+    let entry = Event {
+        kind: if args {
+            FnKind::EnterArgs
+        } else {
+            FnKind::Enter
+        },
+        f: node.f,
+        t: start,
+    };
+    let mut t = start + node.pre;
+    let tail = is_tail(node);
+    let before_tail = node.children.len() - usize::from(tail);
+    let mut inside = Vec::new();
+    let mut all_erased = true;
+    let mut holds_a_chain = false;
+    for (child, gap) in node.children[..before_tail].iter().zip(&node.gaps) {
+        let k = model(child, t, threshold);
+        all_erased &= k.erased;
+        holds_a_chain |= is_tail(child);
+        inside.extend(k.events);
+        t = k.end + gap;
     }
-    out
+    let short = |end: u64| end - start < threshold;
+    if tail {
+        let exit = Event {
+            kind: FnKind::TailExit,
+            f: node.f,
+            t,
+        };
+        let chain = model(&node.children[before_tail], t, threshold);
+        let erased = !args && all_erased && !holds_a_chain && chain.erased && short(chain.end);
+        let mut events = Vec::new();
+        if !erased {
+            events.push(entry);
+            events.extend(inside);
+            events.push(exit);
+            events.extend(chain.events);
+        }
+        return Kept {
+            events,
+            erased,
+            end: chain.end,
+        };
+    }
+    let exit = Event {
+        kind: FnKind::Exit,
+        f: node.f,
+        t,
+    };
+    let erased = !args && all_erased && !holds_a_chain && short(t);
+    let mut events = Vec::new();
+    if !erased {
+        events.push(entry);
+        events.extend(inside);
+        events.push(exit);
+    }
+    Kept {
+        events,
+        erased,
+        end: t,
+    }
 }
 
 /// The runtime's records for thread `tid`, back in absolute time.
@@ -210,20 +247,53 @@ proptest! {
             }
         });
         let got = log.tids().first().map(|&tid| absolute(&log.thread_records(tid))).unwrap_or_default();
-        prop_assert_eq!(got, model(&trace, threshold));
+        prop_assert_eq!(got, model(&root, 1000, threshold).events);
     }
 }
 
 #[test]
 fn the_model_erases_what_the_rules_say() {
-    // A guard against a model that keeps or erases everything: one short call inside a long one.
+    // A guard against a model that keeps or erases everything: one short call inside a long
+    // one, then a long one that tail-calls a short one.
+    let leaf = |f, pre| Node {
+        f,
+        how: How::Plain,
+        pre,
+        gaps: vec![],
+        children: vec![],
+    };
+    let root = Node {
+        f: 0,
+        how: How::Plain,
+        pre: 10,
+        gaps: vec![88],
+        children: vec![leaf(1, 2)],
+    };
     let e = |kind, f, t| Event { kind, f, t };
-    let trace = [
-        e(FnKind::Enter, 0, 0),
-        e(FnKind::Enter, 1, 10),
-        e(FnKind::Exit, 1, 12),
-        e(FnKind::Exit, 0, 100),
-    ];
-    assert_eq!(model(&trace, 5), vec![trace[0], trace[3]]);
-    assert_eq!(model(&trace, 0), trace.to_vec());
+    assert_eq!(
+        model(&root, 0, 5).events,
+        vec![e(FnKind::Enter, 0, 0), e(FnKind::Exit, 0, 100)]
+    );
+    assert_eq!(model(&root, 0, 0).events.len(), 4);
+    let chain = Node {
+        f: 2,
+        how: How::Tail,
+        pre: 1,
+        gaps: vec![0],
+        children: vec![leaf(3, 1)],
+    };
+    assert!(model(&chain, 0, 3).erased);
+    assert_eq!(
+        model(&chain, 0, 2).events,
+        vec![e(FnKind::Enter, 2, 0), e(FnKind::TailExit, 2, 1)]
+    );
+    // The call around an erased chain stays.
+    let around = Node {
+        f: 0,
+        how: How::Plain,
+        pre: 0,
+        gaps: vec![0],
+        children: vec![chain],
+    };
+    assert_eq!(model(&around, 0, 100).events.len(), 2);
 }
