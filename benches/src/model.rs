@@ -204,8 +204,8 @@ pub fn knows_cpu() -> bool {
 
 /// The CPU number of this thread's last record (`None` before its first).
 pub fn last_cpu() -> Option<u32> {
-    // SAFETY: as in `record`; only this thread touches its `Local`.
     LOCAL.with(|cell| {
+        // SAFETY: as in `record`; only this thread touches its `Local`.
         let l = unsafe { &*cell.get() };
         (l.cpu != u32::MAX).then_some(l.cpu)
     })

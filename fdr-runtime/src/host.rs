@@ -30,9 +30,9 @@ pub(crate) fn os_pid() -> i32 {
 /// The kernel's name of the calling thread (at most 15 bytes, NUL-padded).
 pub(crate) fn thread_name() -> [u8; 16] {
     let mut name = [0u8; 16];
-    // SAFETY: PR_GET_NAME writes at most 16 bytes, NUL included, into the buffer it is given,
-    // which is 16 bytes long.
-    unsafe { libc::prctl(libc::PR_GET_NAME, name.as_mut_ptr()) };
+    // SAFETY: for the calling thread glibc answers with prctl(PR_GET_NAME) (no allocation, no
+    // lock), writing at most the 16 bytes it is told the buffer has, NUL included.
+    unsafe { libc::pthread_getname_np(libc::pthread_self(), name.as_mut_ptr().cast(), name.len()) };
     name
 }
 

@@ -15,7 +15,6 @@
 //! ```
 
 #![warn(missing_docs)]
-#![warn(clippy::undocumented_unsafe_blocks)]
 #![cfg_attr(not(feature = "record"), allow(dead_code))]
 
 //! The recording engine is behind the `record` feature (which `fdr/enable` turns on); without it
@@ -74,7 +73,7 @@ mod log_file;
 mod pool;
 #[cfg(feature = "record")]
 mod queue;
-#[cfg(all(test, feature = "testing"))]
+#[cfg(all(test, feature = "record"))]
 mod race_tests;
 #[cfg(feature = "record")]
 mod record_writer;
@@ -91,7 +90,7 @@ mod slot;
 #[cfg(feature = "record")]
 mod snapshot;
 mod stats;
-#[cfg(feature = "testing")]
+#[cfg(any(feature = "testing", all(test, feature = "record")))]
 pub mod testing;
 #[cfg(feature = "record")]
 mod thread_state;

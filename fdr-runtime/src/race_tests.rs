@@ -1,6 +1,8 @@
-//! Recording and snapshotting at once, small enough for Miri, whose data-race detector checks the
-//! protocol between writers and snapshots: relaxed word stores, published lengths, rewind
-//! counters, generations. Run with `cargo +nightly miri test -p fdr-runtime --features testing`.
+//! Recording and snapshotting at once, and a hook re-entered in the middle of a record, small
+//! enough for Miri: its data-race detector checks the protocol between writers and snapshots
+//! (relaxed word stores, published lengths, rewind counters, generations), and its aliasing model
+//! checks that a re-entered hook makes no second `&mut` to the thread's state. Run with
+//! `cargo +nightly miri test -p fdr-runtime --features testing`.
 
 use std::time::Duration;
 
@@ -110,4 +112,44 @@ fn snapshots_race_writers_and_rewinds_without_data_races() {
     rec.finish_to(&mut log).unwrap();
     assert!(check(&log) > 0);
     testing::use_real_clock();
+}
+
+#[test]
+fn a_hook_reentered_inside_a_record_records_nothing_and_aliases_nothing() {
+    fn handler() {
+        // Runs inside the clock read of the interrupted record, as a signal handler could.
+        enter(&LEAF);
+        exit(&LEAF);
+    }
+    let _turn = testing::exclusive();
+    testing::use_mock_clock(1_000_000_000);
+    testing::set_time(100);
+    let rec = crate::start(
+        Config::default()
+            .buffer_size(256)
+            .buffer_count(2)
+            .mode(Mode::Fill),
+    )
+    .unwrap();
+    enter(&OUTER);
+    testing::on_clock_read(Some(handler));
+    testing::advance(5);
+    enter(&OUTER);
+    exit(&OUTER);
+    testing::on_clock_read(None);
+    exit(&OUTER);
+    let mut log = Vec::new();
+    rec.finish_to(&mut log).unwrap();
+    testing::use_real_clock();
+    let blocks = blocks(&log);
+    let o = OUTER.id();
+    assert_eq!(
+        blocks[0].1,
+        vec![
+            (FnKind::Enter, o),
+            (FnKind::Enter, o),
+            (FnKind::Exit, o),
+            (FnKind::Exit, o)
+        ]
+    );
 }

@@ -206,13 +206,14 @@ pub(crate) fn install(session: Arc<Session>) -> Result<(), Error> {
 /// `session` is no longer the running one (if it was).
 pub(crate) fn uninstall(session: &Session) {
     let p = session as *const Session as *mut Session;
-    if CURRENT
-        .compare_exchange(p, std::ptr::null_mut(), Ordering::SeqCst, Ordering::SeqCst)
-        .is_ok()
+    // Park the pointer CURRENT held, which came from `Arc::into_raw` and may free the whole
+    // allocation; `p`, made from a shared reference, may only read the session.
+    if let Ok(held) =
+        CURRENT.compare_exchange(p, std::ptr::null_mut(), Ordering::SeqCst, Ordering::SeqCst)
     {
         EPOCH.store(0, Ordering::Release);
         STATE.store(IDLE, Ordering::Release);
-        park(p);
+        park(held);
     }
 }
 
@@ -262,6 +263,7 @@ fn free_parked() {
 fn at_fork() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
+        #[cfg_attr(miri, allow(dead_code))]
         extern "C" fn in_child() {
             FORKS.fetch_add(1, Ordering::SeqCst);
             let p = CURRENT.swap(std::ptr::null_mut(), Ordering::SeqCst);
@@ -278,9 +280,13 @@ fn at_fork() {
             };
             STATE.store(next, Ordering::SeqCst);
         }
+        // Miri runs no fork and does not model pthread_atfork.
+        #[cfg(not(miri))]
         // SAFETY: registers a handler that only does atomic operations; no prepare or parent
         // handler is needed.
-        unsafe { libc::pthread_atfork(None, None, Some(in_child)) };
+        unsafe {
+            libc::pthread_atfork(None, None, Some(in_child))
+        };
     });
 }
 
