@@ -2,7 +2,7 @@
 //! criterion benches (`benches/overhead.rs`).
 //!
 //! Every row times the same shape: a tiny `#[inline(never)]` leaf, the Rust twin of
-//! `leaf` in `shared/anchors/xray/work.cc`, called in a loop. Only what wraps the leaf changes.
+//! `leaf` in `../shared/anchors/xray/work.cc` (the comparison programs kept beside this repository), called in a loop. Only what wraps the leaf changes.
 //!
 //! ```
 //! let n = 1000;

@@ -1,4 +1,5 @@
-//! A reference model of the hot path DESIGN.md describes, to tell what the machine allows from
+//! A reference model of the hot path the design contract (`../shared/DESIGN.md`, kept beside this
+//! repository, not in it) describes, to tell what the machine allows from
 //! what fdr's code costs: a global on/off gate, one thread-local access, one timestamp read, a
 //! bounds check and one 8-byte store per record, with no rewind, no snapshot protocol and no
 //! format beyond the word.

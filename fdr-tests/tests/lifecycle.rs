@@ -404,6 +404,79 @@ fn exit_with_busy_threads_writes_a_valid_log() {
     std::fs::remove_dir_all(dir).ok();
 }
 
+#[test]
+#[ignore = "a child process of panics_racing_the_exit_writer_leave_the_final_log"]
+fn child_panics_while_exiting() {
+    mid();
+    std::panic::set_hook({
+        // Keep stderr short: the fdr hook chained in front of this one still runs.
+        let quiet: Box<dyn Fn(&std::panic::PanicHookInfo<'_>) + Send + Sync> = Box::new(|_| {});
+        let fdr_hook = std::panic::take_hook();
+        Box::new(move |info| {
+            fdr_hook(info);
+            quiet(info);
+        })
+    });
+    for _ in 0..8 {
+        std::thread::spawn(|| loop {
+            let _ = std::panic::catch_unwind(|| {
+                mid();
+                panic!("deliberate");
+            });
+        });
+    }
+    std::thread::sleep(Duration::from_millis(20));
+}
+
+#[test]
+fn panics_racing_the_exit_writer_leave_the_final_log() {
+    let dir = scratch("panic-exit");
+    for run in 0..20 {
+        let out = dir.join(format!("{run}.fdr"));
+        let child = run_child(
+            "child_panics_while_exiting",
+            Some(&format!("buffer_size=4096 out={}", out.display())),
+        );
+        let stderr = String::from_utf8_lossy(&child.stderr);
+        assert!(child.status.success(), "run {run}: {stderr}");
+        let log = read(&out);
+        assert!(
+            !log.run.snapshot,
+            "run {run}: a panic snapshot replaced the final log"
+        );
+        assert_nests(&log);
+    }
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn arguments_too_large_for_any_buffer_are_counted_as_such() {
+    let _turn = testing::exclusive();
+    // 256 bytes: 32 words, 10 of them the preamble; 20 arguments need 41.
+    let rec = fdr_runtime::start(
+        Config::default()
+            .buffer_size(256)
+            .buffer_count(2)
+            .mode(Mode::Fill),
+    )
+    .unwrap();
+    fdr_runtime::hooks::enter_args(&MID, &[7; 20]);
+    fdr_runtime::hooks::exit(&MID);
+    let mut bytes = Vec::new();
+    rec.finish_to(&mut bytes).unwrap();
+    let log = decode(&bytes[..]).unwrap();
+    assert_eq!(log.run.args_dropped, 20);
+    assert_eq!(log.run.records_dropped, 0);
+    let m = MID.id();
+    assert_eq!(
+        log.calls(log.tids()[0]),
+        vec![
+            (fdr_format::FnKind::EnterArgs, m),
+            (fdr_format::FnKind::Exit, m)
+        ]
+    );
+}
+
 fn gettid() -> i32 {
     // SAFETY: gettid has no preconditions.
     unsafe { libc::syscall(libc::SYS_gettid) as i32 }

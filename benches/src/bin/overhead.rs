@@ -483,7 +483,7 @@ fn print_targets(t: &Table, xray: Option<&Xray>) -> bool {
         all &= met;
         println!("[{}] {what}", if met { "met    " } else { "NOT MET" });
     };
-    println!("targets (DESIGN.md, performance table):");
+    println!("targets (the design contract ../shared/DESIGN.md, performance table):");
     check(
         kept <= 1.2 * floor,
         format!(
