@@ -7,6 +7,8 @@
 //! an async function share one.
 
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::Duration;
 
 /// Every instrumented function of the program, in link order.
 #[cfg(feature = "record")]
@@ -21,15 +23,17 @@ pub use fdr_format::FunctionKind as FnKindTag;
 
 /// The static description of one instrumented function.
 ///
-/// Descriptors are 64 bytes and 64-byte aligned so that the distance from the start of the table
-/// turns into an id with one shift.
+/// Descriptors are 128 bytes and 128-byte aligned so that the distance from the start of the
+/// table turns into an id with one shift. Besides what the macros write, a descriptor holds a
+/// byte of run-time flags, which a recording sets for the functions it treats specially (a
+/// slow-call trigger, say); a hook reads it with one load.
 ///
 /// ```
 /// use fdr_runtime::{FnDesc, FnKindTag};
 /// static D: FnDesc = FnDesc::new("app::work", "src/main.rs", 12, FnKindTag::Function, &[]);
 /// assert_eq!(D.name(), "app::work");
 /// ```
-#[repr(C, align(64))]
+#[repr(C, align(128))]
 #[derive(Debug)]
 pub struct FnDesc {
     name: &'static str,
@@ -38,11 +42,15 @@ pub struct FnDesc {
     /// For a function annotated alone: a function nested in it, whose type name spells the full
     /// path the name is taken from (see [`FnDesc::nested`]).
     path: Option<fn() -> &'static str>,
+    /// A slow-call limit written in the attribute, in nanoseconds (0: none).
+    trigger_ns: u64,
     line: u32,
     kind: FnKindTag,
+    /// What the running recording does with this function besides recording it (`special`).
+    flags: AtomicU8,
 }
 
-const _: () = assert!(std::mem::size_of::<FnDesc>() == 64);
+const _: () = assert!(std::mem::size_of::<FnDesc>() == 128);
 
 impl FnDesc {
     /// A descriptor; the macros build these in `static` items.
@@ -58,9 +66,42 @@ impl FnDesc {
             file,
             args,
             path: None,
+            trigger_ns: 0,
             line,
             kind,
+            flags: AtomicU8::new(0),
         }
+    }
+
+    /// The same descriptor with a slow-call trigger: a call that lasts longer than `limit_ns`
+    /// nanoseconds writes a snapshot (`#[instrument_fdr(trigger = "50ms")]`).
+    ///
+    /// ```
+    /// use fdr_runtime::{FnDesc, FnKindTag};
+    /// static D: FnDesc =
+    ///     FnDesc::new("app::handle", "src/main.rs", 3, FnKindTag::Function, &[]).with_trigger(50_000_000);
+    /// assert_eq!(D.trigger(), Some(std::time::Duration::from_millis(50)));
+    /// ```
+    pub const fn with_trigger(self, limit_ns: u64) -> FnDesc {
+        FnDesc {
+            trigger_ns: limit_ns,
+            ..self
+        }
+    }
+
+    /// The slow-call limit written in the attribute, if any.
+    pub fn trigger(&self) -> Option<Duration> {
+        (self.trigger_ns != 0).then(|| Duration::from_nanos(self.trigger_ns))
+    }
+
+    /// The run-time flags (see `special`).
+    #[inline(always)]
+    pub(crate) fn flags(&self) -> u8 {
+        self.flags.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_flags(&self, flags: u8) {
+        self.flags.store(flags, Ordering::Relaxed);
     }
 
     /// A descriptor named after the function that `path` is nested in, as a backtrace shows it
@@ -139,14 +180,14 @@ fn id_of(d: &'static FnDesc) -> u32 {
 }
 
 /// `f`'s id in place in a record's low word (`id << 4`, see [`fdr_format::id_field`]), from the
-/// table's address. The one place that turns a descriptor into an id: descriptors are 64 bytes,
-/// so the 1-based id is `offset / 64 + 1`, and `offset / 64 << 4` is `offset >> 2`.
+/// table's address. The one place that turns a descriptor into an id: descriptors are 128
+/// bytes, so the 1-based id is `offset / 128 + 1`, and `offset / 128 << 4` is `offset >> 3`.
 #[cfg(feature = "record")]
 #[inline(always)]
 pub(crate) fn id_field_from(f: &'static FnDesc, table: usize) -> u32 {
-    const _: () = assert!(std::mem::size_of::<FnDesc>() == 1 << (fdr_format::ID_SHIFT + 2));
+    const SHIFT: u32 = std::mem::size_of::<FnDesc>().trailing_zeros() - fdr_format::ID_SHIFT;
     let offset = (f as *const FnDesc as usize).wrapping_sub(table);
-    ((offset >> 2) as u32).wrapping_add(1 << fdr_format::ID_SHIFT)
+    ((offset >> SHIFT) as u32).wrapping_add(1 << fdr_format::ID_SHIFT)
 }
 
 /// Where the table starts. Miri cannot resolve the linker's section bounds, so there the base
