@@ -103,6 +103,15 @@ pub fn run(path: &str, verify: bool, out: &mut dyn Write) -> Result<(), CliError
                         "fdr thread: tid={} name={:?} dropped={}",
                         t.tid, t.name, t.records_dropped
                     ),
+                    Ok(Some(Extension::Reason(r))) => format!(
+                        "fdr reason: {} function={} tid={} start_tsc={} duration_ticks={} suppressed={}",
+                        r.reason.describe(),
+                        r.function,
+                        r.tid,
+                        r.start_tsc,
+                        r.duration_ticks,
+                        r.suppressed
+                    ),
                     Ok(Some(Extension::Unknown(tag))) => format!("fdr record of unknown tag {tag}"),
                     Ok(None) => "not an fdr record".to_string(),
                     Err(e) => format!("malformed fdr record: {e}"),

@@ -13,7 +13,7 @@ use std::io::Read;
 use crate::reader::{Reader, Record};
 use crate::verify::BlockVerifier;
 use crate::{
-    Extension, FileHeader, FnKind, FormatError, FunctionInfo, RunInfo, ThreadInfo,
+    Extension, FileHeader, FnKind, FormatError, FunctionInfo, ReasonInfo, RunInfo, ThreadInfo,
     FUNCTION_RECORD_SIZE,
 };
 
@@ -101,6 +101,8 @@ pub struct LogInfo {
     pub functions: Vec<FunctionInfo>,
     /// Thread names and loss counters, in file order.
     pub threads: Vec<ThreadInfo>,
+    /// Why the log was written, if it says.
+    pub reason: Option<ReasonInfo>,
     /// Custom events that are not fdr's, and typed events.
     pub foreign_events: u64,
 }
@@ -482,6 +484,7 @@ impl<R: Read> EventDecoder<R> {
                         Ok(Some(Extension::Run(r))) => self.info.run = Some(r),
                         Ok(Some(Extension::Function(f))) => self.info.functions.push(f),
                         Ok(Some(Extension::Thread(t))) => self.info.threads.push(t),
+                        Ok(Some(Extension::Reason(r))) => self.info.reason = Some(r),
                         Ok(Some(Extension::Unknown(_))) => {}
                         Ok(None) => self.info.foreign_events += 1,
                         Err(msg) => {

@@ -16,6 +16,7 @@ pub const MAX_EXT_PAYLOAD: usize = 64 * 1024;
 const TAG_RUN: u8 = 1;
 const TAG_FUNCTION: u8 = 2;
 const TAG_THREAD: u8 = 3;
+const TAG_REASON: u8 = 4;
 
 /// Where the timestamps came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -88,6 +89,67 @@ pub struct RunInfo {
     /// Calls that recorded nothing because their thread could not join the recording: the
     /// thread registry was full, or the thread was exiting. Appended later: 0 in older logs.
     pub calls_unattached: u64,
+    /// Logs keep only each thread's records of this many last nanoseconds (0: no age limit).
+    /// Appended later: 0 in older logs.
+    pub max_age_ns: u64,
+}
+
+/// Why a log was written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Reason {
+    /// Not said (logs older than the reason record).
+    #[default]
+    Unknown,
+    /// A call of a function with a trigger lasted longer than its limit.
+    SlowCall,
+    /// A call of a function with a trigger has been running longer than its limit and had not
+    /// returned when the log was taken (a hang).
+    StillRunning,
+    /// The process received the snapshot signal.
+    Signal,
+    /// A panic (a snapshot, written by the panic hook).
+    Panic,
+    /// The program exited (the final log, written by the exit hook).
+    Exit,
+    /// The program asked (`snapshot`, `write_snapshot`, `finish`).
+    Api,
+}
+
+impl Reason {
+    /// How `fdr info` words it.
+    ///
+    /// ```
+    /// assert_eq!(fdr_format::Reason::SlowCall.describe(), "slow call");
+    /// ```
+    pub fn describe(self) -> &'static str {
+        match self {
+            Reason::Unknown => "not recorded",
+            Reason::SlowCall => "slow call",
+            Reason::StillRunning => "call still running past its limit",
+            Reason::Signal => "signal",
+            Reason::Panic => "panic",
+            Reason::Exit => "exit",
+            Reason::Api => "asked by the program",
+        }
+    }
+}
+
+/// Why the log was written, and for a trigger, which call fired it.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct ReasonInfo {
+    /// Why.
+    pub reason: Reason,
+    /// The function whose call fired the trigger (0: none).
+    pub function: u32,
+    /// The thread of that call (0: none).
+    pub tid: i32,
+    /// When the call started, in ticks (0: none).
+    pub start_tsc: u64,
+    /// How long it lasted (or had been running, for [`Reason::StillRunning`]), in ticks.
+    pub duration_ticks: u64,
+    /// Triggers suppressed so far in the recording (by the cooldown, the snapshot cap, or one
+    /// already waiting to be written).
+    pub suppressed: u64,
 }
 
 /// One instrumented function (or scope) in the function table.
@@ -147,6 +209,8 @@ pub enum Extension {
     Function(FunctionInfo),
     /// One thread's name and counters.
     Thread(ThreadInfo),
+    /// Why the log was written.
+    Reason(ReasonInfo),
     /// A tag this reader does not know (written by a newer fdr).
     Unknown(u8),
 }
@@ -267,6 +331,7 @@ impl Extension {
                 o.str(&r.program);
                 o.u64(r.args_dropped);
                 o.u64(r.calls_unattached);
+                o.u64(r.max_age_ns);
             }
             Extension::Function(f) => {
                 o.u8(TAG_FUNCTION);
@@ -289,6 +354,23 @@ impl Extension {
                 o.i32(t.tid);
                 o.u64(t.records_dropped);
                 o.str(&t.name);
+            }
+            Extension::Reason(r) => {
+                o.u8(TAG_REASON);
+                o.u8(match r.reason {
+                    Reason::Unknown => 0,
+                    Reason::SlowCall => 1,
+                    Reason::StillRunning => 2,
+                    Reason::Signal => 3,
+                    Reason::Panic => 4,
+                    Reason::Exit => 5,
+                    Reason::Api => 6,
+                });
+                o.u32(r.function);
+                o.i32(r.tid);
+                o.u64(r.start_tsc);
+                o.u64(r.duration_ticks);
+                o.u64(r.suppressed);
             }
             Extension::Unknown(tag) => o.u8(*tag),
         }
@@ -338,6 +420,7 @@ impl Extension {
                     program: i.str("program name")?,
                     args_dropped: i.u64_or_zero("argument drop counter")?,
                     calls_unattached: i.u64_or_zero("unattached-call counter")?,
+                    max_age_ns: i.u64_or_zero("age limit")?,
                 })
             }
             TAG_FUNCTION => {
@@ -376,6 +459,22 @@ impl Extension {
                 records_dropped: i.u64("drop counter")?,
                 name: i.str("thread name")?,
             }),
+            TAG_REASON => Extension::Reason(ReasonInfo {
+                reason: match i.u8("reason")? {
+                    1 => Reason::SlowCall,
+                    2 => Reason::StillRunning,
+                    3 => Reason::Signal,
+                    4 => Reason::Panic,
+                    5 => Reason::Exit,
+                    6 => Reason::Api,
+                    _ => Reason::Unknown,
+                },
+                function: i.u32("function id")?,
+                tid: i.i32("thread id")?,
+                start_tsc: i.u64("start timestamp")?,
+                duration_ticks: i.u64("duration")?,
+                suppressed: i.u64("suppressed-trigger counter")?,
+            }),
             tag => Extension::Unknown(tag),
         };
         Ok(Some(ext))
@@ -409,6 +508,7 @@ mod tests {
             program: "prog".into(),
             args_dropped: 6,
             calls_unattached: 7,
+            max_age_ns: 8,
         };
         let f = FunctionInfo {
             id: 3,
@@ -421,6 +521,14 @@ mod tests {
         for e in [
             Extension::Run(run),
             Extension::Function(f),
+            Extension::Reason(ReasonInfo {
+                reason: Reason::StillRunning,
+                function: 4,
+                tid: 9,
+                start_tsc: 10,
+                duration_ticks: 11,
+                suppressed: 12,
+            }),
             Extension::Unknown(200),
         ] {
             assert_eq!(Extension::decode(&e.encode()).unwrap(), Some(e));

@@ -27,8 +27,8 @@ pub mod verify;
 
 pub use error::FormatError;
 pub use ext::{
-    ClockSource, Extension, FunctionInfo, FunctionKind, RecordMode, RunInfo, ThreadInfo, EXT_MAGIC,
-    MAX_EXT_PAYLOAD,
+    ClockSource, Extension, FunctionInfo, FunctionKind, Reason, ReasonInfo, RecordMode, RunInfo,
+    ThreadInfo, EXT_MAGIC, MAX_EXT_PAYLOAD,
 };
 pub use header::{FileHeader, FDR_LOG_TYPE, FDR_VERSION, HEADER_SIZE};
 pub use lead::{lead_block, LeadStart};

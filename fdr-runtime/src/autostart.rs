@@ -1,13 +1,14 @@
 //! Recording with no code change: `FDR_OPTIONS` read at the first instrumented call, the log
 //! written at exit and a snapshot on panic.
 //!
-//! The log goes to `out` (default `PROGRAM-PID.fdr`), where `{pid}` stands for the process id. A
-//! forked child reads `FDR_OPTIONS` again at its first call and records as its own process; so
-//! that it never writes over its parent's log, its file gets its pid before the extension when
-//! `out` has no `{pid}` (`app.fdr` becomes `app.4242.fdr`).
+//! The log goes to `out` (default `PROGRAM-{pid}.fdr`; see `out_name` for the placeholders). A
+//! forked child reads `FDR_OPTIONS` again at its first call and records as its own process, into
+//! a file of its own.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Once;
+
+use fdr_format::Reason;
 
 use crate::recorder::{self, Recorder};
 use crate::{session, Config, Error};
@@ -16,20 +17,17 @@ use crate::{session, Config, Error};
 /// more in each forked child) by the first hook that finds the state unknown.
 pub(crate) fn run() {
     let started = match Config::from_env() {
-        Ok(Some(config)) => {
-            let out = out_path(config.get_out(), std::process::id(), session::forks() > 0);
-            match recorder::start_with(config, Some(out)) {
-                Ok(_) => {
-                    install_exit_writers();
-                    true
-                }
-                Err(Error::AlreadyRunning) => false,
-                Err(e) => {
-                    eprintln!("{e}; recording stays off");
-                    false
-                }
+        Ok(Some(config)) => match recorder::start_with(config, true) {
+            Ok(_) => {
+                install_exit_writers();
+                true
             }
-        }
+            Err(Error::AlreadyRunning) => false,
+            Err(e) => {
+                eprintln!("{e}; recording stays off");
+                false
+            }
+        },
         Ok(None) => false,
         Err(e) => {
             eprintln!("{e}; recording stays off");
@@ -37,30 +35,6 @@ pub(crate) fn run() {
         }
     };
     session::autostart_done(started);
-}
-
-/// The log's path from the `out` option.
-fn out_path(out: Option<&Path>, pid: u32, forked: bool) -> PathBuf {
-    let Some(out) = out else {
-        let program = std::env::current_exe()
-            .ok()
-            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .unwrap_or_else(|| "fdr".into());
-        return PathBuf::from(format!("{program}-{pid}.fdr"));
-    };
-    let text = out.to_string_lossy();
-    if text.contains("{pid}") {
-        return PathBuf::from(text.replace("{pid}", &pid.to_string()));
-    }
-    if !forked {
-        return out.to_path_buf();
-    }
-    let stem = out.file_stem().unwrap_or_default().to_string_lossy();
-    let name = match out.extension() {
-        Some(ext) => format!("{stem}.{pid}.{}", ext.to_string_lossy()),
-        None => format!("{stem}.{pid}"),
-    };
-    out.with_file_name(name)
 }
 
 /// Writes the log at normal exit (through `atexit`, which `std::process::exit` and a return
@@ -91,9 +65,9 @@ fn write_auto(finish: bool) {
         return;
     };
     let result = if finish {
-        rec.finish(&out)
+        rec.finish_for(&out, Reason::Exit)
     } else {
-        rec.write_snapshot(&out)
+        rec.write_snapshot_for(&out, Reason::Panic)
     };
     match result {
         Ok(()) => eprintln!("fdr: wrote {}", out.display()),
@@ -105,32 +79,5 @@ fn write_auto(finish: bool) {
 impl Recorder {
     fn auto_out(&self) -> Option<PathBuf> {
         self.session().auto_out.clone()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn out_names_follow_the_process() {
-        let p = |s: &str| Some(Path::new(s).to_path_buf());
-        assert_eq!(
-            out_path(p("a/app.fdr").as_deref(), 7, false),
-            Path::new("a/app.fdr")
-        );
-        assert_eq!(
-            out_path(p("a/app.fdr").as_deref(), 7, true),
-            Path::new("a/app.7.fdr")
-        );
-        assert_eq!(out_path(p("app").as_deref(), 7, true), Path::new("app.7"));
-        assert_eq!(
-            out_path(p("log-{pid}.fdr").as_deref(), 9, true),
-            Path::new("log-9.fdr")
-        );
-        assert_eq!(
-            out_path(p("log-{pid}.fdr").as_deref(), 9, false),
-            Path::new("log-9.fdr")
-        );
     }
 }

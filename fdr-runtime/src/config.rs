@@ -34,6 +34,35 @@ pub enum Clock {
     Monotonic,
 }
 
+/// A signal that makes the recorder write a snapshot ([`Config::snapshot_on_signal`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Signal {
+    /// `SIGUSR1`.
+    Usr1,
+    /// `SIGUSR2`.
+    Usr2,
+}
+
+impl Signal {
+    /// The signal's name without `SIG`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Signal::Usr1 => "USR1",
+            Signal::Usr2 => "USR2",
+        }
+    }
+}
+
+/// A slow-call trigger set without code: functions whose full name matches `pattern` (`*` for
+/// any run of characters) fire when a call lasts longer than `limit`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Trigger {
+    /// The full function name as `fdr account` prints it, with `*` wildcards.
+    pub pattern: String,
+    /// How long a call may last.
+    pub limit: Duration,
+}
+
 /// Recorder settings.
 ///
 /// ```
@@ -53,6 +82,11 @@ pub struct Config {
     mode: Mode,
     out: Option<PathBuf>,
     clock: Clock,
+    triggers: Vec<Trigger>,
+    trigger_cooldown: Duration,
+    max_snapshots: u32,
+    signal: Option<Signal>,
+    max_age: Option<Duration>,
 }
 
 /// Smallest buffer that holds a block preamble and a useful number of records.
@@ -69,6 +103,11 @@ impl Default for Config {
             mode: Mode::Ring,
             out: None,
             clock: Clock::Auto,
+            triggers: Vec::new(),
+            trigger_cooldown: Duration::from_secs(10),
+            max_snapshots: 20,
+            signal: None,
+            max_age: None,
         }
     }
 }
@@ -115,6 +154,77 @@ impl Config {
     /// The clock source asked for.
     pub fn get_clock(&self) -> Clock {
         self.clock
+    }
+
+    /// Adds a slow-call trigger without touching the code: a call of a function whose full name
+    /// (as `fdr account` prints it) matches `pattern`, where `*` matches any run of characters,
+    /// that lasts longer than `limit` writes a snapshot. It overrides a `trigger` written in the
+    /// function's attribute.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let c = fdr_runtime::Config::default().trigger("app::handle*", Duration::from_millis(50));
+    /// assert_eq!(c.get_triggers().len(), 1);
+    /// ```
+    pub fn trigger(mut self, pattern: impl Into<String>, limit: Duration) -> Self {
+        self.triggers.push(Trigger {
+            pattern: pattern.into(),
+            limit,
+        });
+        self
+    }
+
+    /// At most one trigger snapshot per `cooldown` (default 10 s); the triggers in between are
+    /// counted as suppressed, and the next log says how many.
+    pub fn trigger_cooldown(mut self, cooldown: Duration) -> Self {
+        self.trigger_cooldown = cooldown;
+        self
+    }
+
+    /// At most this many trigger and signal snapshot files per process (default 20).
+    pub fn max_snapshots(mut self, n: u32) -> Self {
+        self.max_snapshots = n;
+        self
+    }
+
+    /// Writes a snapshot when the process receives `signal` (`kill -USR1 <pid>`). The handler
+    /// only wakes the recorder's background writer. A signal the program already handles is an
+    /// error at start.
+    pub fn snapshot_on_signal(mut self, signal: Signal) -> Self {
+        self.signal = Some(signal);
+        self
+    }
+
+    /// Logs hold only each thread's records of the last `age`: older blocks are left out, and a
+    /// block that straddles the cutoff is cut at a record boundary.
+    pub fn max_age(mut self, age: Duration) -> Self {
+        self.max_age = Some(age);
+        self
+    }
+
+    /// The triggers set with [`Config::trigger`].
+    pub fn get_triggers(&self) -> &[Trigger] {
+        &self.triggers
+    }
+
+    /// The trigger cooldown.
+    pub fn get_trigger_cooldown(&self) -> Duration {
+        self.trigger_cooldown
+    }
+
+    /// The snapshot cap.
+    pub fn get_max_snapshots(&self) -> u32 {
+        self.max_snapshots
+    }
+
+    /// The snapshot signal, if any.
+    pub fn get_signal(&self) -> Option<Signal> {
+        self.signal
+    }
+
+    /// The age limit of logs, if any.
+    pub fn get_max_age(&self) -> Option<Duration> {
+        self.max_age
     }
 
     /// Bytes per buffer.
@@ -187,7 +297,8 @@ impl Config {
     /// assert_eq!(warnings.len(), 1);
     /// ```
     pub fn parse_options(options: &str) -> Result<(Config, Vec<String>), Error> {
-        const KEYS: &str = "buffer_size, buffer_count, threshold_us, mode, out and clock";
+        const KEYS: &str = "buffer_size, buffer_count, threshold_us, mode, out, clock, trigger, \
+                            trigger_cooldown_ms, max_snapshots, signal and max_age_ms";
         let mut c = Config::default();
         let mut seen: Vec<String> = Vec::new();
         let mut warnings = Vec::new();
@@ -201,7 +312,7 @@ impl Config {
                     ),
                 });
             };
-            if seen.iter().any(|k| k == key) {
+            if key != "trigger" && seen.iter().any(|k| k == key) {
                 warnings.push(format!(
                     "option `{key}` is given more than once in FDR_OPTIONS; the last value, \
                      `{value}`, is used"
@@ -246,6 +357,53 @@ impl Config {
                         }
                     }
                 }
+                "trigger" => {
+                    let Some((pattern, limit)) = value.rsplit_once(':') else {
+                        return Err(bad(format!(
+                            "expected PATTERN:LIMIT such as `app::handle:50ms`, found `{value}`"
+                        )));
+                    };
+                    if pattern.is_empty() {
+                        return Err(bad(format!(
+                            "the pattern before `:` is empty in `{value}`; name a function, \
+                             `*` matching any run of characters"
+                        )));
+                    }
+                    let limit =
+                        parse_duration(limit).map_err(|m| bad(format!("{m} in `{value}`")))?;
+                    c.triggers.push(Trigger {
+                        pattern: pattern.to_string(),
+                        limit,
+                    });
+                }
+                "trigger_cooldown_ms" => {
+                    c.trigger_cooldown =
+                        Duration::from_millis(number("a whole number of milliseconds")?)
+                }
+                "max_snapshots" => {
+                    c.max_snapshots =
+                        u32::try_from(number("a number of snapshot files")?).map_err(|_| {
+                            bad(format!("{value} is too many; use at most {}", u32::MAX))
+                        })?
+                }
+                "max_age_ms" => {
+                    let ms = number("a whole number of milliseconds")?;
+                    if ms == 0 {
+                        return Err(bad(
+                            "an age of 0 keeps nothing; give a number of milliseconds".into(),
+                        ));
+                    }
+                    c.max_age = Some(Duration::from_millis(ms));
+                }
+                "signal" => {
+                    c.signal = Some(match value.trim_start_matches("SIG") {
+                        "USR1" | "usr1" => Signal::Usr1,
+                        "USR2" | "usr2" => Signal::Usr2,
+                        _ => {
+                            return Err(bad(format!("expected `USR1` or `USR2`, found `{value}`")))
+                        }
+                    })
+                }
                 "out" => {
                     if value.is_empty() {
                         return Err(bad("expected a file path, found nothing".into()));
@@ -282,6 +440,24 @@ impl Config {
                 ),
             });
         }
+        for t in &self.triggers {
+            if t.limit.is_zero() {
+                return Err(Error::Config {
+                    key: "trigger".into(),
+                    message: format!(
+                        "the limit for `{}` is zero, which every call passes; give a duration \
+                         such as 50ms",
+                        t.pattern
+                    ),
+                });
+            }
+        }
+        if self.max_age.is_some_and(|a| a.is_zero()) {
+            return Err(Error::Config {
+                key: "max_age".into(),
+                message: "an age of 0 keeps nothing; give a duration".into(),
+            });
+        }
         if self.buffer_size.checked_mul(self.buffer_count).is_none() {
             return Err(Error::Config {
                 key: "buffer_count".into(),
@@ -290,6 +466,41 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// Reads a duration written as a whole number and a unit: `ns`, `us`, `ms` or `s`.
+///
+/// ```
+/// # use std::time::Duration;
+/// assert_eq!(fdr_runtime::parse_duration("50ms"), Ok(Duration::from_millis(50)));
+/// assert!(fdr_runtime::parse_duration("-3ms").is_err());
+/// ```
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let expected = || {
+        format!(
+            "expected a duration such as 50ms (a whole number followed by ns, us, ms or s), \
+             found `{text}`"
+        )
+    };
+    let digits = text.chars().take_while(char::is_ascii_digit).count();
+    let (number, unit) = text.split_at(digits);
+    let n: u64 = number.parse().map_err(|_| expected())?;
+    let nanos_per = match unit {
+        "ns" => 1,
+        "us" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        _ => return Err(expected()),
+    };
+    let nanos = n
+        .checked_mul(nanos_per)
+        .ok_or_else(|| format!("`{text}` is too long a duration"))?;
+    if nanos == 0 {
+        return Err(format!(
+            "a duration of 0 (`{text}`) is passed by everything; give more"
+        ));
+    }
+    Ok(Duration::from_nanos(nanos))
 }
 
 /// Splits options at white space, keeping quoted values (`out="a b.fdr"`) whole.
@@ -348,6 +559,14 @@ mod tests {
             ("buffer_size=8", "buffer_size"),
             ("buffer_count=0", "buffer_count"),
             ("clock=sundial", "clock"),
+            ("trigger=foo", "trigger"),
+            ("trigger=x:-3ms", "trigger"),
+            ("trigger=x:3", "trigger"),
+            ("trigger=:3ms", "trigger"),
+            ("max_snapshots=lots", "max_snapshots"),
+            ("trigger_cooldown_ms=1s", "trigger_cooldown_ms"),
+            ("signal=HUP", "signal"),
+            ("max_age_ms=0", "max_age_ms"),
             ("out=\"open", "out"),
         ] {
             match Config::from_options(opts) {
@@ -395,5 +614,32 @@ mod tests {
     fn a_space_in_an_unquoted_out_says_to_quote() {
         let e = Config::from_options("out=my logs/app.fdr").unwrap_err();
         assert!(e.to_string().contains("quote"), "{e}");
+    }
+
+    #[test]
+    fn trigger_keys_are_read() {
+        let (c, warnings) = Config::parse_options(
+            "trigger=app::handle:50ms trigger=app::*:2s trigger_cooldown_ms=5 max_snapshots=3 \
+             signal=USR2 max_age_ms=500",
+        )
+        .unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(
+            c.get_triggers(),
+            &[
+                Trigger {
+                    pattern: "app::handle".into(),
+                    limit: Duration::from_millis(50)
+                },
+                Trigger {
+                    pattern: "app::*".into(),
+                    limit: Duration::from_secs(2)
+                }
+            ]
+        );
+        assert_eq!(c.get_trigger_cooldown(), Duration::from_millis(5));
+        assert_eq!(c.get_max_snapshots(), 3);
+        assert_eq!(c.get_signal(), Some(Signal::Usr2));
+        assert_eq!(c.get_max_age(), Some(Duration::from_millis(500)));
     }
 }

@@ -5,7 +5,7 @@
 //! The fast path is one thread-local access, one bounds check against the buffer's published
 //! limit, one timestamp read and one 8-byte store, plus the bookkeeping the rewind needs.
 
-use fdr_format::FnKind;
+use fdr_format::{FnKind, Reason, ReasonInfo, ID_SHIFT};
 
 use crate::desc::FnDesc;
 use crate::local::{self, Local};
@@ -28,18 +28,30 @@ pub(crate) fn record(f: &'static FnDesc, kind: FnKind) {
     }
 }
 
+// A function the running recording treats specially (a trigger) has flags set in its
+// descriptor; every other function's hook pays one load and a branch for it, here, out of line.
+
 #[inline(never)]
 fn record_enter(f: &'static FnDesc) {
+    if f.flags() != 0 {
+        return special(f, FnKind::Enter, &[]);
+    }
     record_one(f, FnKind::Enter)
 }
 
 #[inline(never)]
 fn record_exit(f: &'static FnDesc) {
+    if f.flags() != 0 {
+        return special(f, FnKind::Exit, &[]);
+    }
     record_one(f, FnKind::Exit)
 }
 
 #[inline(never)]
 fn record_other(f: &'static FnDesc, kind: FnKind) {
+    if f.flags() != 0 {
+        return special(f, kind, &[]);
+    }
     record_one(f, kind)
 }
 
@@ -68,6 +80,14 @@ pub(crate) fn record_args(f: &'static FnDesc, args: &[u64]) {
     if !session::may_record() {
         return;
     }
+    if f.flags() != 0 {
+        return special(f, FnKind::EnterArgs, args);
+    }
+    record_args_one(f, args)
+}
+
+#[inline(always)]
+fn record_args_one(f: &'static FnDesc, args: &[u64]) {
     local::with(|l| {
         let t = &l.state;
         let len = t.len.get();
@@ -144,4 +164,60 @@ fn next_buffer(
     }
     attach::count_dropped(l, 1);
     len
+}
+
+/// A function with a trigger: recorded as any other, then timed. Entries go on the thread's list
+/// of open trigger calls; an exit past the limit fires the trigger, which only hands the call to
+/// the background writer.
+#[cold]
+#[inline(never)]
+fn special(f: &'static FnDesc, kind: FnKind, args: &[u64]) {
+    if kind == FnKind::EnterArgs {
+        record_args_one(f, args);
+    } else {
+        record_one(f, kind);
+    }
+    local::with(|l| {
+        let t = &l.state;
+        let len = t.len.get();
+        let p = l.member.session.get();
+        if len == BUSY || l.member.dead.get() || p.is_null() {
+            return;
+        }
+        t.busy(|| {
+            // SAFETY: the membership's strong count keeps the session alive.
+            let s = unsafe { &*p };
+            if s.in_this_process() {
+                time_call(s, l.member.key.get(), t.id_field(f) >> ID_SHIFT, kind);
+            }
+            len
+        });
+    })
+}
+
+fn time_call(s: &session::Session, key: u32, id: u32, kind: FnKind) {
+    let now = clock::now().0;
+    if kind.is_entry() {
+        s.threads.open_call(key, id, now);
+        return;
+    }
+    let Some((open, start)) = s.threads.close_call(key) else {
+        return;
+    };
+    let limit = s.triggers.limit(id);
+    let lasted = now.wrapping_sub(start);
+    if open != id || limit == 0 || lasted <= limit {
+        return;
+    }
+    let call = ReasonInfo {
+        reason: Reason::SlowCall,
+        function: id,
+        tid: s.threads.tid(key),
+        start_tsc: start,
+        duration_ticks: lasted,
+        suppressed: 0,
+    };
+    if s.triggers.fire(call, now, true) {
+        s.wakeup.wake();
+    }
 }

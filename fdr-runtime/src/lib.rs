@@ -28,8 +28,13 @@
 //! | `hot_path` | the path of every hook: bounds check, busy bracket, clock, controller; the cold path |
 //! | `autostart` | `FDR_OPTIONS`: recording from the first call, logs at exit and on panic |
 //! | `recorder` | the public API: start, snapshots, finish |
+//! | `background` | the background writer: trigger and signal snapshots, the watchdog |
+//! | `signal`, `wakeup` | the snapshot signal's handler; waking the writer |
+//! | `trigger` | slow-call triggers: limits, arming, firing, cooldown and cap |
+//! | `out_name` | log file names from the `out` template |
 //! | `atomic_file` | writing a log through its own temporary file |
 //! | `log_file` | the log's layout on disk: header, leading block, thread blocks |
+//! | `window` | the window by age (`max_age`) |
 //! | `snapshot` | the snapshot protocol: copying buffers while their owners write |
 //! | `attach` | a thread joining a recording, taking buffers, leaving, exiting |
 //! | `session` | one recording, and which one is running; fork handling |
@@ -51,6 +56,8 @@ mod attach;
 #[cfg(feature = "record")]
 mod autostart;
 #[cfg(feature = "record")]
+mod background;
+#[cfg(feature = "record")]
 mod clock;
 mod config;
 #[cfg(feature = "record")]
@@ -70,6 +77,8 @@ mod local;
 #[cfg(feature = "record")]
 mod log_file;
 #[cfg(feature = "record")]
+mod out_name;
+#[cfg(feature = "record")]
 mod pool;
 #[cfg(feature = "record")]
 mod queue;
@@ -86,6 +95,8 @@ mod rewind;
 #[cfg(feature = "record")]
 mod session;
 #[cfg(feature = "record")]
+mod signal;
+#[cfg(feature = "record")]
 mod slot;
 #[cfg(feature = "record")]
 mod snapshot;
@@ -94,11 +105,19 @@ mod stats;
 pub mod testing;
 #[cfg(feature = "record")]
 mod thread_state;
+#[cfg(feature = "record")]
+mod trigger;
+#[cfg(feature = "record")]
+mod wakeup;
+#[cfg(feature = "record")]
+mod window;
 
 pub use args::LogArg;
 #[cfg(feature = "record")]
 pub use clock::{calibration, Calibration};
-pub use config::{Clock, Config, Mode, MAX_BUFFER_SIZE, MIN_BUFFER_SIZE};
+pub use config::{
+    parse_duration, Clock, Config, Mode, Signal, Trigger, MAX_BUFFER_SIZE, MIN_BUFFER_SIZE,
+};
 #[cfg(feature = "record")]
 pub use desc::{function, FUNCTIONS};
 pub use desc::{FnDesc, FnKindTag};

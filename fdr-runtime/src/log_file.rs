@@ -9,22 +9,47 @@ use std::io::{self, Write};
 use std::sync::atomic::Ordering;
 
 use fdr_format::{
-    lead_block, ClockSource, Extension, FileHeader, FunctionInfo, LeadStart, RecordMode, RunInfo,
-    ThreadInfo,
+    lead_block, ClockSource, Extension, FileHeader, FunctionInfo, LeadStart, ReasonInfo,
+    RecordMode, RunInfo, ThreadInfo,
 };
 
 use crate::session::Session;
-use crate::snapshot::Copied;
-use crate::{desc, Mode};
+use crate::snapshot::{self, Copied};
+use crate::{clock, desc, window, Mode};
 
 /// What the log says about the moment it was taken.
 pub(crate) struct Facts {
     pub snapshot: bool,
     pub end_tsc: u64,
+    pub reason: ReasonInfo,
+}
+
+/// Copies the session's buffers (the window by age applied) and writes them as a log.
+pub(crate) fn write_session<W: Write + ?Sized>(
+    out: &mut W,
+    session: &Session,
+    snapshot: bool,
+    mut reason: ReasonInfo,
+) -> io::Result<()> {
+    let mut copied = snapshot::copy_pool(&session.pool);
+    let end_tsc = clock::now().0;
+    if let Some(age) = session.config.get_max_age() {
+        let ticks = (age.as_nanos() * u128::from(session.calibration.ticks_per_second)
+            / 1_000_000_000)
+            .min(u128::from(u64::MAX)) as u64;
+        window::keep_newer(&mut copied, end_tsc.saturating_sub(ticks));
+    }
+    reason.suppressed = session.triggers.suppressed.load(Ordering::Relaxed);
+    let facts = Facts {
+        snapshot,
+        end_tsc,
+        reason,
+    };
+    write_log(out, session, &copied, facts)
 }
 
 /// Writes the whole log.
-pub(crate) fn write_log<W: Write + ?Sized>(
+fn write_log<W: Write + ?Sized>(
     out: &mut W,
     session: &Session,
     copied: &Copied,
@@ -67,8 +92,11 @@ pub(crate) fn write_log<W: Write + ?Sized>(
         program: session.program.clone(),
         args_dropped: session.args_dropped.load(Ordering::Relaxed),
         calls_unattached: session.unattached.load(Ordering::Relaxed),
+        max_age_ns: config
+            .get_max_age()
+            .map_or(0, |a| a.as_nanos().min(u128::from(u64::MAX)) as u64),
     };
-    let mut records = vec![Extension::Run(run)];
+    let mut records = vec![Extension::Run(run), Extension::Reason(facts.reason)];
     for (i, f) in desc::table().iter().enumerate() {
         records.push(Extension::Function(FunctionInfo {
             id: i as u32 + 1,

@@ -2,13 +2,16 @@
 //! it runs, and finishing it.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use fdr_format::{Reason, ReasonInfo};
+
 use crate::session::{self, Session, RECORDING, WRITTEN};
-use crate::snapshot;
-use crate::{atomic_file, attach, clock, log_file, Config, Error, Stats};
+use crate::{
+    atomic_file, attach, background, clock, host, log_file, out_name, signal, Config, Error, Stats,
+};
 
 /// Starts the process's recorder.
 ///
@@ -25,22 +28,40 @@ use crate::{atomic_file, attach, clock, log_file, Config, Error, Stats};
 /// # Ok::<(), fdr_runtime::Error>(())
 /// ```
 pub fn start(config: Config) -> Result<Recorder, Error> {
-    start_with(config, None)
+    start_with(config, false)
 }
 
-/// Starts a recorder whose exit writers write to `auto_out`.
-pub(crate) fn start_with(config: Config, auto_out: Option<PathBuf>) -> Result<Recorder, Error> {
+/// Starts a recorder; `autostarted` when `FDR_OPTIONS` asked for it, whose exit writers then
+/// write the final log to `out`.
+pub(crate) fn start_with(config: Config, autostarted: bool) -> Result<Recorder, Error> {
     config.validate()?;
     if session::current().is_some() {
         return Err(Error::AlreadyRunning);
     }
-    for out in config.get_out().into_iter().chain(auto_out.as_deref()) {
-        atomic_file::probe(out)?;
+    let mut template = config
+        .get_out()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(out_name::default_template);
+    if autostarted && session::forks() > 0 {
+        template = out_name::for_child(&template);
+    }
+    let final_path = out_name::final_path(&template, std::process::id(), host::wall_time());
+    if config.get_out().is_some() || autostarted {
+        atomic_file::probe(&final_path)?;
+    }
+    if let Some(sig) = config.get_signal() {
+        signal::check_free(sig)?;
     }
     let calibration = clock::select(config.get_clock())?;
     attach::prepare_exit_hook();
-    let session = Arc::new(Session::new(config, calibration, auto_out)?);
+    let auto_out = autostarted.then_some(final_path);
+    let session = Arc::new(Session::new(config, calibration, auto_out, template)?);
     session::install(Arc::clone(&session))?;
+    session.triggers.arm();
+    if let Some(sig) = session.config.get_signal() {
+        signal::install(sig, session.wakeup.write_fd());
+    }
+    background::start(&session);
     Ok(Recorder { session })
 }
 
@@ -83,12 +104,16 @@ impl Recorder {
     /// # Ok::<(), fdr_runtime::Error>(())
     /// ```
     pub fn snapshot<W: Write + ?Sized>(&self, out: &mut W) -> Result<(), Error> {
+        self.snapshot_for(out, Reason::Api)
+    }
+
+    fn snapshot_for<W: Write + ?Sized>(&self, out: &mut W, reason: Reason) -> Result<(), Error> {
         self.check_process()?;
         if self.session.state.load(Ordering::Acquire) != RECORDING {
             return Err(Error::NotRecording);
         }
-        let _turn = SnapshotTurn::take(&self.session)?;
-        self.write(out, true)
+        let _turn = self.session.snapshot_turn()?;
+        self.write(out, true, reason)
     }
 
     /// Writes the current window to a file while recording goes on. The file is written under a
@@ -96,14 +121,22 @@ impl Recorder {
     /// If the recording's final log goes to the same path meanwhile, it wins and this returns
     /// [`Error::NotRecording`].
     pub fn write_snapshot(&self, path: impl AsRef<Path>) -> Result<(), Error> {
+        self.write_snapshot_for(path.as_ref(), Reason::Api)
+    }
+
+    pub(crate) fn write_snapshot_for(&self, path: &Path, reason: Reason) -> Result<(), Error> {
         self.check_process()?;
-        atomic_file::write(&self.session, path.as_ref(), false, |f| self.snapshot(f))
+        atomic_file::write(&self.session, path, false, |f| self.snapshot_for(f, reason))
     }
 
     /// Stops recording and writes everything kept to a file (through a temporary file, as
     /// [`Recorder::write_snapshot`]). If the write fails the recording stays stopped with its
     /// data, and `finish` can be called again, for example with another path.
     pub fn finish(&self, path: impl AsRef<Path>) -> Result<(), Error> {
+        self.finish_for(path.as_ref(), Reason::Api)
+    }
+
+    pub(crate) fn finish_for(&self, path: &Path, reason: Reason) -> Result<(), Error> {
         self.check_process()?;
         let _one = self
             .session
@@ -114,7 +147,7 @@ impl Recorder {
             return Err(Error::NotRecording);
         }
         self.stop();
-        atomic_file::write(&self.session, path.as_ref(), true, |f| self.write(f, false))?;
+        atomic_file::write(&self.session, path, true, |f| self.write(f, false, reason))?;
         self.session.state.store(WRITTEN, Ordering::Release);
         Ok(())
     }
@@ -140,7 +173,7 @@ impl Recorder {
             return Err(Error::NotRecording);
         }
         self.stop();
-        self.write(out, false)?;
+        self.write(out, false, Reason::Api)?;
         self.session.state.store(WRITTEN, Ordering::Release);
         Ok(())
     }
@@ -167,6 +200,14 @@ impl Recorder {
     fn stop(&self) {
         self.session.stop();
         session::uninstall(&self.session);
+        // A trigger snapshot being written now is a log the program asked for too: give the
+        // background writer a moment (bounded) to finish it before the process may exit.
+        for _ in 0..200 {
+            if !self.session.triggers.mailbox.writing.load(Ordering::SeqCst) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
     }
 
     fn check_process(&self) -> Result<(), Error> {
@@ -177,33 +218,17 @@ impl Recorder {
         }
     }
 
-    fn write<W: Write + ?Sized>(&self, out: &mut W, snapshot: bool) -> Result<(), Error> {
-        let copied = snapshot::copy_pool(&self.session.pool);
-        let facts = log_file::Facts {
-            snapshot,
-            end_tsc: clock::now().0,
+    fn write<W: Write + ?Sized>(
+        &self,
+        out: &mut W,
+        snapshot: bool,
+        reason: Reason,
+    ) -> Result<(), Error> {
+        let reason = ReasonInfo {
+            reason,
+            ..ReasonInfo::default()
         };
-        log_file::write_log(out, &self.session, &copied, facts)
+        log_file::write_session(out, &self.session, snapshot, reason)
             .map_err(|source| Error::Io { path: None, source })
-    }
-}
-
-/// The right to take a snapshot, one holder at a time. `finish` does not need it: copying is
-/// read-only, so the final log never waits for a snapshot writer, however slow.
-struct SnapshotTurn<'a>(&'a Session);
-
-impl<'a> SnapshotTurn<'a> {
-    fn take(session: &'a Session) -> Result<SnapshotTurn<'a>, Error> {
-        session
-            .snapshot_busy
-            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
-            .map_err(|_| Error::SnapshotInProgress)?;
-        Ok(SnapshotTurn(session))
-    }
-}
-
-impl Drop for SnapshotTurn<'_> {
-    fn drop(&mut self) {
-        self.0.snapshot_busy.store(false, Ordering::Release);
     }
 }

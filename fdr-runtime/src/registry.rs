@@ -22,6 +22,19 @@ const LIVE: u32 = 2;
 /// The thread has exited; its buffers may still hold its data.
 const EXITED: u32 = 3;
 
+/// How many nested calls of trigger functions a thread tracks; deeper ones are not timed.
+pub(crate) const OPEN_MAX: usize = 8;
+
+/// One open call of a function with a trigger, published for the watchdog. `seq` is odd while
+/// the owner rewrites the call, so a reader that sees it change or odd skips the call.
+struct OpenCall {
+    seq: AtomicU32,
+    id: AtomicU32,
+    start: AtomicU64,
+    /// The watchdog fired (or tried to fire) this call's trigger: its exit must not again.
+    reported: std::sync::atomic::AtomicBool,
+}
+
 /// One thread's entry.
 #[repr(align(64))]
 pub(crate) struct ThreadEntry {
@@ -35,6 +48,9 @@ pub(crate) struct ThreadEntry {
     dropped: AtomicU64,
     /// The kernel's name of the thread, NUL-padded.
     name: [AtomicU64; 2],
+    /// Open calls of trigger functions, innermost last; `depth` may exceed `OPEN_MAX`.
+    depth: AtomicU32,
+    open: [OpenCall; OPEN_MAX],
 }
 
 /// A thread as a log lists it.
@@ -64,6 +80,13 @@ impl Registry {
                     buffers: AtomicU32::new(0),
                     dropped: AtomicU64::new(0),
                     name: [AtomicU64::new(0), AtomicU64::new(0)],
+                    depth: AtomicU32::new(0),
+                    open: std::array::from_fn(|_| OpenCall {
+                        seq: AtomicU32::new(0),
+                        id: AtomicU32::new(0),
+                        start: AtomicU64::new(0),
+                        reported: std::sync::atomic::AtomicBool::new(false),
+                    }),
                 })
                 .collect(),
             cursor: AtomicUsize::new(0),
@@ -89,6 +112,7 @@ impl Registry {
             e.held.store(0, Ordering::Relaxed);
             e.buffers.store(0, Ordering::Relaxed);
             e.dropped.store(0, Ordering::Relaxed);
+            e.depth.store(0, Ordering::Release);
             let (lo, hi) = name.split_at(8);
             e.name[0].store(
                 u64::from_le_bytes(lo.try_into().unwrap_or_default()),
@@ -145,6 +169,80 @@ impl Registry {
             self.gone_dropped
                 .fetch_add(e.dropped.swap(0, Ordering::Relaxed), Ordering::Relaxed);
             e.state.store(FREE, Ordering::Release);
+        }
+    }
+
+    /// The thread of `key` entered a call of trigger function `id` at `start` (owner only).
+    pub(crate) fn open_call(&self, key: u32, id: u32, start: u64) {
+        let Some(e) = self.entries.get(key as usize) else {
+            return;
+        };
+        let depth = e.depth.load(Ordering::Relaxed);
+        if let Some(call) = e.open.get(depth as usize) {
+            let seq = call.seq.load(Ordering::Relaxed);
+            call.seq.store(seq.wrapping_add(1), Ordering::Relaxed);
+            std::sync::atomic::fence(Ordering::Release);
+            call.id.store(id, Ordering::Relaxed);
+            call.start.store(start, Ordering::Relaxed);
+            call.reported.store(false, Ordering::Relaxed);
+            call.seq.store(seq.wrapping_add(2), Ordering::Release);
+        }
+        e.depth.store(depth + 1, Ordering::Release);
+    }
+
+    /// The thread of `key` left its innermost open trigger call: returns (id, start) if it was
+    /// tracked and the watchdog has not reported it already (owner only).
+    pub(crate) fn close_call(&self, key: u32) -> Option<(u32, u64)> {
+        let e = self.entries.get(key as usize)?;
+        let depth = e.depth.load(Ordering::Relaxed).checked_sub(1)?;
+        e.depth.store(depth, Ordering::SeqCst);
+        let call = e.open.get(depth as usize)?;
+        if call.reported.load(Ordering::SeqCst) {
+            return None;
+        }
+        Some((
+            call.id.load(Ordering::Relaxed),
+            call.start.load(Ordering::Relaxed),
+        ))
+    }
+
+    /// The watchdog takes the open call of `key` that started at `start` as its own to report.
+    /// False if it is no longer open or was taken already. An exit that races the claim may
+    /// report the call too (the cooldown then counts one of the two as suppressed), but never
+    /// neither: the owner lowers the depth before it reads the mark, the watchdog marks first.
+    pub(crate) fn claim_report(&self, key: u32, start: u64) -> bool {
+        let Some(e) = self.entries.get(key as usize) else {
+            return false;
+        };
+        let depth = (e.depth.load(Ordering::SeqCst) as usize).min(OPEN_MAX);
+        e.open[..depth].iter().any(|call| {
+            call.start.load(Ordering::Relaxed) == start
+                && !call.reported.swap(true, Ordering::SeqCst)
+        })
+    }
+
+    /// Every tracked open trigger call of every thread: (thread key, tid, id, start). Calls that
+    /// change while being read are skipped.
+    pub(crate) fn open_calls(&self, out: &mut Vec<(u32, i32, u32, u64)>) {
+        out.clear();
+        for (key, e) in self.entries.iter().enumerate() {
+            if e.state.load(Ordering::Acquire) != LIVE {
+                continue;
+            }
+            let depth = (e.depth.load(Ordering::Acquire) as usize).min(OPEN_MAX);
+            for (i, call) in e.open[..depth].iter().enumerate() {
+                let before = call.seq.load(Ordering::Acquire);
+                let id = call.id.load(Ordering::Relaxed);
+                let start = call.start.load(Ordering::Relaxed);
+                std::sync::atomic::fence(Ordering::Acquire);
+                // Unchanged while read, and still open afterwards (not a call that just ended).
+                if before % 2 == 0
+                    && call.seq.load(Ordering::Relaxed) == before
+                    && i < e.depth.load(Ordering::Acquire) as usize
+                {
+                    out.push((key as u32, e.tid.load(Ordering::Relaxed), id, start));
+                }
+            }
         }
     }
 

@@ -18,7 +18,9 @@ use std::sync::{Arc, Mutex, Once};
 use crate::clock::Calibration;
 use crate::pool::Pool;
 use crate::registry::Registry;
-use crate::{host, Config, Error};
+use crate::trigger::Triggers;
+use crate::wakeup::Wakeup;
+use crate::{host, signal, Config, Error};
 
 /// No hook has looked at `FDR_OPTIONS` yet (and no recorder was started).
 const UNKNOWN: u8 = 0;
@@ -70,6 +72,13 @@ pub(crate) struct Session {
     pub program: String,
     /// Where the exit writers put the log, for a recording started by `FDR_OPTIONS`.
     pub auto_out: Option<PathBuf>,
+    /// The `out` template that trigger and signal snapshots are named from.
+    pub out_template: PathBuf,
+    pub triggers: Triggers,
+    /// Wakes the background writer.
+    pub wakeup: Wakeup,
+    /// A background write failed and was reported (once).
+    pub write_failed: AtomicBool,
     /// RECORDING, STOPPED or WRITTEN.
     pub state: AtomicU8,
     /// Serializes writing the final log.
@@ -86,6 +95,7 @@ impl Session {
         config: Config,
         calibration: Calibration,
         auto_out: Option<PathBuf>,
+        out_template: PathBuf,
     ) -> Result<Session, Error> {
         let buffer_size = config.get_buffer_size() / 8 * 8;
         let pool = Pool::new(buffer_size, config.get_buffer_count(), config.get_mode())?;
@@ -106,6 +116,10 @@ impl Session {
             start_tsc: crate::clock::now().0,
             program: program_name(),
             auto_out,
+            out_template,
+            triggers: Triggers::new(&config, calibration.ticks_per_second),
+            wakeup: Wakeup::new(),
+            write_failed: AtomicBool::new(false),
             config,
             state: AtomicU8::new(RECORDING),
             finishing: Mutex::new(()),
@@ -129,8 +143,33 @@ impl Session {
             .is_ok();
         if stopped {
             self.pool.stop();
+            if self.in_this_process() {
+                self.triggers.disarm();
+                if let Some(sig) = self.config.get_signal() {
+                    signal::uninstall(sig);
+                }
+            }
+            self.wakeup.wake();
         }
         stopped
+    }
+
+    /// The right to take a snapshot, one holder at a time.
+    pub(crate) fn snapshot_turn(&self) -> Result<SnapshotTurn<'_>, Error> {
+        self.snapshot_busy
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .map_err(|_| Error::SnapshotInProgress)?;
+        Ok(SnapshotTurn(self))
+    }
+}
+
+/// Held while a snapshot is taken. `finish` does not need it: copying is read-only, so the final
+/// log never waits for a snapshot writer, however slow.
+pub(crate) struct SnapshotTurn<'a>(&'a Session);
+
+impl Drop for SnapshotTurn<'_> {
+    fn drop(&mut self) {
+        self.0.snapshot_busy.store(false, Ordering::Release);
     }
 }
 

@@ -28,6 +28,23 @@ macro_rules! desc {
     };
 }
 
+/// Declares a descriptor with a slow-call trigger of `$ns` nanoseconds.
+#[macro_export]
+macro_rules! desc_with_trigger {
+    ($name:ident, $text:expr, $ns:expr) => {
+        #[::fdr_runtime::linkme::distributed_slice(::fdr_runtime::FUNCTIONS)]
+        #[linkme(crate = ::fdr_runtime::linkme)]
+        static $name: ::fdr_runtime::FnDesc = ::fdr_runtime::FnDesc::new(
+            $text,
+            file!(),
+            line!(),
+            ::fdr_runtime::FnKindTag::Function,
+            &[],
+        )
+        .with_trigger($ns);
+    };
+}
+
 /// One record of a thread's block, in a form that compares whole.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Rec {
@@ -71,6 +88,8 @@ pub struct Log {
     pub functions: Vec<FunctionInfo>,
     /// The threads.
     pub threads: Vec<ThreadInfo>,
+    /// Why the log was written.
+    pub reason: Option<fdr_format::ReasonInfo>,
     /// The blocks after the leading one, in file order.
     pub blocks: Vec<Block>,
 }
@@ -126,6 +145,7 @@ pub fn decode(bytes: impl Read) -> Result<Log, String> {
     let mut run = None;
     let mut functions = Vec::new();
     let mut threads = Vec::new();
+    let mut reason = None;
     let mut blocks: Vec<Block> = Vec::new();
     let mut preamble = 0usize;
     let mut leading = true;
@@ -185,6 +205,7 @@ pub fn decode(bytes: impl Read) -> Result<Log, String> {
                         Some(Extension::Run(x)) => run = Some(x),
                         Some(Extension::Function(f)) => functions.push(f),
                         Some(Extension::Thread(t)) => threads.push(t),
+                        Some(Extension::Reason(r)) => reason = Some(r),
                         _ => return Err(format!("at {at}: unexpected custom event")),
                     }
                 }
@@ -222,6 +243,7 @@ pub fn decode(bytes: impl Read) -> Result<Log, String> {
         run: run.ok_or("the log has no run record")?,
         functions,
         threads,
+        reason,
         blocks,
     })
 }

@@ -1,0 +1,142 @@
+//! The background writer: one thread per recording that has triggers or a snapshot signal. It
+//! writes the snapshots that triggers and the signal ask for, so the thread whose call was slow
+//! never copies or writes, and it is the watchdog that notices trigger calls still running past
+//! their limit (a hang never returns to fire its own trigger).
+//!
+//! It sleeps on the wake-up pipe; with triggers it also wakes every quarter of the shortest limit
+//! (between 1 ms and 100 ms) to look at the open trigger calls. It ends when the recording stops.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use fdr_format::{Reason, ReasonInfo};
+
+use crate::session::{Session, RECORDING};
+use crate::{atomic_file, clock, host, log_file, out_name, signal, trigger, Error};
+
+/// Starts the writer if the recording needs one.
+pub(crate) fn start(session: &Arc<Session>) {
+    if !session.triggers.any() && session.config.get_signal().is_none() {
+        return;
+    }
+    let s = Arc::clone(session);
+    let spawned = std::thread::Builder::new()
+        .name("fdr-writer".into())
+        .spawn(move || run(&s));
+    if let Err(e) = spawned {
+        eprintln!("fdr: could not start the background writer ({e}); triggers and the snapshot signal are off");
+    }
+}
+
+fn run(s: &Session) {
+    let period = if s.triggers.any() {
+        let quarter_ns = s.triggers.shortest as u128 * 250_000_000
+            / u128::from(s.calibration.ticks_per_second.max(1));
+        (quarter_ns / 1_000_000).clamp(1, 100) as i32
+    } else {
+        -1
+    };
+    let mut reported: HashSet<(u32, u64)> = HashSet::new();
+    let mut open = Vec::new();
+    while s.state.load(Ordering::Acquire) == RECORDING {
+        s.wakeup.wait(period);
+        if s.state.load(Ordering::Acquire) != RECORDING {
+            break;
+        }
+        if s.config.get_signal().is_some() && signal::take() {
+            match trigger::reserve_file(s.triggers.max_snapshots) {
+                Some(n) => write(
+                    s,
+                    ReasonInfo {
+                        reason: Reason::Signal,
+                        ..ReasonInfo::default()
+                    },
+                    n,
+                ),
+                None => {
+                    s.triggers.suppressed.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+        if s.triggers.any() {
+            watch(s, &mut reported, &mut open);
+        }
+        if let Some((call, n)) = s.triggers.mailbox.take() {
+            write(s, call, n);
+        }
+    }
+}
+
+/// Fires the trigger of every open call that looks hung, once per call.
+///
+/// A call counts as hung once it has run for twice its limit and 100 ms more: a call that is
+/// merely slow returns before that and fires at its exit, with its exit in the snapshot; a call
+/// that does not is shown open at the end of the window.
+fn watch(s: &Session, reported: &mut HashSet<(u32, u64)>, open: &mut Vec<(u32, i32, u32, u64)>) {
+    s.threads.open_calls(open);
+    let now = clock::now().0;
+    let grace = s.calibration.ticks_per_second / 10;
+    reported.retain(|&(key, start)| open.iter().any(|&(k, _, _, st)| k == key && st == start));
+    for &(key, tid, id, start) in open.iter() {
+        let limit = s.triggers.limit(id);
+        let running = now.wrapping_sub(start);
+        if limit == 0
+            || running <= limit.saturating_mul(2).saturating_add(grace)
+            || !reported.insert((key, start))
+            || !s.threads.claim_report(key, start)
+        {
+            continue;
+        }
+        let call = ReasonInfo {
+            reason: Reason::StillRunning,
+            function: id,
+            tid,
+            start_tsc: start,
+            duration_ticks: running,
+            suppressed: 0,
+        };
+        // The watchdog runs on this thread: no need to wake it, the mailbox is read next.
+        s.triggers.fire(call, now, true);
+    }
+}
+
+/// Writes snapshot `n` for `call`, retrying a little while a program's own snapshot holds the
+/// turn. A failure is reported once per recording and does not stop recording.
+fn write(s: &Session, mut call: ReasonInfo, n: u32) {
+    call.suppressed = s.triggers.suppressed.load(Ordering::Relaxed);
+    let path = out_name::snapshot_path(&s.out_template, std::process::id(), n, host::wall_time());
+    s.triggers.mailbox.writing.store(true, Ordering::SeqCst);
+    let mut result = Err(Error::SnapshotInProgress);
+    for _ in 0..100 {
+        result = write_once(s, &path, &call);
+        if !matches!(result, Err(Error::SnapshotInProgress)) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    s.triggers.mailbox.writing.store(false, Ordering::SeqCst);
+    match result {
+        Ok(()) => eprintln!("fdr: wrote {} ({})", path.display(), call.reason.describe()),
+        // The recording ended meanwhile: its final log has it all.
+        Err(Error::NotRecording) => {}
+        Err(e) => {
+            if !s.write_failed.swap(true, Ordering::Relaxed) {
+                eprintln!("{e}; recording goes on, and further failures are not reported");
+            }
+        }
+    }
+}
+
+fn write_once(s: &Session, path: &Path, call: &ReasonInfo) -> Result<(), Error> {
+    let _turn = s.snapshot_turn()?;
+    if s.state.load(Ordering::Acquire) != RECORDING {
+        return Err(Error::NotRecording);
+    }
+    atomic_file::write(s, path, false, |f| {
+        log_file::write_session(f, s, true, call.clone())
+            .map_err(|source| Error::Io { path: None, source })
+    })
+}

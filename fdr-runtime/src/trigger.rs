@@ -1,0 +1,279 @@
+//! Slow-call triggers: which functions have one, timing their calls, and handing a trigger that
+//! fired to the background writer.
+//!
+//! A recording arms the functions it has a limit for by setting a flag in their descriptors; the
+//! hooks of every other function never look further than that flag (one load, in the out-of-line
+//! part of the hook). An armed function's calls are pushed on their thread's list of open trigger
+//! calls (in the registry, where the watchdog reads them) and checked when they end. The thread
+//! whose call was slow only fills a mailbox and wakes the writer: it never copies or writes.
+//!
+//! A storm is not a flood: at most one trigger per cooldown gets through, at most `max_snapshots`
+//! snapshot files are written per process, and a trigger that arrives while another waits in the
+//! mailbox is dropped; each of these is counted as suppressed.
+
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, Ordering};
+
+use fdr_format::{Reason, ReasonInfo};
+
+use crate::desc::{self, FnDesc};
+use crate::Config;
+
+/// The descriptor flag of an armed function.
+pub(crate) const TRIGGER: u8 = 1;
+
+/// Trigger and signal snapshot files this process has reserved a number for.
+static SNAPSHOT_FILES: AtomicU32 = AtomicU32::new(0);
+
+/// A recording's triggers.
+pub(crate) struct Triggers {
+    /// Limit in ticks per function id - 1 (0: none).
+    limits: Box<[u64]>,
+    pub cooldown_ticks: u64,
+    pub max_snapshots: u32,
+    /// The shortest limit, which paces the watchdog (0: no triggers).
+    pub shortest: u64,
+    /// When the last trigger got through (0: none yet).
+    last: AtomicU64,
+    pub suppressed: AtomicU64,
+    pub mailbox: Mailbox,
+}
+
+impl Triggers {
+    /// The limits of `config`'s patterns (which win) and of the attributes, in ticks.
+    pub(crate) fn new(config: &Config, ticks_per_second: u64) -> Triggers {
+        let ticks = |d: std::time::Duration| {
+            (d.as_nanos() * u128::from(ticks_per_second) / 1_000_000_000)
+                .clamp(1, u128::from(u64::MAX)) as u64
+        };
+        let table = desc::table();
+        let limits: Box<[u64]> = table
+            .iter()
+            .map(|f| {
+                let name = if config.get_triggers().is_empty() {
+                    None
+                } else {
+                    Some(f.name())
+                };
+                config
+                    .get_triggers()
+                    .iter()
+                    .find(|t| name.as_deref().is_some_and(|n| matches(&t.pattern, n)))
+                    .map(|t| t.limit)
+                    .or_else(|| f.trigger())
+                    .map_or(0, ticks)
+            })
+            .collect();
+        let shortest = limits.iter().copied().filter(|&l| l > 0).min().unwrap_or(0);
+        Triggers {
+            limits,
+            cooldown_ticks: ticks(config.get_trigger_cooldown()),
+            max_snapshots: config.get_max_snapshots(),
+            shortest,
+            last: AtomicU64::new(0),
+            suppressed: AtomicU64::new(0),
+            mailbox: Mailbox::default(),
+        }
+    }
+
+    /// True when some function has a trigger.
+    pub(crate) fn any(&self) -> bool {
+        self.shortest != 0
+    }
+
+    /// The limit of function `id` in ticks (0: none).
+    pub(crate) fn limit(&self, id: u32) -> u64 {
+        id.checked_sub(1)
+            .and_then(|i| self.limits.get(i as usize))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Flags the functions that have a limit, and clears the flag of every other one.
+    pub(crate) fn arm(&self) {
+        for (f, &limit) in desc::table().iter().zip(self.limits.iter()) {
+            set_trigger_flag(f, limit != 0);
+        }
+    }
+
+    /// Clears every function's flag.
+    pub(crate) fn disarm(&self) {
+        for f in desc::table() {
+            set_trigger_flag(f, false);
+        }
+    }
+
+    /// A trigger fired: lets it through to the mailbox if the cooldown and the cap allow, and
+    /// counts it as suppressed otherwise. True if it got through (the caller wakes the writer).
+    pub(crate) fn fire(&self, call: ReasonInfo, now: u64, cooldown: bool) -> bool {
+        if cooldown {
+            let last = self.last.load(Ordering::Acquire);
+            if last != 0 && now.wrapping_sub(last) < self.cooldown_ticks
+                || self
+                    .last
+                    .compare_exchange(last, now.max(1), Ordering::AcqRel, Ordering::Acquire)
+                    .is_err()
+            {
+                self.suppressed.fetch_add(1, Ordering::Relaxed);
+                return false;
+            }
+        }
+        let Some(n) = reserve_file(self.max_snapshots) else {
+            self.suppressed.fetch_add(1, Ordering::Relaxed);
+            return false;
+        };
+        if !self.mailbox.put(&call, n) {
+            self.suppressed.fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+}
+
+fn set_trigger_flag(f: &FnDesc, on: bool) {
+    let flags = f.flags();
+    let new = if on {
+        flags | TRIGGER
+    } else {
+        flags & !TRIGGER
+    };
+    if new != flags {
+        f.set_flags(new);
+    }
+}
+
+/// Takes the next snapshot number of the process, if the cap allows one more.
+pub(crate) fn reserve_file(max: u32) -> Option<u32> {
+    SNAPSHOT_FILES
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+            (n < max).then_some(n + 1)
+        })
+        .ok()
+        .map(|n| n + 1)
+}
+
+/// Whether `name` matches `pattern`, where `*` matches any run of characters.
+///
+/// Greedy matching with one backtrack point: linear in practice, and never recursive.
+pub(crate) fn matches(pattern: &str, name: &str) -> bool {
+    let (p, n) = (pattern.as_bytes(), name.as_bytes());
+    let (mut i, mut j) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while j < n.len() {
+        if i < p.len() && p[i] == b'*' {
+            star = Some((i, j));
+            i += 1;
+        } else if i < p.len() && p[i] == n[j] {
+            i += 1;
+            j += 1;
+        } else if let Some((si, sj)) = star {
+            i = si + 1;
+            j = sj + 1;
+            star = Some((si, sj + 1));
+        } else {
+            return false;
+        }
+    }
+    p[i..].iter().all(|&c| c == b'*')
+}
+
+const EMPTY: u8 = 0;
+const FILLING: u8 = 1;
+const FULL: u8 = 2;
+
+/// One trigger waiting for the writer. Filled by whichever thread fired, emptied by the writer;
+/// atomics throughout, so a thread in a signal handler may fill it.
+#[derive(Default)]
+pub(crate) struct Mailbox {
+    state: AtomicU8,
+    reason: AtomicU8,
+    function: AtomicU32,
+    tid: AtomicI32,
+    start: AtomicU64,
+    duration: AtomicU64,
+    n: AtomicU32,
+    /// The writer is writing a snapshot (finish waits a little for it).
+    pub writing: AtomicBool,
+}
+
+impl Mailbox {
+    fn put(&self, call: &ReasonInfo, n: u32) -> bool {
+        if self
+            .state
+            .compare_exchange(EMPTY, FILLING, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            return false;
+        }
+        self.reason.store(
+            if call.reason == Reason::StillRunning {
+                1
+            } else {
+                0
+            },
+            Ordering::Relaxed,
+        );
+        self.function.store(call.function, Ordering::Relaxed);
+        self.tid.store(call.tid, Ordering::Relaxed);
+        self.start.store(call.start_tsc, Ordering::Relaxed);
+        self.duration.store(call.duration_ticks, Ordering::Relaxed);
+        self.n.store(n, Ordering::Relaxed);
+        self.state.store(FULL, Ordering::Release);
+        true
+    }
+
+    /// The waiting trigger and its file number, if one waits.
+    pub(crate) fn take(&self) -> Option<(ReasonInfo, u32)> {
+        if self.state.load(Ordering::Acquire) != FULL {
+            return None;
+        }
+        let call = ReasonInfo {
+            reason: if self.reason.load(Ordering::Relaxed) == 1 {
+                Reason::StillRunning
+            } else {
+                Reason::SlowCall
+            },
+            function: self.function.load(Ordering::Relaxed),
+            tid: self.tid.load(Ordering::Relaxed),
+            start_tsc: self.start.load(Ordering::Relaxed),
+            duration_ticks: self.duration.load(Ordering::Relaxed),
+            suppressed: 0,
+        };
+        let n = self.n.load(Ordering::Relaxed);
+        self.state.store(EMPTY, Ordering::Release);
+        Some((call, n))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_match_full_names() {
+        assert!(matches("app::handle", "app::handle"));
+        assert!(!matches("app::handle", "app::handle_all"));
+        assert!(matches("app::*", "app::Conn::read"));
+        assert!(matches("*::read", "app::Conn::read"));
+        assert!(matches("a*b*c", "aXXbYYc"));
+        assert!(!matches("a*b*c", "aXXbYY"));
+        assert!(matches("*", ""));
+        assert!(matches("<app::T as app::Tr>::*", "<app::T as app::Tr>::m"));
+    }
+
+    #[test]
+    fn the_mailbox_holds_one_trigger() {
+        let m = Mailbox::default();
+        let call = ReasonInfo {
+            reason: Reason::StillRunning,
+            function: 3,
+            tid: 4,
+            start_tsc: 5,
+            duration_ticks: 6,
+            suppressed: 0,
+        };
+        assert!(m.put(&call, 1));
+        assert!(!m.put(&call, 2), "one waits already");
+        assert_eq!(m.take(), Some((call, 1)));
+        assert_eq!(m.take(), None);
+    }
+}

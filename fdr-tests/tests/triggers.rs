@@ -1,0 +1,567 @@
+//! The recorder catches the problem by itself: slow-call and hang triggers, the snapshot signal
+//! and the window by age, with real threads and the real clock.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use fdr_format::{FnKind, Reason};
+use fdr_runtime::{CallGuard, Config, Mode};
+use fdr_tests::{decode, desc, desc_with_trigger, testing, Log, Rec};
+
+desc_with_trigger!(SLOW, "trig::slow", 20_000_000);
+desc!(INSIDE, "trig::inside");
+desc!(BESIDE, "trig::beside");
+desc!(PLAIN, "trig::plain");
+desc!(LOCKED, "trig::locked");
+
+fn gettid() -> i32 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::syscall(libc::SYS_gettid) as i32 }
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fdr-trig-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn read(path: &Path) -> Log {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    decode(&bytes[..]).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Files in `dir` whose names end with `.fdr`, sorted.
+fn logs(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "fdr"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Waits (bounded) until `dir` holds `n` logs.
+fn wait_for_logs(dir: &Path, n: usize) -> Vec<PathBuf> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let l = logs(dir);
+        if l.len() >= n || Instant::now() > deadline {
+            return l;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// A call of the trigger function that lasts `d`, making one call inside.
+fn slow(d: Duration) {
+    let _g = CallGuard::enter(&SLOW);
+    drop(CallGuard::enter(&INSIDE));
+    std::thread::sleep(d);
+}
+
+fn llvm_verifies(path: &Path) {
+    let Ok(out) = Command::new("llvm-xray-19")
+        .args(["fdr-dump", "--verify"])
+        .arg(path)
+        .output()
+    else {
+        println!("skipped: llvm-xray-19 is not installed");
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "llvm-xray rejects {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Threads that call `BESIDE` until dropped.
+struct Beside(Arc<AtomicBool>, Vec<std::thread::JoinHandle<()>>);
+
+impl Beside {
+    fn start(n: usize) -> Beside {
+        let stop = Arc::new(AtomicBool::new(false));
+        let handles = (0..n)
+            .map(|_| {
+                let stop = Arc::clone(&stop);
+                std::thread::spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        drop(CallGuard::enter(&BESIDE));
+                        std::thread::sleep(Duration::from_micros(100));
+                    }
+                })
+            })
+            .collect();
+        Beside(stop, handles)
+    }
+}
+
+impl Drop for Beside {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+        for h in self.1.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
+
+#[test]
+fn a_slow_call_writes_one_snapshot_that_holds_it_whole() {
+    let _turn = testing::exclusive();
+    let dir = scratch("slow");
+    let out = dir.join("app.fdr");
+    let rec = fdr_runtime::start(Config::default().out(&out)).unwrap();
+    let beside = Beside::start(2);
+    let tid = gettid();
+    slow(Duration::from_millis(50));
+    let files = wait_for_logs(&dir, 1);
+    drop(beside);
+    std::thread::sleep(Duration::from_millis(50));
+    rec.finish_to(&mut std::io::sink()).unwrap();
+    // Numbered in the process's sequence, which other tests of this binary share.
+    assert_eq!(files.len(), 1, "exactly one snapshot: {files:?}");
+    let name = files[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with("app-") && name.ends_with(".fdr"), "{name}");
+    let log = read(&files[0]);
+    assert!(log.run.snapshot);
+    llvm_verifies(&files[0]);
+    let reason = log.reason.clone().expect("a reason record");
+    assert_eq!(reason.reason, Reason::SlowCall);
+    assert_eq!(reason.function, SLOW.id());
+    assert_eq!(reason.tid, tid);
+    assert!(reason.duration_ticks as f64 / log.header.cycle_frequency as f64 >= 0.05);
+    assert_eq!(log.name(SLOW.id()), Some("trig::slow"));
+    // The call whole, with its callee, on its thread; the other threads beside it.
+    let calls = log.calls(tid);
+    let (s, i) = (SLOW.id(), INSIDE.id());
+    let at = calls
+        .iter()
+        .position(|&c| c == (FnKind::Enter, s))
+        .expect("the slow call's entry");
+    assert_eq!(
+        calls[at..at + 4],
+        [
+            (FnKind::Enter, s),
+            (FnKind::Enter, i),
+            (FnKind::Exit, i),
+            (FnKind::Exit, s)
+        ]
+    );
+    let others: Vec<i32> = log.tids().into_iter().filter(|&t| t != tid).collect();
+    assert!(others.len() >= 2, "{others:?}");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn a_call_that_never_returns_fires_while_it_is_still_running() {
+    let _turn = testing::exclusive();
+    let dir = scratch("hang");
+    let rec = fdr_runtime::start(
+        Config::default()
+            .out(dir.join("hang.fdr"))
+            .trigger("trig::locked", Duration::from_millis(20)),
+    )
+    .unwrap();
+    // A deliberate deadlock: the lock is held by another thread for 200 ms past the limit, longer
+    // than the watchdog's grace (twice the limit and 100 ms).
+    let lock = Arc::new(Mutex::new(()));
+    let (held, holding) = mpsc::channel();
+    let holder = {
+        let lock = Arc::clone(&lock);
+        std::thread::spawn(move || {
+            let _g = lock.lock().unwrap();
+            held.send(()).unwrap();
+            std::thread::sleep(Duration::from_millis(220));
+        })
+    };
+    holding.recv().unwrap();
+    let (stuck_tx, stuck) = mpsc::channel();
+    let blocked = {
+        let lock = Arc::clone(&lock);
+        std::thread::spawn(move || {
+            stuck_tx.send(gettid()).unwrap();
+            let _g = CallGuard::enter(&LOCKED);
+            drop(lock.lock().unwrap());
+        })
+    };
+    let tid = stuck.recv().unwrap();
+    let files = wait_for_logs(&dir, 1);
+    // The snapshot was written while the call was still blocked.
+    assert!(!blocked.is_finished() || !files.is_empty());
+    holder.join().unwrap();
+    blocked.join().unwrap();
+    rec.finish_to(&mut std::io::sink()).unwrap();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let log = read(&files[0]);
+    let reason = log.reason.clone().unwrap();
+    assert_eq!(reason.reason, Reason::StillRunning);
+    assert_eq!(reason.function, LOCKED.id());
+    assert_eq!(reason.tid, tid);
+    // The call is open at the end of the window: an entry without an exit.
+    let calls = log.calls(tid);
+    assert_eq!(
+        calls.last(),
+        Some(&(FnKind::Enter, LOCKED.id())),
+        "{calls:?}"
+    );
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn a_burst_of_slow_calls_gives_one_file_and_counts_the_rest() {
+    let _turn = testing::exclusive();
+    let dir = scratch("burst");
+    let rec = fdr_runtime::start(
+        Config::default()
+            .out(dir.join("b.fdr"))
+            .trigger("trig::plain", Duration::from_micros(1)),
+    )
+    .unwrap();
+    for _ in 0..100 {
+        let _g = CallGuard::enter(&PLAIN);
+        std::thread::sleep(Duration::from_micros(20));
+    }
+    let files = wait_for_logs(&dir, 1);
+    let mut bytes = Vec::new();
+    rec.finish_to(&mut bytes).unwrap();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let last = decode(&bytes[..]).unwrap();
+    assert_eq!(last.reason.unwrap().suppressed, 99);
+    std::fs::remove_dir_all(dir).ok();
+}
+
+/// Snapshot files numbered past the process's cap are not written. The cap counts per process,
+/// so this runs in a child of its own.
+#[test]
+#[ignore = "a child process of max_snapshots_holds_across_cooldowns"]
+fn child_fires_ten_times() {
+    let dir = PathBuf::from(std::env::var("TRIG_DIR").unwrap());
+    let rec = fdr_runtime::start(
+        Config::default()
+            .out(dir.join("c.fdr"))
+            .trigger("trig::plain", Duration::from_micros(1))
+            .trigger_cooldown(Duration::from_millis(1))
+            .max_snapshots(3),
+    )
+    .unwrap();
+    for _ in 0..10 {
+        {
+            let _g = CallGuard::enter(&PLAIN);
+            std::thread::sleep(Duration::from_micros(20));
+        }
+        // Past the cooldown, and time for the writer to empty its mailbox.
+        std::thread::sleep(Duration::from_millis(60));
+    }
+    let mut bytes = Vec::new();
+    rec.finish_to(&mut bytes).unwrap();
+    println!(
+        "suppressed={}",
+        decode(&bytes[..]).unwrap().reason.unwrap().suppressed
+    );
+}
+
+#[test]
+fn max_snapshots_holds_across_cooldowns() {
+    let dir = scratch("cap");
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "child_fires_ten_times",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env("TRIG_DIR", &dir)
+        .env_remove("FDR_OPTIONS")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        logs(&dir),
+        vec![
+            dir.join("c-1.fdr"),
+            dir.join("c-2.fdr"),
+            dir.join("c-3.fdr")
+        ]
+    );
+    assert!(stdout.contains("suppressed=7"), "{stdout}");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn the_thread_whose_call_was_slow_does_not_wait_for_the_snapshot() {
+    let _turn = testing::exclusive();
+    let dir = scratch("noblock");
+    let rec = fdr_runtime::start(
+        Config::default()
+            .buffer_count(1024)
+            .out(dir.join("n.fdr"))
+            .trigger("trig::plain", Duration::from_millis(1)),
+    )
+    .unwrap();
+    // The program's own snapshot holds the turn, so the writer cannot copy for 2 s: a thread
+    // that waited for the copy or the write would wait that long.
+    let (release, stalled) = mpsc::channel::<()>();
+    let (started, writing) = mpsc::channel::<()>();
+    struct Stall(mpsc::Receiver<()>, Option<mpsc::Sender<()>>);
+    impl std::io::Write for Stall {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            if let Some(s) = self.1.take() {
+                s.send(()).unwrap();
+                let _ = self.0.recv_timeout(Duration::from_secs(2));
+            }
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let snap = {
+        let rec = rec.clone();
+        std::thread::spawn(move || rec.snapshot(&mut Stall(stalled, Some(started))))
+    };
+    writing.recv().unwrap();
+    let began = Instant::now();
+    {
+        let _g = CallGuard::enter(&PLAIN);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    drop(CallGuard::enter(&PLAIN));
+    let took = began.elapsed();
+    release.send(()).unwrap();
+    snap.join().unwrap().unwrap();
+    let files = wait_for_logs(&dir, 1);
+    rec.finish_to(&mut std::io::sink()).unwrap();
+    assert!(
+        took < Duration::from_millis(500),
+        "the slow call and the next took {took:?}: the thread waited for the snapshot"
+    );
+    assert_eq!(
+        files.len(),
+        1,
+        "the trigger was written once the turn was free"
+    );
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn max_age_keeps_only_the_newest_records_of_each_thread() {
+    let _turn = testing::exclusive();
+    let rec = fdr_runtime::start(
+        Config::default()
+            .buffer_size(4096)
+            .buffer_count(256)
+            .mode(Mode::Ring)
+            .max_age(Duration::from_millis(500)),
+    )
+    .unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let _o = CallGuard::enter(&BESIDE);
+                    drop(CallGuard::enter(&INSIDE));
+                    std::thread::sleep(Duration::from_micros(200));
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(3));
+    stop.store(true, Ordering::Relaxed);
+    for w in workers {
+        w.join().unwrap();
+    }
+    let mut bytes = Vec::new();
+    rec.finish_to(&mut bytes).unwrap();
+    let log = decode(&bytes[..]).unwrap();
+    assert_eq!(log.run.max_age_ns, 500_000_000);
+    let hz = log.header.cycle_frequency as f64;
+    for tid in log.tids() {
+        // Absolute times of the thread's records.
+        let mut t = 0u64;
+        let mut times = Vec::new();
+        let mut stack = 0i64;
+        let mut unopened = 0;
+        for r in log.thread_records(tid) {
+            match r {
+                Rec::Cpu(_, tsc) | Rec::Wrap(tsc) => t = tsc,
+                Rec::Enter(_, d) => {
+                    t += u64::from(d);
+                    times.push(t);
+                    stack += 1;
+                }
+                Rec::Exit(_, d) => {
+                    t += u64::from(d);
+                    times.push(t);
+                    if stack == 0 {
+                        unopened += 1;
+                    } else {
+                        stack -= 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let span = (times.last().unwrap() - times.first().unwrap()) as f64 / hz;
+        assert!(span <= 0.55, "thread {tid}: a window of {span} s");
+        assert!(span >= 0.3, "thread {tid}: a window of only {span} s");
+        assert!(
+            unopened <= 2,
+            "thread {tid}: {unopened} exits before any entry"
+        );
+    }
+}
+
+#[test]
+#[ignore = "a child process of fdr_options_trigger_and_signal_need_no_code"]
+fn child_with_trigger_options() {
+    drop(CallGuard::enter(&PLAIN));
+    // A slow call of a function matched by pattern only.
+    {
+        let _g = CallGuard::enter(&PLAIN);
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    let wanted = std::env::var("TRIG_WAIT").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !Path::new(&wanted).exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // Now the signal: the parent sends USR1 and waits for the second file.
+    println!("ready");
+    let second = std::env::var("TRIG_WAIT2").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !Path::new(&second).exists() && Instant::now() < deadline {
+        drop(CallGuard::enter(&BESIDE));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn fdr_options_trigger_and_signal_need_no_code() {
+    use std::io::{BufRead, BufReader};
+    let dir = scratch("opts");
+    let out = dir.join("o.fdr");
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "child_with_trigger_options",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env(
+            "FDR_OPTIONS",
+            format!(
+                "out={} trigger=trig::pl*:10ms signal=USR1 trigger_cooldown_ms=1",
+                out.display()
+            ),
+        )
+        .env("TRIG_WAIT", dir.join("o-1.fdr"))
+        .env("TRIG_WAIT2", dir.join("o-2.fdr"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    loop {
+        match lines.next() {
+            Some(Ok(l)) if l.contains("ready") => break,
+            Some(_) => {}
+            None => panic!("the child ended early"),
+        }
+    }
+    // SAFETY: sends a signal to the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGUSR1) };
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(status.success(), "{stderr}");
+    let first = read(&dir.join("o-1.fdr"));
+    let why = first.reason.unwrap();
+    assert_eq!((why.reason, why.function), (Reason::SlowCall, PLAIN.id()));
+    let second = read(&dir.join("o-2.fdr"));
+    assert_eq!(second.reason.unwrap().reason, Reason::Signal);
+    llvm_verifies(&dir.join("o-2.fdr"));
+    let last = read(&out);
+    assert_eq!(last.reason.unwrap().reason, Reason::Exit);
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+#[ignore = "a child process of bad_trigger_options_name_their_key_and_the_program_runs_on"]
+fn child_with_bad_options() {
+    drop(CallGuard::enter(&PLAIN));
+    assert!(fdr_runtime::recorder().is_none());
+    println!("ran on");
+}
+
+#[test]
+fn bad_trigger_options_name_their_key_and_the_program_runs_on() {
+    for (options, key) in [
+        ("trigger=foo", "trigger"),
+        ("trigger=x:-3ms", "trigger"),
+        ("max_snapshots=lots", "max_snapshots"),
+        ("signal=HUP", "signal"),
+        ("out=/nonexistent-fdr-dir/x.fdr", "out"),
+    ] {
+        let out = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "child_with_bad_options",
+                "--exact",
+                "--ignored",
+                "--nocapture",
+            ])
+            .env("FDR_OPTIONS", options)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{options}: {stderr}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains("ran on"));
+        assert!(
+            stderr.contains(&format!("bad option `{key}`"))
+                && stderr.contains("recording stays off"),
+            "{options}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_signal_the_program_handles_is_an_error_at_start() {
+    let _turn = testing::exclusive();
+    extern "C" fn mine(_: libc::c_int) {}
+    // SAFETY: installs an empty handler for SIGUSR2, restored below.
+    let old = unsafe {
+        libc::signal(
+            libc::SIGUSR2,
+            mine as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        )
+    };
+    let err = fdr_runtime::start(Config::default().snapshot_on_signal(fdr_runtime::Signal::Usr2));
+    // SAFETY: restores the previous disposition.
+    unsafe { libc::signal(libc::SIGUSR2, old) };
+    match err {
+        Err(fdr_runtime::Error::Config { key, message }) => {
+            assert_eq!(key, "signal");
+            assert!(
+                message.contains("SIGUSR2 already has a handler"),
+                "{message}"
+            );
+        }
+        Err(e) => panic!("{e}"),
+        Ok(r) => {
+            r.finish_to(&mut std::io::sink()).unwrap();
+            panic!("started over the program's own handler");
+        }
+    }
+}
