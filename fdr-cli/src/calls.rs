@@ -239,7 +239,8 @@ pub fn replay_decoder<R: Read, S: Sink>(
             }
             EventKind::TailExit { id } => close(th, ev.thread, id, ev.tsc, Close::TailExit, sink)?,
             EventKind::Block => th.block_tsc = ev.tsc,
-            EventKind::Cpu { .. } => {}
+            // Task events do not change the call stack of the thread that polls.
+            EventKind::Cpu { .. } | EventKind::Task { .. } => {}
         }
         Ok(())
     });

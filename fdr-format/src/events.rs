@@ -42,6 +42,15 @@ pub enum EventKind {
         /// Function id.
         id: u32,
     },
+    /// Something happened to an async task (a custom event in the thread's block).
+    Task {
+        /// Created, completed or cancelled.
+        kind: crate::TaskKind,
+        /// The async function's id.
+        id: u32,
+        /// The task's process-unique id.
+        task: u64,
+    },
     /// One argument of the latest enter-with-arguments event.
     Arg {
         /// The argument's 64 bits.
@@ -480,6 +489,19 @@ impl<R: Read> EventDecoder<R> {
                 }
                 Record::CustomEvent { delta, payload } => {
                     self.tsc = self.tsc.wrapping_add(delta as i64 as u64);
+                    if let Some((kind, id, task)) = crate::decode_task_event(payload) {
+                        if self.muted {
+                            continue;
+                        }
+                        return Ok(Some((
+                            Event {
+                                thread: self.cur,
+                                tsc: self.tsc,
+                                kind: EventKind::Task { kind, id, task },
+                            },
+                            at,
+                        )));
+                    }
                     match Extension::decode(payload) {
                         Ok(Some(Extension::Run(r))) => self.info.run = Some(r),
                         Ok(Some(Extension::Function(f))) => self.info.functions.push(f),

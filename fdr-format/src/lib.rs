@@ -33,9 +33,9 @@ pub use ext::{
 pub use header::{FileHeader, FDR_LOG_TYPE, FDR_VERSION, HEADER_SIZE};
 pub use lead::{lead_block, LeadStart};
 pub use record::{
-    block_preamble, decode_function_record, delta_of, function_record, function_record_head,
-    function_word, id_field, id_field_of, is_metadata, kind_bits, meta, meta_bytes, BlockStart,
-    FnKind, MetaKind, MetaWords, BLOCK_PREAMBLE_AFTER_EXTENTS, BLOCK_PREAMBLE_SIZE,
-    BLOCK_PREAMBLE_WORDS, FUNCTION_RECORD_SIZE, ID_SHIFT, KIND_MASK, MAX_FUNCTION_ID,
-    METADATA_RECORD_SIZE,
+    block_preamble, decode_function_record, decode_task_event, delta_of, function_record,
+    function_record_head, function_word, id_field, id_field_of, is_metadata, kind_bits, meta,
+    meta_bytes, task_event, BlockStart, FnKind, MetaKind, MetaWords, TaskKind,
+    BLOCK_PREAMBLE_AFTER_EXTENTS, BLOCK_PREAMBLE_SIZE, BLOCK_PREAMBLE_WORDS, FUNCTION_RECORD_SIZE,
+    ID_SHIFT, KIND_MASK, MAX_FUNCTION_ID, METADATA_RECORD_SIZE, TASK_MAGIC, TASK_PAYLOAD_SIZE,
 };

@@ -357,6 +357,62 @@ pub const fn block_preamble(b: &BlockStart, extents: u64) -> [u64; BLOCK_PREAMBL
     out
 }
 
+/// What happened to an async task (an instrumented `async fn`'s future).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum TaskKind {
+    /// The future was created: the `async fn` was called.
+    Created = 1,
+    /// The future completed (`Poll::Ready`).
+    Completed = 2,
+    /// The future was dropped before completing.
+    Cancelled = 3,
+}
+
+/// The first two bytes of a task event's payload.
+pub const TASK_MAGIC: [u8; 2] = *b"Ft";
+
+/// Bytes of a task event's payload: magic, kind, a zero byte, the function id (`u32`) and the
+/// task id (`u64`), little-endian.
+pub const TASK_PAYLOAD_SIZE: usize = 16;
+
+/// A task event as the four words a thread's block holds: a `CustomEvent` metadata record
+/// (payload size, timestamp delta) and its 16-byte payload. XRay's tools skip it as an opaque
+/// custom event.
+///
+/// ```
+/// use fdr_format::{decode_task_event, task_event, TaskKind};
+/// let w = task_event(TaskKind::Created, 7, 42, 100);
+/// let payload: Vec<u8> = w[2..].iter().flat_map(|x| x.to_le_bytes()).collect();
+/// assert_eq!(decode_task_event(&payload), Some((TaskKind::Created, 7, 42)));
+/// ```
+pub const fn task_event(kind: TaskKind, function: u32, task: u64, delta: i32) -> [u64; 4] {
+    let header = meta::custom_event(TASK_PAYLOAD_SIZE as i32, delta);
+    let first = TASK_MAGIC[0] as u64
+        | (TASK_MAGIC[1] as u64) << 8
+        | (kind as u64) << 16
+        | (function as u64) << 32;
+    [header[0], header[1], first, task]
+}
+
+/// Reads a custom event's payload as a task event: (kind, function id, task id), or `None` if it
+/// is not one.
+pub fn decode_task_event(payload: &[u8]) -> Option<(TaskKind, u32, u64)> {
+    if payload.len() != TASK_PAYLOAD_SIZE || payload[..2] != TASK_MAGIC || payload[3] != 0 {
+        return None;
+    }
+    let kind = match payload[2] {
+        1 => TaskKind::Created,
+        2 => TaskKind::Completed,
+        3 => TaskKind::Cancelled,
+        _ => return None,
+    };
+    let function = u32::from_le_bytes([payload[4], payload[5], payload[6], payload[7]]);
+    let mut task = [0u8; 8];
+    task.copy_from_slice(&payload[8..16]);
+    Some((kind, function, u64::from_le_bytes(task)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -101,6 +101,29 @@ fn watch(s: &Session, reported: &mut HashSet<(u32, u64)>, open: &mut Vec<(u32, i
         // The watchdog runs on this thread: no need to wake it, the mailbox is read next.
         s.triggers.fire(call, now, true);
     }
+    // Tasks of async functions pending past their limit in the same way.
+    let mut hung = Vec::new();
+    s.triggers.tasks.each(|task, id, tid, start| {
+        let limit = s.triggers.limit(id);
+        let running = now.wrapping_sub(start);
+        if limit != 0 && running > limit.saturating_mul(2).saturating_add(grace) {
+            hung.push((task, id, tid, start, running));
+        }
+    });
+    for (task, id, tid, start, running) in hung {
+        if !s.triggers.tasks.claim_report(task) {
+            continue;
+        }
+        let call = ReasonInfo {
+            reason: Reason::StillRunning,
+            function: id,
+            tid,
+            start_tsc: start,
+            duration_ticks: running,
+            suppressed: 0,
+        };
+        s.triggers.fire(call, now, true);
+    }
 }
 
 /// Writes snapshot `n` for `call`, retrying a little while a program's own snapshot holds the

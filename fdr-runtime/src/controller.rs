@@ -10,7 +10,7 @@
 //! takes a buffer: when the current one has no room it answers `None`, and the caller (the hot
 //! path) gets a fresh buffer and asks once more. Nothing here loops or recurses.
 
-use fdr_format::{function_word, meta, FnKind};
+use fdr_format::{function_word, meta, task_event, FnKind, TaskKind};
 
 use crate::rewind;
 use crate::thread_state::ThreadState;
@@ -77,6 +77,51 @@ pub(crate) fn record_any(
     } else {
         None
     }
+}
+
+/// Records a task event (created, completed, cancelled): a custom event of four words. Like any
+/// record that is not a function entry or exit, it pins what came before (a rewind never
+/// reaches across it).
+pub(crate) fn record_task(
+    t: &ThreadState,
+    len: u32,
+    kind: TaskKind,
+    function: u32,
+    task: u64,
+    tsc: u64,
+    cpu: u32,
+) -> Option<u32> {
+    let w = &t.writer;
+    let delta = tsc.wrapping_sub(t.last_tsc.get());
+    // A custom event's delta is a signed 32-bit field.
+    let need_meta = cpu != t.cpu.get() || delta > i32::MAX as u64;
+    let need = 4 + if need_meta { 2 } else { 0 };
+    if !w.has_buffer() || u64::from(len) + need > u64::from(w.limit()) {
+        return None;
+    }
+    let mut len = len;
+    let mut delta = delta as i32;
+    if need_meta {
+        let m = if cpu != t.cpu.get() {
+            meta::new_cpu_id(cpu as u16, tsc)
+        } else {
+            meta::tsc_wrap(tsc)
+        };
+        // SAFETY: room for `need` words was checked above.
+        unsafe { w.store_meta(len, m) };
+        len += 2;
+        delta = 0;
+    }
+    for (i, word) in task_event(kind, function, task, delta)
+        .into_iter()
+        .enumerate()
+    {
+        // SAFETY: room for `need` words was checked above.
+        unsafe { w.store(len + i as u32, word) };
+    }
+    len += 4;
+    t.begin_block(len, cpu, tsc);
+    Some(len)
 }
 
 /// The common case: same CPU, the delta fits, one word of room.

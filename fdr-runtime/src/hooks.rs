@@ -86,8 +86,9 @@ impl Drop for CallGuard {
     }
 }
 
-/// A future whose every poll is recorded as an entry/exit pair of `f`, on the thread that polls
-/// it.
+/// The future of an instrumented `async fn`: a task. Its creation, its completion and, if it is
+/// dropped first, its cancellation are recorded with a process-unique task id, and every poll is
+/// recorded as an entry/exit pair of `f` on the thread that polls it.
 ///
 /// ```
 /// use fdr_runtime::{FnDesc, FnKindTag, Instrumented};
@@ -99,13 +100,21 @@ impl Drop for CallGuard {
 #[must_use = "futures do nothing unless polled"]
 pub struct Instrumented<F> {
     f: &'static FnDesc,
+    task: u64,
+    done: bool,
     inner: F,
 }
 
 impl<F> Instrumented<F> {
-    /// Wraps `inner`.
+    /// Wraps `inner`, the body of a call of `f`, which creates the task.
+    #[inline]
     pub fn new(f: &'static FnDesc, inner: F) -> Instrumented<F> {
-        Instrumented { f, inner }
+        Instrumented {
+            f,
+            task: crate::task::created(f),
+            done: false,
+            inner,
+        }
     }
 }
 
@@ -114,14 +123,29 @@ impl<F: Future> Future for Instrumented<F> {
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        // SAFETY: `inner` is structurally pinned: it is never moved out of `self`, `Instrumented`
-        // has no `Drop` impl and is `Unpin` only when `F` is (the auto impl), so projecting the
-        // pin from the wrapper to the field upholds the pinning contract of `F`.
-        let (f, inner) = unsafe {
-            let this = self.get_unchecked_mut();
-            (this.f, Pin::new_unchecked(&mut this.inner))
+        // SAFETY: `inner` is structurally pinned: it is never moved out of `self` (the `Drop` impl
+        // only reads `f`, `task` and `done`), and `Instrumented` is `Unpin` only when `F` is (the
+        // auto impl), so projecting the pin from the wrapper to the field upholds `F`'s contract.
+        // The other fields are plain data, never pinned.
+        let this = unsafe { self.get_unchecked_mut() };
+        // SAFETY: as above.
+        let inner = unsafe { Pin::new_unchecked(&mut this.inner) };
+        let polled = {
+            let _guard = CallGuard::enter(this.f);
+            inner.poll(cx)
         };
-        let _guard = CallGuard::enter(f);
-        inner.poll(cx)
+        if polled.is_ready() && !this.done {
+            this.done = true;
+            crate::task::ended(this.f, this.task, true);
+        }
+        polled
+    }
+}
+
+impl<F> Drop for Instrumented<F> {
+    fn drop(&mut self) {
+        if !self.done {
+            crate::task::ended(self.f, self.task, false);
+        }
     }
 }

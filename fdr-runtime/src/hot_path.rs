@@ -5,7 +5,7 @@
 //! The fast path is one thread-local access, one bounds check against the buffer's published
 //! limit, one timestamp read and one 8-byte store, plus the bookkeeping the rewind needs.
 
-use fdr_format::{FnKind, Reason, ReasonInfo, ID_SHIFT};
+use fdr_format::{FnKind, Reason, ReasonInfo, TaskKind, ID_SHIFT};
 
 use crate::desc::FnDesc;
 use crate::local::{self, Local};
@@ -68,7 +68,17 @@ fn record_one(f: &'static FnDesc, kind: FnKind) {
             let (tsc, cpu) = clock::now();
             match controller::record(t, len, id, kind, tsc, cpu) {
                 Some(len) => len,
-                None => next_buffer(l, len, id, kind, tsc, cpu, &[]),
+                None => next_buffer(
+                    l,
+                    len,
+                    tsc,
+                    cpu,
+                    Event::Call {
+                        id,
+                        kind,
+                        args: &[],
+                    },
+                ),
             }
         });
     })
@@ -99,7 +109,17 @@ fn record_args_one(f: &'static FnDesc, args: &[u64]) {
             let (tsc, cpu) = clock::now();
             match controller::record_args(t, len, id, tsc, cpu, args) {
                 Some(len) => len,
-                None => next_buffer(l, len, id, FnKind::EnterArgs, tsc, cpu, args),
+                None => next_buffer(
+                    l,
+                    len,
+                    tsc,
+                    cpu,
+                    Event::Call {
+                        id,
+                        kind: FnKind::EnterArgs,
+                        args,
+                    },
+                ),
             }
         });
     })
@@ -111,6 +131,14 @@ fn record_args_one(f: &'static FnDesc, args: &[u64]) {
 #[cold]
 #[inline(never)]
 fn cold(l: &Local, f: &'static FnDesc, kind: FnKind, args: &[u64]) {
+    cold_event(l, |t| Event::Call {
+        id: t.id_field(f),
+        kind,
+        args,
+    });
+}
+
+fn cold_event<'a>(l: &Local, event: impl FnOnce(&crate::thread_state::ThreadState) -> Event<'a>) {
     let t = &l.state;
     let len = t.len.get();
     if len == BUSY || l.member.dead.get() {
@@ -123,15 +151,85 @@ fn cold(l: &Local, f: &'static FnDesc, kind: FnKind, args: &[u64]) {
         let Some(len) = attach::ensure(l, len) else {
             return 0;
         };
-        let id = t.id_field(f);
+        let ev = event(t);
         let (tsc, cpu) = clock::now();
         let written = if t.writer.has_buffer() {
-            controller::record_any(t, len, id, kind, tsc, cpu, args)
+            ev.write(l, len, tsc, cpu)
         } else {
             None
         };
-        written.unwrap_or_else(|| next_buffer(l, len, id, kind, tsc, cpu, args))
+        written.unwrap_or_else(|| next_buffer(l, len, tsc, cpu, ev))
     });
+}
+
+/// Records a task event of async function `f`. Out of line: tasks are rarer than calls.
+#[inline(never)]
+pub(crate) fn record_task(f: &'static FnDesc, kind: TaskKind, task: u64) {
+    if !session::may_record() {
+        return;
+    }
+    local::with(|l| {
+        let t = &l.state;
+        let len = t.len.get();
+        let function = t.id_field(f) >> ID_SHIFT;
+        if len == BUSY || len >= t.writer.limit() {
+            // No buffer yet (or a full one): the cold path joins and takes one.
+            return cold_event(l, |t| Event::Task {
+                kind,
+                function: t.id_field(f) >> ID_SHIFT,
+                task,
+            });
+        }
+        t.busy(|| {
+            let (tsc, cpu) = clock::now();
+            let ev = Event::Task {
+                kind,
+                function,
+                task,
+            };
+            ev.write(l, len, tsc, cpu)
+                .unwrap_or_else(|| next_buffer(l, len, tsc, cpu, ev))
+        });
+    });
+}
+
+/// What a hook records.
+#[derive(Clone, Copy)]
+enum Event<'a> {
+    Call {
+        id: u32,
+        kind: FnKind,
+        args: &'a [u64],
+    },
+    Task {
+        kind: TaskKind,
+        function: u32,
+        task: u64,
+    },
+}
+
+impl Event<'_> {
+    fn write(self, l: &Local, len: u32, tsc: u64, cpu: u32) -> Option<u32> {
+        let t = &l.state;
+        match self {
+            Event::Call { id, kind, args } => {
+                controller::record_any(t, len, id, kind, tsc, cpu, args)
+            }
+            Event::Task {
+                kind,
+                function,
+                task,
+            } => controller::record_task(t, len, kind, function, task, tsc, cpu),
+        }
+    }
+
+    /// Records it counts as when dropped.
+    fn records(self) -> u64 {
+        match self {
+            Event::Call { args, .. } => 1 + args.len() as u64,
+            Event::Task { .. } => 1,
+        }
+    }
 }
 
 /// The current buffer has no room: take the next and record there. Never loops: a record that
@@ -139,27 +237,25 @@ fn cold(l: &Local, f: &'static FnDesc, kind: FnKind, args: &[u64]) {
 /// buffer holds) is dropped and counted.
 #[cold]
 #[inline(never)]
-fn next_buffer(
-    l: &Local,
-    len: u32,
-    id: u32,
-    kind: FnKind,
-    tsc: u64,
-    cpu: u32,
-    args: &[u64],
-) -> u32 {
-    let t = &l.state;
+fn next_buffer(l: &Local, len: u32, tsc: u64, cpu: u32, ev: Event<'_>) -> u32 {
     let Some(len) = attach::switch_buffer(l, len, tsc, cpu) else {
-        attach::count_dropped(l, 1 + args.len() as u64);
+        attach::count_dropped(l, ev.records());
         return 0;
     };
-    if let Some(len) = controller::record_any(t, len, id, kind, tsc, cpu, args) {
+    if let Some(len) = ev.write(l, len, tsc, cpu) {
         return len;
     }
-    if !args.is_empty() {
-        attach::count_args_dropped(l, args.len() as u64);
-        if let Some(len) = controller::record_any(t, len, id, kind, tsc, cpu, &[]) {
-            return len;
+    if let Event::Call { id, kind, args } = ev {
+        if !args.is_empty() {
+            attach::count_args_dropped(l, args.len() as u64);
+            let bare = Event::Call {
+                id,
+                kind,
+                args: &[],
+            };
+            if let Some(len) = bare.write(l, len, tsc, cpu) {
+                return len;
+            }
         }
     }
     attach::count_dropped(l, 1);
@@ -187,8 +283,29 @@ fn special(f: &'static FnDesc, kind: FnKind, args: &[u64]) {
         t.busy(|| {
             // SAFETY: the membership's strong count keeps the session alive.
             let s = unsafe { &*p };
-            if s.in_this_process() {
+            // An async function's trigger applies to its tasks (see `task`), not to one poll.
+            if s.in_this_process() && f.kind() != crate::FnKindTag::Async {
                 time_call(s, l.member.key.get(), t.id_field(f) >> ID_SHIFT, kind);
+            }
+            len
+        });
+    })
+}
+
+/// Runs `f` with the session this thread records into, if any (and not a forked parent's).
+pub(crate) fn with_session(f: impl FnOnce(&session::Session, &Local)) {
+    local::with(|l| {
+        let t = &l.state;
+        let len = t.len.get();
+        let p = l.member.session.get();
+        if len == BUSY || l.member.dead.get() || p.is_null() {
+            return;
+        }
+        t.busy(|| {
+            // SAFETY: the membership's strong count keeps the session alive.
+            let s = unsafe { &*p };
+            if s.in_this_process() {
+                f(s, l);
             }
             len
         });

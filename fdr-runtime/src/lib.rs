@@ -31,6 +31,7 @@
 //! | `background` | the background writer: trigger and signal snapshots, the watchdog |
 //! | `signal`, `wakeup` | the snapshot signal's handler; waking the writer |
 //! | `trigger` | slow-call triggers: limits, arming, firing, cooldown and cap |
+//! | `task` | async tasks: ids, creation, completion, cancellation, task-latency triggers |
 //! | `out_name` | log file names from the `out` template |
 //! | `atomic_file` | writing a log through its own temporary file |
 //! | `log_file` | the log's layout on disk: header, leading block, thread blocks |
@@ -101,6 +102,8 @@ mod slot;
 #[cfg(feature = "record")]
 mod snapshot;
 mod stats;
+#[cfg(feature = "record")]
+mod task;
 #[cfg(any(feature = "testing", all(test, feature = "record")))]
 pub mod testing;
 #[cfg(feature = "record")]

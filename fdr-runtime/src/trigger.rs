@@ -36,6 +36,8 @@ pub(crate) struct Triggers {
     last: AtomicU64,
     pub suppressed: AtomicU64,
     pub mailbox: Mailbox,
+    /// Open tasks of async functions with a trigger.
+    pub tasks: OpenTasks,
 }
 
 impl Triggers {
@@ -72,6 +74,7 @@ impl Triggers {
             last: AtomicU64::new(0),
             suppressed: AtomicU64::new(0),
             mailbox: Mailbox::default(),
+            tasks: OpenTasks::new(if shortest != 0 { 1024 } else { 0 }),
         }
     }
 
@@ -179,6 +182,110 @@ pub(crate) fn matches(pattern: &str, name: &str) -> bool {
 const EMPTY: u8 = 0;
 const FILLING: u8 = 1;
 const FULL: u8 = 2;
+
+/// One open task of an async function with a trigger.
+struct OpenTask {
+    state: AtomicU8,
+    task: AtomicU64,
+    function: AtomicU32,
+    tid: AtomicI32,
+    start: AtomicU64,
+    reported: AtomicBool,
+}
+
+/// The open tasks of async functions with a trigger, where a task's latency is timed from its
+/// creation to its completion or drop, whichever threads those happen on, and where the
+/// watchdog sees a task pending forever. A fixed table: tasks beyond it are not timed.
+pub(crate) struct OpenTasks {
+    entries: Box<[OpenTask]>,
+}
+
+impl OpenTasks {
+    fn new(capacity: usize) -> OpenTasks {
+        OpenTasks {
+            entries: (0..capacity)
+                .map(|_| OpenTask {
+                    state: AtomicU8::new(EMPTY),
+                    task: AtomicU64::new(0),
+                    function: AtomicU32::new(0),
+                    tid: AtomicI32::new(0),
+                    start: AtomicU64::new(0),
+                    reported: AtomicBool::new(false),
+                })
+                .collect(),
+        }
+    }
+
+    /// Task `task` of `function` was created at `start` on thread `tid`.
+    pub(crate) fn open(&self, task: u64, function: u32, tid: i32, start: u64) {
+        let n = self.entries.len();
+        if n == 0 {
+            return;
+        }
+        let first = (task as usize).wrapping_mul(0x9E37_79B9) % n;
+        for i in 0..n {
+            let e = &self.entries[(first + i) % n];
+            if e.state
+                .compare_exchange(EMPTY, FILLING, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+            {
+                e.task.store(task, Ordering::Relaxed);
+                e.function.store(function, Ordering::Relaxed);
+                e.tid.store(tid, Ordering::Relaxed);
+                e.start.store(start, Ordering::Relaxed);
+                e.reported.store(false, Ordering::Relaxed);
+                e.state.store(FULL, Ordering::Release);
+                return;
+            }
+        }
+    }
+
+    /// Task `task` ended: its (function, start), unless it was not timed or the watchdog
+    /// reported it already.
+    pub(crate) fn close(&self, task: u64) -> Option<(u32, u64)> {
+        let n = self.entries.len();
+        if n == 0 {
+            return None;
+        }
+        let first = (task as usize).wrapping_mul(0x9E37_79B9) % n;
+        for i in 0..n {
+            let e = &self.entries[(first + i) % n];
+            if e.state.load(Ordering::Acquire) == FULL && e.task.load(Ordering::Relaxed) == task {
+                let found = (
+                    e.function.load(Ordering::Relaxed),
+                    e.start.load(Ordering::Relaxed),
+                );
+                let reported = e.reported.swap(true, Ordering::SeqCst);
+                e.state.store(EMPTY, Ordering::Release);
+                return (!reported).then_some(found);
+            }
+        }
+        None
+    }
+
+    /// Open tasks as (task, function, tid, start).
+    pub(crate) fn each(&self, mut f: impl FnMut(u64, u32, i32, u64)) {
+        for e in self.entries.iter() {
+            if e.state.load(Ordering::Acquire) == FULL {
+                f(
+                    e.task.load(Ordering::Relaxed),
+                    e.function.load(Ordering::Relaxed),
+                    e.tid.load(Ordering::Relaxed),
+                    e.start.load(Ordering::Relaxed),
+                );
+            }
+        }
+    }
+
+    /// The watchdog takes task `task` as its own to report; false if it ended or was taken.
+    pub(crate) fn claim_report(&self, task: u64) -> bool {
+        self.entries.iter().any(|e| {
+            e.state.load(Ordering::Acquire) == FULL
+                && e.task.load(Ordering::Relaxed) == task
+                && !e.reported.swap(true, Ordering::SeqCst)
+        })
+    }
+}
 
 /// One trigger waiting for the writer. Filled by whichever thread fired, emptied by the writer;
 /// atomics throughout, so a thread in a signal handler may fill it.

@@ -62,6 +62,8 @@ pub enum Rec {
     Cpu(u16, u64),
     /// Timestamp jump: full timestamp.
     Wrap(u64),
+    /// A task event: kind, function id, task id, delta.
+    Task(fdr_format::TaskKind, u32, u64, i32),
     /// Any other record, as the reader printed it.
     Other(String),
 }
@@ -227,6 +229,12 @@ pub fn decode(bytes: impl Read) -> Result<Log, String> {
             Record::CallArgument { value } => Rec::Arg(value),
             Record::NewCpuId { cpu, tsc } => Rec::Cpu(cpu, tsc),
             Record::TscWrap { tsc } => Rec::Wrap(tsc),
+            Record::CustomEvent { delta, payload } => {
+                match fdr_format::decode_task_event(payload) {
+                    Some((kind, id, task)) => Rec::Task(kind, id, task, delta),
+                    None => Rec::Other(format!("custom event of {} bytes", payload.len())),
+                }
+            }
             other => Rec::Other(format!("{other:?}")),
         };
         blocks
