@@ -33,9 +33,12 @@ async fn forever() {
     std::future::pending::<()>().await
 }
 
-/// Per task id: (function, created at, ended at, completed), in ticks.
-fn tasks(log: &Log) -> HashMap<u64, (u32, u64, Option<(u64, bool)>)> {
-    let mut out: HashMap<u64, (u32, u64, Option<(u64, bool)>)> = HashMap::new();
+/// A task as the log tells it: function, created at, (ended at, completed), in ticks.
+type TaskLife = (u32, u64, Option<(u64, bool)>);
+
+/// Every task of the log, by id.
+fn tasks(log: &Log) -> HashMap<u64, TaskLife> {
+    let mut out: HashMap<u64, TaskLife> = HashMap::new();
     for tid in log.tids() {
         let mut t = 0u64;
         for r in log.thread_records(tid) {
