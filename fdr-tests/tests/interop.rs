@@ -13,6 +13,26 @@ desc!(A, "interop::a");
 desc!(B, "interop::b");
 desc!(C, "interop::c");
 
+#[fdr_runtime::linkme::distributed_slice(fdr_runtime::FUNCTIONS)]
+#[linkme(crate = fdr_runtime::linkme)]
+static T: fdr_runtime::FnDesc = fdr_runtime::FnDesc::new(
+    "interop::task",
+    file!(),
+    line!(),
+    fdr_runtime::FnKindTag::Async,
+    &[],
+);
+
+/// One task that completes at its first poll and one dropped unpolled: task events of every
+/// kind in the thread's blocks.
+fn tasks() {
+    use std::future::Future;
+    let mut done = std::pin::pin!(fdr_runtime::Instrumented::new(&T, async { 1 }));
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    assert!(done.as_mut().poll(&mut cx).is_ready());
+    drop(fdr_runtime::Instrumented::new(&T, async { 2 }));
+}
+
 fn llvm_xray() -> String {
     for name in ["llvm-xray-19", "llvm-xray"] {
         if Command::new(name).arg("--version").output().is_ok() {
@@ -63,6 +83,9 @@ fn write_log(name: &str, with_tails: bool) -> PathBuf {
             }
             if i == 20 {
                 testing::set_cpu(1);
+            }
+            if i == 5 {
+                tasks();
             }
             testing::advance(7);
             exit(&A);
@@ -148,6 +171,7 @@ fn llvm_xray_account_counts_what_we_count() {
     // 4 threads x 40 calls of a; b and c once per (i % 3) of each.
     let per_thread_b: u64 = (0..40u64).map(|i| i % 3).sum();
     assert_eq!(ours[&A.id()], 160);
+    assert_eq!(ours[&T.id()], 4, "one poll of one task per thread");
     assert_eq!(ours[&B.id()], 4 * per_thread_b);
     assert_eq!(ours[&C.id()], 4 * per_thread_b);
     std::fs::remove_file(path).ok();
