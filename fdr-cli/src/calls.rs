@@ -240,7 +240,7 @@ pub fn replay_decoder<R: Read, S: Sink>(
             EventKind::TailExit { id } => close(th, ev.thread, id, ev.tsc, Close::TailExit, sink)?,
             EventKind::Block => th.block_tsc = ev.tsc,
             // Task events do not change the call stack of the thread that polls.
-            EventKind::Cpu { .. } | EventKind::Task { .. } => {}
+            EventKind::Cpu { .. } | EventKind::Task { .. } | EventKind::Cull { .. } => {}
         }
         Ok(())
     });

@@ -51,6 +51,15 @@ pub enum EventKind {
         /// The task's process-unique id.
         task: u64,
     },
+    /// A function stopped or started being recorded (culling; a custom event).
+    Cull {
+        /// Culled or restored.
+        kind: crate::CullKind,
+        /// The function's id.
+        id: u32,
+        /// Its calls erased in a row on this thread when it was culled.
+        run: u64,
+    },
     /// One argument of the latest enter-with-arguments event.
     Arg {
         /// The argument's 64 bits.
@@ -489,7 +498,14 @@ impl<R: Read> EventDecoder<R> {
                 }
                 Record::CustomEvent { delta, payload } => {
                     self.tsc = self.tsc.wrapping_add(delta as i64 as u64);
-                    if let Some((kind, id, task)) = crate::decode_task_event(payload) {
+                    let in_block =
+                        if let Some((kind, id, task)) = crate::decode_task_event(payload) {
+                            Some(EventKind::Task { kind, id, task })
+                        } else {
+                            crate::decode_cull_event(payload)
+                                .map(|(kind, id, run)| EventKind::Cull { kind, id, run })
+                        };
+                    if let Some(kind) = in_block {
                         if self.muted {
                             continue;
                         }
@@ -497,7 +513,7 @@ impl<R: Read> EventDecoder<R> {
                             Event {
                                 thread: self.cur,
                                 tsc: self.tsc,
-                                kind: EventKind::Task { kind, id, task },
+                                kind,
                             },
                             at,
                         )));

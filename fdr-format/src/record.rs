@@ -373,26 +373,25 @@ pub enum TaskKind {
 pub const TASK_MAGIC: [u8; 2] = *b"Ft";
 
 /// Bytes of a task event's payload: magic, kind, a zero byte, the function id (`u32`) and the
-/// task id (`u64`), little-endian.
+/// task id (`u64`), little-endian. Cull events have the same size.
 pub const TASK_PAYLOAD_SIZE: usize = 16;
 
-/// A task event as the four words a thread's block holds: a `CustomEvent` metadata record
-/// (payload size, timestamp delta) and its 16-byte payload. XRay's tools skip it as an opaque
-/// custom event.
+/// A task event's 16-byte payload as two words; a thread's block holds it after a
+/// `CustomEvent` metadata record (payload size, timestamp delta). XRay's tools skip it as an
+/// opaque custom event.
 ///
 /// ```
-/// use fdr_format::{decode_task_event, task_event, TaskKind};
-/// let w = task_event(TaskKind::Created, 7, 42, 100);
-/// let payload: Vec<u8> = w[2..].iter().flat_map(|x| x.to_le_bytes()).collect();
+/// use fdr_format::{decode_task_event, task_payload, TaskKind};
+/// let w = task_payload(TaskKind::Created, 7, 42);
+/// let payload: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
 /// assert_eq!(decode_task_event(&payload), Some((TaskKind::Created, 7, 42)));
 /// ```
-pub const fn task_event(kind: TaskKind, function: u32, task: u64, delta: i32) -> [u64; 4] {
-    let header = meta::custom_event(TASK_PAYLOAD_SIZE as i32, delta);
+pub const fn task_payload(kind: TaskKind, function: u32, task: u64) -> [u64; 2] {
     let first = TASK_MAGIC[0] as u64
         | (TASK_MAGIC[1] as u64) << 8
         | (kind as u64) << 16
         | (function as u64) << 32;
-    [header[0], header[1], first, task]
+    [first, task]
 }
 
 /// Reads a custom event's payload as a task event: (kind, function id, task id), or `None` if it
@@ -411,6 +410,52 @@ pub fn decode_task_event(payload: &[u8]) -> Option<(TaskKind, u32, u64)> {
     let mut task = [0u8; 8];
     task.copy_from_slice(&payload[8..16]);
     Some((kind, function, u64::from_le_bytes(task)))
+}
+
+/// What happened to a function's recording at run time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum CullKind {
+    /// Its calls were all erased for a long run: it stops being recorded (but for samples).
+    Culled = 1,
+    /// A sampled call reached the threshold: it is recorded again.
+    Restored = 2,
+}
+
+/// The first two bytes of a cull event's payload.
+pub const CULL_MAGIC: [u8; 2] = *b"Fc";
+
+/// A cull event's 16-byte payload (magic, kind, a zero byte, the function id, and the number of
+/// its calls erased in a row on this thread), for a `CustomEvent` in the thread's block.
+///
+/// ```
+/// use fdr_format::{cull_payload, decode_cull_event, CullKind};
+/// let w = cull_payload(CullKind::Culled, 3, 10_000);
+/// let payload: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
+/// assert_eq!(decode_cull_event(&payload), Some((CullKind::Culled, 3, 10_000)));
+/// ```
+pub const fn cull_payload(kind: CullKind, function: u32, run: u64) -> [u64; 2] {
+    let first = CULL_MAGIC[0] as u64
+        | (CULL_MAGIC[1] as u64) << 8
+        | (kind as u64) << 16
+        | (function as u64) << 32;
+    [first, run]
+}
+
+/// Reads a custom event's payload as a cull event: (kind, function id, run), or `None`.
+pub fn decode_cull_event(payload: &[u8]) -> Option<(CullKind, u32, u64)> {
+    if payload.len() != TASK_PAYLOAD_SIZE || payload[..2] != CULL_MAGIC || payload[3] != 0 {
+        return None;
+    }
+    let kind = match payload[2] {
+        1 => CullKind::Culled,
+        2 => CullKind::Restored,
+        _ => return None,
+    };
+    let function = u32::from_le_bytes([payload[4], payload[5], payload[6], payload[7]]);
+    let mut run = [0u8; 8];
+    run.copy_from_slice(&payload[8..16]);
+    Some((kind, function, u64::from_le_bytes(run)))
 }
 
 #[cfg(test)]

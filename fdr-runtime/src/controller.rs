@@ -10,7 +10,7 @@
 //! takes a buffer: when the current one has no room it answers `None`, and the caller (the hot
 //! path) gets a fresh buffer and asks once more. Nothing here loops or recurses.
 
-use fdr_format::{function_word, meta, task_event, FnKind, TaskKind};
+use fdr_format::{function_word, meta, FnKind, TASK_PAYLOAD_SIZE};
 
 use crate::rewind;
 use crate::thread_state::ThreadState;
@@ -79,15 +79,13 @@ pub(crate) fn record_any(
     }
 }
 
-/// Records a task event (created, completed, cancelled): a custom event of four words. Like any
+/// Records a custom event with a 16-byte payload (a task or cull event): four words. Like any
 /// record that is not a function entry or exit, it pins what came before (a rewind never
 /// reaches across it).
-pub(crate) fn record_task(
+pub(crate) fn record_custom(
     t: &ThreadState,
     len: u32,
-    kind: TaskKind,
-    function: u32,
-    task: u64,
+    payload: [u64; 2],
     tsc: u64,
     cpu: u32,
 ) -> Option<u32> {
@@ -112,10 +110,8 @@ pub(crate) fn record_task(
         len += 2;
         delta = 0;
     }
-    for (i, word) in task_event(kind, function, task, delta)
-        .into_iter()
-        .enumerate()
-    {
+    let header = meta::custom_event(TASK_PAYLOAD_SIZE as i32, delta);
+    for (i, word) in header.into_iter().chain(payload).enumerate() {
         // SAFETY: room for `need` words was checked above.
         unsafe { w.store(len + i as u32, word) };
     }

@@ -5,7 +5,7 @@
 //! The fast path is one thread-local access, one bounds check against the buffer's published
 //! limit, one timestamp read and one 8-byte store, plus the bookkeeping the rewind needs.
 
-use fdr_format::{FnKind, Reason, ReasonInfo, TaskKind, ID_SHIFT};
+use fdr_format::{task_payload, FnKind, Reason, ReasonInfo, TaskKind, ID_SHIFT};
 
 use crate::desc::FnDesc;
 use crate::local::{self, Local};
@@ -165,6 +165,11 @@ fn cold_event<'a>(l: &Local, event: impl FnOnce(&crate::thread_state::ThreadStat
 /// Records a task event of async function `f`. Out of line: tasks are rarer than calls.
 #[inline(never)]
 pub(crate) fn record_task(f: &'static FnDesc, kind: TaskKind, task: u64) {
+    record_custom(f, |function| task_payload(kind, function, task));
+}
+
+/// Records a custom event about `f`, whose payload `payload` makes from `f`'s id.
+fn record_custom(f: &'static FnDesc, payload: impl Fn(u32) -> [u64; 2]) {
     if !session::may_record() {
         return;
     }
@@ -174,18 +179,14 @@ pub(crate) fn record_task(f: &'static FnDesc, kind: TaskKind, task: u64) {
         let function = t.id_field(f) >> ID_SHIFT;
         if len == BUSY || len >= t.writer.limit() {
             // No buffer yet (or a full one): the cold path joins and takes one.
-            return cold_event(l, |t| Event::Task {
-                kind,
-                function: t.id_field(f) >> ID_SHIFT,
-                task,
+            return cold_event(l, |t| Event::Custom {
+                payload: payload(t.id_field(f) >> ID_SHIFT),
             });
         }
         t.busy(|| {
             let (tsc, cpu) = clock::now();
-            let ev = Event::Task {
-                kind,
-                function,
-                task,
+            let ev = Event::Custom {
+                payload: payload(function),
             };
             ev.write(l, len, tsc, cpu)
                 .unwrap_or_else(|| next_buffer(l, len, tsc, cpu, ev))
@@ -201,11 +202,8 @@ enum Event<'a> {
         kind: FnKind,
         args: &'a [u64],
     },
-    Task {
-        kind: TaskKind,
-        function: u32,
-        task: u64,
-    },
+    /// A task or cull event's payload.
+    Custom { payload: [u64; 2] },
 }
 
 impl Event<'_> {
@@ -215,11 +213,7 @@ impl Event<'_> {
             Event::Call { id, kind, args } => {
                 controller::record_any(t, len, id, kind, tsc, cpu, args)
             }
-            Event::Task {
-                kind,
-                function,
-                task,
-            } => controller::record_task(t, len, kind, function, task, tsc, cpu),
+            Event::Custom { payload } => controller::record_custom(t, len, payload, tsc, cpu),
         }
     }
 
@@ -227,7 +221,7 @@ impl Event<'_> {
     fn records(self) -> u64 {
         match self {
             Event::Call { args, .. } => 1 + args.len() as u64,
-            Event::Task { .. } => 1,
+            Event::Custom { .. } => 1,
         }
     }
 }
