@@ -14,9 +14,10 @@ use proc_macro::TokenStream;
 /// Records every call of a function: its entry, and its exit however it is left (return, `?`,
 /// early `return`, panic).
 ///
-/// Goes on a free function, a method, an `impl` block (every method inside; a method marked
-/// `#[instrument_fdr(skip)]` is left out), a trait (every method with a default body), and on
-/// `async fn`, whose every poll is recorded as a call on the thread that polls it.
+/// Goes on a free function, a method, and on `async fn`, whose every poll is recorded as a call
+/// on the thread that polls it; or on many functions at once: an `impl` block (its methods), a
+/// trait (its methods with a default body), an inline module `mod name { ... }` (its functions,
+/// and the `impl` blocks, traits and inline modules in it, by the same rules).
 ///
 /// Options:
 /// - `name = "..."`: the name in logs, instead of the derived `crate::module::function`,
@@ -24,7 +25,45 @@ use proc_macro::TokenStream;
 /// - `log_args` (every parameter bound to a plain name) or `log_args(a, b)`: record these
 ///   arguments as 64-bit values through `fdr::LogArg`.
 /// - `tail`: the body ends with a call; record the exit just before it, as a tail exit.
-/// - `skip`: on a method of an annotated `impl` block, leave it out.
+/// - `trigger = "50ms"`: a call that lasts longer than this writes a snapshot. The limit is a
+///   whole number followed by `ns`, `us`, `ms` or `s`, and is not zero.
+/// - `always`: inside an annotated block or module, record this function even if its body
+///   cannot take long (below). On a block or module, do so for all of them. On a function
+///   annotated alone it changes nothing.
+/// - `skip`: inside an annotated block or module, leave this function (or this `impl` block,
+///   trait or module of an annotated module) out.
+///
+/// `name`, `log_args(a, b)`, `tail` and `trigger` go on one function, not on a block or module;
+/// a module takes no `log_args` at all.
+///
+/// # Annotating many functions at once
+///
+/// Annotating everything should not make every accessor pay for two clock reads, so an
+/// annotated block or module leaves out the functions whose body cannot take long, as XRay's
+/// instruction threshold does. A body cannot take long when it contains none of:
+///
+/// - a function or method call, except a call of a capitalised path such as `Some(x)`,
+///   `Ok(v)`, `Self(n)` or `Kind::Leaf(n)`, which Rust's naming conventions make a tuple struct
+///   or variant constructor;
+/// - a loop (`loop`, `while`, `for`, an array repeat `[x; n]`);
+/// - a macro invocation (a macro can hide calls and loops);
+/// - `.await`, `yield` or a `try` block;
+/// - indexing `a[i]` (a call of `Index::index`, a lookup for a map) or the `?` operator (a call
+///   of `From::from`);
+///
+/// including inside closures and `async` blocks in the body. Literals, paths, field access,
+/// references, dereferences, casts, struct and tuple construction, ranges, assignments, `let`,
+/// `if`, `match`, and the arithmetic, comparison and logical operators are all such a body can
+/// have. The check reads syntax, not types: an operator overloaded on your type runs your
+/// `Add::add` (or `PartialEq::eq`, `Deref::deref`, a `Drop`), which is recorded where you
+/// annotate it.
+///
+/// A function annotated on its own is always recorded, whatever its body: alone, or inside an
+/// annotated block or module with its own `#[instrument_fdr(...)]` (other than `skip`), such
+/// as `#[instrument_fdr(always)]` or `#[instrument_fdr(log_args)]`. Inside a module, an `impl`
+/// block, trait or module with an `#[instrument_fdr(...)]` of its own is left to that
+/// attribute, and its options; a `const fn` is never recorded; a module in a file of its own
+/// (`mod name;`) cannot be seen and is left as it is (annotate the items in its file).
 ///
 /// ```
 /// #[fdr::instrument_fdr]
@@ -32,25 +71,55 @@ use proc_macro::TokenStream;
 ///     input.trim().parse()
 /// }
 ///
-/// #[fdr::instrument_fdr(log_args(n))]
+/// #[fdr::instrument_fdr(log_args(n), trigger = "50ms")]
 /// fn fib(n: u64) -> u64 {
 ///     if n < 2 { n } else { fib(n - 1) + fib(n - 2) }
 /// }
 ///
-/// struct Parser;
+/// struct Parser {
+///     pos: u32,
+/// }
 ///
 /// #[fdr::instrument_fdr]
 /// impl Parser {
+///     // Calls: recorded.
 ///     fn run(&self, s: &str) -> u32 {
-///         parse(s).unwrap_or(0)
+///         parse(s).unwrap_or(0) + self.pos
 ///     }
+///     // Cannot take long: left out.
+///     fn pos(&self) -> u32 {
+///         self.pos
+///     }
+///     // Cannot take long, kept in.
+///     #[instrument_fdr(always)]
+///     fn reset(&mut self) {
+///         self.pos = 0;
+///     }
+///     // Left out.
 ///     #[instrument_fdr(skip)]
 ///     fn hot(&self) -> u32 {
-///         1
+///         self.pos.count_ones()
 ///     }
 /// }
-/// assert_eq!(Parser.run("12"), 12);
+///
+/// #[fdr::instrument_fdr]
+/// mod lexer {
+///     // Recorded.
+///     pub fn count(s: &str) -> usize {
+///         s.split_whitespace().filter(|w| is_word(w.as_bytes()[0])).count()
+///     }
+///     // Cannot take long: left out.
+///     pub fn is_word(first: u8) -> bool {
+///         first != b'#'
+///     }
+/// }
+///
+/// let mut parser = Parser { pos: 1 };
+/// assert_eq!(parser.run("12"), 13);
+/// assert_eq!(parser.pos() + parser.hot(), 2);
+/// parser.reset();
 /// assert_eq!(fib(10), 55);
+/// assert_eq!(lexer::count("a # b"), 2);
 /// ```
 #[proc_macro_attribute]
 pub fn instrument_fdr(args: TokenStream, item: TokenStream) -> TokenStream {

@@ -31,6 +31,7 @@ fn split(source: &str) -> (TokenStream, TokenStream) {
         syn::Item::Fn(f) => &mut f.attrs,
         syn::Item::Impl(i) => &mut i.attrs,
         syn::Item::Trait(t) => &mut t.attrs,
+        syn::Item::Mod(m) => &mut m.attrs,
         _ => panic!("unsupported case item"),
     };
     let index = attrs
@@ -135,21 +136,73 @@ fn without_the_feature_the_item_comes_back_token_for_token() {
         }
         let (attr, item) = split(&source);
         let out = expand::instrument(attr, item.clone(), false);
-        // The annotated impl block loses its methods' inner `#[instrument_fdr(...)]`, which would
-        // otherwise expand again on their own; everything else is the input.
-        let expected = if name == "impl_block" {
-            let mut imp: syn::ItemImpl = syn::parse2(item).unwrap();
-            for it in &mut imp.items {
-                if let syn::ImplItem::Fn(f) = it {
-                    f.attrs
-                        .retain(|a| a.path().segments.last().unwrap().ident != "instrument_fdr");
+        // An annotated block or module loses the inner `#[instrument_fdr(...)]` it reads (its
+        // functions', and a `skip` on an item of a module), which would otherwise expand again
+        // on their own; everything else is the input.
+        let mut expected: syn::Item = syn::parse2(item).unwrap();
+        syn::visit_mut::VisitMut::visit_item_mut(&mut ReadByTheAttribute, &mut expected);
+        assert_eq!(
+            out.to_string(),
+            expected.into_token_stream().to_string(),
+            "{name}"
+        );
+    }
+}
+
+/// Removes the `#[instrument_fdr(...)]` that an annotation reads inside its item.
+struct ReadByTheAttribute;
+
+fn is_ours(attr: &syn::Attribute) -> bool {
+    attr.path().segments.last().unwrap().ident == "instrument_fdr"
+}
+
+impl ReadByTheAttribute {
+    /// Whether an `impl` block, trait or module inside an annotated module is left to its own
+    /// attribute (true), after removing a `skip`.
+    fn left_alone(attrs: &mut Vec<syn::Attribute>) -> bool {
+        let own: Vec<String> = attrs
+            .iter()
+            .filter(|a| is_ours(a))
+            .map(|a| a.to_token_stream().to_string())
+            .collect();
+        attrs.retain(|a| !(is_ours(a) && a.to_token_stream().to_string().contains("skip")));
+        !own.is_empty()
+    }
+}
+
+impl syn::visit_mut::VisitMut for ReadByTheAttribute {
+    fn visit_item_mut(&mut self, item: &mut syn::Item) {
+        let left_alone = match item {
+            syn::Item::Fn(f) => {
+                f.attrs.retain(|a| !is_ours(a));
+                return;
+            }
+            syn::Item::Impl(i) => Self::left_alone(&mut i.attrs),
+            syn::Item::Trait(t) => Self::left_alone(&mut t.attrs),
+            syn::Item::Mod(m) => Self::left_alone(&mut m.attrs),
+            _ => return,
+        };
+        if left_alone {
+            return;
+        }
+        match item {
+            syn::Item::Impl(i) => {
+                for member in &mut i.items {
+                    if let syn::ImplItem::Fn(f) = member {
+                        f.attrs.retain(|a| !is_ours(a));
+                    }
                 }
             }
-            imp.into_token_stream()
-        } else {
-            item
-        };
-        assert_eq!(out.to_string(), expected.to_string(), "{name}");
+            syn::Item::Trait(t) => {
+                for member in &mut t.items {
+                    if let syn::TraitItem::Fn(f) = member {
+                        f.attrs.retain(|a| !is_ours(a));
+                    }
+                }
+            }
+            syn::Item::Mod(m) => syn::visit_mut::visit_item_mod_mut(self, m),
+            _ => {}
+        }
     }
 }
 
@@ -169,11 +222,25 @@ fn without_the_feature_mistakes_still_fail() {
             "fn f() -> u32 { 1 + g() }",
             "`tail` needs the body to end with a call",
         ),
-        ("skip", "fn f() {}", "`skip` only applies to a method"),
+        ("skip", "fn f() {}", "`skip` only applies inside"),
+        (
+            "always, skip",
+            "fn f() {}",
+            "`always` and `skip` contradict",
+        ),
+        ("trigger = \"5\"", "fn f() {}", "has no unit"),
+        (
+            "trigger = \"0ms\"",
+            "fn f() {}",
+            "zero would fire on every call",
+        ),
+        ("trigger = \"1ms\"", "impl S {}", "put it on the method"),
+        ("trigger = \"1ms\"", "mod m {}", "put it on the function"),
+        ("log_args", "mod m {}", "put it on the function"),
         ("", "const fn f() {}", "cannot record a `const fn`"),
         ("", "struct S;", "not on a struct"),
         ("", "static S: u8 = 0;", "not on a static"),
-        ("", "mod m {}", "not on a module"),
+        ("", "mod m;", "needs an inline module"),
     ];
     for (attr, item, message) in bad {
         let out = expand::instrument(attr.parse().unwrap(), item.parse().unwrap(), false);
@@ -223,6 +290,31 @@ fn a_wrong_annotation_leaves_the_item_as_written_beside_its_error() {
             "trait T { #[instrument_fdr] fn a(&self); fn b(&self) {} }",
             "trait T { fn a(&self); fn b(&self) {} }",
         ),
+        ("", "mod m;", "mod m;"),
+        (
+            "name = \"x\"",
+            "mod m { fn a() { b() } }",
+            "mod m { fn a() { b() } }",
+        ),
+        // Inside a module: the functions' own attributes and `skip`s are read by the module and
+        // removed; an item with an attribute of its own keeps it, to expand itself.
+        (
+            "",
+            "mod m {
+                #[instrument_fdr(log_args(z))] fn a(n: u32) {}
+                #[instrument_fdr] impl S { #[instrument_fdr(skip)] fn s(&self) {} }
+                #[instrument_fdr(skip)] impl T { #[instrument_fdr] fn t(&self) {} }
+                impl U { #[instrument_fdr(always)] fn u(&self) {} }
+                mod inner { #[instrument_fdr(skip)] fn v() {} }
+            }",
+            "mod m {
+                fn a(n: u32) {}
+                #[instrument_fdr] impl S { #[instrument_fdr(skip)] fn s(&self) {} }
+                impl T { #[instrument_fdr] fn t(&self) {} }
+                impl U { fn u(&self) {} }
+                mod inner { fn v() {} }
+            }",
+        ),
     ];
     for enabled in [true, false] {
         for (attr, item, kept) in bad {
@@ -240,6 +332,35 @@ fn a_wrong_annotation_leaves_the_item_as_written_beside_its_error() {
             );
             assert_eq!(error.matches("compile_error").count(), 1, "{context}");
         }
+    }
+}
+
+/// Each function of an annotated module is checked, nested blocks and modules included.
+#[test]
+fn every_wrong_function_of_a_module_is_reported() {
+    let item = "mod m {
+        #[instrument_fdr(log_args(z))] fn a(n: u32) {}
+        fn ok() {}
+        impl S { #[instrument_fdr(tail)] fn b(&self) {} }
+        mod inner { #[instrument_fdr(skip, trigger = \"1s\")] fn c() { d() } }
+        #[instrument_fdr(skip, always)] impl T {}
+    }";
+    for enabled in [true, false] {
+        let out = expand::instrument(TokenStream::new(), item.parse().unwrap(), enabled);
+        let out = out.to_string();
+        assert_eq!(out.matches("compile_error").count(), 3, "{out}");
+        assert!(out.contains("`z` is not a parameter of `a`"), "{out}");
+        assert!(out.contains("`tail` needs the body"), "{out}");
+        assert!(
+            out.contains("`skip` leaves this function uninstrumented, so `trigger = \\\"1s\\\"`"),
+            "{out}"
+        );
+        // An item with an attribute of its own that does not parse is left to that attribute,
+        // which reports its own error when it expands.
+        assert!(
+            out.contains("# [instrument_fdr (skip , always)] impl T"),
+            "{out}"
+        );
     }
 }
 

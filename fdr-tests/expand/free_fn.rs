@@ -1,3 +1,4 @@
+// Cannot take long, and annotated alone: recorded all the same.
 /// Adds.
 #[instrument_fdr]
 #[inline]

@@ -164,7 +164,9 @@ pub mod shapes {
         pub n: u32,
     }
 
-    #[instrument_fdr]
+    // The receiver shapes under test have bodies that cannot take long: `always` keeps them
+    // recorded.
+    #[instrument_fdr(always)]
     impl Counter {
         pub fn new() -> Counter {
             Counter { n: 0 }
@@ -214,7 +216,7 @@ pub mod shapes {
         }
     }
 
-    #[instrument_fdr]
+    #[instrument_fdr(always)]
     impl Shape for Counter {
         fn area(&self) -> u32 {
             self.n * 2
@@ -223,6 +225,7 @@ pub mod shapes {
 
     #[instrument_fdr]
     pub trait Named {
+        #[instrument_fdr(always)]
         fn name(&self) -> &'static str {
             "unnamed"
         }
@@ -306,6 +309,187 @@ pub mod shapes {
             super::Yield::default().await;
             self.n + k
         }
+    }
+}
+
+// Annotating many functions at once: bodies that cannot take long are left out.
+pub mod accessors {
+    use fdr::instrument_fdr;
+
+    #[derive(Default)]
+    pub struct Interval {
+        pub lower: u32,
+        pub upper: u32,
+    }
+
+    #[instrument_fdr]
+    impl Interval {
+        // Field access, assignment and comparison: left out.
+        pub fn lower(&self) -> u32 {
+            self.lower
+        }
+        pub fn set_lower(&mut self, lower: u32) {
+            self.lower = lower;
+        }
+        pub fn is_empty(&self) -> bool {
+            self.upper <= self.lower
+        }
+        // A call: recorded.
+        pub fn len(&self) -> u32 {
+            self.upper.saturating_sub(self.lower)
+        }
+        // A loop: recorded.
+        pub fn sum(&self) -> u64 {
+            let mut total = 0;
+            for i in self.lower..self.upper {
+                total += u64::from(i);
+            }
+            total
+        }
+        // Cannot take long, kept in.
+        #[instrument_fdr(always)]
+        pub fn upper(&self) -> u32 {
+            self.upper
+        }
+        // Calls, left out.
+        #[instrument_fdr(skip)]
+        pub fn width(&self) -> u32 {
+            self.len() + 1
+        }
+        // Its own options make it annotated on its own: recorded whatever its body.
+        #[instrument_fdr(log_args)]
+        pub fn set_upper(&mut self, upper: u32) {
+            self.upper = upper;
+        }
+    }
+
+    /// Annotated alone, a body that cannot take long is recorded.
+    #[instrument_fdr]
+    pub fn lone_accessor(i: &Interval) -> u32 {
+        i.lower
+    }
+
+    /// `always` on a function annotated alone changes nothing.
+    #[instrument_fdr(always)]
+    pub fn lone_always(i: &Interval) -> u32 {
+        i.upper
+    }
+}
+
+// A whole module: its functions, `impl` blocks, traits and nested modules, by the same rules.
+#[instrument_fdr]
+pub mod parser {
+    use fdr::instrument_fdr;
+
+    pub struct Parser {
+        pub pos: usize,
+        pub input: Vec<u8>,
+    }
+
+    // Cannot take long: left out.
+    pub fn is_space(b: u8) -> bool {
+        b == b' '
+    }
+
+    pub fn count(input: &str) -> usize {
+        Parser::new(input).count_digits()
+    }
+
+    #[instrument_fdr(trigger = "50ms")]
+    pub fn guarded(input: &str) -> usize {
+        count(input)
+    }
+
+    #[instrument_fdr(always)]
+    pub fn zero() -> usize {
+        0
+    }
+
+    #[instrument_fdr(skip)]
+    pub fn skipped(input: &str) -> usize {
+        count(input)
+    }
+
+    pub const fn limit() -> usize {
+        64
+    }
+
+    impl Parser {
+        pub fn new(input: &str) -> Parser {
+            Parser {
+                pos: 0,
+                input: input.as_bytes().to_vec(),
+            }
+        }
+        // Cannot take long: left out.
+        pub fn pos(&self) -> usize {
+            self.pos
+        }
+        pub fn count_digits(&mut self) -> usize {
+            let mut n = 0;
+            while self.pos < self.input.len() {
+                if digits::is_digit(self.input[self.pos]) {
+                    n += 1;
+                }
+                self.pos += 1;
+            }
+            n
+        }
+    }
+
+    pub trait Visit {
+        fn visit(&self, b: u8) -> bool {
+            self.accept(b)
+        }
+        fn accept(&self, b: u8) -> bool;
+    }
+
+    impl Visit for Parser {
+        // Cannot take long: left out.
+        fn accept(&self, b: u8) -> bool {
+            b != 0
+        }
+    }
+
+    pub mod digits {
+        pub fn is_digit(b: u8) -> bool {
+            b.is_ascii_digit()
+        }
+    }
+
+    // Annotated itself: the module leaves it to its own attribute and options.
+    #[instrument_fdr(log_args)]
+    impl Parser {
+        pub fn at(&self, i: usize) -> u8 {
+            self.input[i]
+        }
+    }
+
+    // Left out, calls and all.
+    #[instrument_fdr(skip)]
+    impl Parser {
+        pub fn rest(&self) -> usize {
+            self.input.len() - self.pos()
+        }
+    }
+}
+
+// Slow-call limits in the function table.
+#[instrument_fdr(trigger = "500us")]
+fn limited(x: u32) -> u32 {
+    x + 2
+}
+
+#[instrument_fdr(trigger = "2s", log_args)]
+async fn limited_task(x: u32) -> u32 {
+    x * 2
+}
+
+#[instrument_fdr]
+impl crate::accessors::Interval {
+    #[instrument_fdr(trigger = "1ns")]
+    pub fn limited_method(&self) -> u32 {
+        self.len()
     }
 }
 
@@ -880,4 +1064,166 @@ fn methods_annotated_alone_get_their_type_in_the_name() {
             "< <alloc::vec::Vec as macro_shapes::shapes::Named>::id",
         ]
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Annotating many functions at once, and triggers.
+
+/// The table's names, for checking what was left out.
+fn table_names() -> Vec<String> {
+    fdr_runtime::FUNCTIONS
+        .iter()
+        .map(|d| d.name().to_string())
+        .collect()
+}
+
+#[test]
+fn an_annotated_impl_block_leaves_out_bodies_that_cannot_take_long() {
+    let mut interval = accessors::Interval { lower: 1, upper: 4 };
+    let (mut results, mut lone) = (None, 0);
+    let events = record(|| {
+        interval.set_lower(2);
+        results = Some((
+            interval.lower(),
+            interval.is_empty(),
+            interval.len(),
+            interval.sum(),
+            interval.upper(),
+            interval.width(),
+        ));
+        interval.set_upper(5);
+        lone = accessors::lone_accessor(&interval) + accessors::lone_always(&interval);
+    });
+    assert_eq!(results, Some((2, false, 2, 5, 4, 3)));
+    assert_eq!((lone, interval.upper), (7, 5));
+    assert_eq!(
+        lines(&events),
+        [
+            "> accessors::Interval::len",
+            "< accessors::Interval::len",
+            "> accessors::Interval::sum",
+            "< accessors::Interval::sum",
+            // `always` keeps a body that cannot take long.
+            "> accessors::Interval::upper",
+            "< accessors::Interval::upper",
+            // `width` is skipped; the `len` it calls is recorded.
+            "> accessors::Interval::len",
+            "< accessors::Interval::len",
+            // Options of its own: annotated on its own.
+            "> accessors::Interval::set_upper(5)",
+            "< accessors::Interval::set_upper",
+            // A function annotated alone is recorded whatever its body.
+            "> accessors::lone_accessor",
+            "< accessors::lone_accessor",
+            "> accessors::lone_always",
+            "< accessors::lone_always",
+        ]
+    );
+    let all = table_names();
+    for left_out in ["lower", "set_lower", "is_empty", "width"] {
+        let name = format!("{M}::accessors::Interval::{left_out}");
+        assert!(!all.contains(&name), "{name} is in the table");
+    }
+    for kept in ["len", "sum", "upper", "set_upper"] {
+        descriptor(&format!("{M}::accessors::Interval::{kept}"));
+    }
+}
+
+#[test]
+fn an_annotated_module_records_its_functions_and_blocks() {
+    use parser::Visit;
+    let mut results = None;
+    let events = record(|| {
+        let p = parser::Parser::new("1a");
+        results = Some((
+            parser::is_space(b' '),
+            p.pos(),
+            p.accept(1),
+            p.visit(0),
+            p.at(1),
+            p.rest(),
+            parser::zero(),
+            parser::count("1a"),
+            parser::skipped(""),
+            parser::limit(),
+        ));
+    });
+    assert_eq!(results, Some((true, 0, true, false, b'a', 2, 0, 1, 0, 64)));
+    assert_eq!(
+        lines(&events),
+        [
+            "> parser::Parser::new",
+            "< parser::Parser::new",
+            // A trait's default body; the implementation's `accept` cannot take long.
+            "> parser::Visit::visit",
+            "< parser::Visit::visit",
+            // An `impl` block annotated itself, with its own options.
+            "> parser::Parser::at(1)",
+            "< parser::Parser::at",
+            "> parser::zero",
+            "< parser::zero",
+            "> parser::count",
+            "> parser::Parser::new",
+            "< parser::Parser::new",
+            "> parser::Parser::count_digits",
+            // A nested module.
+            "> parser::digits::is_digit",
+            "< parser::digits::is_digit",
+            "> parser::digits::is_digit",
+            "< parser::digits::is_digit",
+            "< parser::Parser::count_digits",
+            "< parser::count",
+            // `skipped` is left out; what it calls is not.
+            "> parser::count",
+            "> parser::Parser::new",
+            "< parser::Parser::new",
+            "> parser::Parser::count_digits",
+            "< parser::Parser::count_digits",
+            "< parser::count",
+        ]
+    );
+    let all = table_names();
+    for left_out in [
+        format!("{M}::parser::is_space"),
+        format!("{M}::parser::skipped"),
+        format!("{M}::parser::limit"),
+        format!("{M}::parser::Parser::pos"),
+        format!("{M}::parser::Parser::rest"),
+        format!("<{M}::parser::Parser as {M}::parser::Visit>::accept"),
+    ] {
+        assert!(!all.contains(&left_out), "{left_out} is in the table");
+    }
+    // Each function once: the impl block with an attribute of its own expanded once.
+    descriptor(&format!("{M}::parser::Parser::at"));
+    descriptor(&format!("{M}::parser::guarded"));
+}
+
+#[test]
+fn descriptors_carry_the_trigger_limit() {
+    let limit = |name: &str| {
+        let d = descriptor(&format!("{M}::{name}"));
+        fdr_runtime::function(d.id())
+            .expect("the descriptor is in the table")
+            .trigger()
+    };
+    assert_eq!(limit("limited"), Some(Duration::from_micros(500)));
+    assert_eq!(limit("limited_task"), Some(Duration::from_secs(2)));
+    assert_eq!(
+        limit("accessors::Interval::limited_method"),
+        Some(Duration::from_nanos(1))
+    );
+    assert_eq!(limit("parser::guarded"), Some(Duration::from_millis(50)));
+    assert_eq!(limit("plain"), None);
+    assert_eq!(limit("parser::count"), None);
+    assert_eq!(
+        descriptor(&format!("{M}::limited_task")).kind(),
+        fdr_runtime::FnKindTag::Async
+    );
+    assert_eq!(descriptor(&format!("{M}::limited_task")).args(), &["x"]);
+    // And they still run as written.
+    assert_eq!(limited(1), 3);
+    assert_eq!(block_on(limited_task(2)), 4);
+    let interval = accessors::Interval { lower: 1, upper: 3 };
+    assert_eq!(interval.limited_method(), 2);
+    assert_eq!(parser::guarded("12"), 2);
 }

@@ -106,13 +106,15 @@ fn without_the_feature_annotated_code_is_identical_and_no_runtime_code_is_linked
 
     let output = Command::new(&binary).output().unwrap();
     assert!(output.status.success());
-    assert_eq!(String::from_utf8(output.stdout).unwrap(), "0\n0\n0\n");
+    assert_eq!(String::from_utf8(output.stdout).unwrap(), "0\n0\n0\n0\n0\n");
 
     let symbols = tool("nm", &["--defined-only", "-S"], &binary);
     for (annotated, plain) in [
         ("annotated_mix", "plain_mix"),
         ("annotated_scope", "plain_scope"),
         ("annotated_method", "plain_method"),
+        ("annotated_trigger", "plain_trigger"),
+        ("annotated_in_module", "plain_in_module"),
     ] {
         // LLVM merges functions whose code is identical, so the twins may share one address;
         // either way the bytes at each symbol are compared.

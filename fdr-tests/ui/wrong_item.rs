@@ -17,6 +17,6 @@ const LIMIT: u32 = 5;
 static COUNT: u32 = 0;
 
 #[instrument_fdr]
-mod inner {}
+type Alias = u32;
 
 fn main() {}

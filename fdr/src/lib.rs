@@ -32,6 +32,44 @@
 //! # Ok::<(), fdr::Error>(())
 //! ```
 //!
+//! The attribute also goes on an `impl` block, a trait or an inline module, to record the
+//! functions inside all at once, except those whose body cannot take long (no calls, loops,
+//! macros or `.await`; `#[instrument_fdr(always)]` keeps one in, `skip` leaves one out). With
+//! `#[instrument_fdr(trigger = "50ms")]`, a call that lasts longer than the limit writes a
+//! snapshot. [`instrument_fdr`] gives every option and the exact rule.
+//!
+//! ```
+//! #[fdr::instrument_fdr]
+//! mod store {
+//!     pub struct Store {
+//!         pub items: Vec<u64>,
+//!     }
+//!
+//!     impl Store {
+//!         // Recorded: it calls `iter` and `sum`.
+//!         pub fn total(&self) -> u64 {
+//!             self.items.iter().sum()
+//!         }
+//!         // Left out: it cannot take long.
+//!         pub fn first_free(&self) -> u64 {
+//!             0
+//!         }
+//!     }
+//!
+//!     // Recorded, and a call that takes longer than 50 ms writes a snapshot.
+//!     #[instrument_fdr(trigger = "50ms")]
+//!     pub fn flush(store: &mut Store) -> u64 {
+//!         let total = store.total();
+//!         store.items.clear();
+//!         total
+//!     }
+//! }
+//!
+//! let mut s = store::Store { items: vec![1, 2] };
+//! assert_eq!(s.first_free(), 0);
+//! assert_eq!(store::flush(&mut s), 3);
+//! ```
+//!
 //! Setting `FDR_OPTIONS` (for example `FDR_OPTIONS="threshold_us=5 out=app.fdr"`) makes an
 //! instrumented program record from its first instrumented call and write its log at exit and
 //! on panic, with no code change.

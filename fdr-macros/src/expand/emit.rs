@@ -5,17 +5,21 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned, ToTokens};
 use syn::ext::IdentExt;
-use syn::{Block, Expr, Ident, ImplItem, Stmt, TraitItem};
+use syn::{Block, Expr, Ident, ImplItem, Item, Stmt, TraitItem};
 
 use super::model::{
-    Annotated, Body, Descriptor, FnName, Member, Recorded, TailBody, TailEnd, WithBody,
+    Annotated, Body, Descriptor, FnName, Member, ModMember, Recorded, TailBody, TailEnd, WithBody,
 };
 use super::private;
 
 /// The item with every recorded function instrumented.
 pub fn annotated(annotated: Annotated) -> TokenStream {
+    item(annotated).into_token_stream()
+}
+
+fn item(annotated: Annotated) -> Item {
     match annotated {
-        Annotated::Fn(f) => recorded(f).into_token_stream(),
+        Annotated::Fn(f) => Item::Fn(recorded(f)),
         Annotated::Impl { mut block, members } => {
             block.items = members
                 .into_iter()
@@ -24,7 +28,7 @@ pub fn annotated(annotated: Annotated) -> TokenStream {
                     Member::Recorded(method) => ImplItem::Fn(recorded(method)),
                 })
                 .collect();
-            block.into_token_stream()
+            Item::Impl(block)
         }
         Annotated::Trait { mut block, members } => {
             block.items = members
@@ -34,7 +38,22 @@ pub fn annotated(annotated: Annotated) -> TokenStream {
                     Member::Recorded(method) => TraitItem::Fn(recorded(method)),
                 })
                 .collect();
-            block.into_token_stream()
+            Item::Trait(block)
+        }
+        Annotated::Mod {
+            mut module,
+            members,
+        } => {
+            if let Some((_, items)) = &mut module.content {
+                *items = members
+                    .into_iter()
+                    .map(|member| match member {
+                        ModMember::AsWritten(item) => item,
+                        ModMember::Annotated(annotated) => item(annotated),
+                    })
+                    .collect();
+            }
+            Item::Mod(module)
         }
     }
 }
@@ -134,6 +153,11 @@ fn descriptor_static(descriptor: &Descriptor, desc: &Ident, async_: bool) -> Tok
         #[#private::linkme::distributed_slice(#private::FUNCTIONS)]
         #[linkme(crate = #private::linkme)]
     };
+    // A slow-call limit, through the descriptor's `const` builder.
+    let trigger = descriptor.trigger.map(|nanos| {
+        let nanos = syn::LitInt::new(&grouped(nanos), Span::call_site());
+        quote!(.with_trigger(#nanos))
+    });
     match &descriptor.name {
         FnName::Known(name) => quote! {
             #table
@@ -143,7 +167,7 @@ fn descriptor_static(descriptor: &Descriptor, desc: &Ident, async_: bool) -> Tok
                 #line,
                 #kind,
                 &[#(#arg_names),*],
-            );
+            )#trigger;
         },
         FnName::FromPath(fallback) => {
             let path = Ident::new("__fdr_path", Span::call_site());
@@ -159,10 +183,23 @@ fn descriptor_static(descriptor: &Descriptor, desc: &Ident, async_: bool) -> Tok
                     #line,
                     #kind,
                     &[#(#arg_names),*],
-                );
+                )#trigger;
             }
         }
     }
+}
+
+/// `n` written with `_` between groups of three digits, as a person writes `50_000_000`.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() * 4 / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push('_');
+        }
+        out.push(digit);
+    }
+    out
 }
 
 /// `[u64; N]` of the logged arguments, converted through `LogArg`.

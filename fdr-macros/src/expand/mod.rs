@@ -1,7 +1,7 @@
 //! The expansion of `#[instrument_fdr]` and `fdr_scope!`, on `proc_macro2` tokens.
 //!
 //! The attribute is handled in two steps. Validation (`item.rs`, `function.rs`, on the options
-//! of `options.rs`) checks the annotation against the item and decides everything about its
+//! of `options.rs`, leaving out what `trivial.rs` finds cannot take long) checks the annotation against the item and decides everything about its
 //! recording, into the typed model of `model.rs`; expansion (`emit.rs`) turns that model into
 //! code and cannot fail. Validation runs in both modes, so a wrong annotation fails every build.
 //!
@@ -18,6 +18,7 @@ mod name;
 mod options;
 mod private;
 mod scope;
+mod trivial;
 
 use proc_macro2::TokenStream;
 

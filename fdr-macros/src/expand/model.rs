@@ -11,16 +11,16 @@
 
 use proc_macro2::Span;
 use syn::{
-    Attribute, Block, Expr, Ident, ImplItem, ImplItemFn, ItemFn, ItemImpl, ItemTrait, Token,
-    TraitItem, TraitItemFn,
+    Attribute, Block, Expr, Ident, ImplItem, ImplItemFn, Item, ItemFn, ItemImpl, ItemMod,
+    ItemTrait, Token, TraitItem, TraitItemFn,
 };
 
 use super::name::Name;
 
 /// What the attribute was put on, with every function in it that is to be recorded.
 pub enum Annotated {
-    /// A function annotated alone: a free function, or a method whose `impl` the attribute
-    /// cannot see.
+    /// A function annotated alone (a free function, or a method whose `impl` the attribute
+    /// cannot see), or a free function of an annotated module.
     Fn(Recorded<ItemFn>),
     /// An `impl` block. Its `items` are empty: `members` holds them, in order.
     Impl {
@@ -32,15 +32,34 @@ pub enum Annotated {
         block: ItemTrait,
         members: Vec<Member<TraitItem, TraitItemFn>>,
     },
+    /// An inline module. Its `content` holds its braces and no items: `members` holds them, in
+    /// order.
+    Mod {
+        module: ItemMod,
+        members: Vec<ModMember>,
+    },
 }
 
 /// One item of an annotated `impl` block or trait.
 pub enum Member<I, F> {
-    /// Left as written: not a method, a method marked `skip`, a `const fn`, or a trait method
-    /// without a default body. A method's own `#[instrument_fdr(...)]` is removed.
+    /// Left as written: not a method, a method marked `skip`, a `const fn`, a trait method
+    /// without a default body, or a method whose body cannot take long (see `trivial.rs`) and
+    /// that neither it nor its block marks `always`. A method's own `#[instrument_fdr(...)]` is
+    /// removed.
     AsWritten(I),
     /// A method to record.
     Recorded(Recorded<F>),
+}
+
+/// One item of an annotated module.
+pub enum ModMember {
+    /// Left as written: an item that holds no function; a function, `impl` block, trait or
+    /// module marked `skip` (the `skip` removed); a function left out as a block's methods are
+    /// (its own `#[instrument_fdr(...)]` removed); or an `impl` block, trait or module with an
+    /// `#[instrument_fdr(...)]` of its own, which expands it later.
+    AsWritten(Item),
+    /// A free function, `impl` block, trait or nested module, annotated by the module.
+    Annotated(Annotated),
 }
 
 /// A function to record.
@@ -118,12 +137,14 @@ pub struct Descriptor {
     pub args: Vec<Ident>,
     /// The span of the function's name, whose file and line the table records.
     pub at: Span,
+    /// `trigger = "..."`: the slow-call limit in nanoseconds, never zero.
+    pub trigger: Option<u64>,
 }
 
 /// Where a function's name in the table comes from.
 pub enum FnName {
     /// Known from the attribute: given with `name = "..."`, or derived from the annotated
-    /// `impl` block or trait.
+    /// `impl` block, trait or module.
     Known(Name),
     /// A function annotated alone, which may be a method of a type the attribute cannot see:
     /// the name is read from the type path of a function nested in it, as a backtrace spells

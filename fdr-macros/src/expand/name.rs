@@ -12,7 +12,8 @@ use syn::{Ident, Path, Type};
 
 /// Where the annotated function sits, as far as the attribute can see.
 pub enum Context<'a> {
-    /// A function annotated alone: a free function, or a method whose `impl` is not visible.
+    /// A function annotated alone (a free function, or a method whose `impl` is not visible),
+    /// or a free function of an annotated module.
     Alone,
     /// A method of `impl Type`.
     Inherent { self_ty: &'a Type },

@@ -1,13 +1,16 @@
 //! The attribute's arguments, parsed into a typed model before anything is expanded.
 
 use proc_macro2::Span;
+use quote::ToTokens;
 use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::{Error, Ident, LitStr, Result, Token};
 
-const EXPECTED: &str =
-    "expected one of: `name = \"...\"`, `log_args`, `log_args(a, b)`, `tail`, `skip`";
+const EXPECTED: &str = "expected one of: `name = \"...\"`, `log_args`, `log_args(a, b)`, `tail`, `trigger = \"50ms\"`, `always`, `skip`";
+
+/// What a trigger limit looks like, in every error about one.
+const DURATION: &str = "a whole number followed by ns, us, ms or s";
 
 /// Everything `#[instrument_fdr(...)]` accepts, each option with the span it was written at.
 #[derive(Default)]
@@ -18,8 +21,22 @@ pub struct Options {
     pub log_args: Option<Keyed<LogArgs>>,
     /// `tail`: the span of the keyword.
     pub tail: Option<Span>,
-    /// `skip`: the span of the keyword.
+    /// `trigger = "50ms"`: a call that lasts longer than this writes a snapshot.
+    pub trigger: Option<Keyed<Trigger>>,
+    /// `always`: record the function even when its body cannot take long (see `trivial.rs`).
+    /// On a function annotated alone it changes nothing. The span of the keyword.
+    pub always: Option<Span>,
+    /// `skip`: the span of the keyword. Never set together with `always`.
     pub skip: Option<Span>,
+}
+
+/// A slow-call limit, `trigger = "50ms"`.
+#[derive(Clone)]
+pub struct Trigger {
+    /// The limit in nanoseconds: never zero.
+    pub nanos: u64,
+    /// The string as written, which errors about the option quote.
+    pub lit: LitStr,
 }
 
 /// An option's value and where its keyword was written: errors about the option as a whole
@@ -42,24 +59,34 @@ pub enum LogArgs {
 impl Options {
     /// The first option that only makes sense on a single function: its span and how it is
     /// written.
-    pub fn single_function_option(&self) -> Option<(Span, &'static str)> {
+    pub fn single_function_option(&self) -> Option<(Span, String)> {
         if let Some(name) = &self.name {
-            return Some((name.key, "name = \"...\""));
+            return Some((name.key, "name = \"...\"".to_owned()));
         }
         if let Some(Keyed {
             key,
             value: LogArgs::Listed(_),
         }) = &self.log_args
         {
-            return Some((*key, "log_args(...)"));
+            return Some((*key, "log_args(...)".to_owned()));
         }
-        self.tail.map(|span| (span, "tail"))
+        if let Some(tail) = self.tail {
+            return Some((tail, "tail".to_owned()));
+        }
+        self.trigger.as_ref().map(|t| {
+            (
+                t.key,
+                format!("trigger = {}", t.value.lit.to_token_stream()),
+            )
+        })
     }
 
     /// The first option that has no effect next to `skip`.
-    pub fn recording_option(&self) -> Option<(Span, &'static str)> {
-        self.single_function_option()
-            .or(self.log_args.as_ref().map(|l| (l.key, "log_args")))
+    pub fn recording_option(&self) -> Option<(Span, String)> {
+        self.single_function_option().or(self
+            .log_args
+            .as_ref()
+            .map(|l| (l.key, "log_args".to_owned())))
     }
 }
 
@@ -95,14 +122,29 @@ impl Parse for Options {
                         value: parse_log_args(&key, input)?,
                     });
                 }
-                "tail" | "skip" => {
-                    let slot = if key == "tail" {
-                        &mut options.tail
-                    } else {
-                        &mut options.skip
+                "trigger" => {
+                    if options.trigger.is_some() {
+                        return Err(duplicate());
+                    }
+                    options.trigger = Some(Keyed {
+                        key: key.span(),
+                        value: parse_trigger(&key, input)?,
+                    });
+                }
+                flag @ ("tail" | "always" | "skip") => {
+                    let (slot, contrary) = match flag {
+                        "tail" => (&mut options.tail, None),
+                        "always" => (&mut options.always, options.skip),
+                        _ => (&mut options.skip, options.always),
                     };
                     if slot.is_some() {
                         return Err(duplicate());
+                    }
+                    if contrary.is_some() {
+                        return Err(Error::new(
+                            key.span(),
+                            "`always` and `skip` contradict each other: `always` keeps the function recorded, `skip` leaves it out; remove one",
+                        ));
                     }
                     if input.peek(Token![=]) || input.peek(syn::token::Paren) {
                         return Err(Error::new(
@@ -169,6 +211,155 @@ fn parse_name(key: &Ident, input: ParseStream) -> Result<LitStr> {
     }
 }
 
+fn parse_trigger(key: &Ident, input: ParseStream) -> Result<Trigger> {
+    if !input.peek(Token![=]) {
+        return Err(Error::new(
+            key.span(),
+            "`trigger` needs a limit: `trigger = \"50ms\"`",
+        ));
+    }
+    input.parse::<Token![=]>()?;
+    if input.is_empty() || input.peek(Token![,]) {
+        return Err(Error::new(
+            input.span(),
+            "`trigger` needs a limit in a string literal: `trigger = \"50ms\"`",
+        ));
+    }
+    let value: syn::Expr = input.parse()?;
+    let lit = match value {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(lit),
+            ..
+        }) => lit,
+        // `trigger = 50ms` (a literal with a suffix) or `trigger = 50`.
+        syn::Expr::Lit(syn::ExprLit {
+            lit: number @ (syn::Lit::Int(_) | syn::Lit::Float(_)),
+            ..
+        }) => {
+            let written = number.to_token_stream().to_string();
+            let suffix = match &number {
+                syn::Lit::Int(int) => int.suffix(),
+                syn::Lit::Float(float) => float.suffix(),
+                _ => "",
+            };
+            let message = if suffix.is_empty() {
+                format!(
+                    "`trigger` needs a unit, in a string: `trigger = \"{written}ms\"` ({DURATION})"
+                )
+            } else {
+                format!("write the limit as a string: `trigger = \"{written}\"`")
+            };
+            return Err(Error::new_spanned(number, message));
+        }
+        other => {
+            return Err(Error::new_spanned(
+                other,
+                format!("`trigger` takes its limit as a string, {DURATION}: `trigger = \"50ms\"`"),
+            ))
+        }
+    };
+    match duration_nanos(&lit.value()) {
+        Ok(nanos) => Ok(Trigger { nanos, lit }),
+        Err(message) => Err(Error::new(lit.span(), message)),
+    }
+}
+
+/// The units of a trigger limit, largest first, in nanoseconds.
+const UNITS: [(&str, u64); 4] = [
+    ("s", 1_000_000_000),
+    ("ms", 1_000_000),
+    ("us", 1_000),
+    ("ns", 1),
+];
+
+fn scale_of(unit: &str) -> Option<u64> {
+    UNITS
+        .iter()
+        .find(|(u, _)| *u == unit)
+        .map(|(_, scale)| *scale)
+}
+
+/// Splits `text` after its leading ASCII digits.
+fn leading_digits(text: &str) -> (&str, &str) {
+    text.split_at(
+        text.find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(text.len()),
+    )
+}
+
+/// The nanoseconds of a trigger limit such as `50ms`, or what is wrong with it.
+fn duration_nanos(text: &str) -> std::result::Result<u64, String> {
+    let expected = format!("expected a duration such as \"50ms\" ({DURATION})");
+    if text.contains(char::is_whitespace) {
+        let compact: String = text.split_whitespace().collect();
+        return Err(match duration_nanos(&compact) {
+            Ok(_) => format!("remove the spaces: \"{compact}\""),
+            Err(error) => error,
+        });
+    }
+    let (number, unit) = leading_digits(text);
+    if number.is_empty() {
+        return Err(if text.starts_with('-') {
+            format!("a trigger limit cannot be negative; {expected}")
+        } else {
+            expected
+        });
+    }
+    let Some(scale) = scale_of(unit) else {
+        return Err(match unit {
+            "" => format!("\"{text}\" has no unit; write {DURATION}, such as \"{text}ms\""),
+            "µs" | "μs" => format!("write `us` for microseconds: \"{number}us\""),
+            _ if unit.starts_with('.') => match whole(number, &unit[1..]) {
+                Some(whole) => format!("\"{text}\" is not a whole number; write \"{whole}\""),
+                None => format!("\"{text}\" is not a whole number; {expected}"),
+            },
+            _ if unit.starts_with(|c: char| c.is_ascii_alphabetic()) => {
+                format!("unknown unit `{unit}` in \"{text}\"; {expected}")
+            }
+            _ => expected,
+        });
+    };
+    let too_long = || {
+        format!(
+            "\"{text}\" is too long: a trigger limit is at most {}s (u64 nanoseconds); write a shorter one",
+            u64::MAX / 1_000_000_000,
+        )
+    };
+    let nanos = number
+        .parse::<u64>()
+        .map_err(|_| too_long())?
+        .checked_mul(scale)
+        .ok_or_else(too_long)?;
+    if nanos == 0 {
+        return Err(format!(
+            "a trigger limit of zero would fire on every call; write the duration a call must exceed, such as \"50ms\" ({DURATION})"
+        ));
+    }
+    Ok(nanos)
+}
+
+/// `1.5ms` (`whole` "1", `rest` "5ms") as a whole number of the largest unit that holds it
+/// exactly ("1500us"), if there is one.
+fn whole(whole: &str, rest: &str) -> Option<String> {
+    let (fraction, unit) = leading_digits(rest);
+    let scale = u128::from(scale_of(unit)?);
+    let denominator = 10u128.checked_pow(u32::try_from(fraction.len()).ok()?)?;
+    let fraction: u128 = fraction.parse().ok()?;
+    let scaled = fraction.checked_mul(scale)?;
+    if scaled % denominator != 0 {
+        return None;
+    }
+    let nanos = whole
+        .parse::<u128>()
+        .ok()?
+        .checked_mul(scale)?
+        .checked_add(scaled / denominator)?;
+    let (unit, scale) = UNITS
+        .iter()
+        .find(|(_, scale)| nanos % u128::from(*scale) == 0)?;
+    Some(format!("{}{unit}", nanos / u128::from(*scale)))
+}
+
 fn parse_log_args(key: &Ident, input: ParseStream) -> Result<LogArgs> {
     if input.peek(Token![=]) {
         return Err(Error::new(
@@ -209,7 +400,7 @@ fn parse_log_args(key: &Ident, input: ParseStream) -> Result<LogArgs> {
 
 /// The option `unknown` is most likely a misspelling of, if any.
 fn closest(unknown: &str) -> Option<&'static str> {
-    ["name", "log_args", "tail", "skip"]
+    ["name", "log_args", "tail", "trigger", "always", "skip"]
         .into_iter()
         .find(|known| edit_distance(unknown, known) <= 2)
 }
@@ -227,4 +418,50 @@ fn edit_distance(a: &str, b: &str) -> usize {
         }
     }
     row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::duration_nanos;
+
+    #[test]
+    fn trigger_limits_are_whole_numbers_with_a_unit() {
+        assert_eq!(duration_nanos("50ms"), Ok(50_000_000));
+        assert_eq!(duration_nanos("500us"), Ok(500_000));
+        assert_eq!(duration_nanos("2s"), Ok(2_000_000_000));
+        assert_eq!(duration_nanos("7ns"), Ok(7));
+        assert_eq!(
+            duration_nanos("18446744073s"),
+            Ok(18_446_744_073_000_000_000)
+        );
+        assert_eq!(duration_nanos("18446744073709551615ns"), Ok(u64::MAX));
+        for (bad, says) in [
+            ("", "expected a duration"),
+            ("ms", "expected a duration"),
+            ("50", "has no unit"),
+            ("50 ms", "remove the spaces: \"50ms\""),
+            (" 50ms ", "remove the spaces: \"50ms\""),
+            ("5 0 ms", "remove the spaces: \"50ms\""),
+            ("0 ms", "zero"),
+            ("\t", "expected a duration"),
+            ("50m", "unknown unit `m`"),
+            ("50sec", "unknown unit `sec`"),
+            ("5µs", "write `us`"),
+            ("1.5ms", "write \"1500us\""),
+            ("2.25s", "write \"2250ms\""),
+            ("0.5ns", "not a whole number; expected"),
+            ("1.ms", "not a whole number; expected"),
+            ("2 s", "remove the spaces: \"2s\""),
+            ("-3ms", "cannot be negative"),
+            ("+3ms", "expected a duration"),
+            ("0s", "zero"),
+            ("000ns", "zero"),
+            ("18446744074s", "too long"),
+            ("18446744073709551616ns", "too long"),
+            ("99999999999999999999999ms", "too long"),
+        ] {
+            let error = duration_nanos(bad).expect_err(bad);
+            assert!(error.contains(says), "{bad:?} gave {error:?}");
+        }
+    }
 }

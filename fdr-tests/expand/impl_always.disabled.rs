@@ -1,0 +1,5 @@
+impl Point {
+    pub fn x(&self) -> i32 {
+        self.x
+    }
+}
