@@ -87,6 +87,8 @@ pub struct Config {
     max_snapshots: u32,
     signal: Option<Signal>,
     max_age: Option<Duration>,
+    cull: bool,
+    cull_after: u32,
 }
 
 /// Smallest buffer that holds a block preamble and a useful number of records.
@@ -108,6 +110,8 @@ impl Default for Config {
             max_snapshots: 20,
             signal: None,
             max_age: None,
+            cull: true,
+            cull_after: 10_000,
         }
     }
 }
@@ -200,6 +204,37 @@ impl Config {
     pub fn max_age(mut self, age: Duration) -> Self {
         self.max_age = Some(age);
         self
+    }
+
+    /// Culling (on by default): a function whose calls on one thread were all erased by the
+    /// rewind for [`Config::cull_after`] calls in a row stops being recorded, but for one call in
+    /// 256 that is sampled; a sample that reaches the threshold records it again. The log says
+    /// which functions were culled, on which thread and when. Off, every call is recorded (or
+    /// erased) as it comes. Culling only applies with a threshold above zero.
+    ///
+    /// ```
+    /// let c = fdr_runtime::Config::default().cull(false);
+    /// assert!(!c.get_cull());
+    /// ```
+    pub fn cull(mut self, on: bool) -> Self {
+        self.cull = on;
+        self
+    }
+
+    /// Erased calls in a row, on one thread, after which a function is culled (10,000).
+    pub fn cull_after(mut self, calls: u32) -> Self {
+        self.cull_after = calls;
+        self
+    }
+
+    /// Whether culling is on.
+    pub fn get_cull(&self) -> bool {
+        self.cull
+    }
+
+    /// The run of erased calls that culls a function.
+    pub fn get_cull_after(&self) -> u32 {
+        self.cull_after
     }
 
     /// The triggers set with [`Config::trigger`].
@@ -298,7 +333,7 @@ impl Config {
     /// ```
     pub fn parse_options(options: &str) -> Result<(Config, Vec<String>), Error> {
         const KEYS: &str = "buffer_size, buffer_count, threshold_us, mode, out, clock, trigger, \
-                            trigger_cooldown_ms, max_snapshots, signal and max_age_ms";
+                            trigger_cooldown_ms, max_snapshots, signal, max_age_ms, cull and cull_after";
         let mut c = Config::default();
         let mut seen: Vec<String> = Vec::new();
         let mut warnings = Vec::new();
@@ -394,6 +429,21 @@ impl Config {
                         ));
                     }
                     c.max_age = Some(Duration::from_millis(ms));
+                }
+                "cull" => {
+                    c.cull = match value {
+                        "on" => true,
+                        "off" => false,
+                        _ => return Err(bad(format!("expected `on` or `off`, found `{value}`"))),
+                    }
+                }
+                "cull_after" => {
+                    c.cull_after = u32::try_from(number("a number of calls")?)
+                        .ok()
+                        .filter(|&n| n > 0)
+                        .ok_or_else(|| {
+                            bad(format!("{value} is out of range; use 1 to {}", u32::MAX))
+                        })?
                 }
                 "signal" => {
                     c.signal = Some(match value.trim_start_matches("SIG") {
@@ -567,6 +617,8 @@ mod tests {
             ("trigger_cooldown_ms=1s", "trigger_cooldown_ms"),
             ("signal=HUP", "signal"),
             ("max_age_ms=0", "max_age_ms"),
+            ("cull=maybe", "cull"),
+            ("cull_after=0", "cull_after"),
             ("out=\"open", "out"),
         ] {
             match Config::from_options(opts) {
@@ -620,7 +672,7 @@ mod tests {
     fn trigger_keys_are_read() {
         let (c, warnings) = Config::parse_options(
             "trigger=app::handle:50ms trigger=app::*:2s trigger_cooldown_ms=5 max_snapshots=3 \
-             signal=USR2 max_age_ms=500",
+             signal=USR2 max_age_ms=500 cull=off cull_after=7",
         )
         .unwrap();
         assert!(warnings.is_empty(), "{warnings:?}");
@@ -641,5 +693,7 @@ mod tests {
         assert_eq!(c.get_max_snapshots(), 3);
         assert_eq!(c.get_signal(), Some(Signal::Usr2));
         assert_eq!(c.get_max_age(), Some(Duration::from_millis(500)));
+        assert!(!c.get_cull());
+        assert_eq!(c.get_cull_after(), 7);
     }
 }

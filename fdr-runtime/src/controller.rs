@@ -10,10 +10,12 @@
 //! takes a buffer: when the current one has no room it answers `None`, and the caller (the hot
 //! path) gets a fresh buffer and asks once more. Nothing here loops or recurses.
 
-use fdr_format::{function_word, meta, FnKind, TASK_PAYLOAD_SIZE};
+use fdr_format::{
+    cull_payload, function_word, meta, CullKind, FnKind, ID_SHIFT, TASK_PAYLOAD_SIZE,
+};
 
-use crate::rewind;
 use crate::thread_state::ThreadState;
+use crate::{cull, rewind};
 
 /// Records a function event with no arguments. Returns the new length, or `None` when the buffer
 /// has no room for it (with whatever metadata it needs).
@@ -79,6 +81,24 @@ pub(crate) fn record_any(
     }
 }
 
+/// A function's calls were erased `run` times in a row: cull it, with its event in the log. With
+/// no room for the event, it is culled at a later erased call instead.
+#[cold]
+#[inline(never)]
+fn cull_now(t: &ThreadState, len: u32, id: u32, run: u32, tsc: u64) -> u32 {
+    let Some(f) = cull::candidate(t, id) else {
+        return len;
+    };
+    let payload = cull_payload(CullKind::Culled, id >> ID_SHIFT, u64::from(run));
+    match record_custom(t, len, payload, tsc, t.cpu.get()) {
+        Some(len) => {
+            cull::cull(f);
+            len
+        }
+        None => len,
+    }
+}
+
 /// Records a custom event with a 16-byte payload (a task or cull event): four words. Like any
 /// record that is not a function entry or exit, it pins what came before (a rewind never
 /// reaches across it).
@@ -132,8 +152,16 @@ unsafe fn write_one(t: &ThreadState, len: u32, id: u32, kind: FnKind, tsc: u64, 
             if t.enters.get() > 0 && tsc.wrapping_sub(t.last_entry_tsc.get()) < t.threshold.get() {
                 // SAFETY: enters > 0 means the words being rewound are this buffer's.
                 if let Some(new_len) = unsafe { rewind::erase_call(t, len, id, tsc) } {
+                    if t.cull_on.get() {
+                        if let Some(run) = cull::erased(t, id) {
+                            return cull_now(t, new_len, id, run, tsc);
+                        }
+                    }
                     return new_len;
                 }
+            }
+            if t.cull_on.get() {
+                cull::kept(t, id);
             }
             // SAFETY: forwarded contract.
             unsafe { w.store(len, function_word(id, FnKind::Exit, delta)) };

@@ -104,6 +104,16 @@ impl FnDesc {
         self.flags.store(flags, Ordering::Relaxed);
     }
 
+    /// Sets `bits`; returns the flags before.
+    pub(crate) fn add_flags(&self, bits: u8) -> u8 {
+        self.flags.fetch_or(bits, Ordering::Relaxed)
+    }
+
+    /// Clears `bits`; returns the flags before.
+    pub(crate) fn clear_flags(&self, bits: u8) -> u8 {
+        self.flags.fetch_and(!bits, Ordering::Relaxed)
+    }
+
     /// A descriptor named after the function that `path` is nested in, as a backtrace shows it
     /// (`crate::module::Type::method`, `<crate::Type as crate::Trait>::method`): the macros use it
     /// where they cannot see the enclosing `impl`. `path` returns its own type name

@@ -5,12 +5,14 @@
 //! The fast path is one thread-local access, one bounds check against the buffer's published
 //! limit, one timestamp read and one 8-byte store, plus the bookkeeping the rewind needs.
 
-use fdr_format::{task_payload, FnKind, Reason, ReasonInfo, TaskKind, ID_SHIFT};
+use fdr_format::{
+    cull_payload, task_payload, CullKind, FnKind, Reason, ReasonInfo, TaskKind, ID_SHIFT,
+};
 
 use crate::desc::FnDesc;
 use crate::local::{self, Local};
 use crate::thread_state::BUSY;
-use crate::{attach, autostart, clock, controller, session};
+use crate::{attach, autostart, clock, controller, cull, session};
 
 /// Records one function event.
 ///
@@ -256,12 +258,16 @@ fn next_buffer(l: &Local, len: u32, tsc: u64, cpu: u32, ev: Event<'_>) -> u32 {
     len
 }
 
-/// A function with a trigger: recorded as any other, then timed. Entries go on the thread's list
-/// of open trigger calls; an exit past the limit fires the trigger, which only hands the call to
-/// the background writer.
-#[cold]
+/// A function the recording treats specially. A watched (culled once) one goes through the culling
+/// path. One with a trigger is recorded as any other, then timed: entries go on the thread's list
+/// of open trigger calls, and an exit past the limit fires the trigger, which only hands the call
+/// to the background writer.
 #[inline(never)]
 fn special(f: &'static FnDesc, kind: FnKind, args: &[u64]) {
+    let flags = f.flags();
+    if flags & cull::WATCHED != 0 && kind != FnKind::EnterArgs {
+        return culled(f, kind, flags);
+    }
     if kind == FnKind::EnterArgs {
         record_args_one(f, args);
     } else {
@@ -283,6 +289,48 @@ fn special(f: &'static FnDesc, kind: FnKind, args: &[u64]) {
             }
             len
         });
+    })
+}
+
+/// A call of a function culled in this recording. While it is culled, one entry in
+/// `SAMPLE_EVERY` is recorded (with the time it was taken) and the others cost no clock read; an
+/// exit is recorded exactly when its entry was. A sample that reaches the threshold restores the
+/// function.
+fn culled(f: &'static FnDesc, kind: FnKind, flags: u8) {
+    local::with(|l| {
+        let c = &l.culls;
+        if l.state.len.get() == BUSY {
+            return;
+        }
+        if kind.is_entry() {
+            let recorded = if flags & cull::CULLED == 0 {
+                c.room()
+            } else {
+                c.sample()
+            };
+            if recorded {
+                record_one(f, kind);
+                c.push(clock::now().0.max(1));
+            } else {
+                c.push(0);
+            }
+            return;
+        }
+        match c.pop() {
+            // Entered before this path saw it: its entry was recorded the usual way.
+            None => record_one(f, kind),
+            Some(0) => {}
+            Some(start) => {
+                record_one(f, kind);
+                let lasted = clock::now().0.wrapping_sub(start);
+                if flags & cull::CULLED != 0
+                    && lasted >= l.state.threshold.get()
+                    && cull::restore(f)
+                {
+                    record_custom(f, |id| cull_payload(CullKind::Restored, id, 0));
+                }
+            }
+        }
     })
 }
 

@@ -42,6 +42,7 @@
 //! | `pool`, `queue`, `registry` | the buffers, the queues of free and retired ones, the threads |
 //! | `controller` | what to write for each event (policy) |
 //! | `rewind` | erasing calls shorter than the threshold |
+//! | `cull` | culling functions whose calls are always erased, sampling, restoring |
 //! | `thread_state`, `local` | a thread's recording state and its thread-local |
 //! | `record_writer` | how words go into a buffer and are published (bytes) |
 //! | `slot` | what an owner publishes for snapshots, with the ordering table |
@@ -63,6 +64,8 @@ mod clock;
 mod config;
 #[cfg(feature = "record")]
 mod controller;
+#[cfg(feature = "record")]
+mod cull;
 mod desc;
 mod error;
 #[cfg(feature = "record")]

@@ -7,6 +7,7 @@
 
 use std::cell::Cell;
 
+use crate::cull::CullStack;
 use crate::session::Session;
 use crate::thread_state::ThreadState;
 
@@ -27,6 +28,8 @@ pub(crate) struct Membership {
 pub(crate) struct Local {
     pub state: ThreadState,
     pub member: Membership,
+    /// Calls of culled functions this thread is in (see `cull`).
+    pub culls: CullStack,
 }
 
 thread_local! {
@@ -40,6 +43,7 @@ thread_local! {
                 buffer: Cell::new(0),
                 dead: Cell::new(false),
             },
+            culls: CullStack::new(),
         }
     };
 }

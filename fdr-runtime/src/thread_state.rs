@@ -33,6 +33,12 @@ pub(crate) struct ThreadState {
     pub threshold: Cell<u64>,
     /// Address of the function table, cached so an id costs a subtraction.
     pub table: Cell<usize>,
+    /// Whether erased and kept calls are counted for culling.
+    pub cull_on: Cell<bool>,
+    /// Erased calls in a row after which a function is culled.
+    pub cull_after: Cell<u32>,
+    /// Runs of erased calls: `id << 32 | run`, direct-mapped by id (see `cull`).
+    pub runs: [Cell<u64>; crate::cull::RUN_SLOTS],
 }
 
 impl ThreadState {
@@ -47,6 +53,9 @@ impl ThreadState {
             last_entry_tsc: Cell::new(0),
             threshold: Cell::new(0),
             table: Cell::new(0),
+            cull_on: Cell::new(false),
+            cull_after: Cell::new(u32::MAX),
+            runs: [const { Cell::new(0) }; crate::cull::RUN_SLOTS],
         }
     }
 

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, O
 
 use fdr_format::{Reason, ReasonInfo};
 
-use crate::desc::{self, FnDesc};
+use crate::desc;
 use crate::Config;
 
 /// The descriptor flag of an armed function.
@@ -91,17 +91,18 @@ impl Triggers {
             .unwrap_or(0)
     }
 
-    /// Flags the functions that have a limit, and clears the flag of every other one.
+    /// Sets the flags a recording starts with: the trigger flag of the functions that have a
+    /// limit, nothing else (no function is culled yet).
     pub(crate) fn arm(&self) {
         for (f, &limit) in desc::table().iter().zip(self.limits.iter()) {
-            set_trigger_flag(f, limit != 0);
+            f.set_flags(if limit != 0 { TRIGGER } else { 0 });
         }
     }
 
-    /// Clears every function's flag.
+    /// Clears every function's flags: without a recording, every hook is a plain one.
     pub(crate) fn disarm(&self) {
         for f in desc::table() {
-            set_trigger_flag(f, false);
+            f.set_flags(0);
         }
     }
 
@@ -129,18 +130,6 @@ impl Triggers {
             return false;
         }
         true
-    }
-}
-
-fn set_trigger_flag(f: &FnDesc, on: bool) {
-    let flags = f.flags();
-    let new = if on {
-        flags | TRIGGER
-    } else {
-        flags & !TRIGGER
-    };
-    if new != flags {
-        f.set_flags(new);
     }
 }
 

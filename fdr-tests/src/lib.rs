@@ -64,6 +64,8 @@ pub enum Rec {
     Wrap(u64),
     /// A task event: kind, function id, task id, delta.
     Task(fdr_format::TaskKind, u32, u64, i32),
+    /// A cull event: kind, function id, run, delta.
+    Cull(fdr_format::CullKind, u32, u64, i32),
     /// Any other record, as the reader printed it.
     Other(String),
 }
@@ -230,9 +232,12 @@ pub fn decode(bytes: impl Read) -> Result<Log, String> {
             Record::NewCpuId { cpu, tsc } => Rec::Cpu(cpu, tsc),
             Record::TscWrap { tsc } => Rec::Wrap(tsc),
             Record::CustomEvent { delta, payload } => {
-                match fdr_format::decode_task_event(payload) {
-                    Some((kind, id, task)) => Rec::Task(kind, id, task, delta),
-                    None => Rec::Other(format!("custom event of {} bytes", payload.len())),
+                if let Some((kind, id, task)) = fdr_format::decode_task_event(payload) {
+                    Rec::Task(kind, id, task, delta)
+                } else if let Some((kind, id, run)) = fdr_format::decode_cull_event(payload) {
+                    Rec::Cull(kind, id, run, delta)
+                } else {
+                    Rec::Other(format!("custom event of {} bytes", payload.len()))
                 }
             }
             other => Rec::Other(format!("{other:?}")),

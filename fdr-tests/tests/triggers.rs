@@ -11,7 +11,7 @@ use fdr_format::{FnKind, Reason};
 use fdr_runtime::{CallGuard, Config, Mode};
 use fdr_tests::{decode, desc, desc_with_trigger, testing, Log, Rec};
 
-desc_with_trigger!(SLOW, "trig::slow", 20_000_000);
+desc_with_trigger!(SLOW_DESC, "trig::slow_by_descriptor", 20_000_000);
 desc!(INSIDE, "trig::inside");
 desc!(BESIDE, "trig::beside");
 desc!(PLAIN, "trig::plain");
@@ -57,9 +57,21 @@ fn wait_for_logs(dir: &Path, n: usize) -> Vec<PathBuf> {
     }
 }
 
-/// A call of the trigger function that lasts `d`, making one call inside.
+/// A call of a function with a trigger in its attribute that lasts `d`, making one call inside.
+#[fdr::instrument_fdr(trigger = "20ms")]
 fn slow(d: Duration) {
-    let _g = CallGuard::enter(&SLOW);
+    inside();
+    std::thread::sleep(d);
+}
+
+#[fdr::instrument_fdr]
+fn inside() {
+    std::hint::black_box(());
+}
+
+/// The same, with the limit given to the descriptor directly.
+fn slow_by_descriptor(d: Duration) {
+    let _g = CallGuard::enter(&SLOW_DESC);
     drop(CallGuard::enter(&INSIDE));
     std::thread::sleep(d);
 }
@@ -131,15 +143,21 @@ fn a_slow_call_writes_one_snapshot_that_holds_it_whole() {
     let log = read(&files[0]);
     assert!(log.run.snapshot);
     llvm_verifies(&files[0]);
+    let id = |name: &str| {
+        log.functions
+            .iter()
+            .find(|f| f.name == name)
+            .unwrap_or_else(|| panic!("{name} in the table"))
+            .id
+    };
+    let (s, i) = (id("triggers::slow"), id("triggers::inside"));
     let reason = log.reason.clone().expect("a reason record");
     assert_eq!(reason.reason, Reason::SlowCall);
-    assert_eq!(reason.function, SLOW.id());
+    assert_eq!(reason.function, s);
     assert_eq!(reason.tid, tid);
     assert!(reason.duration_ticks as f64 / log.header.cycle_frequency as f64 >= 0.05);
-    assert_eq!(log.name(SLOW.id()), Some("trig::slow"));
     // The call whole, with its callee, on its thread; the other threads beside it.
     let calls = log.calls(tid);
-    let (s, i) = (SLOW.id(), INSIDE.id());
     let at = calls
         .iter()
         .position(|&c| c == (FnKind::Enter, s))
@@ -155,6 +173,23 @@ fn a_slow_call_writes_one_snapshot_that_holds_it_whole() {
     );
     let others: Vec<i32> = log.tids().into_iter().filter(|&t| t != tid).collect();
     assert!(others.len() >= 2, "{others:?}");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn a_limit_given_to_the_descriptor_fires_the_same_way() {
+    let _turn = testing::exclusive();
+    let dir = scratch("desc");
+    let rec = fdr_runtime::start(Config::default().out(dir.join("d.fdr"))).unwrap();
+    slow_by_descriptor(Duration::from_millis(30));
+    let files = wait_for_logs(&dir, 1);
+    rec.finish_to(&mut std::io::sink()).unwrap();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let why = read(&files[0]).reason.unwrap();
+    assert_eq!(
+        (why.reason, why.function),
+        (Reason::SlowCall, SLOW_DESC.id())
+    );
     std::fs::remove_dir_all(dir).ok();
 }
 

@@ -1,0 +1,139 @@
+//! Culling, driven by the injected clock: a function whose calls are always erased stops being
+//! recorded (but for samples), is recorded again when a sample gets slow, and the log says so.
+
+use std::time::Duration;
+
+use fdr_format::CullKind;
+use fdr_runtime::hooks::{enter, exit};
+use fdr_runtime::{Config, Mode};
+use fdr_tests::{desc, record_log, testing, Rec};
+
+desc!(OUTER, "cull::outer");
+desc!(TINY, "cull::tiny");
+
+const SAMPLE_EVERY: usize = 256;
+
+fn config() -> Config {
+    Config::default()
+        .buffer_size(1 << 16)
+        .buffer_count(4)
+        .mode(Mode::Fill)
+        .threshold(Duration::from_nanos(100))
+        .cull_after(100)
+}
+
+/// `n` calls of `TINY` lasting `ticks` each, inside one long `OUTER` call.
+fn calls(n: usize, ticks: impl Fn(usize) -> u64) {
+    enter(&OUTER);
+    testing::advance(1000);
+    for i in 0..n {
+        enter(&TINY);
+        testing::advance(ticks(i));
+        exit(&TINY);
+        testing::advance(1);
+    }
+    testing::advance(1000);
+    exit(&OUTER);
+}
+
+fn tiny_records(records: &[Rec]) -> usize {
+    let t = TINY.id();
+    records
+        .iter()
+        .filter(|r| matches!(r, Rec::Enter(id, _) | Rec::Exit(id, _) if *id == t))
+        .count()
+}
+
+fn culls(records: &[Rec]) -> Vec<(CullKind, u32, u64)> {
+    records
+        .iter()
+        .filter_map(|r| match *r {
+            Rec::Cull(k, id, run, _) => Some((k, id, run)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_function_whose_calls_are_all_erased_is_culled_then_sampled() {
+    // 100 erased calls cull it; then 2 x 256 more calls: two samples, both short (erased).
+    let log = record_log(config(), || calls(100 + 2 * SAMPLE_EVERY, |_| 5));
+    let records = log.thread_records(log.tids()[0]);
+    let t = TINY.id();
+    assert_eq!(culls(&records), vec![(CullKind::Culled, t, 100)]);
+    // Nothing of tiny is kept: the erased calls before the cull and the short samples after.
+    assert_eq!(tiny_records(&records), 0);
+    // The outer call is whole around it.
+    assert!(matches!(records[1], Rec::Enter(id, 0) if id == OUTER.id()));
+    assert!(matches!(records.last(), Some(Rec::Exit(id, _)) if *id == OUTER.id()));
+}
+
+#[test]
+fn a_sample_that_reaches_the_threshold_restores_the_function() {
+    // Culled after 100; the first sample (the 256th call after that) lasts 500 ticks.
+    let slow_at = 100 + SAMPLE_EVERY - 1;
+    let log = record_log(config(), || {
+        calls(
+            100 + 2 * SAMPLE_EVERY,
+            |i| if i == slow_at { 500 } else { 5 },
+        )
+    });
+    let records = log.thread_records(log.tids()[0]);
+    let t = TINY.id();
+    // ... and, its calls being short again, it is culled once more after another 100.
+    assert_eq!(
+        culls(&records),
+        vec![
+            (CullKind::Culled, t, 100),
+            (CullKind::Restored, t, 0),
+            (CullKind::Culled, t, 100)
+        ]
+    );
+    // Recorded again: the slow sample is kept (entry and exit, 500 ticks), and the calls after
+    // it are recorded (and erased, being short) until the run culls it once more.
+    let kept: Vec<&Rec> = records
+        .iter()
+        .filter(|r| matches!(r, Rec::Enter(id, _) | Rec::Exit(id, _) if *id == t))
+        .collect();
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    assert!(matches!(kept[1], Rec::Exit(_, 500)));
+    // The restore comes right after the slow sample's exit.
+    let exit_at = records
+        .iter()
+        .position(|r| matches!(r, Rec::Exit(id, 500) if *id == t))
+        .unwrap();
+    assert!(matches!(records[exit_at + 1], Rec::Cull(CullKind::Restored, id, 0, _) if id == t));
+}
+
+#[test]
+fn a_function_that_is_slow_now_and_then_is_never_culled() {
+    // One call in 100 lasts past the threshold: no run of 100 erased calls.
+    let log = record_log(config(), || {
+        calls(5000, |i| if i % 100 == 99 { 500 } else { 5 })
+    });
+    let records = log.thread_records(log.tids()[0]);
+    assert!(culls(&records).is_empty());
+    // Every slow call is in the log.
+    assert_eq!(tiny_records(&records), 2 * 50);
+}
+
+#[test]
+fn with_culling_off_every_call_is_recorded_as_before() {
+    let config = config().cull(false);
+    let log = record_log(config, || calls(1000, |i| if i == 900 { 500 } else { 5 }));
+    let records = log.thread_records(log.tids()[0]);
+    assert!(culls(&records).is_empty());
+    let (o, t) = (OUTER.id(), TINY.id());
+    // Exactly what rewind alone leaves: the outer call and the one slow call, with the erased
+    // calls' time in the next delta (900 calls of 6 ticks after the outer entry's 1000).
+    assert_eq!(
+        records,
+        vec![
+            Rec::Cpu(0, 1000),
+            Rec::Enter(o, 0),
+            Rec::Enter(t, 1000 + 900 * 6),
+            Rec::Exit(t, 500),
+            Rec::Exit(o, 1 + 99 * 6 + 1000),
+        ]
+    );
+}
