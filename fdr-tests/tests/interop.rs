@@ -28,7 +28,12 @@ static T: fdr_runtime::FnDesc = fdr_runtime::FnDesc::new(
 fn tasks() {
     use std::future::Future;
     let mut done = std::pin::pin!(fdr_runtime::Instrumented::new(&T, async { 1 }));
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    struct Noop;
+    impl std::task::Wake for Noop {
+        fn wake(self: std::sync::Arc<Self>) {}
+    }
+    let waker = std::task::Waker::from(std::sync::Arc::new(Noop));
+    let mut cx = std::task::Context::from_waker(&waker);
     assert!(done.as_mut().poll(&mut cx).is_ready());
     drop(fdr_runtime::Instrumented::new(&T, async { 2 }));
 }
