@@ -45,6 +45,7 @@ mod row {
     pub const MODEL_RDTSC: &str = "  (model: rdtsc, CPU from rseq)";
     pub const KEPT: &str = "fdr recording, call kept (threshold 0)";
     pub const REWIND: &str = "fdr recording, call erased (threshold 1 s)";
+    pub const CULLED: &str = "fdr recording, call culled (always erased)";
     pub const SCOPE: &str = "fdr_scope!, recording (threshold 0)";
     pub const ARGS: &str = "fdr log_args, two arguments";
     pub const T0: &str = "fdr two threads, thread on cpu 0";
@@ -57,7 +58,7 @@ mod row {
     pub const BIG: &str = "  (kept, 1 MiB buffers)";
 
     /// In print order.
-    pub const ALL: [&str; 21] = [
+    pub const ALL: [&str; 22] = [
         FLOOR,
         RDTSC,
         FLOOR_T0,
@@ -69,6 +70,7 @@ mod row {
         MODEL_RDTSC,
         KEPT,
         REWIND,
+        CULLED,
         SCOPE,
         ARGS,
         T0,
@@ -279,9 +281,14 @@ fn round(t: &mut Table, logs: &mut Logs) -> Result<(), String> {
     })?;
     logs.blocked_fdr += r?;
     logs.kept = bytes;
-    let rewind = fdr::Config::default().threshold(Duration::from_secs(1));
+    // The rewind itself: with culling on, the leaf would be culled after 10,000 calls.
+    let rewind = fdr::Config::default()
+        .threshold(Duration::from_secs(1))
+        .cull(false);
     let ((), bytes) = recording(rewind, |_| t.sample(row::REWIND, workload::run_fdr))?;
     logs.rewind = bytes;
+    let culled = fdr::Config::default().threshold(Duration::from_secs(1));
+    recording(culled, |_| t.sample(row::CULLED, workload::run_fdr))?;
     for (name, size) in [(row::SMALL, 1024), (row::BIG, 1 << 20)] {
         let cfg = kept_config()
             .buffer_size(size)

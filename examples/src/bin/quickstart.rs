@@ -7,8 +7,10 @@
 //! Four worker threads handle requests (parsing, a cache, a recursive computation, now and then
 //! a slow call and once a panic that the worker catches), while the main thread drives an async
 //! task with a ten-line executor. Everything is recorded, written to `LOG` (`quickstart.fdr` in
-//! the current directory by default) and summarized with `fdr account`. Try `fdr stack LOG` or
-//! `fdr convert LOG --format chrome -o trace.json` next.
+//! the current directory by default) and summarized with `fdr account`. The slow call has a
+//! trigger (`trigger = "1ms"`): the first one that lasts longer makes the recorder write a
+//! snapshot by itself, `quickstart-1.fdr` next to `LOG`. Try `fdr info` on it, `fdr stack LOG`
+//! or `fdr convert LOG --format chrome -o trace.json` next.
 
 use std::collections::HashMap;
 use std::error::Error;
@@ -68,8 +70,8 @@ impl Cache {
     }
 }
 
-/// Stands for a call to a disk or a remote service.
-#[instrument_fdr(log_args)]
+/// Stands for a call to a disk or a remote service. A call longer than 1 ms writes a snapshot.
+#[instrument_fdr(log_args, trigger = "1ms")]
 fn slow_io(millis: u64) {
     thread::sleep(Duration::from_millis(millis));
 }
@@ -178,7 +180,8 @@ fn main() -> Result<(), Box<dyn Error>> {
             .unwrap_or_else(|| "quickstart.fdr".into()),
     );
     quiet_expected_panic();
-    let recorder = fdr::start(fdr::Config::default())?;
+    // `out` names the snapshots that triggers write: quickstart-1.fdr, -2, ... next to the log.
+    let recorder = fdr::start(fdr::Config::default().out(&log))?;
 
     let cache = Arc::new(Cache {
         values: Mutex::new(HashMap::new()),
@@ -213,9 +216,26 @@ fn main() -> Result<(), Box<dyn Error>> {
         return Ok(());
     }
 
+    // The trigger's snapshot is written by fdr's background writer; give it a moment.
+    let snapshot = log.with_file_name(format!(
+        "{}-1.fdr",
+        log.file_stem().unwrap_or_default().to_string_lossy()
+    ));
+    for _ in 0..200 {
+        if snapshot.exists() {
+            break;
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
     recorder.finish(&log)?;
     let shown = std::fs::canonicalize(&log).unwrap_or_else(|_| log.clone());
     println!("quickstart: log written to {}", shown.display());
+    if snapshot.exists() {
+        println!(
+            "quickstart: a slow_io call passed its 1 ms trigger; the recorder wrote {} by itself",
+            snapshot.display()
+        );
+    }
     println!();
 
     let mut stdout = std::io::stdout();
