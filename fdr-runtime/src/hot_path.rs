@@ -59,31 +59,30 @@ fn record_other(f: &'static FnDesc, kind: FnKind) {
 
 #[inline(always)]
 fn record_one(f: &'static FnDesc, kind: FnKind) {
-    local::with(|l| {
-        let t = &l.state;
-        let len = t.len.get();
-        if len >= t.writer.limit() {
-            return cold(l, f, kind, &[]);
-        }
-        t.busy(|| {
-            let id = t.id_field(f);
-            let (tsc, cpu) = clock::now();
-            match controller::record(t, len, id, kind, tsc, cpu) {
-                Some(len) => len,
-                None => next_buffer(
-                    l,
-                    len,
-                    tsc,
-                    cpu,
-                    Event::Call {
-                        id,
-                        kind,
-                        args: &[],
-                    },
-                ),
-            }
-        });
-    })
+    let l = local::get();
+    let t = &l.state;
+    let len = t.len.get();
+    if len >= t.writer.limit() {
+        return cold(l, f, kind, &[]);
+    }
+    t.begin_write();
+    let id = t.id_field(f);
+    let (tsc, cpu) = clock::now();
+    let len = match controller::record(t, len, id, kind, tsc, cpu) {
+        Some(len) => len,
+        None => next_buffer(
+            l,
+            len,
+            tsc,
+            cpu,
+            Event::Call {
+                id,
+                kind,
+                args: &[],
+            },
+        ),
+    };
+    t.end_write(len);
 }
 
 /// Records an entry with arguments.
@@ -100,31 +99,25 @@ pub(crate) fn record_args(f: &'static FnDesc, args: &[u64]) {
 
 #[inline(always)]
 fn record_args_one(f: &'static FnDesc, args: &[u64]) {
-    local::with(|l| {
-        let t = &l.state;
-        let len = t.len.get();
-        if len >= t.writer.limit() {
-            return cold(l, f, FnKind::EnterArgs, args);
-        }
-        t.busy(|| {
-            let id = t.id_field(f);
-            let (tsc, cpu) = clock::now();
-            match controller::record_args(t, len, id, tsc, cpu, args) {
-                Some(len) => len,
-                None => next_buffer(
-                    l,
-                    len,
-                    tsc,
-                    cpu,
-                    Event::Call {
-                        id,
-                        kind: FnKind::EnterArgs,
-                        args,
-                    },
-                ),
-            }
-        });
-    })
+    let l = local::get();
+    let t = &l.state;
+    let len = t.len.get();
+    if len >= t.writer.limit() {
+        return cold(l, f, FnKind::EnterArgs, args);
+    }
+    t.begin_write();
+    let id = t.id_field(f);
+    let (tsc, cpu) = clock::now();
+    let call = Event::Call {
+        id,
+        kind: FnKind::EnterArgs,
+        args,
+    };
+    let len = match controller::record_args(t, len, id, tsc, cpu, args) {
+        Some(len) => len,
+        None => next_buffer(l, len, tsc, cpu, call),
+    };
+    t.end_write(len);
 }
 
 /// Where hooks land when the bounds check fails and a recorder may be running: the thread is

@@ -48,8 +48,24 @@ thread_local! {
     };
 }
 
+/// This thread's state.
+///
+/// Only the address is taken inside `LocalKey::with`, whose closure is then trivially inlined:
+/// the access is one address computation off the thread pointer, and the caller's code stays in
+/// the caller (with the body inside a closure the compiler kept it out of line, a call on every
+/// record).
+#[inline(always)]
+pub(crate) fn get() -> &'static Local {
+    let local: *const Local = LOCAL.with(|l| l as *const Local);
+    // SAFETY: a const-initialised thread-local without a destructor lives as long as its thread,
+    // and only shared references to it are ever made, so this one may coexist with any other.
+    // `Local` is `!Sync` (it is made of `Cell`s), so the reference cannot reach another thread,
+    // and the runtime keeps none past the call that took it.
+    unsafe { &*local }
+}
+
 /// Runs `f` with this thread's state.
 #[inline(always)]
 pub(crate) fn with<R>(f: impl FnOnce(&Local) -> R) -> R {
-    LOCAL.with(f)
+    f(get())
 }

@@ -75,15 +75,28 @@ impl ThreadState {
         self.writer.publish_stable(len);
     }
 
-    /// Runs `write` with the length marked busy, then stores the length it returns. The one
-    /// place that brackets a write: the fences keep the compiler from moving the buffer stores
-    /// out of the bracket, where a signal handler's hook would not see the marker.
+    /// Opens the bracket around a write: the length reads busy until [`ThreadState::end_write`].
+    /// The fences keep the compiler from moving the buffer stores out of the bracket, where a
+    /// signal handler's hook would not see the marker. The hot path uses the pair directly (a
+    /// closure there ends up out of line); everything else goes through [`ThreadState::busy`].
     #[inline(always)]
-    pub(crate) fn busy(&self, write: impl FnOnce() -> u32) {
+    pub(crate) fn begin_write(&self) {
         self.len.set(BUSY);
         compiler_fence(Ordering::SeqCst);
-        let len = write();
+    }
+
+    /// Closes the bracket, publishing `len` to this thread's hooks.
+    #[inline(always)]
+    pub(crate) fn end_write(&self, len: u32) {
         compiler_fence(Ordering::SeqCst);
         self.len.set(len);
+    }
+
+    /// Runs `write` inside the bracket and keeps the length it returns.
+    #[inline(always)]
+    pub(crate) fn busy(&self, write: impl FnOnce() -> u32) {
+        self.begin_write();
+        let len = write();
+        self.end_write(len);
     }
 }
