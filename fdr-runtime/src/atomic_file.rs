@@ -1,8 +1,8 @@
 //! Writing a log to a path so that success means a complete file there.
 //!
 //! Each write goes to a temporary file of its own next to the target (created exclusively, named
-//! with the pid and a process-wide counter, so two writers never share one), is synced, and is
-//! renamed over the target only when complete. A failed write removes its own temporary file and
+//! with the pid and a process-wide counter, so two writers never share one) and is renamed over
+//! the target only when complete; the final log is synced to disk first. A failed write removes its own temporary file and
 //! nothing else. Renames of one session's logs are ordered so that its final log wins: a
 //! snapshot that finishes after the final log went to the same path is discarded.
 
@@ -60,7 +60,16 @@ pub(crate) fn write(
         source,
     };
     let (tmp, mut file) = create_temp(path).map_err(io_err)?;
-    let result = body(&mut file).and_then(|()| file.sync_data().map_err(io_err));
+    // The final log is synced before it is renamed into place: it is written once, at the end,
+    // and must survive a machine that goes down right after. Snapshots are not (a sync is most of
+    // a snapshot's time); the rename still shows them whole or not at all.
+    let result = body(&mut file).and_then(|()| {
+        if is_final {
+            file.sync_data().map_err(io_err)
+        } else {
+            Ok(())
+        }
+    });
     drop(file);
     let result = result.and_then(|()| {
         let mut finals = session

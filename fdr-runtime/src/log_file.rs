@@ -123,9 +123,22 @@ fn write_log<W: Write + ?Sized>(
     };
     out.write_all(&lead_block(&start, &records))?;
     for block in &copied.blocks {
-        for w in &block.words {
-            out.write_all(&w.to_le_bytes())?;
-        }
+        out.write_all(&le_bytes(&block.words))?;
     }
     out.flush()
+}
+
+/// A block's words as the log's little-endian bytes, in one piece (a write per word made
+/// snapshots three times slower).
+fn le_bytes(words: &[u64]) -> std::borrow::Cow<'_, [u8]> {
+    if cfg!(target_endian = "little") {
+        // SAFETY: `u64` has no padding and every byte pattern is a valid `u8`; the slice covers
+        // exactly the words' memory, and on a little-endian target that memory already is the
+        // log's byte order.
+        std::borrow::Cow::Borrowed(unsafe {
+            std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), std::mem::size_of_val(words))
+        })
+    } else {
+        std::borrow::Cow::Owned(words.iter().flat_map(|w| w.to_le_bytes()).collect())
+    }
 }
