@@ -35,6 +35,28 @@ pub const MAX_BYTES: usize = 64 << 20;
 /// The renderer leaves out frames narrower than this share of the width, in percent.
 const MIN_WIDTH_PCT: f64 = 0.01;
 
+/// What a graph or chart may hand the renderer: [`MAX_FRAMES`], [`MAX_BYTES`] and
+/// [`DISPLAY_DEPTH`] by default; smaller in tests and fuzzing, to reach the code past them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Frames over all lines.
+    pub frames: usize,
+    /// Bytes of all lines.
+    pub bytes: usize,
+    /// Frames of one call path shown (the chart's; the graph's comes with its trie).
+    pub depth: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            frames: MAX_FRAMES,
+            bytes: MAX_BYTES,
+            depth: DISPLAY_DEPTH,
+        }
+    }
+}
+
 fn frame_label(s: &str) -> String {
     shown(s).replace(';', ":")
 }
@@ -43,8 +65,17 @@ fn digits(n: u64) -> usize {
     n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
-/// The flame graph's lines: per kept path, its self time plus that of the paths folded into it.
-fn graph_lines(t: &Trie, names: &Names, clock: &Clock, notes: &mut Vec<String>) -> Vec<String> {
+/// The flame graph's lines (`a;b;c <ns>`): per path kept, its self time plus that of the paths
+/// folded into it. Paths narrower than the renderer draws are always folded into their caller
+/// (top-level ones into one `[narrow call paths]` line); past `limits`, ever wider ones, and
+/// `notes` gets a line saying so. The counts always add up to the trie's whole time.
+pub fn graph_lines(
+    t: &Trie,
+    names: &Names,
+    clock: &Clock,
+    limits: Limits,
+    notes: &mut Vec<String>,
+) -> Vec<String> {
     let n = t.nodes.len();
     // Width of a path in the graph: its self time and that of every path under it. Children
     // have larger indices than their parents.
@@ -112,7 +143,7 @@ fn graph_lines(t: &Trie, names: &Names, clock: &Clock, notes: &mut Vec<String>) 
             } + digits(count)
                 + 1;
         });
-        if frames <= MAX_FRAMES && bytes <= MAX_BYTES {
+        if frames <= limits.frames && bytes <= limits.bytes {
             break;
         }
         // Everything narrower than the whole folds into one line at worst, which always fits.
@@ -120,10 +151,11 @@ fn graph_lines(t: &Trie, names: &Names, clock: &Clock, notes: &mut Vec<String>) 
     }
     if min > drawn {
         notes.push(format!(
-            "call paths narrower than {} are folded into their callers (fdr's limits: \
-             {MAX_FRAMES} frames, {} MiB of call paths)",
+            "call paths narrower than {} are folded into their callers (fdr's limits: {} \
+             frames, {} MiB of call paths)",
             human(min.ceil() as u64),
-            MAX_BYTES >> 20
+            limits.frames,
+            limits.bytes >> 20
         ));
     }
     let mut lines = Vec::new();
@@ -171,8 +203,11 @@ struct ChartThread {
     runs: Vec<Run>,
 }
 
-/// Time-ordered runs of stacks per thread, sampled every `step` ticks (1: exact).
-struct Chart {
+/// The flame chart being built: per thread, the time-ordered runs of identical stacks (up to
+/// the display depth), exact while they fit the limits, else sampled every `step` ticks, the
+/// step doubling until they fit.
+pub struct Chart {
+    limits: Limits,
     max_depth: usize,
     step: u64,
     threads: Vec<ChartThread>,
@@ -180,13 +215,20 @@ struct Chart {
 }
 
 impl Chart {
-    fn new(max_depth: usize) -> Chart {
+    /// An empty chart.
+    pub fn new(limits: Limits) -> Chart {
         Chart {
-            max_depth,
+            limits,
+            max_depth: limits.depth.max(1),
             step: 1,
             threads: Vec::new(),
             arena: Vec::new(),
         }
+    }
+
+    /// Ticks between two samples of a thread's stack (1: every change is kept).
+    pub fn step(&self) -> u64 {
+        self.step
     }
 
     /// Gives the intervals before `now` to the thread's current stack.
@@ -230,8 +272,9 @@ impl Chart {
             cols,
         });
         self.arena.extend_from_slice(&th.ids[..shown]);
-        if self.arena.len() + self.threads.len() > MAX_FRAMES {
-            self.coarsen(|c| c.arena.len() + c.threads.len() <= MAX_FRAMES)?;
+        let most = self.limits.frames;
+        if self.arena.len() + self.threads.len() > most {
+            self.coarsen(|c| c.arena.len() + c.threads.len() <= most)?;
         }
         Ok(())
     }
@@ -242,10 +285,11 @@ impl Chart {
         while !fits(self) {
             if self.step >= 1 << 62 {
                 return Err(CliError::limit(format!(
-                    "the flame chart needs more than {MAX_FRAMES} frames or {} MiB of call \
-                     paths even with one sample per thread, fdr's limits for a chart (try \
-                     `fdr flame` without --chart)",
-                    MAX_BYTES >> 20
+                    "the flame chart needs more than {} frames or {} MiB of call paths even \
+                     with one sample per thread, fdr's limits for a chart (try `fdr flame` \
+                     without --chart)",
+                    self.limits.frames,
+                    self.limits.bytes >> 20
                 )));
             }
             let (old, step) = (self.step, self.step * 2);
@@ -330,81 +374,76 @@ impl Sink for Chart {
     }
 }
 
-/// The flame chart's lines, thread by thread in time order.
-fn chart_lines(
-    path: &Path,
-    progress: &Progress,
-    notes: &mut Vec<String>,
-) -> Result<Vec<String>, CliError> {
-    let p = plan(path, progress)?;
-    let names = Names::new(&p.info);
-    let clock = Clock::new(p.info.header.cycle_frequency);
-    let mut c = Chart::new(DISPLAY_DEPTH);
-    replay(path, &mut c, Some(&p), progress, 1)?;
-    let deeper = format!("[calls deeper than {} frames]", c.max_depth);
-    let tnames: Vec<String> = (0..c.threads.len())
-        .map(|t| {
-            p.threads
-                .get(t)
-                .map(|s| frame_label(&names.thread(s.tid)))
-                .unwrap_or_default()
-        })
-        .collect();
-    let mut labels: HashMap<u32, String> = HashMap::new();
-    let size = |c: &Chart, labels: &mut HashMap<u32, String>| -> usize {
-        let mut bytes = 0;
-        for (t, th) in c.threads.iter().enumerate() {
-            for r in &th.runs {
-                bytes += tnames[t].len() + 22;
-                bytes += if r.deeper { deeper.len() + 1 } else { 0 };
-                for &id in &c.arena[r.at..r.at + r.len] {
-                    bytes += 1 + labels
-                        .entry(id)
-                        .or_insert_with(|| frame_label(&names.function(id)))
-                        .len();
+impl Chart {
+    /// The chart's lines (`thread;a;b <ns>`), thread by thread in time order; `tids` gives each
+    /// thread index's id, for its name. Samples more coarsely first if the lines would be
+    /// over the byte limit, and adds a note to `notes` if the chart is sampled.
+    pub fn lines(
+        &mut self,
+        names: &Names,
+        clock: &Clock,
+        tids: &[i32],
+        notes: &mut Vec<String>,
+    ) -> Result<Vec<String>, CliError> {
+        let deeper = format!("[calls deeper than {} frames]", self.max_depth);
+        let tnames: Vec<String> = (0..self.threads.len())
+            .map(|t| {
+                tids.get(t)
+                    .map(|&tid| frame_label(&names.thread(tid)))
+                    .unwrap_or_default()
+            })
+            .collect();
+        let label = |id: u32| frame_label(&names.function(id));
+        let mut labels: HashMap<u32, String> = HashMap::new();
+        let size = |c: &Chart, labels: &mut HashMap<u32, String>| -> usize {
+            let mut bytes = 0;
+            for (t, th) in c.threads.iter().enumerate() {
+                for r in &th.runs {
+                    bytes += tnames[t].len() + 22;
+                    bytes += if r.deeper { deeper.len() + 1 } else { 0 };
+                    for &id in &c.arena[r.at..r.at + r.len] {
+                        bytes += 1 + labels.entry(id).or_insert_with(|| label(id)).len();
+                    }
                 }
             }
-        }
-        bytes
-    };
-    let named = |e: CliError| e.in_log(&shown_path(path));
-    if size(&c, &mut labels) > MAX_BYTES {
-        let fits = |c: &Chart| {
-            let mut labels = HashMap::new();
-            size(c, &mut labels) <= MAX_BYTES
+            bytes
         };
-        c.coarsen(fits).map_err(named)?;
-    }
-    if c.step > 1 {
-        notes.push(format!(
-            "each thread's stack sampled every {} (fdr's limits for a chart: {MAX_FRAMES} \
-             frames, {} MiB of call paths)",
-            human(clock.ns(c.step).max(1)),
-            MAX_BYTES >> 20
-        ));
-    }
-    let mut lines = Vec::new();
-    for (t, th) in c.threads.iter().enumerate() {
-        for r in &th.runs {
-            let mut line = tnames[t].clone();
-            for &id in &c.arena[r.at..r.at + r.len] {
-                line.push(';');
-                match labels.get(&id) {
-                    Some(l) => line.push_str(l),
-                    None => line.push_str(&frame_label(&names.function(id))),
-                }
-            }
-            if r.deeper {
-                line.push(';');
-                line.push_str(&deeper);
-            }
-            let ns = clock.ns(r.cols.saturating_mul(c.step));
-            line.push(' ');
-            line.push_str(&ns.to_string());
-            lines.push(line);
+        let most = self.limits.bytes;
+        if size(self, &mut labels) > most {
+            self.coarsen(|c| size(c, &mut HashMap::new()) <= most)?;
         }
+        if self.step > 1 {
+            notes.push(format!(
+                "each thread's stack sampled every {} (fdr's limits for a chart: {} frames, \
+                 {} MiB of call paths)",
+                human(clock.ns(self.step).max(1)),
+                self.limits.frames,
+                self.limits.bytes >> 20
+            ));
+        }
+        let mut lines = Vec::new();
+        for (t, th) in self.threads.iter().enumerate() {
+            for r in &th.runs {
+                let mut line = tnames[t].clone();
+                for &id in &self.arena[r.at..r.at + r.len] {
+                    line.push(';');
+                    match labels.get(&id) {
+                        Some(l) => line.push_str(l),
+                        None => line.push_str(&label(id)),
+                    }
+                }
+                if r.deeper {
+                    line.push(';');
+                    line.push_str(&deeper);
+                }
+                let ns = clock.ns(r.cols.saturating_mul(self.step));
+                line.push(' ');
+                line.push_str(&ns.to_string());
+                lines.push(line);
+            }
+        }
+        Ok(lines)
     }
-    Ok(lines)
 }
 
 /// Draws the flame graph (or chart) of the log at `path` as SVG on `out`.
@@ -418,12 +457,19 @@ pub fn run(
     let name = shown_path(path);
     let mut notes = Vec::new();
     let lines: Vec<String> = if chart {
-        chart_lines(path, progress, &mut notes)?
+        let p = plan(path, progress)?;
+        let names = Names::new(&p.info);
+        let clock = Clock::new(p.info.header.cycle_frequency);
+        let mut c = Chart::new(Limits::default());
+        replay(path, &mut c, Some(&p), progress, 1)?;
+        let tids: Vec<i32> = p.threads.iter().map(|t| t.tid).collect();
+        c.lines(&names, &clock, &tids, &mut notes)
+            .map_err(|e| e.in_log(&name))?
     } else {
         let (t, p) = Trie::build(path, progress)?;
         let names = Names::new(&p.info);
         let clock = Clock::new(p.info.header.cycle_frequency);
-        let lines = graph_lines(&t, &names, &clock, &mut notes);
+        let lines = graph_lines(&t, &names, &clock, Limits::default(), &mut notes);
         if t.nodes.iter().any(|n| n.kind == NodeKind::MorePaths) {
             notes.push(format!(
                 "[more call paths, merged]: the log has more than {} call paths, fdr's limit",
@@ -458,4 +504,251 @@ pub fn run(
     }
     flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), out)
         .map_err(|e| CliError::io(dest, "cannot write the flame graph", e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calls::{plan_decoder, replay_decoder};
+    use crate::synth::LogBuilder;
+    use fdr_format::events::EventDecoder;
+
+    /// Each thread's visible stack after every change: (time, ids shown, deeper than shown).
+    type Changes = Vec<Vec<(u64, Vec<u32>, bool)>>;
+
+    /// Random nested calls on two threads, up to 12 deep, and what `depth` frames of each
+    /// thread's stack look like after every change.
+    fn random_log(seed: u64, steps: usize, depth: usize) -> (Vec<u8>, Changes) {
+        let mut x = seed | 1;
+        let mut rng = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut log = LogBuilder::new(1_000_000_000);
+        for id in 1..=6 {
+            log.function(id, &format!("f{id}"), &[]);
+        }
+        let mut changes = Vec::new();
+        for tid in [5, 6] {
+            let mut b = log.block(tid, 0, 100);
+            let (mut t, mut stack) = (100u64, Vec::<u32>::new());
+            let mut seen = Vec::new();
+            for _ in 0..steps {
+                t += 1 + rng() % 20;
+                if stack.is_empty() || (stack.len() < 12 && rng() % 2 == 0) {
+                    let id = 1 + (rng() % 6) as u32;
+                    b.enter(id, t);
+                    stack.push(id);
+                } else {
+                    b.exit(stack.pop().unwrap(), t);
+                }
+                let shown = stack.len().min(depth);
+                seen.push((t, stack[..shown].to_vec(), stack.len() > depth));
+            }
+            // The window's end closes what is still open.
+            seen.push((t, Vec::new(), false));
+            b.finish();
+            changes.push(seen);
+        }
+        (log.finish(), changes)
+    }
+
+    /// The runs a sampler every `step` ticks sees: the stack after the last change at or before
+    /// each sampling time, from the first change up to (not at) the last.
+    fn sampled(changes: &[(u64, Vec<u32>, bool)], step: u64) -> Vec<(Vec<u32>, bool, u64, u64)> {
+        let origin = changes[0].0;
+        let end = changes.last().unwrap().0;
+        let mut runs: Vec<(Vec<u32>, bool, u64, u64)> = Vec::new();
+        let mut c = origin;
+        let mut k = 0;
+        while c < end {
+            while k + 1 < changes.len() && changes[k + 1].0 <= c {
+                k += 1;
+            }
+            let (_, ids, deeper) = &changes[k];
+            if !ids.is_empty() {
+                match runs.last_mut() {
+                    Some(r) if r.0 == *ids && r.1 == *deeper && r.2 + r.3 * step == c => r.3 += 1,
+                    _ => runs.push((ids.clone(), *deeper, c, 1)),
+                }
+            }
+            c += step;
+        }
+        runs
+    }
+
+    fn chart_of(bytes: &[u8], limits: Limits) -> Chart {
+        let hidden = Progress::hidden();
+        let p = plan_decoder(EventDecoder::new(bytes).unwrap(), "mem", &hidden).unwrap();
+        let mut c = Chart::new(limits);
+        replay_decoder(
+            EventDecoder::new(bytes).unwrap(),
+            "mem",
+            &mut c,
+            Some(&p),
+            &hidden,
+            1,
+        )
+        .unwrap();
+        c
+    }
+
+    fn runs_of(c: &Chart, t: usize) -> Vec<(Vec<u32>, bool, u64, u64)> {
+        c.threads[t]
+            .runs
+            .iter()
+            .map(|r| {
+                (
+                    c.arena[r.at..r.at + r.len].to_vec(),
+                    r.deeper,
+                    r.start,
+                    r.cols,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_chart_is_exact_within_its_limits_and_exactly_sampled_past_them() {
+        for seed in 1..6 {
+            let (bytes, changes) = random_log(seed, 3000, 3);
+            let exact = chart_of(
+                &bytes,
+                Limits {
+                    depth: 3,
+                    ..Limits::default()
+                },
+            );
+            assert_eq!(exact.step(), 1);
+            let small = chart_of(
+                &bytes,
+                Limits {
+                    frames: 300,
+                    bytes: MAX_BYTES,
+                    depth: 3,
+                },
+            );
+            assert!(small.step() > 1, "seed {seed}: sampled");
+            assert!(small.arena.len() + small.threads.len() <= 300);
+            // Thread index 0 is the leading block's (no calls); 1 and 2 are tids 5 and 6.
+            for (t, ch) in changes.iter().enumerate() {
+                assert_eq!(runs_of(&exact, t + 1), sampled(ch, 1), "seed {seed} exact");
+                assert_eq!(
+                    runs_of(&small, t + 1),
+                    sampled(ch, small.step()),
+                    "seed {seed} every {}",
+                    small.step()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn chart_lines_fit_the_byte_limit_and_say_when_sampled() {
+        let (bytes, _) = random_log(7, 2000, 4);
+        let names = Names::default();
+        let clock = Clock::new(1_000_000_000);
+        let mut notes = Vec::new();
+        let mut c = chart_of(&bytes, Limits::default());
+        let all = c.lines(&names, &clock, &[0, 5, 6], &mut notes).unwrap();
+        assert!(notes.is_empty());
+        let total = |lines: &[String]| -> u64 {
+            lines
+                .iter()
+                .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+                .sum()
+        };
+        let limits = Limits {
+            bytes: 2000,
+            ..Limits::default()
+        };
+        let mut c = chart_of(&bytes, limits);
+        let few = c.lines(&names, &clock, &[0, 5, 6], &mut notes).unwrap();
+        assert!(few.iter().map(|l| l.len() + 1).sum::<usize>() <= 2000);
+        assert!(
+            notes[0].starts_with("each thread's stack sampled every "),
+            "{notes:?}"
+        );
+        // Sampling keeps the time covered, to within one interval per run.
+        let (a, b) = (total(&all), total(&few));
+        assert!(b.abs_diff(a) <= few.len() as u64 * c.step(), "{a} vs {b}");
+        assert!(all[0].starts_with("thread 5;"), "{}", all[0]);
+    }
+
+    #[test]
+    fn the_graph_folds_paths_into_their_callers_and_keeps_every_nanosecond() {
+        let (bytes, _) = random_log(11, 4000, 12);
+        let hidden = Progress::hidden();
+        let p = plan_decoder(EventDecoder::new(&bytes[..]).unwrap(), "mem", &hidden).unwrap();
+        let mut t = Trie::default();
+        replay_decoder(
+            EventDecoder::new(&bytes[..]).unwrap(),
+            "mem",
+            &mut t,
+            Some(&p),
+            &hidden,
+            1,
+        )
+        .unwrap();
+        let names = Names::default();
+        let clock = Clock::new(1_000_000_000);
+        let total: u64 = t.nodes.iter().map(|n| clock.ns(n.self_)).sum();
+        let count = |lines: &[String]| -> (u64, usize) {
+            let ns = lines
+                .iter()
+                .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+                .sum();
+            let frames = lines.iter().map(|l| l.matches(';').count() + 1).sum();
+            (ns, frames)
+        };
+        let mut notes = Vec::new();
+        let all = graph_lines(&t, &names, &clock, Limits::default(), &mut notes);
+        assert!(notes.is_empty());
+        assert_eq!(count(&all).0, total);
+        // The lines of `stack --format folded`, less the paths too narrow to draw, whose time
+        // went to their callers' lines.
+        let folded: HashMap<String, u64> = t
+            .folded(&names, &clock)
+            .iter()
+            .map(|l| {
+                let (p, n) = l.rsplit_once(' ').unwrap();
+                (p.to_string(), n.parse().unwrap())
+            })
+            .collect();
+        let min = total as f64 * MIN_WIDTH_PCT / 100.0;
+        for l in &all {
+            let (p, n) = l.rsplit_once(' ').unwrap();
+            let n: u64 = n.parse().unwrap();
+            let own = folded.get(p).copied().unwrap_or(0);
+            assert!(n >= own, "{p}: {n} < {own}");
+        }
+        let dropped = folded
+            .keys()
+            .filter(|p| {
+                !all.iter()
+                    .any(|l| l.rsplit_once(' ').unwrap().0 == p.as_str())
+            })
+            .count();
+        assert!(
+            dropped > 0 && min > 1.0,
+            "this log has paths too narrow to draw"
+        );
+        for frames in [200, 20, 1] {
+            let limits = Limits {
+                frames,
+                ..Limits::default()
+            };
+            let mut notes = Vec::new();
+            let few = graph_lines(&t, &names, &clock, limits, &mut notes);
+            let (ns, used) = count(&few);
+            assert_eq!(ns, total, "limit {frames}");
+            assert!(used <= frames, "{used} frames for a limit of {frames}");
+            assert!(
+                notes[0].starts_with("call paths narrower than "),
+                "{notes:?}"
+            );
+        }
+    }
 }
