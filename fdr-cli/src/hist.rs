@@ -251,12 +251,29 @@ impl Log2 {
         &self.0
     }
 
-    /// Lowest value of bucket `i`.
+    /// Lowest value of bucket `i` (`u64::MAX` past the last bucket).
     pub fn lower_bound(i: usize) -> u64 {
-        if i == 0 {
-            0
-        } else {
-            1u64 << (i - 1)
+        match i {
+            0 => 0,
+            1..=64 => 1u64 << (i - 1),
+            _ => u64::MAX,
+        }
+    }
+
+    /// Highest value of bucket `i`: bucket 64 ends at `u64::MAX`, not at `2^64 - 1` computed
+    /// from a shift that overflows.
+    ///
+    /// ```
+    /// use fdr_cli::hist::Log2;
+    /// assert_eq!(Log2::upper_bound(0), 0);
+    /// assert_eq!(Log2::upper_bound(3), 7);
+    /// assert_eq!(Log2::upper_bound(64), u64::MAX);
+    /// ```
+    pub fn upper_bound(i: usize) -> u64 {
+        match i {
+            0 => 0,
+            1..=63 => (1u64 << i) - 1,
+            _ => u64::MAX,
         }
     }
 }

@@ -435,7 +435,7 @@ fn write_text(t: &Trie, names: &Names, clock: &Clock, out: &mut dyn Write) -> st
     let range = format!(
         "{}..{}",
         human(clock.ns(Log2::lower_bound(lo))),
-        human(clock.ns(Log2::lower_bound(hi + 1).saturating_sub(1)))
+        human(clock.ns(Log2::upper_bound(hi)))
     );
     let hw = width.max(range.chars().count());
     writeln!(
