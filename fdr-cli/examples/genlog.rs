@@ -1,18 +1,137 @@
-//! Writes a large synthetic fdr log for benchmarking the `fdr` command.
+//! Writes synthetic fdr logs: a large one for benchmarking the `fdr` command, or small crafted
+//! ones (fuzzing seeds, reproductions).
 //!
 //! ```text
 //! cargo run --release -p fdr-cli --example genlog -- /tmp/big.fdr 40000000 [threads]
 //! /usr/bin/time -v target/release/fdr account /tmp/big.fdr
+//! cargo run -p fdr-cli --example genlog -- --shape deep /tmp/deep.fdr 100000
 //! ```
 //!
-//! The log has the runtime's layout: 64 KiB blocks, threads interleaved block by block, nested
-//! calls up to 8 deep over 200 functions (each calling one of four callees), some with logged arguments, some tail exits, CPU
-//! migrations, and calls left open at the end.
+//! The large log has the runtime's layout: 64 KiB blocks, threads interleaved block by block,
+//! nested calls up to 8 deep over 200 functions (each calling one of four callees), some with
+//! logged arguments, some tail exits, CPU migrations, and calls left open at the end.
+//!
+//! Shapes (`--shape NAME OUT [N]`): `deep` (a recursion N deep), `ring` (the same seen from a
+//! ring window: exits only), `siblings` (one caller of N different functions), `functions` (N
+//! functions with huge ids), `hostile` (names with terminal escapes, newlines and XML
+//! characters, arguments, tail calls), `backwards` (time running backwards, a thread that lost
+//! everything), `args` (calls with many logged arguments).
 
 use std::io::{BufWriter, Write};
 
 use fdr_cli::synth::LogBuilder;
-use fdr_format::{function_record, meta, meta_bytes, FnKind, RunInfo};
+use fdr_format::{
+    function_record, meta, meta_bytes, Extension, FnKind, RecordMode, RunInfo, ThreadInfo,
+};
+
+/// A small crafted log of the given shape.
+fn shape(name: &str, n: u32) -> Option<Vec<u8>> {
+    let mut log = LogBuilder::new(1_000_000_000);
+    log.run(RunInfo {
+        ticks_per_second: 1_000_000_000,
+        pid: 1,
+        mode: RecordMode::Ring,
+        program: format!("genlog-{name}"),
+        ..RunInfo::default()
+    });
+    let n64 = u64::from(n);
+    match name {
+        "deep" | "ring" => {
+            log.function(1, "deep::recurse", &[]);
+            log.function(2, "deep::leaf", &[]);
+            let mut b = log.block(7, 0, 1000);
+            let mut t = 1000;
+            if name == "deep" {
+                for _ in 0..n {
+                    b.enter(1, t);
+                    t += 10;
+                }
+            }
+            b.enter(2, t);
+            b.exit(2, t + 10);
+            for _ in 0..n {
+                t += 10;
+                b.exit(1, t + 10);
+            }
+            b.finish();
+        }
+        "siblings" => {
+            log.function(1, "app::main", &[]);
+            let mut b = log.block(7, 0, 0);
+            b.enter(1, 0);
+            for i in 0..n64 {
+                b.enter(10 + i as u32, 5 * i + 1);
+                b.exit(10 + i as u32, 5 * i + 4);
+            }
+            b.exit(1, 5 * n64 + 1);
+            b.finish();
+        }
+        "functions" => {
+            let mut b = log.block(7, 0, 0);
+            for i in 0..n {
+                let t = 2000 * u64::from(i);
+                b.enter((1 << 27) + i, t);
+                b.exit((1 << 27) + i, t + 1000 + u64::from(i));
+            }
+            b.finish();
+        }
+        "hostile" => {
+            log.function(
+                1,
+                "evil\u{1b}]0;pwned\u{7}\nforged <b>&amp;\"q\"'s\u{9b}\u{202e}",
+                &["a\nb"],
+            );
+            log.function(2, "semi;colon", &[]);
+            log.function(3, "tail::callee", &[]);
+            log.thread(11, "t\u{1b}[31m\r\nrow");
+            let mut b = log.block(11, 0, 1000);
+            for k in 0..n64.max(1) {
+                let t = 1000 + k * 1000;
+                b.enter_args(1, t, &[k, u64::MAX]);
+                b.enter(2, t + 100);
+                b.cpu(1, t + 150);
+                b.tail_exit(2, t + 200);
+                b.enter(3, t + 200);
+                b.exit(3, t + 300);
+                b.exit(1, t + 900);
+            }
+            b.enter(1, 1000 + n64 * 1000);
+            b.finish();
+        }
+        "backwards" => {
+            log.function(1, "app::f", &[]);
+            log.thread(11, "main");
+            log.extension(&Extension::Thread(ThreadInfo {
+                tid: 13,
+                name: "lost".into(),
+                records_dropped: 500,
+            }));
+            let mut b = log.block(11, 0, 1000);
+            b.enter(1, 1000);
+            b.cpu(1, 400);
+            b.exit(1, 500);
+            b.enter(1, 450);
+            b.exit(1, 700);
+            b.finish();
+            let mut b = log.block(11, 1, 600);
+            b.enter(1, 650);
+            b.exit(1, 660);
+            b.finish();
+        }
+        "args" => {
+            log.function(1, "app::with_args", &["a", "b", "c"]);
+            let mut b = log.block(7, 0, 0);
+            for k in 0..n64.max(1) {
+                let args: Vec<u64> = (0..(k % 70)).collect();
+                b.enter_args(1, k * 100, &args);
+                b.exit(1, k * 100 + 50);
+            }
+            b.finish();
+        }
+        _ => return None,
+    }
+    Some(log.finish())
+}
 
 const BLOCK: usize = 64 * 1024;
 const FUNCTIONS: u32 = 200;
@@ -38,8 +157,18 @@ struct Thread {
 
 fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().collect();
+    if args.len() >= 4 && args[1] == "--shape" {
+        let n = args
+            .get(4)
+            .map_or(300, |s| s.parse().expect("N must be a number"));
+        let Some(bytes) = shape(&args[2], n) else {
+            eprintln!("genlog: unknown shape {}", args[2]);
+            std::process::exit(2);
+        };
+        return std::fs::write(&args[3], bytes);
+    }
     if args.len() < 3 {
-        eprintln!("usage: genlog OUT RECORDS [THREADS]");
+        eprintln!("usage: genlog OUT RECORDS [THREADS] | genlog --shape NAME OUT [N]");
         std::process::exit(2);
     }
     let records: u64 = args[2].parse().expect("RECORDS must be a number");

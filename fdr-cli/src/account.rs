@@ -6,12 +6,14 @@
 //! recursive function counts nested activations again, as `llvm-xray account` does.
 
 use std::io::Write;
+use std::path::Path;
 
 use clap::ValueEnum;
 
 use crate::calls::{replay, replay_shared, Close, Decoded, Frame, Sink};
+use crate::error::shown_path;
 use crate::hist::LogLinear;
-use crate::names::{Names, Slots};
+use crate::names::{json_string, shown, Names, Slots};
 use crate::progress::Progress;
 use crate::units::{human, Clock};
 use crate::CliError;
@@ -77,7 +79,7 @@ impl Sink for Account {
         how: Close,
         _: &[u64],
     ) -> Result<(), CliError> {
-        let s = self.slots.slot(f.id);
+        let s = self.slots.slot(f.id)?;
         if s >= self.tallies.len() {
             self.tallies.push(Tally {
                 min: u64::MAX,
@@ -178,22 +180,24 @@ pub enum Format {
 }
 
 impl Account {
-    /// Adds the tallies of `other` (another share of the same log's threads).
-    pub fn merge(&mut self, other: Account) {
+    /// Adds the tallies of `other` (another share of the same log's threads); an error if
+    /// together they use more than [`crate::names::MAX_FUNCTIONS`] function ids.
+    pub fn merge(&mut self, other: Account) -> Result<(), CliError> {
         for (&id, t) in other.slots.ids().iter().zip(other.tallies) {
-            let s = self.slots.slot(id);
+            let s = self.slots.slot(id)?;
             if s == self.tallies.len() {
                 self.tallies.push(t);
             } else {
                 self.tallies[s].merge(t);
             }
         }
+        Ok(())
     }
 
     /// Accounts the log at `path`, reading it with `readers` threads in parallel (each decodes
     /// the blocks of its share of the log's threads).
     pub fn of_log(
-        path: &str,
+        path: &Path,
         readers: usize,
         progress: &Progress,
     ) -> Result<(Account, Decoded), CliError> {
@@ -206,7 +210,7 @@ impl Account {
         let d = replay_shared(path, &mut parts, progress)?;
         let mut acc = Account::default();
         for p in parts {
-            acc.merge(p);
+            acc.merge(p).map_err(|e| e.in_log(&shown_path(path)))?;
         }
         Ok((acc, d))
     }
@@ -314,7 +318,7 @@ fn write_text(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
             human(r.max_ns),
             human(r.total_ns),
             human(r.self_ns),
-            r.function,
+            shown(&r.function),
             mark
         )?;
     }
@@ -333,11 +337,14 @@ fn write_text(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
     Ok(())
 }
 
+/// A CSV field: escaped for the terminal like every text output (so it holds no line break),
+/// then quoted if it has a comma or a quote.
 fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
+    let s = shown(s);
+    if s.contains([',', '"']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
-        s.to_string()
+        s.into_owned()
     }
 }
 
@@ -367,10 +374,6 @@ fn write_csv(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
     Ok(())
 }
 
-fn json_str(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
-}
-
 fn write_json(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
     write!(out, "[")?;
     for (i, r) in rows.iter().enumerate() {
@@ -380,7 +383,7 @@ fn write_json(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
              \"p90_ns\": {}, \"p99_ns\": {}, \"max_ns\": {}, \"total_ns\": {}, \"self_ns\": {}, \
              \"file\": {}, \"line\": {}}}",
             if i == 0 { "" } else { "," },
-            json_str(&r.function),
+            json_string(&r.function),
             r.id,
             r.count,
             r.min_ns,
@@ -390,7 +393,7 @@ fn write_json(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
             r.max_ns,
             r.total_ns,
             r.self_ns,
-            json_str(&r.file),
+            json_string(&r.file),
             r.line
         )?;
     }

@@ -18,10 +18,12 @@
 
 use std::fs::File;
 use std::io::Read;
+use std::path::Path;
 
 use fdr_format::events::{EventDecoder, EventKind, LogInfo, ThreadStats};
 use fdr_format::FormatError;
 
+use crate::error::shown_path;
 use crate::progress::Progress;
 use crate::CliError;
 
@@ -137,22 +139,23 @@ fn input(path: &str) -> impl Fn(FormatError) -> CliError + '_ {
 }
 
 /// Opens a log for decoding.
-pub fn open(path: &str) -> Result<EventDecoder<File>, CliError> {
-    let file = File::open(path).map_err(|e| CliError::io(path, "cannot open the log", e))?;
-    EventDecoder::new(file).map_err(input(path))
+pub fn open(path: &Path) -> Result<EventDecoder<File>, CliError> {
+    let name = shown_path(path);
+    let file = File::open(path).map_err(|e| CliError::io(&name, "cannot open the log", e))?;
+    EventDecoder::new(file).map_err(input(&name))
 }
 
 /// Replays the log at `path` through `sink`. Without a plan, entries missing from the window
 /// are inferred when their exit arrives (enough for per-function totals); with one, they are
 /// opened at the window's start. `pass` numbers this read for the progress bar.
 pub fn replay<S: Sink>(
-    path: &str,
+    path: &Path,
     sink: &mut S,
     plan: Option<&Plan>,
     progress: &Progress,
     pass: u64,
 ) -> Result<Decoded, CliError> {
-    replay_decoder(open(path)?, path, sink, plan, progress, pass)
+    replay_decoder(open(path)?, &shown_path(path), sink, plan, progress, pass)
 }
 
 /// [`replay`] on a decoder over any input; `path` names it in errors.
@@ -247,17 +250,18 @@ pub fn replay_decoder<R: Read, S: Sink>(
     match r {
         Ok(()) => {}
         Err(Failure::Format(e)) => return Err(input(path)(e)),
-        Err(Failure::Cli(e)) => return Err(e),
+        Err(Failure::Cli(e)) => return Err(e.in_log(path)),
     }
     progress.at(pass, dec.offset());
+    let named = |e: CliError| e.in_log(path);
     for (t, th) in ts.iter_mut().enumerate() {
         if th.pending {
             th.pending = false;
-            flush_enter(th, t as u32, sink)?;
+            flush_enter(th, t as u32, sink).map_err(named)?;
         }
         let end = dec.threads().get(t).map_or(0, |s| s.last_tsc);
         while !th.stack.is_empty() {
-            pop(th, t as u32, end, Close::WindowEnd, sink)?;
+            pop(th, t as u32, end, Close::WindowEnd, sink).map_err(named)?;
         }
     }
     Ok(Decoded {
@@ -276,11 +280,11 @@ pub fn replay_decoder<R: Read, S: Sink>(
 /// use fdr_cli::calls::replay_shared;
 /// use fdr_cli::progress::Progress;
 /// let mut parts = vec![Account::default(), Account::default()];
-/// let decoded = replay_shared("app.fdr", &mut parts, &Progress::hidden())?;
+/// let decoded = replay_shared("app.fdr".as_ref(), &mut parts, &Progress::hidden())?;
 /// # Ok::<(), fdr_cli::CliError>(())
 /// ```
 pub fn replay_shared<S: Sink + Send>(
-    path: &str,
+    path: &Path,
     sinks: &mut [S],
     progress: &Progress,
 ) -> Result<Decoded, CliError> {
@@ -295,7 +299,7 @@ pub fn replay_shared<S: Sink + Send>(
                 scope.spawn(move || {
                     let mut dec = open(path)?;
                     dec.share(n, k as u32);
-                    replay_decoder(dec, path, sink, None, shown, 0)
+                    replay_decoder(dec, &shown_path(path), sink, None, shown, 0)
                 })
             })
             .collect();
@@ -496,8 +500,8 @@ impl Sink for Prescan {
 
 /// A first pass over the log: which frames were open at each thread's window start, the
 /// tables, and time zero.
-pub fn plan(path: &str, progress: &Progress) -> Result<Plan, CliError> {
-    plan_decoder(open(path)?, path, progress)
+pub fn plan(path: &Path, progress: &Progress) -> Result<Plan, CliError> {
+    plan_decoder(open(path)?, &shown_path(path), progress)
 }
 
 /// [`plan`] on a decoder over any input; `path` names it in errors.

@@ -6,15 +6,16 @@
 //! `"inferred_start": true`, a call closed at the window's end `"open_at_end": true` on its `E`.
 
 use std::io::Write;
+use std::path::Path;
 
 use crate::calls::{plan, replay, Close, Frame, Plan, Sink};
-use crate::names::{Names, Slots};
+use crate::names::{json_string, Names, Slots};
 use crate::progress::Progress;
 use crate::units::Clock;
 use crate::CliError;
 
 fn json(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
+    json_string(s)
 }
 
 struct Chrome<'a> {
@@ -38,12 +39,12 @@ impl Chrome<'_> {
         let _ = write!(self.line, "{}.{:03}", ns / 1000, ns % 1000);
     }
 
-    fn name(&mut self, id: u32) -> usize {
-        let s = self.slots.slot(id);
+    fn name(&mut self, id: u32) -> Result<usize, CliError> {
+        let s = self.slots.slot(id)?;
         if s == self.quoted.len() {
             self.quoted.push(json(&self.names.function(id)));
         }
-        s
+        Ok(s)
     }
 
     fn emit(&mut self) -> Result<(), CliError> {
@@ -56,7 +57,7 @@ impl Chrome<'_> {
 
 impl Sink for Chrome<'_> {
     fn enter(&mut self, thread: u32, _: usize, f: &Frame, args: &[u64]) -> Result<(), CliError> {
-        let s = self.name(f.id);
+        let s = self.name(f.id)?;
         self.line.push_str("{\"ph\":\"B\",\"name\":");
         let q = std::mem::take(&mut self.quoted[s]);
         self.line.push_str(&q);
@@ -96,7 +97,7 @@ impl Sink for Chrome<'_> {
         how: Close,
         _: &[u64],
     ) -> Result<(), CliError> {
-        let s = self.name(f.id);
+        let s = self.name(f.id)?;
         self.line.push_str("{\"ph\":\"E\",\"name\":");
         let q = std::mem::take(&mut self.quoted[s]);
         self.line.push_str(&q);
@@ -134,7 +135,7 @@ pub(crate) fn process_name(p: &Plan, pid: i32) -> String {
 
 /// Converts the log at `path` to Chrome JSON on `out` (`dest` names it in errors).
 pub fn run(
-    path: &str,
+    path: &Path,
     out: &mut dyn Write,
     dest: &str,
     progress: &Progress,

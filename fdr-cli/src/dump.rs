@@ -2,20 +2,26 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::path::Path;
 
 use fdr_format::reader::{Reader, Record};
-use fdr_format::verify::BlockVerifier;
+use fdr_format::verify::{BlockVerifier, TimeCheck};
 use fdr_format::{Extension, FnKind, FormatError};
 
+use crate::error::shown_path;
+use crate::names::shown;
 use crate::CliError;
 
 /// Prints the records of the log at `path`; with `verify`, stops at the first record that
-/// breaks the block grammar.
-pub fn run(path: &str, verify: bool, out: &mut dyn Write) -> Result<(), CliError> {
+/// breaks the block grammar, and adds a warning line after each record where a thread's time
+/// runs backwards (a warning only: timestamp counters of different CPUs can disagree a little,
+/// so the log is still valid; durations across such a point are shown as 0).
+pub fn run(path: &Path, verify: bool, out: &mut dyn Write) -> Result<(), CliError> {
+    let name = shown_path(path);
     let file =
-        std::fs::File::open(path).map_err(|e| CliError::io(path, "cannot open the log", e))?;
+        std::fs::File::open(path).map_err(|e| CliError::io(&name, "cannot open the log", e))?;
     let input = |err: FormatError| CliError::Input {
-        path: path.to_string(),
+        path: name.clone(),
         err,
     };
     let w = |e: std::io::Error| CliError::io("<output>", "writing the dump", e);
@@ -29,6 +35,8 @@ pub fn run(path: &str, verify: bool, out: &mut dyn Write) -> Result<(), CliError
     )
     .map_err(w)?;
     let mut v = BlockVerifier::new();
+    let mut time = TimeCheck::default();
+    let mut backwards = 0u64;
     let mut names: HashMap<u32, String> = HashMap::new();
     let mut tsc: u64 = 0;
     let (mut records, mut blocks) = (0u64, 0u64);
@@ -51,7 +59,10 @@ pub fn run(path: &str, verify: bool, out: &mut dyn Write) -> Result<(), CliError
                     FnKind::TailExit => "TailExit",
                     FnKind::EnterArgs => "EnterArgs",
                 };
-                let name = names.get(id).cloned().unwrap_or_else(|| format!("#{id}"));
+                let name = match names.get(id) {
+                    Some(n) => shown(n).into_owned(),
+                    None => format!("#{id}"),
+                };
                 format!("{k:<14} id={id} delta={delta} tsc={tsc}  {name}")
             }
             Record::NewBuffer { tid } => format!("NewBuffer      tid={tid}"),
@@ -128,6 +139,19 @@ pub fn run(path: &str, verify: bool, out: &mut dyn Write) -> Result<(), CliError
                 let _ = out.flush();
                 return Err(input(e));
             }
+            if let Some(b) = time.record(&rec) {
+                backwards += 1;
+                writeln!(
+                    out,
+                    "{at:>10}  warning: time runs backwards on thread {}, from tsc {} to {} \
+                     ({} ticks)",
+                    b.tid,
+                    b.from,
+                    b.to,
+                    b.from - b.to
+                )
+                .map_err(w)?;
+            }
         }
     }
     if verify {
@@ -135,9 +159,15 @@ pub fn run(path: &str, verify: bool, out: &mut dyn Write) -> Result<(), CliError
             let _ = out.flush();
             return Err(input(e));
         }
+        let note = match backwards {
+            0 => String::new(),
+            1 => "; time runs backwards 1 time (warning above)".to_string(),
+            n => format!("; time runs backwards {n} times (warnings above)"),
+        };
         writeln!(
             out,
-            "verified: {records} records in {blocks} blocks follow the version 5 block grammar"
+            "verified: {records} records in {blocks} blocks follow the version 5 block \
+             grammar{note}"
         )
         .map_err(w)?;
     }

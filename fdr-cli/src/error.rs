@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::io;
+use std::path::Path;
 
 use fdr_format::FormatError;
 
@@ -35,6 +36,13 @@ pub enum CliError {
         /// What is missing.
         what: String,
     },
+    /// The log is valid but needs more than one of fdr's documented limits allows.
+    Limit {
+        /// The log's path as shown (empty until the command fills it in).
+        path: String,
+        /// Which limit, and what to do.
+        what: String,
+    },
     /// A file could not be opened, read or written.
     Io {
         /// The file's path as given.
@@ -61,6 +69,29 @@ impl CliError {
         matches!(self, CliError::Io { err, .. } if err.kind() == io::ErrorKind::BrokenPipe)
     }
 
+    /// A limit was hit while reading a log; the command adds the log's path.
+    pub fn limit(what: String) -> CliError {
+        CliError::Limit {
+            path: String::new(),
+            what,
+        }
+    }
+
+    /// Names the log in an error that did not know it yet.
+    pub(crate) fn in_log(self, log: &str) -> CliError {
+        match self {
+            CliError::Limit { path, what } if path.is_empty() => CliError::Limit {
+                path: log.to_string(),
+                what,
+            },
+            CliError::Input { path, err } if path.is_empty() => CliError::Input {
+                path: log.to_string(),
+                err,
+            },
+            e => e,
+        }
+    }
+
     pub(crate) fn io(path: &str, action: &'static str, err: io::Error) -> CliError {
         CliError::Io {
             path: path.to_string(),
@@ -75,10 +106,27 @@ impl fmt::Display for CliError {
         match self {
             CliError::Usage(msg) => write!(f, "{}", msg.trim_end()),
             CliError::Input { path, err } => write!(f, "fdr: {path}: {err}"),
-            CliError::Empty { path, what } => write!(f, "fdr: {path}: {what}"),
+            CliError::Empty { path, what } | CliError::Limit { path, what } => {
+                write!(f, "fdr: {path}: {what}")
+            }
             CliError::Io { path, action, err } => write!(f, "fdr: {path}: {action}: {err}"),
         }
     }
 }
 
 impl std::error::Error for CliError {}
+
+/// A decoding error of a log not named yet (the command names it).
+impl From<FormatError> for CliError {
+    fn from(err: FormatError) -> CliError {
+        CliError::Input {
+            path: String::new(),
+            err,
+        }
+    }
+}
+
+/// A path as messages show it: lossily decoded, with characters a terminal acts on escaped.
+pub(crate) fn shown_path(p: &Path) -> String {
+    crate::names::shown(&p.to_string_lossy()).into_owned()
+}

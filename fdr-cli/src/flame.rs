@@ -1,130 +1,754 @@
 //! `fdr flame`: a flame graph (self time per call path, merged across threads) or, with
 //! `--chart`, a flame chart (time left to right, one root per thread), drawn by inferno.
+//!
+//! The renderer takes every call path as a line of text, so what is handed to it is bounded:
+//! at most [`MAX_FRAMES`] frames and [`MAX_BYTES`] bytes of lines in all.
+//!
+//! - The graph comes from the call trie (see [`crate::stack`]: at most 2^18 paths, at most
+//!   1024 frames deep). Paths narrower than the renderer draws (0.01 % of the width) are folded
+//!   into their caller's line, which changes nothing drawn. If the lines are still over the
+//!   limits, the narrowest paths are folded into their callers until they fit, and the graph
+//!   says so in its subtitle.
+//! - The chart keeps, per thread, the runs of time during which the stack (up to 1024 frames
+//!   deep) stayed the same: exact while they fit; past the limits, each thread's stack is
+//!   sampled at regular intervals instead (like a sampling profiler), the interval doubling
+//!   until the runs fit, and the chart says so in its subtitle.
 
+use std::collections::HashMap;
 use std::io::Write;
+use std::path::Path;
 
 use inferno::flamegraph::{self, Options};
 
 use crate::calls::{plan, replay, Close, Frame, Sink};
-use crate::names::Names;
+use crate::error::shown_path;
+use crate::names::{shown, Names};
 use crate::progress::Progress;
-use crate::stack::Trie;
-use crate::units::Clock;
+use crate::stack::{NodeKind, Trie, DISPLAY_DEPTH};
+use crate::units::{human, Clock};
 use crate::CliError;
 
-/// Time-ordered folded lines per thread: each slice of time goes to the stack that was on top.
-struct Chart<'a> {
-    names: &'a Names,
-    clock: Clock,
-    /// Per thread: the current path, the lengths to cut it back to, the last event time and
-    /// the lines so far.
-    threads: Vec<ChartThread>,
+/// The most frames, over all the lines of a graph or chart, handed to the renderer.
+pub const MAX_FRAMES: usize = 1 << 20;
+/// The most bytes of lines handed to the renderer.
+pub const MAX_BYTES: usize = 64 << 20;
+/// The renderer leaves out frames narrower than this share of the width, in percent.
+const MIN_WIDTH_PCT: f64 = 0.01;
+
+/// What a graph or chart may hand the renderer: [`MAX_FRAMES`], [`MAX_BYTES`] and
+/// [`DISPLAY_DEPTH`] by default; smaller in tests and fuzzing, to reach the code past them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Frames over all lines.
+    pub frames: usize,
+    /// Bytes of all lines.
+    pub bytes: usize,
+    /// Frames of one call path shown (the chart's; the graph's comes with its trie).
+    pub depth: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            frames: MAX_FRAMES,
+            bytes: MAX_BYTES,
+            depth: DISPLAY_DEPTH,
+        }
+    }
+}
+
+fn frame_label(s: &str) -> String {
+    shown(s).replace(';', ":")
+}
+
+fn digits(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
+/// The flame graph's lines (`a;b;c <ns>`): per path kept, its self time plus that of the paths
+/// folded into it. Paths narrower than the renderer draws are always folded into their caller
+/// (top-level ones into one `[narrow call paths]` line); past `limits`, ever wider ones, and
+/// `notes` gets a line saying so. The counts always add up to the trie's whole time.
+pub fn graph_lines(
+    t: &Trie,
+    names: &Names,
+    clock: &Clock,
+    limits: Limits,
+    notes: &mut Vec<String>,
+) -> Vec<String> {
+    let n = t.nodes.len();
+    // Width of a path in the graph: its self time and that of every path under it. Children
+    // have larger indices than their parents.
+    let self_ns: Vec<u64> = t.nodes.iter().map(|x| clock.ns(x.self_)).collect();
+    let mut width = self_ns.clone();
+    for i in (0..n).rev() {
+        let below: u64 = t.nodes[i]
+            .children
+            .iter()
+            .map(|&(_, c)| width[c as usize])
+            .fold(0, u64::saturating_add);
+        width[i] = width[i].saturating_add(below);
+    }
+    let total = width[0];
+    let mut labels: Vec<Option<String>> = vec![None; n];
+    fn label<'a>(labels: &'a mut [Option<String>], t: &Trie, names: &Names, i: usize) -> &'a str {
+        labels[i].get_or_insert_with(|| frame_label(&t.label(&t.nodes[i], names)))
+    }
+    const NARROW: &str = "[narrow call paths]";
+    // Walks the paths at least `min` wide; `f` gets each line's nodes and count (an empty
+    // list for the line of narrow paths at the top).
+    let walk = |min: f64, f: &mut dyn FnMut(&[usize], u64)| {
+        let mut path: Vec<usize> = Vec::new();
+        let mut narrow_top = 0u64;
+        let mut todo: Vec<(usize, usize)> = Vec::new();
+        for &(_, c) in &t.nodes[0].children {
+            if (width[c as usize] as f64) < min {
+                narrow_top = narrow_top.saturating_add(width[c as usize]);
+            } else {
+                todo.push((c as usize, 0));
+            }
+        }
+        while let Some((c, depth)) = todo.pop() {
+            path.truncate(depth);
+            path.push(c);
+            let mut count = self_ns[c];
+            for &(_, k) in &t.nodes[c].children {
+                let k = k as usize;
+                if (width[k] as f64) < min {
+                    count = count.saturating_add(width[k]);
+                } else {
+                    todo.push((k, depth + 1));
+                }
+            }
+            if count > 0 {
+                f(&path, count);
+            }
+        }
+        if narrow_top > 0 {
+            f(&[], narrow_top);
+        }
+    };
+    let drawn = total as f64 * MIN_WIDTH_PCT / 100.0;
+    let mut min = drawn;
+    loop {
+        let (mut frames, mut bytes) = (0usize, 0usize);
+        walk(min, &mut |path, count| {
+            frames += path.len().max(1);
+            bytes += if path.is_empty() {
+                NARROW.len()
+            } else {
+                path.iter()
+                    .map(|&i| label(&mut labels, t, names, i).len() + 1)
+                    .sum::<usize>()
+            } + digits(count)
+                + 1;
+        });
+        if frames <= limits.frames && bytes <= limits.bytes {
+            break;
+        }
+        // Everything narrower than the whole folds into one line at worst, which always fits.
+        min = (min * 2.0).max(1.0);
+    }
+    if min > drawn {
+        notes.push(format!(
+            "call paths narrower than {} are folded into their callers (fdr's limits: {} \
+             frames, {} MiB of call paths)",
+            human(min.ceil() as u64),
+            limits.frames,
+            limits.bytes >> 20
+        ));
+    }
+    let mut lines = Vec::new();
+    walk(min, &mut |path, count| {
+        let mut line = String::new();
+        if path.is_empty() {
+            line.push_str(NARROW);
+        }
+        for (k, &i) in path.iter().enumerate() {
+            if k > 0 {
+                line.push(';');
+            }
+            line.push_str(label(&mut labels, t, names, i));
+        }
+        line.push(' ');
+        line.push_str(&count.to_string());
+        lines.push(line);
+    });
+    lines
+}
+
+/// A stretch of a thread's time with one stack: `cols` sampling intervals from `start`.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    /// The stack's function ids, from the bottom: `arena[at..at + len]`.
+    at: usize,
+    len: usize,
+    /// The stack was deeper than the display depth.
+    deeper: bool,
+    start: u64,
+    cols: u64,
 }
 
 #[derive(Default)]
 struct ChartThread {
-    path: String,
-    cuts: Vec<usize>,
-    last: u64,
-    lines: Vec<(String, u64)>,
+    /// Function ids of the open calls, up to the display depth.
+    ids: Vec<u32>,
+    /// How many calls are open.
+    depth: usize,
+    started: bool,
+    /// The thread's first event: sampling times are `origin + k * step`.
+    origin: u64,
+    /// The first sampling time not yet given to a run.
+    next: u64,
+    runs: Vec<Run>,
 }
 
-impl Chart<'_> {
-    fn slice(&mut self, thread: u32, now: u64) -> &mut ChartThread {
-        let t = thread as usize;
-        if t >= self.threads.len() {
-            self.threads.resize_with(t + 1, ChartThread::default);
+/// The flame chart being built: per thread, the time-ordered runs of identical stacks (up to
+/// the display depth), exact while they fit the limits, else sampled every `step` ticks, the
+/// step doubling until they fit.
+pub struct Chart {
+    limits: Limits,
+    max_depth: usize,
+    step: u64,
+    threads: Vec<ChartThread>,
+    arena: Vec<u32>,
+}
+
+impl Chart {
+    /// An empty chart.
+    pub fn new(limits: Limits) -> Chart {
+        Chart {
+            limits,
+            max_depth: limits.depth.max(1),
+            step: 1,
+            threads: Vec::new(),
+            arena: Vec::new(),
         }
-        let th = &mut self.threads[t];
-        let ns = self.clock.ns(now.saturating_sub(th.last));
-        if !th.cuts.is_empty() && ns > 0 {
-            match th.lines.last_mut() {
-                Some((p, n)) if *p == th.path => *n += ns,
-                _ => th.lines.push((th.path.clone(), ns)),
+    }
+
+    /// Ticks between two samples of a thread's stack (1: every change is kept).
+    pub fn step(&self) -> u64 {
+        self.step
+    }
+
+    /// Gives the intervals before `now` to the thread's current stack.
+    fn advance(&mut self, thread: usize, now: u64) -> Result<(), CliError> {
+        if thread >= self.threads.len() {
+            self.threads.resize_with(thread + 1, ChartThread::default);
+        }
+        let step = self.step;
+        let th = &mut self.threads[thread];
+        if !th.started {
+            th.started = true;
+            th.origin = now;
+            th.next = now;
+            return Ok(());
+        }
+        if now <= th.next {
+            return Ok(());
+        }
+        let cols = (now - th.next).div_ceil(step);
+        let start = th.next;
+        th.next = th.next.saturating_add(cols.saturating_mul(step));
+        if th.depth == 0 {
+            return Ok(());
+        }
+        let shown = th.depth.min(self.max_depth);
+        let deeper = th.depth > self.max_depth;
+        if let Some(last) = th.runs.last_mut() {
+            if last.start.saturating_add(last.cols.saturating_mul(step)) == start
+                && last.deeper == deeper
+                && self.arena[last.at..last.at + last.len] == th.ids[..shown]
+            {
+                last.cols += cols;
+                return Ok(());
             }
         }
-        th.last = now.max(th.last);
-        th
+        th.runs.push(Run {
+            at: self.arena.len(),
+            len: shown,
+            deeper,
+            start,
+            cols,
+        });
+        self.arena.extend_from_slice(&th.ids[..shown]);
+        let most = self.limits.frames;
+        if self.arena.len() + self.threads.len() > most {
+            self.coarsen(|c| c.arena.len() + c.threads.len() <= most)?;
+        }
+        Ok(())
+    }
+
+    /// Doubles the sampling interval, keeping what every thread's stack was at the new times,
+    /// until `fits`; an error when even one sample per thread does not.
+    fn coarsen(&mut self, fits: impl Fn(&Chart) -> bool) -> Result<(), CliError> {
+        while !fits(self) {
+            if self.step >= 1 << 62 {
+                return Err(CliError::limit(format!(
+                    "the flame chart needs more than {} frames or {} MiB of call paths even \
+                     with one sample per thread, fdr's limits for a chart (try `fdr flame` \
+                     without --chart)",
+                    self.limits.frames,
+                    self.limits.bytes >> 20
+                )));
+            }
+            let (old, step) = (self.step, self.step * 2);
+            let mut arena = Vec::with_capacity(self.arena.len() / 2);
+            for th in &mut self.threads {
+                let mut runs: Vec<Run> = Vec::new();
+                for r in &th.runs {
+                    // Sampling times of the new interval inside the run.
+                    let lo = u128::from(r.start - th.origin);
+                    let hi = lo + u128::from(r.cols) * u128::from(old);
+                    let (j0, j1) = (lo.div_ceil(step.into()), hi.div_ceil(step.into()));
+                    if j1 <= j0 {
+                        continue;
+                    }
+                    let start = th.origin + (j0 * u128::from(step)) as u64;
+                    let cols = (j1 - j0) as u64;
+                    let path = &self.arena[r.at..r.at + r.len];
+                    if let Some(last) = runs.last_mut() {
+                        if last.start.saturating_add(last.cols.saturating_mul(step)) == start
+                            && last.deeper == r.deeper
+                            && arena[last.at..last.at + last.len] == *path
+                        {
+                            last.cols += cols;
+                            continue;
+                        }
+                    }
+                    runs.push(Run {
+                        at: arena.len(),
+                        len: r.len,
+                        deeper: r.deeper,
+                        start,
+                        cols,
+                    });
+                    arena.extend_from_slice(path);
+                }
+                th.runs = runs;
+                let ahead = u128::from(th.next - th.origin).div_ceil(step.into());
+                th.next = th.origin.saturating_add((ahead * u128::from(step)) as u64);
+            }
+            self.arena = arena;
+            self.step = step;
+        }
+        Ok(())
     }
 }
 
-impl Sink for Chart<'_> {
-    fn enter(&mut self, thread: u32, _: usize, f: &Frame, _: &[u64]) -> Result<(), CliError> {
-        let name = self.names.function(f.id).replace(';', ":");
-        let th = self.slice(thread, f.start);
-        th.cuts.push(th.path.len());
-        th.path.push(';');
-        th.path.push_str(&name);
+impl Sink for Chart {
+    fn enter(&mut self, thread: u32, depth: usize, f: &Frame, _: &[u64]) -> Result<(), CliError> {
+        let t = thread as usize;
+        if depth <= self.max_depth {
+            self.advance(t, f.start)?;
+        } else if t >= self.threads.len() {
+            self.threads.resize_with(t + 1, ChartThread::default);
+        }
+        let th = &mut self.threads[t];
+        th.depth = depth + 1;
+        if depth < self.max_depth {
+            th.ids.truncate(depth);
+            th.ids.push(f.id);
+        }
         Ok(())
     }
 
     fn exit(
         &mut self,
         thread: u32,
-        _: usize,
+        depth: usize,
         _: &Frame,
         end: u64,
         _: Close,
         _: &[u64],
     ) -> Result<(), CliError> {
-        let th = self.slice(thread, end);
-        if let Some(c) = th.cuts.pop() {
-            th.path.truncate(c);
+        let t = thread as usize;
+        if depth <= self.max_depth {
+            self.advance(t, end)?;
+        }
+        if let Some(th) = self.threads.get_mut(t) {
+            th.depth = depth;
+            th.ids.truncate(depth.min(self.max_depth));
         }
         Ok(())
     }
 }
 
+impl Chart {
+    /// The chart's lines (`thread;a;b <ns>`), thread by thread in time order; `tids` gives each
+    /// thread index's id, for its name. Samples more coarsely first if the lines would be
+    /// over the byte limit, and adds a note to `notes` if the chart is sampled.
+    pub fn lines(
+        &mut self,
+        names: &Names,
+        clock: &Clock,
+        tids: &[i32],
+        notes: &mut Vec<String>,
+    ) -> Result<Vec<String>, CliError> {
+        let deeper = format!("[calls deeper than {} frames]", self.max_depth);
+        let tnames: Vec<String> = (0..self.threads.len())
+            .map(|t| {
+                tids.get(t)
+                    .map(|&tid| frame_label(&names.thread(tid)))
+                    .unwrap_or_default()
+            })
+            .collect();
+        let label = |id: u32| frame_label(&names.function(id));
+        let mut labels: HashMap<u32, String> = HashMap::new();
+        let size = |c: &Chart, labels: &mut HashMap<u32, String>| -> usize {
+            let mut bytes = 0;
+            for (t, th) in c.threads.iter().enumerate() {
+                for r in &th.runs {
+                    bytes += tnames[t].len() + 22;
+                    bytes += if r.deeper { deeper.len() + 1 } else { 0 };
+                    for &id in &c.arena[r.at..r.at + r.len] {
+                        bytes += 1 + labels.entry(id).or_insert_with(|| label(id)).len();
+                    }
+                }
+            }
+            bytes
+        };
+        let most = self.limits.bytes;
+        if size(self, &mut labels) > most {
+            self.coarsen(|c| size(c, &mut HashMap::new()) <= most)?;
+        }
+        if self.step > 1 {
+            notes.push(format!(
+                "each thread's stack sampled every {} (fdr's limits for a chart: {} frames, \
+                 {} MiB of call paths)",
+                human(clock.ns(self.step).max(1)),
+                self.limits.frames,
+                self.limits.bytes >> 20
+            ));
+        }
+        let mut lines = Vec::new();
+        for (t, th) in self.threads.iter().enumerate() {
+            for r in &th.runs {
+                let mut line = tnames[t].clone();
+                for &id in &self.arena[r.at..r.at + r.len] {
+                    line.push(';');
+                    match labels.get(&id) {
+                        Some(l) => line.push_str(l),
+                        None => line.push_str(&label(id)),
+                    }
+                }
+                if r.deeper {
+                    line.push(';');
+                    line.push_str(&deeper);
+                }
+                let ns = clock.ns(r.cols.saturating_mul(self.step));
+                line.push(' ');
+                line.push_str(&ns.to_string());
+                lines.push(line);
+            }
+        }
+        Ok(lines)
+    }
+}
+
 /// Draws the flame graph (or chart) of the log at `path` as SVG on `out`.
 pub fn run(
-    path: &str,
+    path: &Path,
     out: &mut dyn Write,
     dest: &str,
     chart: bool,
     progress: &Progress,
 ) -> Result<(), CliError> {
+    let name = shown_path(path);
+    let mut notes = Vec::new();
     let lines: Vec<String> = if chart {
         let p = plan(path, progress)?;
         let names = Names::new(&p.info);
-        let mut c = Chart {
-            names: &names,
-            clock: Clock::new(p.info.header.cycle_frequency),
-            threads: Vec::new(),
-        };
+        let clock = Clock::new(p.info.header.cycle_frequency);
+        let mut c = Chart::new(Limits::default());
         replay(path, &mut c, Some(&p), progress, 1)?;
-        let mut lines = Vec::new();
-        for (t, th) in c.threads.iter().enumerate() {
-            let tname = p
-                .threads
-                .get(t)
-                .map(|s| names.thread(s.tid))
-                .unwrap_or_default()
-                .replace(';', ":");
-            for (path, ns) in &th.lines {
-                lines.push(format!("{tname}{path} {ns}"));
-            }
-        }
-        lines
+        let tids: Vec<i32> = p.threads.iter().map(|t| t.tid).collect();
+        c.lines(&names, &clock, &tids, &mut notes)
+            .map_err(|e| e.in_log(&name))?
     } else {
         let (t, p) = Trie::build(path, progress)?;
         let names = Names::new(&p.info);
-        t.folded(&names, &Clock::new(p.info.header.cycle_frequency))
+        let clock = Clock::new(p.info.header.cycle_frequency);
+        let lines = graph_lines(&t, &names, &clock, Limits::default(), &mut notes);
+        if t.nodes.iter().any(|n| n.kind == NodeKind::MorePaths) {
+            notes.push(format!(
+                "[more call paths, merged]: the log has more than {} call paths, fdr's limit",
+                crate::stack::MAX_NODES
+            ));
+        }
+        lines
     };
+    if lines.iter().any(|l| l.contains("[calls deeper than ")) {
+        notes.push(format!(
+            "[calls deeper than {DISPLAY_DEPTH} frames] holds each call made at that depth with \
+             everything it called"
+        ));
+    }
     let mut opts = Options::default();
     opts.title = if chart {
-        format!("fdr flame chart: {path}")
+        format!("fdr flame chart: {name}")
     } else {
-        format!("fdr flame graph: {path}")
+        format!("fdr flame graph: {name}")
     };
+    if !notes.is_empty() {
+        opts.subtitle = Some(notes.join("; "));
+    }
     opts.count_name = "ns".to_string();
     opts.flame_chart = chart;
     opts.hash = true;
     if lines.is_empty() {
         return Err(CliError::Empty {
-            path: path.to_string(),
+            path: name,
             what: "the log has no calls to draw".to_string(),
         });
     }
     flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), out)
         .map_err(|e| CliError::io(dest, "cannot write the flame graph", e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calls::{plan_decoder, replay_decoder};
+    use crate::synth::LogBuilder;
+    use fdr_format::events::EventDecoder;
+
+    /// Each thread's visible stack after every change: (time, ids shown, deeper than shown).
+    type Changes = Vec<Vec<(u64, Vec<u32>, bool)>>;
+
+    /// Random nested calls on two threads, up to 12 deep, and what `depth` frames of each
+    /// thread's stack look like after every change.
+    fn random_log(seed: u64, steps: usize, depth: usize) -> (Vec<u8>, Changes) {
+        let mut x = seed | 1;
+        let mut rng = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut log = LogBuilder::new(1_000_000_000);
+        for id in 1..=6 {
+            log.function(id, &format!("f{id}"), &[]);
+        }
+        let mut changes = Vec::new();
+        for tid in [5, 6] {
+            let mut b = log.block(tid, 0, 100);
+            let (mut t, mut stack) = (100u64, Vec::<u32>::new());
+            let mut seen = Vec::new();
+            for _ in 0..steps {
+                t += 1 + rng() % 20;
+                if stack.is_empty() || (stack.len() < 12 && rng() % 2 == 0) {
+                    let id = 1 + (rng() % 6) as u32;
+                    b.enter(id, t);
+                    stack.push(id);
+                } else {
+                    b.exit(stack.pop().unwrap(), t);
+                }
+                let shown = stack.len().min(depth);
+                seen.push((t, stack[..shown].to_vec(), stack.len() > depth));
+            }
+            // The window's end closes what is still open.
+            seen.push((t, Vec::new(), false));
+            b.finish();
+            changes.push(seen);
+        }
+        (log.finish(), changes)
+    }
+
+    /// The runs a sampler every `step` ticks sees: the stack after the last change at or before
+    /// each sampling time, from the first change up to (not at) the last.
+    fn sampled(changes: &[(u64, Vec<u32>, bool)], step: u64) -> Vec<(Vec<u32>, bool, u64, u64)> {
+        let origin = changes[0].0;
+        let end = changes.last().unwrap().0;
+        let mut runs: Vec<(Vec<u32>, bool, u64, u64)> = Vec::new();
+        let mut c = origin;
+        let mut k = 0;
+        while c < end {
+            while k + 1 < changes.len() && changes[k + 1].0 <= c {
+                k += 1;
+            }
+            let (_, ids, deeper) = &changes[k];
+            if !ids.is_empty() {
+                match runs.last_mut() {
+                    Some(r) if r.0 == *ids && r.1 == *deeper && r.2 + r.3 * step == c => r.3 += 1,
+                    _ => runs.push((ids.clone(), *deeper, c, 1)),
+                }
+            }
+            c += step;
+        }
+        runs
+    }
+
+    fn chart_of(bytes: &[u8], limits: Limits) -> Chart {
+        let hidden = Progress::hidden();
+        let p = plan_decoder(EventDecoder::new(bytes).unwrap(), "mem", &hidden).unwrap();
+        let mut c = Chart::new(limits);
+        replay_decoder(
+            EventDecoder::new(bytes).unwrap(),
+            "mem",
+            &mut c,
+            Some(&p),
+            &hidden,
+            1,
+        )
+        .unwrap();
+        c
+    }
+
+    fn runs_of(c: &Chart, t: usize) -> Vec<(Vec<u32>, bool, u64, u64)> {
+        c.threads[t]
+            .runs
+            .iter()
+            .map(|r| {
+                (
+                    c.arena[r.at..r.at + r.len].to_vec(),
+                    r.deeper,
+                    r.start,
+                    r.cols,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_chart_is_exact_within_its_limits_and_exactly_sampled_past_them() {
+        for seed in 1..6 {
+            let (bytes, changes) = random_log(seed, 3000, 3);
+            let exact = chart_of(
+                &bytes,
+                Limits {
+                    depth: 3,
+                    ..Limits::default()
+                },
+            );
+            assert_eq!(exact.step(), 1);
+            let small = chart_of(
+                &bytes,
+                Limits {
+                    frames: 300,
+                    bytes: MAX_BYTES,
+                    depth: 3,
+                },
+            );
+            assert!(small.step() > 1, "seed {seed}: sampled");
+            assert!(small.arena.len() + small.threads.len() <= 300);
+            // Thread index 0 is the leading block's (no calls); 1 and 2 are tids 5 and 6.
+            for (t, ch) in changes.iter().enumerate() {
+                assert_eq!(runs_of(&exact, t + 1), sampled(ch, 1), "seed {seed} exact");
+                assert_eq!(
+                    runs_of(&small, t + 1),
+                    sampled(ch, small.step()),
+                    "seed {seed} every {}",
+                    small.step()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn chart_lines_fit_the_byte_limit_and_say_when_sampled() {
+        let (bytes, _) = random_log(7, 2000, 4);
+        let names = Names::default();
+        let clock = Clock::new(1_000_000_000);
+        let mut notes = Vec::new();
+        let mut c = chart_of(&bytes, Limits::default());
+        let all = c.lines(&names, &clock, &[0, 5, 6], &mut notes).unwrap();
+        assert!(notes.is_empty());
+        let total = |lines: &[String]| -> u64 {
+            lines
+                .iter()
+                .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+                .sum()
+        };
+        let limits = Limits {
+            bytes: 2000,
+            ..Limits::default()
+        };
+        let mut c = chart_of(&bytes, limits);
+        let few = c.lines(&names, &clock, &[0, 5, 6], &mut notes).unwrap();
+        assert!(few.iter().map(|l| l.len() + 1).sum::<usize>() <= 2000);
+        assert!(
+            notes[0].starts_with("each thread's stack sampled every "),
+            "{notes:?}"
+        );
+        // Sampling keeps the time covered, to within one interval per run.
+        let (a, b) = (total(&all), total(&few));
+        assert!(b.abs_diff(a) <= few.len() as u64 * c.step(), "{a} vs {b}");
+        assert!(all[0].starts_with("thread 5;"), "{}", all[0]);
+    }
+
+    #[test]
+    fn the_graph_folds_paths_into_their_callers_and_keeps_every_nanosecond() {
+        let (bytes, _) = random_log(11, 4000, 12);
+        let hidden = Progress::hidden();
+        let p = plan_decoder(EventDecoder::new(&bytes[..]).unwrap(), "mem", &hidden).unwrap();
+        let mut t = Trie::default();
+        replay_decoder(
+            EventDecoder::new(&bytes[..]).unwrap(),
+            "mem",
+            &mut t,
+            Some(&p),
+            &hidden,
+            1,
+        )
+        .unwrap();
+        let names = Names::default();
+        let clock = Clock::new(1_000_000_000);
+        let total: u64 = t.nodes.iter().map(|n| clock.ns(n.self_)).sum();
+        let count = |lines: &[String]| -> (u64, usize) {
+            let ns = lines
+                .iter()
+                .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+                .sum();
+            let frames = lines.iter().map(|l| l.matches(';').count() + 1).sum();
+            (ns, frames)
+        };
+        let mut notes = Vec::new();
+        let all = graph_lines(&t, &names, &clock, Limits::default(), &mut notes);
+        assert!(notes.is_empty());
+        assert_eq!(count(&all).0, total);
+        // The lines of `stack --format folded`, less the paths too narrow to draw, whose time
+        // went to their callers' lines.
+        let folded: HashMap<String, u64> = t
+            .folded(&names, &clock)
+            .iter()
+            .map(|l| {
+                let (p, n) = l.rsplit_once(' ').unwrap();
+                (p.to_string(), n.parse().unwrap())
+            })
+            .collect();
+        let min = total as f64 * MIN_WIDTH_PCT / 100.0;
+        for l in &all {
+            let (p, n) = l.rsplit_once(' ').unwrap();
+            let n: u64 = n.parse().unwrap();
+            let own = folded.get(p).copied().unwrap_or(0);
+            assert!(n >= own, "{p}: {n} < {own}");
+        }
+        let dropped = folded
+            .keys()
+            .filter(|p| {
+                !all.iter()
+                    .any(|l| l.rsplit_once(' ').unwrap().0 == p.as_str())
+            })
+            .count();
+        assert!(
+            dropped > 0 && min > 1.0,
+            "this log has paths too narrow to draw"
+        );
+        for frames in [200, 20, 1] {
+            let limits = Limits {
+                frames,
+                ..Limits::default()
+            };
+            let mut notes = Vec::new();
+            let few = graph_lines(&t, &names, &clock, limits, &mut notes);
+            let (ns, used) = count(&few);
+            assert_eq!(ns, total, "limit {frames}");
+            assert!(used <= frames, "{used} frames for a limit of {frames}");
+            assert!(
+                notes[0].starts_with("call paths narrower than "),
+                "{notes:?}"
+            );
+        }
+    }
 }

@@ -14,6 +14,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::path::Path;
 
 use crate::calls::{plan, replay, Close, Frame, Sink};
 use crate::chrome::{pid_of, process_name};
@@ -160,14 +161,14 @@ struct Fxt<'a> {
 }
 
 impl Fxt<'_> {
-    fn name(&mut self, id: u32) -> StrRef {
-        let s = self.slots.slot(id);
+    fn name(&mut self, id: u32) -> Result<StrRef, CliError> {
+        let s = self.slots.slot(id)?;
         if s == self.fn_names.len() {
             let n = self.names.function(id).into_owned();
             let r = self.w.string(&n);
             self.fn_names.push(r);
         }
-        self.fn_names[s].clone()
+        Ok(self.fn_names[s].clone())
     }
 
     /// One duration event with `args` as (name, type, value) triples.
@@ -179,7 +180,7 @@ impl Fxt<'_> {
         tsc: u64,
         args: &[(StrRef, u64, u64)],
     ) -> Result<(), CliError> {
-        let name = self.name(func);
+        let name = self.name(func)?;
         let t = self.threads[thread as usize];
         let mut size = 2 + name.words() + self.category.words();
         if t.id == 0 {
@@ -255,7 +256,7 @@ impl Sink for Fxt<'_> {
 
 /// Converts the log at `path` to FXT on `out` (`dest` names it in errors).
 pub fn run(
-    path: &str,
+    path: &Path,
     out: &mut dyn Write,
     dest: &str,
     progress: &Progress,

@@ -11,6 +11,12 @@ const SUB: u64 = 1 << SUB_BITS;
 
 /// A log-linear histogram of tick counts.
 ///
+/// Its memory follows what was recorded, not the values' range: a few distinct buckets are kept
+/// as sorted (bucket, count) pairs; once the buckets in use fill at least a quarter of the range
+/// between the lowest and the highest, as a dense array over that range. Either way it takes at
+/// most 32 bytes per distinct bucket in use (so at most 32 bytes per recorded value, and at most
+/// ~30 KiB however many), whatever the values.
+///
 /// ```
 /// use fdr_cli::hist::LogLinear;
 /// let mut h = LogLinear::default();
@@ -23,9 +29,32 @@ const SUB: u64 = 1 << SUB_BITS;
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct LogLinear {
-    counts: Vec<u64>,
+    buckets: Buckets,
     total: u64,
 }
+
+#[derive(Clone, Debug)]
+enum Buckets {
+    /// Buckets in use, sorted, with their counts.
+    Sparse(Vec<(u16, u64)>),
+    /// Counts of buckets `lo..lo + counts.len()`; `used` of them are not zero.
+    Dense {
+        lo: usize,
+        counts: Vec<u64>,
+        used: usize,
+    },
+}
+
+impl Default for Buckets {
+    fn default() -> Self {
+        Buckets::Sparse(Vec::new())
+    }
+}
+
+/// A dense array may be at most this many times longer than the buckets in use.
+const DENSITY: usize = 4;
+/// Sparse lists shorter than this stay sparse (a binary search over a few pairs is cheap).
+const SPARSE_MIN: usize = 8;
 
 #[inline]
 fn index(v: u64) -> usize {
@@ -47,32 +76,124 @@ fn bounds(i: usize) -> (u64, u64) {
     ((SUB + sub) << shift, 1u64 << shift)
 }
 
+impl Buckets {
+    /// Adds `n` to bucket `i`.
+    #[inline]
+    fn add(&mut self, i: usize, n: u64) {
+        if let Buckets::Dense { lo, counts, used } = self {
+            if let Some(c) = i.checked_sub(*lo).and_then(|k| counts.get_mut(k)) {
+                *used += usize::from(*c == 0);
+                *c += n;
+                return;
+            }
+        }
+        self.add_slow(i, n);
+    }
+
+    #[cold]
+    fn add_slow(&mut self, i: usize, n: u64) {
+        match self {
+            Buckets::Dense { lo, counts, used } => {
+                // Outside the dense range: grow it if it stays dense enough, else go sparse.
+                let new_lo = (*lo).min(i);
+                let new_hi = (*lo + counts.len()).max(i + 1);
+                if new_hi - new_lo <= DENSITY * (*used + 1) {
+                    // Exact sizes: the array is the memory bound, not twice it.
+                    if i < *lo {
+                        let mut grown = Vec::with_capacity(new_hi - new_lo);
+                        grown.resize(*lo - i, 0);
+                        grown.extend_from_slice(counts);
+                        *counts = grown;
+                        *lo = i;
+                    } else {
+                        counts.reserve_exact(i + 1 - *lo - counts.len());
+                        counts.resize(i + 1 - *lo, 0);
+                    }
+                    counts[i - *lo] = n;
+                    *used += 1;
+                    return;
+                }
+                let pairs: Vec<(u16, u64)> = counts
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &c)| c > 0)
+                    .map(|(k, &c)| ((*lo + k) as u16, c))
+                    .collect();
+                *self = Buckets::Sparse(pairs);
+                self.add_slow(i, n);
+            }
+            Buckets::Sparse(pairs) => {
+                let key = i as u16;
+                match pairs.binary_search_by_key(&key, |p| p.0) {
+                    Ok(k) => pairs[k].1 += n,
+                    Err(k) => pairs.insert(k, (key, n)),
+                }
+                let (first, last) = (pairs[0].0 as usize, pairs[pairs.len() - 1].0 as usize);
+                if pairs.len() >= SPARSE_MIN && last + 1 - first <= DENSITY * pairs.len() {
+                    let mut counts = vec![0; last + 1 - first];
+                    for &(b, c) in pairs.iter() {
+                        counts[b as usize - first] = c;
+                    }
+                    let used = pairs.len();
+                    *self = Buckets::Dense {
+                        lo: first,
+                        counts,
+                        used,
+                    };
+                }
+            }
+        }
+    }
+
+    /// Calls `f` with each bucket in use and its count, lowest first, while it returns true.
+    fn each(&self, mut f: impl FnMut(usize, u64) -> bool) {
+        match self {
+            Buckets::Sparse(pairs) => {
+                for &(b, c) in pairs {
+                    if !f(b as usize, c) {
+                        return;
+                    }
+                }
+            }
+            Buckets::Dense { lo, counts, .. } => {
+                for (k, &c) in counts.iter().enumerate() {
+                    if c > 0 && !f(lo + k, c) {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
 impl LogLinear {
     /// Counts one value.
     #[inline]
     pub fn record(&mut self, v: u64) {
-        let i = index(v);
-        if i >= self.counts.len() {
-            self.counts.resize(i + 1, 0);
-        }
-        self.counts[i] += 1;
+        self.buckets.add(index(v), 1);
         self.total += 1;
     }
 
     /// Adds the counts of `other`.
     pub fn merge(&mut self, other: &LogLinear) {
-        if other.counts.len() > self.counts.len() {
-            self.counts.resize(other.counts.len(), 0);
-        }
-        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
-            *a += b;
-        }
+        other.buckets.each(|i, c| {
+            self.buckets.add(i, c);
+            true
+        });
         self.total += other.total;
     }
 
     /// Number of values recorded.
     pub fn count(&self) -> u64 {
         self.total
+    }
+
+    /// Bytes this histogram holds on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        match &self.buckets {
+            Buckets::Sparse(p) => p.capacity() * std::mem::size_of::<(u16, u64)>(),
+            Buckets::Dense { counts, .. } => counts.capacity() * 8,
+        }
     }
 
     /// The value at quantile `q` (0 to 1) by nearest rank, as its bucket's midpoint; 0 when
@@ -83,14 +204,17 @@ impl LogLinear {
         }
         let rank = ((q * self.total as f64).ceil() as u64).clamp(1, self.total);
         let mut seen = 0;
-        for (i, &c) in self.counts.iter().enumerate() {
+        let mut found = 0;
+        self.buckets.each(|i, c| {
             seen += c;
             if seen >= rank {
                 let (lo, w) = bounds(i);
-                return lo + (w - 1) / 2;
+                found = lo + (w - 1) / 2;
+                return false;
             }
-        }
-        0
+            true
+        });
+        found
     }
 }
 
@@ -127,12 +251,29 @@ impl Log2 {
         &self.0
     }
 
-    /// Lowest value of bucket `i`.
+    /// Lowest value of bucket `i` (`u64::MAX` past the last bucket).
     pub fn lower_bound(i: usize) -> u64 {
-        if i == 0 {
-            0
-        } else {
-            1u64 << (i - 1)
+        match i {
+            0 => 0,
+            1..=64 => 1u64 << (i - 1),
+            _ => u64::MAX,
+        }
+    }
+
+    /// Highest value of bucket `i`: bucket 64 ends at `u64::MAX`, not at `2^64 - 1` computed
+    /// from a shift that overflows.
+    ///
+    /// ```
+    /// use fdr_cli::hist::Log2;
+    /// assert_eq!(Log2::upper_bound(0), 0);
+    /// assert_eq!(Log2::upper_bound(3), 7);
+    /// assert_eq!(Log2::upper_bound(64), u64::MAX);
+    /// ```
+    pub fn upper_bound(i: usize) -> u64 {
+        match i {
+            0 => 0,
+            1..=63 => (1u64 << i) - 1,
+            _ => u64::MAX,
         }
     }
 }
@@ -176,7 +317,7 @@ mod tests {
                 "q {q}: {got} vs {exact}"
             );
         }
-        assert!(h.counts.len() < 4000);
+        assert!(h.heap_bytes() < 32 * 1024);
     }
 
     #[test]
@@ -188,5 +329,73 @@ mod tests {
         assert_eq!(h.quantile(0.5), 3);
         assert_eq!(h.quantile(0.75), 7);
         assert_eq!(h.quantile(1.0), 60);
+    }
+
+    /// Every bucket count, the simple way, for comparison.
+    fn reference(values: &[u64]) -> Vec<u64> {
+        let mut r = vec![0; index(u64::MAX) + 1];
+        for &v in values {
+            r[index(v)] += 1;
+        }
+        r
+    }
+
+    fn buckets_of(h: &LogLinear) -> Vec<u64> {
+        let mut r = vec![0; index(u64::MAX) + 1];
+        h.buckets.each(|i, c| {
+            r[i] += c;
+            true
+        });
+        r
+    }
+
+    #[test]
+    fn sparse_and_dense_forms_count_the_same_in_memory_that_follows_the_buckets_in_use() {
+        let mut x = 99u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        // Clustered values (dense), values spread over the whole range (sparse), and a
+        // cluster joined later by outliers (dense, then sparse again).
+        let clustered: Vec<u64> = (0..5000).map(|_| 1000 + next() % 5000).collect();
+        let spread: Vec<u64> = (0..40).map(|_| next() >> (next() % 64)).collect();
+        let mut mixed = clustered.clone();
+        mixed.extend(&spread);
+        for values in [&clustered, &spread, &mixed] {
+            let mut h = LogLinear::default();
+            for &v in values.iter() {
+                h.record(v);
+            }
+            assert_eq!(buckets_of(&h), reference(values));
+            let distinct = reference(values).iter().filter(|&&c| c > 0).count();
+            assert!(
+                h.heap_bytes() <= 32 * distinct + 64,
+                "{} bytes for {distinct} buckets",
+                h.heap_bytes()
+            );
+            // Merging in halves gives the same counts.
+            let (a, b) = values.split_at(values.len() / 2);
+            let (mut ha, mut hb) = (LogLinear::default(), LogLinear::default());
+            a.iter().for_each(|&v| ha.record(v));
+            b.iter().for_each(|&v| hb.record(v));
+            ha.merge(&hb);
+            assert_eq!(buckets_of(&ha), reference(values));
+            assert_eq!(ha.count(), values.len() as u64);
+            for q in [0.0, 0.5, 0.9, 0.99, 1.0] {
+                assert_eq!(ha.quantile(q), h.quantile(q));
+            }
+        }
+    }
+
+    #[test]
+    fn two_extreme_values_take_two_pairs() {
+        let mut h = LogLinear::default();
+        h.record(1);
+        h.record(u64::MAX);
+        assert_eq!(h.heap_bytes(), 4 * 16, "two pairs in a vector of four");
+        assert_eq!(h.quantile(0.5), 1);
     }
 }

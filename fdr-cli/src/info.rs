@@ -1,12 +1,14 @@
 //! `fdr info`: what a log holds, and what was lost while recording it.
 
 use std::io::Write;
+use std::path::Path;
 
 use fdr_format::events::EventKind;
 use fdr_format::{ClockSource, RecordMode};
 
 use crate::calls::open;
-use crate::names::{Names, Slots};
+use crate::error::shown_path;
+use crate::names::{shown, Names, Slots};
 use crate::progress::Progress;
 use crate::units::{human, Clock};
 use crate::CliError;
@@ -22,8 +24,9 @@ fn bytes(n: u64) -> String {
 }
 
 /// Prints the summary of the log at `path`.
-pub fn run(path: &str, out: &mut dyn Write, progress: &Progress) -> Result<(), CliError> {
+pub fn run(path: &Path, out: &mut dyn Write, progress: &Progress) -> Result<(), CliError> {
     let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let name = shown_path(path);
     let mut dec = open(path)?;
     let mut called = Slots::default();
     let mut n: u32 = 0;
@@ -33,20 +36,15 @@ pub fn run(path: &str, out: &mut dyn Write, progress: &Progress) -> Result<(), C
         | EventKind::Exit { id }
         | EventKind::TailExit { id } = e.kind
         {
-            called.slot(id);
+            called.slot(id)?;
         }
         n = n.wrapping_add(1);
         if n & 0xfffff == 0 {
             progress.at(0, at);
         }
-        Ok::<(), fdr_format::FormatError>(())
+        Ok::<(), CliError>(())
     });
-    if let Err(err) = r {
-        return Err(CliError::Input {
-            path: path.to_string(),
-            err,
-        });
-    }
+    r.map_err(|e| e.in_log(&name))?;
     let info = dec.info();
     let threads = dec.threads();
     let names = Names::new(info);
@@ -56,7 +54,7 @@ pub fn run(path: &str, out: &mut dyn Write, progress: &Progress) -> Result<(), C
 
     let mut s = String::new();
     use std::fmt::Write as _;
-    let _ = writeln!(s, "file        {path} ({len} bytes)");
+    let _ = writeln!(s, "file        {name} ({len} bytes)");
     let mut tsc_bits = Vec::new();
     if h.constant_tsc {
         tsc_bits.push("constant TSC");
@@ -91,9 +89,9 @@ pub fn run(path: &str, out: &mut dyn Write, progress: &Progress) -> Result<(), C
                 h.cycle_frequency
             );
             let prog = if r.program.is_empty() {
-                "(unnamed)"
+                "(unnamed)".into()
             } else {
-                &r.program
+                shown(&r.program)
             };
             let _ = writeln!(s, "program     {prog}, pid {}", r.pid);
             let _ = writeln!(
@@ -154,6 +152,24 @@ pub fn run(path: &str, out: &mut dyn Write, progress: &Progress) -> Result<(), C
         "time span   {} (earliest window start to latest record)",
         human(clock.ns(end.saturating_sub(origin)))
     );
+    let backwards: u64 = threads.iter().map(|t| t.backwards).sum();
+    let first = threads
+        .iter()
+        .filter_map(|t| t.first_backwards.map(|(at, by)| (at, by, t.tid)))
+        .min();
+    if let Some((at, by, tid)) = first {
+        let (times, points) = if backwards == 1 {
+            ("1 time".to_string(), "this point")
+        } else {
+            (format!("{backwards} times"), "these points")
+        };
+        let _ = writeln!(
+            s,
+            "warning     time runs backwards {times} (first at byte offset {at} on thread {tid}, \
+             by {}); durations across {points} are shown as 0",
+            human(clock.ns(by))
+        );
+    }
     let mut missing: Vec<u32> = called
         .ids()
         .iter()
@@ -164,10 +180,10 @@ pub fn run(path: &str, out: &mut dyn Write, progress: &Progress) -> Result<(), C
     let missing_note = match missing.len() {
         0 => String::new(),
         n => {
-            let shown: Vec<String> = missing.iter().take(8).map(|id| format!("#{id}")).collect();
+            let listed: Vec<String> = missing.iter().take(8).map(|id| format!("#{id}")).collect();
             format!(
                 " ({n} not in the table: {}{})",
-                shown.join(", "),
+                listed.join(", "),
                 if n > 8 { ", ..." } else { "" }
             )
         }
@@ -185,8 +201,26 @@ pub fn run(path: &str, out: &mut dyn Write, progress: &Progress) -> Result<(), C
             info.foreign_events
         );
     }
-    let _ = writeln!(s, "threads     {}", recording.len());
-    if !recording.is_empty() {
+    // Threads the log names (with their loss counters) but that have no records in it: they
+    // lost everything, or their buffers were all recycled.
+    let mut silent: Vec<(i32, u64, u64)> = Vec::new();
+    for x in &info.threads {
+        if recording.iter().any(|t| t.tid == x.tid) {
+            continue;
+        }
+        match silent.iter_mut().find(|s| s.0 == x.tid) {
+            Some(s) => s.2 += x.records_dropped,
+            None => {
+                let blocks = threads
+                    .iter()
+                    .find(|t| t.tid == x.tid)
+                    .map_or(0, |t| t.blocks);
+                silent.push((x.tid, blocks, x.records_dropped));
+            }
+        }
+    }
+    let _ = writeln!(s, "threads     {}", recording.len() + silent.len());
+    if !recording.is_empty() || !silent.is_empty() {
         let _ = writeln!(
             s,
             "  {:>8}  {:>6}  {:>9}  {:>7}  {:>11}  {:>11}  name",
@@ -215,8 +249,21 @@ pub fn run(path: &str, out: &mut dyn Write, progress: &Progress) -> Result<(), C
                 dropped,
                 format!("+{}", human(clock.ns(t.first_tsc.saturating_sub(origin)))),
                 format!("+{}", human(clock.ns(t.last_tsc.saturating_sub(origin)))),
-                names.thread(t.tid),
+                shown(&names.thread(t.tid)),
                 extra
+            );
+        }
+        for &(tid, blocks, dropped) in &silent {
+            let _ = writeln!(
+                s,
+                "  {:>8}  {:>6}  {:>9}  {:>7}  {:>11}  {:>11}  {}, no records in the log",
+                tid,
+                blocks,
+                0,
+                dropped,
+                "-",
+                "-",
+                shown(&names.thread(tid)),
             );
         }
     }

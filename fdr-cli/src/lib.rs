@@ -25,18 +25,21 @@ pub mod fxt;
 pub mod hist;
 pub mod info;
 pub mod names;
+pub mod output;
 pub mod progress;
 pub mod stack;
 pub mod synth;
 pub mod units;
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::PathBuf;
+use std::ffi::{OsStr, OsString};
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand, ValueEnum};
 
 pub use error::CliError;
+
+use error::shown_path;
 
 use progress::Progress;
 
@@ -44,7 +47,14 @@ const AFTER_HELP: &str = "\
 Times: ns, µs, ms and s on a terminal; integer nanoseconds in JSON and CSV.
 Calls whose entry is before the recorded window (a ring snapshot that starts mid-stack) get an
 inferred entry at the window's start; calls still running at the end are closed there. Both are
-marked in the outputs.";
+marked in the outputs.
+Names from a log are shown with control characters escaped (\\x1b, \\n, \\u{202e}); JSON keeps them
+exactly. Outputs (-o) are written to a temporary file renamed into place on success, and never
+over the input log.
+Limits, whatever a log says (see docs/FORMAT.md): calls nested at most 1048576 deep on a thread;
+at most 1048576 distinct function ids; call paths shown at most 1024 frames deep; at most 262144
+call paths in `stack` and `flame`; at most 1048576 frames and 64 MiB of call paths handed to the
+flame graph renderer. Past a limit a command says so, in its output or as an error.";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -70,7 +80,8 @@ enum Command {
         /// The log (.fdr).
         log: PathBuf,
         /// Check the block grammar (BufferExtents, NewBuffer, WalltimeMarker, [Pid], NewCPUId,
-        /// events) and exit non-zero at the first violation.
+        /// events) and exit non-zero at the first violation. Time running backwards on a thread
+        /// gets a warning line, without failing: CPUs' timestamp counters can disagree slightly.
         #[arg(long)]
         verify: bool,
     },
@@ -78,7 +89,9 @@ enum Command {
     #[command(after_help = "\
 Count, min, max, total and self are exact. p50/p90/p99 are read from a log-linear histogram per
 function (64 sub-buckets per power of two): within 0.8% of a recorded duration, with memory that
-does not grow with the number of calls. Totals of recursive functions count nested activations.")]
+does not grow with the number of calls. Totals of recursive functions count nested activations.
+Memory: about 200 bytes per function, plus at most 32 bytes per histogram bucket in use (at most
+~30 KiB per function); a log whose calls use more than 1048576 distinct function ids is refused.")]
     Account {
         /// The log (.fdr).
         log: PathBuf,
@@ -100,7 +113,9 @@ does not grow with the number of calls. Totals of recursive functions count nest
     #[command(after_help = "\
 Paths are merged across threads. The latency column is one histogram per path, one bucket per
 power of two, over the range in its header. Past 262144 distinct paths, new ones are merged into
-a '[more call paths, merged]' node under their caller, which bounds memory.")]
+a '[more call paths, merged]' node under their caller, which bounds memory. Paths are shown at most
+1024 frames deep: a call made deeper (a deep recursion) is one '[calls deeper than 1024 frames]'
+node holding its whole time, the calls it made included.")]
     Stack {
         /// The log (.fdr).
         log: PathBuf,
@@ -121,9 +136,12 @@ a '[more call paths, merged]' node under their caller, which bounds memory.")]
     },
     /// A flame graph SVG (self time per call path).
     #[command(after_help = "\
-The graph merges call paths across threads (memory as for `fdr stack`). The chart keeps time
-order, one root per thread: its size, in memory and on disk, grows with the number of times the
-stack changes.")]
+The graph merges call paths across threads (paths as for `fdr stack`: at most 262144, at most
+1024 frames deep). The chart keeps time order, one root per thread, up to 1024 frames deep.
+The renderer is handed at most 1048576 frames and 64 MiB of call paths. Past that, the graph folds
+its narrowest paths into their callers and the chart samples each thread's stack at a regular
+interval, doubled until it fits; the SVG's subtitle says which. Paths narrower than the renderer
+draws (0.01% of the width) are always folded into their callers, which changes nothing drawn.")]
     Flame {
         /// The log (.fdr).
         log: PathBuf,
@@ -145,36 +163,31 @@ enum ConvertFormat {
 }
 
 /// Runs one `fdr` command. `args` are the arguments without the program name, e.g.
-/// `["account", "app.fdr"]`. Reports go to `out`; `--help` and `--version` too.
-pub fn run(args: &[String], out: &mut dyn Write) -> Result<(), CliError> {
-    let cli =
-        match Cli::try_parse_from(std::iter::once("fdr".to_string()).chain(args.iter().cloned())) {
-            Ok(c) => c,
-            Err(e) => {
-                use clap::error::ErrorKind;
-                return match e.kind() {
-                    ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-                        write!(out, "{}", e.render())
-                            .map_err(|err| CliError::io("<output>", "writing help", err))
-                    }
-                    ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-                        Err(CliError::Usage(e.render().to_string()))
-                    }
-                    _ => Err(CliError::Usage(e.render().to_string())),
-                };
-            }
-        };
-    let path_of = |p: &PathBuf| p.to_string_lossy().into_owned();
-    let size = |p: &str| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+/// `["account", "app.fdr"]`; they need not be UTF-8 (paths are opened as given). Reports go to
+/// `out`; `--help` and `--version` too.
+pub fn run<A: AsRef<OsStr>>(args: &[A], out: &mut dyn Write) -> Result<(), CliError> {
+    let argv = std::iter::once(OsString::from("fdr"))
+        .chain(args.iter().map(|a| a.as_ref().to_os_string()));
+    let cli = match Cli::try_parse_from(argv) {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            return match e.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => write!(out, "{}", e.render())
+                    .map_err(|err| CliError::io("<output>", "writing help", err)),
+                _ => Err(CliError::Usage(e.render().to_string())),
+            };
+        }
+    };
+    let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
     match cli.command {
         Command::Info { log } => {
-            let path = path_of(&log);
-            let progress = Progress::new(size(&path), 1);
-            let r = info::run(&path, out, &progress);
+            let progress = Progress::new(size(&log), 1);
+            let r = info::run(&log, out, &progress);
             progress.finish();
             r
         }
-        Command::Dump { log, verify } => dump::run(&path_of(&log), verify, out),
+        Command::Dump { log, verify } => dump::run(&log, verify, out),
         Command::Account {
             log,
             sort,
@@ -182,11 +195,10 @@ pub fn run(args: &[String], out: &mut dyn Write) -> Result<(), CliError> {
             format,
             threads,
         } => {
-            let path = path_of(&log);
-            let len = size(&path);
+            let len = size(&log);
             let progress = Progress::new(len, 1);
             let readers = threads.map_or_else(|| readers_for(len), usize::from);
-            let r = account::Account::of_log(&path, readers, &progress);
+            let r = account::Account::of_log(&log, readers, &progress);
             progress.finish();
             let (mut acc, d) = r?;
             let names = names::Names::new(&d.info);
@@ -196,9 +208,8 @@ pub fn run(args: &[String], out: &mut dyn Write) -> Result<(), CliError> {
                 .map_err(|e| CliError::io("<output>", "writing the report", e))
         }
         Command::Stack { log, format } => {
-            let path = path_of(&log);
-            let progress = Progress::new(size(&path), 2);
-            let r = stack::run(&path, format, out, &progress);
+            let progress = Progress::new(size(&log), 2);
+            let r = stack::run(&log, format, out, &progress);
             progress.finish();
             r
         }
@@ -207,22 +218,20 @@ pub fn run(args: &[String], out: &mut dyn Write) -> Result<(), CliError> {
             format,
             output,
         } => {
-            let path = path_of(&log);
-            let progress = Progress::new(size(&path), 2);
-            let dest = path_of(&output);
-            let r = with_output(&dest, out, |w| match format {
-                ConvertFormat::Chrome => chrome::run(&path, w, &dest, &progress),
-                ConvertFormat::Fxt => fxt::run(&path, w, &dest, &progress),
+            let progress = Progress::new(size(&log), 2);
+            let dest = shown_path(&output);
+            let r = output::write(&output, &log, out, |w| match format {
+                ConvertFormat::Chrome => chrome::run(&log, w, &dest, &progress),
+                ConvertFormat::Fxt => fxt::run(&log, w, &dest, &progress),
             });
             progress.finish();
             r
         }
         Command::Flame { log, output, chart } => {
-            let path = path_of(&log);
-            let progress = Progress::new(size(&path), 2);
-            let dest = path_of(&output);
-            let r = with_output(&dest, out, |w| {
-                flame::run(&path, w, &dest, chart, &progress)
+            let progress = Progress::new(size(&log), 2);
+            let dest = shown_path(&output);
+            let r = output::write(&output, &log, out, |w| {
+                flame::run(&log, w, &dest, chart, &progress)
             });
             progress.finish();
             r
@@ -241,22 +250,4 @@ fn readers_for(len: u64) -> usize {
     } else {
         1
     }
-}
-
-/// Runs `f` on a buffered writer to `dest` (`-`: `out`), flushing it at the end.
-fn with_output(
-    dest: &str,
-    out: &mut dyn Write,
-    f: impl FnOnce(&mut dyn Write) -> Result<(), CliError>,
-) -> Result<(), CliError> {
-    let werr = |e| CliError::io(dest, "cannot write the output", e);
-    if dest == "-" {
-        let mut w = BufWriter::with_capacity(1 << 20, out);
-        f(&mut w)?;
-        return w.flush().map_err(werr);
-    }
-    let file = File::create(dest).map_err(|e| CliError::io(dest, "cannot create the output", e))?;
-    let mut w = BufWriter::with_capacity(1 << 20, file);
-    f(&mut w)?;
-    w.flush().map_err(werr)
 }

@@ -1,23 +1,121 @@
-//! Function and thread names from the log's own tables.
+//! Function and thread names from the log's own tables, and how names from a log are shown.
+//!
+//! A name in a log is whatever bytes the program (or whoever wrote the file) put there. Shown
+//! raw, an escape sequence in a name could retitle or reprogram the terminal and a newline
+//! could forge a line of a report, so every text output passes names through [`shown`] and
+//! JSON through [`json_string`].
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 
 use fdr_format::events::LogInfo;
 use fdr_format::FunctionInfo;
+
+use crate::CliError;
+
+/// Characters a terminal or text viewer acts on instead of showing: C0 and C1 controls, DEL,
+/// bidirectional-text controls and the Unicode line and paragraph separators.
+fn acts(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061c}'
+                | '\u{200e}'
+                | '\u{200f}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// A name from a log as text outputs show it: characters a terminal would act on are written as
+/// escapes (`\n`, `\r`, `\t`, `\x1b` for the other ASCII controls, `\u{9b}` for the rest), so
+/// a name can neither move the cursor, retitle the terminal nor forge a line. Other names are
+/// returned as they are.
+///
+/// ```
+/// use fdr_cli::names::shown;
+/// assert_eq!(shown("app::main"), "app::main");
+/// assert_eq!(shown("a\u{1b}]0;x\u{7}\nb"), "a\\x1b]0;x\\x07\\nb");
+/// assert_eq!(shown("\u{9b}1m\u{202e}"), "\\u{9b}1m\\u{202e}");
+/// ```
+pub fn shown(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(acts) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if acts(c) && (c as u32) < 0x80 => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if acts(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// `s` as a JSON string, quotes included. Nothing is lost, and nothing a terminal acts on is
+/// left raw: besides what JSON requires (`"`, `\`, C0 controls), DEL, C1 controls and
+/// bidirectional controls are written as `\uXXXX` too.
+///
+/// ```
+/// use fdr_cli::names::json_string;
+/// assert_eq!(json_string("a\"b\n\u{9b}"), r#""a\"b\n\u009b""#);
+/// ```
+pub fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if acts(c) => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
 
 /// Ids below this are looked up in a vector; larger (rare, 28-bit) ids in a hash map, so a
 /// stray id never makes the reader allocate a 2^28-entry table.
 const DIRECT: u32 = 1 << 16;
 
-/// Maps function ids to dense slots `0..n`, in order of first use.
+/// The most distinct function ids one log's calls may use. Per-function state is small (see
+/// `fdr account --help`), but a corrupt or crafted log could name a new id in every record;
+/// past this many, commands stop with an error instead of growing without end.
+pub const MAX_FUNCTIONS: usize = 1 << 20;
+
+/// The error for a log whose calls use more than [`MAX_FUNCTIONS`] function ids.
+pub fn too_many_functions() -> CliError {
+    CliError::limit(format!(
+        "the log's calls use more than {MAX_FUNCTIONS} distinct function ids, fdr's limit for \
+         one log (is the log corrupt?)"
+    ))
+}
+
+/// Maps function ids to dense slots `0..n`, in order of first use; at most [`MAX_FUNCTIONS`].
 ///
 /// ```
 /// use fdr_cli::names::Slots;
 /// let mut s = Slots::default();
-/// assert_eq!(s.slot(500), 0);
-/// assert_eq!(s.slot(1 << 27), 1);
-/// assert_eq!(s.slot(500), 0);
+/// assert_eq!(s.slot(500).unwrap(), 0);
+/// assert_eq!(s.slot(1 << 27).unwrap(), 1);
+/// assert_eq!(s.slot(500).unwrap(), 0);
 /// assert_eq!(s.ids(), &[500, 1 << 27]);
 /// ```
 #[derive(Default, Debug)]
@@ -28,15 +126,18 @@ pub struct Slots {
 }
 
 impl Slots {
-    /// The slot of `id`, assigning the next one on first use.
+    /// The slot of `id`, assigning the next one on first use; an error past [`MAX_FUNCTIONS`].
     #[inline]
-    pub fn slot(&mut self, id: u32) -> usize {
+    pub fn slot(&mut self, id: u32) -> Result<usize, CliError> {
         if id < DIRECT {
             let i = id as usize;
             if let Some(&s) = self.direct.get(i) {
                 if s != u32::MAX {
-                    return s as usize;
+                    return Ok(s as usize);
                 }
+            }
+            if self.ids.len() >= MAX_FUNCTIONS {
+                return Err(too_many_functions());
             }
             if i >= self.direct.len() {
                 self.direct.resize(i + 1, u32::MAX);
@@ -44,14 +145,18 @@ impl Slots {
             let s = self.ids.len() as u32;
             self.direct[i] = s;
             self.ids.push(id);
-            return s as usize;
+            return Ok(s as usize);
         }
-        let next = self.ids.len() as u32;
-        let s = *self.far.entry(id).or_insert(next);
-        if s == next {
-            self.ids.push(id);
+        if let Some(&s) = self.far.get(&id) {
+            return Ok(s as usize);
         }
-        s as usize
+        if self.ids.len() >= MAX_FUNCTIONS {
+            return Err(too_many_functions());
+        }
+        let s = self.ids.len() as u32;
+        self.far.insert(id, s);
+        self.ids.push(id);
+        Ok(s as usize)
     }
 
     /// The id of each slot.

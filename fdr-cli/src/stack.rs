@@ -1,14 +1,22 @@
 //! `fdr stack`: the call trie. One node per call path (the chain of functions from a thread's
 //! bottom frame down to the call), with its call count, total and self time and a latency
 //! histogram (one bucket per power of two).
+//!
+//! The trie's size is bounded whatever the log says: at most [`MAX_NODES`] call paths (past
+//! that, new paths are merged into one node under their caller) and paths at most
+//! [`DISPLAY_DEPTH`] frames deep (a call made deeper is merged, with everything it calls, into
+//! one node at that depth). Nothing here recurses on the depth of a path.
 
+use std::cmp::Reverse;
+use std::collections::HashMap;
 use std::io::Write;
+use std::path::Path;
 
 use clap::ValueEnum;
 
 use crate::calls::{plan, replay, Close, Frame, Plan, Sink};
 use crate::hist::Log2;
-use crate::names::Names;
+use crate::names::{shown, Names};
 use crate::progress::Progress;
 use crate::units::{human, Clock};
 use crate::CliError;
@@ -26,19 +34,40 @@ pub enum Format {
 /// which a program with deep, varied recursion can make very large.
 pub const MAX_NODES: usize = 1 << 18;
 
+/// Frames of a call path that `stack` and `flame` show. A call made deeper than this (a deep
+/// recursion) is shown as one `[calls deeper than 1024 frames]` frame that holds its whole
+/// time, the calls it made included.
+pub const DISPLAY_DEPTH: usize = 1024;
+
+/// Children lists longer than this are looked up in a hash map instead of scanned.
+const SCAN: usize = 16;
+
+/// What a node stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeKind {
+    /// One call path.
+    Path,
+    /// The call paths below its parent that did not fit in [`MAX_NODES`], and everything they
+    /// called.
+    MorePaths,
+    /// Calls made deeper than the display depth, and everything they called.
+    Deeper,
+}
+
 /// One call path.
 #[derive(Clone, Debug)]
 pub struct Node {
-    /// Function id (0 for the root).
+    /// Function id (0 for the root; a reserved id above the 28 bits of real ones for merged
+    /// nodes).
     pub id: u32,
-    /// Stands for the call paths below its parent that did not fit in [`MAX_NODES`] (and
-    /// everything they called).
-    pub merged: bool,
+    /// A call path, or a node standing for several.
+    pub kind: NodeKind,
     /// Calls along this path.
     pub count: u64,
     /// Ticks in these calls.
     pub total: u64,
-    /// Ticks in these calls minus their instrumented callees.
+    /// Ticks in these calls minus their instrumented callees (for a merged node, everything
+    /// under it: its callees are not shown apart).
     pub self_: u64,
     /// Durations, one bucket per power of two of ticks.
     pub hist: Log2,
@@ -51,10 +80,10 @@ pub struct Node {
 }
 
 impl Node {
-    fn new(id: u32) -> Node {
+    fn new(id: u32, kind: NodeKind) -> Node {
         Node {
             id,
-            merged: false,
+            kind,
             count: 0,
             total: 0,
             self_: 0,
@@ -67,73 +96,120 @@ impl Node {
 }
 
 /// The trie, built by replaying calls; node 0 is the root above every thread's bottom frame.
+/// A child's index is always larger than its parent's.
 pub struct Trie {
     /// The nodes; children refer to them by index.
     pub nodes: Vec<Node>,
+    /// (parent, function id) to child, for parents with many children.
+    index: HashMap<(u32, u32), u32>,
+    /// Per thread, the node of each open call up to the display depth.
     stacks: Vec<Vec<u32>>,
     max_nodes: usize,
+    max_depth: usize,
 }
 
 impl Default for Trie {
     fn default() -> Self {
-        Trie::with_max_nodes(MAX_NODES)
+        Trie::with_limits(MAX_NODES, DISPLAY_DEPTH)
     }
 }
 
-/// The id of merged nodes: above the 28 bits of real function ids.
-const MERGED_ID: u32 = u32::MAX;
+/// The reserved ids of merged nodes: above the 28 bits of real function ids.
+const MORE_PATHS_ID: u32 = u32::MAX;
+const DEEPER_ID: u32 = u32::MAX - 1;
+/// A call that could not be given a node even merged (past twice [`MAX_NODES`]): not counted.
+const UNTRACKED: u32 = u32::MAX;
 
-/// How a node is shown.
-fn label(n: &Node, names: &Names) -> String {
-    if n.merged {
-        "[more call paths, merged]".to_string()
-    } else {
-        names.function(n.id).into_owned()
+impl Trie {
+    /// How node `n` is shown (escaped for a terminal).
+    pub fn label(&self, n: &Node, names: &Names) -> String {
+        match n.kind {
+            NodeKind::Path => shown(&names.function(n.id)).into_owned(),
+            NodeKind::MorePaths => "[more call paths, merged]".to_string(),
+            NodeKind::Deeper => format!("[calls deeper than {} frames]", self.max_depth),
+        }
+    }
+
+    fn child(&self, parent: u32, id: u32) -> Option<u32> {
+        let p = &self.nodes[parent as usize];
+        if p.children.len() <= SCAN {
+            p.children.iter().find(|c| c.0 == id).map(|c| c.1)
+        } else {
+            self.index.get(&(parent, id)).copied()
+        }
+    }
+
+    fn add_child(&mut self, parent: u32, id: u32, kind: NodeKind) -> u32 {
+        let n = self.nodes.len() as u32;
+        self.nodes.push(Node::new(id, kind));
+        let p = &mut self.nodes[parent as usize];
+        p.children.push((id, n));
+        if p.children.len() == SCAN + 1 {
+            for &(cid, c) in &p.children {
+                self.index.insert((parent, cid), c);
+            }
+        } else if p.children.len() > SCAN + 1 {
+            self.index.insert((parent, id), n);
+        }
+        n
+    }
+
+    /// The node for a call of `id` under `parent`, made at `depth`.
+    fn node_for(&mut self, parent: u32, id: u32, depth: usize) -> u32 {
+        if self.nodes[parent as usize].kind != NodeKind::Path {
+            // Inside a merged node: the call is part of it.
+            return parent;
+        }
+        let (id, kind) = if depth >= self.max_depth {
+            (DEEPER_ID, NodeKind::Deeper)
+        } else {
+            (id, NodeKind::Path)
+        };
+        if let Some(n) = self.child(parent, id) {
+            return n;
+        }
+        if kind == NodeKind::Path && self.nodes.len() < self.max_nodes {
+            return self.add_child(parent, id, kind);
+        }
+        // Past the node limit (or at the display depth): one merged node per parent and kind,
+        // which at most doubles the nodes.
+        let id = if kind == NodeKind::Path {
+            MORE_PATHS_ID
+        } else {
+            id
+        };
+        let kind = if kind == NodeKind::Path {
+            NodeKind::MorePaths
+        } else {
+            kind
+        };
+        if let Some(n) = self.child(parent, id) {
+            return n;
+        }
+        if self.nodes.len() < 2 * self.max_nodes {
+            return self.add_child(parent, id, kind);
+        }
+        UNTRACKED
     }
 }
 
 impl Sink for Trie {
     #[inline]
     fn enter(&mut self, thread: u32, depth: usize, f: &Frame, _: &[u64]) -> Result<(), CliError> {
+        if depth > self.max_depth {
+            // Inside the call at the display depth, which holds this one's time.
+            return Ok(());
+        }
         let t = thread as usize;
         if t >= self.stacks.len() {
             self.stacks.resize_with(t + 1, Vec::new);
         }
-        let stack = &mut self.stacks[t];
-        stack.truncate(depth);
-        let parent = stack.last().copied().unwrap_or(0) as usize;
-        let node = if self.nodes[parent].merged {
-            parent as u32
-        } else {
-            match self.nodes[parent].children.iter().find(|c| c.0 == f.id) {
-                Some(&(_, n)) => n,
-                None if self.nodes.len() < self.max_nodes => {
-                    let n = self.nodes.len() as u32;
-                    self.nodes.push(Node::new(f.id));
-                    self.nodes[parent].children.push((f.id, n));
-                    n
-                }
-                None => {
-                    // One merged child per parent, found by its reserved id.
-                    match self.nodes[parent]
-                        .children
-                        .iter()
-                        .find(|c| c.0 == MERGED_ID)
-                    {
-                        Some(&(_, n)) => n,
-                        None => {
-                            let n = self.nodes.len() as u32;
-                            let mut m = Node::new(MERGED_ID);
-                            m.merged = true;
-                            self.nodes.push(m);
-                            self.nodes[parent].children.push((MERGED_ID, n));
-                            n
-                        }
-                    }
-                }
-            }
+        self.stacks[t].truncate(depth);
+        let node = match self.stacks[t].last().copied() {
+            Some(UNTRACKED) => UNTRACKED,
+            parent => self.node_for(parent.unwrap_or(0), f.id, depth),
         };
-        stack.push(node);
+        self.stacks[t].push(node);
         Ok(())
     }
 
@@ -147,6 +223,9 @@ impl Sink for Trie {
         how: Close,
         _: &[u64],
     ) -> Result<(), CliError> {
+        if depth > self.max_depth {
+            return Ok(());
+        }
         let Some(stack) = self.stacks.get_mut(thread as usize) else {
             return Ok(());
         };
@@ -154,15 +233,20 @@ impl Sink for Trie {
             return Ok(());
         };
         stack.truncate(depth);
-        let n = &mut self.nodes[node as usize];
-        if n.merged && stack.last() == Some(&node) {
-            // A call inside merged paths: its time is already part of the merged caller's.
+        if node == UNTRACKED {
             return Ok(());
         }
+        let merged = self.nodes[node as usize].kind != NodeKind::Path;
+        if merged && stack.last() == Some(&node) {
+            // A call inside a merged node: its time is already part of its caller's there.
+            return Ok(());
+        }
+        let n = &mut self.nodes[node as usize];
         let dur = end.saturating_sub(f.start);
         n.count += 1;
         n.total = n.total.saturating_add(dur);
-        n.self_ = n.self_.saturating_add(f.self_ticks(end));
+        let own = if merged { dur } else { f.self_ticks(end) };
+        n.self_ = n.self_.saturating_add(own);
         n.hist.record(dur);
         n.inferred += u64::from(f.inferred);
         n.open += u64::from(how == Close::WindowEnd);
@@ -171,7 +255,8 @@ impl Sink for Trie {
 }
 
 impl Trie {
-    /// An empty trie that merges call paths beyond `max_nodes` nodes.
+    /// An empty trie that merges call paths beyond `max_nodes` nodes and calls deeper than
+    /// `max_depth` frames.
     ///
     /// ```
     /// use fdr_cli::calls::replay_decoder;
@@ -184,7 +269,13 @@ impl Trie {
     ///
     /// let mut log = LogBuilder::new(1_000_000_000);
     /// let mut b = log.block(1, 0, 0);
-    /// for id in 1..=4u32 {
+    /// for (id, t) in [(5, 0), (6, 10), (7, 20), (8, 30)] {
+    ///     b.enter(id, t);
+    /// }
+    /// for (id, t) in [(8, 40), (7, 50), (6, 60), (5, 70)] {
+    ///     b.exit(id, t);
+    /// }
+    /// for id in 1..=3u32 {
     ///     let t = u64::from(id) * 100;
     ///     b.enter(id, t);
     ///     b.enter(9, t + 10);
@@ -193,76 +284,133 @@ impl Trie {
     /// }
     /// b.finish();
     /// let bytes = log.finish();
-    /// let mut t = Trie::with_max_nodes(4); // the root and three paths
+    /// // Six nodes (the root and five more), paths at most two frames deep.
+    /// let mut t = Trie::with_limits(6, 2);
     /// replay_decoder(EventDecoder::new(&bytes[..]).unwrap(), "mem", &mut t, None, &Progress::hidden(), 0)?;
     /// let lines = t.folded(&Names::default(), &Clock::new(1_000_000_000));
     /// assert_eq!(lines, [
-    ///     "[more call paths, merged] 80", // #3 and #4
+    ///     "[more call paths, merged] 100", // #2 and #3 with their callees: no room left
+    ///     "#5 20",
+    ///     "#5;#6 20",
+    ///     "#5;#6;[calls deeper than 2 frames] 30", // #7, and #8 inside it
     ///     "#1 40",
     ///     "#1;#9 10",
-    ///     "#2 40",
-    ///     "#2;[more call paths, merged] 10", // #2;#9, the fourth path
     /// ]);
     /// # Ok::<(), fdr_cli::CliError>(())
     /// ```
-    pub fn with_max_nodes(max_nodes: usize) -> Trie {
+    pub fn with_limits(max_nodes: usize, max_depth: usize) -> Trie {
         Trie {
-            nodes: vec![Node::new(0)],
+            nodes: vec![Node::new(0, NodeKind::Path)],
+            index: HashMap::new(),
             stacks: Vec::new(),
             max_nodes: max_nodes.max(1),
+            max_depth: max_depth.max(1),
         }
     }
 
+    /// An empty trie that merges call paths beyond `max_nodes` nodes.
+    pub fn with_max_nodes(max_nodes: usize) -> Trie {
+        Trie::with_limits(max_nodes, DISPLAY_DEPTH)
+    }
+
     /// Builds the trie of the log at `path` (two passes: see [`crate::calls::plan`]).
-    pub fn build(path: &str, progress: &Progress) -> Result<(Trie, Plan), CliError> {
+    pub fn build(path: &Path, progress: &Progress) -> Result<(Trie, Plan), CliError> {
         let p = plan(path, progress)?;
         let mut t = Trie::default();
         replay(path, &mut t, Some(&p), progress, 1)?;
         Ok((t, p))
     }
 
-    /// Children of `node`, most total time first (then by name, for stable output).
+    /// True if some call was deeper than the display depth.
+    pub fn has_deeper(&self) -> bool {
+        self.nodes.iter().any(|n| n.kind == NodeKind::Deeper)
+    }
+
+    /// The display depth this trie was built with.
+    pub fn max_depth(&self) -> usize {
+        self.max_depth
+    }
+
+    /// Children of `node`, most total time first (then by label, for stable output).
     pub fn sorted_children(&self, node: usize, names: &Names) -> Vec<usize> {
-        let mut c: Vec<usize> = self.nodes[node]
+        let mut c: Vec<(Reverse<u64>, String, usize)> = self.nodes[node]
             .children
             .iter()
-            .map(|&(_, n)| n as usize)
+            .map(|&(_, n)| {
+                let x = &self.nodes[n as usize];
+                (Reverse(x.total), self.label(x, names), n as usize)
+            })
             .collect();
-        c.sort_by(|&a, &b| {
-            let (x, y) = (&self.nodes[a], &self.nodes[b]);
-            y.total
-                .cmp(&x.total)
-                .then_with(|| label(x, names).cmp(&label(y, names)))
-        });
-        c
+        c.sort_unstable();
+        c.into_iter().map(|(_, _, n)| n).collect()
+    }
+
+    /// Visits the nodes depth first, children in [`Trie::sorted_children`] order, with an
+    /// explicit stack: calls `f` with each node and its depth (0 for the root's children).
+    pub fn each_node<E>(
+        &self,
+        names: &Names,
+        mut f: impl FnMut(usize, usize) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut todo: Vec<(usize, usize)> = self
+            .sorted_children(0, names)
+            .into_iter()
+            .rev()
+            .map(|c| (c, 0))
+            .collect();
+        while let Some((c, depth)) = todo.pop() {
+            f(c, depth)?;
+            for k in self.sorted_children(c, names).into_iter().rev() {
+                todo.push((k, depth + 1));
+            }
+        }
+        Ok(())
+    }
+
+    /// Calls `f` with `a;b;c` and the self time in nanoseconds of every path with self time,
+    /// depth first; memory beyond the trie is one path.
+    pub fn fold_each<E>(
+        &self,
+        names: &Names,
+        clock: &Clock,
+        mut f: impl FnMut(&str, u64) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut path = String::new();
+        // Where each frame of `path` starts.
+        let mut starts: Vec<usize> = Vec::new();
+        self.each_node(names, |c, depth| {
+            // Depth first: the frames above `depth` are this node's callers.
+            if let Some(&at) = starts.get(depth) {
+                path.truncate(at);
+            }
+            starts.truncate(depth);
+            starts.push(path.len());
+            if depth > 0 {
+                path.push(';');
+            }
+            let n = &self.nodes[c];
+            let label = self.label(n, names);
+            if label.contains(';') {
+                path.push_str(&label.replace(';', ":"));
+            } else {
+                path.push_str(&label);
+            }
+            let ns = clock.ns(n.self_);
+            if ns > 0 {
+                f(&path, ns)?;
+            }
+            Ok(())
+        })
     }
 
     /// `a;b;c <self ns>` lines, depth first, for every path with self time.
     pub fn folded(&self, names: &Names, clock: &Clock) -> Vec<String> {
         let mut lines = Vec::new();
-        let mut path: Vec<String> = Vec::new();
-        self.fold(0, names, clock, &mut path, &mut lines);
+        let _ = self.fold_each(names, clock, |p, ns| {
+            lines.push(format!("{p} {ns}"));
+            Ok::<(), ()>(())
+        });
         lines
-    }
-
-    fn fold(
-        &self,
-        node: usize,
-        names: &Names,
-        clock: &Clock,
-        path: &mut Vec<String>,
-        lines: &mut Vec<String>,
-    ) {
-        for c in self.sorted_children(node, names) {
-            let n = &self.nodes[c];
-            path.push(label(n, names).replace(';', ":"));
-            let ns = clock.ns(n.self_);
-            if ns > 0 {
-                lines.push(format!("{} {ns}", path.join(";")));
-            }
-            self.fold(c, names, clock, path, lines);
-            path.pop();
-        }
     }
 }
 
@@ -287,7 +435,7 @@ fn write_text(t: &Trie, names: &Names, clock: &Clock, out: &mut dyn Write) -> st
     let range = format!(
         "{}..{}",
         human(clock.ns(Log2::lower_bound(lo))),
-        human(clock.ns(Log2::lower_bound(hi + 1).saturating_sub(1)))
+        human(clock.ns(Log2::upper_bound(hi)))
     );
     let hw = width.max(range.chars().count());
     writeln!(
@@ -295,14 +443,8 @@ fn write_text(t: &Trie, names: &Names, clock: &Clock, out: &mut dyn Write) -> st
         "{:>8} {:>10} {:>10}  {:<hw$}  call path",
         "calls", "total", "self", range
     )?;
-    let (mut any_inferred, mut any_open) = (false, false);
-    let mut todo: Vec<(usize, usize)> = t
-        .sorted_children(0, names)
-        .into_iter()
-        .rev()
-        .map(|c| (c, 0))
-        .collect();
-    while let Some((c, depth)) = todo.pop() {
+    let (mut any_inferred, mut any_open, mut any_deeper) = (false, false, false);
+    t.each_node(names, |c, depth| {
         let n = &t.nodes[c];
         let b = n.hist.buckets();
         let max = b[lo..=hi].iter().copied().max().unwrap_or(0).max(1);
@@ -325,6 +467,7 @@ fn write_text(t: &Trie, names: &Names, clock: &Clock, out: &mut dyn Write) -> st
             mark.push_str(" +");
             any_open = true;
         }
+        any_deeper |= n.kind == NodeKind::Deeper;
         writeln!(
             out,
             "{:>8} {:>10} {:>10}  {:<hw$}  {:indent$}{}{}",
@@ -333,14 +476,11 @@ fn write_text(t: &Trie, names: &Names, clock: &Clock, out: &mut dyn Write) -> st
             human(clock.ns(n.self_)),
             spark,
             "",
-            label(n, names),
+            t.label(n, names),
             mark,
             indent = depth * 2
-        )?;
-        for k in t.sorted_children(c, names).into_iter().rev() {
-            todo.push((k, depth + 1));
-        }
-    }
+        )
+    })?;
     if any_inferred {
         writeln!(
             out,
@@ -353,12 +493,20 @@ fn write_text(t: &Trie, names: &Names, clock: &Clock, out: &mut dyn Write) -> st
             "+ still running at the end of the window: closed at its end"
         )?;
     }
+    if any_deeper {
+        writeln!(
+            out,
+            "[calls deeper than {} frames] holds each call made at that depth, with everything \
+             it called (fdr shows call paths at most {0} frames deep)",
+            t.max_depth
+        )?;
+    }
     Ok(())
 }
 
 /// Prints the call trie of the log at `path`.
 pub fn run(
-    path: &str,
+    path: &Path,
     format: Format,
     out: &mut dyn Write,
     progress: &Progress,
@@ -370,10 +518,10 @@ pub fn run(
     match format {
         Format::Text => write_text(&t, &names, &clock, out).map_err(w),
         Format::Folded => {
-            for l in t.folded(&names, &clock) {
-                writeln!(out, "{l}").map_err(w)?;
-            }
-            Ok(())
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+            t.fold_each(&names, &clock, |p, ns| writeln!(out, "{p} {ns}"))
+                .map_err(w)?;
+            out.flush().map_err(w)
         }
     }
 }

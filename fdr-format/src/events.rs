@@ -83,6 +83,15 @@ pub struct Event {
     pub kind: EventKind,
 }
 
+/// The thread's time went back by `ticks` at the record at `at`.
+#[cold]
+fn went_back(t: &mut ThreadStats, at: u64, ticks: u64) {
+    t.backwards += 1;
+    if t.first_backwards.is_none() {
+        t.first_backwards = Some((at, ticks));
+    }
+}
+
 /// What the decoder learned about one thread.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct ThreadStats {
@@ -106,6 +115,13 @@ pub struct ThreadStats {
     pub cpu_changes: u64,
     /// `TSCWrap` records.
     pub tsc_wraps: u64,
+    /// Times the thread's timestamp went backwards: a `NewCPUId` or `TSCWrap` older than the
+    /// record before it, a block that starts before the thread's previous block ended, or an
+    /// event with a negative delta. Durations across such a point come out as 0.
+    pub backwards: u64,
+    /// Where time first went backwards on this thread: the record's byte offset and by how
+    /// many ticks.
+    pub first_backwards: Option<(u64, u64)>,
 }
 
 /// The self-description a log carries in its extension records, plus the header.
@@ -455,6 +471,15 @@ impl<R: Read> EventDecoder<R> {
                 Record::Walltime { secs, micros } => self.block_wall = (secs, micros),
                 Record::Pid { pid } => self.block_pid = pid,
                 Record::NewCpuId { cpu, tsc } => {
+                    let before = if self.block_pending {
+                        let t = &self.threads[self.cur as usize];
+                        (t.blocks > 0).then_some(t.last_tsc)
+                    } else {
+                        Some(self.tsc)
+                    };
+                    if let Some(before) = before.filter(|&b| tsc < b) {
+                        went_back(&mut self.threads[self.cur as usize], at, before - tsc);
+                    }
                     self.tsc = tsc;
                     if self.block_pending {
                         self.block_pending = false;
@@ -482,6 +507,9 @@ impl<R: Read> EventDecoder<R> {
                     )));
                 }
                 Record::TscWrap { tsc } => {
+                    if tsc < self.tsc {
+                        went_back(&mut self.threads[self.cur as usize], at, self.tsc - tsc);
+                    }
                     self.tsc = tsc;
                     self.threads[self.cur as usize].tsc_wraps += 1;
                 }
@@ -497,6 +525,13 @@ impl<R: Read> EventDecoder<R> {
                     )))
                 }
                 Record::CustomEvent { delta, payload } => {
+                    if delta < 0 {
+                        went_back(
+                            &mut self.threads[self.cur as usize],
+                            at,
+                            u64::from(delta.unsigned_abs()),
+                        );
+                    }
                     self.tsc = self.tsc.wrapping_add(delta as i64 as u64);
                     let in_block =
                         if let Some((kind, id, task)) = crate::decode_task_event(payload) {
@@ -534,6 +569,13 @@ impl<R: Read> EventDecoder<R> {
                     }
                 }
                 Record::TypedEvent { delta, .. } => {
+                    if delta < 0 {
+                        went_back(
+                            &mut self.threads[self.cur as usize],
+                            at,
+                            u64::from(delta.unsigned_abs()),
+                        );
+                    }
                     self.tsc = self.tsc.wrapping_add(delta as i64 as u64);
                     self.info.foreign_events += 1;
                 }
@@ -708,5 +750,34 @@ mod tests {
             e.message.contains("8 bytes before the end of the block"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn time_going_backwards_is_counted_per_thread_with_its_first_place() {
+        let mut file = FileHeader::default().encode().to_vec();
+        block(
+            &mut file,
+            5,
+            1000,
+            &[
+                f(1, FnKind::Enter, 10),
+                m(meta::new_cpu_id(1, 400)), // back from 1010
+                f(1, FnKind::Exit, 5),
+                m(meta::tsc_wrap(300)),       // back from 405
+                m(meta::custom_event(0, -7)), // back by 7
+            ],
+        );
+        let first_at = 32 + 16 * 5 + 8;
+        block(&mut file, 6, 50, &[f(1, FnKind::Enter, 1)]); // older, but another thread
+        block(&mut file, 5, 250, &[f(1, FnKind::Exit, 1)]); // starts before 293
+        let mut d = EventDecoder::new(&file[..]).unwrap();
+        while d.next_event().unwrap().is_some() {}
+        let t = &d.threads()[0];
+        assert_eq!(
+            (t.tid, t.backwards, t.first_backwards),
+            (5, 4, Some((first_at, 610)))
+        );
+        let t = &d.threads()[1];
+        assert_eq!((t.tid, t.backwards, t.first_backwards), (6, 0, None));
     }
 }

@@ -1,7 +1,8 @@
 //! Streaming decoder of raw records.
 //!
 //! [`Reader`] yields the records of a log one at a time, in file order, each with its byte
-//! offset. It holds one fixed-size window of the file in memory, so a reader's memory does not
+//! offset. It holds one window of the file in memory (64 KiB, growing to 1 MiB while the file
+//! is larger, or to one record's size if a payload needs more), so a reader's memory does not
 //! grow with the file. It checks what it must to stay in bounds (a payload may not run past its
 //! block or past [`MAX_PAYLOAD`]) and reports anything it cannot make sense of as a
 //! [`FormatError`] naming the offset; it never panics on any input.
@@ -17,7 +18,10 @@ use crate::{
 /// below this; a larger length field is taken as corruption rather than allocated.
 pub const MAX_PAYLOAD: usize = 1 << 20;
 
+/// The largest window the reader keeps (bigger only to hold one large payload).
 const WINDOW: usize = 1 << 20;
+/// The window a reader starts with: small logs never pay for a large one.
+const FIRST_WINDOW: usize = 64 << 10;
 
 /// One record as stored in the file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -129,7 +133,7 @@ impl<R: Read> Reader<R> {
         let mut r = Reader {
             inner,
             header: FileHeader::default(),
-            buf: vec![0; WINDOW],
+            buf: vec![0; FIRST_WINDOW],
             pos: 0,
             end: 0,
             offset: 0,
@@ -185,6 +189,11 @@ impl<R: Read> Reader<R> {
                     ))
                 }
             }
+        }
+        // The input filled the window: it is larger, so read more at a time from now on.
+        if self.end == self.buf.len() && self.buf.len() < WINDOW {
+            let grown = (self.buf.len() * 2).min(WINDOW);
+            self.buf.resize(grown, 0);
         }
         Ok((self.end - self.pos).min(n))
     }
@@ -504,5 +513,55 @@ mod tests {
         f.extend_from_slice(&meta_bytes(meta::pid(1)));
         let e = all(&f).unwrap_err();
         assert!(e.message.contains("runs past the end of its block"), "{e}");
+    }
+
+    #[test]
+    fn records_across_window_refills_read_the_same_as_at_once() {
+        // A log much larger than the first window, read through a reader that hands out a few
+        // bytes at a time: every record comes back whole and in order.
+        struct Trickle<'a>(&'a [u8], usize);
+        impl Read for Trickle<'_> {
+            fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+                let n = out.len().min(self.1).min(self.0.len());
+                out[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let mut f = FileHeader::default().encode().to_vec();
+        let mut block = Vec::new();
+        block.extend_from_slice(&meta_bytes(meta::new_buffer(9)));
+        block.extend_from_slice(&meta_bytes(meta::walltime(1, 2)));
+        block.extend_from_slice(&meta_bytes(meta::new_cpu_id(1, 1000)));
+        for i in 0..100_000u32 {
+            block.extend_from_slice(&function_record(i, FnKind::Enter, i).to_le_bytes());
+            if i % 1000 == 0 {
+                let payload = vec![i as u8; 70_000];
+                block.extend_from_slice(&meta_bytes(meta::custom_event(70_000, 0)));
+                block.extend_from_slice(&payload);
+            }
+        }
+        f.extend_from_slice(&meta_bytes(meta::buffer_extents(block.len() as u64)));
+        f.extend_from_slice(&block);
+        for chunk in [7, 4096, 1 << 20] {
+            let mut r = Reader::new(Trickle(&f, chunk)).unwrap();
+            let (mut fns, mut events) = (0u32, 0u32);
+            while let Some((_, rec)) = r.next_record().unwrap() {
+                match rec {
+                    Record::Function { id, delta, .. } => {
+                        assert_eq!((id, delta), (fns, fns));
+                        fns += 1;
+                    }
+                    Record::CustomEvent { payload, .. } => {
+                        assert_eq!(payload.len(), 70_000);
+                        assert!(payload.iter().all(|&b| b == (events * 1000) as u8));
+                        events += 1;
+                    }
+                    _ => {}
+                }
+            }
+            assert_eq!((fns, events), (100_000, 100), "chunk {chunk}");
+            assert!(r.buf.len() <= WINDOW, "the window stays bounded");
+        }
     }
 }

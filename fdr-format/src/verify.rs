@@ -5,6 +5,8 @@
 //! `CallArgument` belongs to the enter-with-arguments record just before it. The file must end
 //! exactly where the last block's extents say it does.
 
+use std::collections::HashMap;
+
 use crate::reader::Record;
 use crate::{FnKind, FormatError};
 
@@ -183,6 +185,102 @@ impl BlockVerifier {
     }
 }
 
+/// A place where a thread's time runs backwards (see [`TimeCheck`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Backwards {
+    /// The thread, by the id in its block's `NewBuffer`.
+    pub tid: i32,
+    /// The thread's timestamp before the record.
+    pub from: u64,
+    /// The timestamp the record sets.
+    pub to: u64,
+}
+
+/// Follows each thread's timestamp through a log's records, in file order, and says where it
+/// runs backwards: a `NewCPUId` or `TSCWrap` older than the record before it, a block that
+/// starts before its thread's previous block ended, or an event with a negative delta.
+/// Hardware can do this (timestamp counters of different CPUs that are not quite in step), so
+/// it is something to report, not a grammar error; durations across such a point come out as 0.
+///
+/// ```
+/// use fdr_format::reader::Record;
+/// use fdr_format::verify::{Backwards, TimeCheck};
+/// let mut c = TimeCheck::default();
+/// for r in [
+///     Record::BufferExtents { size: 0 },
+///     Record::NewBuffer { tid: 3 },
+///     Record::NewCpuId { cpu: 0, tsc: 1000 },
+/// ] {
+///     assert_eq!(c.record(&r), None);
+/// }
+/// assert_eq!(
+///     c.record(&Record::TscWrap { tsc: 400 }),
+///     Some(Backwards { tid: 3, from: 1000, to: 400 })
+/// );
+/// ```
+#[derive(Debug, Default)]
+pub struct TimeCheck {
+    /// The thread of the current block.
+    tid: Option<i32>,
+    /// Its running timestamp.
+    tsc: u64,
+    /// Between `NewBuffer` and the block's first `NewCPUId`.
+    preamble: bool,
+    /// Each thread's timestamp at the end of its latest block.
+    last: HashMap<i32, u64>,
+}
+
+impl TimeCheck {
+    /// Follows one record; `Some` when it takes its thread's time backwards.
+    pub fn record(&mut self, r: &Record<'_>) -> Option<Backwards> {
+        let (before, after) = match *r {
+            Record::BufferExtents { .. } => {
+                if let Some(tid) = self.tid.take() {
+                    self.last.insert(tid, self.tsc);
+                }
+                return None;
+            }
+            Record::NewBuffer { tid } => {
+                if let Some(old) = self.tid.replace(tid) {
+                    self.last.insert(old, self.tsc);
+                }
+                self.preamble = true;
+                return None;
+            }
+            Record::Function { delta, .. } => {
+                self.tsc = self.tsc.wrapping_add(u64::from(delta));
+                return None;
+            }
+            Record::NewCpuId { tsc, .. } => {
+                let before = if std::mem::take(&mut self.preamble) {
+                    self.tid.and_then(|t| self.last.get(&t).copied())
+                } else {
+                    Some(self.tsc)
+                };
+                (before, tsc)
+            }
+            Record::TscWrap { tsc } => (Some(self.tsc), tsc),
+            Record::CustomEvent { delta, .. } | Record::TypedEvent { delta, .. } => {
+                (Some(self.tsc), self.tsc.wrapping_add(delta as i64 as u64))
+            }
+            Record::EndOfBuffer
+            | Record::Walltime { .. }
+            | Record::CallArgument { .. }
+            | Record::Pid { .. } => return None,
+        };
+        self.tsc = after;
+        let tid = self.tid?;
+        match before {
+            Some(from) if after < from => Some(Backwards {
+                tid,
+                from,
+                to: after,
+            }),
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,5 +357,63 @@ mod tests {
             .unwrap_err()
             .message
             .contains("8 bytes before"));
+    }
+
+    #[test]
+    fn time_check_finds_every_way_back_and_nothing_else() {
+        let f = |delta| Record::Function {
+            id: 1,
+            kind: FnKind::Enter,
+            delta,
+        };
+        let mut c = TimeCheck::default();
+        let mut back = Vec::new();
+        let recs = [
+            Record::BufferExtents { size: 0 },
+            Record::NewBuffer { tid: 1 },
+            Record::Walltime { secs: 0, micros: 0 },
+            Record::NewCpuId { cpu: 0, tsc: 100 },
+            f(50),
+            Record::NewCpuId { cpu: 1, tsc: 120 }, // back from 150
+            f(10),
+            Record::TscWrap { tsc: 1 << 40 },
+            Record::CustomEvent {
+                delta: -5,
+                payload: &[],
+            }, // back by 5
+            // Another thread's block, older: not a step back for thread 1.
+            Record::BufferExtents { size: 0 },
+            Record::NewBuffer { tid: 2 },
+            Record::NewCpuId { cpu: 0, tsc: 10 },
+            // Thread 1 again, starting before its last block ended.
+            Record::BufferExtents { size: 0 },
+            Record::NewBuffer { tid: 1 },
+            Record::Pid { pid: 1 },
+            Record::NewCpuId { cpu: 0, tsc: 200 },
+            f(1),
+        ];
+        for r in &recs {
+            back.extend(c.record(r));
+        }
+        assert_eq!(
+            back,
+            [
+                Backwards {
+                    tid: 1,
+                    from: 150,
+                    to: 120
+                },
+                Backwards {
+                    tid: 1,
+                    from: 1 << 40,
+                    to: (1 << 40) - 5
+                },
+                Backwards {
+                    tid: 1,
+                    from: (1 << 40) - 5,
+                    to: 200
+                },
+            ]
+        );
     }
 }

@@ -1,7 +1,9 @@
 //! Fixture logs and helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod child;
 pub mod fxt;
+pub mod xml;
 
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,112 @@
+//! What fuzzing (`scripts/fuzz`) found, kept as tests: each finding's input in
+//! `tests/fuzz_inputs/` goes through every command with the checks the `commands` fuzz target
+//! makes, and each is also reproduced by a log built here with its exact expected output.
+
+mod common;
+
+use std::path::Path;
+
+use common::{fdr, temp_dir, write_log};
+use fdr_cli::synth::LogBuilder;
+
+/// The commands the `commands` fuzz target runs (the log goes after the subcommand).
+const COMMANDS: &[&[&str]] = &[
+    &["info"],
+    &["dump", "--verify"],
+    &["account"],
+    &["account", "--format", "csv", "--sort", "p99"],
+    &["account", "--format", "json", "--threads", "2"],
+    &["stack"],
+    &["stack", "--format", "folded"],
+    &["convert", "--format", "chrome", "-o", "-"],
+    &["convert", "--format", "fxt", "-o", "-"],
+    &["flame", "-o", "-"],
+    &["flame", "--chart", "-o", "-"],
+];
+
+/// Characters a terminal acts on (text outputs may hold newlines; SVG tabs and returns too).
+fn acts(c: char, svg: bool) -> bool {
+    let allowed = c == '\n' || (svg && (c == '\t' || c == '\r'));
+    (c.is_control() && !allowed)
+        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Every command on `path`: no panic, no usage error, clean text, JSON that parses.
+fn every_command_is_clean(path: &str) {
+    for cmd in COMMANDS {
+        let mut args: Vec<String> = cmd.iter().map(|s| s.to_string()).collect();
+        args.insert(1, path.to_string());
+        let mut out = Vec::new();
+        match fdr_cli::run(&args, &mut out) {
+            Err(e) => {
+                assert_eq!(e.exit_code(), 1, "{cmd:?}: {e}");
+                assert!(
+                    !e.to_string().chars().any(|c| acts(c, false)),
+                    "{cmd:?}: {e}"
+                );
+            }
+            Ok(()) if cmd.contains(&"fxt") => assert_eq!(out.len() % 8, 0),
+            Ok(()) => {
+                let text = String::from_utf8(out).expect("UTF-8");
+                let svg = cmd[0] == "flame";
+                assert!(!text.chars().any(|c| acts(c, svg)), "{cmd:?}");
+                if cmd.contains(&"chrome") || cmd.contains(&"json") {
+                    serde_json::from_str::<serde_json::Value>(&text)
+                        .unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_fuzzing_finding_goes_through_every_command_cleanly() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_inputs");
+    let mut inputs: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    inputs.sort();
+    assert!(!inputs.is_empty());
+    for input in inputs {
+        every_command_is_clean(input.to_str().unwrap());
+    }
+}
+
+/// Found by the `commands` target: a call that lasts 2^63 ticks or more lands in the last
+/// bucket of `stack`'s power-of-two histograms, whose upper bound for the header was computed
+/// as `1 << 64`: a panic (overflow) in debug builds, a range ending at "0 ns" in release.
+#[test]
+fn stack_shows_the_histogram_range_of_a_call_lasting_2_63_ticks() {
+    let mut log = LogBuilder::new(1_000_000_000);
+    log.function(1, "app::forever", &[]);
+    log.function(2, "app::quick", &[]);
+    let mut b = log.block(7, 0, 0);
+    b.enter(1, 0);
+    b.enter(2, 10);
+    b.exit(2, 13);
+    b.exit(1, (1 << 63) + 5);
+    b.finish();
+    let dir = temp_dir("fuzz-2-63");
+    let path = write_log(&dir, "long.fdr", &log.finish());
+    let spark_width = 63; // buckets 2 (2..3 ticks) to 64 (2^63 and more)
+    let header = format!(
+        "   calls      total       self  {:<spark_width$}  call path",
+        "2 ns..18446744074 s"
+    );
+    let out = fdr(&["stack", &path]).unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], header);
+    assert_eq!(lines.len(), 3, "{out}");
+    // One column per bucket: the long call in the last, the quick one in the first.
+    let gap = " ".repeat(spark_width - 1);
+    assert_eq!(
+        lines[1],
+        format!("       1 9223372037 s 9223372037 s  {gap}█  app::forever")
+    );
+    assert_eq!(
+        lines[2],
+        format!("       1       3 ns       3 ns  █{gap}    app::quick")
+    );
+    every_command_is_clean(&path);
+}
