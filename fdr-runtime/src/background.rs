@@ -74,55 +74,32 @@ fn run(s: &Session) {
 ///
 /// A call counts as hung once it has run for twice its limit and 100 ms more: a call that is
 /// merely slow returns before that and fires at its exit, with its exit in the snapshot; a call
-/// that does not is shown open at the end of the window.
+/// that does not is shown open at the end of the window. Tasks of async functions pending that
+/// long count the same way.
 fn watch(s: &Session, reported: &mut HashSet<(u32, u64)>, open: &mut Vec<(u32, i32, u32, u64)>) {
     s.threads.open_calls(open);
     let now = clock::now().0;
     let grace = s.calibration.ticks_per_second / 10;
+    let hung = |id: u32, start: u64| {
+        let limit = s.triggers.limit(id);
+        limit != 0 && now.wrapping_sub(start) > limit.saturating_mul(2).saturating_add(grace)
+    };
     reported.retain(|&(key, start)| open.iter().any(|&(k, _, _, st)| k == key && st == start));
     for &(key, tid, id, start) in open.iter() {
-        let limit = s.triggers.limit(id);
-        let running = now.wrapping_sub(start);
-        if limit == 0
-            || running <= limit.saturating_mul(2).saturating_add(grace)
-            || !reported.insert((key, start))
-            || !s.threads.claim_report(key, start)
-        {
-            continue;
+        if hung(id, start) && reported.insert((key, start)) && s.threads.claim_report(key, start) {
+            s.fire(Reason::StillRunning, id, tid, start, now);
         }
-        let call = ReasonInfo {
-            reason: Reason::StillRunning,
-            function: id,
-            tid,
-            start_tsc: start,
-            duration_ticks: running,
-            suppressed: 0,
-        };
-        // The watchdog runs on this thread: no need to wake it, the mailbox is read next.
-        s.triggers.fire(call, now, true);
     }
-    // Tasks of async functions pending past their limit in the same way.
-    let mut hung = Vec::new();
+    let mut tasks = Vec::new();
     s.triggers.tasks.each(|task, id, tid, start| {
-        let limit = s.triggers.limit(id);
-        let running = now.wrapping_sub(start);
-        if limit != 0 && running > limit.saturating_mul(2).saturating_add(grace) {
-            hung.push((task, id, tid, start, running));
+        if hung(id, start) {
+            tasks.push((task, id, tid, start));
         }
     });
-    for (task, id, tid, start, running) in hung {
-        if !s.triggers.tasks.claim_report(task) {
-            continue;
+    for (task, id, tid, start) in tasks {
+        if s.triggers.tasks.claim_report(task) {
+            s.fire(Reason::StillRunning, id, tid, start, now);
         }
-        let call = ReasonInfo {
-            reason: Reason::StillRunning,
-            function: id,
-            tid,
-            start_tsc: start,
-            duration_ticks: running,
-            suppressed: 0,
-        };
-        s.triggers.fire(call, now, true);
     }
 }
 

@@ -99,6 +99,40 @@ fn cull_now(t: &ThreadState, len: u32, id: u32, run: u32, tsc: u64) -> u32 {
     }
 }
 
+/// Makes room for a record of `words` words whose delta field holds at most `max_delta`: checks
+/// the buffer has room for it, and for a `NewCPUId` (the CPU changed) or `TSCWrap` (the delta
+/// does not fit) first, which it writes. Returns where the record goes and its delta, or `None`
+/// without room. A rewind never reaches across the metadata.
+#[inline(always)]
+fn prepare(
+    t: &ThreadState,
+    len: u32,
+    words: u64,
+    max_delta: u64,
+    tsc: u64,
+    cpu: u32,
+) -> Option<(u32, u64)> {
+    let w = &t.writer;
+    let delta = tsc.wrapping_sub(t.last_tsc.get());
+    let need_meta = cpu != t.cpu.get() || delta > max_delta;
+    let need = words + if need_meta { 2 } else { 0 };
+    if !w.has_buffer() || u64::from(len) + need > u64::from(w.limit()) {
+        return None;
+    }
+    if !need_meta {
+        return Some((len, delta));
+    }
+    let m = if cpu != t.cpu.get() {
+        meta::new_cpu_id(cpu as u16, tsc)
+    } else {
+        meta::tsc_wrap(tsc)
+    };
+    // SAFETY: room for the metadata and the record was checked above.
+    unsafe { w.store_meta(len, m) };
+    t.begin_block(len + 2, cpu, tsc);
+    Some((len + 2, 0))
+}
+
 /// Records a custom event with a 16-byte payload (a task or cull event): four words. Like any
 /// record that is not a function entry or exit, it pins what came before (a rewind never
 /// reaches across it).
@@ -109,33 +143,14 @@ pub(crate) fn record_custom(
     tsc: u64,
     cpu: u32,
 ) -> Option<u32> {
-    let w = &t.writer;
-    let delta = tsc.wrapping_sub(t.last_tsc.get());
     // A custom event's delta is a signed 32-bit field.
-    let need_meta = cpu != t.cpu.get() || delta > i32::MAX as u64;
-    let need = 4 + if need_meta { 2 } else { 0 };
-    if !w.has_buffer() || u64::from(len) + need > u64::from(w.limit()) {
-        return None;
-    }
-    let mut len = len;
-    let mut delta = delta as i32;
-    if need_meta {
-        let m = if cpu != t.cpu.get() {
-            meta::new_cpu_id(cpu as u16, tsc)
-        } else {
-            meta::tsc_wrap(tsc)
-        };
-        // SAFETY: room for `need` words was checked above.
-        unsafe { w.store_meta(len, m) };
-        len += 2;
-        delta = 0;
-    }
-    let header = meta::custom_event(TASK_PAYLOAD_SIZE as i32, delta);
+    let (len, delta) = prepare(t, len, 4, i32::MAX as u64, tsc, cpu)?;
+    let header = meta::custom_event(TASK_PAYLOAD_SIZE as i32, delta as i32);
     for (i, word) in header.into_iter().chain(payload).enumerate() {
-        // SAFETY: room for `need` words was checked above.
-        unsafe { w.store(len + i as u32, word) };
+        // SAFETY: `prepare` checked room for the four words.
+        unsafe { t.writer.store(len + i as u32, word) };
     }
-    len += 4;
+    let len = len + 4;
     t.begin_block(len, cpu, tsc);
     Some(len)
 }
@@ -239,33 +254,13 @@ fn write_general(
     cpu: u32,
     args: &[u64],
 ) -> Option<u32> {
-    let w = &t.writer;
-    let delta = tsc.wrapping_sub(t.last_tsc.get());
-    let need_meta = cpu != t.cpu.get() || delta > u64::from(u32::MAX);
-    let need = 1 + 2 * args.len() as u64 + if need_meta { 2 } else { 0 };
-    if !w.has_buffer() || u64::from(len) + need > u64::from(w.limit()) {
-        return None;
-    }
-    let mut len = len;
-    let mut delta = delta as u32;
-    if need_meta {
-        let m = if cpu != t.cpu.get() {
-            meta::new_cpu_id(cpu as u16, tsc)
-        } else {
-            meta::tsc_wrap(tsc)
-        };
-        // SAFETY: room for `need` words was checked above.
-        unsafe { w.store_meta(len, m) };
-        len += 2;
-        // A rewind never reaches across metadata.
-        t.begin_block(len, cpu, tsc);
-        delta = 0;
-    }
+    let words = 1 + 2 * args.len() as u64;
+    let (len, delta) = prepare(t, len, words, u64::from(u32::MAX), tsc, cpu)?;
     Some(if kind == FnKind::EnterArgs {
-        // SAFETY: room for 1 + 2 * args words was checked above.
-        unsafe { write_args(t, len, id, delta, tsc, args) }
+        // SAFETY: `prepare` checked room for 1 + 2 * args words.
+        unsafe { write_args(t, len, id, delta as u32, tsc, args) }
     } else {
-        // SAFETY: room for one more word was checked above.
-        unsafe { write_one(t, len, id, kind, tsc, delta) }
+        // SAFETY: `prepare` checked room for one more word.
+        unsafe { write_one(t, len, id, kind, tsc, delta as u32) }
     })
 }

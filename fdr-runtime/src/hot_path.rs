@@ -5,9 +5,7 @@
 //! The fast path is one thread-local access, one bounds check against the buffer's published
 //! limit, one timestamp read and one 8-byte store, plus the bookkeeping the rewind needs.
 
-use fdr_format::{
-    cull_payload, task_payload, CullKind, FnKind, Reason, ReasonInfo, TaskKind, ID_SHIFT,
-};
+use fdr_format::{cull_payload, task_payload, CullKind, FnKind, Reason, TaskKind, ID_SHIFT};
 
 use crate::desc::FnDesc;
 use crate::local::{self, Local};
@@ -357,19 +355,7 @@ fn time_call(s: &session::Session, key: u32, id: u32, kind: FnKind) {
         return;
     };
     let limit = s.triggers.limit(id);
-    let lasted = now.wrapping_sub(start);
-    if open != id || limit == 0 || lasted <= limit {
-        return;
-    }
-    let call = ReasonInfo {
-        reason: Reason::SlowCall,
-        function: id,
-        tid: s.threads.tid(key),
-        start_tsc: start,
-        duration_ticks: lasted,
-        suppressed: 0,
-    };
-    if s.triggers.fire(call, now, true) {
-        s.wakeup.wake();
+    if open == id && limit != 0 && now.wrapping_sub(start) > limit {
+        s.fire(Reason::SlowCall, id, s.threads.tid(key), start, now);
     }
 }

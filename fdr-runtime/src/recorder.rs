@@ -137,19 +137,9 @@ impl Recorder {
     }
 
     pub(crate) fn finish_for(&self, path: &Path, reason: Reason) -> Result<(), Error> {
-        self.check_process()?;
-        let _one = self
-            .session
-            .finishing
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        if self.session.state.load(Ordering::Acquire) == WRITTEN {
-            return Err(Error::NotRecording);
-        }
-        self.stop();
-        atomic_file::write(&self.session, path, true, |f| self.write(f, false, reason))?;
-        self.session.state.store(WRITTEN, Ordering::Release);
-        Ok(())
+        self.finishing(|| {
+            atomic_file::write(&self.session, path, true, |f| self.write(f, false, reason))
+        })
     }
 
     /// Stops recording and writes everything kept to `out`. As with [`Recorder::finish`], a
@@ -163,6 +153,12 @@ impl Recorder {
     /// # Ok::<(), fdr_runtime::Error>(())
     /// ```
     pub fn finish_to<W: Write + ?Sized>(&self, out: &mut W) -> Result<(), Error> {
+        self.finishing(|| self.write(out, false, Reason::Api))
+    }
+
+    /// One finish at a time: stops recording (once), then `write`s the final log; the recording
+    /// counts as written only when that succeeds, so a failed write can be tried again.
+    fn finishing(&self, write: impl FnOnce() -> Result<(), Error>) -> Result<(), Error> {
         self.check_process()?;
         let _one = self
             .session
@@ -173,7 +169,7 @@ impl Recorder {
             return Err(Error::NotRecording);
         }
         self.stop();
-        self.write(out, false, Reason::Api)?;
+        write()?;
         self.session.state.store(WRITTEN, Ordering::Release);
         Ok(())
     }

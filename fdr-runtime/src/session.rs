@@ -15,6 +15,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Once};
 
+use fdr_format::{Reason, ReasonInfo};
+
 use crate::clock::Calibration;
 use crate::pool::Pool;
 use crate::registry::Registry;
@@ -152,6 +154,22 @@ impl Session {
             self.wakeup.wake();
         }
         stopped
+    }
+
+    /// A trigger fired for a call of `function` on thread `tid`, running since `start`: hands it
+    /// to the background writer (if the cooldown and the cap let it through) and wakes it.
+    pub(crate) fn fire(&self, reason: Reason, function: u32, tid: i32, start: u64, now: u64) {
+        let call = ReasonInfo {
+            reason,
+            function,
+            tid,
+            start_tsc: start,
+            duration_ticks: now.wrapping_sub(start),
+            suppressed: 0,
+        };
+        if self.triggers.fire(call, now, true) {
+            self.wakeup.wake();
+        }
     }
 
     /// The right to take a snapshot, one holder at a time.

@@ -7,7 +7,7 @@
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use fdr_format::{Reason, ReasonInfo, TaskKind, ID_SHIFT};
+use fdr_format::{Reason, TaskKind, ID_SHIFT};
 
 use crate::desc::FnDesc;
 use crate::{clock, host, hot_path, trigger};
@@ -66,21 +66,9 @@ pub(crate) fn ended(f: &'static FnDesc, task: u64, completed: bool) {
             let Some((id, start)) = s.triggers.tasks.close(task) else {
                 return;
             };
-            let lasted = now.wrapping_sub(start);
             let limit = s.triggers.limit(id);
-            if limit == 0 || lasted <= limit {
-                return;
-            }
-            let call = ReasonInfo {
-                reason: Reason::SlowCall,
-                function: id,
-                tid: host::thread_id(),
-                start_tsc: start,
-                duration_ticks: lasted,
-                suppressed: 0,
-            };
-            if s.triggers.fire(call, now, true) {
-                s.wakeup.wake();
+            if limit != 0 && now.wrapping_sub(start) > limit {
+                s.fire(Reason::SlowCall, id, host::thread_id(), start, now);
             }
         });
     }
