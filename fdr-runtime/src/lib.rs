@@ -47,6 +47,7 @@
 //! | `record_writer` | how words go into a buffer and are published (bytes) |
 //! | `slot` | what an owner publishes for snapshots, with the ordering table |
 //! | `clock`, `host`, `injected` | time and CPU; ids, names and wall time; values tests inject |
+//! | `config`, `options` | the settings and their limits; reading them from `FDR_OPTIONS` |
 //!
 //! The record layout itself belongs to `fdr_format`.
 
@@ -80,6 +81,7 @@ mod injected;
 mod local;
 #[cfg(feature = "record")]
 mod log_file;
+mod options;
 #[cfg(feature = "record")]
 mod out_name;
 #[cfg(feature = "record")]
@@ -121,9 +123,7 @@ mod window;
 pub use args::LogArg;
 #[cfg(feature = "record")]
 pub use clock::{calibration, Calibration};
-pub use config::{
-    parse_duration, Clock, Config, Mode, Signal, Trigger, MAX_BUFFER_SIZE, MIN_BUFFER_SIZE,
-};
+pub use config::{Clock, Config, Mode, Signal, Trigger, MAX_BUFFER_SIZE, MIN_BUFFER_SIZE};
 #[cfg(feature = "record")]
 pub use desc::{function, FUNCTIONS};
 pub use desc::{FnDesc, FnKindTag};
@@ -132,6 +132,7 @@ pub use error::Error;
 pub use hooks::{CallGuard, Instrumented};
 #[cfg(feature = "record")]
 pub use linkme;
+pub use options::parse_duration;
 #[cfg(feature = "record")]
 pub use recorder::{recorder, start, Recorder};
 pub use stats::Stats;

@@ -1,0 +1,370 @@
+//! `FDR_OPTIONS`: the settings of a recording written as space-separated `key=value` words, for
+//! turning recording on without touching code.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::config::{Clock, Config, Mode, Signal, Trigger};
+use crate::Error;
+
+impl Config {
+    /// Reads `FDR_OPTIONS`. `Ok(None)` when it is not set. Warnings (a key given twice) go to
+    /// standard error.
+    ///
+    /// ```
+    /// std::env::remove_var("FDR_OPTIONS");
+    /// assert!(fdr_runtime::Config::from_env().unwrap().is_none());
+    /// ```
+    pub fn from_env() -> Result<Option<Config>, Error> {
+        match std::env::var("FDR_OPTIONS") {
+            Ok(s) => {
+                let (config, warnings) = Config::parse_options(&s)?;
+                for w in warnings {
+                    eprintln!("fdr: warning: {w}");
+                }
+                Ok(Some(config))
+            }
+            Err(std::env::VarError::NotPresent) => Ok(None),
+            Err(std::env::VarError::NotUnicode(_)) => Err(Error::Config {
+                key: "FDR_OPTIONS".into(),
+                message: "the variable is not valid UTF-8".into(),
+            }),
+        }
+    }
+
+    /// Parses space-separated `key=value` options: `buffer_size`, `buffer_count`,
+    /// `threshold_us`, `mode=ring|fill`, `out=PATH`, `clock=auto|rdtscp|rdtsc|monotonic`. A
+    /// value with spaces goes in quotes: `out="my logs/app.fdr"`. A key given twice keeps its
+    /// last value.
+    ///
+    /// ```
+    /// let c = fdr_runtime::Config::from_options("buffer_count=4 mode=fill threshold_us=10").unwrap();
+    /// assert_eq!(c.get_mode(), fdr_runtime::Mode::Fill);
+    /// assert_eq!(c.get_threshold(), std::time::Duration::from_micros(10));
+    /// ```
+    pub fn from_options(options: &str) -> Result<Config, Error> {
+        Config::parse_options(options).map(|(c, _)| c)
+    }
+
+    /// [`Config::from_options`], with the warnings it would print.
+    ///
+    /// ```
+    /// let (_, warnings) = fdr_runtime::Config::parse_options("mode=fill mode=ring").unwrap();
+    /// assert_eq!(warnings.len(), 1);
+    /// ```
+    pub fn parse_options(options: &str) -> Result<(Config, Vec<String>), Error> {
+        const KEYS: &str = "buffer_size, buffer_count, threshold_us, mode, out, clock, trigger, \
+                            trigger_cooldown_ms, max_snapshots, signal, max_age_ms, cull and cull_after";
+        let mut c = Config::default();
+        let mut seen: Vec<String> = Vec::new();
+        let mut warnings = Vec::new();
+        for item in split_options(options)? {
+            let Some((key, value)) = item.split_once('=') else {
+                return Err(Error::Config {
+                    key: item.clone(),
+                    message: format!(
+                        "expected key=value, found `{item}`; keys are {KEYS} (a value with \
+                         spaces goes in quotes: out=\"my logs/app.fdr\")"
+                    ),
+                });
+            };
+            if key != "trigger" && seen.iter().any(|k| k == key) {
+                warnings.push(format!(
+                    "option `{key}` is given more than once in FDR_OPTIONS; the last value, \
+                     `{value}`, is used"
+                ));
+            } else {
+                seen.push(key.to_string());
+            }
+            let bad = |message: String| Error::Config {
+                key: key.into(),
+                message,
+            };
+            let number = |what: &str| -> Result<u64, Error> {
+                value
+                    .parse::<u64>()
+                    .map_err(|_| bad(format!("expected {what}, found `{value}`")))
+            };
+            match key {
+                "buffer_size" => c.buffer_size = number("a number of bytes")? as usize,
+                "buffer_count" => c.buffer_count = number("a number of buffers")? as usize,
+                "threshold_us" => {
+                    c.threshold = Duration::from_micros(number("a whole number of microseconds")?)
+                }
+                "mode" => {
+                    c.mode = match value {
+                        "ring" => Mode::Ring,
+                        "fill" => Mode::Fill,
+                        _ => {
+                            return Err(bad(format!("expected `ring` or `fill`, found `{value}`")))
+                        }
+                    }
+                }
+                "clock" => {
+                    c.clock = match value {
+                        "auto" => Clock::Auto,
+                        "rdtscp" => Clock::Rdtscp,
+                        "rdtsc" => Clock::Rdtsc,
+                        "monotonic" => Clock::Monotonic,
+                        _ => {
+                            return Err(bad(format!(
+                                "expected `auto`, `rdtscp`, `rdtsc` or `monotonic`, found `{value}`"
+                            )))
+                        }
+                    }
+                }
+                "trigger" => {
+                    let Some((pattern, limit)) = value.rsplit_once(':') else {
+                        return Err(bad(format!(
+                            "expected PATTERN:LIMIT such as `app::handle:50ms`, found `{value}`"
+                        )));
+                    };
+                    if pattern.is_empty() {
+                        return Err(bad(format!(
+                            "the pattern before `:` is empty in `{value}`; name a function, \
+                             `*` matching any run of characters"
+                        )));
+                    }
+                    let limit =
+                        parse_duration(limit).map_err(|m| bad(format!("{m} in `{value}`")))?;
+                    c.triggers.push(Trigger {
+                        pattern: pattern.to_string(),
+                        limit,
+                    });
+                }
+                "trigger_cooldown_ms" => {
+                    c.trigger_cooldown =
+                        Duration::from_millis(number("a whole number of milliseconds")?)
+                }
+                "max_snapshots" => {
+                    c.max_snapshots =
+                        u32::try_from(number("a number of snapshot files")?).map_err(|_| {
+                            bad(format!("{value} is too many; use at most {}", u32::MAX))
+                        })?
+                }
+                "max_age_ms" => {
+                    let ms = number("a whole number of milliseconds")?;
+                    if ms == 0 {
+                        return Err(bad(
+                            "an age of 0 keeps nothing; give a number of milliseconds".into(),
+                        ));
+                    }
+                    c.max_age = Some(Duration::from_millis(ms));
+                }
+                "cull" => {
+                    c.cull = match value {
+                        "on" => true,
+                        "off" => false,
+                        _ => return Err(bad(format!("expected `on` or `off`, found `{value}`"))),
+                    }
+                }
+                "cull_after" => {
+                    c.cull_after = u32::try_from(number("a number of calls")?)
+                        .ok()
+                        .filter(|&n| n > 0)
+                        .ok_or_else(|| {
+                            bad(format!("{value} is out of range; use 1 to {}", u32::MAX))
+                        })?
+                }
+                "signal" => {
+                    c.signal = Some(match value.trim_start_matches("SIG") {
+                        "USR1" | "usr1" => Signal::Usr1,
+                        "USR2" | "usr2" => Signal::Usr2,
+                        _ => {
+                            return Err(bad(format!("expected `USR1` or `USR2`, found `{value}`")))
+                        }
+                    })
+                }
+                "out" => {
+                    if value.is_empty() {
+                        return Err(bad("expected a file path, found nothing".into()));
+                    }
+                    c.out = Some(PathBuf::from(value));
+                }
+                _ => return Err(bad(format!("unknown key; keys are {KEYS}"))),
+            }
+        }
+        c.validate()?;
+        Ok((c, warnings))
+    }
+}
+
+/// Reads a duration written as a whole number and a unit: `ns`, `us`, `ms` or `s`.
+///
+/// ```
+/// # use std::time::Duration;
+/// assert_eq!(fdr_runtime::parse_duration("50ms"), Ok(Duration::from_millis(50)));
+/// assert!(fdr_runtime::parse_duration("-3ms").is_err());
+/// ```
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let expected = || {
+        format!(
+            "expected a duration such as 50ms (a whole number followed by ns, us, ms or s), \
+             found `{text}`"
+        )
+    };
+    let digits = text.chars().take_while(char::is_ascii_digit).count();
+    let (number, unit) = text.split_at(digits);
+    let n: u64 = number.parse().map_err(|_| expected())?;
+    let nanos_per = match unit {
+        "ns" => 1,
+        "us" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        _ => return Err(expected()),
+    };
+    let nanos = n
+        .checked_mul(nanos_per)
+        .ok_or_else(|| format!("`{text}` is too long a duration"))?;
+    if nanos == 0 {
+        return Err(format!(
+            "a duration of 0 (`{text}`) is passed by everything; give more"
+        ));
+    }
+    Ok(Duration::from_nanos(nanos))
+}
+
+/// Splits options at white space, keeping quoted values (`out="a b.fdr"`) whole.
+fn split_options(options: &str) -> Result<Vec<String>, Error> {
+    let mut items = Vec::new();
+    let mut current = String::new();
+    let mut quote: Option<char> = None;
+    let mut started = false;
+    for ch in options.chars() {
+        match (quote, ch) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => current.push(c),
+            (None, '"' | '\'') => {
+                quote = Some(ch);
+                started = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if started {
+                    items.push(std::mem::take(&mut current));
+                    started = false;
+                }
+            }
+            (None, c) => {
+                current.push(c);
+                started = true;
+            }
+        }
+    }
+    if let Some(q) = quote {
+        let key = current.split('=').next().unwrap_or("").to_string();
+        return Err(Error::Config {
+            key,
+            message: format!("a value opened with {q} is never closed; close the quote"),
+        });
+    }
+    if started {
+        items.push(current);
+    }
+    Ok(items)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_values_name_their_key() {
+        for (opts, key) in [
+            ("buffer_size=12x", "buffer_size"),
+            ("buffer_count=-1", "buffer_count"),
+            ("threshold_us=1.5", "threshold_us"),
+            ("mode=circle", "mode"),
+            ("colour=red", "colour"),
+            ("out=", "out"),
+            ("lonely", "lonely"),
+            ("buffer_size=8", "buffer_size"),
+            ("buffer_count=0", "buffer_count"),
+            ("clock=sundial", "clock"),
+            ("trigger=foo", "trigger"),
+            ("trigger=x:-3ms", "trigger"),
+            ("trigger=x:3", "trigger"),
+            ("trigger=:3ms", "trigger"),
+            ("max_snapshots=lots", "max_snapshots"),
+            ("trigger_cooldown_ms=1s", "trigger_cooldown_ms"),
+            ("signal=HUP", "signal"),
+            ("max_age_ms=0", "max_age_ms"),
+            ("cull=maybe", "cull"),
+            ("cull_after=0", "cull_after"),
+            ("out=\"open", "out"),
+        ] {
+            match Config::from_options(opts) {
+                Err(Error::Config { key: k, .. }) => assert_eq!(k, key, "{opts}"),
+                other => panic!("{opts}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn every_key_is_read() {
+        let c = Config::from_options(
+            " buffer_size=4096  buffer_count=3 threshold_us=7 mode=fill out=/tmp/x.fdr clock=rdtscp",
+        )
+        .unwrap();
+        assert_eq!(
+            c,
+            Config::default()
+                .buffer_size(4096)
+                .buffer_count(3)
+                .threshold(Duration::from_micros(7))
+                .mode(Mode::Fill)
+                .out("/tmp/x.fdr")
+                .clock(Clock::Rdtscp)
+        );
+        assert_eq!(Config::from_options("").unwrap(), Config::default());
+    }
+
+    #[test]
+    fn quoted_values_keep_their_spaces() {
+        let c = Config::from_options("out=\"my logs/app.fdr\" mode='fill'").unwrap();
+        assert_eq!(c.get_out(), Some(std::path::Path::new("my logs/app.fdr")));
+        assert_eq!(c.get_mode(), Mode::Fill);
+    }
+
+    #[test]
+    fn a_repeated_key_warns_and_keeps_the_last_value() {
+        let (c, w) = Config::parse_options("mode=fill buffer_count=3 mode=ring").unwrap();
+        assert_eq!(c.get_mode(), Mode::Ring);
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("`mode`") && w[0].contains("`ring`"), "{w:?}");
+    }
+
+    #[test]
+    fn a_space_in_an_unquoted_out_says_to_quote() {
+        let e = Config::from_options("out=my logs/app.fdr").unwrap_err();
+        assert!(e.to_string().contains("quote"), "{e}");
+    }
+
+    #[test]
+    fn trigger_keys_are_read() {
+        let (c, warnings) = Config::parse_options(
+            "trigger=app::handle:50ms trigger=app::*:2s trigger_cooldown_ms=5 max_snapshots=3 \
+             signal=USR2 max_age_ms=500 cull=off cull_after=7",
+        )
+        .unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(
+            c.get_triggers(),
+            &[
+                Trigger {
+                    pattern: "app::handle".into(),
+                    limit: Duration::from_millis(50)
+                },
+                Trigger {
+                    pattern: "app::*".into(),
+                    limit: Duration::from_secs(2)
+                }
+            ]
+        );
+        assert_eq!(c.get_trigger_cooldown(), Duration::from_millis(5));
+        assert_eq!(c.get_max_snapshots(), 3);
+        assert_eq!(c.get_signal(), Some(Signal::Usr2));
+        assert_eq!(c.get_max_age(), Some(Duration::from_millis(500)));
+        assert!(!c.get_cull());
+        assert_eq!(c.get_cull_after(), 7);
+    }
+}
