@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use fdr_format::events::EventKind;
-use fdr_format::{ClockSource, RecordMode};
+use fdr_format::{ClockSource, Mode};
 
 use crate::calls::open;
 use crate::error::shown_path;
@@ -98,8 +98,8 @@ pub fn run(path: &Path, out: &mut dyn Write, progress: &Progress) -> Result<(), 
                 s,
                 "recording   {} mode, {} buffers of {}, threshold {} ({} ticks)",
                 match r.mode {
-                    RecordMode::Ring => "ring",
-                    RecordMode::Fill => "fill",
+                    Mode::Ring => "ring",
+                    Mode::Fill => "fill",
                 },
                 r.buffer_count,
                 bytes(r.buffer_size),

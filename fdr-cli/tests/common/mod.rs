@@ -8,7 +8,7 @@ pub mod xml;
 use std::path::{Path, PathBuf};
 
 use fdr_cli::synth::LogBuilder;
-use fdr_format::{ClockSource, RecordMode, RunInfo};
+use fdr_format::{ClockSource, Mode, RunInfo};
 
 /// 2^33 ticks: far enough to need a TSCWrap record.
 pub const FAR: u64 = 1 << 33;
@@ -17,7 +17,7 @@ fn run_info(program: &str) -> RunInfo {
     RunInfo {
         clock: ClockSource::Injected,
         ticks_per_second: 1_000_000_000,
-        mode: RecordMode::Ring,
+        mode: Mode::Ring,
         threshold_ns: 5000,
         threshold_ticks: 5000,
         buffer_size: 65536,
