@@ -196,3 +196,49 @@ pub fn golden(name: &str, actual: &str) {
         );
     }
 }
+
+/// A snapshot written by a slow-call trigger: `app::handle` on thread 11 took 3.6 µs from +200 ns
+/// (3 triggers suppressed before it), in a recording that keeps 1 ms by age with a pool of four
+/// 256-byte buffers; thread 11's window covers 4 µs in two blocks, thread 12's 1 µs in one.
+pub fn triggered_log() -> Vec<u8> {
+    use fdr_format::{Reason, ReasonInfo};
+    let mut log = LogBuilder::new(1_000_000_000);
+    log.leading_block(11, 500);
+    log.run(RunInfo {
+        snapshot: true,
+        buffer_size: 256,
+        buffer_count: 4,
+        max_age_ns: 1_000_000,
+        ..run_info("server")
+    });
+    log.reason(ReasonInfo {
+        reason: Reason::SlowCall,
+        function: 2,
+        tid: 11,
+        start_tsc: 1200,
+        duration_ticks: 3600,
+        suppressed: 3,
+    });
+    log.function(1, "app::serve", &[]);
+    log.function(2, "app::handle", &[]);
+    log.function(3, "app::query", &[]);
+    log.thread(11, "main");
+    log.thread(12, "pool");
+    let mut b = log.block(11, 0, 1000);
+    b.enter(1, 1000);
+    b.enter(2, 1200);
+    b.enter(3, 1300);
+    b.exit(3, 2300);
+    b.finish();
+    let mut b = log.block(12, 1, 1500);
+    b.enter(3, 1500);
+    b.exit(3, 2500);
+    b.finish();
+    let mut b = log.block(11, 0, 2400);
+    b.enter(3, 2400);
+    b.exit(3, 4000);
+    b.exit(2, 4800);
+    b.exit(1, 5000);
+    b.finish();
+    log.finish()
+}
