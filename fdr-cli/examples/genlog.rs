@@ -21,7 +21,8 @@ use std::io::{BufWriter, Write};
 
 use fdr_cli::synth::LogBuilder;
 use fdr_format::{
-    function_record, meta, meta_bytes, Extension, FnKind, RecordMode, RunInfo, ThreadInfo,
+    block_preamble, function_record, meta, meta_bytes, BlockStart, Extension, FnKind, Mode,
+    RunInfo, ThreadInfo, BLOCK_PREAMBLE_AFTER_EXTENTS, BLOCK_PREAMBLE_SIZE,
 };
 
 /// A small crafted log of the given shape.
@@ -30,7 +31,7 @@ fn shape(name: &str, n: u32) -> Option<Vec<u8>> {
     log.run(RunInfo {
         ticks_per_second: 1_000_000_000,
         pid: 1,
-        mode: RecordMode::Ring,
+        mode: Mode::Ring,
         program: format!("genlog-{name}"),
         ..RunInfo::default()
     });
@@ -212,15 +213,15 @@ fn main() -> std::io::Result<()> {
         let th = &mut threads[turn % n];
         turn += 1;
         body.clear();
-        for m in [
-            meta::new_buffer(th.tid),
-            meta::walltime(0, 0),
-            meta::pid(1),
-            meta::new_cpu_id(th.cpu, th.tsc),
-        ] {
-            body.extend_from_slice(&meta_bytes(m));
-        }
-        while body.len() + 16 * 4 <= BLOCK - 16 && written < records {
+        let start = BlockStart {
+            tid: th.tid,
+            wall_secs: 0,
+            wall_micros: 0,
+            pid: 1,
+            cpu: th.cpu,
+            tsc: th.tsc,
+        };
+        while BLOCK_PREAMBLE_SIZE + body.len() + 16 * 4 <= BLOCK && written < records {
             let r = th.rng.next();
             let step = 20 + (r >> 40) % 3000;
             th.tsc += step;
@@ -264,7 +265,10 @@ fn main() -> std::io::Result<()> {
                 written += 1;
             }
         }
-        out.write_all(&meta_bytes(meta::buffer_extents(body.len() as u64)))?;
+        let extents = (BLOCK_PREAMBLE_AFTER_EXTENTS + body.len()) as u64;
+        for w in block_preamble(&start, extents) {
+            out.write_all(&w.to_le_bytes())?;
+        }
         out.write_all(&body)?;
     }
     out.flush()?;

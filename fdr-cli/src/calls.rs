@@ -518,17 +518,21 @@ pub fn plan_decoder<R: Read>(
     for v in &mut p.initial {
         v.reverse();
     }
-    let origin = d
-        .threads
-        .iter()
-        .filter(|t| t.function_records > 0)
-        .map(|t| t.first_tsc)
-        .min()
-        .unwrap_or(0);
+    let origin = origin(&d.threads);
     Ok(Plan {
         initial: p.initial,
         origin,
         info: d.info,
         threads: d.threads,
     })
+}
+
+/// Time zero of the outputs: the earliest window start of any thread that recorded calls.
+pub fn origin(threads: &[ThreadStats]) -> u64 {
+    threads
+        .iter()
+        .filter(|t| t.function_records > 0)
+        .map(|t| t.first_tsc)
+        .min()
+        .unwrap_or(0)
 }

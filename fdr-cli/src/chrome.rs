@@ -179,6 +179,31 @@ pub fn run(
         line: String::with_capacity(256),
     };
     replay(path, &mut sink, Some(&p), progress, 1)?;
+    if let Some(r) = crate::trigger::fired(&p.info) {
+        // The moment the trigger fired, on the thread of the call that fired it.
+        let t = p.threads.iter().position(|t| t.tid == r.tid);
+        let pid = t.map_or_else(
+            || p.info.run.as_ref().map_or(0, |x| x.pid),
+            |t| pid_of(&p, t),
+        );
+        let name = json(&crate::trigger::instant_name(r, &sink.names));
+        sink.line.push_str(&format!(
+            "{{\"ph\":\"i\",\"s\":\"t\",\"name\":{name},\"cat\":\"trigger\",\"ts\":"
+        ));
+        sink.ts(r.start_tsc.saturating_add(r.duration_ticks));
+        let clock = sink.clock;
+        sink.line.push_str(&format!(
+            ",\"pid\":{pid},\"tid\":{},\"args\":{{\"reason\":{},\"function\":{},\"start_ns\":{},\
+             \"duration_ns\":{},\"suppressed\":{}}}",
+            r.tid,
+            json(r.reason.describe()),
+            json(&sink.names.function(r.function)),
+            clock.ns(r.start_tsc.saturating_sub(p.origin)),
+            clock.ns(r.duration_ticks),
+            r.suppressed
+        ));
+        sink.emit()?;
+    }
     // A last metadata event closes the array without a trailing comma.
     let tail = format!(
         "{{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":{},\"tid\":0,\"args\":{{\"labels\":\"fdr\"}}}}\n]}}\n",

@@ -424,6 +424,11 @@ impl Chart {
         let mut lines = Vec::new();
         for (t, th) in self.threads.iter().enumerate() {
             for r in &th.runs {
+                let ns = clock.ns(r.cols.saturating_mul(self.step));
+                if ns == 0 {
+                    // Draws nothing (a run shorter than a nanosecond at the log's tick rate).
+                    continue;
+                }
                 let mut line = tnames[t].clone();
                 for &id in &self.arena[r.at..r.at + r.len] {
                     line.push(';');
@@ -436,7 +441,6 @@ impl Chart {
                     line.push(';');
                     line.push_str(&deeper);
                 }
-                let ns = clock.ns(r.cols.saturating_mul(self.step));
                 line.push(' ');
                 line.push_str(&ns.to_string());
                 lines.push(line);

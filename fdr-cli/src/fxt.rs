@@ -2,9 +2,8 @@
 //!
 //! Every record is a run of little-endian 64-bit words whose first word is a header: bits 0-3
 //! the record type, bits 4-15 the size in words. The file starts with the magic-number
-//! metadata record and an initialization record giving the tick rate; timestamps are written
-//! in nanoseconds since the log's earliest window start, so the rate is 10^9 whatever the
-//! recording clock was (it keeps importers' tick conversion exact and far from overflow).
+//! metadata record and an initialization record giving the tick rate, the recording clock's;
+//! timestamps are ticks since the log's earliest window start.
 //! Names are interned with string records (ids 1 to 32767, inline strings after that) and
 //! threads with thread records (ids 1 to 255, inline pid/tid after that). Kernel-object
 //! records name the process and each thread (with the `process` koid argument Perfetto uses
@@ -32,6 +31,7 @@ const REC_THREAD: u64 = 3;
 const REC_EVENT: u64 = 4;
 const REC_KOBJ: u64 = 7;
 /// Event types.
+const EV_INSTANT: u64 = 0;
 const EV_BEGIN: u64 = 2;
 const EV_END: u64 = 3;
 /// Argument types.
@@ -182,7 +182,24 @@ impl Fxt<'_> {
     ) -> Result<(), CliError> {
         let name = self.name(func)?;
         let t = self.threads[thread as usize];
-        let mut size = 2 + name.words() + self.category.words();
+        let cat = self.category.clone();
+        self.record(kind, t, &cat, &name, tsc, args, None)
+    }
+
+    /// One event record of type `kind` (with `extra`, the id word of async events, after the
+    /// arguments).
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &mut self,
+        kind: u64,
+        t: ThreadRef,
+        category: &StrRef,
+        name: &StrRef,
+        tsc: u64,
+        args: &[(StrRef, u64, u64)],
+        extra: Option<u64>,
+    ) -> Result<(), CliError> {
+        let mut size = 2 + name.words() + category.words() + usize::from(extra.is_some());
         if t.id == 0 {
             size += 2;
         }
@@ -194,7 +211,7 @@ impl Fxt<'_> {
             | (kind << 16)
             | ((args.len() as u64) << 20)
             | (u64::from(t.id) << 24)
-            | (self.category.field() << 32)
+            | (category.field() << 32)
             | (name.field() << 48);
         self.w.word(header);
         self.w.word(tsc.saturating_sub(self.origin));
@@ -202,9 +219,8 @@ impl Fxt<'_> {
             self.w.word(t.pid);
             self.w.word(t.tid);
         }
-        let cat = self.category.clone();
-        self.w.inline_str(&cat);
-        self.w.inline_str(&name);
+        self.w.inline_str(category);
+        self.w.inline_str(name);
         for (n, ty, v) in args {
             let words = n.words() as u64 + if *ty == ARG_U32 { 1 } else { 2 };
             if *ty == ARG_U32 {
@@ -216,6 +232,9 @@ impl Fxt<'_> {
                 self.w.inline_str(n);
                 self.w.word(*v);
             }
+        }
+        if let Some(x) = extra {
+            self.w.word(x);
         }
         self.w.maybe_flush()
     }
@@ -347,5 +366,29 @@ pub fn run(
         origin: p.origin,
     };
     replay(path, &mut sink, Some(&p), progress, 1)?;
+    if let Some(r) = crate::trigger::fired(&p.info) {
+        // The moment the trigger fired, on the thread of the call that fired it.
+        let t = match p.threads.iter().position(|t| t.tid == r.tid) {
+            Some(t) => sink.threads[t],
+            None => ThreadRef {
+                id: 0,
+                pid: u64::from(p.info.run.as_ref().map_or(0, |x| x.pid) as u32),
+                tid: u64::from(r.tid as u32),
+            },
+        };
+        let name = sink.w.string(&crate::trigger::instant_name(r, &sink.names));
+        let cat = sink.w.string("trigger");
+        let clock = crate::units::Clock::new(p.info.header.cycle_frequency);
+        let args = [
+            (
+                sink.w.string("duration_ns"),
+                ARG_U64,
+                clock.ns(r.duration_ticks),
+            ),
+            (sink.w.string("suppressed"), ARG_U64, r.suppressed),
+        ];
+        let at = r.start_tsc.saturating_add(r.duration_ticks);
+        sink.record(EV_INSTANT, t, &cat, &name, at, &args, None)?;
+    }
     sink.w.flush()
 }

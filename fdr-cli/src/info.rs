@@ -3,13 +3,14 @@
 use std::io::Write;
 use std::path::Path;
 
-use fdr_format::events::EventKind;
-use fdr_format::{ClockSource, RecordMode};
+use fdr_format::events::{EventKind, ThreadStats};
+use fdr_format::{ClockSource, Mode, RunInfo};
 
 use crate::calls::open;
 use crate::error::shown_path;
 use crate::names::{shown, Names, Slots};
 use crate::progress::Progress;
+use crate::trigger;
 use crate::units::{human, Clock};
 use crate::CliError;
 
@@ -69,6 +70,8 @@ pub fn run(path: &Path, out: &mut dyn Write, progress: &Progress) -> Result<(), 
         if tsc_bits.is_empty() { "" } else { ", " },
         tsc_bits.join(", ")
     );
+    let recording: Vec<_> = threads.iter().filter(|t| t.function_records > 0).collect();
+    let origin = recording.iter().map(|t| t.first_tsc).min().unwrap_or(0);
     let ghz = h.cycle_frequency as f64 / 1e9;
     match &info.run {
         Some(r) => {
@@ -98,8 +101,8 @@ pub fn run(path: &Path, out: &mut dyn Write, progress: &Progress) -> Result<(), 
                 s,
                 "recording   {} mode, {} buffers of {}, threshold {} ({} ticks)",
                 match r.mode {
-                    RecordMode::Ring => "ring",
-                    RecordMode::Fill => "fill",
+                    Mode::Ring => "ring",
+                    Mode::Fill => "fill",
                 },
                 r.buffer_count,
                 bytes(r.buffer_size),
@@ -140,8 +143,17 @@ pub fn run(path: &Path, out: &mut dyn Write, progress: &Progress) -> Result<(), 
             );
         }
     }
-    let recording: Vec<_> = threads.iter().filter(|t| t.function_records > 0).collect();
-    let origin = recording.iter().map(|t| t.first_tsc).min().unwrap_or(0);
+    if let Some(r) = &info.reason {
+        let why = match trigger::fired(info) {
+            Some(call) => trigger::describe_call(call, &names, &clock, origin),
+            None => r.reason.describe().to_string(),
+        };
+        let _ = writeln!(
+            s,
+            "reason      {why}; {} suppressed",
+            plural(r.suppressed, "trigger")
+        );
+    }
     let end = recording.iter().map(|t| t.last_tsc).max().unwrap_or(0);
     let blocks: u64 = threads.iter().map(|t| t.blocks).sum();
     let records: u64 = threads.iter().map(|t| t.function_records).sum();
@@ -267,5 +279,96 @@ pub fn run(path: &Path, out: &mut dyn Write, progress: &Progress) -> Result<(), 
             );
         }
     }
+    if !recording.is_empty() {
+        // Sizing help: how much time each thread's buffers held, at what rate they filled.
+        let _ = writeln!(
+            s,
+            "windows     the time each thread's window covers, and the rate its records took"
+        );
+        let _ = writeln!(
+            s,
+            "  {:>8}  {:>9}  {:>11}  {:>11}  name",
+            "tid", "covers", "bytes", "rate"
+        );
+        for t in &recording {
+            let ns = clock.ns(t.last_tsc.saturating_sub(t.first_tsc));
+            let _ = writeln!(
+                s,
+                "  {:>8}  {:>9}  {:>11}  {:>11}  {}",
+                t.tid,
+                human(ns),
+                t.window_bytes,
+                rate(t.window_bytes, ns),
+                shown(&names.thread(t.tid)),
+            );
+        }
+    }
+    if let Some(r) = info.run.as_ref().filter(|r| r.max_age_ns > 0) {
+        let _ = writeln!(s, "{}", sizing(r, &recording, &clock));
+    }
     out.write_all(s.as_bytes()).map_err(w)
+}
+
+/// Bytes per second, in the units `bytes` uses: `56.0 MiB/s`; `-` over no time.
+fn rate(bytes: u64, ns: u64) -> String {
+    if ns == 0 {
+        return "-".into();
+    }
+    let per_s = bytes as f64 * 1e9 / ns as f64;
+    let (v, unit) = if per_s >= f64::from(1u32 << 30) {
+        (per_s / f64::from(1u32 << 30), "GiB/s")
+    } else if per_s >= f64::from(1u32 << 20) {
+        (per_s / f64::from(1u32 << 20), "MiB/s")
+    } else if per_s >= 1024.0 {
+        (per_s / 1024.0, "KiB/s")
+    } else {
+        (per_s, "B/s")
+    };
+    format!("{v:.1} {unit}")
+}
+
+/// `1 trigger`, `3 triggers`.
+fn plural(n: u64, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
+/// Sizing help for a log kept by age: which threads' windows cover less than the age limit
+/// (their oldest buffers were recycled first), and how many buffers the pool would have
+/// needed to hold the whole age at each thread's observed rate (its window's bytes per second).
+fn sizing(r: &RunInfo, recording: &[&ThreadStats], clock: &Clock) -> String {
+    let age = r.max_age_ns;
+    let short = recording
+        .iter()
+        .filter(|t| clock.ns(t.last_tsc.saturating_sub(t.first_tsc)) < age)
+        .count();
+    let head = format!(
+        "max age     {} (logs keep each thread's last {0})",
+        human(age)
+    );
+    if short == 0 {
+        return format!("{head}: every thread's window covers it");
+    }
+    let size = r.buffer_size.max(1);
+    // Per thread: bytes per second of its window times the age, in buffers, rounded up, and
+    // at least the one buffer a recording thread always holds.
+    let needed: u128 = recording
+        .iter()
+        .map(|t| {
+            let ns = u128::from(clock.ns(t.last_tsc.saturating_sub(t.first_tsc)).max(1));
+            let bytes = u128::from(t.window_bytes) * u128::from(age);
+            bytes.div_ceil(ns * u128::from(size)).max(1)
+        })
+        .sum();
+    format!(
+        "{head}: {short} of {} threads' windows {} less; at the observed rates the pool would \
+         need about {needed} buffers of {} (it has {})",
+        recording.len(),
+        if short == 1 { "covers" } else { "cover" },
+        bytes(r.buffer_size),
+        r.buffer_count
+    )
 }

@@ -29,6 +29,7 @@ pub mod output;
 pub mod progress;
 pub mod stack;
 pub mod synth;
+pub mod trigger;
 pub mod units;
 
 use std::ffi::{OsStr, OsString};
@@ -48,6 +49,9 @@ Times: ns, µs, ms and s on a terminal; integer nanoseconds in JSON and CSV.
 Calls whose entry is before the recorded window (a ring snapshot that starts mid-stack) get an
 inferred entry at the window's start; calls still running at the end are closed there. Both are
 marked in the outputs.
+A log written by a trigger (a slow call, or one still running past its limit) names that call:
+`info` prints why the log was written, `account` and `stack` name the call in their first line,
+`convert` marks the moment the trigger fired with an instant event on the call's thread.
 Names from a log are shown with control characters escaped (\\x1b, \\n, \\u{202e}); JSON keeps them
 exactly. Outputs (-o) are written to a temporary file renamed into place on success, and never
 over the input log.
@@ -204,8 +208,14 @@ pub fn run<A: AsRef<OsStr>>(args: &[A], out: &mut dyn Write) -> Result<(), CliEr
             let names = names::Names::new(&d.info);
             let clock = units::Clock::new(d.info.header.cycle_frequency);
             let rows = acc.rows(&names, &clock, sort, top);
-            account::write(&rows, format, out)
-                .map_err(|e| CliError::io("<output>", "writing the report", e))
+            let w = |e| CliError::io("<output>", "writing the report", e);
+            if format == account::Format::Text {
+                let origin = calls::origin(&d.threads);
+                if let Some(h) = trigger::header(&d.info, &names, &clock, origin) {
+                    writeln!(out, "{h}").map_err(w)?;
+                }
+            }
+            account::write(&rows, format, out).map_err(w)
         }
         Command::Stack { log, format } => {
             let progress = Progress::new(size(&log), 2);

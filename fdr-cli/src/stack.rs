@@ -516,7 +516,12 @@ pub fn run(
     let clock = Clock::new(p.info.header.cycle_frequency);
     let w = |e| CliError::io("<output>", "writing the report", e);
     match format {
-        Format::Text => write_text(&t, &names, &clock, out).map_err(w),
+        Format::Text => {
+            if let Some(h) = crate::trigger::header(&p.info, &names, &clock, p.origin) {
+                writeln!(out, "{h}").map_err(w)?;
+            }
+            write_text(&t, &names, &clock, out).map_err(w)
+        }
         Format::Folded => {
             let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
             t.fold_each(&names, &clock, |p, ns| writeln!(out, "{p} {ns}"))

@@ -1,5 +1,7 @@
 //! Builds fdr logs by hand, for tests, benchmarks and fuzzing seeds: the same layout the
-//! runtime writes (header, a leading block of extension records, then one block per buffer).
+//! runtime writes (header, a leading block of extension records, then one block per buffer),
+//! made with `fdr-format`'s own encoders ([`lead_block`], [`block_preamble`], the record and
+//! event encoders), so that a synthetic log cannot drift from the format.
 //!
 //! ```
 //! use fdr_cli::synth::LogBuilder;
@@ -14,27 +16,35 @@
 //! ```
 
 use fdr_format::{
-    function_record, meta, meta_bytes, Extension, FileHeader, FnKind, FunctionInfo, MetaWords,
-    RunInfo, ThreadInfo,
+    block_preamble, cull_payload, function_record, lead_block, meta, meta_bytes, task_payload,
+    BlockStart, CullKind, Extension, FileHeader, FnKind, FunctionInfo, FunctionKind, LeadStart,
+    MetaWords, ReasonInfo, RunInfo, TaskKind, ThreadInfo, BLOCK_PREAMBLE_AFTER_EXTENTS,
+    BLOCK_PREAMBLE_WORDS, TASK_PAYLOAD_SIZE,
 };
 
 /// A log under construction.
 pub struct LogBuilder {
     header: FileHeader,
     lead: (i32, u64),
-    leading: Vec<Vec<u8>>,
+    leading: Vec<Extension>,
     blocks: Vec<u8>,
 }
 
 /// One block under construction; timestamps are absolute and must not go backwards.
 pub struct BlockBuilder<'a> {
     log: &'a mut LogBuilder,
-    body: Vec<u8>,
+    start: BlockStart,
+    /// The events after the preamble.
+    events: Vec<u8>,
     tsc: u64,
 }
 
 fn push_meta(out: &mut Vec<u8>, m: MetaWords) {
     out.extend_from_slice(&meta_bytes(m));
+}
+
+fn words_bytes(words: &[u64]) -> impl Iterator<Item = u8> + '_ {
+    words.iter().flat_map(|w| w.to_le_bytes())
 }
 
 impl LogBuilder {
@@ -60,10 +70,7 @@ impl LogBuilder {
 
     /// Adds an extension record to the leading block.
     pub fn extension(&mut self, e: &Extension) {
-        let p = e.encode();
-        let mut r = meta_bytes(meta::custom_event(p.len() as i32, 0)).to_vec();
-        r.extend_from_slice(&p);
-        self.leading.push(r);
+        self.leading.push(e.clone());
     }
 
     /// Adds the run record.
@@ -71,15 +78,36 @@ impl LogBuilder {
         self.extension(&Extension::Run(r));
     }
 
+    /// Adds the reason record: why the log was written.
+    ///
+    /// ```
+    /// use fdr_cli::synth::LogBuilder;
+    /// use fdr_format::{events::EventDecoder, Reason, ReasonInfo};
+    /// let mut log = LogBuilder::new(1_000_000_000);
+    /// log.reason(ReasonInfo { reason: Reason::Signal, ..ReasonInfo::default() });
+    /// let bytes = log.finish();
+    /// let mut d = EventDecoder::new(&bytes[..]).unwrap();
+    /// while d.next_event().unwrap().is_some() {}
+    /// assert_eq!(d.info().reason.as_ref().unwrap().reason, Reason::Signal);
+    /// ```
+    pub fn reason(&mut self, r: ReasonInfo) {
+        self.extension(&Extension::Reason(r));
+    }
+
     /// Adds a function-table entry named `name` (file `src/lib.rs`, line = id).
     pub fn function(&mut self, id: u32, name: &str, args: &[&str]) {
+        self.function_of_kind(id, name, args, FunctionKind::Function);
+    }
+
+    /// Adds a function-table entry of the given kind (an `async fn`, a scope).
+    pub fn function_of_kind(&mut self, id: u32, name: &str, args: &[&str], kind: FunctionKind) {
         self.extension(&Extension::Function(FunctionInfo {
             id,
             name: name.to_string(),
             file: "src/lib.rs".to_string(),
             line: id,
+            kind,
             args: args.iter().map(|a| a.to_string()).collect(),
-            ..FunctionInfo::default()
         }));
     }
 
@@ -94,14 +122,17 @@ impl LogBuilder {
 
     /// Starts a block of thread `tid` on `cpu` at `tsc`.
     pub fn block(&mut self, tid: i32, cpu: u16, tsc: u64) -> BlockBuilder<'_> {
-        let mut body = Vec::new();
-        push_meta(&mut body, meta::new_buffer(tid));
-        push_meta(&mut body, meta::walltime(0, 0));
-        push_meta(&mut body, meta::pid(1));
-        push_meta(&mut body, meta::new_cpu_id(cpu, tsc));
         BlockBuilder {
             log: self,
-            body,
+            start: BlockStart {
+                tid,
+                wall_secs: 0,
+                wall_micros: 0,
+                pid: 1,
+                cpu,
+                tsc,
+            },
+            events: Vec::new(),
             tsc,
         }
     }
@@ -109,33 +140,49 @@ impl LogBuilder {
     /// The finished file.
     pub fn finish(self) -> Vec<u8> {
         let mut f = self.header.encode().to_vec();
-        let mut lead = Vec::new();
-        push_meta(&mut lead, meta::new_buffer(self.lead.0));
-        push_meta(&mut lead, meta::walltime(0, 0));
-        push_meta(&mut lead, meta::pid(1));
-        push_meta(&mut lead, meta::new_cpu_id(0, self.lead.1));
-        for r in &self.leading {
-            lead.extend_from_slice(r);
-        }
-        f.extend_from_slice(&meta_bytes(meta::buffer_extents(lead.len() as u64)));
-        f.extend_from_slice(&lead);
+        // Dated one microsecond before a start at 1 µs: a wall time of 0.
+        let start = LeadStart {
+            tid: self.lead.0,
+            pid: 1,
+            start_secs: 0,
+            start_nanos: 1000,
+            start_tsc: self.lead.1,
+        };
+        f.extend_from_slice(&lead_block(&start, &self.leading));
         f.extend_from_slice(&self.blocks);
         f
     }
 }
 
 impl BlockBuilder<'_> {
-    fn func(&mut self, id: u32, kind: FnKind, tsc: u64) {
+    /// Moves the block's clock to `tsc`: the delta to write, after a `TSCWrap` if it does not
+    /// fit `limit` or time goes back.
+    fn advance(&mut self, tsc: u64, limit: u64) -> u64 {
+        let back = tsc < self.tsc;
         let delta = tsc.wrapping_sub(self.tsc);
-        let delta = if tsc < self.tsc || delta > u64::from(u32::MAX) {
-            push_meta(&mut self.body, meta::tsc_wrap(tsc));
+        self.tsc = tsc;
+        if back || delta > limit {
+            push_meta(&mut self.events, meta::tsc_wrap(tsc));
             0
         } else {
-            delta as u32
-        };
-        self.tsc = tsc;
-        self.body
+            delta
+        }
+    }
+
+    fn func(&mut self, id: u32, kind: FnKind, tsc: u64) {
+        let delta = self.advance(tsc, u64::from(u32::MAX)) as u32;
+        self.events
             .extend_from_slice(&function_record(id, kind, delta).to_le_bytes());
+    }
+
+    /// A custom event of 16 payload bytes at `tsc`, as the runtime writes task and cull events.
+    fn custom16(&mut self, payload: [u64; 2], tsc: u64) {
+        let delta = self.advance(tsc, i32::MAX as u64) as i32;
+        push_meta(
+            &mut self.events,
+            meta::custom_event(TASK_PAYLOAD_SIZE as i32, delta),
+        );
+        self.events.extend(words_bytes(&payload));
     }
 
     /// An entry.
@@ -147,7 +194,7 @@ impl BlockBuilder<'_> {
     pub fn enter_args(&mut self, id: u32, tsc: u64, args: &[u64]) {
         self.func(id, FnKind::EnterArgs, tsc);
         for &a in args {
-            push_meta(&mut self.body, meta::call_argument(a));
+            push_meta(&mut self.events, meta::call_argument(a));
         }
     }
 
@@ -161,26 +208,56 @@ impl BlockBuilder<'_> {
         self.func(id, FnKind::TailExit, tsc);
     }
 
+    /// A task event of the async function `id`: task `task` created, completed or cancelled.
+    ///
+    /// ```
+    /// use fdr_cli::synth::LogBuilder;
+    /// use fdr_format::events::{EventDecoder, EventKind};
+    /// use fdr_format::TaskKind;
+    /// let mut log = LogBuilder::new(1_000_000_000);
+    /// let mut b = log.block(7, 0, 100);
+    /// b.task(TaskKind::Created, 3, 42, 150);
+    /// b.finish();
+    /// let bytes = log.finish();
+    /// let mut d = EventDecoder::new(&bytes[..]).unwrap();
+    /// let mut kinds = Vec::new();
+    /// while let Some(e) = d.next_event().unwrap() {
+    ///     kinds.push((e.tsc, e.kind));
+    /// }
+    /// assert_eq!(kinds[2], (150, EventKind::Task { kind: TaskKind::Created, id: 3, task: 42 }));
+    /// ```
+    pub fn task(&mut self, kind: TaskKind, id: u32, task: u64, tsc: u64) {
+        self.custom16(task_payload(kind, id, task), tsc);
+    }
+
+    /// A cull event: function `id` stopped (or started again) being recorded on this thread
+    /// after `run` erased calls in a row.
+    pub fn cull(&mut self, kind: CullKind, id: u32, run: u64, tsc: u64) {
+        self.custom16(cull_payload(kind, id, run), tsc);
+    }
+
     /// A migration to `cpu` at `tsc`.
     pub fn cpu(&mut self, cpu: u16, tsc: u64) {
-        push_meta(&mut self.body, meta::new_cpu_id(cpu, tsc));
+        push_meta(&mut self.events, meta::new_cpu_id(cpu, tsc));
         self.tsc = tsc;
     }
 
-    /// Bytes of events so far (preamble included).
+    /// Bytes of the block so far after its extents record (preamble included).
     pub fn len(&self) -> usize {
-        self.body.len()
+        BLOCK_PREAMBLE_AFTER_EXTENTS + self.events.len()
     }
 
     /// True if nothing but the preamble was written.
     pub fn is_empty(&self) -> bool {
-        self.body.len() <= 64
+        self.events.is_empty()
     }
 
     /// Closes the block.
     pub fn finish(self) {
+        let extents = self.len() as u64;
+        let preamble: [u64; BLOCK_PREAMBLE_WORDS as usize] = block_preamble(&self.start, extents);
         let out = &mut self.log.blocks;
-        out.extend_from_slice(&meta_bytes(meta::buffer_extents(self.body.len() as u64)));
-        out.extend_from_slice(&self.body);
+        out.extend(words_bytes(&preamble));
+        out.extend_from_slice(&self.events);
     }
 }

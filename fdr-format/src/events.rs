@@ -109,6 +109,9 @@ pub struct ThreadStats {
     pub blocks: u64,
     /// Function records of this thread.
     pub function_records: u64,
+    /// Bytes of the thread's blocks in its window (from the block that opened it on; extents
+    /// records included): what its window took of the recorder's buffers.
+    pub window_bytes: u64,
     /// Wall clock at the start of the block that opened the window: seconds, microseconds.
     pub walltime: (i64, i32),
     /// CPU migrations inside blocks.
@@ -183,6 +186,8 @@ pub struct EventDecoder<R> {
     block_wall: (i64, i32),
     /// Timestamp at the start of the current block.
     block_tsc: u64,
+    /// Size of the current block, its extents record included.
+    block_bytes: u64,
     /// The current thread's window is open (it has had a function record).
     windowed: bool,
     /// Per thread index: its window is open.
@@ -219,6 +224,7 @@ impl<R: Read> EventDecoder<R> {
             block_pid: 0,
             block_wall: (0, 0),
             block_tsc: 0,
+            block_bytes: 0,
             windowed: false,
             opened: Vec::new(),
             in_block: false,
@@ -296,6 +302,9 @@ impl<R: Read> EventDecoder<R> {
             let t = &mut self.threads[self.cur as usize];
             t.last_tsc = self.tsc;
             t.function_records += self.records;
+            if self.windowed {
+                t.window_bytes = t.window_bytes.saturating_add(self.block_bytes);
+            }
             self.records = 0;
             self.in_block = false;
         }
@@ -438,8 +447,9 @@ impl<R: Read> EventDecoder<R> {
             self.verifier.record(at, &rec)?;
             match rec {
                 Record::Function { .. } => unreachable!("handled above"),
-                Record::BufferExtents { .. } => {
+                Record::BufferExtents { size } => {
                     self.end_block();
+                    self.block_bytes = size.saturating_add(crate::METADATA_RECORD_SIZE as u64);
                 }
                 Record::NewBuffer { tid } => {
                     let next = self.threads.len() as u32;
@@ -681,6 +691,9 @@ mod tests {
             (5, 99, 100, 6004, 2, 5)
         );
         assert_eq!((t.cpu_changes, t.tsc_wraps, t.walltime), (1, 1, (10, 20)));
+        // Extents, preamble and events of each block in the window; none for the tables' block.
+        let sizes: Vec<u64> = d.threads().iter().map(|t| t.window_bytes).collect();
+        assert_eq!(sizes, [0, (80 + 4 * 8 + 3 * 16) + (80 + 8), 80 + 8]);
     }
 
     #[test]

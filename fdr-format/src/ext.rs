@@ -36,7 +36,7 @@ pub enum ClockSource {
 
 /// What the recorder did when its buffers were all in use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum RecordMode {
+pub enum Mode {
     /// The oldest retired buffer was recycled: the log keeps the newest window.
     #[default]
     Ring,
@@ -54,7 +54,7 @@ pub struct RunInfo {
     /// How long the calibration against the monotonic clock ran, in nanoseconds (0: not measured).
     pub calibration_ns: u64,
     /// Ring or Fill.
-    pub mode: RecordMode,
+    pub mode: Mode,
     /// Calls shorter than this were erased (nanoseconds).
     pub threshold_ns: u64,
     /// The same threshold in ticks, as the recorder applied it.
@@ -310,8 +310,8 @@ impl Extension {
                     ClockSource::TscRseq => 3,
                 });
                 o.u8(match r.mode {
-                    RecordMode::Ring => 0,
-                    RecordMode::Fill => 1,
+                    Mode::Ring => 0,
+                    Mode::Fill => 1,
                 });
                 o.u8(u8::from(r.snapshot));
                 o.u64(r.ticks_per_second);
@@ -394,8 +394,8 @@ impl Extension {
                     c => return Err(format!("unknown clock source {c} in the run record")),
                 };
                 let mode = match i.u8("mode")? {
-                    0 => RecordMode::Ring,
-                    1 => RecordMode::Fill,
+                    0 => Mode::Ring,
+                    1 => Mode::Fill,
                     m => return Err(format!("unknown mode {m} in the run record")),
                 };
                 let snapshot = i.u8("snapshot flag")? != 0;
@@ -491,7 +491,7 @@ mod tests {
             clock: ClockSource::Monotonic,
             ticks_per_second: 2_994_000_000,
             calibration_ns: 10_000_000,
-            mode: RecordMode::Fill,
+            mode: Mode::Fill,
             threshold_ns: 5000,
             threshold_ticks: 14970,
             buffer_size: 65536,

@@ -27,7 +27,7 @@ pub mod verify;
 
 pub use error::FormatError;
 pub use ext::{
-    ClockSource, Extension, FunctionInfo, FunctionKind, Reason, ReasonInfo, RecordMode, RunInfo,
+    ClockSource, Extension, FunctionInfo, FunctionKind, Mode, Reason, ReasonInfo, RunInfo,
     ThreadInfo, EXT_MAGIC, MAX_EXT_PAYLOAD,
 };
 pub use header::{FileHeader, FDR_LOG_TYPE, FDR_VERSION, HEADER_SIZE};

@@ -485,14 +485,131 @@ mod tests {
         assert_eq!(recs[7], "CallArgument { value: 77 }");
     }
 
+    /// A log as the runtime writes it: a leading block of extension records, then blocks of two
+    /// threads with every kind of event.
+    fn multi_block() -> Vec<u8> {
+        use crate::{
+            block_preamble, lead_block, task_payload, BlockStart, Extension, FunctionInfo,
+            LeadStart, RunInfo, TaskKind, BLOCK_PREAMBLE_AFTER_EXTENTS,
+        };
+        let mut f = FileHeader::default().encode().to_vec();
+        let lead = LeadStart {
+            tid: 9,
+            pid: 3,
+            start_secs: 1,
+            start_nanos: 0,
+            start_tsc: 10,
+        };
+        let records = [
+            Extension::Run(RunInfo {
+                program: "p".into(),
+                ..RunInfo::default()
+            }),
+            Extension::Function(FunctionInfo {
+                id: 4,
+                name: "a::b".into(),
+                args: vec!["x".into()],
+                ..FunctionInfo::default()
+            }),
+        ];
+        f.extend_from_slice(&lead_block(&lead, &records));
+        for (tid, tsc) in [(9, 1000u64), (8, 1100), (9, 2000)] {
+            let mut events: Vec<u8> = Vec::new();
+            events.extend_from_slice(&function_record(4, FnKind::EnterArgs, 5).to_le_bytes());
+            events.extend_from_slice(&meta_bytes(meta::call_argument(77)));
+            events.extend_from_slice(&meta_bytes(meta::custom_event(16, 3)));
+            events.extend(
+                task_payload(TaskKind::Created, 4, 1)
+                    .iter()
+                    .flat_map(|w| w.to_le_bytes()),
+            );
+            events.extend_from_slice(&meta_bytes(meta::tsc_wrap(tsc << 33)));
+            events.extend_from_slice(&function_record(4, FnKind::Exit, 10).to_le_bytes());
+            events.extend_from_slice(&meta_bytes(meta::custom_event(5, 0)));
+            events.extend_from_slice(b"other");
+            events.extend_from_slice(&function_record(4, FnKind::Enter, 1).to_le_bytes());
+            let start = BlockStart {
+                tid,
+                wall_secs: 1,
+                wall_micros: 2,
+                pid: 3,
+                cpu: 0,
+                tsc,
+            };
+            let extents = (BLOCK_PREAMBLE_AFTER_EXTENTS + events.len()) as u64;
+            for w in block_preamble(&start, extents) {
+                f.extend_from_slice(&w.to_le_bytes());
+            }
+            f.extend_from_slice(&events);
+        }
+        f
+    }
+
     #[test]
     fn every_truncation_is_an_error_not_a_panic() {
-        let f = sample();
+        let f = multi_block();
+        // Where each record starts and ends, from reading the whole log.
+        let mut spans = Vec::new();
+        let mut r = Reader::new(&f[..]).unwrap();
+        let mut at = HEADER_SIZE as u64;
+        while let Some((start, _)) = r.next_record().unwrap() {
+            assert_eq!(start, at, "records follow each other");
+            at = r.offset();
+            spans.push((start as usize, at as usize));
+        }
+        assert_eq!(at as usize, f.len());
+        assert!(spans.len() > 30, "{} records", spans.len());
         for n in 0..f.len() {
-            // A cut on a record boundary reads cleanly; the block then promised more bytes.
-            let r = all(&f[..n]);
+            let got = all(&f[..n]);
             if n < HEADER_SIZE {
-                assert!(r.is_err(), "cut at {n}");
+                let e = got.expect_err("a cut header");
+                assert!(e.message.contains("shorter than"), "cut at {n}: {e}");
+                continue;
+            }
+            match spans.iter().find(|&&(s, e)| s < n && n < e) {
+                // Inside a record: an error at the record's start, saying the file was cut.
+                Some(&(start, _)) => {
+                    let e = got.expect_err("a cut record");
+                    assert_eq!(e.offset, start as u64, "cut at {n}: {e}");
+                    assert!(e.message.contains("cut short"), "cut at {n}: {e}");
+                }
+                // On a record boundary: exactly the records before the cut.
+                None => {
+                    let recs = got.unwrap_or_else(|e| panic!("cut at {n}: {e}"));
+                    let whole = spans.iter().filter(|&&(_, e)| e <= n).count();
+                    assert_eq!(recs.len(), whole, "cut at {n}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_truncation_of_a_block_is_a_grammar_error_naming_the_offset() {
+        use crate::events::EventDecoder;
+        let f = multi_block();
+        // Block ends, from the extents records.
+        let mut ends = vec![HEADER_SIZE];
+        while let Some(&at) = ends.last().filter(|&&at| at < f.len()) {
+            let mut size = [0u8; 8];
+            size.copy_from_slice(&f[at + 1..at + 9]);
+            ends.push(at + METADATA_RECORD_SIZE + u64::from_le_bytes(size) as usize);
+        }
+        assert_eq!((ends.len(), ends.last()), (5, Some(&f.len())));
+        for n in HEADER_SIZE..f.len() {
+            let mut d = EventDecoder::new(&f[..n]).unwrap();
+            let r = loop {
+                match d.next_event() {
+                    Ok(Some(_)) => {}
+                    Ok(None) => break Ok(()),
+                    Err(e) => break Err(e),
+                }
+            };
+            if ends.contains(&n) {
+                assert!(r.is_ok(), "cut at block end {n}: {r:?}");
+            } else {
+                let e = r.expect_err("a cut block");
+                assert!(e.offset <= n as u64, "cut at {n}: {e}");
+                assert!(e.message.contains("cut short"), "cut at {n}: {e}");
             }
         }
     }

@@ -9,8 +9,8 @@ use std::io::{self, Write};
 use std::sync::atomic::Ordering;
 
 use fdr_format::{
-    lead_block, ClockSource, Extension, FileHeader, FunctionInfo, LeadStart, ReasonInfo,
-    RecordMode, RunInfo, ThreadInfo,
+    lead_block, ClockSource, Extension, FileHeader, FunctionInfo, LeadStart, ReasonInfo, RunInfo,
+    ThreadInfo,
 };
 
 use crate::session::Session;
@@ -73,8 +73,8 @@ fn write_log<W: Write + ?Sized>(
         ticks_per_second: cal.ticks_per_second,
         calibration_ns: cal.window.as_nanos() as u64,
         mode: match config.get_mode() {
-            Mode::Ring => RecordMode::Ring,
-            Mode::Fill => RecordMode::Fill,
+            Mode::Ring => fdr_format::Mode::Ring,
+            Mode::Fill => fdr_format::Mode::Fill,
         },
         threshold_ns: config.get_threshold().as_nanos().min(u128::from(u64::MAX)) as u64,
         threshold_ticks: session.threshold_ticks,

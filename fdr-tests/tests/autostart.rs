@@ -94,7 +94,7 @@ fn fdr_options_records_with_no_code_change() {
         ],
         "the exit recorded while unwinding is in the log written at exit"
     );
-    assert_eq!(last.run.mode, fdr_format::RecordMode::Fill);
+    assert_eq!(last.run.mode, fdr_format::Mode::Fill);
     std::fs::remove_dir_all(dir).ok();
 }
 

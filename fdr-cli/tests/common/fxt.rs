@@ -264,12 +264,14 @@ pub fn parse(bytes: &[u8]) -> Result<Trace, String> {
 }
 
 /// Matches begin (2) and end (3) events per thread; complete events (4) are not used by fdr.
+/// Instant events (0) and async events (5 to 7) are left to [`instants`] and [`async_spans`].
 pub fn spans(t: &Trace) -> Result<Vec<Span>, String> {
     let mut open: HashMap<(u64, u64), Vec<(usize, &Event)>> = HashMap::new();
     let mut out: Vec<Option<Span>> = Vec::new();
     for e in &t.events {
         let stack = open.entry((e.pid, e.tid)).or_default();
         match e.event_type {
+            0 | 5..=7 => {}
             2 => {
                 out.push(None);
                 stack.push((out.len() - 1, e));
@@ -304,4 +306,9 @@ pub fn spans(t: &Trace) -> Result<Vec<Span>, String> {
         .into_iter()
         .map(|s| s.expect("every begin ended"))
         .collect())
+}
+
+/// The instant events (type 0).
+pub fn instants(t: &Trace) -> Vec<&Event> {
+    t.events.iter().filter(|e| e.event_type == 0).collect()
 }

@@ -8,7 +8,7 @@ pub mod xml;
 use std::path::{Path, PathBuf};
 
 use fdr_cli::synth::LogBuilder;
-use fdr_format::{ClockSource, RecordMode, RunInfo};
+use fdr_format::{ClockSource, Mode, RunInfo};
 
 /// 2^33 ticks: far enough to need a TSCWrap record.
 pub const FAR: u64 = 1 << 33;
@@ -17,7 +17,7 @@ fn run_info(program: &str) -> RunInfo {
     RunInfo {
         clock: ClockSource::Injected,
         ticks_per_second: 1_000_000_000,
-        mode: RecordMode::Ring,
+        mode: Mode::Ring,
         threshold_ns: 5000,
         threshold_ticks: 5000,
         buffer_size: 65536,
@@ -195,4 +195,50 @@ pub fn golden(name: &str, actual: &str) {
             path.display()
         );
     }
+}
+
+/// A snapshot written by a slow-call trigger: `app::handle` on thread 11 took 3.6 µs from +200 ns
+/// (3 triggers suppressed before it), in a recording that keeps 1 ms by age with a pool of four
+/// 256-byte buffers; thread 11's window covers 4 µs in two blocks, thread 12's 1 µs in one.
+pub fn triggered_log() -> Vec<u8> {
+    use fdr_format::{Reason, ReasonInfo};
+    let mut log = LogBuilder::new(1_000_000_000);
+    log.leading_block(11, 500);
+    log.run(RunInfo {
+        snapshot: true,
+        buffer_size: 256,
+        buffer_count: 4,
+        max_age_ns: 1_000_000,
+        ..run_info("server")
+    });
+    log.reason(ReasonInfo {
+        reason: Reason::SlowCall,
+        function: 2,
+        tid: 11,
+        start_tsc: 1200,
+        duration_ticks: 3600,
+        suppressed: 3,
+    });
+    log.function(1, "app::serve", &[]);
+    log.function(2, "app::handle", &[]);
+    log.function(3, "app::query", &[]);
+    log.thread(11, "main");
+    log.thread(12, "pool");
+    let mut b = log.block(11, 0, 1000);
+    b.enter(1, 1000);
+    b.enter(2, 1200);
+    b.enter(3, 1300);
+    b.exit(3, 2300);
+    b.finish();
+    let mut b = log.block(12, 1, 1500);
+    b.enter(3, 1500);
+    b.exit(3, 2500);
+    b.finish();
+    let mut b = log.block(11, 0, 2400);
+    b.enter(3, 2400);
+    b.exit(3, 4000);
+    b.exit(2, 4800);
+    b.exit(1, 5000);
+    b.finish();
+    log.finish()
 }

@@ -1,0 +1,100 @@
+//! Why a log was written, as the commands show it: the reason record of the log's leading
+//! block, and for a trigger, the call that fired it.
+
+use fdr_format::events::LogInfo;
+use fdr_format::{Reason, ReasonInfo};
+
+use crate::names::{shown, Names};
+use crate::units::{human, Clock};
+
+/// The reason record when a call fired a trigger (a slow call, or one still running past its
+/// limit) and the record names the function; `None` for other reasons.
+///
+/// ```
+/// use fdr_cli::trigger::fired;
+/// use fdr_format::{events::LogInfo, Reason, ReasonInfo};
+/// let mut info = LogInfo::default();
+/// info.reason = Some(ReasonInfo { reason: Reason::Exit, ..ReasonInfo::default() });
+/// assert!(fired(&info).is_none());
+/// info.reason = Some(ReasonInfo { reason: Reason::SlowCall, function: 3, ..ReasonInfo::default() });
+/// assert_eq!(fired(&info).unwrap().function, 3);
+/// ```
+pub fn fired(info: &LogInfo) -> Option<&ReasonInfo> {
+    info.reason
+        .as_ref()
+        .filter(|r| matches!(r.reason, Reason::SlowCall | Reason::StillRunning) && r.function != 0)
+}
+
+/// `+1.20 ms` (or `-3.00 µs` before `origin`): a timestamp relative to time zero of the outputs.
+///
+/// ```
+/// use fdr_cli::{trigger::relative, units::Clock};
+/// let c = Clock::new(1_000_000_000);
+/// assert_eq!(relative(1_500, 1_000, &c), "+500 ns");
+/// assert_eq!(relative(1_000, 4_000, &c), "-3.00 µs");
+/// ```
+pub fn relative(tsc: u64, origin: u64, clock: &Clock) -> String {
+    if tsc >= origin {
+        format!("+{}", human(clock.ns(tsc - origin)))
+    } else {
+        format!("-{}", human(clock.ns(origin - tsc)))
+    }
+}
+
+/// `thread 11 (main)`, or `thread 11` when it had no name; escaped for a terminal.
+pub fn thread_label(names: &Names, tid: i32) -> String {
+    if names.has_thread_name(tid) {
+        format!("thread {tid} ({})", shown(&names.thread(tid)))
+    } else {
+        format!("thread {tid}")
+    }
+}
+
+/// The call that fired a trigger, in words: `slow call of app::handle on thread 11 (main),
+/// started at +1.20 ms, lasted 52.0 ms`. Times are relative to `origin`; names are escaped for
+/// a terminal.
+///
+/// ```
+/// use fdr_cli::{names::Names, trigger::describe_call, units::Clock};
+/// use fdr_format::{Reason, ReasonInfo};
+/// let r = ReasonInfo { reason: Reason::StillRunning, function: 4, tid: 9, start_tsc: 2_000,
+///                      duration_ticks: 3_000_000, suppressed: 0 };
+/// assert_eq!(
+///     describe_call(&r, &Names::default(), &Clock::new(1_000_000_000), 1_000),
+///     "call still running past its limit: #4 on thread 9, started at +1.00 µs, running for 3.00 ms"
+/// );
+/// ```
+pub fn describe_call(r: &ReasonInfo, names: &Names, clock: &Clock, origin: u64) -> String {
+    let f = shown(&names.function(r.function)).into_owned();
+    let thread = thread_label(names, r.tid);
+    let start = relative(r.start_tsc, origin, clock);
+    let d = human(clock.ns(r.duration_ticks));
+    match r.reason {
+        Reason::StillRunning => format!(
+            "call still running past its limit: {f} on {thread}, started at {start}, running for {d}"
+        ),
+        _ => format!("slow call of {f} on {thread}, started at {start}, lasted {d}"),
+    }
+}
+
+/// The line `fdr account` and `fdr stack` print above their table when a trigger wrote the log.
+pub fn header(info: &LogInfo, names: &Names, clock: &Clock, origin: u64) -> Option<String> {
+    fired(info).map(|r| format!("triggered by {}", describe_call(r, names, clock, origin)))
+}
+
+/// The name of the instant event `fdr convert` puts on the triggering call's thread:
+/// `trigger: slow call app::handle` (unescaped: JSON and FXT keep names exactly).
+///
+/// ```
+/// use fdr_cli::{names::Names, trigger::instant_name};
+/// use fdr_format::{Reason, ReasonInfo};
+/// let r = ReasonInfo { reason: Reason::SlowCall, function: 4, ..ReasonInfo::default() };
+/// assert_eq!(instant_name(&r, &Names::default()), "trigger: slow call #4");
+/// ```
+pub fn instant_name(r: &ReasonInfo, names: &Names) -> String {
+    format!(
+        "trigger: {} {}",
+        r.reason.describe(),
+        names.function(r.function)
+    )
+}
