@@ -13,9 +13,10 @@ use std::path::Path;
 
 use clap::ValueEnum;
 
-use fdr_format::FunctionKind;
+use fdr_format::{CullKind, FunctionKind};
 
 use crate::calls::{replay, replay_shared, Close, Decoded, Frame, Sink, TaskEvent};
+use crate::culls::Culls;
 use crate::error::shown_path;
 use crate::hist::LogLinear;
 use crate::names::{json_string, shown, Names, Slots};
@@ -119,6 +120,7 @@ pub struct Account {
     tallies: Vec<Tally>,
     task_tallies: Vec<TaskTally>,
     tasks: Tasks,
+    culls: Culls,
 }
 
 impl Account {
@@ -143,6 +145,11 @@ impl Account {
         Ok(())
     }
 
+    /// The log's cull events.
+    pub fn culls(&self) -> &Culls {
+        &self.culls
+    }
+
     /// Closes the tasks cut by the window (see [`Tasks::finish`]); `end` is the log's end.
     pub fn finish_tasks(&mut self, end: u64) -> Result<(), CliError> {
         for span in std::mem::take(&mut self.tasks).finish(end) {
@@ -153,6 +160,11 @@ impl Account {
 }
 
 impl Sink for Account {
+    fn cull(&mut self, thread: u32, tsc: u64, kind: CullKind, id: u32) -> Result<(), CliError> {
+        self.culls.event(thread, tsc, kind, id);
+        Ok(())
+    }
+
     fn task(&mut self, thread: u32, tsc: u64, window: u64, ev: TaskEvent) -> Result<(), CliError> {
         if let Some(span) = self.tasks.event(thread, tsc, window, ev)? {
             self.count_task(&span)?;
@@ -226,6 +238,8 @@ pub struct Row {
     pub open: u64,
     /// Task latency, for an async function (or any function with task events).
     pub task: Option<TaskRow>,
+    /// The function was culled during the recording: its counts are a sample.
+    pub culled: bool,
 }
 
 /// An async function's tasks: creation to completion or cancellation, in nanoseconds.
@@ -310,6 +324,7 @@ impl Account {
                 self.task_tallies[s].merge(tt);
             }
         }
+        self.culls.merge(other.culls);
         for span in self.tasks.merge(other.tasks)? {
             self.count_task(&span)?;
         }
@@ -409,6 +424,7 @@ impl Account {
                     inferred: t.inferred,
                     open: t.open,
                     task,
+                    culled: self.culls.is_culled(id),
                 }
             })
             .collect();
@@ -460,7 +476,7 @@ fn write_text(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
         "count", "min", "p50", "p90", "p99", "max", "total", "self"
     )?;
     let (mut any_inferred, mut any_open, mut any_tasks) = (false, false, false);
-    let (mut tasks_inferred, mut tasks_open) = (false, false);
+    let (mut tasks_inferred, mut tasks_open, mut any_culled) = (false, false, false);
     for r in rows {
         let mut mark = String::new();
         if r.inferred > 0 {
@@ -470,6 +486,10 @@ fn write_text(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
         if r.open > 0 {
             mark.push_str(" +");
             any_open = true;
+        }
+        if r.culled {
+            mark.push_str(" ~");
+            any_culled = true;
         }
         writeln!(
             out,
@@ -542,6 +562,13 @@ fn write_text(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(
             out,
             "+ some tasks were not completed when the log ended: they are closed at its end"
+        )?;
+    }
+    if any_culled {
+        writeln!(
+            out,
+            "~ culled for part of the recording: while culled, only 1 call in 256 per thread was \
+             recorded, so these counts are a sample"
         )?;
     }
     Ok(())
@@ -632,6 +659,9 @@ fn write_json(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
             for (k, v) in TASK_KEYS.iter().zip(task_values(t)) {
                 extra.push_str(&format!(", \"{k}\": {v}"));
             }
+        }
+        if r.culled {
+            extra.push_str(", \"culled\": true");
         }
         write!(
             out,

@@ -18,6 +18,7 @@
 pub mod account;
 pub mod calls;
 pub mod chrome;
+pub mod culls;
 pub mod dump;
 mod error;
 pub mod flame;
@@ -225,7 +226,16 @@ pub fn run<A: AsRef<OsStr>>(args: &[A], out: &mut dyn Write) -> Result<(), CliEr
                     writeln!(out, "{h}").map_err(w)?;
                 }
             }
-            account::write(&rows, format, out).map_err(w)
+            account::write(&rows, format, out).map_err(w)?;
+            if format == account::Format::Text && !acc.culls().is_empty() {
+                let tids: Vec<i32> = d.threads.iter().map(|t| t.tid).collect();
+                let origin = calls::origin(&d.threads);
+                writeln!(out, "culled functions:").map_err(w)?;
+                for l in acc.culls().lines(&names, &clock, &tids, origin) {
+                    writeln!(out, "{l}").map_err(w)?;
+                }
+            }
+            Ok(())
         }
         Command::Stack { log, format } => {
             let progress = Progress::new(size(&log), 2);

@@ -292,3 +292,40 @@ pub fn tasks_log() -> Vec<u8> {
     b.finish();
     log.finish()
 }
+
+/// Culled functions (issue 14), at 1 GHz: `app::len` (2) is culled by thread 11 at 2000 and
+/// restored by thread 12 at 6000; `app::lower` (3) is culled by thread 12 at 3000 and still
+/// culled at the end; `app::upper` (4) was culled before the window and is restored by thread
+/// 11 at 4000. `app::main` (1) is never culled.
+pub fn culled_log() -> Vec<u8> {
+    use fdr_format::CullKind;
+    let mut log = LogBuilder::new(1_000_000_000);
+    log.run(run_info("culled"));
+    log.function(1, "app::main", &[]);
+    log.function(2, "app::len", &[]);
+    log.function(3, "app::lower", &[]);
+    log.function(4, "app::upper", &[]);
+    log.thread(11, "main");
+    log.thread(12, "worker");
+    let mut b = log.block(11, 0, 1000);
+    b.enter(1, 1000);
+    b.enter(2, 1100);
+    b.exit(2, 1150);
+    b.cull(CullKind::Culled, 2, 10_000, 2000);
+    b.enter(4, 3500);
+    b.exit(4, 3900);
+    b.cull(CullKind::Restored, 4, 0, 4000);
+    b.enter(2, 5000);
+    b.exit(2, 5100);
+    b.exit(1, 7000);
+    b.finish();
+    let mut b = log.block(12, 1, 2500);
+    b.cull(CullKind::Culled, 3, 10_000, 3000);
+    b.enter(3, 3200);
+    b.exit(3, 3300);
+    b.enter(2, 5900);
+    b.exit(2, 6000);
+    b.cull(CullKind::Restored, 2, 0, 6000);
+    b.finish();
+    log.finish()
+}
