@@ -15,14 +15,17 @@
 //! ring window: exits only), `siblings` (one caller of N different functions), `functions` (N
 //! functions with huge ids), `hostile` (names with terminal escapes, newlines and XML
 //! characters, arguments, tail calls), `backwards` (time running backwards, a thread that lost
-//! everything), `args` (calls with many logged arguments).
+//! everything), `args` (calls with many logged arguments), `tasks` (async tasks moving between
+//! threads, cancelled, created before the window), `culled` (cull and restore events, and a
+//! trigger's reason record).
 
 use std::io::{BufWriter, Write};
 
 use fdr_cli::synth::LogBuilder;
 use fdr_format::{
-    block_preamble, function_record, meta, meta_bytes, BlockStart, Extension, FnKind, Mode,
-    RunInfo, ThreadInfo, BLOCK_PREAMBLE_AFTER_EXTENTS, BLOCK_PREAMBLE_SIZE,
+    block_preamble, function_record, meta, meta_bytes, BlockStart, CullKind, Extension, FnKind,
+    FunctionKind, Mode, Reason, ReasonInfo, RunInfo, TaskKind, ThreadInfo,
+    BLOCK_PREAMBLE_AFTER_EXTENTS, BLOCK_PREAMBLE_SIZE,
 };
 
 /// A small crafted log of the given shape.
@@ -127,6 +130,62 @@ fn shape(name: &str, n: u32) -> Option<Vec<u8>> {
                 b.enter_args(1, k * 100, &args);
                 b.exit(1, k * 100 + 50);
             }
+            b.finish();
+        }
+        "tasks" => {
+            // N tasks of an async fn, created on one thread and polled and completed or
+            // cancelled on another; the first ones created before the window.
+            log.function_of_kind(1, "app::request", &[], FunctionKind::Async);
+            log.function(2, "app::serve", &[]);
+            let mut b = log.block(7, 0, 1000);
+            b.enter(2, 1000);
+            for k in 0..n64 {
+                if k >= 3 {
+                    b.task(TaskKind::Created, 1, k, 1000 + 10 * k);
+                }
+            }
+            b.exit(2, 1000 + 10 * n64 + 5);
+            b.finish();
+            let mut b = log.block(8, 1, 1000);
+            for k in 0..n64 {
+                let t = 1000 + 10 * n64 + 100 * k;
+                b.enter(1, t + 10);
+                b.exit(1, t + 20);
+                let kind = if k % 5 == 4 {
+                    TaskKind::Cancelled
+                } else {
+                    TaskKind::Completed
+                };
+                b.task(kind, 1, k, t + 30);
+            }
+            b.finish();
+        }
+        "culled" => {
+            // Functions culled and restored in turn by two threads, with a trigger's reason.
+            log.reason(ReasonInfo {
+                reason: Reason::SlowCall,
+                function: 1,
+                tid: 7,
+                start_tsc: 1000,
+                duration_ticks: 100 * n64,
+                suppressed: 2,
+            });
+            log.function(1, "app::main", &[]);
+            log.function(2, "app::len", &[]);
+            let mut b = log.block(7, 0, 1000);
+            b.enter(1, 1000);
+            for k in 0..n64 {
+                let t = 1000 + 100 * k;
+                b.enter(2, t + 10);
+                b.exit(2, t + 20);
+                let kind = if k % 2 == 0 {
+                    CullKind::Culled
+                } else {
+                    CullKind::Restored
+                };
+                b.cull(kind, 2, k, t + 30);
+            }
+            b.exit(1, 1000 + 100 * n64);
             b.finish();
         }
         _ => return None,

@@ -4,17 +4,24 @@
 //! log-linear histogram per function (see [`crate::hist::LogLinear`]): within 0.8 % of a
 //! recorded duration, in memory that does not grow with the number of calls. The total of a
 //! recursive function counts nested activations again, as `llvm-xray account` does.
+//!
+//! An async function's calls are its polls; its tasks (creation to completion or
+//! cancellation, see [`crate::tasks`]) get figures of their own beside them.
 
 use std::io::Write;
 use std::path::Path;
 
 use clap::ValueEnum;
 
-use crate::calls::{replay, replay_shared, Close, Decoded, Frame, Sink};
+use fdr_format::{CullKind, FunctionKind};
+
+use crate::calls::{replay, replay_shared, Close, Decoded, Frame, Sink, TaskEvent};
+use crate::culls::Culls;
 use crate::error::shown_path;
 use crate::hist::LogLinear;
 use crate::names::{json_string, shown, Names, Slots};
 use crate::progress::Progress;
+use crate::tasks::{is_task_limit, TaskSpan, Tasks};
 use crate::units::{human, Clock};
 use crate::CliError;
 
@@ -61,14 +68,110 @@ impl Tally {
     }
 }
 
+/// Per-function task tallies, in ticks.
+#[derive(Clone, Debug, Default)]
+struct TaskTally {
+    tasks: u64,
+    cancelled: u64,
+    total: u64,
+    min: u64,
+    max: u64,
+    hist: LogLinear,
+    inferred: u64,
+    open: u64,
+}
+
+impl TaskTally {
+    fn count(&mut self, s: &TaskSpan) {
+        let dur = s.end.saturating_sub(s.start);
+        if self.tasks == 0 {
+            self.min = u64::MAX;
+        }
+        self.tasks += 1;
+        self.cancelled += u64::from(s.cancelled);
+        self.total = self.total.saturating_add(dur);
+        self.min = self.min.min(dur);
+        self.max = self.max.max(dur);
+        self.hist.record(dur);
+        self.inferred += u64::from(s.inferred);
+        self.open += u64::from(s.open);
+    }
+
+    fn merge(&mut self, other: &TaskTally) {
+        if other.tasks == 0 {
+            return;
+        }
+        let min = if self.tasks == 0 { u64::MAX } else { self.min };
+        self.tasks += other.tasks;
+        self.cancelled += other.cancelled;
+        self.total = self.total.saturating_add(other.total);
+        self.min = min.min(other.min);
+        self.max = self.max.max(other.max);
+        self.hist.merge(&other.hist);
+        self.inferred += other.inferred;
+        self.open += other.open;
+    }
+}
+
 /// The accounting sink.
 #[derive(Default)]
 pub struct Account {
     slots: Slots,
     tallies: Vec<Tally>,
+    task_tallies: Vec<TaskTally>,
+    tasks: Tasks,
+    culls: Culls,
+}
+
+impl Account {
+    /// The slot of `id`, with its tallies.
+    #[inline]
+    fn slot(&mut self, id: u32) -> Result<usize, CliError> {
+        let s = self.slots.slot(id)?;
+        if s >= self.tallies.len() {
+            self.tallies.push(Tally {
+                min: u64::MAX,
+                pending: Vec::new(),
+                ..Tally::default()
+            });
+            self.task_tallies.push(TaskTally::default());
+        }
+        Ok(s)
+    }
+
+    fn count_task(&mut self, span: &TaskSpan) -> Result<(), CliError> {
+        let s = self.slot(span.function)?;
+        self.task_tallies[s].count(span);
+        Ok(())
+    }
+
+    /// The log's cull events.
+    pub fn culls(&self) -> &Culls {
+        &self.culls
+    }
+
+    /// Closes the tasks cut by the window (see [`Tasks::finish`]); `end` is the log's end.
+    pub fn finish_tasks(&mut self, end: u64) -> Result<(), CliError> {
+        for span in std::mem::take(&mut self.tasks).finish(end) {
+            self.count_task(&span)?;
+        }
+        Ok(())
+    }
 }
 
 impl Sink for Account {
+    fn cull(&mut self, thread: u32, tsc: u64, kind: CullKind, id: u32) -> Result<(), CliError> {
+        self.culls.event(thread, tsc, kind, id);
+        Ok(())
+    }
+
+    fn task(&mut self, thread: u32, tsc: u64, window: u64, ev: TaskEvent) -> Result<(), CliError> {
+        if let Some(span) = self.tasks.event(thread, tsc, window, ev)? {
+            self.count_task(&span)?;
+        }
+        Ok(())
+    }
+
     #[inline]
     fn exit(
         &mut self,
@@ -79,14 +182,7 @@ impl Sink for Account {
         how: Close,
         _: &[u64],
     ) -> Result<(), CliError> {
-        let s = self.slots.slot(f.id)?;
-        if s >= self.tallies.len() {
-            self.tallies.push(Tally {
-                min: u64::MAX,
-                pending: Vec::new(),
-                ..Tally::default()
-            });
-        }
+        let s = self.slot(f.id)?;
         let t = &mut self.tallies[s];
         let dur = end.saturating_sub(f.start);
         t.count += 1;
@@ -140,6 +236,35 @@ pub struct Row {
     pub inferred: u64,
     /// Calls still open at the end of the window.
     pub open: u64,
+    /// Task latency, for an async function (or any function with task events).
+    pub task: Option<TaskRow>,
+    /// The function was culled during the recording: its counts are a sample.
+    pub culled: bool,
+}
+
+/// An async function's tasks: creation to completion or cancellation, in nanoseconds.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct TaskRow {
+    /// Tasks (completed, cancelled, or open at the end of the log).
+    pub tasks: u64,
+    /// Tasks dropped before completing.
+    pub cancelled: u64,
+    /// Shortest.
+    pub min_ns: u64,
+    /// Median.
+    pub p50_ns: u64,
+    /// 90th percentile.
+    pub p90_ns: u64,
+    /// 99th percentile.
+    pub p99_ns: u64,
+    /// Longest.
+    pub max_ns: u64,
+    /// Sum of latencies.
+    pub total_ns: u64,
+    /// Tasks created before the window (their start is the window's start).
+    pub inferred: u64,
+    /// Tasks not completed when the log ends (closed there).
+    pub open: u64,
 }
 
 /// What to sort the report by.
@@ -183,13 +308,25 @@ impl Account {
     /// Adds the tallies of `other` (another share of the same log's threads); an error if
     /// together they use more than [`crate::names::MAX_FUNCTIONS`] function ids.
     pub fn merge(&mut self, other: Account) -> Result<(), CliError> {
-        for (&id, t) in other.slots.ids().iter().zip(other.tallies) {
+        for ((&id, t), tt) in other
+            .slots
+            .ids()
+            .iter()
+            .zip(other.tallies)
+            .zip(&other.task_tallies)
+        {
             let s = self.slots.slot(id)?;
             if s == self.tallies.len() {
                 self.tallies.push(t);
+                self.task_tallies.push(tt.clone());
             } else {
                 self.tallies[s].merge(t);
+                self.task_tallies[s].merge(tt);
             }
+        }
+        self.culls.merge(other.culls);
+        for span in self.tasks.merge(other.tasks)? {
+            self.count_task(&span)?;
         }
         Ok(())
     }
@@ -201,16 +338,34 @@ impl Account {
         readers: usize,
         progress: &Progress,
     ) -> Result<(Account, Decoded), CliError> {
-        if readers <= 1 {
+        let name = shown_path(path);
+        let (mut acc, d) = if readers <= 1 {
             let mut acc = Account::default();
             let d = replay(path, &mut acc, None, progress, 0)?;
-            return Ok((acc, d));
-        }
+            (acc, d)
+        } else {
+            match Account::shared(path, readers, progress) {
+                Ok(r) => r,
+                // Shares hold the tasks whose ends other shares read: more than one reader does.
+                Err(e) if is_task_limit(&e) => return Account::of_log(path, 1, progress),
+                Err(e) => return Err(e.in_log(&name)),
+            }
+        };
+        let end = d.threads.iter().map(|t| t.last_tsc).max().unwrap_or(0);
+        acc.finish_tasks(end).map_err(|e| e.in_log(&name))?;
+        Ok((acc, d))
+    }
+
+    fn shared(
+        path: &Path,
+        readers: usize,
+        progress: &Progress,
+    ) -> Result<(Account, Decoded), CliError> {
         let mut parts: Vec<Account> = (0..readers).map(|_| Account::default()).collect();
         let d = replay_shared(path, &mut parts, progress)?;
         let mut acc = Account::default();
         for p in parts {
-            acc.merge(p).map_err(|e| e.in_log(&shown_path(path)))?;
+            acc.merge(p)?;
         }
         Ok((acc, d))
     }
@@ -231,14 +386,33 @@ impl Account {
             .ids()
             .iter()
             .zip(&self.tallies)
-            .map(|(&id, t)| {
-                let pct = |q: f64| clock.ns(t.hist.quantile(q).clamp(t.min, t.max));
+            .zip(&self.task_tallies)
+            .map(|((&id, t), tt)| {
+                let min = if t.count == 0 { 0 } else { t.min };
+                let pct = |q: f64| clock.ns(t.hist.quantile(q).clamp(min, t.max));
                 let info = names.info(id);
+                let is_async = info.is_some_and(|f| f.kind == FunctionKind::Async);
+                let task = (is_async || tt.tasks > 0).then(|| {
+                    let tmin = if tt.tasks == 0 { 0 } else { tt.min };
+                    let tpct = |q: f64| clock.ns(tt.hist.quantile(q).clamp(tmin, tt.max));
+                    TaskRow {
+                        tasks: tt.tasks,
+                        cancelled: tt.cancelled,
+                        min_ns: clock.ns(tmin),
+                        p50_ns: tpct(0.50),
+                        p90_ns: tpct(0.90),
+                        p99_ns: tpct(0.99),
+                        max_ns: clock.ns(tt.max),
+                        total_ns: clock.ns(tt.total),
+                        inferred: tt.inferred,
+                        open: tt.open,
+                    }
+                });
                 Row {
                     function: names.function(id).into_owned(),
                     id,
                     count: t.count,
-                    min_ns: clock.ns(t.min),
+                    min_ns: clock.ns(min),
                     p50_ns: pct(0.50),
                     p90_ns: pct(0.90),
                     p99_ns: pct(0.99),
@@ -249,6 +423,8 @@ impl Account {
                     line: info.map_or(0, |f| f.line),
                     inferred: t.inferred,
                     open: t.open,
+                    task,
+                    culled: self.culls.is_culled(id),
                 }
             })
             .collect();
@@ -287,7 +463,10 @@ pub fn write(rows: &[Row], format: Format, out: &mut dyn Write) -> std::io::Resu
 fn write_text(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
     let cw = rows
         .iter()
-        .map(|r| r.count.to_string().len())
+        .map(|r| {
+            let tasks = r.task.as_ref().map_or(0, |t| t.tasks);
+            r.count.max(tasks).to_string().len()
+        })
         .max()
         .unwrap_or(0)
         .max(5);
@@ -296,7 +475,8 @@ fn write_text(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
         "{:>cw$} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  function",
         "count", "min", "p50", "p90", "p99", "max", "total", "self"
     )?;
-    let (mut any_inferred, mut any_open) = (false, false);
+    let (mut any_inferred, mut any_open, mut any_tasks) = (false, false, false);
+    let (mut tasks_inferred, mut tasks_open, mut any_culled) = (false, false, false);
     for r in rows {
         let mut mark = String::new();
         if r.inferred > 0 {
@@ -306,6 +486,10 @@ fn write_text(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
         if r.open > 0 {
             mark.push_str(" +");
             any_open = true;
+        }
+        if r.culled {
+            mark.push_str(" ~");
+            any_culled = true;
         }
         writeln!(
             out,
@@ -321,6 +505,40 @@ fn write_text(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
             shown(&r.function),
             mark
         )?;
+        if let Some(t) = &r.task {
+            let mut mark = String::new();
+            if t.inferred > 0 {
+                mark.push_str(" *");
+                tasks_inferred = true;
+            }
+            if t.open > 0 {
+                mark.push_str(" +");
+                tasks_open = true;
+            }
+            writeln!(
+                out,
+                "{:>cw$} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  \u{2514} tasks, {} \
+                 cancelled{}",
+                t.tasks,
+                human(t.min_ns),
+                human(t.p50_ns),
+                human(t.p90_ns),
+                human(t.p99_ns),
+                human(t.max_ns),
+                human(t.total_ns),
+                "-",
+                t.cancelled,
+                mark
+            )?;
+            any_tasks = true;
+        }
+    }
+    if any_tasks {
+        writeln!(
+            out,
+            "\u{2514} tasks: an async function's calls are its polls; the line below it counts its \
+             tasks, creation to completion or drop"
+        )?;
     }
     if any_inferred {
         writeln!(
@@ -332,6 +550,25 @@ fn write_text(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(
             out,
             "+ some calls were still running when the window ended: they are closed at its end"
+        )?;
+    }
+    if tasks_inferred {
+        writeln!(
+            out,
+            "* some tasks were created before the recorded window: their start is the window's start"
+        )?;
+    }
+    if tasks_open {
+        writeln!(
+            out,
+            "+ some tasks were not completed when the log ended: they are closed at its end"
+        )?;
+    }
+    if any_culled {
+        writeln!(
+            out,
+            "~ culled for part of the recording: while culled, only 1 call in 256 per thread was \
+             recorded, so these counts are a sample"
         )?;
     }
     Ok(())
@@ -348,15 +585,55 @@ fn csv_field(s: &str) -> String {
     }
 }
 
+/// The task keys of an async function's JSON object and CSV row, in order.
+pub const TASK_KEYS: [&str; 8] = [
+    "tasks",
+    "cancelled",
+    "task_min_ns",
+    "task_p50_ns",
+    "task_p90_ns",
+    "task_p99_ns",
+    "task_max_ns",
+    "task_total_ns",
+];
+
+fn task_values(t: &TaskRow) -> [u64; 8] {
+    [
+        t.tasks,
+        t.cancelled,
+        t.min_ns,
+        t.p50_ns,
+        t.p90_ns,
+        t.p99_ns,
+        t.max_ns,
+        t.total_ns,
+    ]
+}
+
 fn write_csv(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
+    // The task columns, when some function has tasks (empty in other functions' rows).
+    let with_tasks = rows.iter().any(|r| r.task.is_some());
     writeln!(
         out,
-        "function,id,count,min_ns,p50_ns,p90_ns,p99_ns,max_ns,total_ns,self_ns,file,line"
+        "function,id,count,min_ns,p50_ns,p90_ns,p99_ns,max_ns,total_ns,self_ns,file,line{}",
+        if with_tasks {
+            format!(",{}", TASK_KEYS.join(","))
+        } else {
+            String::new()
+        }
     )?;
     for r in rows {
+        let tasks = match &r.task {
+            Some(t) => {
+                let v: Vec<String> = task_values(t).iter().map(u64::to_string).collect();
+                format!(",{}", v.join(","))
+            }
+            None if with_tasks => ",".repeat(TASK_KEYS.len()),
+            None => String::new(),
+        };
         writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{}{tasks}",
             csv_field(&r.function),
             r.id,
             r.count,
@@ -377,11 +654,20 @@ fn write_csv(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
 fn write_json(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
     write!(out, "[")?;
     for (i, r) in rows.iter().enumerate() {
+        let mut extra = String::new();
+        if let Some(t) = &r.task {
+            for (k, v) in TASK_KEYS.iter().zip(task_values(t)) {
+                extra.push_str(&format!(", \"{k}\": {v}"));
+            }
+        }
+        if r.culled {
+            extra.push_str(", \"culled\": true");
+        }
         write!(
             out,
             "{}\n  {{\"function\": {}, \"id\": {}, \"count\": {}, \"min_ns\": {}, \"p50_ns\": {}, \
              \"p90_ns\": {}, \"p99_ns\": {}, \"max_ns\": {}, \"total_ns\": {}, \"self_ns\": {}, \
-             \"file\": {}, \"line\": {}}}",
+             \"file\": {}, \"line\": {}{extra}}}",
             if i == 0 { "" } else { "," },
             json_string(&r.function),
             r.id,

@@ -21,7 +21,7 @@ use std::io::Read;
 use std::path::Path;
 
 use fdr_format::events::{EventDecoder, EventKind, LogInfo, ThreadStats};
-use fdr_format::FormatError;
+use fdr_format::{CullKind, FormatError, TaskKind};
 
 use crate::error::shown_path;
 use crate::progress::Progress;
@@ -92,6 +92,31 @@ pub trait Sink {
         how: Close,
         args: &[u64],
     ) -> Result<(), CliError>;
+
+    /// An async task was created, completed or cancelled on `thread` at `tsc` (see
+    /// [`crate::tasks`]). `window` is the start of the thread's window (of its current block
+    /// while it has recorded no call): where a task whose creation is missing begins.
+    fn task(&mut self, thread: u32, tsc: u64, window: u64, ev: TaskEvent) -> Result<(), CliError> {
+        let _ = (thread, tsc, window, ev);
+        Ok(())
+    }
+
+    /// A function was culled or restored (by `thread`, at `tsc`): see [`crate::culls`].
+    fn cull(&mut self, thread: u32, tsc: u64, kind: CullKind, id: u32) -> Result<(), CliError> {
+        let _ = (thread, tsc, kind, id);
+        Ok(())
+    }
+}
+
+/// A task event: what happened, to which task of which function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskEvent {
+    /// Created, completed or cancelled.
+    pub kind: TaskKind,
+    /// The async function's id.
+    pub id: u32,
+    /// The task's process-unique id.
+    pub task: u64,
 }
 
 /// What a first pass learned: the frames open when each thread's window started, and the
@@ -211,7 +236,15 @@ pub fn replay_decoder<R: Read, S: Sink>(
             th.pending = false;
             flush_enter(th, ev.thread, sink)?;
         }
-        if !th.started && !matches!(ev.kind, EventKind::Block | EventKind::Cpu { .. }) {
+        if !th.started
+            && !matches!(
+                ev.kind,
+                EventKind::Block
+                    | EventKind::Cpu { .. }
+                    | EventKind::Task { .. }
+                    | EventKind::Cull { .. }
+            )
+        {
             // The window opens with the block of the thread's first call; blocks of extension
             // records only (fdr's leading block) do not count.
             th.started = true;
@@ -243,7 +276,12 @@ pub fn replay_decoder<R: Read, S: Sink>(
             EventKind::TailExit { id } => close(th, ev.thread, id, ev.tsc, Close::TailExit, sink)?,
             EventKind::Block => th.block_tsc = ev.tsc,
             // Task events do not change the call stack of the thread that polls.
-            EventKind::Cpu { .. } | EventKind::Task { .. } | EventKind::Cull { .. } => {}
+            EventKind::Task { kind, id, task } => {
+                let window = if th.started { th.first } else { th.block_tsc };
+                sink.task(ev.thread, ev.tsc, window, TaskEvent { kind, id, task })?;
+            }
+            EventKind::Cull { kind, id, .. } => sink.cull(ev.thread, ev.tsc, kind, id)?,
+            EventKind::Cpu { .. } => {}
         }
         Ok(())
     });

@@ -4,13 +4,19 @@
 //! window start (three decimals: nanosecond precision), `M` events naming the process and the
 //! threads. Logged arguments become the `B` event's `args`; an inferred entry carries
 //! `"inferred_start": true`, a call closed at the window's end `"open_at_end": true` on its `E`.
+//! Each async task is an async slice (`b` and `e` events of category `task` whose `id` is the
+//! task's id, on the threads that created and ended it) from its creation to its completion
+//! (`"cancelled": true` when it was dropped first), over its polls' `B`/`E` slices.
 
 use std::io::Write;
 use std::path::Path;
 
-use crate::calls::{plan, replay, Close, Frame, Plan, Sink};
+use fdr_format::TaskKind;
+
+use crate::calls::{plan, replay, Close, Frame, Plan, Sink, TaskEvent};
 use crate::names::{json_string, Names, Slots};
 use crate::progress::Progress;
+use crate::tasks::Tasks;
 use crate::units::Clock;
 use crate::CliError;
 
@@ -30,6 +36,7 @@ struct Chrome<'a> {
     clock: Clock,
     origin: u64,
     line: String,
+    tasks: Tasks,
 }
 
 impl Chrome<'_> {
@@ -55,7 +62,64 @@ impl Chrome<'_> {
     }
 }
 
+impl Chrome<'_> {
+    /// A `b` or `e` event of the async slice of `task`; `args` is the inside of an `args`
+    /// object, or empty.
+    fn async_event(
+        &mut self,
+        ph: char,
+        thread: u32,
+        func: u32,
+        task: u64,
+        tsc: u64,
+        args: &str,
+    ) -> Result<(), CliError> {
+        let s = self.name(func)?;
+        self.line.push_str(&format!("{{\"ph\":\"{ph}\",\"name\":"));
+        let q = std::mem::take(&mut self.quoted[s]);
+        self.line.push_str(&q);
+        self.quoted[s] = q;
+        self.line
+            .push_str(&format!(",\"cat\":\"task\",\"id\":\"0x{task:x}\",\"ts\":"));
+        self.ts(tsc);
+        self.line.push(',');
+        self.line.push_str(&self.ids[thread as usize]);
+        if !args.is_empty() {
+            self.line.push_str(",\"args\":{");
+            self.line.push_str(args);
+            self.line.push('}');
+        }
+        self.emit()
+    }
+
+    /// The ends of the tasks cut by the window, once the log is read (`end`: the log's end).
+    fn finish_tasks(&mut self, end: u64) -> Result<(), CliError> {
+        for t in std::mem::take(&mut self.tasks).finish(end) {
+            if t.inferred {
+                let a = "\"inferred_start\":true";
+                self.async_event('b', t.start_thread, t.function, t.task, t.start, a)?;
+            }
+            if t.open {
+                let a = "\"open_at_end\":true";
+                self.async_event('e', t.end_thread, t.function, t.task, t.end, a)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Sink for Chrome<'_> {
+    fn task(&mut self, thread: u32, tsc: u64, window: u64, ev: TaskEvent) -> Result<(), CliError> {
+        self.tasks.event(thread, tsc, window, ev)?;
+        match ev.kind {
+            TaskKind::Created => self.async_event('b', thread, ev.id, ev.task, tsc, ""),
+            TaskKind::Completed => self.async_event('e', thread, ev.id, ev.task, tsc, ""),
+            TaskKind::Cancelled => {
+                self.async_event('e', thread, ev.id, ev.task, tsc, "\"cancelled\":true")
+            }
+        }
+    }
+
     fn enter(&mut self, thread: u32, _: usize, f: &Frame, args: &[u64]) -> Result<(), CliError> {
         let s = self.name(f.id)?;
         self.line.push_str("{\"ph\":\"B\",\"name\":");
@@ -177,8 +241,12 @@ pub fn run(
         clock: Clock::new(p.info.header.cycle_frequency),
         origin: p.origin,
         line: String::with_capacity(256),
+        tasks: Tasks::default(),
     };
-    replay(path, &mut sink, Some(&p), progress, 1)?;
+    let d = replay(path, &mut sink, Some(&p), progress, 1)?;
+    let end = d.threads.iter().map(|t| t.last_tsc).max().unwrap_or(0);
+    sink.finish_tasks(end)
+        .map_err(|e| e.in_log(&crate::error::shown_path(path)))?;
     if let Some(r) = crate::trigger::fired(&p.info) {
         // The moment the trigger fired, on the thread of the call that fired it.
         let t = p.threads.iter().position(|t| t.tid == r.tid);

@@ -10,15 +10,21 @@
 //! to attach a thread to its process). Calls are duration-begin and duration-end events;
 //! logged arguments are unsigned 64-bit arguments of the begin event; an inferred entry has
 //! the argument `inferred_start = 1`, a call closed at the window's end `open_at_end = 1`.
+//! Each async task is an async begin and an async end event (category `task`, correlation id
+//! the task's id) from its creation to its completion (`cancelled = 1` when it was dropped
+//! first), on the threads that created and ended it.
 
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
-use crate::calls::{plan, replay, Close, Frame, Sink};
+use fdr_format::TaskKind;
+
+use crate::calls::{plan, replay, Close, Frame, Sink, TaskEvent};
 use crate::chrome::{pid_of, process_name};
 use crate::names::{Names, Slots};
 use crate::progress::Progress;
+use crate::tasks::Tasks;
 use crate::CliError;
 
 /// The magic-number record: metadata type 4 (trace info), info type 0, magic 0x16547846.
@@ -34,6 +40,8 @@ const REC_KOBJ: u64 = 7;
 const EV_INSTANT: u64 = 0;
 const EV_BEGIN: u64 = 2;
 const EV_END: u64 = 3;
+const EV_ASYNC_BEGIN: u64 = 5;
+const EV_ASYNC_END: u64 = 7;
 /// Argument types.
 const ARG_U32: u64 = 2;
 const ARG_U64: u64 = 4;
@@ -158,6 +166,9 @@ struct Fxt<'a> {
     inferred: StrRef,
     open: StrRef,
     origin: u64,
+    task_category: StrRef,
+    cancelled: StrRef,
+    tasks: Tasks,
 }
 
 impl Fxt<'_> {
@@ -240,7 +251,54 @@ impl Fxt<'_> {
     }
 }
 
+impl Fxt<'_> {
+    /// An async begin or end event of `task` on thread index `thread`.
+    fn async_event(
+        &mut self,
+        kind: u64,
+        thread: u32,
+        func: u32,
+        task: u64,
+        tsc: u64,
+        args: &[(StrRef, u64, u64)],
+    ) -> Result<(), CliError> {
+        let name = self.name(func)?;
+        let t = self.threads[thread as usize];
+        let cat = self.task_category.clone();
+        self.record(kind, t, &cat, &name, tsc, args, Some(task))
+    }
+
+    /// The ends of the tasks cut by the window, once the log is read (`end`: the log's end).
+    fn finish_tasks(&mut self, end: u64) -> Result<(), CliError> {
+        for t in std::mem::take(&mut self.tasks).finish(end) {
+            if t.inferred {
+                let a = [(self.inferred.clone(), ARG_U32, 1)];
+                let (th, f) = (t.start_thread, t.function);
+                self.async_event(EV_ASYNC_BEGIN, th, f, t.task, t.start, &a)?;
+            }
+            if t.open {
+                let a = [(self.open.clone(), ARG_U32, 1)];
+                let (th, f) = (t.end_thread, t.function);
+                self.async_event(EV_ASYNC_END, th, f, t.task, t.end, &a)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Sink for Fxt<'_> {
+    fn task(&mut self, thread: u32, tsc: u64, window: u64, ev: TaskEvent) -> Result<(), CliError> {
+        self.tasks.event(thread, tsc, window, ev)?;
+        match ev.kind {
+            TaskKind::Created => self.async_event(EV_ASYNC_BEGIN, thread, ev.id, ev.task, tsc, &[]),
+            TaskKind::Completed => self.async_event(EV_ASYNC_END, thread, ev.id, ev.task, tsc, &[]),
+            TaskKind::Cancelled => {
+                let a = [(self.cancelled.clone(), ARG_U32, 1)];
+                self.async_event(EV_ASYNC_END, thread, ev.id, ev.task, tsc, &a)
+            }
+        }
+    }
+
     fn enter(&mut self, thread: u32, _: usize, f: &Frame, args: &[u64]) -> Result<(), CliError> {
         if args.is_empty() && !f.inferred {
             return self.event(EV_BEGIN, thread, f.id, f.start, &[]);
@@ -300,6 +358,8 @@ pub fn run(
     let inferred = w.string("inferred_start");
     let open = w.string("open_at_end");
     let process_arg = w.string("process");
+    let task_category = w.string("task");
+    let cancelled = w.string("cancelled");
     // Processes and threads: kernel objects for their names, thread records for references.
     let mut pids: Vec<i32> = Vec::new();
     let mut threads = Vec::with_capacity(p.threads.len());
@@ -364,8 +424,14 @@ pub fn run(
         inferred,
         open,
         origin: p.origin,
+        task_category,
+        cancelled,
+        tasks: Tasks::default(),
     };
-    replay(path, &mut sink, Some(&p), progress, 1)?;
+    let d = replay(path, &mut sink, Some(&p), progress, 1)?;
+    let end = d.threads.iter().map(|t| t.last_tsc).max().unwrap_or(0);
+    sink.finish_tasks(end)
+        .map_err(|e| e.in_log(&crate::error::shown_path(path)))?;
     if let Some(r) = crate::trigger::fired(&p.info) {
         // The moment the trigger fired, on the thread of the call that fired it.
         let t = match p.threads.iter().position(|t| t.tid == r.tid) {

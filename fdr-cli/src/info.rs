@@ -7,6 +7,7 @@ use fdr_format::events::{EventKind, ThreadStats};
 use fdr_format::{ClockSource, Mode, RunInfo};
 
 use crate::calls::open;
+use crate::culls::Culls;
 use crate::error::shown_path;
 use crate::names::{shown, Names, Slots};
 use crate::progress::Progress;
@@ -30,14 +31,18 @@ pub fn run(path: &Path, out: &mut dyn Write, progress: &Progress) -> Result<(), 
     let name = shown_path(path);
     let mut dec = open(path)?;
     let mut called = Slots::default();
+    let mut culls = Culls::default();
     let mut n: u32 = 0;
     let r = dec.for_each(|e, at| {
-        if let EventKind::Enter { id }
-        | EventKind::EnterArgs { id }
-        | EventKind::Exit { id }
-        | EventKind::TailExit { id } = e.kind
-        {
-            called.slot(id)?;
+        match e.kind {
+            EventKind::Enter { id }
+            | EventKind::EnterArgs { id }
+            | EventKind::Exit { id }
+            | EventKind::TailExit { id } => {
+                called.slot(id)?;
+            }
+            EventKind::Cull { kind, id, .. } => culls.event(e.thread, e.tsc, kind, id),
+            _ => {}
         }
         n = n.wrapping_add(1);
         if n & 0xfffff == 0 {
@@ -301,6 +306,22 @@ pub fn run(path: &Path, out: &mut dyn Write, progress: &Progress) -> Result<(), 
                 rate(t.window_bytes, ns),
                 shown(&names.thread(t.tid)),
             );
+        }
+    }
+    if !culls.is_empty() {
+        let n = culls.functions();
+        let _ = writeln!(
+            s,
+            "culled      {}: while culled, only 1 call in 256 per thread was recorded",
+            if n == 1 {
+                "1 function".to_string()
+            } else {
+                format!("{n} functions")
+            }
+        );
+        let tids: Vec<i32> = threads.iter().map(|t| t.tid).collect();
+        for l in culls.lines(&names, &clock, &tids, origin) {
+            let _ = writeln!(s, "{l}");
         }
     }
     if let Some(r) = info.run.as_ref().filter(|r| r.max_age_ns > 0) {

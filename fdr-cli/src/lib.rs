@@ -18,6 +18,7 @@
 pub mod account;
 pub mod calls;
 pub mod chrome;
+pub mod culls;
 pub mod dump;
 mod error;
 pub mod flame;
@@ -29,6 +30,7 @@ pub mod output;
 pub mod progress;
 pub mod stack;
 pub mod synth;
+pub mod tasks;
 pub mod trigger;
 pub mod units;
 
@@ -95,7 +97,16 @@ Count, min, max, total and self are exact. p50/p90/p99 are read from a log-linea
 function (64 sub-buckets per power of two): within 0.8% of a recorded duration, with memory that
 does not grow with the number of calls. Totals of recursive functions count nested activations.
 Memory: about 200 bytes per function, plus at most 32 bytes per histogram bucket in use (at most
-~30 KiB per function); a log whose calls use more than 1048576 distinct function ids is refused.")]
+~30 KiB per function); a log whose calls use more than 1048576 distinct function ids is refused.
+
+An async function's calls are its polls. Its tasks (each call of the async fn, from its creation
+to its completion or its drop before completing) get a line of their own under it ('└ tasks'):
+tasks, min, p50, p90, p99, max and total latency, and how many were cancelled. In JSON an async
+function's object adds the keys tasks, cancelled, task_min_ns, task_p50_ns, task_p90_ns,
+task_p99_ns, task_max_ns, task_total_ns (count and the other keys stay per poll); CSV has the
+same columns when the log has an async function, empty for other functions. A task created before the window starts at the window
+start of the thread that ended it (*); one not completed when the log ends is closed there (+).
+At most 1048576 tasks may wait for their other end at one point of the log.")]
     Account {
         /// The log (.fdr).
         log: PathBuf,
@@ -215,7 +226,16 @@ pub fn run<A: AsRef<OsStr>>(args: &[A], out: &mut dyn Write) -> Result<(), CliEr
                     writeln!(out, "{h}").map_err(w)?;
                 }
             }
-            account::write(&rows, format, out).map_err(w)
+            account::write(&rows, format, out).map_err(w)?;
+            if format == account::Format::Text && !acc.culls().is_empty() {
+                let tids: Vec<i32> = d.threads.iter().map(|t| t.tid).collect();
+                let origin = calls::origin(&d.threads);
+                writeln!(out, "culled functions:").map_err(w)?;
+                for l in acc.culls().lines(&names, &clock, &tids, origin) {
+                    writeln!(out, "{l}").map_err(w)?;
+                }
+            }
+            Ok(())
         }
         Command::Stack { log, format } => {
             let progress = Progress::new(size(&log), 2);

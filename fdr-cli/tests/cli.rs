@@ -129,8 +129,8 @@ fn chrome_spans(json: &str) -> Chrome {
                     e["args"].clone(),
                 ));
             }
-            // Instants (a trigger's mark) are checked apart.
-            "i" => {}
+            // Instants (a trigger's mark) and async slices (tasks) are checked apart.
+            "i" | "b" | "e" => {}
             other => panic!("unexpected phase {other}"),
         }
     }

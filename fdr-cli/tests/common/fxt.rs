@@ -29,6 +29,9 @@ pub struct Event {
     pub name: String,
     pub ts: u64,
     pub args: Vec<(String, Value)>,
+    /// The word after the arguments: a complete event's end time, an async event's
+    /// correlation id, a flow event's id.
+    pub extra: Option<u64>,
 }
 
 /// Everything a trace said.
@@ -213,9 +216,11 @@ pub fn parse(bytes: &[u8]) -> Result<Trace, String> {
                 let category = string_ref((h >> 32) & 0xffff, &strings, &mut c)?;
                 let name = string_ref((h >> 48) & 0xffff, &strings, &mut c)?;
                 let args = read_args(nargs, &strings, &mut c)?;
-                if event_type == 4 {
-                    c.word()?;
-                }
+                let extra = if (4..=10).contains(&event_type) {
+                    Some(c.word()?)
+                } else {
+                    None
+                };
                 t.events.push(Event {
                     event_type,
                     pid,
@@ -224,6 +229,7 @@ pub fn parse(bytes: &[u8]) -> Result<Trace, String> {
                     name,
                     ts,
                     args,
+                    extra,
                 });
             }
             7 => {
@@ -311,4 +317,73 @@ pub fn spans(t: &Trace) -> Result<Vec<Span>, String> {
 /// The instant events (type 0).
 pub fn instants(t: &Trace) -> Vec<&Event> {
     t.events.iter().filter(|e| e.event_type == 0).collect()
+}
+
+/// An async slice: an async begin (5) and end (7) event with the same category, name and
+/// correlation id; times in nanoseconds.
+#[derive(Clone, Debug)]
+pub struct AsyncSpan {
+    pub id: u64,
+    pub name: String,
+    pub category: String,
+    pub begin_tid: u64,
+    pub end_tid: u64,
+    pub start: u64,
+    pub end: u64,
+    pub begin_args: Vec<(String, Value)>,
+    pub end_args: Vec<(String, Value)>,
+}
+
+/// Matches async begin and end events, in any order in the file: each id must have exactly one
+/// of each, and the end may not come before the begin in time.
+pub fn async_spans(t: &Trace) -> Result<Vec<AsyncSpan>, String> {
+    let mut begins: HashMap<(String, String, u64), &Event> = HashMap::new();
+    let mut ends: HashMap<(String, String, u64), &Event> = HashMap::new();
+    for e in &t.events {
+        let map = match e.event_type {
+            5 => &mut begins,
+            7 => &mut ends,
+            6 => return Err("unexpected async instant".into()),
+            _ => continue,
+        };
+        let key = (
+            e.category.clone(),
+            e.name.clone(),
+            e.extra.ok_or("no async id")?,
+        );
+        if map.insert(key, e).is_some() {
+            return Err(format!(
+                "two async events of the same kind for {} {:?}",
+                e.name, e.extra
+            ));
+        }
+    }
+    let mut out = Vec::new();
+    for (key, b) in &begins {
+        let e = ends
+            .remove(key)
+            .ok_or_else(|| format!("async begin of {} {} has no end", key.1, key.2))?;
+        if e.ts < b.ts {
+            return Err(format!(
+                "async slice {} {} ends before it begins",
+                key.1, key.2
+            ));
+        }
+        out.push(AsyncSpan {
+            id: key.2,
+            name: key.1.clone(),
+            category: key.0.clone(),
+            begin_tid: b.tid,
+            end_tid: e.tid,
+            start: t.ns(b.ts),
+            end: t.ns(e.ts),
+            begin_args: b.args.clone(),
+            end_args: e.args.clone(),
+        });
+    }
+    if let Some(k) = ends.keys().next() {
+        return Err(format!("async end of {} {} has no begin", k.1, k.2));
+    }
+    out.sort_by_key(|s| s.id);
+    Ok(out)
 }

@@ -242,3 +242,90 @@ pub fn triggered_log() -> Vec<u8> {
     b.finish();
     log.finish()
 }
+
+/// Async tasks of `app::request` (id 2, an async fn) called by `app::serve` (id 1) on thread
+/// 11, polled on threads 11 and 12 (at 1 GHz, ticks are nanoseconds). Thread 12's block comes
+/// first in the file, so some ends are read before their creations.
+///
+/// - task 100: created on 11 at 1100, polled there [1100, 1200] and on 12 [2000, 2100],
+///   completed on 12 at 2100 (moved between threads): 1000 ns;
+/// - task 101: created on 11 at 1300, polled [1300, 1350], cancelled on 11 at 1600: 300 ns;
+/// - task 99: created before the window, polled on 12 [1600, 1700] and completed there at
+///   1700; thread 12's window starts at 1500: 200 ns, inferred;
+/// - task 102: created on 11 at 2500, polled [2500, 2550], never completed; the log ends at
+///   3000: 500 ns, open at the end.
+pub fn tasks_log() -> Vec<u8> {
+    use fdr_format::{FunctionKind, TaskKind};
+    let mut log = LogBuilder::new(1_000_000_000);
+    log.leading_block(12, 500);
+    log.run(run_info("tasks"));
+    log.function(1, "app::serve", &[]);
+    log.function_of_kind(2, "app::request", &[], FunctionKind::Async);
+    log.function(3, "app::io", &[]);
+    log.thread(11, "main");
+    log.thread(12, "worker");
+    let mut b = log.block(12, 1, 1500);
+    b.enter(2, 1600);
+    b.enter(3, 1620);
+    b.exit(3, 1680);
+    b.exit(2, 1700);
+    b.task(TaskKind::Completed, 2, 99, 1700);
+    b.enter(2, 2000);
+    b.exit(2, 2100);
+    b.task(TaskKind::Completed, 2, 100, 2100);
+    b.finish();
+    let mut b = log.block(11, 0, 1000);
+    b.enter(1, 1000);
+    b.task(TaskKind::Created, 2, 100, 1100);
+    b.enter(2, 1100);
+    b.exit(2, 1200);
+    b.task(TaskKind::Created, 2, 101, 1300);
+    b.enter(2, 1300);
+    b.exit(2, 1350);
+    b.task(TaskKind::Cancelled, 2, 101, 1600);
+    b.finish();
+    let mut b = log.block(11, 0, 2400);
+    b.task(TaskKind::Created, 2, 102, 2500);
+    b.enter(2, 2500);
+    b.exit(2, 2550);
+    b.exit(1, 3000);
+    b.finish();
+    log.finish()
+}
+
+/// Culled functions (issue 14), at 1 GHz: `app::len` (2) is culled by thread 11 at 2000 and
+/// restored by thread 12 at 6000; `app::lower` (3) is culled by thread 12 at 3000 and still
+/// culled at the end; `app::upper` (4) was culled before the window and is restored by thread
+/// 11 at 4000. `app::main` (1) is never culled.
+pub fn culled_log() -> Vec<u8> {
+    use fdr_format::CullKind;
+    let mut log = LogBuilder::new(1_000_000_000);
+    log.run(run_info("culled"));
+    log.function(1, "app::main", &[]);
+    log.function(2, "app::len", &[]);
+    log.function(3, "app::lower", &[]);
+    log.function(4, "app::upper", &[]);
+    log.thread(11, "main");
+    log.thread(12, "worker");
+    let mut b = log.block(11, 0, 1000);
+    b.enter(1, 1000);
+    b.enter(2, 1100);
+    b.exit(2, 1150);
+    b.cull(CullKind::Culled, 2, 10_000, 2000);
+    b.enter(4, 3500);
+    b.exit(4, 3900);
+    b.cull(CullKind::Restored, 4, 0, 4000);
+    b.enter(2, 5000);
+    b.exit(2, 5100);
+    b.exit(1, 7000);
+    b.finish();
+    let mut b = log.block(12, 1, 2500);
+    b.cull(CullKind::Culled, 3, 10_000, 3000);
+    b.enter(3, 3200);
+    b.exit(3, 3300);
+    b.enter(2, 5900);
+    b.exit(2, 6000);
+    b.cull(CullKind::Restored, 2, 0, 6000);
+    b.finish();
+    log.finish()
+}
