@@ -200,6 +200,72 @@ fn scenario() -> Result<(), String> {
             "cancelled after {lasted} s, the caller waited {waited} s"
         ));
     }
+
+    // What `fdr account --format json` says of the same tasks.
+    let path = std::env::temp_dir().join(format!("fdr-tasks-{}.fdr", std::process::id()));
+    std::fs::write(&path, &bytes).unwrap();
+    let mut out = Vec::new();
+    fdr_cli::run(
+        &[
+            "account".into(),
+            "--format".into(),
+            "json".into(),
+            path.to_string_lossy().into_owned(),
+        ],
+        &mut out,
+    )
+    .unwrap();
+    std::fs::remove_file(&path).ok();
+    let rows: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let row = |name: &str| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["function"].as_str().is_some_and(|f| f.ends_with(name)))
+            .unwrap_or_else(|| panic!("{name} in account"))
+            .clone()
+    };
+    let r = row("::request");
+    assert_eq!(r["tasks"], 1000);
+    assert_eq!(r["cancelled"], 0);
+    assert_eq!(r["count"].as_u64().unwrap() as usize, polls_of(req));
+    let ns = |v: &serde_json::Value| v.as_u64().unwrap() as f64 / 1e9;
+    let close = |got: f64, want: f64| (got - want).abs() <= (want * 0.01).max(50e-6);
+    let total: f64 = measured.iter().sum();
+    for (key, want) in [
+        ("task_min_ns", measured[0]),
+        ("task_max_ns", measured[measured.len() - 1]),
+        ("task_total_ns", total),
+    ] {
+        let got = ns(&r[key]);
+        // The total adds up a thousand latencies: their tolerance, added up too.
+        let ok = if key == "task_total_ns" {
+            (got - want).abs() <= (want * 0.01).max(1000.0 * 50e-6)
+        } else {
+            close(got, want)
+        };
+        if !ok {
+            return Err(format!(
+                "account's {key} is {got} s, the callers measured {want} s"
+            ));
+        }
+    }
+    let r = row("::ready_at_once");
+    assert_eq!(
+        (r["tasks"].as_u64(), r["count"].as_u64()),
+        (Some(10), Some(10))
+    );
+    let r = row("::forever");
+    assert_eq!(
+        (r["tasks"].as_u64(), r["cancelled"].as_u64()),
+        (Some(1), Some(1))
+    );
+    if !close(ns(&r["task_max_ns"]), waited) {
+        return Err(format!(
+            "account says the cancelled task lasted {} s, its caller waited {waited} s",
+            ns(&r["task_max_ns"])
+        ));
+    }
     Ok(())
 }
 
