@@ -63,7 +63,7 @@ const PROGRAMS: [&str; 5] = [
         if n < 2 { return n; }
         return fib(n - 1) + fib(n - 2);
     }
-    print fib(15);",
+    print fib(16);",
     // A loop calling a function that loops.
     "fn is_prime(n) {
         if n < 2 { return 0; }
@@ -76,7 +76,7 @@ const PROGRAMS: [&str; 5] = [
     }
     let count = 0;
     let i = 0;
-    while i < 1500 {
+    while i < 2000 {
         if is_prime(i) { count = count + 1; }
         i = i + 1;
     }
@@ -128,7 +128,7 @@ const PROGRAMS: [&str; 5] = [
 
 /// Generated programs per run: many functions with long expressions, each called once. Mostly
 /// lexing and parsing, like a compiler front end or regex-syntax parsing patterns.
-const GENERATED: usize = 24;
+const GENERATED: usize = 40;
 /// Functions per generated program.
 const GENERATED_FNS: usize = 24;
 

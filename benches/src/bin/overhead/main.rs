@@ -64,6 +64,9 @@ mod row {
     pub const T1: &str = "fdr two threads, thread on cpu 1";
     pub const PINNED: &str = "  (kept, thread pinned to cpu 0)";
     pub const SNAPPED: &str = "fdr kept, snapshots back to back on cpu 1";
+    pub const COPIED: &str = "  (kept, 8 MiB memcpy back to back on cpu 1)";
+    pub const MODEL_T0: &str = "  (model on two threads, cpu 0)";
+    pub const MODEL_T1: &str = "  (model on two threads, cpu 1)";
     pub const TRACING: &str = "tracing #[instrument], in-memory subscriber";
     pub const FASTRACE: &str = "fastrace #[trace], discarding reporter";
     pub const FASTRACE_THREAD: &str = "  (fastrace, recording thread only)";
@@ -72,7 +75,7 @@ mod row {
     pub const BIG: &str = "  (kept, 1 MiB buffers)";
 
     /// In print order.
-    pub const ALL: [&str; 24] = [
+    pub const ALL: [&str; 27] = [
         FLOOR,
         RDTSCP,
         FLOOR_T0,
@@ -89,8 +92,11 @@ mod row {
         ARGS,
         T0,
         T1,
+        MODEL_T0,
+        MODEL_T1,
         PINNED,
         SNAPPED,
+        COPIED,
         SMALL,
         BIG,
         TRACING,
@@ -158,6 +164,9 @@ fn parse_args() -> Result<Options, String> {
             "-h" | "--help" => return Err(String::new()),
             _ => return Err(format!("unknown argument `{a}`")),
         }
+    }
+    if let Ok(dir) = std::fs::canonicalize(&o.anchors) {
+        o.anchors = dir;
     }
     Ok(o)
 }
@@ -305,12 +314,15 @@ struct Logs {
     blocked_snapped: u64,
 }
 
-/// One timed run of `n` kept calls on a thread pinned to cpu 0, with and without snapshots
-/// taken back to back by a thread pinned to cpu 1: (ns per call without, with, snapshots taken
+/// What a thread pinned to cpu 1 does back to back while the recording thread is timed.
+type Background<'a> = &'a (dyn Fn() -> Result<(), String> + Sync);
+
+/// One timed run of `n` kept calls on a thread pinned to cpu 0 without, then with, `work` done
+/// back to back by a thread pinned to cpu 1: (ns per call without, with, `work`s finished
 /// during the timed run, voluntary context switches of the recording thread during it).
-fn snapshot_interference(rec: &fdr::Recorder, n: u64) -> Result<(f64, f64, u64, u64), String> {
+fn interference(n: u64, work: Background<'_>) -> Result<(f64, f64, u64, u64), String> {
     let stop = AtomicBool::new(false);
-    let taken = AtomicU64::new(0);
+    let done = AtomicU64::new(0);
     let failed: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
     let result = std::thread::scope(|s| {
         let recorder = s.spawn(|| -> Result<(f64, f64, u64, u64), String> {
@@ -318,34 +330,30 @@ fn snapshot_interference(rec: &fdr::Recorder, n: u64) -> Result<(f64, f64, u64, 
             let mut f = workload::run_fdr;
             std::hint::black_box(f(n));
             let alone = timing::once_thread(&mut f, n);
-            // The snapshot thread starts; wait for its first snapshot to be under way.
-            let snapper = s.spawn(|| {
+            let background = s.spawn(|| {
                 if let Err(e) = timing::pin_to_cpu(1) {
                     *failed.lock().unwrap() = Some(format!("cannot pin to cpu 1: {e}"));
                 }
                 while !stop.load(Ordering::Relaxed) {
-                    let mut sink = Counter::default();
-                    match rec.snapshot(&mut sink) {
-                        Ok(()) => {
-                            taken.fetch_add(1, Ordering::Relaxed);
-                        }
-                        Err(e) => {
-                            *failed.lock().unwrap() = Some(format!("snapshot failed: {e}"));
-                            return;
-                        }
+                    if let Err(e) = work() {
+                        *failed.lock().unwrap() = Some(e);
+                        return;
                     }
+                    done.fetch_add(1, Ordering::Relaxed);
                 }
             });
-            while taken.load(Ordering::Relaxed) == 0 && failed.lock().unwrap().is_none() {
+            // Wait until the background work has run once, so it is under way when timing
+            // starts.
+            while done.load(Ordering::Relaxed) == 0 && failed.lock().unwrap().is_none() {
                 std::hint::black_box(f(1000));
             }
-            let before = taken.load(Ordering::Relaxed);
+            let before = done.load(Ordering::Relaxed);
             let switches = timing::voluntary_switches();
             let with = timing::once_thread(&mut f, n);
             let switches = timing::voluntary_switches() - switches;
-            let during = taken.load(Ordering::Relaxed) - before;
+            let during = done.load(Ordering::Relaxed) - before;
             stop.store(true, Ordering::Relaxed);
-            snapper.join().expect("the snapshot thread panicked");
+            background.join().expect("the background thread panicked");
             Ok((alone, with, during, switches))
         });
         recorder.join().expect("the recording thread panicked")
@@ -369,6 +377,12 @@ fn round(t: &mut Table, logs: &mut Logs) -> Result<(), String> {
     model::set_recording(true);
     t.sample(row::MODEL, model::run_rdtscp);
     t.sample(row::MODEL_RDTSC, model::run_rdtsc);
+    logs.blocked_floor += t.sample_two(
+        row::MODEL_T0,
+        row::MODEL_T1,
+        row::MODEL_RDTSC,
+        model::run_rdtsc,
+    )?;
     model::set_recording(false);
 
     let (r, bytes) = recording(kept_config(), |rec| -> Result<u64, String> {
@@ -377,11 +391,29 @@ fn round(t: &mut Table, logs: &mut Logs) -> Result<(), String> {
         t.sample(row::ARGS, workload::run_args);
         let blocked = t.sample_two(row::T0, row::T1, row::KEPT, workload::run_fdr)?;
         let n = t.calls.get(row::KEPT).copied().unwrap_or(100_000);
-        let (alone, with, taken, switches) = snapshot_interference(rec, n)?;
+        let snapshot = || {
+            rec.snapshot(&mut Counter::default())
+                .map_err(|e| format!("a snapshot failed: {e}"))
+        };
+        let (alone, with, taken, switches) = interference(n, &snapshot)?;
         t.keep(row::PINNED, alone);
         t.keep(row::SNAPPED, with);
         logs.snapshots += taken;
         logs.blocked_snapped += switches;
+        // The same with a plain copy of as many bytes in place of the snapshot: what any thread
+        // streaming through memory on the other cpu costs the recording thread here.
+        let (src, dst) = (
+            vec![1u8; POOL_BYTES],
+            std::sync::Mutex::new(vec![0u8; POOL_BYTES]),
+        );
+        let copy = || {
+            let mut dst = dst.lock().unwrap();
+            dst.copy_from_slice(std::hint::black_box(&src));
+            std::hint::black_box(&mut *dst);
+            Ok(())
+        };
+        let (_, with, _, _) = interference(n, &copy)?;
+        t.keep(row::COPIED, with);
         Ok(blocked)
     })?;
     logs.blocked_fdr += r?;
@@ -409,10 +441,87 @@ fn round(t: &mut Table, logs: &mut Logs) -> Result<(), String> {
     Ok(())
 }
 
-/// The 1-minute load average, if the system says.
+/// The 1-, 5- and 15-minute load averages, if the system says.
 fn load_average() -> Option<String> {
     let s = std::fs::read_to_string("/proc/loadavg").ok()?;
     Some(s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+}
+
+/// CPU time every process of the machine has used, and time the hypervisor gave this
+/// machine's cpus to others (steal), in nanoseconds (`/proc/stat`).
+fn machine_busy_ns() -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let fields: Vec<u64> = stat
+        .lines()
+        .next()?
+        .split_whitespace()
+        .skip(1)
+        .map(|f| f.parse().unwrap_or(0))
+        .collect();
+    // user nice system idle iowait irq softirq steal: the processes' time is all but idle,
+    // iowait and steal.
+    let busy: u64 = fields
+        .iter()
+        .take(7)
+        .enumerate()
+        .filter(|&(i, _)| i != 3 && i != 4)
+        .map(|(_, v)| v)
+        .sum();
+    let steal = fields.get(7).copied().unwrap_or(0);
+    // SAFETY: sysconf has no memory effects.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let ns = 1_000_000_000 / u64::try_from(hz).ok().filter(|&hz| hz > 0)?;
+    Some((busy * ns, steal * ns))
+}
+
+/// Measures how busy the rest of the machine was while a section ran: the CPU time of all
+/// processes, minus this one's, over the wall time. Another engineer's build or fuzzer shows
+/// here, where the load average lags by a minute.
+struct Others {
+    busy: Option<(u64, u64)>,
+    own: u64,
+    wall: Instant,
+}
+
+/// CPU time of this process and of its children that have been waited for (run.sh's).
+fn own_cpu_ns() -> u64 {
+    // SAFETY: all zeroes is a valid `rusage`; getrusage only writes into it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: RUSAGE_CHILDREN is a valid target; `ru` is valid for writes.
+    let children = if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) } == 0 {
+        let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+        ns(ru.ru_utime) + ns(ru.ru_stime)
+    } else {
+        0
+    };
+    timing::process_cpu_ns() + children
+}
+
+impl Others {
+    fn start() -> Others {
+        Others {
+            busy: machine_busy_ns(),
+            own: own_cpu_ns(),
+            wall: Instant::now(),
+        }
+    }
+
+    /// "0.02 of 2 cpus, 0.00 stolen": the other processes' average use, and the hypervisor's.
+    fn report(&self) -> String {
+        let (Some(before), Some(after)) = (self.busy, machine_busy_ns()) else {
+            return "unknown".to_string();
+        };
+        let own = own_cpu_ns() - self.own;
+        let others = after.0.saturating_sub(before.0).saturating_sub(own) as f64;
+        let stolen = after.1.saturating_sub(before.1) as f64;
+        let wall = self.wall.elapsed().as_nanos().max(1) as f64;
+        format!(
+            "{:.2} of {} cpus, and {:.2} cpus stolen by the hypervisor",
+            others / wall,
+            timing::available_cpus(),
+            stolen / wall
+        )
+    }
 }
 
 /// Prints everything; `Ok(false)` when a target is not met.
@@ -421,6 +530,7 @@ fn run(opts: &Options) -> Result<bool, String> {
         eprintln!("note: not x86_64: the floor rows read a monotonic clock instead of the TSC");
     }
     let load_before = load_average();
+    let others = Others::start();
     let started = Instant::now();
     tracing_mem::setup();
     fastrace_discard::setup();
@@ -435,7 +545,9 @@ fn run(opts: &Options) -> Result<bool, String> {
     fastrace_discard::flush();
     let snap = snapshot_cost()?;
     eprintln!(" done in {:.1} s", started.elapsed().as_secs_f64());
+    let others_table = others.report();
 
+    let others_anchors = Others::start();
     let anchors = if opts.xray {
         eprintln!(
             "running {} (a copy) {} times ...",
@@ -446,6 +558,7 @@ fn run(opts: &Options) -> Result<bool, String> {
     } else {
         None
     };
+    let others_anchors = others_anchors.report();
     let anchors = match anchors {
         Some(Ok(a)) => Some(a),
         Some(Err(why)) => {
@@ -456,7 +569,8 @@ fn run(opts: &Options) -> Result<bool, String> {
     };
 
     println!(
-        "load average before: {}; after the call table: {}",
+        "load average before: {}; after the call table: {}; other processes' CPU use during \
+         the call table: {others_table}",
         load_before.as_deref().unwrap_or("unknown"),
         load_average().as_deref().unwrap_or("unknown")
     );
@@ -500,7 +614,7 @@ fn run(opts: &Options) -> Result<bool, String> {
     );
     println!(
         "two-thread runs: {} voluntary context switches (threads that waited) in fdr's, {} in \
-         the floor's",
+         the floor's and the model's",
         logs.blocked_fdr, logs.blocked_floor
     );
     if let Some(a) = &anchors {
@@ -517,15 +631,27 @@ fn run(opts: &Options) -> Result<bool, String> {
                 println!("    {line}");
             }
         }
+        println!("(other processes' CPU use during run.sh: {others_anchors})");
     }
 
     let whole = if opts.whole {
-        Some(whole::measure(opts.whole_rounds)?)
+        let others = Others::start();
+        let w = whole::measure(opts.whole_rounds)?;
+        println!(
+            "(other processes' CPU use during the whole-program table: {})",
+            others.report()
+        );
+        Some(w)
     } else {
         None
     };
     if opts.threads {
+        let others = Others::start();
         threads::measure()?;
+        println!(
+            "(other processes' CPU use during the many-threads table: {})",
+            others.report()
+        );
     }
     println!();
     println!(
@@ -752,11 +878,16 @@ fn print_targets(
         threads.iter().all(|&ns| kept / ns >= 0.9),
         format!(
             "two threads on two cores each run at least 90% of the single-thread rate: {:.0}% and \
-             {:.0}% (the floor on two threads: {:.0}% and {:.0}%)",
+             {:.0}% [{:.0}% and {:.0}%] (the floor on two threads: {:.0}% and {:.0}%; the model \
+             hot path: {:.0}% and {:.0}%)",
             100.0 * kept / threads[0],
             100.0 * kept / threads[1],
+            100.0 * kept_b / t.best(row::T0),
+            100.0 * kept_b / t.best(row::T1),
             100.0 * floor / t.med(row::FLOOR_T0),
-            100.0 * floor / t.med(row::FLOOR_T1)
+            100.0 * floor / t.med(row::FLOOR_T1),
+            100.0 * t.med(row::MODEL_RDTSC) / t.med(row::MODEL_T0),
+            100.0 * t.med(row::MODEL_RDTSC) / t.med(row::MODEL_T1)
         ),
     );
     let gbs = snap.bytes as f64 / median(&snap.secs) / 1e9;
@@ -773,11 +904,15 @@ fn print_targets(
         snapped <= 1.10 * kept && snapshots_during > 0,
         format!(
             "a thread recording while snapshots run back to back slows by at most 10%: \
-             {snapped:.2} vs {kept:.2} ns ({:+.0}%; against the same pinned thread without \
-             snapshots, {:.2} ns: {:+.0}%)",
+             {snapped:.2} vs {kept:.2} ns ({:+.0}%) [{:.2} vs {kept_b:.2}: {:+.0}%] (against the \
+             same pinned thread without snapshots, {:.2} ns: {:+.0}%; with a plain 8 MiB copy \
+             back to back instead of snapshots: {:+.0}%)",
             100.0 * (snapped / kept - 1.0),
+            t.best(row::SNAPPED),
+            100.0 * (t.best(row::SNAPPED) / kept_b - 1.0),
             t.med(row::PINNED),
-            100.0 * (snapped / t.med(row::PINNED) - 1.0)
+            100.0 * (snapped / t.med(row::PINNED) - 1.0),
+            100.0 * (t.med(row::COPIED) / kept - 1.0)
         ),
     );
     match whole {

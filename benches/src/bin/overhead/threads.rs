@@ -63,13 +63,17 @@ fn run(threads: usize, pool: &Pool, threshold: Duration) -> Result<Outcome, Stri
         .buffer_size(pool.buffer_size)
         .buffer_count(pool.buffer_count);
     let rec = fdr::start(config).map_err(|e| format!("starting the recorder failed: {e}"))?;
-    let barrier = Barrier::new(threads + 1);
-    let (per_call, wall) = std::thread::scope(|s| {
+    // All start together; when all are done, the snapshot is taken while every thread is still
+    // alive (as a server's are when a trigger fires); then they exit.
+    let start = Barrier::new(threads + 1);
+    let done = Barrier::new(threads + 1);
+    let exit = Barrier::new(threads + 1);
+    let (per_call, wall, snapshot) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
-                let barrier = &barrier;
+                let (start, done, exit) = (&start, &done, &exit);
                 s.spawn(move || {
-                    barrier.wait();
+                    start.wait();
                     let mut cpu = 0;
                     for _ in 0..BURSTS {
                         let t = timing::thread_cpu_ns();
@@ -77,23 +81,30 @@ fn run(threads: usize, pool: &Pool, threshold: Duration) -> Result<Outcome, Stri
                         cpu += timing::thread_cpu_ns() - t;
                         std::thread::sleep(PAUSE);
                     }
+                    done.wait();
+                    exit.wait();
                     cpu as f64 / CALLS as f64
                 })
             })
             .collect();
-        barrier.wait();
+        start.wait();
         let started = Instant::now();
+        done.wait();
+        let wall = started.elapsed();
+        let mut snapshot = Vec::new();
+        let taken = rec.snapshot(&mut snapshot);
+        exit.wait();
         let per_call: Vec<f64> = handles
             .into_iter()
             .map(|h| h.join().expect("a recording thread panicked"))
             .collect();
-        (per_call, started.elapsed())
+        (per_call, wall, taken.map(|()| snapshot))
     });
+    let snapshot = snapshot.map_err(|e| format!("the snapshot failed: {e}"))?;
     let stats = rec.stats();
-    let mut log = Vec::new();
-    rec.finish_to(&mut log)
+    rec.finish_to(&mut std::io::sink())
         .map_err(|e| format!("finishing the recorder failed: {e}"))?;
-    let log = logcheck::summarize(&log[..], None)?;
+    let log = logcheck::summarize(&snapshot[..], None)?;
     Ok(Outcome {
         per_call,
         wall,
@@ -110,7 +121,8 @@ pub fn measure() -> Result<(), String> {
          a {} ms sleep after each, all threads started at once on {} cpus; ns/call is each \
          thread's CPU time per call (median over threads, and the worst thread); dropped: \
          records not written for lack of a buffer, of all the calls' entries and exits; threads \
-         in log: threads with records in the log written at finish",
+         in log: threads with records in a snapshot taken once all are done, while all are \
+         still alive",
         PAUSE.as_millis(),
         timing::available_cpus()
     );
