@@ -35,7 +35,8 @@ const USAGE: &str = "usage: overhead [--xray] [--rounds N] [--whole-rounds N] [-
   --whole-rounds N  rounds of the whole-program table (default 5)
   --anchors DIR     where run.sh lives (default: the workspace's ../shared/anchors)
   --no-whole        skip the whole-program table
-  --no-threads      skip the many-threads table";
+  --no-threads      skip the many-threads table
+  --samples         also print every round's figure of each row";
 
 /// The default pool: 64 KiB x 128 = 8 MiB.
 const POOL_BYTES: usize = 64 * 1024 * 128;
@@ -124,6 +125,7 @@ struct Options {
     anchors: PathBuf,
     whole: bool,
     threads: bool,
+    samples: bool,
 }
 
 fn positive(args: &mut impl Iterator<Item = String>, flag: &str) -> Result<usize, String> {
@@ -145,6 +147,7 @@ fn parse_args() -> Result<Options, String> {
         anchors: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/anchors"),
         whole: true,
         threads: true,
+        samples: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -161,6 +164,7 @@ fn parse_args() -> Result<Options, String> {
             }
             "--no-whole" => o.whole = false,
             "--no-threads" => o.threads = false,
+            "--samples" => o.samples = true,
             "-h" | "--help" => return Err(String::new()),
             _ => return Err(format!("unknown argument `{a}`")),
         }
@@ -575,6 +579,14 @@ fn run(opts: &Options) -> Result<bool, String> {
         load_average().as_deref().unwrap_or("unknown")
     );
     print_table(&t, opts.rounds, anchors.as_ref());
+    if opts.samples {
+        println!();
+        println!("every round, in order (ns per call):");
+        for name in row::ALL {
+            let v: Vec<String> = t.get(name).iter().map(|x| format!("{x:6.2}")).collect();
+            println!("{name:<46} {}", v.join(" "));
+        }
+    }
     println!();
     println!(
         "logs at finish: kept calls {} bytes, erased calls {} bytes (the erased run keeps only \
