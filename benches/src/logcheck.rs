@@ -34,6 +34,8 @@ pub struct FnSummary {
 pub struct LogSummary {
     /// Ticks per second of the log's clock.
     pub ticks_per_second: u64,
+    /// Where the timestamps came from, as the log says (`None` without a run record).
+    pub clock: Option<fdr_format::ClockSource>,
     /// The threshold the recorder applied, in ticks.
     pub threshold_ticks: u64,
     /// Functions of the table, by id, with what they did.
@@ -135,6 +137,7 @@ pub fn summarize(input: impl Read, slow: Option<Duration>) -> Result<LogSummary,
     if let Some(run) = info.run.as_ref() {
         s.ticks_per_second = run.ticks_per_second;
         s.threshold_ticks = run.threshold_ticks;
+        s.clock = Some(run.clock);
     } else {
         s.ticks_per_second = info.header.cycle_frequency;
     }

@@ -53,10 +53,15 @@ fn main() -> ExitCode {
     // `run_*` functions, so a count toggled on them leaves this out.
     std::hint::black_box(workload::drive(1 << 20, leaf));
     let sum = run(std::hint::black_box(n));
+    let mut clock = String::from("none");
     if let Some(rec) = rec {
-        rec.finish_to(&mut std::io::sink())
+        let mut log = Vec::new();
+        rec.finish_to(&mut log)
             .expect("finishing the recorder failed");
+        if let Ok(s) = fdr_benches::logcheck::summarize(&log[..], None) {
+            clock = format!("{:?}", s.clock);
+        }
     }
-    println!("{mode}: {n} calls, checksum {sum:#x}");
+    println!("{mode}: {n} calls, checksum {sum:#x}, clock {clock}");
     ExitCode::SUCCESS
 }
