@@ -2,12 +2,14 @@
 //! funtrace (`-pg`) on the same leaf as the table's, with their own floor and plain call.
 //!
 //! `run.sh` builds its programs next to itself, and the anchors directory is read-only, so the
-//! whole directory is copied to a temporary one that is removed afterwards.
+//! whole directory is copied to a temporary one, removed when [`Bins`] is dropped. After
+//! `run.sh` has run (and built them), the same programs run once more in every round of the
+//! table, interleaved with the Rust rows, so that both see the same state of a shared machine.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// ns per call from one or more runs of `run.sh` (each list holds one figure per run).
+/// ns per call from runs of `run.sh` or of its programs (each list holds one figure per run).
 #[derive(Default)]
 pub struct Anchors {
     /// One `rdtsc` read (run.sh's `limit/tsc`): the floor for a C recorder is two of these.
@@ -88,9 +90,24 @@ fn copy_writable(from: &Path) -> Result<PathBuf, String> {
     }
 }
 
-/// Runs `run.sh N` from a writable copy of `dir`, `runs` times. `Err` says why not (tools
-/// missing, no run.sh, the script failed), for a `skipped:` line.
-pub fn run(dir: &Path, calls: u64, runs: usize) -> Result<Anchors, String> {
+/// A writable copy of the anchors directory whose programs `run.sh` has built.
+pub struct Bins {
+    copy: PathBuf,
+    /// Where the recorders write their logs, emptied after every run.
+    scratch: PathBuf,
+}
+
+impl Drop for Bins {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.copy);
+        let _ = std::fs::remove_dir_all(&self.scratch);
+    }
+}
+
+/// Copies `dir`, runs `run.sh N` there `runs` times (the first run builds the programs), and
+/// keeps the copy for [`Bins::sample`]. `Err` says why not (tools missing, no run.sh, the
+/// script failed), for a `skipped:` line.
+pub fn run(dir: &Path, calls: u64, runs: usize) -> Result<(Bins, Anchors), String> {
     if !dir.join("run.sh").exists() {
         return Err(format!(
             "{} has no run.sh; pass --anchors DIR",
@@ -103,27 +120,90 @@ pub fn run(dir: &Path, calls: u64, runs: usize) -> Result<Anchors, String> {
         ));
     }
     let copy = copy_writable(dir)?;
-    let result = (|| {
-        let mut a = Anchors::default();
-        for _ in 0..runs {
-            let out = Command::new(copy.join("run.sh"))
-                .arg(calls.to_string())
-                .output()
-                .map_err(|e| format!("cannot run run.sh: {e}"))?;
-            if !out.status.success() {
-                return Err(format!(
-                    "run.sh failed: {}",
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ));
-            }
-            let text = String::from_utf8_lossy(&out.stdout).into_owned();
-            parse_into(&text, &mut a)?;
-            a.outputs.push(text);
+    let scratch = copy.with_extension("logs");
+    let bins = Bins { copy, scratch };
+    std::fs::create_dir_all(&bins.scratch)
+        .map_err(|e| format!("cannot create {}: {e}", bins.scratch.display()))?;
+    let mut a = Anchors::default();
+    for _ in 0..runs {
+        let out = Command::new(bins.copy.join("run.sh"))
+            .arg(calls.to_string())
+            .output()
+            .map_err(|e| format!("cannot run run.sh: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "run.sh failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
         }
-        Ok(a)
-    })();
-    let _ = std::fs::remove_dir_all(&copy);
-    result
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        parse_into(&text, &mut a)?;
+        a.outputs.push(text);
+    }
+    Ok((bins, a))
+}
+
+impl Bins {
+    /// Runs one program of the copy as run.sh does, in the scratch directory; its stdout.
+    fn program(&self, path: &str, args: &[&str], env: &[(&str, String)]) -> Result<String, String> {
+        let out = Command::new(self.copy.join(path))
+            .args(args)
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+            .current_dir(&self.scratch)
+            .output()
+            .map_err(|e| format!("cannot run {path}: {e}"))?;
+        // The recorders' logs can be large; only the timings are wanted.
+        if let Ok(entries) = std::fs::read_dir(&self.scratch) {
+            for e in entries.flatten() {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+        if !out.status.success() {
+            return Err(format!(
+                "{path} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// One run of every program with `calls` calls, each figure pushed onto `a`.
+    pub fn sample(&self, calls: u64, a: &mut Anchors) -> Result<(), String> {
+        let n = calls.to_string();
+        let leaf = |text: &str| -> Result<f64, String> {
+            field(text, "leaf ns/call", ":")
+                .ok_or_else(|| format!("no `leaf ns/call` in the output: {text}"))
+        };
+        let floor = self.program("limit/tsc", &[&n], &[])?;
+        a.rdtsc
+            .push(field(&floor, "rdtsc ns", ":").ok_or("no rdtsc figure from limit/tsc")?);
+        a.rdtscp
+            .push(field(&floor, "rdtscp ns", ":").ok_or("no rdtscp figure from limit/tsc")?);
+        a.c_plain
+            .push(leaf(&self.program("xray/plain", &[&n], &[])?)?);
+        a.xray_unpatched
+            .push(leaf(&self.program("xray/xray", &[&n], &[])?)?);
+        let base = self.scratch.display().to_string();
+        for (threshold, into) in [(0, &mut a.xray_fdr0), (5, &mut a.xray_fdr5)] {
+            let env = [
+                ("XR_ON", "1".to_string()),
+                (
+                    "XRAY_OPTIONS",
+                    format!("xray_mode=xray-fdr xray_logfile_base={base}/x-"),
+                ),
+            ];
+            let opts = format!(
+                "buffer_size=1048576 buffer_max=1024 func_duration_threshold_us={threshold}"
+            );
+            into.push(leaf(&self.program("xray/xray", &[&n, &opts], &env)?)?);
+        }
+        a.gxx_plain
+            .push(leaf(&self.program("funtrace/plain", &[&n], &[])?)?);
+        let env = [("FUNTRACE_FTRACE_EVENTS_IN_BUF", "0".to_string())];
+        a.funtrace
+            .push(leaf(&self.program("funtrace/pg", &[&n], &env)?)?);
+        Ok(())
+    }
 }
 
 /// The number after `key` on the line that starts with `line`.
