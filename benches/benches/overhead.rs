@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
 use fdr_benches::peers::{fastrace_discard, puffin_frames, tracing_mem};
-use fdr_benches::{floor, model, timing, workload};
+use fdr_benches::{floor, model, timing, whole, workload};
 
 type Group<'a> = BenchmarkGroup<'a, criterion::measurement::WallTime>;
 
@@ -85,6 +85,36 @@ fn peers(c: &mut Criterion) {
     g.finish();
 }
 
+/// The whole program (`fdr_benches::whole`), one run per iteration, uninstrumented and under
+/// fdr at the default threshold (5 us, culling on) and at threshold 0.
+fn whole_program(c: &mut Criterion) {
+    let sources = whole::sources();
+    let mut g = c.benchmark_group("whole");
+    let run = |g: &mut Group<'_>, name: &str, f: fn(&[String]) -> u64| {
+        g.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let t = timing::process_cpu_ns();
+                for _ in 0..iters {
+                    std::hint::black_box(f(std::hint::black_box(&sources)));
+                }
+                Duration::from_nanos(timing::process_cpu_ns() - t)
+            })
+        });
+    };
+    run(&mut g, "uninstrumented", whole::run_plain);
+    for (name, threshold) in [
+        ("fdr_default_5us", Duration::from_micros(5)),
+        ("fdr_threshold_0", Duration::ZERO),
+    ] {
+        let rec = fdr::start(fdr::Config::default().threshold(threshold))
+            .expect("cannot start the recorder; is another one running in this process?");
+        run(&mut g, name, whole::run_fdr_rule);
+        rec.finish_to(&mut std::io::sink())
+            .expect("finishing the recorder failed");
+    }
+    g.finish();
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .sample_size(20)
@@ -96,6 +126,6 @@ criterion_group! {
     name = benches;
     config = config();
     // In this order: the idle row must run before any recorder starts.
-    targets = clock_and_idle, recording, peers
+    targets = clock_and_idle, recording, peers, whole_program
 }
 criterion_main!(benches);

@@ -13,7 +13,9 @@
 #![warn(missing_docs)]
 
 pub mod floor;
+pub mod logcheck;
 pub mod model;
 pub mod peers;
 pub mod timing;
+pub mod whole;
 pub mod workload;

@@ -167,8 +167,14 @@ pub struct ThreadRun {
     pub blocked: u64,
 }
 
-/// Voluntary context switches of the calling thread so far.
-fn voluntary_switches() -> u64 {
+/// Voluntary context switches of the calling thread so far: how often it blocked.
+///
+/// ```
+/// let before = fdr_benches::timing::voluntary_switches();
+/// std::thread::sleep(std::time::Duration::from_millis(1));
+/// assert!(fdr_benches::timing::voluntary_switches() > before);
+/// ```
+pub fn voluntary_switches() -> u64 {
     // SAFETY: all zeroes is a valid `rusage`; getrusage only writes into it.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: RUSAGE_THREAD asks about the calling thread; `ru` is valid for writes.

@@ -1,0 +1,67 @@
+//! Runs one configuration of the leaf loop for a fixed number of calls, for instruction counts
+//! under `valgrind --tool=callgrind` (where hardware counters are not available):
+//!
+//! ```text
+//! cargo build --release -p fdr-benches --bin hotpath
+//! valgrind --tool=callgrind --collect-atstart=no --toggle-collect='fdr_benches::workload::run_*' \
+//!     target/release/hotpath kept 100000
+//! callgrind_annotate --inclusive=yes callgrind.out.<pid>
+//! ```
+//!
+//! The modes: `plain`, `idle` (fdr compiled in, no recorder), `kept` (threshold 0), `erased`
+//! (threshold 1 s, culling off), `culled` (threshold 1 s, culling on: culled after 10,000
+//! calls), `args` (two logged arguments, threshold 0). The recorder starts, and the loop runs
+//! once untimed (a recycled ring, a culled function), before the counted run.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use fdr_benches::workload;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    let (mode, n) = match (args.get(1), args.get(2).map(|n| n.parse::<u64>())) {
+        (Some(mode), Some(Ok(n))) => (mode.as_str(), n),
+        (Some(mode), None) => (mode.as_str(), 100_000),
+        _ => {
+            eprintln!("usage: hotpath plain|idle|kept|erased|culled|args [CALLS]");
+            return ExitCode::from(2);
+        }
+    };
+    let config = match mode {
+        "plain" | "idle" => None,
+        "kept" | "args" => Some(fdr::Config::default().threshold(Duration::ZERO)),
+        "erased" => Some(
+            fdr::Config::default()
+                .threshold(Duration::from_secs(1))
+                .cull(false),
+        ),
+        "culled" => Some(fdr::Config::default().threshold(Duration::from_secs(1))),
+        _ => {
+            eprintln!("unknown mode `{mode}`");
+            return ExitCode::from(2);
+        }
+    };
+    type Loop = fn(u64) -> u64;
+    let (run, leaf): (Loop, Loop) = match mode {
+        "plain" => (workload::run_plain, workload::leaf_plain),
+        "args" => (workload::run_args, |i| workload::leaf_args(i, i >> 1)),
+        _ => (workload::run_fdr, workload::leaf_fdr),
+    };
+    let rec = config.map(|c| fdr::start(c).expect("cannot start the recorder"));
+    // A ring that has been round once, a leaf already culled: the steady state. Outside the
+    // `run_*` functions, so a count toggled on them leaves this out.
+    std::hint::black_box(workload::drive(1 << 20, leaf));
+    let sum = run(std::hint::black_box(n));
+    let mut clock = String::from("none");
+    if let Some(rec) = rec {
+        let mut log = Vec::new();
+        rec.finish_to(&mut log)
+            .expect("finishing the recorder failed");
+        if let Ok(s) = fdr_benches::logcheck::summarize(&log[..], None) {
+            clock = format!("{:?}", s.clock);
+        }
+    }
+    println!("{mode}: {n} calls, checksum {sum:#x}, clock {clock}");
+    ExitCode::SUCCESS
+}
