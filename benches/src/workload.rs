@@ -97,3 +97,54 @@ pub fn run_scope(n: u64) -> u64 {
 pub fn run_args(n: u64) -> u64 {
     drive(n, |i| leaf_args(i, i >> 1))
 }
+
+/// An instrumented async function whose future is ready at its first poll.
+#[fdr::instrument_fdr]
+pub async fn task_fdr(x: u64) -> u64 {
+    body(x)
+}
+
+/// A waker that does nothing, for polling by hand.
+fn noop_waker() -> std::task::Waker {
+    struct Noop;
+    impl std::task::Wake for Noop {
+        fn wake(self: std::sync::Arc<Self>) {}
+    }
+    std::task::Waker::from(std::sync::Arc::new(Noop))
+}
+
+/// `n` tasks of [`task_fdr`], each created, polled once (ready) and completed: a task's two
+/// events and one poll's entry and exit.
+#[inline(never)]
+pub fn run_task(n: u64) -> u64 {
+    use std::future::Future;
+    let waker = noop_waker();
+    drive(n, |i| {
+        let mut cx = std::task::Context::from_waker(&waker);
+        let mut fut = std::pin::pin!(task_fdr(i));
+        match fut.as_mut().poll(&mut cx) {
+            std::task::Poll::Ready(v) => v,
+            std::task::Poll::Pending => 0,
+        }
+    })
+}
+
+/// An instrumented async function that waits for ever.
+#[fdr::instrument_fdr]
+pub async fn task_pending() {
+    std::future::pending::<()>().await
+}
+
+/// `n` tasks of [`task_pending`] polled once and dropped: a task's creation (recorded at its
+/// first poll: the expansion keeps `async fn`), one poll, and its cancellation.
+#[inline(never)]
+pub fn run_task_dropped(n: u64) -> u64 {
+    use std::future::Future;
+    let waker = noop_waker();
+    drive(n, |i| {
+        let mut cx = std::task::Context::from_waker(&waker);
+        let mut fut = std::pin::pin!(task_pending());
+        let _ = fut.as_mut().poll(&mut cx);
+        i
+    })
+}

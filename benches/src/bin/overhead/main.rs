@@ -61,6 +61,8 @@ mod row {
     pub const KEPT: &str = "fdr recording, call kept (threshold 0)";
     pub const REWIND: &str = "fdr recording, call erased (threshold 1 s)";
     pub const CULLED: &str = "fdr recording, call culled (always erased)";
+    pub const TASK: &str = "fdr async fn: task created, 1 poll, completed";
+    pub const TASK_DROPPED: &str = "fdr async fn: task created, 1 poll, cancelled";
     pub const SCOPE: &str = "fdr_scope!, recording (threshold 0)";
     pub const ARGS: &str = "fdr log_args, two arguments";
     pub const T0: &str = "fdr two threads, thread on cpu 0";
@@ -78,7 +80,7 @@ mod row {
     pub const BIG: &str = "  (kept, 1 MiB buffers)";
 
     /// In print order.
-    pub const ALL: [&str; 27] = [
+    pub const ALL: [&str; 29] = [
         FLOOR,
         RDTSCP,
         FLOOR_T0,
@@ -91,6 +93,8 @@ mod row {
         KEPT,
         REWIND,
         CULLED,
+        TASK,
+        TASK_DROPPED,
         SCOPE,
         ARGS,
         T0,
@@ -432,6 +436,10 @@ fn round(t: &mut Table, logs: &mut Logs) -> Result<(), String> {
     logs.rewind = bytes;
     let culled = fdr::Config::default().threshold(Duration::from_secs(1));
     recording(culled, |_| t.sample(row::CULLED, workload::run_fdr))?;
+    recording(kept_config(), |_| {
+        t.sample(row::TASK, workload::run_task);
+        t.sample(row::TASK_DROPPED, workload::run_task_dropped);
+    })?;
     for (name, size) in [(row::SMALL, 1024), (row::BIG, 1 << 20)] {
         let cfg = kept_config()
             .buffer_size(size)
