@@ -76,6 +76,20 @@ fn slow_by_descriptor(d: Duration) {
     std::thread::sleep(d);
 }
 
+/// `fdr dump --verify` accepts the log.
+fn fdr_verifies(path: &Path) {
+    let mut out = Vec::new();
+    fdr_cli::run(
+        &[
+            "dump".to_string(),
+            "--verify".to_string(),
+            path.to_string_lossy().into_owned(),
+        ],
+        &mut out,
+    )
+    .unwrap_or_else(|e| panic!("fdr dump --verify rejects {}: {e}", path.display()));
+}
+
 fn llvm_verifies(path: &Path) {
     let Ok(out) = Command::new("llvm-xray-19")
         .args(["fdr-dump", "--verify"])
@@ -142,6 +156,7 @@ fn a_slow_call_writes_one_snapshot_that_holds_it_whole() {
     assert!(name.starts_with("app-") && name.ends_with(".fdr"), "{name}");
     let log = read(&files[0]);
     assert!(log.run.snapshot);
+    fdr_verifies(&files[0]);
     llvm_verifies(&files[0]);
     let id = |name: &str| {
         log.functions
