@@ -604,7 +604,6 @@ fn run(opts: &Options) -> Result<bool, String> {
             }
         }
     }
-    print_phases(&t);
     println!();
     println!(
         "logs at finish: kept calls {} bytes, erased calls {} bytes (the erased run keeps only \
@@ -697,36 +696,6 @@ fn run(opts: &Options) -> Result<bool, String> {
         whole.as_ref(),
         logs.snapshots,
     ))
-}
-
-/// Which rounds ran at full speed: on a shared host the same code runs up to half again as
-/// slow for seconds at a time (another tenant on the physical core, invisible from inside the
-/// machine), which the medians then include. The plain call, timed in every round, tells.
-fn print_phases(t: &Table) {
-    let plain = t.get(row::PLAIN);
-    let fastest = best(plain);
-    let fast: Vec<usize> = (0..plain.len())
-        .filter(|&i| plain[i] <= fastest * 1.05)
-        .collect();
-    let at = |name: &str| -> Vec<f64> {
-        let v = t.get(name);
-        fast.iter().filter_map(|&i| v.get(i).copied()).collect()
-    };
-    println!(
-        "rounds at full speed (the plain call within 5% of its best): {} of {}; medians over \
-         those: kept {:.2}, erased {:.2}, culled {:.2}, log_args {:.2}, idle {:.2}, plain {:.2}, \
-         floor {:.2}, tracing {:.2} ns",
-        fast.len(),
-        plain.len(),
-        median(&at(row::KEPT)),
-        median(&at(row::REWIND)),
-        median(&at(row::CULLED)),
-        median(&at(row::ARGS)),
-        median(&at(row::IDLE)),
-        median(&at(row::PLAIN)),
-        median(&at(row::FLOOR)),
-        median(&at(row::TRACING)),
-    );
 }
 
 /// Bytes at the start of every buffer before its first function record: BufferExtents,
