@@ -32,7 +32,7 @@ const USAGE: &str = "usage: overhead [--xray] [--rounds N] [--whole-rounds N] [-
                     needs clang++-19, libclang-rt-19-dev, llvm-19 and g++); alias --anchors-run
   --xray-runs N     runs of run.sh (default 3; each figure is the median)
   --rounds N        rounds of the call table (default 10)
-  --whole-rounds N  rounds of the whole-program table (default 5)
+  --whole-rounds N  rounds of the whole-program table (default 7)
   --anchors DIR     where run.sh lives (default: the workspace's ../shared/anchors)
   --no-whole        skip the whole-program table
   --no-threads      skip the many-threads table
@@ -145,7 +145,7 @@ fn parse_args() -> Result<Options, String> {
         xray: false,
         xray_runs: 3,
         rounds: 10,
-        whole_rounds: 5,
+        whole_rounds: 7,
         anchors: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/anchors"),
         whole: true,
         threads: true,
