@@ -3,14 +3,15 @@
 //!
 //! ```text
 //! cargo build --release -p fdr-benches --bin hotpath
-//! valgrind --tool=callgrind --collect-atstart=no --toggle-collect='fdr_benches::workload::run_*' \
+//! valgrind --tool=callgrind --collect-atstart=no --toggle-collect='fdr_benches::*::run_*' \
 //!     target/release/hotpath kept 100000
 //! callgrind_annotate --inclusive=yes callgrind.out.<pid>
 //! ```
 //!
 //! The modes: `plain`, `idle` (fdr compiled in, no recorder), `kept` (threshold 0), `erased`
 //! (threshold 1 s, culling off), `culled` (threshold 1 s, culling on: culled after 10,000
-//! calls), `args` (two logged arguments, threshold 0). The recorder starts, and the loop runs
+//! calls), `args` (two logged arguments, threshold 0), `model` and `model-rdtsc` (the reference
+//! model of `fdr_benches::model`, recording). The recorder starts, and the loop runs
 //! once untimed (a recycled ring, a culled function), before the counted run.
 
 use std::process::ExitCode;
@@ -24,7 +25,9 @@ fn main() -> ExitCode {
         (Some(mode), Some(Ok(n))) => (mode.as_str(), n),
         (Some(mode), None) => (mode.as_str(), 100_000),
         _ => {
-            eprintln!("usage: hotpath plain|idle|kept|erased|culled|args [CALLS]");
+            eprintln!(
+                "usage: hotpath plain|idle|kept|erased|culled|args|model|model-rdtsc [CALLS]"
+            );
             return ExitCode::from(2);
         }
     };
@@ -37,6 +40,10 @@ fn main() -> ExitCode {
                 .cull(false),
         ),
         "culled" => Some(fdr::Config::default().threshold(Duration::from_secs(1))),
+        "model" | "model-rdtsc" => {
+            fdr_benches::model::set_recording(true);
+            None
+        }
         _ => {
             eprintln!("unknown mode `{mode}`");
             return ExitCode::from(2);
@@ -46,6 +53,14 @@ fn main() -> ExitCode {
     let (run, leaf): (Loop, Loop) = match mode {
         "plain" => (workload::run_plain, workload::leaf_plain),
         "args" => (workload::run_args, |i| workload::leaf_args(i, i >> 1)),
+        "model" => (
+            fdr_benches::model::run_rdtscp,
+            fdr_benches::model::leaf_rdtscp,
+        ),
+        "model-rdtsc" => (
+            fdr_benches::model::run_rdtsc,
+            fdr_benches::model::leaf_rdtsc,
+        ),
         _ => (workload::run_fdr, workload::leaf_fdr),
     };
     let rec = config.map(|c| fdr::start(c).expect("cannot start the recorder"));

@@ -32,7 +32,7 @@ const USAGE: &str = "usage: overhead [--xray] [--rounds N] [--whole-rounds N] [-
                     needs clang++-19, libclang-rt-19-dev, llvm-19 and g++); alias --anchors-run
   --xray-runs N     runs of run.sh (default 3; each figure is the median)
   --rounds N        rounds of the call table (default 10)
-  --whole-rounds N  rounds of the whole-program table (default 5)
+  --whole-rounds N  rounds of the whole-program table (default 7)
   --anchors DIR     where run.sh lives (default: the workspace's ../shared/anchors)
   --no-whole        skip the whole-program table
   --no-threads      skip the many-threads table
@@ -149,7 +149,7 @@ fn parse_args() -> Result<Options, String> {
         xray: false,
         xray_runs: 3,
         rounds: 10,
-        whole_rounds: 5,
+        whole_rounds: 7,
         anchors: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/anchors"),
         whole: true,
         threads: true,
@@ -612,7 +612,6 @@ fn run(opts: &Options) -> Result<bool, String> {
             }
         }
     }
-    print_phases(&t);
     println!();
     println!(
         "logs at finish: kept calls {} bytes, erased calls {} bytes (the erased run keeps only \
@@ -705,36 +704,6 @@ fn run(opts: &Options) -> Result<bool, String> {
         whole.as_ref(),
         logs.snapshots,
     ))
-}
-
-/// Which rounds ran at full speed: on a shared host the same code runs up to half again as
-/// slow for seconds at a time (another tenant on the physical core, invisible from inside the
-/// machine), which the medians then include. The plain call, timed in every round, tells.
-fn print_phases(t: &Table) {
-    let plain = t.get(row::PLAIN);
-    let fastest = best(plain);
-    let fast: Vec<usize> = (0..plain.len())
-        .filter(|&i| plain[i] <= fastest * 1.05)
-        .collect();
-    let at = |name: &str| -> Vec<f64> {
-        let v = t.get(name);
-        fast.iter().filter_map(|&i| v.get(i).copied()).collect()
-    };
-    println!(
-        "rounds at full speed (the plain call within 5% of its best): {} of {}; medians over \
-         those: kept {:.2}, erased {:.2}, culled {:.2}, log_args {:.2}, idle {:.2}, plain {:.2}, \
-         floor {:.2}, tracing {:.2} ns",
-        fast.len(),
-        plain.len(),
-        median(&at(row::KEPT)),
-        median(&at(row::REWIND)),
-        median(&at(row::CULLED)),
-        median(&at(row::ARGS)),
-        median(&at(row::IDLE)),
-        median(&at(row::PLAIN)),
-        median(&at(row::FLOOR)),
-        median(&at(row::TRACING)),
-    );
 }
 
 /// Bytes at the start of every buffer before its first function record: BufferExtents,
