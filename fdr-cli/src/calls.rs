@@ -16,14 +16,13 @@
 //! - CPU migrations and TSC wraps only reset the timestamp base, which the event decoder has
 //!   already folded into absolute timestamps.
 
-use std::fs::File;
 use std::io::Read;
-use std::path::Path;
 
 use fdr_format::events::{EventDecoder, EventKind, LogInfo, ThreadStats};
 use fdr_format::{CullKind, FormatError, TaskKind};
 
-use crate::error::shown_path;
+use crate::filter::Filter;
+use crate::input::Log;
 use crate::progress::Progress;
 use crate::CliError;
 
@@ -47,6 +46,23 @@ pub struct Frame {
 }
 
 impl Frame {
+    /// A call of `id` that started at `start`, with `child` ticks in completed callees.
+    ///
+    /// ```
+    /// use fdr_cli::calls::Frame;
+    /// let f = Frame::new(3, 100, 40, false);
+    /// assert_eq!(f.self_ticks(200), 60);
+    /// ```
+    pub fn new(id: u32, start: u64, child: u64, inferred: bool) -> Frame {
+        Frame {
+            id,
+            start,
+            child,
+            inferred,
+            args_at: 0,
+        }
+    }
+
     /// Ticks spent in the call itself, given its end.
     #[inline]
     pub fn self_ticks(&self, end: u64) -> u64 {
@@ -131,6 +147,17 @@ pub struct Plan {
     pub info: LogInfo,
     /// Threads, with complete windows.
     pub threads: Vec<ThreadStats>,
+    /// Per thread index: some of its calls pass the filters (the threads outputs show).
+    pub shown: Vec<bool>,
+    /// Calls that pass the filters.
+    pub calls: u64,
+}
+
+impl Plan {
+    /// True if thread index `t` has calls that pass the filters.
+    pub fn shows(&self, t: usize) -> bool {
+        self.shown.get(t).copied().unwrap_or(false)
+    }
 }
 
 /// A decoded log's tables and threads.
@@ -163,24 +190,27 @@ fn input(path: &str) -> impl Fn(FormatError) -> CliError + '_ {
     }
 }
 
-/// Opens a log for decoding.
-pub fn open(path: &Path) -> Result<EventDecoder<File>, CliError> {
-    let name = shown_path(path);
-    let file = File::open(path).map_err(|e| CliError::io(&name, "cannot open the log", e))?;
-    EventDecoder::new(file).map_err(input(&name))
-}
-
-/// Replays the log at `path` through `sink`. Without a plan, entries missing from the window
-/// are inferred when their exit arrives (enough for per-function totals); with one, they are
-/// opened at the window's start. `pass` numbers this read for the progress bar.
+/// Replays `log` through `sink`, behind `filter`. Without a plan, entries missing from the
+/// window are inferred when their exit arrives (enough for per-function totals); with one, they
+/// are opened at the window's start. `pass` numbers this read for the progress bar.
 pub fn replay<S: Sink>(
-    path: &Path,
+    log: &Log,
     sink: &mut S,
     plan: Option<&Plan>,
+    filter: &Filter,
     progress: &Progress,
     pass: u64,
 ) -> Result<Decoded, CliError> {
-    replay_decoder(open(path)?, &shown_path(path), sink, plan, progress, pass)
+    let mut dec = log.decoder()?;
+    filter.select_threads(&mut dec);
+    let d = if filter.wraps() {
+        let mut w = filter.wrap(sink);
+        replay_decoder(dec, log.name(), &mut w, plan, progress, pass)?
+    } else {
+        replay_decoder(dec, log.name(), sink, plan, progress, pass)?
+    };
+    filter.check_threads(log.name(), &d.threads, &d.info)?;
+    Ok(d)
 }
 
 /// [`replay`] on a decoder over any input; `path` names it in errors.
@@ -316,14 +346,18 @@ pub fn replay_decoder<R: Read, S: Sink>(
 /// ```no_run
 /// use fdr_cli::account::Account;
 /// use fdr_cli::calls::replay_shared;
+/// use fdr_cli::filter::Filter;
+/// use fdr_cli::input::Log;
 /// use fdr_cli::progress::Progress;
 /// let mut parts = vec![Account::default(), Account::default()];
-/// let decoded = replay_shared("app.fdr".as_ref(), &mut parts, &Progress::hidden())?;
+/// let log = Log::open("app.fdr".as_ref())?;
+/// let decoded = replay_shared(&log, &mut parts, &Filter::none(), &Progress::hidden())?;
 /// # Ok::<(), fdr_cli::CliError>(())
 /// ```
 pub fn replay_shared<S: Sink + Send>(
-    path: &Path,
+    log: &Log,
     sinks: &mut [S],
+    filter: &Filter,
     progress: &Progress,
 ) -> Result<Decoded, CliError> {
     let n = sinks.len() as u32;
@@ -335,9 +369,15 @@ pub fn replay_shared<S: Sink + Send>(
             .map(|(k, sink)| {
                 let shown = if k == 0 { progress } else { &hidden };
                 scope.spawn(move || {
-                    let mut dec = open(path)?;
+                    let mut dec = log.decoder()?;
                     dec.share(n, k as u32);
-                    replay_decoder(dec, &shown_path(path), sink, None, shown, 0)
+                    filter.select_threads(&mut dec);
+                    if filter.wraps() {
+                        let mut w = filter.wrap(sink);
+                        replay_decoder(dec, log.name(), &mut w, None, shown, 0)
+                    } else {
+                        replay_decoder(dec, log.name(), sink, None, shown, 0)
+                    }
                 })
             })
             .collect();
@@ -381,6 +421,7 @@ pub fn replay_shared<S: Sink + Send>(
             *t = d.clone();
         }
     }
+    filter.check_threads(log.name(), &merged.threads, &merged.info)?;
     Ok(merged)
 }
 
@@ -536,22 +577,141 @@ impl Sink for Prescan {
     }
 }
 
-/// A first pass over the log: which frames were open at each thread's window start, the
-/// tables, and time zero.
-pub fn plan(path: &Path, progress: &Progress) -> Result<Plan, CliError> {
-    plan_decoder(open(path)?, &shown_path(path), progress)
+/// Which threads have calls that pass the filters, and how many calls pass.
+#[derive(Default)]
+struct Seen {
+    shown: Vec<bool>,
+    calls: u64,
 }
 
-/// [`plan`] on a decoder over any input; `path` names it in errors.
+impl Sink for Seen {
+    #[inline]
+    fn exit(
+        &mut self,
+        thread: u32,
+        _: usize,
+        _: &Frame,
+        _: u64,
+        _: Close,
+        _: &[u64],
+    ) -> Result<(), CliError> {
+        let t = thread as usize;
+        if t >= self.shown.len() {
+            self.shown.resize(t + 1, false);
+        }
+        self.shown[t] = true;
+        self.calls += 1;
+        Ok(())
+    }
+}
+
+/// Two sinks fed the same calls, the first one first.
+pub struct Both<'a, A, B>(pub &'a mut A, pub &'a mut B);
+
+impl<A: Sink, B: Sink> Sink for Both<'_, A, B> {
+    #[inline]
+    fn enter(
+        &mut self,
+        thread: u32,
+        depth: usize,
+        f: &Frame,
+        args: &[u64],
+    ) -> Result<(), CliError> {
+        self.0.enter(thread, depth, f, args)?;
+        self.1.enter(thread, depth, f, args)
+    }
+
+    #[inline]
+    fn exit(
+        &mut self,
+        thread: u32,
+        depth: usize,
+        f: &Frame,
+        end: u64,
+        how: Close,
+        args: &[u64],
+    ) -> Result<(), CliError> {
+        self.0.exit(thread, depth, f, end, how, args)?;
+        self.1.exit(thread, depth, f, end, how, args)
+    }
+
+    fn task(&mut self, thread: u32, tsc: u64, window: u64, ev: TaskEvent) -> Result<(), CliError> {
+        self.0.task(thread, tsc, window, ev)?;
+        self.1.task(thread, tsc, window, ev)
+    }
+
+    fn cull(&mut self, thread: u32, tsc: u64, kind: CullKind, id: u32) -> Result<(), CliError> {
+        self.0.cull(thread, tsc, kind, id)?;
+        self.1.cull(thread, tsc, kind, id)
+    }
+}
+
+/// A first pass over `log`: which frames were open at each thread's window start, the tables,
+/// time zero, and which threads have calls that pass `filter`.
+pub fn plan(log: &Log, filter: &Filter, progress: &Progress) -> Result<Plan, CliError> {
+    plan_with(log, filter, progress, &mut Nothing)
+}
+
+/// [`plan`], handing the calls that pass `filter` to `extra` as well. In this first pass an
+/// entry missing from the window is inferred at its exit (see [`replay`] without a plan).
+pub fn plan_with<X: Sink>(
+    log: &Log,
+    filter: &Filter,
+    progress: &Progress,
+    extra: &mut X,
+) -> Result<Plan, CliError> {
+    let mut dec = log.decoder()?;
+    filter.select_threads(&mut dec);
+    let p = plan_filtered(dec, log.name(), filter, progress, extra)?;
+    filter.check_threads(log.name(), &p.threads, &p.info)?;
+    Ok(p)
+}
+
+/// [`plan`] on a decoder over any input, unfiltered; `path` names it in errors.
 pub fn plan_decoder<R: Read>(
     dec: EventDecoder<R>,
     path: &str,
     progress: &Progress,
 ) -> Result<Plan, CliError> {
+    plan_filtered(dec, path, &Filter::none(), progress, &mut Nothing)
+}
+
+/// A sink that does nothing.
+pub struct Nothing;
+
+impl Sink for Nothing {
+    #[inline]
+    fn exit(
+        &mut self,
+        _: u32,
+        _: usize,
+        _: &Frame,
+        _: u64,
+        _: Close,
+        _: &[u64],
+    ) -> Result<(), CliError> {
+        Ok(())
+    }
+}
+
+fn plan_filtered<R: Read, X: Sink>(
+    dec: EventDecoder<R>,
+    path: &str,
+    filter: &Filter,
+    progress: &Progress,
+    extra: &mut X,
+) -> Result<Plan, CliError> {
     let mut p = Prescan {
         initial: Vec::new(),
     };
-    let d = replay_decoder(dec, path, &mut p, None, progress, 0)?;
+    let mut seen = Seen::default();
+    let mut both = Both(&mut seen, extra);
+    let d = if filter.wraps() {
+        let mut w = filter.wrap(&mut both);
+        replay_decoder(dec, path, &mut Both(&mut p, &mut w), None, progress, 0)?
+    } else {
+        replay_decoder(dec, path, &mut Both(&mut p, &mut both), None, progress, 0)?
+    };
     // Discovered innermost first; the stack is built from the bottom.
     for v in &mut p.initial {
         v.reverse();
@@ -562,6 +722,8 @@ pub fn plan_decoder<R: Read>(
         origin,
         info: d.info,
         threads: d.threads,
+        shown: seen.shown,
+        calls: seen.calls,
     })
 }
 

@@ -84,7 +84,8 @@ type ChromeSpan = (i64, String, u64, u64, Value, Value);
 type Chrome = (Vec<ChromeSpan>, HashMap<i64, String>, Vec<String>);
 
 /// (tid, name, start ns, end ns, B args, E args) from Chrome JSON, checking that `B` and `E`
-/// events nest per thread with matching names.
+/// events nest per thread with matching names; a complete (`X`) event is one span whose
+/// `args` are both its begin and end args. Spans come in order of start (the longer first).
 fn chrome_spans(json: &str) -> Chrome {
     let v: Value = serde_json::from_str(json).expect("Chrome JSON parses");
     let events = v["traceEvents"].as_array().expect("traceEvents array");
@@ -129,17 +130,26 @@ fn chrome_spans(json: &str) -> Chrome {
                     e["args"].clone(),
                 ));
             }
+            "X" => {
+                let dur = (e["dur"].as_f64().expect("dur") * 1000.0).round() as u64;
+                spans.push(Some((
+                    tid,
+                    e["name"].as_str().unwrap().to_string(),
+                    ns(e),
+                    ns(e) + dur,
+                    e["args"].clone(),
+                    e["args"].clone(),
+                )));
+            }
             // Instants (a trigger's mark) and async slices (tasks) are checked apart.
             "i" | "b" | "e" => {}
             other => panic!("unexpected phase {other}"),
         }
     }
     assert!(open.values().all(|s| s.is_empty()), "every B has its E");
-    (
-        spans.into_iter().map(|s| s.unwrap()).collect(),
-        thread_names,
-        process_names,
-    )
+    let mut spans: Vec<ChromeSpan> = spans.into_iter().map(|s| s.unwrap()).collect();
+    spans.sort_by_key(|s| (s.2, std::cmp::Reverse(s.3)));
+    (spans, thread_names, process_names)
 }
 
 #[test]
