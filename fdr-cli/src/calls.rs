@@ -117,6 +117,13 @@ pub trait Sink {
         Ok(())
     }
 
+    /// The log is read; `thread`'s calls still open were closed at `last`, the end of its
+    /// window (called once per thread, after those closes).
+    fn end(&mut self, thread: u32, last: u64) -> Result<(), CliError> {
+        let _ = (thread, last);
+        Ok(())
+    }
+
     /// A function was culled or restored (by `thread`, at `tsc`): see [`crate::culls`].
     fn cull(&mut self, thread: u32, tsc: u64, kind: CullKind, id: u32) -> Result<(), CliError> {
         let _ = (thread, tsc, kind, id);
@@ -331,6 +338,7 @@ pub fn replay_decoder<R: Read, S: Sink>(
         while !th.stack.is_empty() {
             pop(th, t as u32, end, Close::WindowEnd, sink).map_err(named)?;
         }
+        sink.end(t as u32, end).map_err(named)?;
     }
     Ok(Decoded {
         info: dec.info().clone(),
@@ -644,6 +652,11 @@ impl<A: Sink, B: Sink> Sink for Both<'_, A, B> {
         self.0.cull(thread, tsc, kind, id)?;
         self.1.cull(thread, tsc, kind, id)
     }
+
+    fn end(&mut self, thread: u32, last: u64) -> Result<(), CliError> {
+        self.0.end(thread, last)?;
+        self.1.end(thread, last)
+    }
 }
 
 /// A first pass over `log`: which frames were open at each thread's window start, the tables,
@@ -716,7 +729,14 @@ fn plan_filtered<R: Read, X: Sink>(
     for v in &mut p.initial {
         v.reverse();
     }
-    let origin = origin(&d.threads);
+    // Time zero: the earliest window start of a thread with calls that pass the filters (cut
+    // to the time range), as in a log that held only those calls.
+    let from = filter.range_start().unwrap_or(0);
+    let origin = (0..d.threads.len())
+        .filter(|&t| seen.shown.get(t).copied().unwrap_or(false))
+        .map(|t| d.threads[t].first_tsc.max(from))
+        .min()
+        .unwrap_or_else(|| origin(&d.threads));
     Ok(Plan {
         initial: p.initial,
         origin,

@@ -483,8 +483,12 @@ fn write_text(
     if any_deeper {
         writeln!(
             out,
-            "[calls deeper]: calls made more than {} levels below the listed call (--depth)",
-            opts.depth
+            "[calls deeper]: calls made more than {} below the listed call (--depth)",
+            if opts.depth == 1 {
+                "1 level".to_string()
+            } else {
+                format!("{} levels", opts.depth)
+            }
         )?;
     }
     Ok(())

@@ -255,10 +255,16 @@ impl Filter {
     }
 
     /// True if the filter must see each thread's inferred frames at its window start (a
-    /// replay with a plan): a function filter keeps the calls made inside a matching call,
-    /// which it cannot know of an inferred call found at its exit.
+    /// replay with a plan): a function filter keeps the calls made inside a matching call, and
+    /// a time range keeps a call that was running through its end, neither of which it can know
+    /// of an inferred call found at its exit.
     pub fn needs_plan(&self) -> bool {
-        self.function.is_some()
+        self.function.is_some() || self.range.is_some()
+    }
+
+    /// The start of the time range, in ticks, if there is one.
+    pub fn range_start(&self) -> Option<u64> {
+        self.range.map(|r| r.0)
     }
 
     /// True when threads are chosen.
@@ -665,12 +671,8 @@ impl<S: Sink> Filtered<'_, S> {
                 self.advance(thread, now)
             }
             Phase::In if now > to => {
-                // The range ends: what is open ends at the thread's last event in it.
-                let last = self.threads[t].last;
-                self.settle(thread, last)?;
-                while !self.threads[t].stack.is_empty() {
-                    self.close_top(thread, last, Close::WindowEnd, &[])?;
-                }
+                // The range ends: what is open ends at the thread's last event in it, once the
+                // log is read (see `end`), as a window's open calls do.
                 self.threads[t].phase = Phase::After;
                 Ok(false)
             }
@@ -777,5 +779,18 @@ impl<S: Sink> Sink for Filtered<'_, S> {
             return Ok(());
         }
         self.inner.cull(thread, tsc, kind, id)
+    }
+
+    fn end(&mut self, thread: u32, last: u64) -> Result<(), CliError> {
+        let t = self.thread(thread);
+        if self.threads[t].phase == Phase::After {
+            // Cut by the range's end: the calls open then end at the thread's last event in it.
+            let last = self.threads[t].last;
+            self.settle(thread, last)?;
+            while !self.threads[t].stack.is_empty() {
+                self.close_top(thread, last, Close::WindowEnd, &[])?;
+            }
+        }
+        self.inner.end(thread, last)
     }
 }

@@ -24,22 +24,35 @@ use crate::input::Log;
 use crate::names::{shown, Names, Slots};
 use crate::progress::Progress;
 use crate::stack::DISPLAY_DEPTH;
-use crate::trigger::{relative, thread_label};
-use crate::units::{human, Clock};
+use crate::trigger::thread_label;
+use crate::units::{write_human, Clock};
 use crate::CliError;
+
+const SPACES: &str = "                                                                ";
+
+/// `n` spaces.
+fn indent(line: &mut String, mut n: usize) {
+    while n > 0 {
+        let k = n.min(SPACES.len());
+        line.push_str(&SPACES[..k]);
+        n -= k;
+    }
+}
 
 /// Writes the lines of one thread.
 struct Lines<'a> {
     out: &'a mut dyn Write,
     names: &'a Names,
     clock: Clock,
-    tid: i32,
     /// Escaped function names by slot.
     slots: Slots,
     labels: Vec<String>,
     /// An entry not written yet: (depth, frame).
     held: Option<(usize, Frame)>,
     line: String,
+    /// `[   tid] | `.
+    prefix: String,
+    scratch: String,
     marks: Marks,
 }
 
@@ -66,16 +79,26 @@ impl Lines<'_> {
         self.line.clear();
         match dur {
             Some(ticks) => {
-                let _ = write!(self.line, "{:>10}    ", human(self.clock.ns(ticks)));
+                // Right-aligned in 10 columns (units are one or two characters wide).
+                let mut d = std::mem::take(&mut self.scratch);
+                d.clear();
+                write_human(&mut d, self.clock.ns(ticks));
+                // One character wider than its bytes' count less one when it is µs.
+                let width = d.len() - usize::from(d.ends_with("µs"));
+                self.line.push_str(&SPACES[..10usize.saturating_sub(width)]);
+                self.line.push_str(&d);
+                self.line.push_str("    ");
+                self.scratch = d;
             }
             None => self.line.push_str("              "),
         }
-        let _ = write!(self.line, "[{:>6}] | ", self.tid);
+        self.line.push_str(&self.prefix);
         if depth > DISPLAY_DEPTH {
-            let _ = write!(self.line, "{:1$}[depth {depth}] ", "", DISPLAY_DEPTH * 2);
+            indent(&mut self.line, DISPLAY_DEPTH * 2);
+            let _ = write!(self.line, "[depth {depth}] ");
             self.marks.deep = true;
         } else {
-            let _ = write!(self.line, "{:1$}", "", depth * 2);
+            indent(&mut self.line, depth * 2);
         }
     }
 
@@ -179,23 +202,17 @@ pub fn run(
         if i > 0 {
             writeln!(out, "#").map_err(w)?;
         }
-        writeln!(
-            out,
-            "# {}: window {} to {}",
-            thread_label(&names, th.tid),
-            relative(th.first_tsc, p.origin, &clock),
-            relative(th.last_tsc, p.origin, &clock)
-        )
-        .map_err(w)?;
+        writeln!(out, "# {}", thread_label(&names, th.tid)).map_err(w)?;
         let mut lines = Lines {
             out: &mut out,
             names: &names,
             clock,
-            tid: th.tid,
             slots: Slots::default(),
             labels: Vec::new(),
             held: None,
             line: String::with_capacity(256),
+            prefix: format!("[{:>6}] | ", th.tid),
+            scratch: String::new(),
             marks,
         };
         let mut dec = log.decoder()?;
