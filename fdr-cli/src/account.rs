@@ -370,7 +370,7 @@ impl Account {
         progress: &Progress,
     ) -> Result<(Account, Decoded), CliError> {
         let mut parts: Vec<Account> = (0..readers).map(|_| Account::default()).collect();
-        let d = replay_shared(log, &mut parts, filter, progress)?;
+        let d = replay_shared(log, &mut parts, None, filter, progress, 0)?;
         let mut acc = Account::default();
         for p in parts {
             acc.merge(p)?;

@@ -346,10 +346,10 @@ pub fn replay_decoder<R: Read, S: Sink>(
     })
 }
 
-/// Replays the log at `path` through `sinks.len()` sinks in parallel, one thread each: sink
-/// `k` sees the calls of the log's threads whose index is `k` modulo the number of sinks, every
-/// block being decoded by exactly one of them. For analyses whose results add up across
-/// threads (without a plan: entries missing from the window are inferred at their exit).
+/// Replays `log` through `sinks.len()` sinks in parallel, one thread each, behind `filter`:
+/// sink `k` sees the calls of the log's threads whose index is `k` modulo the number of sinks,
+/// every block being decoded by exactly one of them. For analyses whose results add up across
+/// threads; with a plan, as [`replay`] with one.
 ///
 /// ```no_run
 /// use fdr_cli::account::Account;
@@ -359,18 +359,51 @@ pub fn replay_decoder<R: Read, S: Sink>(
 /// use fdr_cli::progress::Progress;
 /// let mut parts = vec![Account::default(), Account::default()];
 /// let log = Log::open("app.fdr".as_ref())?;
-/// let decoded = replay_shared(&log, &mut parts, &Filter::none(), &Progress::hidden())?;
+/// let decoded = replay_shared(&log, &mut parts, None, &Filter::none(), &Progress::hidden(), 0)?;
 /// # Ok::<(), fdr_cli::CliError>(())
 /// ```
 pub fn replay_shared<S: Sink + Send>(
     log: &Log,
     sinks: &mut [S],
+    plan: Option<&Plan>,
     filter: &Filter,
     progress: &Progress,
+    pass: u64,
 ) -> Result<Decoded, CliError> {
+    let parts = in_shares(log, sinks, filter, progress, |dec, sink, shown| {
+        if filter.wraps() {
+            let mut w = filter.wrap(sink);
+            replay_decoder(dec, log.name(), &mut w, plan, shown, pass)
+        } else {
+            replay_decoder(dec, log.name(), sink, plan, shown, pass)
+        }
+    })?;
+    // Thread `i` was decoded in full by share `i % n`.
+    let mut merged = parts[0].clone();
+    for (i, t) in merged.threads.iter_mut().enumerate() {
+        if let Some(d) = parts.get(i % parts.len()).and_then(|d| d.threads.get(i)) {
+            *t = d.clone();
+        }
+    }
+    filter.check_threads(log.name(), &merged.threads, &merged.info)?;
+    Ok(merged)
+}
+
+/// Runs `each` on `sinks.len()` decoders of `log` in parallel, one thread each, decoder `k`
+/// reading the blocks of the log's threads whose index is `k` modulo the number of sinks
+/// (see [`EventDecoder::share`]); the results come back in share order. An error is the one
+/// earliest in the file, which a single reader would have met.
+fn in_shares<S: Send, T: Send>(
+    log: &Log,
+    sinks: &mut [S],
+    filter: &Filter,
+    progress: &Progress,
+    each: impl Fn(EventDecoder<std::fs::File>, &mut S, &Progress) -> Result<T, CliError> + Sync,
+) -> Result<Vec<T>, CliError> {
     let n = sinks.len() as u32;
     let hidden = Progress::hidden();
-    let results: Vec<Result<Decoded, CliError>> = std::thread::scope(|scope| {
+    let each = &each;
+    let results: Vec<Result<T, CliError>> = std::thread::scope(|scope| {
         let workers: Vec<_> = sinks
             .iter_mut()
             .enumerate()
@@ -380,12 +413,7 @@ pub fn replay_shared<S: Sink + Send>(
                     let mut dec = log.decoder()?;
                     dec.share(n, k as u32);
                     filter.select_threads(&mut dec);
-                    if filter.wraps() {
-                        let mut w = filter.wrap(sink);
-                        replay_decoder(dec, log.name(), &mut w, None, shown, 0)
-                    } else {
-                        replay_decoder(dec, log.name(), sink, None, shown, 0)
-                    }
+                    each(dec, sink, shown)
                 })
             })
             .collect();
@@ -402,7 +430,6 @@ pub fn replay_shared<S: Sink + Send>(
     for r in results {
         match r {
             Ok(d) => parts.push(d),
-            // The error earliest in the file is the one a single reader would have met.
             Err(e) => {
                 let earlier = match (&first_err, &e) {
                     (None, _) => true,
@@ -419,18 +446,54 @@ pub fn replay_shared<S: Sink + Send>(
             }
         }
     }
-    if let Some(e) = first_err {
-        return Err(e);
+    match first_err {
+        Some(e) => Err(e),
+        None => Ok(parts),
     }
-    // Shares come back in order; thread `i` was decoded in full by share `i % n`.
+}
+
+/// [`plan_with`] by `extras.len()` reader threads in parallel, each reading a share of the
+/// log's threads and handing its calls to its own extra sink.
+pub fn plan_shared<X: Sink + Send>(
+    log: &Log,
+    filter: &Filter,
+    progress: &Progress,
+    extras: &mut [X],
+) -> Result<Plan, CliError> {
+    if extras.len() == 1 {
+        return plan_with(log, filter, progress, &mut extras[0]);
+    }
+    let parts = in_shares(log, extras, filter, progress, |dec, x, shown| {
+        plan_filtered(dec, log.name(), filter, shown, x)
+    })?;
+    let n = parts.len();
     let mut merged = parts[0].clone();
-    for (i, t) in merged.threads.iter_mut().enumerate() {
-        if let Some(d) = parts.get(i % parts.len()).and_then(|d| d.threads.get(i)) {
-            *t = d.clone();
+    merged.calls = parts.iter().map(|p| p.calls).sum();
+    let len = merged.threads.len();
+    merged.initial = vec![Vec::new(); len];
+    merged.shown = vec![false; len];
+    for i in 0..len {
+        let p = &parts[i % n];
+        if let Some(t) = p.threads.get(i) {
+            merged.threads[i] = t.clone();
         }
+        merged.initial[i] = p.initial.get(i).cloned().unwrap_or_default();
+        merged.shown[i] = p.shows(i);
     }
+    merged.origin = plan_origin(&merged.threads, &merged.shown, filter);
     filter.check_threads(log.name(), &merged.threads, &merged.info)?;
     Ok(merged)
+}
+
+/// Time zero: the earliest window start of a thread with calls that pass the filters (cut to
+/// the time range), as in a log that held only those calls.
+fn plan_origin(threads: &[ThreadStats], shown: &[bool], filter: &Filter) -> u64 {
+    let from = filter.range_start().unwrap_or(0);
+    (0..threads.len())
+        .filter(|&t| shown.get(t).copied().unwrap_or(false))
+        .map(|t| threads[t].first_tsc.max(from))
+        .min()
+        .unwrap_or_else(|| origin(threads))
 }
 
 /// Why a replay stopped: the log (the path is added afterwards) or the sink.
@@ -729,14 +792,7 @@ fn plan_filtered<R: Read, X: Sink>(
     for v in &mut p.initial {
         v.reverse();
     }
-    // Time zero: the earliest window start of a thread with calls that pass the filters (cut
-    // to the time range), as in a log that held only those calls.
-    let from = filter.range_start().unwrap_or(0);
-    let origin = (0..d.threads.len())
-        .filter(|&t| seen.shown.get(t).copied().unwrap_or(false))
-        .map(|t| d.threads[t].first_tsc.max(from))
-        .min()
-        .unwrap_or_else(|| origin(&d.threads));
+    let origin = plan_origin(&d.threads, &seen.shown, filter);
     Ok(Plan {
         initial: p.initial,
         origin,

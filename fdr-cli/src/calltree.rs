@@ -13,7 +13,7 @@ use std::io::Write;
 
 use clap::ValueEnum;
 
-use crate::calls::{plan, plan_with, replay, Close, Frame, Plan, Sink};
+use crate::calls::{plan_shared, replay_shared, Close, Frame, Nothing, Plan, Sink};
 use crate::filter::Filter;
 use crate::input::Log;
 use crate::names::{json_string, shown, Names};
@@ -40,6 +40,8 @@ pub struct Options {
     pub depth: usize,
     /// Text or JSON.
     pub format: Format,
+    /// Reader threads, each reading a share of the log's threads.
+    pub readers: usize,
 }
 
 /// Calls shown under one call; past this, the calls a shown call makes are counted.
@@ -84,27 +86,30 @@ impl Sink for Top {
         _: Close,
         _: &[u64],
     ) -> Result<(), CliError> {
-        if self.n == 0 {
-            return Ok(());
-        }
         let k = Key {
             thread,
             id: f.id,
             start: f.start,
             end,
         };
-        let r = (rank(&k), thread, f.id);
+        self.add((rank(&k), thread, f.id));
+        Ok(())
+    }
+}
+
+impl Top {
+    fn add(&mut self, r: (Rank, u32, u32)) {
+        if self.n == 0 {
+            return;
+        }
         if self.heap.len() < self.n {
             self.heap.push(Reverse(r));
         } else if self.heap.peek().is_some_and(|w| r > w.0) {
             self.heap.pop();
             self.heap.push(Reverse(r));
         }
-        Ok(())
     }
-}
 
-impl Top {
     fn keys(self) -> Vec<Key> {
         let mut keys: Vec<(Rank, Key)> = self
             .heap
@@ -186,6 +191,9 @@ struct Build {
 
 /// Builds the trees of the selected calls.
 struct Capture {
+    /// The selected calls' starts, sorted: most entries are not one of them, and a binary
+    /// search over a few starts says so faster than hashing.
+    starts: Vec<u64>,
     want: HashMap<(u32, u32, u64), Vec<u64>>,
     active: Vec<Vec<Build>>,
     done: Vec<(Key, Vec<Node>)>,
@@ -245,7 +253,7 @@ impl Sink for Capture {
             self.active[t] = builds;
         }
         let key = (thread, f.id, f.start);
-        if self.want.contains_key(&key) {
+        if self.starts.binary_search(&f.start).is_ok() && self.want.contains_key(&key) {
             if t >= self.active.len() {
                 self.active.resize_with(t + 1, Vec::new);
             }
@@ -323,17 +331,30 @@ pub fn run(
     out: &mut dyn Write,
     progress: &Progress,
 ) -> Result<(), CliError> {
+    let readers = opts.readers.max(1);
+    let mut tops: Vec<Top> = (0..readers)
+        .map(|_| Top {
+            n: opts.top,
+            heap: BinaryHeap::new(),
+        })
+        .collect();
+    let (p, pass) = if filter.needs_plan() {
+        let mut nothing: Vec<Nothing> = (0..readers).map(|_| Nothing).collect();
+        let p = plan_shared(log, filter, progress, &mut nothing)?;
+        replay_shared(log, &mut tops, Some(&p), filter, progress, 1)?;
+        (p, 2)
+    } else {
+        (plan_shared(log, filter, progress, &mut tops)?, 1)
+    };
     let mut top = Top {
         n: opts.top,
         heap: BinaryHeap::new(),
     };
-    let (p, pass) = if filter.needs_plan() {
-        let p = plan(log, filter, progress)?;
-        replay(log, &mut top, Some(&p), filter, progress, 1)?;
-        (p, 2)
-    } else {
-        (plan_with(log, filter, progress, &mut top)?, 1)
-    };
+    for t in tops {
+        for Reverse(r) in t.heap {
+            top.add(r);
+        }
+    }
     let keys = top.keys();
     let mut want: HashMap<(u32, u32, u64), Vec<u64>> = HashMap::new();
     for k in &keys {
@@ -341,17 +362,23 @@ pub fn run(
             .or_default()
             .push(k.end);
     }
-    let mut cap = Capture {
-        want,
-        active: Vec::new(),
-        done: Vec::new(),
-        merge: opts.format == Format::Text,
-        limit: opts.depth,
-    };
+    let mut starts: Vec<u64> = keys.iter().map(|k| k.start).collect();
+    starts.sort_unstable();
+    starts.dedup();
+    let mut caps: Vec<Capture> = (0..readers)
+        .map(|_| Capture {
+            starts: starts.clone(),
+            want: want.clone(),
+            active: Vec::new(),
+            done: Vec::new(),
+            merge: opts.format == Format::Text,
+            limit: opts.depth,
+        })
+        .collect();
     if !keys.is_empty() {
-        replay(log, &mut cap, Some(&p), filter, progress, pass)?;
+        replay_shared(log, &mut caps, Some(&p), filter, progress, pass)?;
     }
-    let mut trees: HashMap<Key, Vec<Node>> = cap.done.into_iter().collect();
+    let mut trees: HashMap<Key, Vec<Node>> = caps.into_iter().flat_map(|c| c.done).collect();
     let ordered: Vec<(Key, Vec<Node>)> = keys
         .iter()
         .filter_map(|k| trees.remove(k).map(|t| (*k, t)))

@@ -197,6 +197,10 @@ draws (0.01% of the width) are always folded into their callers, which changes n
         /// Output format.
         #[arg(long, value_enum, default_value_t = calltree::Format::Text)]
         format: calltree::Format,
+        /// Reader threads, each decoding the blocks of a share of the log's threads
+        /// [default: 2 on a log over 32 MiB with two cores, else 1].
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+        threads: Option<u16>,
         #[command(flatten)]
         filter: filter::FilterArgs,
     },
@@ -205,6 +209,10 @@ draws (0.01% of the width) are always folded into their callers, which changes n
     Replay {
         /// The log (.fdr; `-` for standard input).
         log: PathBuf,
+        /// Reader threads for the first pass, each decoding the blocks of a share of the log's
+        /// threads [default: 2 on a log over 32 MiB with two cores, else 1].
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+        threads: Option<u16>,
         #[command(flatten)]
         filter: filter::FilterArgs,
     },
@@ -385,6 +393,7 @@ pub fn run<A: AsRef<OsStr>>(args: &[A], out: &mut dyn Write) -> Result<(), CliEr
             top,
             depth,
             format,
+            threads,
             filter,
         } => {
             let log = Log::open(&log)?;
@@ -394,16 +403,22 @@ pub fn run<A: AsRef<OsStr>>(args: &[A], out: &mut dyn Write) -> Result<(), CliEr
                 top,
                 depth: usize::from(depth),
                 format,
+                readers: threads.map_or_else(|| readers_for(log.len()), usize::from),
             };
             let r = calltree::run(&log, &filter, &opts, out, &progress);
             progress.finish();
             r
         }
-        Command::Replay { log, filter } => {
+        Command::Replay {
+            log,
+            threads,
+            filter,
+        } => {
             let log = Log::open(&log)?;
             let filter = Filter::resolve(&filter, &log)?;
             let progress = Progress::new(log.len(), 2);
-            let r = replay::run(&log, &filter, out, &progress);
+            let readers = threads.map_or_else(|| readers_for(log.len()), usize::from);
+            let r = replay::run(&log, &filter, out, readers, &progress);
             progress.finish();
             r
         }

@@ -18,7 +18,7 @@
 use std::fmt::Write as _;
 use std::io::Write;
 
-use crate::calls::{plan, replay_decoder, Close, Frame, Sink};
+use crate::calls::{plan_shared, replay_decoder, Close, Frame, Nothing, Sink};
 use crate::filter::Filter;
 use crate::input::Log;
 use crate::names::{shown, Names, Slots};
@@ -177,14 +177,17 @@ impl Sink for Lines<'_> {
     }
 }
 
-/// Writes the replay of `log` behind `filter` on `out`.
+/// Writes the replay of `log` behind `filter` on `out`; the first pass reads with `readers`
+/// threads.
 pub fn run(
     log: &Log,
     filter: &Filter,
     out: &mut dyn Write,
+    readers: usize,
     progress: &Progress,
 ) -> Result<(), CliError> {
-    let p = plan(log, filter, progress)?;
+    let mut nothing: Vec<Nothing> = (0..readers.max(1)).map(|_| Nothing).collect();
+    let p = plan_shared(log, filter, progress, &mut nothing)?;
     let names = Names::new(&p.info);
     let clock = Clock::new(p.info.header.cycle_frequency);
     let w = |e| CliError::io("<output>", "writing the report", e);

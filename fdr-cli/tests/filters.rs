@@ -484,3 +484,31 @@ fn bad_filters_are_usage_errors_that_name_them() {
         "{e}"
     );
 }
+
+#[test]
+fn calls_and_replay_read_by_several_threads_say_the_same() {
+    let dir = temp_dir("filter-readers");
+    let log = write_log(&dir, "all.fdr", &write(&model()));
+    let basic = write_log(&dir, "basic.fdr", &common::basic_log());
+    for l in [&log, &basic] {
+        for cmd in [
+            &["calls", "--top", "100"][..],
+            &["calls", "--format", "json"],
+            &["calls", "--function", "*e*"],
+            &["calls", "--from", "1us", "--min", "50ns"],
+            &["replay"],
+            &["replay", "--to", "3us"],
+        ] {
+            let run = |n: &str| {
+                let mut a = cmd.to_vec();
+                a.insert(1, l);
+                a.extend(["--threads", n]);
+                fdr(&a).unwrap()
+            };
+            let one = run("1");
+            for n in ["2", "3"] {
+                assert_eq!(run(n), one, "{cmd:?} with {n} readers");
+            }
+        }
+    }
+}
