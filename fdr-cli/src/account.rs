@@ -9,16 +9,16 @@
 //! cancellation, see [`crate::tasks`]) get figures of their own beside them.
 
 use std::io::Write;
-use std::path::Path;
 
 use clap::ValueEnum;
 
 use fdr_format::{CullKind, FunctionKind};
 
-use crate::calls::{replay, replay_shared, Close, Decoded, Frame, Sink, TaskEvent};
+use crate::calls::{plan, replay, replay_shared, Close, Decoded, Frame, Sink, TaskEvent};
 use crate::culls::Culls;
-use crate::error::shown_path;
+use crate::filter::Filter;
 use crate::hist::LogLinear;
+use crate::input::Log;
 use crate::names::{json_string, shown, Names, Slots};
 use crate::progress::Progress;
 use crate::tasks::{is_task_limit, TaskSpan, Tasks};
@@ -334,35 +334,43 @@ impl Account {
     /// Accounts the log at `path`, reading it with `readers` threads in parallel (each decodes
     /// the blocks of its share of the log's threads).
     pub fn of_log(
-        path: &Path,
+        log: &Log,
         readers: usize,
+        filter: &Filter,
         progress: &Progress,
     ) -> Result<(Account, Decoded), CliError> {
-        let name = shown_path(path);
-        let (mut acc, d) = if readers <= 1 {
+        let name = log.name();
+        let (mut acc, d) = if filter.needs_plan() {
+            // The calls inside a matching call found at its exit: a first pass finds them.
+            let p = plan(log, filter, progress)?;
             let mut acc = Account::default();
-            let d = replay(path, &mut acc, None, progress, 0)?;
+            let d = replay(log, &mut acc, Some(&p), filter, progress, 1)?;
+            (acc, d)
+        } else if readers <= 1 {
+            let mut acc = Account::default();
+            let d = replay(log, &mut acc, None, filter, progress, 0)?;
             (acc, d)
         } else {
-            match Account::shared(path, readers, progress) {
+            match Account::shared(log, readers, filter, progress) {
                 Ok(r) => r,
                 // Shares hold the tasks whose ends other shares read: more than one reader does.
-                Err(e) if is_task_limit(&e) => return Account::of_log(path, 1, progress),
-                Err(e) => return Err(e.in_log(&name)),
+                Err(e) if is_task_limit(&e) => return Account::of_log(log, 1, filter, progress),
+                Err(e) => return Err(e.in_log(name)),
             }
         };
         let end = d.threads.iter().map(|t| t.last_tsc).max().unwrap_or(0);
-        acc.finish_tasks(end).map_err(|e| e.in_log(&name))?;
+        acc.finish_tasks(end).map_err(|e| e.in_log(name))?;
         Ok((acc, d))
     }
 
     fn shared(
-        path: &Path,
+        log: &Log,
         readers: usize,
+        filter: &Filter,
         progress: &Progress,
     ) -> Result<(Account, Decoded), CliError> {
         let mut parts: Vec<Account> = (0..readers).map(|_| Account::default()).collect();
-        let d = replay_shared(path, &mut parts, progress)?;
+        let d = replay_shared(log, &mut parts, None, filter, progress, 0)?;
         let mut acc = Account::default();
         for p in parts {
             acc.merge(p)?;

@@ -16,14 +16,13 @@
 //! - CPU migrations and TSC wraps only reset the timestamp base, which the event decoder has
 //!   already folded into absolute timestamps.
 
-use std::fs::File;
 use std::io::Read;
-use std::path::Path;
 
 use fdr_format::events::{EventDecoder, EventKind, LogInfo, ThreadStats};
 use fdr_format::{CullKind, FormatError, TaskKind};
 
-use crate::error::shown_path;
+use crate::filter::Filter;
+use crate::input::Log;
 use crate::progress::Progress;
 use crate::CliError;
 
@@ -47,6 +46,23 @@ pub struct Frame {
 }
 
 impl Frame {
+    /// A call of `id` that started at `start`, with `child` ticks in completed callees.
+    ///
+    /// ```
+    /// use fdr_cli::calls::Frame;
+    /// let f = Frame::new(3, 100, 40, false);
+    /// assert_eq!(f.self_ticks(200), 60);
+    /// ```
+    pub fn new(id: u32, start: u64, child: u64, inferred: bool) -> Frame {
+        Frame {
+            id,
+            start,
+            child,
+            inferred,
+            args_at: 0,
+        }
+    }
+
     /// Ticks spent in the call itself, given its end.
     #[inline]
     pub fn self_ticks(&self, end: u64) -> u64 {
@@ -101,6 +117,13 @@ pub trait Sink {
         Ok(())
     }
 
+    /// The log is read; `thread`'s calls still open were closed at `last`, the end of its
+    /// window (called once per thread, after those closes).
+    fn end(&mut self, thread: u32, last: u64) -> Result<(), CliError> {
+        let _ = (thread, last);
+        Ok(())
+    }
+
     /// A function was culled or restored (by `thread`, at `tsc`): see [`crate::culls`].
     fn cull(&mut self, thread: u32, tsc: u64, kind: CullKind, id: u32) -> Result<(), CliError> {
         let _ = (thread, tsc, kind, id);
@@ -131,6 +154,17 @@ pub struct Plan {
     pub info: LogInfo,
     /// Threads, with complete windows.
     pub threads: Vec<ThreadStats>,
+    /// Per thread index: some of its calls pass the filters (the threads outputs show).
+    pub shown: Vec<bool>,
+    /// Calls that pass the filters.
+    pub calls: u64,
+}
+
+impl Plan {
+    /// True if thread index `t` has calls that pass the filters.
+    pub fn shows(&self, t: usize) -> bool {
+        self.shown.get(t).copied().unwrap_or(false)
+    }
 }
 
 /// A decoded log's tables and threads.
@@ -163,24 +197,27 @@ fn input(path: &str) -> impl Fn(FormatError) -> CliError + '_ {
     }
 }
 
-/// Opens a log for decoding.
-pub fn open(path: &Path) -> Result<EventDecoder<File>, CliError> {
-    let name = shown_path(path);
-    let file = File::open(path).map_err(|e| CliError::io(&name, "cannot open the log", e))?;
-    EventDecoder::new(file).map_err(input(&name))
-}
-
-/// Replays the log at `path` through `sink`. Without a plan, entries missing from the window
-/// are inferred when their exit arrives (enough for per-function totals); with one, they are
-/// opened at the window's start. `pass` numbers this read for the progress bar.
+/// Replays `log` through `sink`, behind `filter`. Without a plan, entries missing from the
+/// window are inferred when their exit arrives (enough for per-function totals); with one, they
+/// are opened at the window's start. `pass` numbers this read for the progress bar.
 pub fn replay<S: Sink>(
-    path: &Path,
+    log: &Log,
     sink: &mut S,
     plan: Option<&Plan>,
+    filter: &Filter,
     progress: &Progress,
     pass: u64,
 ) -> Result<Decoded, CliError> {
-    replay_decoder(open(path)?, &shown_path(path), sink, plan, progress, pass)
+    let mut dec = log.decoder()?;
+    filter.select_threads(&mut dec);
+    let d = if filter.wraps() {
+        let mut w = filter.wrap(sink);
+        replay_decoder(dec, log.name(), &mut w, plan, progress, pass)?
+    } else {
+        replay_decoder(dec, log.name(), sink, plan, progress, pass)?
+    };
+    filter.check_threads(log.name(), &d.threads, &d.info)?;
+    Ok(d)
 }
 
 /// [`replay`] on a decoder over any input; `path` names it in errors.
@@ -301,6 +338,7 @@ pub fn replay_decoder<R: Read, S: Sink>(
         while !th.stack.is_empty() {
             pop(th, t as u32, end, Close::WindowEnd, sink).map_err(named)?;
         }
+        sink.end(t as u32, end).map_err(named)?;
     }
     Ok(Decoded {
         info: dec.info().clone(),
@@ -308,36 +346,74 @@ pub fn replay_decoder<R: Read, S: Sink>(
     })
 }
 
-/// Replays the log at `path` through `sinks.len()` sinks in parallel, one thread each: sink
-/// `k` sees the calls of the log's threads whose index is `k` modulo the number of sinks, every
-/// block being decoded by exactly one of them. For analyses whose results add up across
-/// threads (without a plan: entries missing from the window are inferred at their exit).
+/// Replays `log` through `sinks.len()` sinks in parallel, one thread each, behind `filter`:
+/// sink `k` sees the calls of the log's threads whose index is `k` modulo the number of sinks,
+/// every block being decoded by exactly one of them. For analyses whose results add up across
+/// threads; with a plan, as [`replay`] with one.
 ///
 /// ```no_run
 /// use fdr_cli::account::Account;
 /// use fdr_cli::calls::replay_shared;
+/// use fdr_cli::filter::Filter;
+/// use fdr_cli::input::Log;
 /// use fdr_cli::progress::Progress;
 /// let mut parts = vec![Account::default(), Account::default()];
-/// let decoded = replay_shared("app.fdr".as_ref(), &mut parts, &Progress::hidden())?;
+/// let log = Log::open("app.fdr".as_ref())?;
+/// let decoded = replay_shared(&log, &mut parts, None, &Filter::none(), &Progress::hidden(), 0)?;
 /// # Ok::<(), fdr_cli::CliError>(())
 /// ```
 pub fn replay_shared<S: Sink + Send>(
-    path: &Path,
+    log: &Log,
     sinks: &mut [S],
+    plan: Option<&Plan>,
+    filter: &Filter,
     progress: &Progress,
+    pass: u64,
 ) -> Result<Decoded, CliError> {
+    let parts = in_shares(log, sinks, filter, progress, |dec, sink, shown| {
+        if filter.wraps() {
+            let mut w = filter.wrap(sink);
+            replay_decoder(dec, log.name(), &mut w, plan, shown, pass)
+        } else {
+            replay_decoder(dec, log.name(), sink, plan, shown, pass)
+        }
+    })?;
+    // Thread `i` was decoded in full by share `i % n`.
+    let mut merged = parts[0].clone();
+    for (i, t) in merged.threads.iter_mut().enumerate() {
+        if let Some(d) = parts.get(i % parts.len()).and_then(|d| d.threads.get(i)) {
+            *t = d.clone();
+        }
+    }
+    filter.check_threads(log.name(), &merged.threads, &merged.info)?;
+    Ok(merged)
+}
+
+/// Runs `each` on `sinks.len()` decoders of `log` in parallel, one thread each, decoder `k`
+/// reading the blocks of the log's threads whose index is `k` modulo the number of sinks
+/// (see [`EventDecoder::share`]); the results come back in share order. An error is the one
+/// earliest in the file, which a single reader would have met.
+fn in_shares<S: Send, T: Send>(
+    log: &Log,
+    sinks: &mut [S],
+    filter: &Filter,
+    progress: &Progress,
+    each: impl Fn(EventDecoder<std::fs::File>, &mut S, &Progress) -> Result<T, CliError> + Sync,
+) -> Result<Vec<T>, CliError> {
     let n = sinks.len() as u32;
     let hidden = Progress::hidden();
-    let results: Vec<Result<Decoded, CliError>> = std::thread::scope(|scope| {
+    let each = &each;
+    let results: Vec<Result<T, CliError>> = std::thread::scope(|scope| {
         let workers: Vec<_> = sinks
             .iter_mut()
             .enumerate()
             .map(|(k, sink)| {
                 let shown = if k == 0 { progress } else { &hidden };
                 scope.spawn(move || {
-                    let mut dec = open(path)?;
+                    let mut dec = log.decoder()?;
                     dec.share(n, k as u32);
-                    replay_decoder(dec, &shown_path(path), sink, None, shown, 0)
+                    filter.select_threads(&mut dec);
+                    each(dec, sink, shown)
                 })
             })
             .collect();
@@ -354,7 +430,6 @@ pub fn replay_shared<S: Sink + Send>(
     for r in results {
         match r {
             Ok(d) => parts.push(d),
-            // The error earliest in the file is the one a single reader would have met.
             Err(e) => {
                 let earlier = match (&first_err, &e) {
                     (None, _) => true,
@@ -371,17 +446,54 @@ pub fn replay_shared<S: Sink + Send>(
             }
         }
     }
-    if let Some(e) = first_err {
-        return Err(e);
+    match first_err {
+        Some(e) => Err(e),
+        None => Ok(parts),
     }
-    // Shares come back in order; thread `i` was decoded in full by share `i % n`.
+}
+
+/// [`plan_with`] by `extras.len()` reader threads in parallel, each reading a share of the
+/// log's threads and handing its calls to its own extra sink.
+pub fn plan_shared<X: Sink + Send>(
+    log: &Log,
+    filter: &Filter,
+    progress: &Progress,
+    extras: &mut [X],
+) -> Result<Plan, CliError> {
+    if extras.len() == 1 {
+        return plan_with(log, filter, progress, &mut extras[0]);
+    }
+    let parts = in_shares(log, extras, filter, progress, |dec, x, shown| {
+        plan_filtered(dec, log.name(), filter, shown, x)
+    })?;
+    let n = parts.len();
     let mut merged = parts[0].clone();
-    for (i, t) in merged.threads.iter_mut().enumerate() {
-        if let Some(d) = parts.get(i % parts.len()).and_then(|d| d.threads.get(i)) {
-            *t = d.clone();
+    merged.calls = parts.iter().map(|p| p.calls).sum();
+    let len = merged.threads.len();
+    merged.initial = vec![Vec::new(); len];
+    merged.shown = vec![false; len];
+    for i in 0..len {
+        let p = &parts[i % n];
+        if let Some(t) = p.threads.get(i) {
+            merged.threads[i] = t.clone();
         }
+        merged.initial[i] = p.initial.get(i).cloned().unwrap_or_default();
+        merged.shown[i] = p.shows(i);
     }
+    merged.origin = plan_origin(&merged.threads, &merged.shown, filter);
+    filter.check_threads(log.name(), &merged.threads, &merged.info)?;
     Ok(merged)
+}
+
+/// Time zero: the earliest window start of a thread with calls that pass the filters (cut to
+/// the time range), as in a log that held only those calls.
+fn plan_origin(threads: &[ThreadStats], shown: &[bool], filter: &Filter) -> u64 {
+    let from = filter.range_start().unwrap_or(0);
+    (0..threads.len())
+        .filter(|&t| shown.get(t).copied().unwrap_or(false))
+        .map(|t| threads[t].first_tsc.max(from))
+        .min()
+        .unwrap_or_else(|| origin(threads))
 }
 
 /// Why a replay stopped: the log (the path is added afterwards) or the sink.
@@ -536,32 +648,158 @@ impl Sink for Prescan {
     }
 }
 
-/// A first pass over the log: which frames were open at each thread's window start, the
-/// tables, and time zero.
-pub fn plan(path: &Path, progress: &Progress) -> Result<Plan, CliError> {
-    plan_decoder(open(path)?, &shown_path(path), progress)
+/// Which threads have calls that pass the filters, and how many calls pass.
+#[derive(Default)]
+struct Seen {
+    shown: Vec<bool>,
+    calls: u64,
 }
 
-/// [`plan`] on a decoder over any input; `path` names it in errors.
+impl Sink for Seen {
+    #[inline]
+    fn exit(
+        &mut self,
+        thread: u32,
+        _: usize,
+        _: &Frame,
+        _: u64,
+        _: Close,
+        _: &[u64],
+    ) -> Result<(), CliError> {
+        let t = thread as usize;
+        if t >= self.shown.len() {
+            self.shown.resize(t + 1, false);
+        }
+        self.shown[t] = true;
+        self.calls += 1;
+        Ok(())
+    }
+}
+
+/// Two sinks fed the same calls, the first one first.
+pub struct Both<'a, A, B>(pub &'a mut A, pub &'a mut B);
+
+impl<A: Sink, B: Sink> Sink for Both<'_, A, B> {
+    #[inline]
+    fn enter(
+        &mut self,
+        thread: u32,
+        depth: usize,
+        f: &Frame,
+        args: &[u64],
+    ) -> Result<(), CliError> {
+        self.0.enter(thread, depth, f, args)?;
+        self.1.enter(thread, depth, f, args)
+    }
+
+    #[inline]
+    fn exit(
+        &mut self,
+        thread: u32,
+        depth: usize,
+        f: &Frame,
+        end: u64,
+        how: Close,
+        args: &[u64],
+    ) -> Result<(), CliError> {
+        self.0.exit(thread, depth, f, end, how, args)?;
+        self.1.exit(thread, depth, f, end, how, args)
+    }
+
+    fn task(&mut self, thread: u32, tsc: u64, window: u64, ev: TaskEvent) -> Result<(), CliError> {
+        self.0.task(thread, tsc, window, ev)?;
+        self.1.task(thread, tsc, window, ev)
+    }
+
+    fn cull(&mut self, thread: u32, tsc: u64, kind: CullKind, id: u32) -> Result<(), CliError> {
+        self.0.cull(thread, tsc, kind, id)?;
+        self.1.cull(thread, tsc, kind, id)
+    }
+
+    fn end(&mut self, thread: u32, last: u64) -> Result<(), CliError> {
+        self.0.end(thread, last)?;
+        self.1.end(thread, last)
+    }
+}
+
+/// A first pass over `log`: which frames were open at each thread's window start, the tables,
+/// time zero, and which threads have calls that pass `filter`.
+pub fn plan(log: &Log, filter: &Filter, progress: &Progress) -> Result<Plan, CliError> {
+    plan_with(log, filter, progress, &mut Nothing)
+}
+
+/// [`plan`], handing the calls that pass `filter` to `extra` as well. In this first pass an
+/// entry missing from the window is inferred at its exit (see [`replay`] without a plan).
+pub fn plan_with<X: Sink>(
+    log: &Log,
+    filter: &Filter,
+    progress: &Progress,
+    extra: &mut X,
+) -> Result<Plan, CliError> {
+    let mut dec = log.decoder()?;
+    filter.select_threads(&mut dec);
+    let p = plan_filtered(dec, log.name(), filter, progress, extra)?;
+    filter.check_threads(log.name(), &p.threads, &p.info)?;
+    Ok(p)
+}
+
+/// [`plan`] on a decoder over any input, unfiltered; `path` names it in errors.
 pub fn plan_decoder<R: Read>(
     dec: EventDecoder<R>,
     path: &str,
     progress: &Progress,
 ) -> Result<Plan, CliError> {
+    plan_filtered(dec, path, &Filter::none(), progress, &mut Nothing)
+}
+
+/// A sink that does nothing.
+pub struct Nothing;
+
+impl Sink for Nothing {
+    #[inline]
+    fn exit(
+        &mut self,
+        _: u32,
+        _: usize,
+        _: &Frame,
+        _: u64,
+        _: Close,
+        _: &[u64],
+    ) -> Result<(), CliError> {
+        Ok(())
+    }
+}
+
+fn plan_filtered<R: Read, X: Sink>(
+    dec: EventDecoder<R>,
+    path: &str,
+    filter: &Filter,
+    progress: &Progress,
+    extra: &mut X,
+) -> Result<Plan, CliError> {
     let mut p = Prescan {
         initial: Vec::new(),
     };
-    let d = replay_decoder(dec, path, &mut p, None, progress, 0)?;
+    let mut seen = Seen::default();
+    let mut both = Both(&mut seen, extra);
+    let d = if filter.wraps() {
+        let mut w = filter.wrap(&mut both);
+        replay_decoder(dec, path, &mut Both(&mut p, &mut w), None, progress, 0)?
+    } else {
+        replay_decoder(dec, path, &mut Both(&mut p, &mut both), None, progress, 0)?
+    };
     // Discovered innermost first; the stack is built from the bottom.
     for v in &mut p.initial {
         v.reverse();
     }
-    let origin = origin(&d.threads);
+    let origin = plan_origin(&d.threads, &seen.shown, filter);
     Ok(Plan {
         initial: p.initial,
         origin,
         info: d.info,
         threads: d.threads,
+        shown: seen.shown,
+        calls: seen.calls,
     })
 }
 

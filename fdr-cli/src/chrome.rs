@@ -1,19 +1,22 @@
 //! `fdr convert --format chrome`: Chrome trace-event JSON.
 //!
-//! One `B` event per call entry and one `E` per exit, `ts` in microseconds from the earliest
-//! window start (three decimals: nanosecond precision), `M` events naming the process and the
-//! threads. Logged arguments become the `B` event's `args`; an inferred entry carries
-//! `"inferred_start": true`, a call closed at the window's end `"open_at_end": true` on its `E`.
+//! One complete (`X`) event per call whose entry and exit are in the log, written at its exit
+//! (viewers sort events by time; a file in exit order is half the size of `B`/`E` pairs), and
+//! a `B`/`E` pair for a call whose entry is inferred, `ts` and `dur` in microseconds from the
+//! earliest window start (three decimals: nanosecond precision), `M` events naming the process
+//! and the threads. Logged arguments become the event's `args`; an inferred entry carries
+//! `"inferred_start": true` on its `B`, a call closed at the window's end `"open_at_end": true`.
 //! Each async task is an async slice (`b` and `e` events of category `task` whose `id` is the
 //! task's id, on the threads that created and ended it) from its creation to its completion
 //! (`"cancelled": true` when it was dropped first), over its polls' `B`/`E` slices.
 
 use std::io::Write;
-use std::path::Path;
 
 use fdr_format::TaskKind;
 
 use crate::calls::{plan, replay, Close, Frame, Plan, Sink, TaskEvent};
+use crate::filter::Filter;
+use crate::input::Log;
 use crate::names::{json_string, Names, Slots};
 use crate::progress::Progress;
 use crate::tasks::Tasks;
@@ -121,34 +124,12 @@ impl Sink for Chrome<'_> {
     }
 
     fn enter(&mut self, thread: u32, _: usize, f: &Frame, args: &[u64]) -> Result<(), CliError> {
-        let s = self.name(f.id)?;
-        self.line.push_str("{\"ph\":\"B\",\"name\":");
-        let q = std::mem::take(&mut self.quoted[s]);
-        self.line.push_str(&q);
-        self.quoted[s] = q;
-        self.line.push_str(",\"cat\":\"fdr\",\"ts\":");
-        self.ts(f.start);
-        self.line.push(',');
-        self.line.push_str(&self.ids[thread as usize]);
-        if !args.is_empty() || f.inferred {
-            self.line.push_str(",\"args\":{");
-            let mut first = true;
-            for (i, v) in args.iter().enumerate() {
-                if !first {
-                    self.line.push(',');
-                }
-                first = false;
-                let n = json(&self.names.arg(f.id, i));
-                self.line.push_str(&format!("{n}:{v}"));
-            }
-            if f.inferred {
-                if !first {
-                    self.line.push(',');
-                }
-                self.line.push_str("\"inferred_start\":true");
-            }
-            self.line.push('}');
+        // A call whose begin is known is one complete event, written at its end.
+        if !f.inferred {
+            return Ok(());
         }
+        self.head('B', f.id, f.start, thread)?;
+        self.args(f.id, args, "\"inferred_start\":true");
         self.emit()
     }
 
@@ -159,25 +140,70 @@ impl Sink for Chrome<'_> {
         f: &Frame,
         end: u64,
         how: Close,
-        _: &[u64],
+        args: &[u64],
     ) -> Result<(), CliError> {
-        let s = self.name(f.id)?;
-        self.line.push_str("{\"ph\":\"E\",\"name\":");
+        let mark = match how {
+            Close::WindowEnd => "\"open_at_end\":true",
+            Close::Unwound => "\"closed_by_caller_exit\":true",
+            Close::Exit | Close::TailExit => "",
+        };
+        if f.inferred {
+            self.head('E', f.id, end, thread)?;
+            self.args(f.id, &[], mark);
+            return self.emit();
+        }
+        self.head('X', f.id, f.start, thread)?;
+        let start_ns = self.clock.ns(f.start.saturating_sub(self.origin));
+        let dur = self
+            .clock
+            .ns(end.saturating_sub(self.origin))
+            .saturating_sub(start_ns);
+        use std::fmt::Write as _;
+        let _ = write!(self.line, ",\"dur\":{}.{:03}", dur / 1000, dur % 1000);
+        self.args(f.id, args, mark);
+        self.emit()
+    }
+}
+
+impl Chrome<'_> {
+    /// The start of an event of phase `ph` for function `id` at `tsc` on `thread`.
+    fn head(&mut self, ph: char, id: u32, tsc: u64, thread: u32) -> Result<(), CliError> {
+        let s = self.name(id)?;
+        self.line.push_str("{\"ph\":\"");
+        self.line.push(ph);
+        self.line.push_str("\",\"name\":");
         let q = std::mem::take(&mut self.quoted[s]);
         self.line.push_str(&q);
         self.quoted[s] = q;
         self.line.push_str(",\"cat\":\"fdr\",\"ts\":");
-        self.ts(end);
+        self.ts(tsc);
         self.line.push(',');
         self.line.push_str(&self.ids[thread as usize]);
-        match how {
-            Close::WindowEnd => self.line.push_str(",\"args\":{\"open_at_end\":true}"),
-            Close::Unwound => self
-                .line
-                .push_str(",\"args\":{\"closed_by_caller_exit\":true}"),
-            Close::Exit | Close::TailExit => {}
+        Ok(())
+    }
+
+    /// The `args` object: the logged arguments of `id`, then `mark` (fdr's flags, or empty);
+    /// nothing when both are empty.
+    fn args(&mut self, id: u32, args: &[u64], mark: &str) {
+        if args.is_empty() && mark.is_empty() {
+            return;
         }
-        self.emit()
+        self.line.push_str(",\"args\":{");
+        for (i, v) in args.iter().enumerate() {
+            if i > 0 {
+                self.line.push(',');
+            }
+            let n = json(&self.names.arg(id, i));
+            use std::fmt::Write as _;
+            let _ = write!(self.line, "{n}:{v}");
+        }
+        if !mark.is_empty() {
+            if !args.is_empty() {
+                self.line.push(',');
+            }
+            self.line.push_str(mark);
+        }
+        self.line.push('}');
     }
 }
 
@@ -197,14 +223,48 @@ pub(crate) fn process_name(p: &Plan, pid: i32) -> String {
     }
 }
 
-/// Converts the log at `path` to Chrome JSON on `out` (`dest` names it in errors).
+/// The largest JSON file chrome://tracing and Perfetto's JSON importer handle.
+pub const JSON_LIMIT: u64 = 1 << 30;
+
+/// About how many bytes of Chrome JSON `calls` calls take, their names `name_bytes` long on
+/// average: one complete event each, about 85 bytes besides the name.
+///
+/// ```
+/// assert_eq!(fdr_cli::chrome::estimate(1000, 15), 100_000);
+/// ```
+pub fn estimate(calls: u64, name_bytes: u64) -> u64 {
+    calls.saturating_mul(85 + name_bytes)
+}
+
+/// Converts `log` to Chrome JSON on `out` (`dest` names it in errors), behind `filter`; warns
+/// on standard error when the output will be larger than [`JSON_LIMIT`].
 pub fn run(
-    path: &Path,
+    log: &Log,
+    filter: &Filter,
     out: &mut dyn Write,
     dest: &str,
     progress: &Progress,
 ) -> Result<(), CliError> {
-    let p = plan(path, progress)?;
+    let p = plan(log, filter, progress)?;
+    let names_len = if p.info.functions.is_empty() {
+        8
+    } else {
+        p.info
+            .functions
+            .iter()
+            .map(|f| f.name.len() as u64)
+            .sum::<u64>()
+            / p.info.functions.len() as u64
+    };
+    let size = estimate(p.calls, names_len);
+    if size > JSON_LIMIT {
+        eprintln!(
+            "fdr: warning: the Chrome JSON will be about {:.1} GiB, more than the 1 GiB that \
+             chrome://tracing and Perfetto's JSON importer handle; use --format fxt (Perfetto \
+             reads it), or a filter (--thread, --function, --from/--to, --min)",
+            size as f64 / f64::from(1u32 << 30)
+        );
+    }
     let names = Names::new(&p.info);
     let werr = |e| CliError::io(dest, "cannot write the output", e);
     let ids: Vec<String> = (0..p.threads.len())
@@ -213,7 +273,7 @@ pub fn run(
     let mut head = String::from("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
     let mut pids: Vec<i32> = Vec::new();
     for (t, th) in p.threads.iter().enumerate() {
-        if th.function_records == 0 {
+        if !p.shows(t) {
             continue;
         }
         let pid = pid_of(&p, t);
@@ -243,10 +303,9 @@ pub fn run(
         line: String::with_capacity(256),
         tasks: Tasks::default(),
     };
-    let d = replay(path, &mut sink, Some(&p), progress, 1)?;
+    let d = replay(log, &mut sink, Some(&p), filter, progress, 1)?;
     let end = d.threads.iter().map(|t| t.last_tsc).max().unwrap_or(0);
-    sink.finish_tasks(end)
-        .map_err(|e| e.in_log(&crate::error::shown_path(path)))?;
+    sink.finish_tasks(end).map_err(|e| e.in_log(log.name()))?;
     if let Some(r) = crate::trigger::fired(&p.info) {
         // The moment the trigger fired, on the thread of the call that fired it.
         let t = p.threads.iter().position(|t| t.tid == r.tid);

@@ -2,13 +2,12 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::Path;
 
 use fdr_format::reader::{Reader, Record};
 use fdr_format::verify::{BlockVerifier, TimeCheck};
 use fdr_format::{Extension, FnKind, FormatError};
 
-use crate::error::shown_path;
+use crate::input::Log;
 use crate::names::shown;
 use crate::CliError;
 
@@ -16,10 +15,9 @@ use crate::CliError;
 /// breaks the block grammar, and adds a warning line after each record where a thread's time
 /// runs backwards (a warning only: timestamp counters of different CPUs can disagree a little,
 /// so the log is still valid; durations across such a point are shown as 0).
-pub fn run(path: &Path, verify: bool, out: &mut dyn Write) -> Result<(), CliError> {
-    let name = shown_path(path);
-    let file =
-        std::fs::File::open(path).map_err(|e| CliError::io(&name, "cannot open the log", e))?;
+pub fn run(log: &Log, verify: bool, out: &mut dyn Write) -> Result<(), CliError> {
+    let name = log.name().to_string();
+    let file = log.file()?;
     let input = |err: FormatError| CliError::Input {
         path: name.clone(),
         err,

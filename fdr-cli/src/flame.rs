@@ -16,12 +16,12 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::Path;
 
 use inferno::flamegraph::{self, Options};
 
 use crate::calls::{plan, replay, Close, Frame, Sink};
-use crate::error::shown_path;
+use crate::filter::Filter;
+use crate::input::Log;
 use crate::names::{shown, Names};
 use crate::progress::Progress;
 use crate::stack::{NodeKind, Trie, DISPLAY_DEPTH};
@@ -452,25 +452,26 @@ impl Chart {
 
 /// Draws the flame graph (or chart) of the log at `path` as SVG on `out`.
 pub fn run(
-    path: &Path,
+    log: &Log,
+    filter: &Filter,
     out: &mut dyn Write,
     dest: &str,
     chart: bool,
     progress: &Progress,
 ) -> Result<(), CliError> {
-    let name = shown_path(path);
+    let name = log.name().to_string();
     let mut notes = Vec::new();
     let lines: Vec<String> = if chart {
-        let p = plan(path, progress)?;
+        let p = plan(log, filter, progress)?;
         let names = Names::new(&p.info);
         let clock = Clock::new(p.info.header.cycle_frequency);
         let mut c = Chart::new(Limits::default());
-        replay(path, &mut c, Some(&p), progress, 1)?;
+        replay(log, &mut c, Some(&p), filter, progress, 1)?;
         let tids: Vec<i32> = p.threads.iter().map(|t| t.tid).collect();
         c.lines(&names, &clock, &tids, &mut notes)
             .map_err(|e| e.in_log(&name))?
     } else {
-        let (t, p) = Trie::build(path, progress)?;
+        let (t, p) = Trie::build(log, filter, progress)?;
         let names = Names::new(&p.info);
         let clock = Clock::new(p.info.header.cycle_frequency);
         let lines = graph_lines(&t, &names, &clock, Limits::default(), &mut notes);

@@ -16,12 +16,13 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::Path;
 
 use fdr_format::TaskKind;
 
 use crate::calls::{plan, replay, Close, Frame, Sink, TaskEvent};
 use crate::chrome::{pid_of, process_name};
+use crate::filter::Filter;
+use crate::input::Log;
 use crate::names::{Names, Slots};
 use crate::progress::Progress;
 use crate::tasks::Tasks;
@@ -331,14 +332,15 @@ impl Sink for Fxt<'_> {
     }
 }
 
-/// Converts the log at `path` to FXT on `out` (`dest` names it in errors).
+/// Converts `log` to FXT on `out` (`dest` names it in errors), behind `filter`.
 pub fn run(
-    path: &Path,
+    log: &Log,
+    filter: &Filter,
     out: &mut dyn Write,
     dest: &str,
     progress: &Progress,
 ) -> Result<(), CliError> {
-    let p = plan(path, progress)?;
+    let p = plan(log, filter, progress)?;
     let names = Names::new(&p.info);
     let mut w = Writer {
         out,
@@ -367,7 +369,7 @@ pub fn run(
     for (t, th) in p.threads.iter().enumerate() {
         let pid = pid_of(&p, t);
         let (pk, tk) = (u64::from(pid as u32), u64::from(th.tid as u32));
-        if th.function_records == 0 {
+        if !p.shows(t) {
             threads.push(ThreadRef {
                 id: 0,
                 pid: pk,
@@ -428,10 +430,9 @@ pub fn run(
         cancelled,
         tasks: Tasks::default(),
     };
-    let d = replay(path, &mut sink, Some(&p), progress, 1)?;
+    let d = replay(log, &mut sink, Some(&p), filter, progress, 1)?;
     let end = d.threads.iter().map(|t| t.last_tsc).max().unwrap_or(0);
-    sink.finish_tasks(end)
-        .map_err(|e| e.in_log(&crate::error::shown_path(path)))?;
+    sink.finish_tasks(end).map_err(|e| e.in_log(log.name()))?;
     if let Some(r) = crate::trigger::fired(&p.info) {
         // The moment the trigger fired, on the thread of the call that fired it.
         let t = match p.threads.iter().position(|t| t.tid == r.tid) {

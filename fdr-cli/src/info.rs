@@ -1,14 +1,12 @@
 //! `fdr info`: what a log holds, and what was lost while recording it.
 
 use std::io::Write;
-use std::path::Path;
 
 use fdr_format::events::{EventKind, ThreadStats};
 use fdr_format::{ClockSource, Mode, RunInfo};
 
-use crate::calls::open;
 use crate::culls::Culls;
-use crate::error::shown_path;
+use crate::input::Log;
 use crate::names::{shown, Names, Slots};
 use crate::progress::Progress;
 use crate::trigger;
@@ -25,11 +23,11 @@ fn bytes(n: u64) -> String {
     }
 }
 
-/// Prints the summary of the log at `path`.
-pub fn run(path: &Path, out: &mut dyn Write, progress: &Progress) -> Result<(), CliError> {
-    let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    let name = shown_path(path);
-    let mut dec = open(path)?;
+/// Prints the summary of `log`.
+pub fn run(log: &Log, out: &mut dyn Write, progress: &Progress) -> Result<(), CliError> {
+    let len = log.len();
+    let name = log.name().to_string();
+    let mut dec = log.decoder()?;
     let mut called = Slots::default();
     let mut culls = Culls::default();
     let mut n: u32 = 0;
@@ -116,8 +114,12 @@ pub fn run(path: &Path, out: &mut dyn Write, progress: &Progress) -> Result<(), 
             );
             let _ = writeln!(
                 s,
-                "started     {}.{:09} s since the Unix epoch",
-                r.start_unix_secs, r.start_unix_nanos
+                "started     {}",
+                crate::time::describe(
+                    r.start_unix_secs,
+                    r.start_unix_nanos,
+                    crate::time::local_offset(r.start_unix_secs)
+                )
             );
             let _ = writeln!(
                 s,

@@ -17,33 +17,40 @@
 
 pub mod account;
 pub mod calls;
+pub mod calltree;
 pub mod chrome;
 pub mod culls;
+pub mod diff;
 pub mod dump;
 mod error;
+pub mod filter;
 pub mod flame;
 pub mod fxt;
 pub mod hist;
 pub mod info;
+pub mod input;
 pub mod names;
 pub mod output;
 pub mod progress;
+pub mod replay;
 pub mod stack;
 pub mod synth;
 pub mod tasks;
+pub mod time;
 pub mod trigger;
 pub mod units;
 
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
 pub use error::CliError;
 
 use error::shown_path;
-
+use filter::Filter;
+use input::Log;
 use progress::Progress;
 
 const AFTER_HELP: &str = "\
@@ -54,6 +61,14 @@ marked in the outputs.
 A log written by a trigger (a slow call, or one still running past its limit) names that call:
 `info` prints why the log was written, `account` and `stack` name the call in their first line,
 `convert` marks the moment the trigger fired with an instant event on the call's thread.
+Filters, on account, stack, calls, replay, convert and flame: --thread TID|NAME (repeatable) keeps
+those threads; --from TIME and --to TIME (after the window start) cut every thread's window to
+that range, as a recording window would (calls running at its start start there, marked
+inferred; calls running at its end end there, marked open); --around [MARGIN] is the range of the
+call that fired a triggered snapshot, widened by MARGIN; --function PATTERN keeps the calls of
+matching functions and the calls they made; --min DURATION leaves out shorter calls (their time
+counts in their caller's self time). Times in outputs count from the earliest window start of the
+threads kept. Every command reads standard input for the log `-` (copied to a temporary file).
 Names from a log are shown with control characters escaped (\\x1b, \\n, \\u{202e}); JSON keeps them
 exactly. Outputs (-o) are written to a temporary file renamed into place on success, and never
 over the input log.
@@ -78,12 +93,12 @@ struct Cli {
 enum Command {
     /// Header, calibration, threads, blocks, time span, functions, losses and threshold.
     Info {
-        /// The log (.fdr).
+        /// The log (.fdr; `-` for standard input).
         log: PathBuf,
     },
     /// Every record, one per line, with its byte offset.
     Dump {
-        /// The log (.fdr).
+        /// The log (.fdr; `-` for standard input).
         log: PathBuf,
         /// Check the block grammar (BufferExtents, NewBuffer, WalltimeMarker, [Pid], NewCPUId,
         /// events) and exit non-zero at the first violation. Time running backwards on a thread
@@ -92,23 +107,9 @@ enum Command {
         verify: bool,
     },
     /// Per function: count, min, p50, p90, p99, max, total and self time.
-    #[command(after_help = "\
-Count, min, max, total and self are exact. p50/p90/p99 are read from a log-linear histogram per
-function (64 sub-buckets per power of two): within 0.8% of a recorded duration, with memory that
-does not grow with the number of calls. Totals of recursive functions count nested activations.
-Memory: about 200 bytes per function, plus at most 32 bytes per histogram bucket in use (at most
-~30 KiB per function); a log whose calls use more than 1048576 distinct function ids is refused.
-
-An async function's calls are its polls. Its tasks (each call of the async fn, from its creation
-to its completion or its drop before completing) get a line of their own under it ('└ tasks'):
-tasks, min, p50, p90, p99, max and total latency, and how many were cancelled. In JSON an async
-function's object adds the keys tasks, cancelled, task_min_ns, task_p50_ns, task_p90_ns,
-task_p99_ns, task_max_ns, task_total_ns (count and the other keys stay per poll); CSV has the
-same columns when the log has an async function, empty for other functions. A task created before the window starts at the window
-start of the thread that ended it (*); one not completed when the log ends is closed there (+).
-At most 1048576 tasks may wait for their other end at one point of the log.")]
+    #[command(after_help = ACCOUNT_HELP)]
     Account {
-        /// The log (.fdr).
+        /// The log (.fdr; `-` for standard input).
         log: PathBuf,
         /// Sort by this column (numbers: largest first).
         #[arg(long, value_enum, default_value_t = account::SortKey::Total)]
@@ -123,6 +124,8 @@ At most 1048576 tasks may wait for their other end at one point of the log.")]
         /// [default: 2 on a log over 32 MiB with two cores, else 1].
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
         threads: Option<u16>,
+        #[command(flatten)]
+        filter: filter::FilterArgs,
     },
     /// The call trie: per call path, count, total and self time, latency histogram.
     #[command(after_help = "\
@@ -132,15 +135,23 @@ a '[more call paths, merged]' node under their caller, which bounds memory. Path
 1024 frames deep: a call made deeper (a deep recursion) is one '[calls deeper than 1024 frames]'
 node holding its whole time, the calls it made included.")]
     Stack {
-        /// The log (.fdr).
+        /// The log (.fdr; `-` for standard input).
         log: PathBuf,
         /// `text`: an indented tree; `folded`: `a;b;c <self ns>` lines for flame graph tools.
         #[arg(long, value_enum, default_value_t = stack::Format::Text)]
         format: stack::Format,
+        #[command(flatten)]
+        filter: filter::FilterArgs,
     },
     /// Chrome trace-event JSON (chrome://tracing, Perfetto) or Fuchsia trace format (Perfetto).
+    #[command(after_help = "\
+Chrome JSON: one complete ('X') event per call whose entry and exit are in the log (written at
+the exit; viewers sort events by time), a 'B'/'E' pair for a call whose entry is inferred, 'b'/'e'
+async slices for async tasks. A warning on standard error says when the file will be larger than
+the 1 GiB that chrome://tracing and Perfetto's JSON importer handle: use --format fxt (Perfetto
+reads it) or a filter then.")]
     Convert {
-        /// The log (.fdr).
+        /// The log (.fdr; `-` for standard input).
         log: PathBuf,
         /// Output format.
         #[arg(long, value_enum)]
@@ -148,6 +159,8 @@ node holding its whole time, the calls it made included.")]
         /// Output file (`-` for standard output).
         #[arg(short, long, value_name = "OUT")]
         output: PathBuf,
+        #[command(flatten)]
+        filter: filter::FilterArgs,
     },
     /// A flame graph SVG (self time per call path).
     #[command(after_help = "\
@@ -158,7 +171,7 @@ its narrowest paths into their callers and the chart samples each thread's stack
 interval, doubled until it fits; the SVG's subtitle says which. Paths narrower than the renderer
 draws (0.01% of the width) are always folded into their callers, which changes nothing drawn.")]
     Flame {
-        /// The log (.fdr).
+        /// The log (.fdr; `-` for standard input).
         log: PathBuf,
         /// Output file (`-` for standard output).
         #[arg(short, long, value_name = "OUT.svg")]
@@ -166,8 +179,99 @@ draws (0.01% of the width) are always folded into their callers, which changes n
         /// A flame chart: time runs left to right, one chart per thread.
         #[arg(long)]
         chart: bool,
+        #[command(flatten)]
+        filter: filter::FilterArgs,
+    },
+    /// Individual calls, slowest first, each with the tree of calls it made.
+    #[command(after_help = CALLS_HELP)]
+    Calls {
+        /// The log (.fdr; `-` for standard input).
+        log: PathBuf,
+        /// Show the N slowest calls.
+        #[arg(long, value_name = "N", default_value_t = 10)]
+        top: usize,
+        /// Show the calls each one made down to N levels below it; deeper ones are counted.
+        #[arg(long, value_name = "N", default_value_t = 8,
+              value_parser = clap::value_parser!(u16).range(0..=1024))]
+        depth: u16,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = calltree::Format::Text)]
+        format: calltree::Format,
+        /// Reader threads, each decoding the blocks of a share of the log's threads
+        /// [default: 2 on a log over 32 MiB with two cores, else 1].
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+        threads: Option<u16>,
+        #[command(flatten)]
+        filter: filter::FilterArgs,
+    },
+    /// The time-ordered call graph, one line per entry and exit (as uftrace's `replay`).
+    #[command(after_help = REPLAY_HELP)]
+    Replay {
+        /// The log (.fdr; `-` for standard input).
+        log: PathBuf,
+        /// Reader threads for the first pass, each decoding the blocks of a share of the log's
+        /// threads [default: 2 on a log over 32 MiB with two cores, else 1].
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+        threads: Option<u16>,
+        #[command(flatten)]
+        filter: filter::FilterArgs,
+    },
+    /// Per function, count, p50, p99, total and self time in two logs, and the change.
+    #[command(after_help = DIFF_HELP)]
+    Diff {
+        /// The log before (.fdr; `-` for standard input).
+        before: PathBuf,
+        /// The log after (.fdr; `-` for standard input).
+        after: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = diff::Format::Text)]
+        format: diff::Format,
     },
 }
+
+const ACCOUNT_HELP: &str = "\
+Count, min, max, total and self are exact. p50/p90/p99 are read from a log-linear histogram per
+function (64 sub-buckets per power of two): within 0.8% of a recorded duration, with memory that
+does not grow with the number of calls. Totals of recursive functions count nested activations.
+Memory: about 200 bytes per function, plus at most 32 bytes per histogram bucket in use (at most
+~30 KiB per function); a log whose calls use more than 1048576 distinct function ids is refused.
+
+An async function's calls are its polls. Its tasks (each call of the async fn, from its creation
+to its completion or its drop before completing) get a line of their own under it ('└ tasks'):
+tasks, min, p50, p90, p99, max and total latency, and how many were cancelled. In JSON an async
+function's object adds the keys tasks, cancelled, task_min_ns, task_p50_ns, task_p90_ns,
+task_p99_ns, task_max_ns, task_total_ns (count and the other keys stay per poll); CSV has the
+same columns when the log has an async function, empty for other functions. A task created before
+the window starts at the window start of the thread that ended it (*); one not completed when the
+log ends is closed there (+). At most 1048576 tasks may wait for their other end at one point of
+the log. A function culled by the recorder (only 1 call in 256 per thread recorded while culled)
+is marked '~', and \"culled\": true in JSON; the text lists when each was culled.";
+
+const CALLS_HELP: &str = "\
+Each call is shown with its thread, its start (from the window start), its duration and self
+time, then the calls it made as a tree, down to --depth levels (deeper calls are counted on the
+line of their ancestor). In text, runs of consecutive calls of the same function under one caller
+are one line, 'name × N', with their total and self time and their callees merged the same way.
+JSON gives every call as an object with the keys function, id, thread (tid), start_ns,
+duration_ns, self_ns, inferred_start, open_at_end and children (an array of the same objects).
+At most 16384 calls are shown under one call; past that a line (text) says how many more there
+were, and JSON leaves them out. The selection reads the log twice (three times with --function).";
+
+const REPLAY_HELP: &str = "\
+uftrace style: a call that made no other call is one line, 'name();', with its duration on the
+left; a call that did is 'name() {' at its entry and '} /* name */' with its duration at its exit,
+and the calls it made are indented between. Each thread's window is shown whole, one thread
+after another (earliest window first), the thread id at the left of every line. Marks: '*' an
+entry inferred at the window's start, '+' a call still running when the window ended (closed
+there), 'tail' a tail exit, 'unwound' a call closed by its caller's exit. Indentation stops
+growing at 1024 levels; deeper lines say their depth.";
+
+const DIFF_HELP: &str = "\
+Functions are matched by full name (ids differ between builds), sorted by the largest change in
+total time, growth or shrinkage, then by name. A function in one log only has '-' (text) or null
+(JSON) for the other. JSON: one array of objects with the keys function, before, after (each null
+or an object with count, p50_ns, p99_ns, total_ns, self_ns) and change_total_ns (after minus
+before).";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum ConvertFormat {
@@ -194,32 +298,34 @@ pub fn run<A: AsRef<OsStr>>(args: &[A], out: &mut dyn Write) -> Result<(), CliEr
             };
         }
     };
-    let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    let w = |e| CliError::io("<output>", "writing the report", e);
     match cli.command {
         Command::Info { log } => {
-            let progress = Progress::new(size(&log), 1);
+            let log = Log::open(&log)?;
+            let progress = Progress::new(log.len(), 1);
             let r = info::run(&log, out, &progress);
             progress.finish();
             r
         }
-        Command::Dump { log, verify } => dump::run(&log, verify, out),
+        Command::Dump { log, verify } => dump::run(&Log::open(&log)?, verify, out),
         Command::Account {
             log,
             sort,
             top,
             format,
             threads,
+            filter,
         } => {
-            let len = size(&log);
-            let progress = Progress::new(len, 1);
-            let readers = threads.map_or_else(|| readers_for(len), usize::from);
-            let r = account::Account::of_log(&log, readers, &progress);
+            let log = Log::open(&log)?;
+            let filter = Filter::resolve(&filter, &log)?;
+            let progress = Progress::new(log.len(), 1 + u64::from(filter.needs_plan()));
+            let readers = threads.map_or_else(|| readers_for(log.len()), usize::from);
+            let r = account::Account::of_log(&log, readers, &filter, &progress);
             progress.finish();
             let (mut acc, d) = r?;
             let names = names::Names::new(&d.info);
             let clock = units::Clock::new(d.info.header.cycle_frequency);
             let rows = acc.rows(&names, &clock, sort, top);
-            let w = |e| CliError::io("<output>", "writing the report", e);
             if format == account::Format::Text {
                 let origin = calls::origin(&d.threads);
                 if let Some(h) = trigger::header(&d.info, &names, &clock, origin) {
@@ -237,9 +343,15 @@ pub fn run<A: AsRef<OsStr>>(args: &[A], out: &mut dyn Write) -> Result<(), CliEr
             }
             Ok(())
         }
-        Command::Stack { log, format } => {
-            let progress = Progress::new(size(&log), 2);
-            let r = stack::run(&log, format, out, &progress);
+        Command::Stack {
+            log,
+            format,
+            filter,
+        } => {
+            let log = Log::open(&log)?;
+            let filter = Filter::resolve(&filter, &log)?;
+            let progress = Progress::new(log.len(), 2);
+            let r = stack::run(&log, &filter, format, out, &progress);
             progress.finish();
             r
         }
@@ -247,22 +359,83 @@ pub fn run<A: AsRef<OsStr>>(args: &[A], out: &mut dyn Write) -> Result<(), CliEr
             log,
             format,
             output,
+            filter,
         } => {
-            let progress = Progress::new(size(&log), 2);
+            let log = Log::open(&log)?;
+            let filter = Filter::resolve(&filter, &log)?;
+            let progress = Progress::new(log.len(), 2);
             let dest = shown_path(&output);
-            let r = output::write(&output, &log, out, |w| match format {
-                ConvertFormat::Chrome => chrome::run(&log, w, &dest, &progress),
-                ConvertFormat::Fxt => fxt::run(&log, w, &dest, &progress),
+            let r = output::write(&output, log.path(), out, |w| match format {
+                ConvertFormat::Chrome => chrome::run(&log, &filter, w, &dest, &progress),
+                ConvertFormat::Fxt => fxt::run(&log, &filter, w, &dest, &progress),
             });
             progress.finish();
             r
         }
-        Command::Flame { log, output, chart } => {
-            let progress = Progress::new(size(&log), 2);
+        Command::Flame {
+            log,
+            output,
+            chart,
+            filter,
+        } => {
+            let log = Log::open(&log)?;
+            let filter = Filter::resolve(&filter, &log)?;
+            let progress = Progress::new(log.len(), 2);
             let dest = shown_path(&output);
-            let r = output::write(&output, &log, out, |w| {
-                flame::run(&log, w, &dest, chart, &progress)
+            let r = output::write(&output, log.path(), out, |w| {
+                flame::run(&log, &filter, w, &dest, chart, &progress)
             });
+            progress.finish();
+            r
+        }
+        Command::Calls {
+            log,
+            top,
+            depth,
+            format,
+            threads,
+            filter,
+        } => {
+            let log = Log::open(&log)?;
+            let filter = Filter::resolve(&filter, &log)?;
+            let progress = Progress::new(log.len(), 2 + u64::from(filter.needs_plan()));
+            let opts = calltree::Options {
+                top,
+                depth: usize::from(depth),
+                format,
+                readers: threads.map_or_else(|| readers_for(log.len()), usize::from),
+            };
+            let r = calltree::run(&log, &filter, &opts, out, &progress);
+            progress.finish();
+            r
+        }
+        Command::Replay {
+            log,
+            threads,
+            filter,
+        } => {
+            let log = Log::open(&log)?;
+            let filter = Filter::resolve(&filter, &log)?;
+            let progress = Progress::new(log.len(), 2);
+            let readers = threads.map_or_else(|| readers_for(log.len()), usize::from);
+            let r = replay::run(&log, &filter, out, readers, &progress);
+            progress.finish();
+            r
+        }
+        Command::Diff {
+            before,
+            after,
+            format,
+        } => {
+            if before.as_os_str() == "-" && after.as_os_str() == "-" {
+                return Err(CliError::Usage(
+                    "fdr: diff: only one of the two logs can be standard input (-)".into(),
+                ));
+            }
+            let before = Log::open(&before)?;
+            let after = Log::open(&after)?;
+            let progress = Progress::new(before.len() + after.len(), 1);
+            let r = diff::run(&before, &after, format, out, &progress);
             progress.finish();
             r
         }

@@ -6,7 +6,9 @@
 //! exclusively, so two writes never share one), and renames it into place only once everything
 //! was written and flushed to disk. A failed command removes its temporary file and leaves an
 //! existing output as it was. An output that is a symbolic link is replaced through it: the
-//! file it points to gets the new contents and the link stays.
+//! file it points to gets the new contents and the link stays. An output that is not a regular
+//! file (a device such as `/dev/null`, a named pipe) is written to directly: a rename would
+//! replace it.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -142,6 +144,14 @@ pub fn write(
              (choose another output path)",
             shown_path(input)
         )));
+    }
+    // A device or a pipe (`-o /dev/null`, `-o >(gzip)`) is written to as it is: renaming a
+    // file over it would replace it.
+    if fs::metadata(dest).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        let file = OpenOptions::new().write(true).open(dest).map_err(werr)?;
+        let mut w = BufWriter::with_capacity(1 << 20, file);
+        f(&mut w)?;
+        return w.flush().map_err(werr);
     }
     // Through a symbolic link to the file it names, so that the link stays a link.
     let target = match fs::symlink_metadata(dest) {

@@ -10,12 +10,13 @@
 use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::Path;
 
 use clap::ValueEnum;
 
 use crate::calls::{plan, replay, Close, Frame, Plan, Sink};
+use crate::filter::Filter;
 use crate::hist::Log2;
+use crate::input::Log;
 use crate::names::{shown, Names};
 use crate::progress::Progress;
 use crate::units::{human, Clock};
@@ -313,11 +314,15 @@ impl Trie {
         Trie::with_limits(max_nodes, DISPLAY_DEPTH)
     }
 
-    /// Builds the trie of the log at `path` (two passes: see [`crate::calls::plan`]).
-    pub fn build(path: &Path, progress: &Progress) -> Result<(Trie, Plan), CliError> {
-        let p = plan(path, progress)?;
+    /// Builds the trie of `log` behind `filter` (two passes: see [`crate::calls::plan`]).
+    pub fn build(
+        log: &Log,
+        filter: &Filter,
+        progress: &Progress,
+    ) -> Result<(Trie, Plan), CliError> {
+        let p = plan(log, filter, progress)?;
         let mut t = Trie::default();
-        replay(path, &mut t, Some(&p), progress, 1)?;
+        replay(log, &mut t, Some(&p), filter, progress, 1)?;
         Ok((t, p))
     }
 
@@ -504,14 +509,15 @@ fn write_text(t: &Trie, names: &Names, clock: &Clock, out: &mut dyn Write) -> st
     Ok(())
 }
 
-/// Prints the call trie of the log at `path`.
+/// Prints the call trie of `log` behind `filter`.
 pub fn run(
-    path: &Path,
+    log: &Log,
+    filter: &Filter,
     format: Format,
     out: &mut dyn Write,
     progress: &Progress,
 ) -> Result<(), CliError> {
-    let (t, p) = Trie::build(path, progress)?;
+    let (t, p) = Trie::build(log, filter, progress)?;
     let names = Names::new(&p.info);
     let clock = Clock::new(p.info.header.cycle_frequency);
     let w = |e| CliError::io("<output>", "writing the report", e);

@@ -42,9 +42,74 @@ impl Clock {
 /// assert_eq!(human(200_000_000_000), "200 s");
 /// ```
 pub fn human(ns: u64) -> String {
+    let mut s = String::new();
+    write_human(&mut s, ns);
+    s
+}
+
+/// [`human`] written into `out`, without allocating.
+///
+/// ```
+/// let mut s = String::from("took ");
+/// fdr_cli::units::write_human(&mut s, 1_250);
+/// assert_eq!(s, "took 1.25 µs");
+/// ```
+pub fn write_human(out: &mut String, ns: u64) {
+    use std::fmt::Write as _;
     if ns < 1_000 {
-        return format!("{ns} ns");
+        let _ = write!(out, "{ns} ns");
+        return;
     }
+    if !fast_human(out, ns) {
+        float_human(out, ns);
+    }
+}
+
+/// [`write_human`] in integers; false (nothing written) at an exact tie, where the float
+/// formatting's rounding decides.
+fn fast_human(out: &mut String, ns: u64) -> bool {
+    use std::fmt::Write as _;
+    // Past 2^53 a double no longer holds every nanosecond count: leave those to the floats.
+    if ns > 1 << 53 {
+        return false;
+    }
+    let (scale, unit): (u128, &str) = if ns < 1_000_000 {
+        (1_000, "µs")
+    } else if ns < 1_000_000_000 {
+        (1_000_000, "ms")
+    } else {
+        (1_000_000_000, "s")
+    };
+    let n = u128::from(ns);
+    // Three significant digits: the thresholds of `float_human` (9.995 and 99.95).
+    let (a, b) = (n * 1000, 9995 * scale);
+    let (c, d) = (n * 100, 9995 * scale);
+    if a == b || c == d {
+        return false;
+    }
+    let digits: u32 = if a < b {
+        2
+    } else if c < d {
+        1
+    } else {
+        0
+    };
+    let p = 10u128.pow(digits);
+    let (q, rem) = (n * p / scale, n * p % scale);
+    if rem * 2 == scale {
+        return false;
+    }
+    let q = q + u128::from(rem * 2 > scale);
+    let _ = match digits {
+        0 => write!(out, "{q} {unit}"),
+        1 => write!(out, "{}.{} {unit}", q / 10, q % 10),
+        _ => write!(out, "{}.{:02} {unit}", q / 100, q % 100),
+    };
+    true
+}
+
+fn float_human(out: &mut String, ns: u64) {
+    use std::fmt::Write as _;
     let (v, unit) = if ns < 1_000_000 {
         (ns as f64 / 1e3, "µs")
     } else if ns < 1_000_000_000 {
@@ -60,5 +125,40 @@ pub fn human(ns: u64) -> String {
     } else {
         0
     };
-    format!("{v:.digits$} {unit}")
+    let _ = write!(out, "{v:.digits$} {unit}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_integer_path_writes_what_the_float_path_does() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let check = |ns: u64| {
+            let (mut a, mut b) = (String::new(), String::new());
+            if fast_human(&mut a, ns) {
+                float_human(&mut b, ns);
+                assert_eq!(a, b, "{ns}");
+            }
+        };
+        for ns in 1_000..200_000 {
+            check(ns);
+        }
+        for e in 3..19 {
+            let base = 10u64.pow(e);
+            for k in [1, 5, 9, 10, 99, 995, 999, 9995, 9999] {
+                for d in 0..20 {
+                    check((base / 10).saturating_mul(k).saturating_add(d));
+                    check((base / 10).saturating_mul(k).saturating_sub(d));
+                }
+            }
+        }
+        for _ in 0..1_000_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            check(x >> (x % 40));
+        }
+    }
 }

@@ -77,6 +77,100 @@ fn golden_outputs_of_every_command_on_a_mid_stack_window() {
     );
 }
 
+#[test]
+fn golden_calls_and_replay_of_the_basic_log_and_a_mid_stack_window() {
+    // Tail exits, a migration, a TSC wrap, an id missing from the table, calls open at the end;
+    // a window that starts mid-stack.
+    let dir = temp_dir("golden-calls");
+    let basic = write_log(&dir, "basic.fdr", &basic_log());
+    let mid = write_log(&dir, "mid.fdr", &midstack_log());
+    for (name, l) in [("basic", basic.as_str()), ("mid", mid.as_str())] {
+        golden(&format!("{name}_calls.txt"), &out(&["calls", l], l));
+        golden(
+            &format!("{name}_calls.json"),
+            &out(&["calls", "--format", "json", "--top", "3", l], l),
+        );
+        golden(&format!("{name}_replay.txt"), &out(&["replay", l], l));
+    }
+    golden(
+        "basic_calls_depth1.txt",
+        &out(&["calls", "--top", "2", "--depth", "1", &basic], &basic),
+    );
+    // The JSON is the same calls as nested objects with the keys DESIGN.md names.
+    let json = fdr(&["calls", "--format", "json", &basic]).unwrap();
+    let calls: Vec<Value> = serde_json::from_str(&json).unwrap();
+    assert_eq!(calls.len(), 10);
+    let mut keys: Vec<&str> = calls[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            "children",
+            "duration_ns",
+            "function",
+            "id",
+            "inferred_start",
+            "open_at_end",
+            "self_ns",
+            "start_ns",
+            "thread"
+        ]
+    );
+    let durations: Vec<u64> = calls
+        .iter()
+        .map(|c| c["duration_ns"].as_u64().unwrap())
+        .collect();
+    assert!(durations.windows(2).all(|w| w[0] >= w[1]), "slowest first");
+    let main = calls.iter().find(|c| c["function"] == "app::main").unwrap();
+    assert_eq!(main["children"].as_array().unwrap().len(), 6);
+    assert_eq!(
+        (main["duration_ns"].as_u64(), main["self_ns"].as_u64()),
+        (Some(3000), Some(1100))
+    );
+}
+
+#[test]
+fn calls_summarises_runs_of_the_same_callee_and_folds_deep_calls() {
+    use fdr_cli::synth::LogBuilder;
+    let mut log = LogBuilder::new(1_000_000_000);
+    log.function(1, "app::main", &[]);
+    log.function(2, "fib", &[]);
+    let mut b = log.block(1, 0, 0);
+    b.enter(1, 0);
+    let mut t = 10;
+    for _ in 0..4096 {
+        b.enter(2, t);
+        b.enter(2, t + 1);
+        b.exit(2, t + 2);
+        b.exit(2, t + 3);
+        t += 5;
+    }
+    b.exit(1, t);
+    b.finish();
+    let dir = temp_dir("calls-runs");
+    let l = write_log(&dir, "fib.fdr", &log.finish());
+    let text = fdr(&["calls", "--top", "1", &l]).unwrap();
+    assert!(text.contains("  fib \u{d7} 4,096\n"), "{text}");
+    assert!(text.contains("    fib \u{d7} 4,096\n"), "{text}");
+    let text = fdr(&["calls", "--top", "1", "--depth", "1", &l]).unwrap();
+    assert!(
+        text.contains("fib \u{d7} 4,096 [4,096 calls deeper]"),
+        "{text}"
+    );
+    // JSON lists each call.
+    let json = fdr(&[
+        "calls", "--format", "json", "--top", "1", "--depth", "1", &l,
+    ])
+    .unwrap();
+    let v: Vec<Value> = serde_json::from_str(&json).unwrap();
+    assert_eq!(v[0]["children"].as_array().unwrap().len(), 4096);
+}
+
 /// One span read back from Chrome JSON: tid, name, start ns, end ns, `B` args, `E` args.
 type ChromeSpan = (i64, String, u64, u64, Value, Value);
 
@@ -84,7 +178,8 @@ type ChromeSpan = (i64, String, u64, u64, Value, Value);
 type Chrome = (Vec<ChromeSpan>, HashMap<i64, String>, Vec<String>);
 
 /// (tid, name, start ns, end ns, B args, E args) from Chrome JSON, checking that `B` and `E`
-/// events nest per thread with matching names.
+/// events nest per thread with matching names; a complete (`X`) event is one span whose
+/// `args` are both its begin and end args. Spans come in order of start (the longer first).
 fn chrome_spans(json: &str) -> Chrome {
     let v: Value = serde_json::from_str(json).expect("Chrome JSON parses");
     let events = v["traceEvents"].as_array().expect("traceEvents array");
@@ -129,17 +224,26 @@ fn chrome_spans(json: &str) -> Chrome {
                     e["args"].clone(),
                 ));
             }
+            "X" => {
+                let dur = (e["dur"].as_f64().expect("dur") * 1000.0).round() as u64;
+                spans.push(Some((
+                    tid,
+                    e["name"].as_str().unwrap().to_string(),
+                    ns(e),
+                    ns(e) + dur,
+                    e["args"].clone(),
+                    e["args"].clone(),
+                )));
+            }
             // Instants (a trigger's mark) and async slices (tasks) are checked apart.
             "i" | "b" | "e" => {}
             other => panic!("unexpected phase {other}"),
         }
     }
     assert!(open.values().all(|s| s.is_empty()), "every B has its E");
-    (
-        spans.into_iter().map(|s| s.unwrap()).collect(),
-        thread_names,
-        process_names,
-    )
+    let mut spans: Vec<ChromeSpan> = spans.into_iter().map(|s| s.unwrap()).collect();
+    spans.sort_by_key(|s| (s.2, std::cmp::Reverse(s.3)));
+    (spans, thread_names, process_names)
 }
 
 #[test]

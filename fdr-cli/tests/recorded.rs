@@ -121,6 +121,9 @@ fn golden_outputs_of_every_command_on_a_recorded_log() {
         &run(&["account", "--format", "json", "--sort", "name", l]),
     );
     golden("rec_stack.txt", &run(&["stack", l]));
+    golden("rec_calls.txt", &run(&["calls", l]));
+    golden("rec_calls.json", &run(&["calls", "--format", "json", l]));
+    golden("rec_replay.txt", &run(&["replay", l]));
     golden(
         "rec_stack.folded",
         &run(&["stack", "--format", "folded", l]),
@@ -198,6 +201,13 @@ fn a_recorded_ring_window_that_starts_mid_stack_gets_inferred_entries() {
         rec.finish(&log).unwrap();
         testing::use_real_clock();
     }
+    let ring = |args: &[&str]| {
+        let mut a = args.to_vec();
+        a.insert(1, &log);
+        fdr(&a).unwrap().replace(log.as_str(), "<log>")
+    };
+    golden("ring_calls.txt", &ring(&["calls", "--top", "3"]));
+    golden("ring_replay.txt", &ring(&["replay"]));
     let json = fdr(&["account", "--format", "json", &log]).unwrap();
     let rows: Vec<Value> = serde_json::from_str(&json).unwrap();
     let row = |n: &str| {

@@ -458,3 +458,36 @@ fn time_running_backwards_is_warned_in_info_and_dump_verify() {
         .unwrap()
         .contains("warning"));
 }
+
+#[test]
+fn an_output_that_is_a_pipe_or_a_device_is_written_to_not_replaced() {
+    // A named pipe stands for /dev/null and the like: a rename over it would replace it with a
+    // regular file.
+    use std::os::unix::fs::FileTypeExt;
+    let dir = temp_dir("fifo-out");
+    let log = write_log(&dir, "a.fdr", &basic_log_with_gap(0));
+    let fifo = dir.join("out.pipe");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+    // SAFETY: `c` is a valid NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    for cmd in WRITERS {
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        let mut args = cmd.to_vec();
+        args.insert(1, &log);
+        args.extend(["-o", fifo.to_str().unwrap()]);
+        fdr(&args).unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+        // Checked before joining: a reader of a pipe that was replaced would wait forever.
+        let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+        assert!(kind.is_fifo(), "{cmd:?}: the pipe is still a pipe");
+        let got = reader.join().unwrap();
+        assert!(!got.is_empty(), "{cmd:?} wrote through the pipe");
+        assert_eq!(
+            listing(&dir),
+            ["a.fdr", "out.pipe"],
+            "{cmd:?}: no temporary file"
+        );
+    }
+}

@@ -87,7 +87,7 @@ fn chrome_shows_every_task_as_one_async_slice_over_its_polls() {
         match e["ph"].as_str().unwrap() {
             "b" => assert!(begins.insert(id(), e).is_none(), "one begin per task"),
             "e" => assert!(ends.insert(id(), e).is_none(), "one end per task"),
-            "B" if e["name"] == "app::request" => polls.push(e["tid"].as_i64().unwrap()),
+            "B" | "X" if e["name"] == "app::request" => polls.push(e["tid"].as_i64().unwrap()),
             _ => {}
         }
     }

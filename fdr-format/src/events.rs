@@ -201,14 +201,33 @@ pub struct EventDecoder<R> {
     /// The current block is the first of the file but not of this share: its extension
     /// records are read, its other events are not reported.
     muted: bool,
+    /// Which threads to decode, by thread id (and the tables read so far); decided once per
+    /// thread, when its first block starts.
+    keep: Option<ThreadChoice>,
+    /// Per thread index: its blocks are decoded.
+    kept: Vec<bool>,
+}
+
+/// Decides, from a thread's id and the log's tables, whether its blocks are decoded.
+type ThreadChoice = Box<dyn FnMut(i32, &LogInfo) -> bool>;
+
+impl<R: Read + std::io::Seek> EventDecoder<R> {
+    /// Reads the header of an input that can seek (a file): the blocks of threads left out by
+    /// [`EventDecoder::share`] or [`EventDecoder::keep_threads`] are seeked over, not read.
+    pub fn seekable(inner: R) -> Result<EventDecoder<R>, FormatError> {
+        Ok(EventDecoder::with_reader(Reader::seekable(inner)?))
+    }
 }
 
 impl<R: Read> EventDecoder<R> {
     /// Reads the header.
     pub fn new(inner: R) -> Result<EventDecoder<R>, FormatError> {
-        let reader = Reader::new(inner)?;
+        Ok(EventDecoder::with_reader(Reader::new(inner)?))
+    }
+
+    fn with_reader(reader: Reader<R>) -> EventDecoder<R> {
         let header = *reader.header();
-        Ok(EventDecoder {
+        EventDecoder {
             reader,
             verifier: BlockVerifier::new(),
             info: LogInfo {
@@ -232,7 +251,40 @@ impl<R: Read> EventDecoder<R> {
             blocks_started: 0,
             share: None,
             muted: false,
-        })
+            keep: None,
+            kept: Vec::new(),
+        }
+    }
+
+    /// Decode only the blocks of the threads `keep` chooses (and the file's first block, which
+    /// carries fdr's tables), given each thread's id and the tables read so far; skip the others
+    /// unread. The thread list still names every thread, but the others have no records.
+    ///
+    /// ```
+    /// use fdr_format::events::EventDecoder;
+    /// use fdr_format::{function_record, meta, meta_bytes, FileHeader, FnKind};
+    /// let mut file = FileHeader::default().encode().to_vec();
+    /// for tid in [0, 7, 8] {
+    ///     let mut block = Vec::new();
+    ///     for m in [meta::new_buffer(tid), meta::walltime(0, 0), meta::new_cpu_id(0, 10)] {
+    ///         block.extend_from_slice(&meta_bytes(m));
+    ///     }
+    ///     block.extend_from_slice(&function_record(3, FnKind::Enter, 5).to_le_bytes());
+    ///     file.extend_from_slice(&meta_bytes(meta::buffer_extents(block.len() as u64)));
+    ///     file.extend_from_slice(&block);
+    /// }
+    /// let mut d = EventDecoder::new(&file[..]).unwrap();
+    /// d.keep_threads(|tid, _| tid == 8);
+    /// let mut tids = Vec::new();
+    /// while let Some(e) = d.next_event().unwrap() {
+    ///     tids.push(d.threads()[e.thread as usize].tid);
+    /// }
+    /// tids.dedup();
+    /// assert_eq!(tids, [0, 8]); // the first block, and thread 8
+    /// assert_eq!(d.threads()[1].function_records, 0);
+    /// ```
+    pub fn keep_threads(&mut self, keep: impl FnMut(i32, &LogInfo) -> bool + 'static) {
+        self.keep = Some(Box::new(keep));
     }
 
     /// Decode only the blocks of threads whose index is `k` modulo `n` (and the file's first
@@ -460,19 +512,23 @@ impl<R: Read> EventDecoder<R> {
                             ..ThreadStats::default()
                         });
                         self.opened.push(false);
+                        let kept = match self.keep.as_mut() {
+                            Some(keep) => keep(tid, &self.info),
+                            None => true,
+                        };
+                        self.kept.push(kept);
                     }
                     self.cur = idx;
                     self.blocks_started += 1;
                     self.muted = false;
-                    if let Some((n, k)) = self.share {
-                        if idx % n != k {
-                            if self.blocks_started > 1 {
-                                self.reader.skip_block()?;
-                                self.verifier.block_skipped();
-                                continue;
-                            }
-                            self.muted = true;
+                    let shared = self.share.map_or(true, |(n, k)| idx % n == k);
+                    if !shared || !self.kept[idx as usize] {
+                        if self.blocks_started > 1 {
+                            self.reader.skip_block()?;
+                            self.verifier.block_skipped();
+                            continue;
                         }
+                        self.muted = true;
                     }
                     self.block_pending = true;
                     self.block_pid = 0;

@@ -7,7 +7,7 @@
 //! block or past [`MAX_PAYLOAD`]) and reports anything it cannot make sense of as a
 //! [`FormatError`] naming the offset; it never panics on any input.
 
-use std::io::{self, Read};
+use std::io::{self, Read, Seek, SeekFrom};
 
 use crate::{
     decode_function_record, FileHeader, FnKind, FormatError, MetaKind, FUNCTION_RECORD_SIZE,
@@ -125,6 +125,45 @@ pub struct Reader<R> {
     block_left: Option<u64>,
     /// Offset of the current block's extents record.
     block_at: u64,
+    /// Moves the input forward by that many bytes, for inputs that can seek.
+    seek: Option<fn(&mut R, u64) -> io::Result<()>>,
+    /// The input's length, for inputs that can seek.
+    input_len: u64,
+}
+
+/// Seeks `r` forward by `n` bytes.
+fn seek_forward<R: Seek>(r: &mut R, n: u64) -> io::Result<()> {
+    let n = i64::try_from(n).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    r.seek(SeekFrom::Current(n)).map(|_| ())
+}
+
+impl<R: Read + Seek> Reader<R> {
+    /// Reads and checks the file header of an input that can seek (a file): blocks skipped
+    /// with [`Reader::skip_block`] are then seeked over instead of read.
+    ///
+    /// ```
+    /// use fdr_format::reader::{Reader, Record};
+    /// use fdr_format::{meta, meta_bytes, FileHeader};
+    /// let mut file = FileHeader::default().encode().to_vec();
+    /// for size in [100_000, 0] {
+    ///     file.extend_from_slice(&meta_bytes(meta::buffer_extents(size)));
+    ///     file.extend_from_slice(&vec![0xee; size as usize]);
+    /// }
+    /// let mut r = Reader::seekable(std::io::Cursor::new(&file)).unwrap();
+    /// r.next_record().unwrap();
+    /// r.skip_block().unwrap();
+    /// assert_eq!(r.next_record().unwrap().unwrap(), (100_048, Record::BufferExtents { size: 0 }));
+    /// ```
+    pub fn seekable(mut inner: R) -> Result<Reader<R>, FormatError> {
+        let failed = |e: io::Error| FormatError::new(0, format!("reading the log failed: {e}"));
+        let at = inner.stream_position().map_err(failed)?;
+        let len = inner.seek(SeekFrom::End(0)).map_err(failed)?;
+        inner.seek(SeekFrom::Start(at)).map_err(failed)?;
+        let mut r = Reader::new(inner)?;
+        r.seek = Some(seek_forward::<R>);
+        r.input_len = len.saturating_sub(at);
+        Ok(r)
+    }
 }
 
 impl<R: Read> Reader<R> {
@@ -140,6 +179,8 @@ impl<R: Read> Reader<R> {
             eof: false,
             block_left: None,
             block_at: 0,
+            seek: None,
+            input_len: 0,
         };
         let have = r.fill(HEADER_SIZE)?;
         r.header = FileHeader::decode(&r.buf[r.pos..r.pos + have])?;
@@ -403,6 +444,35 @@ impl<R: Read> Reader<R> {
         let Some(mut left) = self.block_left else {
             return Ok(());
         };
+        let buffered = (self.end - self.pos) as u64;
+        if let Some(seek) = self.seek.filter(|_| left > buffered && !self.eof) {
+            // Past what is buffered: move the input instead of reading the bytes. A block that
+            // runs past the end of the input is found when the next read comes up short.
+            let past = left - buffered;
+            let read = self.offset + buffered;
+            if read + past > self.input_len {
+                let have = self.input_len.saturating_sub(self.offset);
+                return Err(FormatError::new(
+                    self.input_len,
+                    format!(
+                        "the file ends {} bytes before the end of the block whose extents \
+                         record is at byte offset {}; it was cut short",
+                        left - have,
+                        self.block_at
+                    ),
+                ));
+            }
+            if let Err(e) = seek(&mut self.inner, past) {
+                return Err(FormatError::new(
+                    self.offset,
+                    format!("skipping a block of the log failed: {e}"),
+                ));
+            }
+            self.pos = self.end;
+            self.offset += left;
+            self.block_left = Some(0);
+            return Ok(());
+        }
         while left > 0 {
             if self.pos == self.end && self.fill(1)? == 0 {
                 return Err(FormatError::new(
@@ -611,6 +681,31 @@ mod tests {
                 assert!(e.offset <= n as u64, "cut at {n}: {e}");
                 assert!(e.message.contains("cut short"), "cut at {n}: {e}");
             }
+        }
+    }
+
+    #[test]
+    fn skipping_by_seeking_reads_the_same_and_finds_the_same_cuts() {
+        use crate::events::EventDecoder;
+        let f = multi_block();
+        let run = |d: &mut dyn FnMut() -> Result<Option<(u32, u64)>, FormatError>| {
+            let mut seen = Vec::new();
+            loop {
+                match d() {
+                    Ok(Some(e)) => seen.push(e),
+                    Ok(None) => return Ok(seen),
+                    Err(e) => return Err(e),
+                }
+            }
+        };
+        for n in HEADER_SIZE..=f.len() {
+            let mut plain = EventDecoder::new(&f[..n]).unwrap();
+            plain.keep_threads(|tid, _| tid == 8);
+            let mut seek = EventDecoder::seekable(io::Cursor::new(&f[..n])).unwrap();
+            seek.keep_threads(|tid, _| tid == 8);
+            let a = run(&mut || plain.next_event().map(|e| e.map(|e| (e.thread, e.tsc))));
+            let b = run(&mut || seek.next_event().map(|e| e.map(|e| (e.thread, e.tsc))));
+            assert_eq!(a, b, "cut at {n}");
         }
     }
 

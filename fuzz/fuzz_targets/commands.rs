@@ -25,6 +25,20 @@ const COMMANDS: &[&[&str]] = &[
     &["convert", "--format", "fxt", "-o", "-"],
     &["flame", "-o", "-"],
     &["flame", "--chart", "-o", "-"],
+    &["calls"],
+    &["calls", "--format", "json", "--depth", "3"],
+    &["replay"],
+    &[
+        "account",
+        "--format",
+        "json",
+        "--function",
+        "*",
+        "--min",
+        "10ns",
+    ],
+    &["stack", "--from", "1us", "--to", "1ms", "--thread", "1"],
+    &["diff"],
 ];
 
 /// Characters a terminal acts on: C0 and C1 controls, DEL, bidirectional controls, line and
@@ -50,6 +64,9 @@ fuzz_target!(|data: &[u8]| {
     for cmd in COMMANDS {
         let mut args: Vec<OsString> = cmd.iter().map(OsString::from).collect();
         args.insert(1, path.clone().into_os_string());
+        if cmd[0] == "diff" {
+            args.insert(1, path.clone().into_os_string());
+        }
         let mut out = Vec::new();
         match fdr_cli::run(&args, &mut out) {
             Err(e) => {
@@ -63,6 +80,7 @@ fuzz_target!(|data: &[u8]| {
             Ok(()) => {
                 let chrome = cmd.contains(&"chrome");
                 let json = cmd.contains(&"json");
+                // (calls --format json and account --format json both parse as JSON below.)
                 if cmd.contains(&"fxt") {
                     assert_eq!(out.len() % 8, 0, "FXT is whole words");
                     assert_eq!(out[..8], 0x0016_5478_4604_0010u64.to_le_bytes());

@@ -165,8 +165,11 @@ pub fn write_log(dir: &Path, name: &str, bytes: &[u8]) -> String {
     p.to_string_lossy().into_owned()
 }
 
-/// Runs `fdr` with `args`, returning what it printed.
+/// Runs `fdr` with `args`, returning what it printed. Local times are UTC (`TZ=UTC`), so that
+/// outputs compare on any machine.
 pub fn fdr(args: &[&str]) -> Result<String, fdr_cli::CliError> {
+    static UTC: std::sync::Once = std::sync::Once::new();
+    UTC.call_once(|| std::env::set_var("TZ", "UTC"));
     let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
     let mut out = Vec::new();
     fdr_cli::run(&args, &mut out)?;

@@ -1,0 +1,796 @@
+//! The filters every analysing command takes: `--thread`, `--function`, `--from`/`--to` (or
+//! `--around`) and `--min`.
+//!
+//! A filtered analysis is the unfiltered analysis of the log that holds only the selected
+//! calls:
+//!
+//! - `--thread TID|NAME` (repeatable) keeps the threads with that id or name; the others'
+//!   blocks are skipped unread. Times count from the earliest window start of the threads
+//!   kept.
+//! - `--from`/`--to` cut every thread's window to that time range, as a recording window
+//!   would: calls running at `--from` start there and are marked as inferred, calls running
+//!   at `--to` end at the thread's last event in the range and are marked open at the end,
+//!   calls outside are left out. `--around [MARGIN]` is the range of the call that fired the
+//!   trigger of a triggered snapshot, widened by MARGIN on each side.
+//! - `--function PATTERN` keeps the calls of matching functions and everything they called;
+//!   an outermost matching call becomes a root (its callers are left out).
+//! - `--min DURATION` leaves out calls shorter than DURATION (and so the calls they made);
+//!   their time counts in their caller's self time.
+//!
+//! [`Filtered`] applies them to the calls a replay hands it, in that order, and hands the
+//! calls kept to another [`Sink`]. Its memory is the replay's: one frame per open call.
+
+use std::fs::File;
+
+use clap::Args;
+use fdr_format::events::{EventDecoder, LogInfo};
+use fdr_format::reader::{Reader, Record};
+use fdr_format::{CullKind, Extension, FormatError};
+
+use crate::calls::{Close, Frame, Sink, TaskEvent};
+use crate::input::Log;
+use crate::names::{Names, Slots};
+use crate::units::Clock;
+use crate::CliError;
+
+/// The filter options, as the command line gives them.
+#[derive(Args, Clone, Debug, Default, PartialEq, Eq)]
+pub struct FilterArgs {
+    /// Only the threads with this id or name (repeatable).
+    #[arg(long, value_name = "TID|NAME")]
+    pub thread: Vec<String>,
+    /// Only calls of functions whose full name matches PATTERN ('*' matches any run of
+    /// characters; a pattern without '*' also matches the last segments of a name:
+    /// 'Worker::step' matches 'app::Worker::step'), and the calls they made.
+    #[arg(long, value_name = "PATTERN")]
+    pub function: Option<String>,
+    /// Only what ran from TIME on, after the window start (e.g. 1.5ms; units ns, us, ms, s).
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    pub from: Option<u64>,
+    /// Only what ran up to TIME, after the window start.
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    pub to: Option<u64>,
+    /// Only what ran during the call that fired the trigger of a triggered snapshot, widened by
+    /// MARGIN on each side (`--around=2ms`; default 0).
+    #[arg(long, value_name = "MARGIN", num_args = 0..=1, require_equals = true,
+          default_missing_value = "0", value_parser = parse_duration,
+          conflicts_with_all = ["from", "to"])]
+    pub around: Option<u64>,
+    /// Leave out calls shorter than DURATION (their time counts in their caller's self time).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub min: Option<u64>,
+}
+
+impl FilterArgs {
+    /// True when no filter is asked for.
+    pub fn is_empty(&self) -> bool {
+        *self == FilterArgs::default()
+    }
+}
+
+/// A duration as the command line writes it: a number and a unit (`ns`, `us` or `µs`, `ms`,
+/// `s`), in nanoseconds. `0` needs no unit.
+///
+/// ```
+/// use fdr_cli::filter::parse_duration;
+/// assert_eq!(parse_duration("1.5ms"), Ok(1_500_000));
+/// assert_eq!(parse_duration("250 us"), Ok(250_000));
+/// assert_eq!(parse_duration("0"), Ok(0));
+/// assert!(parse_duration("12").is_err());
+/// assert!(parse_duration("-3ms").is_err());
+/// ```
+pub fn parse_duration(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    if t == "0" {
+        return Ok(0);
+    }
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .ok_or_else(|| format!("{s:?} has no unit; write e.g. 500us, 1.5ms or 2s"))?;
+    let (num, unit) = t.split_at(split);
+    let scale = match unit.trim() {
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        u => return Err(format!("unknown unit {u:?} in {s:?}; use ns, us, ms or s")),
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration; write e.g. 500us, 1.5ms or 2s"))?;
+    let ns = (v * scale).round();
+    if !(0.0..=u64::MAX as f64).contains(&ns) {
+        return Err(format!("{s:?} is out of range"));
+    }
+    Ok(ns as u64)
+}
+
+/// A function-name pattern: `*` matches any run of characters, the rest matches itself; the
+/// whole name must match. A pattern without `*` also matches a name that ends with `::` and
+/// the pattern.
+///
+/// ```
+/// use fdr_cli::filter::Pattern;
+/// let p = Pattern::new("app::*::get");
+/// assert!(p.matches("app::Cache::get") && !p.matches("app::Cache::get_all"));
+/// assert!(Pattern::new("step").matches("app::Worker::step"));
+/// assert!(!Pattern::new("step").matches("app::Worker::restep"));
+/// assert!(Pattern::new("*").matches(""));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pattern(String);
+
+impl Pattern {
+    /// The pattern `p`.
+    pub fn new(p: &str) -> Pattern {
+        Pattern(p.to_string())
+    }
+
+    /// True if `name` matches.
+    pub fn matches(&self, name: &str) -> bool {
+        let p = self.0.as_bytes();
+        if glob(p, name.as_bytes()) {
+            return true;
+        }
+        !p.contains(&b'*')
+            && name.len() > p.len() + 2
+            && name.ends_with(self.0.as_str())
+            && name[..name.len() - p.len()].ends_with("::")
+    }
+}
+
+/// Glob match with `*` only, without recursion: on a mismatch, the last `*` takes one more
+/// character.
+fn glob(p: &[u8], s: &[u8]) -> bool {
+    let (mut pi, mut si) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        if pi < p.len() && p[pi] == b'*' {
+            star = Some((pi, si));
+            pi += 1;
+        } else if pi < p.len() && p[pi] == s[si] {
+            pi += 1;
+            si += 1;
+        } else if let Some((sp, ss)) = star {
+            pi = sp + 1;
+            si = ss + 1;
+            star = Some((sp, ss + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == b'*')
+}
+
+/// The filters of one command, resolved against the log: thread ids and names, function names,
+/// and absolute times in ticks.
+#[derive(Debug, Default)]
+pub struct Filter {
+    threads: Vec<String>,
+    function: Option<Pattern>,
+    /// `[from, to]`, in ticks.
+    range: Option<(u64, u64)>,
+    /// Nanoseconds.
+    min: Option<u64>,
+    names: Names,
+    clock: Option<Clock>,
+}
+
+/// What a quick read of a log gives before a command's passes: its tables and the earliest
+/// window start of the threads kept.
+pub struct Prescan {
+    /// Header and tables.
+    pub info: LogInfo,
+    /// The earliest window start (ticks) of a kept thread with calls; 0 if none.
+    pub origin: u64,
+}
+
+impl Filter {
+    /// No filter.
+    pub fn none() -> Filter {
+        Filter::default()
+    }
+
+    /// Resolves `args` for `log`: reads the log's tables and window starts first (seeking over
+    /// the blocks' contents) when the filters need them.
+    pub fn resolve(args: &FilterArgs, log: &Log) -> Result<Filter, CliError> {
+        let mut f = Filter {
+            threads: args.thread.clone(),
+            function: args.function.as_deref().map(Pattern::new),
+            min: args.min,
+            ..Filter::default()
+        };
+        let needs_tables = f.function.is_some()
+            || args.from.is_some()
+            || args.to.is_some()
+            || args.around.is_some()
+            || f.min.is_some();
+        if !needs_tables {
+            return Ok(f);
+        }
+        let pre = prescan(log, &f.threads)?;
+        let clock = Clock::new(pre.info.header.cycle_frequency);
+        f.clock = Some(clock);
+        let ticks = |ns: u64| {
+            (u128::from(ns) * u128::from(clock.freq()) / 1_000_000_000).min(u128::from(u64::MAX))
+                as u64
+        };
+        if let Some(margin) = args.around {
+            let Some(r) = crate::trigger::fired(&pre.info) else {
+                let why = pre
+                    .info
+                    .reason
+                    .as_ref()
+                    .map_or("it does not say", |r| r.reason.describe());
+                return Err(CliError::Usage(format!(
+                    "fdr: {}: --around needs a log written by a trigger; this one was not \
+                     (why it was written: {why})",
+                    log.name()
+                )));
+            };
+            let m = ticks(margin);
+            let end = r.start_tsc.saturating_add(r.duration_ticks);
+            f.range = Some((r.start_tsc.saturating_sub(m), end.saturating_add(m)));
+        } else if args.from.is_some() || args.to.is_some() {
+            let from = pre.origin.saturating_add(ticks(args.from.unwrap_or(0)));
+            let to = args
+                .to
+                .map_or(u64::MAX, |t| pre.origin.saturating_add(ticks(t)));
+            if to < from {
+                return Err(CliError::Usage(format!(
+                    "fdr: --to ({}) is before --from ({})",
+                    crate::units::human(args.to.unwrap_or(0)),
+                    crate::units::human(args.from.unwrap_or(0))
+                )));
+            }
+            f.range = Some((from, to));
+        }
+        f.names = Names::new(&pre.info);
+        Ok(f)
+    }
+
+    /// True if calls go through a [`Filtered`] sink (a function, time or duration filter).
+    pub fn wraps(&self) -> bool {
+        self.function.is_some() || self.range.is_some() || self.min.is_some()
+    }
+
+    /// True if the filter must see each thread's inferred frames at its window start (a
+    /// replay with a plan): a function filter keeps the calls made inside a matching call, and
+    /// a time range keeps a call that was running through its end, neither of which it can know
+    /// of an inferred call found at its exit.
+    pub fn needs_plan(&self) -> bool {
+        self.function.is_some() || self.range.is_some()
+    }
+
+    /// The start of the time range, in ticks, if there is one.
+    pub fn range_start(&self) -> Option<u64> {
+        self.range.map(|r| r.0)
+    }
+
+    /// True when threads are chosen.
+    pub fn chooses_threads(&self) -> bool {
+        !self.threads.is_empty()
+    }
+
+    /// Makes `dec` skip the blocks of the threads left out.
+    pub fn select_threads<R: std::io::Read>(&self, dec: &mut EventDecoder<R>) {
+        if self.threads.is_empty() {
+            return;
+        }
+        let specs = self.threads.clone();
+        dec.keep_threads(move |tid, info| thread_chosen(&specs, tid, info));
+    }
+
+    /// Checks that `--thread` chose a thread with calls, given the threads a pass decoded.
+    pub fn check_threads(
+        &self,
+        log: &str,
+        threads: &[fdr_format::events::ThreadStats],
+        info: &LogInfo,
+    ) -> Result<(), CliError> {
+        if self.threads.is_empty() || threads.iter().any(|t| t.function_records > 0) {
+            return Ok(());
+        }
+        let names = Names::new(info);
+        let mut known: Vec<String> = Vec::new();
+        for t in threads {
+            let s = if names.has_thread_name(t.tid) {
+                format!("{} ({})", t.tid, crate::names::shown(&names.thread(t.tid)))
+            } else {
+                t.tid.to_string()
+            };
+            if !known.contains(&s) {
+                known.push(s);
+            }
+        }
+        Err(CliError::Empty {
+            path: log.to_string(),
+            what: format!(
+                "no thread with calls matches --thread {}; the log's threads: {}",
+                self.threads
+                    .iter()
+                    .map(|s| crate::names::shown(s).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(", --thread "),
+                known.join(", ")
+            ),
+        })
+    }
+
+    /// `sink` behind this filter.
+    pub fn wrap<'a, S: Sink>(&'a self, sink: &'a mut S) -> Filtered<'a, S> {
+        Filtered {
+            inner: sink,
+            f: self,
+            slots: Slots::default(),
+            matched: Vec::new(),
+            threads: Vec::new(),
+        }
+    }
+}
+
+/// True if a `--thread` value names thread `tid` (its id, or its name in the log's table).
+fn thread_chosen(specs: &[String], tid: i32, info: &LogInfo) -> bool {
+    specs.iter().any(|s| {
+        s.trim().parse::<i32>().ok() == Some(tid)
+            || info.threads.iter().any(|t| t.tid == tid && t.name == *s)
+    })
+}
+
+/// Reads the tables of `log` and the start of each kept thread's window, seeking over the
+/// blocks' contents: the leading block whole, then of each block its preamble and its first
+/// records up to a function record.
+pub fn prescan(log: &Log, threads: &[String]) -> Result<Prescan, CliError> {
+    let input = |err: FormatError| CliError::Input {
+        path: log.name().to_string(),
+        err,
+    };
+    let file: File = log.file()?;
+    let mut r = Reader::seekable(file).map_err(input)?;
+    let mut info = LogInfo {
+        header: *r.header(),
+        ..LogInfo::default()
+    };
+    let mut origin = u64::MAX;
+    let mut opened: std::collections::HashSet<i32> = std::collections::HashSet::new();
+    let (mut blocks, mut tid, mut tsc) = (0u64, 0i32, 0u64);
+    while let Some((at, rec)) = r.next_record().map_err(input)? {
+        match rec {
+            Record::BufferExtents { .. } => blocks += 1,
+            Record::NewBuffer { tid: t } => {
+                tid = t;
+                let skip = blocks > 1
+                    && (opened.contains(&t)
+                        || !(threads.is_empty() || thread_chosen(threads, t, &info)));
+                if skip {
+                    r.skip_block().map_err(input)?;
+                }
+            }
+            Record::NewCpuId { tsc: t, .. } => tsc = t,
+            Record::Function { .. } => {
+                if opened.insert(tid) && (threads.is_empty() || thread_chosen(threads, tid, &info))
+                {
+                    origin = origin.min(tsc);
+                }
+                if blocks > 1 {
+                    r.skip_block().map_err(input)?;
+                }
+            }
+            Record::CustomEvent { payload, .. } if blocks == 1 => {
+                match Extension::decode(payload) {
+                    Ok(Some(Extension::Run(x))) => info.run = Some(x),
+                    Ok(Some(Extension::Function(x))) => info.functions.push(x),
+                    Ok(Some(Extension::Thread(x))) => info.threads.push(x),
+                    Ok(Some(Extension::Reason(x))) => info.reason = Some(x),
+                    Ok(_) => {}
+                    Err(msg) => {
+                        return Err(input(FormatError::new(
+                            at,
+                            format!("malformed fdr record: {msg}"),
+                        )))
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(Prescan {
+        info,
+        origin: if origin == u64::MAX { 0 } else { origin },
+    })
+}
+
+/// Where a thread is with respect to the time range.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Phase {
+    /// Nothing in the range yet.
+    #[default]
+    Before,
+    /// In the range.
+    In,
+    /// Past its end: nothing more of this thread.
+    After,
+}
+
+/// What became of a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Left out (outside the range, not in a matching call, or too short).
+    Out,
+    /// Kept so far, but not yet known to last `--min`: not handed on yet.
+    Pending,
+    /// Handed on.
+    In,
+}
+
+/// One call the replay has open, as the filter sees it.
+#[derive(Clone, Copy, Debug)]
+struct Open {
+    id: u32,
+    /// Start, cut to the range.
+    start: u64,
+    /// Time in its callees that were handed on.
+    child: u64,
+    inferred: bool,
+    state: State,
+    /// Its arguments in the thread's `args`, while pending.
+    args_at: usize,
+    args_len: usize,
+    /// Its callees' time was the thread's root time (an inferred call found at its exit).
+    took_root: bool,
+}
+
+#[derive(Default)]
+struct ThreadFilter {
+    phase: Phase,
+    /// Time of the thread's latest event in the range.
+    last: u64,
+    /// The replay's open calls, bottom first (index = the replay's depth).
+    stack: Vec<Open>,
+    /// Depth of the outermost open call that matches `--function`.
+    selected: Option<usize>,
+    /// Calls handed on and still open.
+    depth: usize,
+    /// Time of the calls handed on at the bottom of the stack (see [`crate::calls`]).
+    root_child: u64,
+    /// Arguments of pending calls.
+    args: Vec<u64>,
+    /// Index of the lowest pending call in `stack` (its length when none): pending calls are
+    /// the top of the stack, since a call lasts at least as long as those it makes.
+    pending_from: usize,
+}
+
+impl ThreadFilter {
+    fn push(&mut self, open: Open) {
+        let i = self.stack.len();
+        if self.pending_from >= i {
+            self.pending_from = if open.state == State::Pending {
+                i
+            } else {
+                i + 1
+            };
+        }
+        self.stack.push(open);
+    }
+
+    fn pop(&mut self) -> Option<Open> {
+        let o = self.stack.pop();
+        self.pending_from = self.pending_from.min(self.stack.len());
+        o
+    }
+
+    fn truncate(&mut self, len: usize) {
+        self.stack.truncate(len);
+        self.pending_from = self.pending_from.min(self.stack.len());
+    }
+}
+
+/// A [`Sink`] that hands the calls a [`Filter`] keeps to another sink.
+pub struct Filtered<'a, S> {
+    inner: &'a mut S,
+    f: &'a Filter,
+    slots: Slots,
+    matched: Vec<bool>,
+    threads: Vec<ThreadFilter>,
+}
+
+impl<S: Sink> Filtered<'_, S> {
+    fn thread(&mut self, thread: u32) -> usize {
+        let t = thread as usize;
+        if t >= self.threads.len() {
+            self.threads.resize_with(t + 1, || ThreadFilter {
+                phase: if self.f.range.is_some() {
+                    Phase::Before
+                } else {
+                    Phase::In
+                },
+                ..ThreadFilter::default()
+            });
+        }
+        t
+    }
+
+    fn matches(&mut self, id: u32) -> Result<bool, CliError> {
+        let Some(p) = &self.f.function else {
+            return Ok(true);
+        };
+        let s = self.slots.slot(id)?;
+        if s == self.matched.len() {
+            self.matched.push(p.matches(&self.f.names.function(id)));
+        }
+        Ok(self.matched[s])
+    }
+
+    fn long_enough(&self, start: u64, now: u64) -> bool {
+        match (self.f.min, self.f.clock) {
+            (Some(min), Some(c)) => c.ns(now.saturating_sub(start)) >= min,
+            _ => true,
+        }
+    }
+
+    /// Decides what becomes of a call the thread opens (or reopens at the range's start),
+    /// handing it on when it is kept and need not wait for `--min`.
+    fn admit(
+        &mut self,
+        thread: u32,
+        depth: usize,
+        open: Open,
+        args: &[u64],
+    ) -> Result<(), CliError> {
+        let t = thread as usize;
+        let mut open = open;
+        let chosen = match self.threads[t].selected {
+            Some(_) => true,
+            None => {
+                let m = self.matches(open.id)?;
+                if m && self.f.function.is_some() {
+                    self.threads[t].selected = Some(depth);
+                }
+                m
+            }
+        };
+        if !chosen {
+            open.state = State::Out;
+            self.threads[t].push(open);
+            return Ok(());
+        }
+        if self.f.min.is_some() {
+            let th = &mut self.threads[t];
+            open.state = State::Pending;
+            open.args_at = th.args.len();
+            open.args_len = args.len();
+            th.args.extend_from_slice(args);
+            th.push(open);
+            return Ok(());
+        }
+        open.state = State::In;
+        self.threads[t].push(open);
+        let top = self.threads[t].stack.len() - 1;
+        self.hand_enter(thread, top, args)
+    }
+
+    /// Hands on the enter of the open call at `at` of the thread's stack.
+    fn hand_enter(&mut self, thread: u32, at: usize, args: &[u64]) -> Result<(), CliError> {
+        let th = &mut self.threads[thread as usize];
+        let o = th.stack[at];
+        let depth = th.depth;
+        th.depth += 1;
+        let frame = Frame::new(o.id, o.start, o.child, o.inferred);
+        self.inner.enter(thread, depth, &frame, args)
+    }
+
+    /// Hands on the pending calls that have lasted `--min` by `now`, outermost first.
+    fn settle(&mut self, thread: u32, now: u64) -> Result<(), CliError> {
+        if self.f.min.is_none() {
+            return Ok(());
+        }
+        let t = thread as usize;
+        loop {
+            let th = &self.threads[t];
+            let i = th.pending_from;
+            let Some(&o) = th.stack.get(i) else {
+                return Ok(());
+            };
+            if o.state == State::Pending {
+                if !self.long_enough(o.start, now) {
+                    return Ok(());
+                }
+                self.threads[t].stack[i].state = State::In;
+                let args: Vec<u64> =
+                    self.threads[t].args[o.args_at..o.args_at + o.args_len].to_vec();
+                self.hand_enter(thread, i, &args)?;
+            }
+            self.threads[t].pending_from = i + 1;
+        }
+    }
+
+    /// Pops the thread's top call, ending at `end`, and hands on its exit if it was kept.
+    fn close_top(
+        &mut self,
+        thread: u32,
+        end: u64,
+        how: Close,
+        args: &[u64],
+    ) -> Result<(), CliError> {
+        let t = thread as usize;
+        let Some(o) = self.threads[t].pop() else {
+            return Ok(());
+        };
+        let depth_now = self.threads[t].stack.len();
+        if self.threads[t].selected == Some(depth_now) {
+            self.threads[t].selected = None;
+        }
+        if o.state == State::Pending {
+            self.threads[t].args.truncate(o.args_at);
+        }
+        if o.state != State::In {
+            return Ok(());
+        }
+        let th = &mut self.threads[t];
+        th.depth -= 1;
+        let depth = th.depth;
+        let dur = end.saturating_sub(o.start);
+        if depth == 0 {
+            th.root_child = if o.took_root {
+                dur
+            } else {
+                th.root_child.saturating_add(dur)
+            };
+        } else if let Some(p) = th.stack.iter_mut().rev().find(|p| p.state == State::In) {
+            p.child = p.child.saturating_add(dur);
+        }
+        let frame = Frame::new(o.id, o.start, o.child, o.inferred);
+        self.inner.exit(thread, depth, &frame, end, how, args)
+    }
+
+    /// Moves the thread's phase on for an event at `now`; false if the event is outside the
+    /// range and must be dropped.
+    fn advance(&mut self, thread: u32, now: u64) -> Result<bool, CliError> {
+        let Some((from, to)) = self.f.range else {
+            return Ok(true);
+        };
+        let t = thread as usize;
+        match self.threads[t].phase {
+            Phase::After => Ok(false),
+            Phase::Before if now < from => Ok(false),
+            Phase::Before => {
+                // The range starts: the calls open now start at its start, as inferred.
+                self.threads[t].phase = Phase::In;
+                self.threads[t].last = from;
+                let open = std::mem::take(&mut self.threads[t].stack);
+                self.threads[t].pending_from = 0;
+                for (depth, o) in open.into_iter().enumerate() {
+                    let reopened = Open {
+                        start: o.start.max(from),
+                        inferred: o.inferred || o.start < from,
+                        child: 0,
+                        ..o
+                    };
+                    self.admit(thread, depth, reopened, &[])?;
+                }
+                self.advance(thread, now)
+            }
+            Phase::In if now > to => {
+                // The range ends: what is open ends at the thread's last event in it, once the
+                // log is read (see `end`), as a window's open calls do.
+                self.threads[t].phase = Phase::After;
+                Ok(false)
+            }
+            Phase::In => {
+                self.threads[t].last = now;
+                Ok(true)
+            }
+        }
+    }
+}
+
+impl<S: Sink> Sink for Filtered<'_, S> {
+    fn enter(
+        &mut self,
+        thread: u32,
+        depth: usize,
+        f: &Frame,
+        args: &[u64],
+    ) -> Result<(), CliError> {
+        let t = self.thread(thread);
+        // The replay hands an inferred call found at its exit (without a plan) dated at the
+        // window start, so its time is not the event's: its exit follows at once.
+        let late = f.inferred && depth == 0 && self.threads[t].phase == Phase::In;
+        if !late && !self.advance(thread, f.start)? {
+            if self.threads[t].phase == Phase::Before {
+                self.threads[t].truncate(depth);
+                self.threads[t].push(Open {
+                    id: f.id,
+                    start: f.start,
+                    child: 0,
+                    inferred: f.inferred,
+                    state: State::Out,
+                    args_at: 0,
+                    args_len: 0,
+                    took_root: false,
+                });
+            }
+            return Ok(());
+        }
+        if self.threads[t].phase != Phase::In {
+            return Ok(());
+        }
+        self.settle(thread, f.start.max(self.threads[t].last))?;
+        let th = &mut self.threads[t];
+        // Not expected: the replay hands calls in nesting order.
+        th.truncate(depth);
+        let from = self.f.range.map_or(0, |r| r.0);
+        let took_root = f.inferred && depth == 0 && th.depth == 0;
+        let open = Open {
+            id: f.id,
+            start: f.start.max(from),
+            child: if took_root { th.root_child } else { 0 },
+            inferred: f.inferred || f.start < from,
+            state: State::Out,
+            args_at: 0,
+            args_len: 0,
+            took_root,
+        };
+        self.admit(thread, depth, open, args)
+    }
+
+    fn exit(
+        &mut self,
+        thread: u32,
+        depth: usize,
+        _: &Frame,
+        end: u64,
+        how: Close,
+        args: &[u64],
+    ) -> Result<(), CliError> {
+        let t = self.thread(thread);
+        if !self.advance(thread, end)? {
+            if self.threads[t].phase == Phase::Before {
+                self.threads[t].truncate(depth);
+            }
+            return Ok(());
+        }
+        self.settle(thread, end)?;
+        let th = &mut self.threads[t];
+        if th.stack.len() <= depth {
+            return Ok(());
+        }
+        th.truncate(depth + 1);
+        self.close_top(thread, end, how, args)
+    }
+
+    fn task(&mut self, thread: u32, tsc: u64, window: u64, ev: TaskEvent) -> Result<(), CliError> {
+        let t = self.thread(thread);
+        if !self.advance(thread, tsc)? {
+            return Ok(());
+        }
+        self.settle(thread, tsc)?;
+        let inside = self.threads[t].selected.is_some();
+        if self.f.function.is_some() && !inside && !self.matches(ev.id)? {
+            return Ok(());
+        }
+        let from = self.f.range.map_or(0, |r| r.0);
+        self.inner.task(thread, tsc, window.max(from), ev)
+    }
+
+    fn cull(&mut self, thread: u32, tsc: u64, kind: CullKind, id: u32) -> Result<(), CliError> {
+        self.thread(thread);
+        if !self.advance(thread, tsc)? {
+            return Ok(());
+        }
+        self.inner.cull(thread, tsc, kind, id)
+    }
+
+    fn end(&mut self, thread: u32, last: u64) -> Result<(), CliError> {
+        let t = self.thread(thread);
+        if self.threads[t].phase == Phase::After {
+            // Cut by the range's end: the calls open then end at the thread's last event in it.
+            let last = self.threads[t].last;
+            self.settle(thread, last)?;
+            while !self.threads[t].stack.is_empty() {
+                self.close_top(thread, last, Close::WindowEnd, &[])?;
+            }
+        }
+        self.inner.end(thread, last)
+    }
+}

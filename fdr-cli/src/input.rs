@@ -1,0 +1,131 @@
+//! The log a command reads: a file, or standard input (`-`).
+//!
+//! Commands read a log once or twice, and skip the blocks of threads they leave out, so they
+//! need a file they can reopen and seek in. Standard input is therefore copied first into a
+//! temporary file of its own (created exclusively in the temporary directory, removed when the
+//! command ends): memory stays bounded whatever the size of the input, and messages name the
+//! log `-`.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use fdr_format::events::EventDecoder;
+
+use crate::error::shown_path;
+use crate::CliError;
+
+/// A log to read.
+///
+/// ```
+/// use fdr_cli::input::Log;
+/// let dir = std::env::temp_dir().join(format!("fdr-input-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("a.fdr");
+/// std::fs::write(&path, fdr_cli::synth::LogBuilder::new(1_000_000_000).finish()).unwrap();
+/// let log = Log::open(&path).unwrap();
+/// assert_eq!(log.name(), path.to_string_lossy());
+/// assert!(log.decoder().is_ok());
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+#[derive(Debug)]
+pub struct Log {
+    path: PathBuf,
+    name: String,
+    len: u64,
+    /// The copy of standard input, removed on drop.
+    spool: Option<PathBuf>,
+}
+
+impl Drop for Log {
+    fn drop(&mut self) {
+        if let Some(p) = &self.spool {
+            let _ = fs::remove_file(p);
+        }
+    }
+}
+
+impl Log {
+    /// The log at `arg`; `-` copies standard input into a temporary file first.
+    pub fn open(arg: &Path) -> Result<Log, CliError> {
+        if arg.as_os_str() == "-" {
+            return Log::spool(&mut io::stdin().lock());
+        }
+        let name = shown_path(arg);
+        let len = fs::metadata(arg)
+            .map_err(|e| CliError::io(&name, "cannot open the log", e))?
+            .len();
+        Ok(Log {
+            path: arg.to_path_buf(),
+            name,
+            len,
+            spool: None,
+        })
+    }
+
+    /// A log read from `input` (standard input), named `-`, kept in a temporary file.
+    pub fn spool(input: &mut dyn Read) -> Result<Log, CliError> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let dir = std::env::temp_dir();
+        let (path, mut file) = loop {
+            let n = NEXT.fetch_add(1, Ordering::Relaxed);
+            let p = dir.join(format!(".fdr-stdin-{}-{n}.fdr", std::process::id()));
+            match OpenOptions::new().write(true).create_new(true).open(&p) {
+                Ok(f) => break (p, f),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => {
+                    return Err(CliError::io(
+                        "-",
+                        "cannot create a temporary file for standard input",
+                        e,
+                    ))
+                }
+            }
+        };
+        let mut log = Log {
+            path: path.clone(),
+            name: "-".to_string(),
+            len: 0,
+            spool: Some(path),
+        };
+        log.len = io::copy(input, &mut file)
+            .map_err(|e| CliError::io("-", "cannot read standard input", e))?;
+        Ok(log)
+    }
+
+    /// Where the log is (for standard input, the temporary copy).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The log as messages name it: its path as given (escaped), or `-`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its size in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// True for an empty log.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// A decoder over the log, from its start; it seeks over the blocks it is told to skip.
+    pub fn decoder(&self) -> Result<EventDecoder<File>, CliError> {
+        let file = File::open(&self.path)
+            .map_err(|e| CliError::io(&self.name, "cannot open the log", e))?;
+        EventDecoder::seekable(file).map_err(|err| CliError::Input {
+            path: self.name.clone(),
+            err,
+        })
+    }
+
+    /// The log's file, from its start.
+    pub fn file(&self) -> Result<File, CliError> {
+        File::open(&self.path).map_err(|e| CliError::io(&self.name, "cannot open the log", e))
+    }
+}

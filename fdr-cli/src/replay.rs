@@ -1,0 +1,258 @@
+//! `fdr replay`: the time-ordered call graph, one line per entry and exit, as uftrace's
+//! `replay` shows it.
+//!
+//! ```text
+//! #   DURATION      TID | FUNCTION
+//!               [    11] | app::main() { *
+//!     500 ns    [    11] |   app::parse();
+//!               [    11] |   app::Worker::step() {
+//!     100 ns    [    11] |     app::get();
+//!     800 ns    [    11] |   } /* app::Worker::step */
+//! ```
+//!
+//! A call is one line when it made no call (its entry is held until the thread's next event
+//! says whether one follows). Each thread's window is shown whole, one thread after another:
+//! after a first pass (the plan), each thread is replayed on its own, the decoder seeking over
+//! the other threads' blocks. Memory is the replay's: a frame per open call.
+
+use std::fmt::Write as _;
+use std::io::Write;
+
+use crate::calls::{plan_shared, replay_decoder, Close, Frame, Nothing, Sink};
+use crate::filter::Filter;
+use crate::input::Log;
+use crate::names::{shown, Names, Slots};
+use crate::progress::Progress;
+use crate::stack::DISPLAY_DEPTH;
+use crate::trigger::thread_label;
+use crate::units::{write_human, Clock};
+use crate::CliError;
+
+const SPACES: &str = "                                                                ";
+
+/// `n` spaces.
+fn indent(line: &mut String, mut n: usize) {
+    while n > 0 {
+        let k = n.min(SPACES.len());
+        line.push_str(&SPACES[..k]);
+        n -= k;
+    }
+}
+
+/// Writes the lines of one thread.
+struct Lines<'a> {
+    out: &'a mut dyn Write,
+    names: &'a Names,
+    clock: Clock,
+    /// Escaped function names by slot.
+    slots: Slots,
+    labels: Vec<String>,
+    /// An entry not written yet: (depth, frame).
+    held: Option<(usize, Frame)>,
+    line: String,
+    /// `[   tid] | `.
+    prefix: String,
+    scratch: String,
+    marks: Marks,
+}
+
+/// Which marks appeared, for the notes at the end.
+#[derive(Clone, Copy, Default)]
+struct Marks {
+    inferred: bool,
+    open: bool,
+    deep: bool,
+}
+
+impl Lines<'_> {
+    fn label(&mut self, id: u32) -> Result<usize, CliError> {
+        let s = self.slots.slot(id)?;
+        if s == self.labels.len() {
+            self.labels
+                .push(shown(&self.names.function(id)).into_owned());
+        }
+        Ok(s)
+    }
+
+    /// The start of a line: the duration column (or blanks), the thread and the indentation.
+    fn head(&mut self, dur: Option<u64>, depth: usize) {
+        self.line.clear();
+        match dur {
+            Some(ticks) => {
+                // Right-aligned in 10 columns (units are one or two characters wide).
+                let mut d = std::mem::take(&mut self.scratch);
+                d.clear();
+                write_human(&mut d, self.clock.ns(ticks));
+                // One character wider than its bytes' count less one when it is µs.
+                let width = d.len() - usize::from(d.ends_with("µs"));
+                self.line.push_str(&SPACES[..10usize.saturating_sub(width)]);
+                self.line.push_str(&d);
+                self.line.push_str("    ");
+                self.scratch = d;
+            }
+            None => self.line.push_str("              "),
+        }
+        self.line.push_str(&self.prefix);
+        if depth > DISPLAY_DEPTH {
+            indent(&mut self.line, DISPLAY_DEPTH * 2);
+            let _ = write!(self.line, "[depth {depth}] ");
+            self.marks.deep = true;
+        } else {
+            indent(&mut self.line, depth * 2);
+        }
+    }
+
+    fn flush(&mut self) -> Result<(), CliError> {
+        self.line.push('\n');
+        self.out
+            .write_all(self.line.as_bytes())
+            .map_err(|e| CliError::io("<output>", "writing the report", e))
+    }
+
+    /// Writes a held entry as the opening line of a call that makes calls.
+    fn open_held(&mut self) -> Result<(), CliError> {
+        if let Some((depth, f)) = self.held.take() {
+            let s = self.label(f.id)?;
+            self.head(None, depth);
+            self.line.push_str(&self.labels[s]);
+            self.line.push_str("() {");
+            if f.inferred {
+                self.line.push_str(" *");
+                self.marks.inferred = true;
+            }
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn close_marks(&mut self, how: Close) {
+        match how {
+            Close::Exit => {}
+            Close::TailExit => self.line.push_str(" tail"),
+            Close::Unwound => self.line.push_str(" unwound"),
+            Close::WindowEnd => {
+                self.line.push_str(" +");
+                self.marks.open = true;
+            }
+        }
+    }
+}
+
+impl Sink for Lines<'_> {
+    fn enter(&mut self, _: u32, depth: usize, f: &Frame, _: &[u64]) -> Result<(), CliError> {
+        self.open_held()?;
+        self.held = Some((depth, *f));
+        Ok(())
+    }
+
+    fn exit(
+        &mut self,
+        _: u32,
+        depth: usize,
+        f: &Frame,
+        end: u64,
+        how: Close,
+        _: &[u64],
+    ) -> Result<(), CliError> {
+        let dur = end.saturating_sub(f.start);
+        let s = self.label(f.id)?;
+        if matches!(self.held, Some((d, _)) if d == depth) {
+            self.held = None;
+            self.head(Some(dur), depth);
+            self.line.push_str(&self.labels[s]);
+            self.line.push_str("();");
+            if f.inferred {
+                self.line.push_str(" *");
+                self.marks.inferred = true;
+            }
+        } else {
+            self.open_held()?;
+            self.head(Some(dur), depth);
+            self.line.push_str("} /* ");
+            self.line.push_str(&self.labels[s]);
+            self.line.push_str(" */");
+        }
+        self.close_marks(how);
+        self.flush()
+    }
+}
+
+/// Writes the replay of `log` behind `filter` on `out`; the first pass reads with `readers`
+/// threads.
+pub fn run(
+    log: &Log,
+    filter: &Filter,
+    out: &mut dyn Write,
+    readers: usize,
+    progress: &Progress,
+) -> Result<(), CliError> {
+    let mut nothing: Vec<Nothing> = (0..readers.max(1)).map(|_| Nothing).collect();
+    let p = plan_shared(log, filter, progress, &mut nothing)?;
+    let names = Names::new(&p.info);
+    let clock = Clock::new(p.info.header.cycle_frequency);
+    let w = |e| CliError::io("<output>", "writing the report", e);
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+    if let Some(h) = crate::trigger::header(&p.info, &names, &clock, p.origin) {
+        writeln!(out, "# {h}").map_err(w)?;
+    }
+    writeln!(out, "#   DURATION      TID | FUNCTION").map_err(w)?;
+    // Threads with calls shown, earliest window first.
+    let mut order: Vec<usize> = (0..p.threads.len()).filter(|&t| p.shows(t)).collect();
+    order.sort_by_key(|&t| (p.threads[t].first_tsc, p.threads[t].tid));
+    let mut marks = Marks::default();
+    for (i, &t) in order.iter().enumerate() {
+        let th = &p.threads[t];
+        if i > 0 {
+            writeln!(out, "#").map_err(w)?;
+        }
+        writeln!(out, "# {}", thread_label(&names, th.tid)).map_err(w)?;
+        let mut lines = Lines {
+            out: &mut out,
+            names: &names,
+            clock,
+            slots: Slots::default(),
+            labels: Vec::new(),
+            held: None,
+            line: String::with_capacity(256),
+            prefix: format!("[{:>6}] | ", th.tid),
+            scratch: String::new(),
+            marks,
+        };
+        let mut dec = log.decoder()?;
+        let tid = th.tid;
+        dec.keep_threads(move |x, _| x == tid);
+        if filter.wraps() {
+            let mut f = filter.wrap(&mut lines);
+            replay_decoder(dec, log.name(), &mut f, Some(&p), progress, 1)?;
+        } else {
+            replay_decoder(dec, log.name(), &mut lines, Some(&p), progress, 1)?;
+        }
+        lines.open_held()?;
+        marks = lines.marks;
+    }
+    if order.is_empty() {
+        writeln!(out, "no calls").map_err(w)?;
+    }
+    if marks.inferred {
+        writeln!(
+            out,
+            "* entered before the recorded window: entry inferred at the window's start"
+        )
+        .map_err(w)?;
+    }
+    if marks.open {
+        writeln!(
+            out,
+            "+ still running at the end of the window: closed at its end"
+        )
+        .map_err(w)?;
+    }
+    if marks.deep {
+        writeln!(
+            out,
+            "[depth N]: indentation stops at {DISPLAY_DEPTH} levels; deeper lines say their depth"
+        )
+        .map_err(w)?;
+    }
+    out.flush().map_err(w)
+}
