@@ -1,10 +1,10 @@
 //! The log a command reads: a file, or standard input (`-`).
 //!
 //! Commands read a log once or twice, and skip the blocks of threads they leave out, so they
-//! need a file they can reopen and seek in. Standard input is therefore copied first into a
-//! temporary file of its own (created exclusively in the temporary directory, removed when the
-//! command ends): memory stays bounded whatever the size of the input, and messages name the
-//! log `-`.
+//! need a file they can reopen and seek in. Standard input (and a log that is a pipe, such as
+//! `<(zcat app.fdr.gz)`) is therefore copied first into a temporary file of its own (created
+//! exclusively in the temporary directory, removed when the command ends): memory stays
+//! bounded whatever the size of the input, and messages name the log `-` (or its path).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read};
@@ -53,9 +53,14 @@ impl Log {
             return Log::spool(&mut io::stdin().lock());
         }
         let name = shown_path(arg);
-        let len = fs::metadata(arg)
-            .map_err(|e| CliError::io(&name, "cannot open the log", e))?
-            .len();
+        let meta = fs::metadata(arg).map_err(|e| CliError::io(&name, "cannot open the log", e))?;
+        if !meta.is_file() && !meta.is_dir() {
+            // A pipe (`<(zcat app.fdr.gz)`) or a device: read once, like standard input.
+            let mut f =
+                File::open(arg).map_err(|e| CliError::io(&name, "cannot open the log", e))?;
+            return Log::spool_named(&mut f, &name);
+        }
+        let len = meta.len();
         Ok(Log {
             path: arg.to_path_buf(),
             name,
@@ -66,6 +71,10 @@ impl Log {
 
     /// A log read from `input` (standard input), named `-`, kept in a temporary file.
     pub fn spool(input: &mut dyn Read) -> Result<Log, CliError> {
+        Log::spool_named(input, "-")
+    }
+
+    fn spool_named(input: &mut dyn Read, name: &str) -> Result<Log, CliError> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let dir = std::env::temp_dir();
         let (path, mut file) = loop {
@@ -76,8 +85,8 @@ impl Log {
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => {
                     return Err(CliError::io(
-                        "-",
-                        "cannot create a temporary file for standard input",
+                        name,
+                        "cannot create a temporary file for the log read from a pipe",
                         e,
                     ))
                 }
@@ -85,12 +94,12 @@ impl Log {
         };
         let mut log = Log {
             path: path.clone(),
-            name: "-".to_string(),
+            name: name.to_string(),
             len: 0,
             spool: Some(path),
         };
-        log.len = io::copy(input, &mut file)
-            .map_err(|e| CliError::io("-", "cannot read standard input", e))?;
+        log.len =
+            io::copy(input, &mut file).map_err(|e| CliError::io(name, "cannot read the log", e))?;
         Ok(log)
     }
 

@@ -96,16 +96,43 @@ fn fast_human(out: &mut String, ns: u64) -> bool {
     };
     let p = 10u128.pow(digits);
     let (q, rem) = (n * p / scale, n * p % scale);
-    if rem * 2 == scale {
-        return false;
-    }
-    let q = q + u128::from(rem * 2 > scale);
+    let up = if rem * 2 == scale {
+        // A tie in decimal: the float is a little under or over it, and rounds that way.
+        match float_side(ns, scale) {
+            Some(over) => over,
+            None => return false,
+        }
+    } else {
+        rem * 2 > scale
+    };
+    let q = (q + u128::from(up)) as u64;
     let _ = match digits {
         0 => write!(out, "{q} {unit}"),
         1 => write!(out, "{}.{} {unit}", q / 10, q % 10),
         _ => write!(out, "{}.{:02} {unit}", q / 100, q % 100),
     };
     true
+}
+
+/// Whether `ns as f64 / scale as f64` is over (`Some(true)`) or under the exact quotient;
+/// `None` if it is exact. `ns` is at least `scale` and below 2^53.
+fn float_side(ns: u64, scale: u128) -> Option<bool> {
+    let v = ns as f64 / scale as f64;
+    let bits = v.to_bits();
+    let exponent = ((bits >> 52) & 0x7ff) as i64;
+    let mantissa = u128::from((bits & ((1 << 52) - 1)) | (1 << 52));
+    // v = mantissa * 2^(exponent - 1075), with exponent - 1075 in -52..=0 here.
+    let shift = 1075 - exponent;
+    if !(0..=60).contains(&shift) {
+        return None;
+    }
+    let lhs = mantissa * scale;
+    let rhs = u128::from(ns) << shift;
+    match lhs.cmp(&rhs) {
+        std::cmp::Ordering::Greater => Some(true),
+        std::cmp::Ordering::Less => Some(false),
+        std::cmp::Ordering::Equal => None,
+    }
 }
 
 fn float_human(out: &mut String, ns: u64) {

@@ -310,6 +310,26 @@ fn names_from_a_log_are_escaped_in_every_text_output_and_the_svg_is_valid_xml() 
         "Chrome JSON keeps names exactly"
     );
 
+    let calls = fdr(&["calls", l]).unwrap();
+    assert_safe("calls", &calls);
+    assert!(calls.contains(&format!("  {EVIL_FN_SHOWN}\n")), "{calls}");
+    assert!(calls.contains(&format!("({EVIL_THREAD_SHOWN})")), "{calls}");
+    let json = fdr(&["calls", "--format", "json", l]).unwrap();
+    assert_safe("calls json", &json);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v[0]["function"], EVIL_FN, "JSON keeps the name exactly");
+    let replay = fdr(&["replay", l]).unwrap();
+    assert_safe("replay", &replay);
+    assert!(
+        replay.contains(&format!("| {EVIL_FN_SHOWN}() {{\n")),
+        "{replay}"
+    );
+    let diff = fdr(&["diff", l, l]).unwrap();
+    assert_safe("diff", &diff);
+    assert_eq!(diff.lines().count(), 4, "header, two rows, a note: {diff}");
+    let e = fdr(&["account", l, "--thread", "a\u{1b}[2Jb"]).unwrap_err();
+    assert_safe("thread filter error", &e.to_string());
+
     for chart in [false, true] {
         let svg_path = dir.join("evil.svg");
         let mut args = vec!["flame", l, "-o", svg_path.to_str().unwrap()];

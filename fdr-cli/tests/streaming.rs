@@ -144,3 +144,23 @@ fn every_command_reads_standard_input_for_dash() {
     let e = run(&["diff", "-", "-"], Some(&bytes));
     assert_eq!(e.status.code(), Some(2));
 }
+
+#[test]
+fn a_log_that_is_a_pipe_is_read_once_like_standard_input() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = temp_dir("pipe-in");
+    let log = write_log(&dir, "basic.fdr", &basic_log());
+    let fifo = dir.join("log.pipe");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+    // SAFETY: `c` is a valid NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let bytes = std::fs::read(&log).unwrap();
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::write(fifo, bytes).unwrap())
+    };
+    // `stack` reads the log twice: from the copy.
+    let got = common::fdr(&["stack", fifo.to_str().unwrap()]).unwrap();
+    writer.join().unwrap();
+    assert_eq!(got, common::fdr(&["stack", &log]).unwrap());
+}
