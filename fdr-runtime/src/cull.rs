@@ -18,7 +18,7 @@ use std::cell::Cell;
 use fdr_format::ID_SHIFT;
 
 use crate::desc::{self, FnDesc};
-use crate::thread_state::ThreadState;
+use crate::thread_state::{ThreadState, RUN_SLOTS};
 use crate::trigger;
 
 /// The function is culled: only samples of its calls are recorded.
@@ -27,8 +27,6 @@ pub(crate) const CULLED: u8 = 2;
 pub(crate) const WATCHED: u8 = 4;
 /// One call in this many of a culled function is recorded and timed, per thread.
 pub(crate) const SAMPLE_EVERY: u32 = 256;
-/// Functions whose runs of erased calls a thread follows at once (a direct-mapped table).
-pub(crate) const RUN_SLOTS: usize = 64;
 /// Culled calls a thread follows at once, nested; deeper ones are not recorded.
 const STACK: usize = 32;
 

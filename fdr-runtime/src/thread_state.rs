@@ -15,6 +15,10 @@ use crate::record_writer::RecordWriter;
 /// The length while a record is being written.
 pub(crate) const BUSY: u32 = u32::MAX;
 
+/// Functions whose runs of erased calls a thread follows at once, for culling (a direct-mapped
+/// table; see `cull`).
+pub(crate) const RUN_SLOTS: usize = 64;
+
 pub(crate) struct ThreadState {
     pub writer: RecordWriter,
     /// Words written in the current buffer, or [`BUSY`].
@@ -38,7 +42,7 @@ pub(crate) struct ThreadState {
     /// Erased calls in a row after which a function is culled.
     pub cull_after: Cell<u32>,
     /// Runs of erased calls: `id << 32 | run`, direct-mapped by id (see `cull`).
-    pub runs: [Cell<u64>; crate::cull::RUN_SLOTS],
+    pub runs: [Cell<u64>; RUN_SLOTS],
 }
 
 impl ThreadState {
@@ -55,7 +59,7 @@ impl ThreadState {
             table: Cell::new(0),
             cull_on: Cell::new(false),
             cull_after: Cell::new(u32::MAX),
-            runs: [const { Cell::new(0) }; crate::cull::RUN_SLOTS],
+            runs: [const { Cell::new(0) }; RUN_SLOTS],
         }
     }
 
