@@ -261,3 +261,55 @@ fn a_recorded_ring_window_that_starts_mid_stack_gets_inferred_entries() {
         step["total_ns"].as_u64().unwrap() + 10
     );
 }
+
+/// The log's first recorded thread owns the leading block, whose NewBuffer comes before the
+/// thread names it carries: choosing that thread by name must work all the same.
+#[test]
+fn the_first_thread_is_chosen_by_its_name_too() {
+    let dir = temp_dir("first-thread");
+    let path = dir.join("first.fdr");
+    {
+        let _turn = testing::exclusive();
+        testing::use_mock_clock(1_000_000_000);
+        testing::set_time(1000);
+        let rec = fdr_runtime::start(Config::default().buffer_count(8).mode(Mode::Fill)).unwrap();
+        std::thread::Builder::new()
+            .name("first-one".into())
+            .spawn(|| {
+                testing::set_thread_id(5);
+                testing::set_time(1000);
+                enter(&MAIN);
+                testing::advance(10);
+                exit(&MAIN);
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        std::thread::Builder::new()
+            .name("second".into())
+            .spawn(|| {
+                testing::set_thread_id(6);
+                testing::set_time(2000);
+                enter(&STEP);
+                testing::advance(10);
+                exit(&STEP);
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        rec.finish(&path).unwrap();
+        testing::use_real_clock();
+    }
+    let p = path.to_str().unwrap();
+    for (name, function) in [("first-one", "app::main"), ("second", "app::Worker::step")] {
+        let out = fdr(&["account", "--format", "json", "--thread", name, p]).unwrap();
+        let rows: Value = serde_json::from_str(&out).unwrap();
+        let names: Vec<&str> = rows
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["function"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, vec![function], "--thread {name}");
+    }
+}

@@ -205,7 +205,7 @@ pub struct EventDecoder<R> {
     /// thread, when its first block starts.
     keep: Option<ThreadChoice>,
     /// Per thread index: its blocks are decoded.
-    kept: Vec<bool>,
+    kept: Vec<Option<bool>>,
 }
 
 /// Decides, from a thread's id and the log's tables, whether its blocks are decoded.
@@ -512,17 +512,23 @@ impl<R: Read> EventDecoder<R> {
                             ..ThreadStats::default()
                         });
                         self.opened.push(false);
+                        // Decided at the thread's first block after the leading one: the
+                        // leading block carries the thread names a choice may go by, after its
+                        // own NewBuffer, and belongs to the log's first thread.
+                        self.kept.push(None);
+                    }
+                    self.cur = idx;
+                    self.blocks_started += 1;
+                    if self.blocks_started > 1 && self.kept[idx as usize].is_none() {
                         let kept = match self.keep.as_mut() {
                             Some(keep) => keep(tid, &self.info),
                             None => true,
                         };
-                        self.kept.push(kept);
+                        self.kept[idx as usize] = Some(kept);
                     }
-                    self.cur = idx;
-                    self.blocks_started += 1;
                     self.muted = false;
                     let shared = self.share.map_or(true, |(n, k)| idx % n == k);
-                    if !shared || !self.kept[idx as usize] {
+                    if !shared || self.kept[idx as usize] == Some(false) {
                         if self.blocks_started > 1 {
                             self.reader.skip_block()?;
                             self.verifier.block_skipped();
