@@ -475,16 +475,27 @@ pub fn check_10ms_sleep(clock: Clock) {
     rec.finish_to(&mut bytes).unwrap();
     let log = decode(&bytes[..]).unwrap();
     let recs = log.thread_records(log.tids()[0]);
-    let mut ticks = 0u64;
-    for r in &recs[2..] {
-        match r {
-            Rec::Exit(_, d) => ticks += u64::from(*d),
-            Rec::Wrap(_) | Rec::Cpu(..) => {
-                panic!("the thread moved; cannot time across CPUs: {recs:?}")
+    // Absolute times: the counter is invariant across CPUs, so a thread that wakes on another
+    // CPU (its exit after a NewCPUId) is timed all the same.
+    let (mut t, mut entered, mut left) = (0u64, None, None);
+    for r in &recs {
+        match *r {
+            Rec::Cpu(_, tsc) | Rec::Wrap(tsc) => t = tsc,
+            Rec::Enter(_, d) => {
+                t += u64::from(d);
+                entered = Some(t);
+            }
+            Rec::Exit(_, d) => {
+                t += u64::from(d);
+                left = Some(t);
             }
             _ => {}
         }
     }
+    let (Some(entered), Some(left)) = (entered, left) else {
+        panic!("{recs:?}")
+    };
+    let ticks = left - entered;
     let decoded = ticks as f64 / log.header.cycle_frequency as f64;
     // The call lasted `elapsed` give or take the instants' placement; the clock must agree with
     // the monotonic clock to 2%, and the call slept at least 10 ms.

@@ -72,10 +72,26 @@ fn the_monotonic_clock_times_calls_in_nanoseconds() {
     assert_eq!(log.header.cycle_frequency, 1_000_000_000);
     assert!(!log.header.nonstop_tsc);
     let recs = log.thread_records(log.tids()[0]);
-    let Some(Rec::Exit(_, ticks)) = recs.iter().rev().find(|r| matches!(r, Rec::Exit(..))) else {
+    // Absolute times: the thread may wake on another CPU, and then the exit follows a NewCPUId.
+    let (mut t, mut entered, mut left) = (0u64, None, None);
+    for r in &recs {
+        match *r {
+            Rec::Cpu(_, tsc) | Rec::Wrap(tsc) => t = tsc,
+            Rec::Enter(_, d) => {
+                t += u64::from(d);
+                entered = Some(t);
+            }
+            Rec::Exit(_, d) => {
+                t += u64::from(d);
+                left = Some(t);
+            }
+            _ => {}
+        }
+    }
+    let (Some(entered), Some(left)) = (entered, left) else {
         panic!("{recs:?}")
     };
-    let ticks = f64::from(*ticks);
+    let ticks = (left - entered) as f64;
     assert!(ticks >= 10_000_000.0, "{ticks} ns for a 10 ms sleep");
     assert!(
         (ticks / elapsed - 1.0).abs() < 0.02,
