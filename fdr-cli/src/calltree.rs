@@ -434,6 +434,10 @@ fn write_text(
     opts: &Options,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
+    if let Some(h) = crate::trigger::header(&p.info, names, clock, p.origin) {
+        writeln!(out, "{h}")?;
+        writeln!(out)?;
+    }
     if trees.is_empty() {
         return writeln!(out, "no calls");
     }
