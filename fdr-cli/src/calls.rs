@@ -485,6 +485,9 @@ pub fn plan_shared<X: Sink + Send>(
     Ok(merged)
 }
 
+/// What [`plan_fast`] does with a call that ends: (thread, frame, end, how, depth).
+type Ended<'a> = dyn FnMut(u32, &Frame, u64, Close, usize) -> Result<(), CliError> + 'a;
+
 /// One thread in [`plan_fast`]: its open calls (function, start) and where its window starts.
 #[derive(Default)]
 struct FastThread {
@@ -555,23 +558,12 @@ fn plan_fast<R: Read, X: Sink>(
             return Ok(());
         }
         let t = ev.thread;
-        let close = |th: &mut FastThread,
-                     how: Close,
-                     ended: &mut dyn FnMut(
-            u32,
-            &Frame,
-            u64,
-            Close,
-            usize,
-        ) -> Result<(), CliError>| {
-            let (fid, start) = th.stack.pop().expect("a frame to close");
-            ended(
-                t,
-                &Frame::new(fid, start, 0, false),
-                ev.tsc,
-                how,
-                th.stack.len(),
-            )
+        let close = |th: &mut FastThread, how: Close, ended: &mut Ended<'_>| match th.stack.pop() {
+            Some((fid, start)) => {
+                let depth = th.stack.len();
+                ended(t, &Frame::new(fid, start, 0, false), ev.tsc, how, depth)
+            }
+            None => Ok(()),
         };
         match th.stack.iter().rposition(|f| f.0 == id) {
             Some(at) => {
