@@ -485,6 +485,143 @@ pub fn plan_shared<X: Sink + Send>(
     Ok(merged)
 }
 
+/// What [`plan_fast`] does with a call that ends: (thread, frame, end, how, depth).
+type Ended<'a> = dyn FnMut(u32, &Frame, u64, Close, usize) -> Result<(), CliError> + 'a;
+
+/// One thread in [`plan_fast`]: its open calls (function, start) and where its window starts.
+#[derive(Default)]
+struct FastThread {
+    stack: Vec<(u32, u64)>,
+    started: bool,
+    first: u64,
+    block_tsc: u64,
+    initial: Vec<u32>,
+}
+
+/// The first pass without a filter, at the speed of the decoder: the same stack rules as
+/// [`replay_decoder`] (an exit closes the matching frame and those above it; an exit with no
+/// matching frame closes them all and is a call inferred from the window's start), keeping
+/// only each open call's function and start. `extra` sees each call's exit, with a frame
+/// whose time in callees is not counted (0).
+fn plan_fast<R: Read, X: Sink>(
+    mut dec: EventDecoder<R>,
+    path: &str,
+    filter: &Filter,
+    progress: &Progress,
+    extra: &mut X,
+) -> Result<Plan, CliError> {
+    let mut ts: Vec<FastThread> = Vec::new();
+    let mut shown: Vec<bool> = Vec::new();
+    let mut calls = 0u64;
+    let mut n: u32 = 0;
+    let mut ended = |t: u32, f: &Frame, end: u64, how: Close, depth: usize| {
+        let i = t as usize;
+        if i >= shown.len() {
+            shown.resize(i + 1, false);
+        }
+        shown[i] = true;
+        calls += 1;
+        extra.exit(t, depth, f, end, how, &[])
+    };
+    let r = dec.for_each(|ev, at| -> Result<(), Failure> {
+        n = n.wrapping_add(1);
+        if n & 0xfffff == 0 {
+            progress.at(0, at);
+        }
+        let t = ev.thread as usize;
+        if t >= ts.len() {
+            ts.resize_with(t + 1, FastThread::default);
+        }
+        let th = &mut ts[t];
+        let (id, exit, how) = match ev.kind {
+            EventKind::Block => {
+                th.block_tsc = ev.tsc;
+                return Ok(());
+            }
+            EventKind::Enter { id } | EventKind::EnterArgs { id } => (id, false, Close::Exit),
+            EventKind::Exit { id } => (id, true, Close::Exit),
+            EventKind::TailExit { id } => (id, true, Close::TailExit),
+            EventKind::Arg { .. }
+            | EventKind::Cpu { .. }
+            | EventKind::Task { .. }
+            | EventKind::Cull { .. } => return Ok(()),
+        };
+        if !th.started {
+            th.started = true;
+            th.first = th.block_tsc;
+        }
+        if !exit {
+            if th.stack.len() >= MAX_DEPTH {
+                return Err(Failure::Format(too_deep(at)));
+            }
+            th.stack.push((id, ev.tsc));
+            return Ok(());
+        }
+        let t = ev.thread;
+        let close = |th: &mut FastThread, how: Close, ended: &mut Ended<'_>| match th.stack.pop() {
+            Some((fid, start)) => {
+                let depth = th.stack.len();
+                ended(t, &Frame::new(fid, start, 0, false), ev.tsc, how, depth)
+            }
+            None => Ok(()),
+        };
+        match th.stack.iter().rposition(|f| f.0 == id) {
+            Some(at) => {
+                while th.stack.len() > at + 1 {
+                    close(th, Close::Unwound, &mut ended)?;
+                }
+                close(th, how, &mut ended)?;
+            }
+            None => {
+                // Entered before the window: everything open ran inside it.
+                while !th.stack.is_empty() {
+                    close(th, Close::Unwound, &mut ended)?;
+                }
+                th.initial.push(id);
+                ended(t, &Frame::new(id, th.first, 0, true), ev.tsc, how, 0)?;
+            }
+        }
+        Ok(())
+    });
+    match r {
+        Ok(()) => {}
+        Err(Failure::Format(e)) => return Err(input(path)(e)),
+        Err(Failure::Cli(e)) => return Err(e.in_log(path)),
+    }
+    progress.at(0, dec.offset());
+    for (t, th) in ts.iter_mut().enumerate() {
+        let end = dec.threads().get(t).map_or(0, |s| s.last_tsc);
+        while let Some((fid, start)) = th.stack.pop() {
+            let f = Frame::new(fid, start, 0, false);
+            ended(t as u32, &f, end, Close::WindowEnd, th.stack.len())
+                .map_err(|e| e.in_log(path))?;
+        }
+    }
+    let threads = dec.threads().to_vec();
+    let origin = plan_origin(&threads, &shown, filter);
+    Ok(Plan {
+        initial: ts
+            .into_iter()
+            .map(|th| th.initial.into_iter().rev().collect())
+            .collect(),
+        origin,
+        info: dec.info().clone(),
+        threads,
+        shown,
+        calls,
+    })
+}
+
+fn too_deep(offset: u64) -> FormatError {
+    FormatError::new(
+        offset,
+        format!(
+            "calls are nested more than {MAX_DEPTH} deep on one thread; expected exits (is the \
+             log corrupt?)"
+        ),
+    )
+}
+
 /// Time zero: the earliest window start of a thread with calls that pass the filters (cut to
 /// the time range), as in a log that held only those calls.
 fn plan_origin(threads: &[ThreadStats], shown: &[bool], filter: &Filter) -> u64 {
@@ -523,13 +660,7 @@ fn push(
     offset: u64,
 ) -> Result<(), Failure> {
     if th.stack.len() >= MAX_DEPTH {
-        return Err(Failure::Format(FormatError::new(
-            offset,
-            format!(
-                "calls are nested more than {MAX_DEPTH} deep on one thread; expected exits \
-                 (is the log corrupt?)"
-            ),
-        )));
+        return Err(Failure::Format(too_deep(offset)));
     }
     th.stack.push(Frame {
         id,
@@ -777,6 +908,9 @@ fn plan_filtered<R: Read, X: Sink>(
     progress: &Progress,
     extra: &mut X,
 ) -> Result<Plan, CliError> {
+    if !filter.wraps() {
+        return plan_fast(dec, path, filter, progress, extra);
+    }
     let mut p = Prescan {
         initial: Vec::new(),
     };

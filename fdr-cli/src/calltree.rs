@@ -45,7 +45,16 @@ pub struct Options {
 }
 
 /// Calls shown under one call; past this, the calls a shown call makes are counted.
-pub const MAX_TREE: usize = 1 << 14;
+pub const MAX_TREE: usize = 1 << 12;
+/// Calls shown under all the listed calls together: with many calls listed, each gets a share.
+pub const MAX_SHOWN: usize = 1 << 18;
+/// The most calls `--top` lists.
+pub const MAX_TOP: usize = 100_000;
+/// Calls shown under each listed call always, even past [`MAX_SHOWN`] in all.
+const MIN_TREE: usize = 16;
+
+/// No node.
+const NONE: u32 = u32::MAX - 1;
 
 /// A call, as both passes see it: thread index, function, start and end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -149,7 +158,10 @@ struct Node {
     /// Calls it made that are not shown (past [`MAX_TREE`]) and their time.
     more: u64,
     more_ticks: u64,
-    children: Vec<u32>,
+    /// Its first and last callee, and its next sibling ([`NONE`] for none).
+    first: u32,
+    last: u32,
+    next: u32,
 }
 
 impl Node {
@@ -166,7 +178,9 @@ impl Node {
             deeper: 0,
             more: 0,
             more_ticks: 0,
-            children: Vec::new(),
+            first: NONE,
+            last: NONE,
+            next: NONE,
         }
     }
 
@@ -199,6 +213,8 @@ struct Capture {
     done: Vec<(Key, Vec<Node>)>,
     merge: bool,
     limit: usize,
+    /// Nodes per tree.
+    cap: usize,
 }
 
 impl Capture {
@@ -222,22 +238,24 @@ impl Capture {
             b.path.push(HIDDEN);
             return;
         }
-        if self.merge {
-            if let Some(&last) = b.nodes[parent as usize].children.last() {
-                if b.nodes[last as usize].id == f.id {
-                    b.path.push(last);
-                    return;
-                }
-            }
+        let last = b.nodes[parent as usize].last;
+        if self.merge && last != NONE && b.nodes[last as usize].id == f.id {
+            b.path.push(last);
+            return;
         }
-        if b.nodes.len() >= MAX_TREE {
+        if b.nodes.len() >= self.cap {
             b.nodes[parent as usize].more += 1;
             b.path.push(HIDDEN);
             return;
         }
         let n = b.nodes.len() as u32;
         b.nodes.push(Node::new(f.id, f.start));
-        b.nodes[parent as usize].children.push(n);
+        if last == NONE {
+            b.nodes[parent as usize].first = n;
+        } else {
+            b.nodes[last as usize].next = n;
+        }
+        b.nodes[parent as usize].last = n;
         b.path.push(n);
     }
 }
@@ -334,7 +352,7 @@ pub fn run(
     let readers = opts.readers.max(1);
     let mut tops: Vec<Top> = (0..readers)
         .map(|_| Top {
-            n: opts.top,
+            n: opts.top.min(MAX_TOP),
             heap: BinaryHeap::new(),
         })
         .collect();
@@ -347,7 +365,7 @@ pub fn run(
         (plan_shared(log, filter, progress, &mut tops)?, 1)
     };
     let mut top = Top {
-        n: opts.top,
+        n: opts.top.min(MAX_TOP),
         heap: BinaryHeap::new(),
     };
     for t in tops {
@@ -373,6 +391,7 @@ pub fn run(
             done: Vec::new(),
             merge: opts.format == Format::Text,
             limit: opts.depth,
+            cap: (MAX_SHOWN / keys.len().max(1)).clamp(MIN_TREE, MAX_TREE),
         })
         .collect();
     if !keys.is_empty() {
@@ -415,6 +434,10 @@ fn write_text(
     opts: &Options,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
+    if let Some(h) = crate::trigger::header(&p.info, names, clock, p.origin) {
+        writeln!(out, "{h}")?;
+        writeln!(out)?;
+    }
     if trees.is_empty() {
         return writeln!(out, "no calls");
     }
@@ -443,7 +466,8 @@ fn write_text(
             human(clock.ns(root.self_)),
         )?;
         writeln!(out, "  {:>10} {:>10}  calls", "time", "self")?;
-        // Depth first, children in order, without recursion.
+        // Depth first, callees in order, without recursion: a node's next sibling waits
+        // under its callees.
         let mut todo: Vec<(u32, usize)> = vec![(0, 0)];
         while let Some((n, depth)) = todo.pop() {
             let node = &nodes[n as usize];
@@ -484,8 +508,11 @@ fn write_text(
                     indent = (depth + 1) * 2
                 )?;
             }
-            for &c in node.children.iter().rev() {
-                todo.push((c, depth + 1));
+            if node.next != NONE && depth > 0 {
+                todo.push((node.next, depth));
+            }
+            if node.first != NONE {
+                todo.push((node.first, depth + 1));
             }
         }
     }
@@ -532,8 +559,8 @@ fn write_json(
     for (i, (key, nodes)) in trees.iter().enumerate() {
         let tid = p.threads.get(key.thread as usize).map_or(0, |t| t.tid);
         write!(out, "{}\n  ", if i == 0 { "" } else { "," })?;
-        // (node, index of the next child to write), without recursion.
-        let mut todo: Vec<(u32, usize)> = vec![(0, 0)];
+        // (node, its next callee to write, whether it is the first), without recursion.
+        let mut todo: Vec<(u32, u32, bool)> = vec![(0, nodes[0].first, true)];
         let object = |n: &Node, out: &mut dyn Write| -> std::io::Result<()> {
             write!(
                 out,
@@ -550,19 +577,18 @@ fn write_json(
             )
         };
         object(&nodes[0], out)?;
-        while let Some((n, next)) = todo.pop() {
-            let node = &nodes[n as usize];
-            match node.children.get(next) {
-                Some(&c) => {
-                    todo.push((n, next + 1));
-                    if next > 0 {
-                        write!(out, ", ")?;
-                    }
-                    object(&nodes[c as usize], out)?;
-                    todo.push((c, 0));
-                }
-                None => write!(out, "]}}")?,
+        while let Some((n, c, first)) = todo.pop() {
+            if c == NONE {
+                write!(out, "]}}")?;
+                continue;
             }
+            let callee = &nodes[c as usize];
+            todo.push((n, callee.next, false));
+            if !first {
+                write!(out, ", ")?;
+            }
+            object(callee, out)?;
+            todo.push((c, callee.first, true));
         }
     }
     writeln!(out, "{}]", if trees.is_empty() { "" } else { "\n" })

@@ -122,7 +122,29 @@ pub fn run(log: &Log, verify: bool, out: &mut dyn Write) -> Result<(), CliError>
                         r.suppressed
                     ),
                     Ok(Some(Extension::Unknown(tag))) => format!("fdr record of unknown tag {tag}"),
-                    Ok(None) => "not an fdr record".to_string(),
+                    Ok(None) => {
+                        let name = |id: u32| match names.get(&id) {
+                            Some(n) => shown(n).into_owned(),
+                            None => format!("#{id}"),
+                        };
+                        if let Some((kind, id, task)) = fdr_format::decode_task_event(payload) {
+                            let k = match kind {
+                                fdr_format::TaskKind::Created => "created",
+                                fdr_format::TaskKind::Completed => "completed",
+                                fdr_format::TaskKind::Cancelled => "cancelled",
+                            };
+                            format!("fdr task {k}: task={task} id={id}  {}", name(id))
+                        } else if let Some((kind, id, run)) = fdr_format::decode_cull_event(payload)
+                        {
+                            let k = match kind {
+                                fdr_format::CullKind::Culled => "culled",
+                                fdr_format::CullKind::Restored => "restored",
+                            };
+                            format!("fdr {k}: id={id} run={run}  {}", name(id))
+                        } else {
+                            "not an fdr record".to_string()
+                        }
+                    }
                     Err(e) => format!("malformed fdr record: {e}"),
                 };
                 format!(

@@ -187,9 +187,10 @@ draws (0.01% of the width) are always folded into their callers, which changes n
     Calls {
         /// The log (.fdr; `-` for standard input).
         log: PathBuf,
-        /// Show the N slowest calls.
-        #[arg(long, value_name = "N", default_value_t = 10)]
-        top: usize,
+        /// Show the N slowest calls (at most 100000).
+        #[arg(long, value_name = "N", default_value_t = 10,
+              value_parser = clap::value_parser!(u32).range(0..=100_000))]
+        top: u32,
         /// Show the calls each one made down to N levels below it; deeper ones are counted.
         #[arg(long, value_name = "N", default_value_t = 8,
               value_parser = clap::value_parser!(u16).range(0..=1024))]
@@ -254,8 +255,10 @@ line of their ancestor). In text, runs of consecutive calls of the same function
 are one line, 'name × N', with their total and self time and their callees merged the same way.
 JSON gives every call as an object with the keys function, id, thread (tid), start_ns,
 duration_ns, self_ns, inferred_start, open_at_end and children (an array of the same objects).
-At most 16384 calls are shown under one call; past that a line (text) says how many more there
-were, and JSON leaves them out. The selection reads the log twice (three times with --function).";
+At most 4096 calls are shown under one call, and 262144 under all the listed calls together
+(each listed call gets an equal share, at least 16); past that a line (text) says how many more
+there were and their time, and JSON leaves them out. The log is read twice (three times with
+--function, --from, --to or --around).";
 
 const REPLAY_HELP: &str = "\
 uftrace style: a call that made no other call is one line, 'name();', with its duration on the
@@ -400,7 +403,7 @@ pub fn run<A: AsRef<OsStr>>(args: &[A], out: &mut dyn Write) -> Result<(), CliEr
             let filter = Filter::resolve(&filter, &log)?;
             let progress = Progress::new(log.len(), 2 + u64::from(filter.needs_plan()));
             let opts = calltree::Options {
-                top,
+                top: top as usize,
                 depth: usize::from(depth),
                 format,
                 readers: threads.map_or_else(|| readers_for(log.len()), usize::from),

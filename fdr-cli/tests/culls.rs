@@ -70,3 +70,24 @@ fn a_log_without_cull_events_lists_none() {
     assert!(!out(&["account", &log], &log).contains("culled"));
     assert!(!out(&["account", "--format", "json", &log], &log).contains("culled"));
 }
+
+#[test]
+fn dump_names_cull_and_task_events() {
+    let dir = temp_dir("culls-dump");
+    let log = write_log(&dir, "culled.fdr", &culled_log());
+    let dump = out(&["dump", "--verify", &log], &log);
+    assert!(
+        dump.contains("fdr culled: id=2 run=10000  app::len\n"),
+        "{dump}"
+    );
+    assert!(
+        dump.contains("fdr restored: id=2 run=0  app::len\n"),
+        "{dump}"
+    );
+    let log = write_log(&dir, "tasks.fdr", &common::tasks_log());
+    let dump = out(&["dump", "--verify", &log], &log);
+    assert!(
+        dump.contains("fdr task cancelled: task=101 id=2  app::request\n"),
+        "{dump}"
+    );
+}

@@ -96,8 +96,8 @@ fn every_command_reads_standard_input_for_dash() {
             .unwrap();
         let pid = child.id();
         if let Some(b) = input {
-            // A child that has what it needs (or fails) may exit before reading everything: a
-            // broken pipe here is not the test's concern, the child's output and status are.
+            // A child that has what it needs (or fails first, a usage error) may exit before
+            // reading everything: a broken pipe here is not the test's concern, its output is.
             let _ = child.stdin.take().unwrap().write_all(b);
         }
         let o = child.wait_with_output().unwrap();

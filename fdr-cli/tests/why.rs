@@ -55,10 +55,12 @@ fn info_says_why_the_log_was_written_and_how_big_the_pool_should_be() {
 fn account_and_stack_name_the_call_that_fired_in_their_header() {
     let dir = temp_dir("why-header");
     let log = write_log(&dir, "trig.fdr", &triggered_log());
-    for cmd in ["account", "stack"] {
+    for cmd in ["account", "stack", "calls"] {
         let text = out(&[cmd, &log], &log);
         assert_eq!(text.lines().next(), Some(FIRED), "{cmd}: {text}");
     }
+    let replay = out(&["replay", &log], &log);
+    assert_eq!(replay.lines().next(), Some(format!("# {FIRED}").as_str()));
     // Machine-readable outputs are unchanged: one JSON array, CSV rows, folded lines.
     let json = out(&["account", "--format", "json", &log], &log);
     let rows: Vec<Value> = serde_json::from_str(&json).unwrap();
