@@ -164,6 +164,35 @@ fn glob(p: &[u8], s: &[u8]) -> bool {
 
 /// The filters of one command, resolved against the log: thread ids and names, function names,
 /// and absolute times in ticks.
+///
+/// ```
+/// use fdr_cli::calls::replay;
+/// use fdr_cli::filter::{Filter, FilterArgs};
+/// use fdr_cli::input::Log;
+/// use fdr_cli::progress::Progress;
+/// use fdr_cli::stack::Trie;
+/// use fdr_cli::synth::LogBuilder;
+/// let mut b = LogBuilder::new(1_000_000_000);
+/// b.function(1, "app::slow", &[]);
+/// b.function(2, "app::fast", &[]);
+/// let mut blk = b.block(7, 0, 0);
+/// blk.enter(1, 0);
+/// blk.exit(1, 5_000);
+/// blk.enter(2, 6_000);
+/// blk.exit(2, 6_010);
+/// blk.finish();
+/// let dir = std::env::temp_dir().join(format!("fdr-filter-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// std::fs::write(dir.join("a.fdr"), b.finish()).unwrap();
+/// let log = Log::open(&dir.join("a.fdr"))?;
+/// let args = FilterArgs { min: Some(1_000), ..FilterArgs::default() };
+/// let filter = Filter::resolve(&args, &log)?;
+/// let mut trie = Trie::default();
+/// replay(&log, &mut trie, None, &filter, &Progress::hidden(), 0)?;
+/// assert_eq!(trie.nodes.len(), 2); // the root and app::slow: app::fast is shorter than 1 µs
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok::<(), fdr_cli::CliError>(())
+/// ```
 #[derive(Debug, Default)]
 pub struct Filter {
     threads: Vec<String>,
