@@ -490,7 +490,12 @@ struct ThreadFilter {
 }
 
 impl ThreadFilter {
-    fn push(&mut self, open: Open) {
+    fn push(&mut self, mut open: Open) {
+        if open.state != State::Pending {
+            // Its arguments, if any, were handed on already: none kept.
+            open.args_at = self.args.len();
+            open.args_len = 0;
+        }
         let i = self.stack.len();
         if self.pending_from >= i {
             self.pending_from = if open.state == State::Pending {
@@ -649,9 +654,8 @@ impl<S: Sink> Filtered<'_, S> {
         if self.threads[t].selected == Some(depth_now) {
             self.threads[t].selected = None;
         }
-        if o.state == State::Pending {
-            self.threads[t].args.truncate(o.args_at);
-        }
+        // The arguments kept for it (while it was pending) and for the calls it made.
+        self.threads[t].args.truncate(o.args_at);
         if o.state != State::In {
             return Ok(());
         }
@@ -688,6 +692,7 @@ impl<S: Sink> Filtered<'_, S> {
                 self.threads[t].last = from;
                 let open = std::mem::take(&mut self.threads[t].stack);
                 self.threads[t].pending_from = 0;
+                self.threads[t].args.clear();
                 for (depth, o) in open.into_iter().enumerate() {
                     let reopened = Open {
                         start: o.start.max(from),
