@@ -454,6 +454,16 @@ fn in_shares<S: Send, T: Send>(
 
 /// [`plan_with`] by `extras.len()` reader threads in parallel, each reading a share of the
 /// log's threads and handing its calls to its own extra sink.
+///
+/// ```no_run
+/// use fdr_cli::calls::{plan_shared, Nothing};
+/// use fdr_cli::filter::Filter;
+/// use fdr_cli::input::Log;
+/// use fdr_cli::progress::Progress;
+/// let log = Log::open("app.fdr".as_ref())?;
+/// let plan = plan_shared(&log, &Filter::none(), &Progress::hidden(), &mut [Nothing, Nothing])?;
+/// # Ok::<(), fdr_cli::CliError>(())
+/// ```
 pub fn plan_shared<X: Sink + Send>(
     log: &Log,
     filter: &Filter,
@@ -808,6 +818,19 @@ impl Sink for Seen {
 }
 
 /// Two sinks fed the same calls, the first one first.
+///
+/// ```
+/// use fdr_cli::account::Account;
+/// use fdr_cli::calls::{Both, Close, Frame, Sink};
+/// use fdr_cli::stack::Trie;
+/// let (mut a, mut t) = (Account::default(), Trie::default());
+/// let f = Frame::new(1, 0, 0, false);
+/// let mut both = Both(&mut a, &mut t);
+/// both.enter(0, 0, &f, &[])?;
+/// both.exit(0, 0, &f, 10, Close::Exit, &[])?;
+/// assert_eq!(t.nodes[1].count, 1);
+/// # Ok::<(), fdr_cli::CliError>(())
+/// ```
 pub struct Both<'a, A, B>(pub &'a mut A, pub &'a mut B);
 
 impl<A: Sink, B: Sink> Sink for Both<'_, A, B> {
@@ -860,7 +883,19 @@ pub fn plan(log: &Log, filter: &Filter, progress: &Progress) -> Result<Plan, Cli
 }
 
 /// [`plan`], handing the calls that pass `filter` to `extra` as well. In this first pass an
-/// entry missing from the window is inferred at its exit (see [`replay`] without a plan).
+/// entry missing from the window is inferred at its exit (see [`replay`] without a plan); without
+/// a filter, `extra` sees only each call's exit, its time in callees not counted.
+///
+/// ```no_run
+/// use fdr_cli::calls::{plan_with, Nothing};
+/// use fdr_cli::filter::Filter;
+/// use fdr_cli::input::Log;
+/// use fdr_cli::progress::Progress;
+/// let log = Log::open("app.fdr".as_ref())?;
+/// let plan = plan_with(&log, &Filter::none(), &Progress::hidden(), &mut Nothing)?;
+/// println!("{} calls, time zero at tick {}", plan.calls, plan.origin);
+/// # Ok::<(), fdr_cli::CliError>(())
+/// ```
 pub fn plan_with<X: Sink>(
     log: &Log,
     filter: &Filter,
@@ -883,7 +918,12 @@ pub fn plan_decoder<R: Read>(
     plan_filtered(dec, path, &Filter::none(), progress, &mut Nothing)
 }
 
-/// A sink that does nothing.
+/// A sink that does nothing (for a first pass that needs no extra sink).
+///
+/// ```
+/// use fdr_cli::calls::{Close, Frame, Nothing, Sink};
+/// assert!(Nothing.exit(0, 0, &Frame::new(1, 0, 0, false), 5, Close::Exit, &[]).is_ok());
+/// ```
 pub struct Nothing;
 
 impl Sink for Nothing {

@@ -342,6 +342,17 @@ impl Sink for Capture {
 }
 
 /// Runs `fdr calls` on `log`.
+///
+/// ```no_run
+/// use fdr_cli::calltree::{run, Format, Options};
+/// use fdr_cli::filter::Filter;
+/// use fdr_cli::input::Log;
+/// use fdr_cli::progress::Progress;
+/// let log = Log::open("app.fdr".as_ref())?;
+/// let opts = Options { top: 5, depth: 3, format: Format::Text, readers: 1 };
+/// run(&log, &Filter::none(), &opts, &mut std::io::stdout(), &Progress::hidden())?;
+/// # Ok::<(), fdr_cli::CliError>(())
+/// ```
 pub fn run(
     log: &Log,
     filter: &Filter,

@@ -140,6 +140,15 @@ pub fn compare(before: HashMap<String, Side>, after: HashMap<String, Side>) -> V
 }
 
 /// Compares `before` and `after` and writes the report.
+///
+/// ```no_run
+/// use fdr_cli::diff::{run, Format};
+/// use fdr_cli::input::Log;
+/// use fdr_cli::progress::Progress;
+/// let (a, b) = (Log::open("before.fdr".as_ref())?, Log::open("after.fdr".as_ref())?);
+/// run(&a, &b, Format::Json, &mut std::io::stdout(), &Progress::hidden())?;
+/// # Ok::<(), fdr_cli::CliError>(())
+/// ```
 pub fn run(
     before: &Log,
     after: &Log,

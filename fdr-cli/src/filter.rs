@@ -164,6 +164,35 @@ fn glob(p: &[u8], s: &[u8]) -> bool {
 
 /// The filters of one command, resolved against the log: thread ids and names, function names,
 /// and absolute times in ticks.
+///
+/// ```
+/// use fdr_cli::calls::replay;
+/// use fdr_cli::filter::{Filter, FilterArgs};
+/// use fdr_cli::input::Log;
+/// use fdr_cli::progress::Progress;
+/// use fdr_cli::stack::Trie;
+/// use fdr_cli::synth::LogBuilder;
+/// let mut b = LogBuilder::new(1_000_000_000);
+/// b.function(1, "app::slow", &[]);
+/// b.function(2, "app::fast", &[]);
+/// let mut blk = b.block(7, 0, 0);
+/// blk.enter(1, 0);
+/// blk.exit(1, 5_000);
+/// blk.enter(2, 6_000);
+/// blk.exit(2, 6_010);
+/// blk.finish();
+/// let dir = std::env::temp_dir().join(format!("fdr-filter-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// std::fs::write(dir.join("a.fdr"), b.finish()).unwrap();
+/// let log = Log::open(&dir.join("a.fdr"))?;
+/// let args = FilterArgs { min: Some(1_000), ..FilterArgs::default() };
+/// let filter = Filter::resolve(&args, &log)?;
+/// let mut trie = Trie::default();
+/// replay(&log, &mut trie, None, &filter, &Progress::hidden(), 0)?;
+/// assert_eq!(trie.nodes.len(), 2); // the root and app::slow: app::fast is shorter than 1 µs
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok::<(), fdr_cli::CliError>(())
+/// ```
 #[derive(Debug, Default)]
 pub struct Filter {
     threads: Vec<String>,
@@ -461,7 +490,12 @@ struct ThreadFilter {
 }
 
 impl ThreadFilter {
-    fn push(&mut self, open: Open) {
+    fn push(&mut self, mut open: Open) {
+        if open.state != State::Pending {
+            // Its arguments, if any, were handed on already: none kept.
+            open.args_at = self.args.len();
+            open.args_len = 0;
+        }
         let i = self.stack.len();
         if self.pending_from >= i {
             self.pending_from = if open.state == State::Pending {
@@ -620,9 +654,8 @@ impl<S: Sink> Filtered<'_, S> {
         if self.threads[t].selected == Some(depth_now) {
             self.threads[t].selected = None;
         }
-        if o.state == State::Pending {
-            self.threads[t].args.truncate(o.args_at);
-        }
+        // The arguments kept for it (while it was pending) and for the calls it made.
+        self.threads[t].args.truncate(o.args_at);
         if o.state != State::In {
             return Ok(());
         }
@@ -659,6 +692,7 @@ impl<S: Sink> Filtered<'_, S> {
                 self.threads[t].last = from;
                 let open = std::mem::take(&mut self.threads[t].stack);
                 self.threads[t].pending_from = 0;
+                self.threads[t].args.clear();
                 for (depth, o) in open.into_iter().enumerate() {
                     let reopened = Open {
                         start: o.start.max(from),

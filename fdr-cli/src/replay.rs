@@ -179,6 +179,15 @@ impl Sink for Lines<'_> {
 
 /// Writes the replay of `log` behind `filter` on `out`; the first pass reads with `readers`
 /// threads.
+///
+/// ```no_run
+/// use fdr_cli::filter::Filter;
+/// use fdr_cli::input::Log;
+/// use fdr_cli::progress::Progress;
+/// let log = Log::open("app.fdr".as_ref())?;
+/// fdr_cli::replay::run(&log, &Filter::none(), &mut std::io::stdout(), 1, &Progress::hidden())?;
+/// # Ok::<(), fdr_cli::CliError>(())
+/// ```
 pub fn run(
     log: &Log,
     filter: &Filter,

@@ -100,6 +100,17 @@ impl LogBuilder {
     }
 
     /// Adds a function-table entry of the given kind (an `async fn`, a scope).
+    ///
+    /// ```
+    /// use fdr_cli::synth::LogBuilder;
+    /// use fdr_format::{events::EventDecoder, FunctionKind};
+    /// let mut log = LogBuilder::new(1_000_000_000);
+    /// log.function_of_kind(2, "app::request", &[], FunctionKind::Async);
+    /// let bytes = log.finish();
+    /// let mut d = EventDecoder::new(&bytes[..]).unwrap();
+    /// while d.next_event().unwrap().is_some() {}
+    /// assert_eq!(d.info().functions[0].kind, FunctionKind::Async);
+    /// ```
     pub fn function_of_kind(&mut self, id: u32, name: &str, args: &[&str], kind: FunctionKind) {
         self.extension(&Extension::Function(FunctionInfo {
             id,
@@ -232,6 +243,15 @@ impl BlockBuilder<'_> {
 
     /// A cull event: function `id` stopped (or started again) being recorded on this thread
     /// after `run` erased calls in a row.
+    ///
+    /// ```
+    /// use fdr_cli::synth::LogBuilder;
+    /// use fdr_format::CullKind;
+    /// let mut log = LogBuilder::new(1_000_000_000);
+    /// let mut b = log.block(7, 0, 100);
+    /// b.cull(CullKind::Culled, 3, 10_000, 150);
+    /// assert_eq!(b.len(), 64 + 16 + 16); // preamble, the event and its payload
+    /// ```
     pub fn cull(&mut self, kind: CullKind, id: u32, run: u64, tsc: u64) {
         self.custom16(cull_payload(kind, id, run), tsc);
     }

@@ -78,6 +78,8 @@ pub fn describe(secs: i64, nanos: u32, east: i64) -> String {
 /// The local time zone's offset east of UTC, in seconds, at `secs` since the Unix epoch.
 pub fn local_offset(secs: i64) -> i64 {
     let tz = std::env::var("TZ").ok();
+    // A log can say anything: rules are applied within ±100,000 years.
+    let secs = secs.clamp(-3_155_760_000_000, 3_155_760_000_000);
     zone(tz.as_deref()).map_or(0, |z| z.offset(secs))
 }
 
@@ -283,7 +285,7 @@ impl Cursor<'_> {
         }
         (self.1 - start >= 3).then_some(())
     }
-    /// `[+-]hh[:mm[:ss]]` in seconds.
+    /// `[+-]hh[:mm[:ss]]` in seconds (hours at most 167, as POSIX allows).
     fn time(&mut self) -> Option<i64> {
         let neg = if self.eat(b'-') {
             true
@@ -291,11 +293,12 @@ impl Cursor<'_> {
             self.eat(b'+');
             false
         };
-        let mut t = self.num()? * 3600;
+        let h = self.num().filter(|h| (0..=167).contains(h))?;
+        let mut t = h * 3600;
         if self.eat(b':') {
-            t += self.num()? * 60;
+            t += self.num().filter(|m| (0..60).contains(m))? * 60;
             if self.eat(b':') {
-                t += self.num()?;
+                t += self.num().filter(|s| (0..60).contains(s))?;
             }
         }
         Some(if neg { -t } else { t })
@@ -425,6 +428,14 @@ mod tests {
         assert_eq!(ny.offset(end), -5 * 3600);
         assert_eq!(Zone::posix("<+0530>-5:30").unwrap().offset(0), 19_800);
         assert!(Zone::posix("no").is_none());
+        assert!(Zone::posix("AAA99999999999999999").is_none());
+        assert!(Zone::posix("AAA-3BBB,M99.9.9/99999999999,J0").is_none());
+        let odd = Zone::posix("AAA-3BBB,M99.9.9/2,J0").unwrap();
+        let _ = odd.offset(1_700_000_000);
+        for secs in [i64::MIN, -1, 0, i64::MAX] {
+            let _ = ny.offset(secs.clamp(-3_155_760_000_000, 3_155_760_000_000));
+            let _ = describe(secs, u32::MAX, local_offset(secs));
+        }
     }
 
     #[test]

@@ -512,3 +512,34 @@ fn calls_and_replay_read_by_several_threads_say_the_same() {
         }
     }
 }
+
+#[test]
+fn logged_arguments_stay_with_their_call_through_min() {
+    // A call kept by --min is handed on once it has lasted long enough: with its arguments.
+    let dir = temp_dir("filter-args");
+    let log = write_log(&dir, "basic.fdr", &common::basic_log());
+    let out = dir.join("min.fxt");
+    fdr(&[
+        "convert",
+        &log,
+        "--format",
+        "fxt",
+        "--min",
+        "400ns",
+        "-o",
+        out.to_str().unwrap(),
+    ])
+    .unwrap();
+    let trace = common::fxt::parse(&std::fs::read(&out).unwrap()).unwrap();
+    let spans = common::fxt::spans(&trace).unwrap();
+    let parse = spans.iter().find(|s| s.name == "app::parse").unwrap();
+    use common::fxt::Value as V;
+    assert_eq!(
+        parse.begin_args,
+        [
+            ("len".to_string(), V::U64(42)),
+            ("flags".to_string(), V::U64(7))
+        ]
+    );
+    assert!(spans.iter().all(|s| s.end - s.start >= 400), "{spans:?}");
+}

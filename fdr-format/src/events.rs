@@ -214,6 +214,14 @@ type ThreadChoice = Box<dyn FnMut(i32, &LogInfo) -> bool>;
 impl<R: Read + std::io::Seek> EventDecoder<R> {
     /// Reads the header of an input that can seek (a file): the blocks of threads left out by
     /// [`EventDecoder::share`] or [`EventDecoder::keep_threads`] are seeked over, not read.
+    ///
+    /// ```
+    /// use fdr_format::events::EventDecoder;
+    /// use fdr_format::FileHeader;
+    /// let file = std::io::Cursor::new(FileHeader::default().encode().to_vec());
+    /// let mut d = EventDecoder::seekable(file).unwrap();
+    /// assert!(d.next_event().unwrap().is_none());
+    /// ```
     pub fn seekable(inner: R) -> Result<EventDecoder<R>, FormatError> {
         Ok(EventDecoder::with_reader(Reader::seekable(inner)?))
     }
