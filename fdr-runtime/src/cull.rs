@@ -9,9 +9,11 @@
 //! which functions' calls are missing from when. Functions with a trigger or logged arguments are
 //! never culled.
 //!
-//! A function that was culled once stays `WATCHED` for the rest of the recording: its hooks keep
-//! a small per-thread stack of the calls entered through this path, so an exit is recorded exactly
-//! when its entry was, even when the function is restored or culled in between.
+//! Whether a call's exit is recorded is decided by its entry, which the guard of the call
+//! remembers (see `hooks::CallGuard`): a call entered while its function was culled records no
+//! exit, a call entered before keeps its exit, whatever happens to the flag in between. So the
+//! culled path needs no bookkeeping of its own: a flag load and a branch at the entry, a
+//! per-thread tick for the sampling, and a compare at the exit.
 
 use std::cell::Cell;
 
@@ -23,12 +25,8 @@ use crate::trigger;
 
 /// The function is culled: only samples of its calls are recorded.
 pub(crate) const CULLED: u8 = 2;
-/// The function was culled in this recording: its calls go through the culling path.
-pub(crate) const WATCHED: u8 = 4;
 /// One call in this many of a culled function is recorded and timed, per thread.
 pub(crate) const SAMPLE_EVERY: u32 = 256;
-/// Culled calls a thread follows at once, nested; deeper ones are not recorded.
-const STACK: usize = 32;
 
 /// Counts an erased call of the function with id field `id_field`; returns the run length when
 /// it reaches the cull threshold.
@@ -68,7 +66,7 @@ pub(crate) fn candidate(t: &ThreadState, id_field: u32) -> Option<&'static FnDes
 
 /// Culls `f` (its event is written).
 pub(crate) fn cull(f: &FnDesc) {
-    f.add_flags(CULLED | WATCHED);
+    f.add_flags(CULLED);
 }
 
 /// Restores `f`; false if another thread did first (then no event is written twice).
@@ -76,50 +74,14 @@ pub(crate) fn restore(f: &FnDesc) -> bool {
     f.clear_flags(CULLED) & CULLED != 0
 }
 
-/// The calls of watched functions a thread is in, innermost last: for each, the time its
-/// recorded entry was taken, or 0 when its entry was not recorded.
-pub(crate) struct CullStack {
-    starts: [Cell<u64>; STACK],
-    depth: Cell<u32>,
-    tick: Cell<u32>,
-}
-
-impl CullStack {
-    pub(crate) const fn new() -> CullStack {
-        CullStack {
-            starts: [const { Cell::new(0) }; STACK],
-            depth: Cell::new(0),
-            tick: Cell::new(0),
-        }
+/// Counts a culled call on this thread: true for the one in `SAMPLE_EVERY` that is recorded.
+#[inline(always)]
+pub(crate) fn sample_due(tick: &Cell<u32>) -> bool {
+    let n = tick.get() + 1;
+    if n < SAMPLE_EVERY {
+        tick.set(n);
+        return false;
     }
-
-    /// True for the one call in `SAMPLE_EVERY` that is recorded, if the stack has room for it.
-    pub(crate) fn sample(&self) -> bool {
-        let tick = self.tick.get() + 1;
-        let due = tick >= SAMPLE_EVERY;
-        self.tick.set(if due { 0 } else { tick });
-        due && self.room()
-    }
-
-    /// Whether an entry pushed now would be remembered.
-    pub(crate) fn room(&self) -> bool {
-        (self.depth.get() as usize) < STACK
-    }
-
-    /// A call was entered, recorded at `start` (0: not recorded).
-    pub(crate) fn push(&self, start: u64) {
-        let depth = self.depth.get();
-        if let Some(s) = self.starts.get(depth as usize) {
-            s.set(start);
-        }
-        self.depth.set(depth.saturating_add(1));
-    }
-
-    /// The innermost call ended: `None` if it was entered before this path saw it (its entry was
-    /// recorded the usual way), else its start (0: its entry was not recorded).
-    pub(crate) fn pop(&self) -> Option<u64> {
-        let depth = self.depth.get().checked_sub(1)?;
-        self.depth.set(depth);
-        Some(self.starts.get(depth as usize).map_or(0, Cell::get))
-    }
+    tick.set(0);
+    true
 }

@@ -50,31 +50,42 @@ pub fn enter_args(f: &'static FnDesc, args: &[u64]) {
 /// }
 /// work();
 /// ```
+///
+/// The guard remembers how its entry was recorded, so that the exit is recorded exactly when the
+/// entry was: a call of a culled function records neither (see the runtime's `cull` module), the
+/// bare hooks [`enter`] and [`exit`] do not cull.
 #[must_use = "the exit is recorded when the guard is dropped"]
 pub struct CallGuard {
     f: &'static FnDesc,
+    entry: hot_path::Entry,
 }
 
 impl CallGuard {
     /// Records the entry of `f`.
     #[inline(always)]
     pub fn enter(f: &'static FnDesc) -> CallGuard {
-        enter(f);
-        CallGuard { f }
+        CallGuard {
+            f,
+            entry: hot_path::enter_guarded(f),
+        }
     }
 
-    /// Records the entry of `f` with its arguments.
+    /// Records the entry of `f` with its arguments. Functions with logged arguments are never
+    /// culled.
     #[inline(always)]
     pub fn enter_args(f: &'static FnDesc, args: &[u64]) -> CallGuard {
         enter_args(f, args);
-        CallGuard { f }
+        CallGuard {
+            f,
+            entry: hot_path::USUAL,
+        }
     }
 
     /// Records a tail exit now instead of an exit at drop: the function's frame ends here and
     /// its last expression, a call, runs as if called by the caller.
     #[inline(always)]
     pub fn tail(self) {
-        tail_exit(self.f);
+        hot_path::exit_guarded(self.f, self.entry, FnKind::TailExit);
         std::mem::forget(self);
     }
 }
@@ -82,7 +93,7 @@ impl CallGuard {
 impl Drop for CallGuard {
     #[inline(always)]
     fn drop(&mut self) {
-        exit(self.f);
+        hot_path::exit_guarded(self.f, self.entry, FnKind::Exit);
     }
 }
 

@@ -10,7 +10,7 @@ use fdr_format::{cull_payload, task_payload, CullKind, FnKind, Reason, TaskKind,
 use crate::desc::FnDesc;
 use crate::local::{self, Local};
 use crate::thread_state::BUSY;
-use crate::{attach, autostart, clock, controller, cull, session};
+use crate::{attach, autostart, clock, controller, cull, session, trigger};
 
 /// Records one function event.
 ///
@@ -28,12 +28,49 @@ pub(crate) fn record(f: &'static FnDesc, kind: FnKind) {
     }
 }
 
+/// What a call's guard remembers of its entry: [`USUAL`], [`SKIPPED`], or the time a sampled
+/// entry was taken (never below 2).
+pub(crate) type Entry = u64;
+/// The entry was recorded the usual way, or no recorder was running: so is the exit.
+pub(crate) const USUAL: Entry = 0;
+/// The function was culled: neither entry nor exit is recorded.
+pub(crate) const SKIPPED: Entry = 1;
+
+/// Records the entry of a call whose guard keeps the answer for [`exit_guarded`]. A culled
+/// function costs a flag load, a branch and a thread-local tick here, inline: no call, no clock.
+#[inline(always)]
+pub(crate) fn enter_guarded(f: &'static FnDesc) -> Entry {
+    if !session::may_record() {
+        return USUAL;
+    }
+    if f.flags() & cull::CULLED != 0 {
+        if !cull::sample_due(&local::get().cull_tick) {
+            return SKIPPED;
+        }
+        return sampled_entry(f);
+    }
+    record_enter(f);
+    USUAL
+}
+
+/// Records the exit of a call entered through [`enter_guarded`], exactly when its entry was.
+#[inline(always)]
+pub(crate) fn exit_guarded(f: &'static FnDesc, entry: Entry, kind: FnKind) {
+    if entry == USUAL {
+        record(f, kind);
+    } else if entry != SKIPPED {
+        sampled_exit(f, entry, kind);
+    }
+}
+
 // A function the running recording treats specially (a trigger) has flags set in its
 // descriptor; every other function's hook pays one load and a branch for it, here, out of line.
+// A culled function reaches these only through a call entered before it was culled, or through
+// the bare hooks, which do not cull: it is recorded as any other.
 
 #[inline(never)]
 fn record_enter(f: &'static FnDesc) {
-    if f.flags() != 0 {
+    if f.flags() & trigger::TRIGGER != 0 {
         return special(f, FnKind::Enter, &[]);
     }
     record_one(f, FnKind::Enter)
@@ -41,7 +78,7 @@ fn record_enter(f: &'static FnDesc) {
 
 #[inline(never)]
 fn record_exit(f: &'static FnDesc) {
-    if f.flags() != 0 {
+    if f.flags() & trigger::TRIGGER != 0 {
         return special(f, FnKind::Exit, &[]);
     }
     record_one(f, FnKind::Exit)
@@ -49,7 +86,7 @@ fn record_exit(f: &'static FnDesc) {
 
 #[inline(never)]
 fn record_other(f: &'static FnDesc, kind: FnKind) {
-    if f.flags() != 0 {
+    if f.flags() & trigger::TRIGGER != 0 {
         return special(f, kind, &[]);
     }
     record_one(f, kind)
@@ -89,7 +126,7 @@ pub(crate) fn record_args(f: &'static FnDesc, args: &[u64]) {
     if !session::may_record() {
         return;
     }
-    if f.flags() != 0 {
+    if f.flags() & trigger::TRIGGER != 0 {
         return special(f, FnKind::EnterArgs, args);
     }
     record_args_one(f, args)
@@ -249,16 +286,11 @@ fn next_buffer(l: &Local, len: u32, tsc: u64, cpu: u32, ev: Event<'_>) -> u32 {
     len
 }
 
-/// A function the recording treats specially. A watched (culled once) one goes through the culling
-/// path. One with a trigger is recorded as any other, then timed: entries go on the thread's list
+/// A function with a trigger: recorded as any other, then timed: entries go on the thread's list
 /// of open trigger calls, and an exit past the limit fires the trigger, which only hands the call
 /// to the background writer.
 #[inline(never)]
 fn special(f: &'static FnDesc, kind: FnKind, args: &[u64]) {
-    let flags = f.flags();
-    if flags & cull::WATCHED != 0 && kind != FnKind::EnterArgs {
-        return culled(f, kind, flags);
-    }
     if kind == FnKind::EnterArgs {
         record_args_one(f, args);
     } else {
@@ -283,46 +315,30 @@ fn special(f: &'static FnDesc, kind: FnKind, args: &[u64]) {
     })
 }
 
-/// A call of a function culled in this recording. While it is culled, one entry in
-/// `SAMPLE_EVERY` is recorded (with the time it was taken) and the others cost no clock read; an
-/// exit is recorded exactly when its entry was. A sample that reaches the threshold restores the
-/// function.
-fn culled(f: &'static FnDesc, kind: FnKind, flags: u8) {
-    local::with(|l| {
-        let c = &l.culls;
-        if l.state.len.get() == BUSY {
-            return;
-        }
-        if kind.is_entry() {
-            let recorded = if flags & cull::CULLED == 0 {
-                c.room()
-            } else {
-                c.sample()
-            };
-            if recorded {
-                record_one(f, kind);
-                c.push(clock::now().0.max(1));
-            } else {
-                c.push(0);
-            }
-            return;
-        }
-        match c.pop() {
-            // Entered before this path saw it: its entry was recorded the usual way.
-            None => record_one(f, kind),
-            Some(0) => {}
-            Some(start) => {
-                record_one(f, kind);
-                let lasted = clock::now().0.wrapping_sub(start);
-                if flags & cull::CULLED != 0
-                    && lasted >= l.state.threshold.get()
-                    && cull::restore(f)
-                {
-                    record_custom(f, |id| cull_payload(CullKind::Restored, id, 0));
-                }
-            }
-        }
-    })
+/// The one culled call in `SAMPLE_EVERY` that is recorded, with the time it was taken.
+#[cold]
+#[inline(never)]
+fn sampled_entry(f: &'static FnDesc) -> Entry {
+    record_one(f, FnKind::Enter);
+    clock::now().0.max(2)
+}
+
+/// The exit of a sampled call that began at `start`. A sample that reaches the threshold while
+/// its function is still culled restores the function, with an event in the log.
+#[cold]
+#[inline(never)]
+fn sampled_exit(f: &'static FnDesc, start: Entry, kind: FnKind) {
+    if !session::may_record() {
+        return;
+    }
+    record_one(f, kind);
+    let lasted = clock::now().0.wrapping_sub(start);
+    if lasted >= local::get().state.threshold.get()
+        && f.flags() & cull::CULLED != 0
+        && cull::restore(f)
+    {
+        record_custom(f, |id| cull_payload(CullKind::Restored, id, 0));
+    }
 }
 
 /// Runs `f` with the session this thread records into, if any (and not a forked parent's).

@@ -7,7 +7,6 @@
 
 use std::cell::Cell;
 
-use crate::cull::CullStack;
 use crate::session::Session;
 use crate::thread_state::ThreadState;
 
@@ -28,8 +27,8 @@ pub(crate) struct Membership {
 pub(crate) struct Local {
     pub state: ThreadState,
     pub member: Membership,
-    /// Calls of culled functions this thread is in (see `cull`).
-    pub culls: CullStack,
+    /// Culled calls since this thread's last sampled one (see `cull`).
+    pub cull_tick: Cell<u32>,
 }
 
 thread_local! {
@@ -43,7 +42,7 @@ thread_local! {
                 buffer: Cell::new(0),
                 dead: Cell::new(false),
             },
-            culls: CullStack::new(),
+            cull_tick: Cell::new(0),
         }
     };
 }

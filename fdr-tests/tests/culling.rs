@@ -4,8 +4,7 @@
 use std::time::Duration;
 
 use fdr_format::CullKind;
-use fdr_runtime::hooks::{enter, exit};
-use fdr_runtime::{Config, Mode};
+use fdr_runtime::{CallGuard, Config, Mode};
 use fdr_tests::{desc, record_log, testing, Rec};
 
 desc!(OUTER, "cull::outer");
@@ -22,18 +21,19 @@ fn config() -> Config {
         .cull_after(100)
 }
 
-/// `n` calls of `TINY` lasting `ticks` each, inside one long `OUTER` call.
+/// `n` calls of `TINY` lasting `ticks` each, inside one long `OUTER` call, through guards as
+/// instrumented code makes them.
 fn calls(n: usize, ticks: impl Fn(usize) -> u64) {
-    enter(&OUTER);
+    let outer = CallGuard::enter(&OUTER);
     testing::advance(1000);
     for i in 0..n {
-        enter(&TINY);
+        let tiny = CallGuard::enter(&TINY);
         testing::advance(ticks(i));
-        exit(&TINY);
+        drop(tiny);
         testing::advance(1);
     }
     testing::advance(1000);
-    exit(&OUTER);
+    drop(outer);
 }
 
 fn tiny_records(records: &[Rec]) -> usize {
@@ -136,4 +136,72 @@ fn with_culling_off_every_call_is_recorded_as_before() {
             Rec::Exit(o, 1 + 99 * 6 + 1000),
         ]
     );
+}
+
+/// Enter and exit records of `TINY`, in order.
+fn tiny_calls(records: &[Rec]) -> Vec<&Rec> {
+    let t = TINY.id();
+    records
+        .iter()
+        .filter(|r| matches!(r, Rec::Enter(id, _) | Rec::Exit(id, _) if *id == t))
+        .collect()
+}
+
+#[test]
+fn a_call_entered_before_its_function_is_culled_keeps_its_exit() {
+    let log = record_log(config(), || {
+        let long = CallGuard::enter(&TINY);
+        testing::advance(1000);
+        // 100 short calls inside it cull the function, which stays culled for 50 more.
+        calls(150, |_| 5);
+        testing::advance(1000);
+        drop(long);
+    });
+    let records = log.thread_records(log.tids()[0]);
+    let t = TINY.id();
+    assert_eq!(culls(&records), vec![(CullKind::Culled, t, 100)]);
+    let kept = tiny_calls(&records);
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    assert!(matches!(kept[0], Rec::Enter(..)));
+    assert!(matches!(kept[1], Rec::Exit(..)));
+    let cull_at = records
+        .iter()
+        .position(|r| matches!(r, Rec::Cull(..)))
+        .unwrap();
+    let exit_at = records
+        .iter()
+        .position(|r| matches!(r, Rec::Exit(id, _) if *id == t))
+        .unwrap();
+    assert!(cull_at < exit_at);
+}
+
+#[test]
+fn a_call_entered_while_culled_records_no_exit_even_once_restored() {
+    let log = record_log(config(), || {
+        // Cull it (100 erased calls), then make 10 more culled calls.
+        calls(110, |_| 5);
+        // Entered culled, not sampled (the 11th culled call): nothing is recorded for it...
+        let skipped = CallGuard::enter(&TINY);
+        // ... while the next sample inside it (the 256th culled call) is slow and restores it.
+        calls(SAMPLE_EVERY - 11, |i| {
+            if i == SAMPLE_EVERY - 12 {
+                500
+            } else {
+                5
+            }
+        });
+        testing::advance(1000);
+        drop(skipped);
+    });
+    let records = log.thread_records(log.tids()[0]);
+    let t = TINY.id();
+    assert_eq!(
+        culls(&records),
+        vec![(CullKind::Culled, t, 100), (CullKind::Restored, t, 0)]
+    );
+    // The slow sample, entry and exit, and no exit of the skipped call.
+    let kept = tiny_calls(&records);
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    assert!(matches!(kept[0], Rec::Enter(..)));
+    assert!(matches!(kept[1], Rec::Exit(_, 500)));
 }

@@ -26,11 +26,14 @@ fn main() -> ExitCode {
         (Some(mode), None) => (mode.as_str(), 100_000),
         _ => {
             eprintln!(
-                "usage: hotpath plain|idle|kept|erased|culled|args|model|model-rdtsc [CALLS]"
+                "usage: hotpath plain|idle|kept|erased|culled|args|model|model-rdtsc [CALLS]\n       hotpath whole-plain|whole-idle|whole-default|whole-off [RUNS]"
             );
             return ExitCode::from(2);
         }
     };
+    if let Some(whole) = mode.strip_prefix("whole-") {
+        return run_whole(whole, n);
+    }
     let config = match mode {
         "plain" | "idle" => None,
         "kept" | "args" => Some(fdr::Config::default().threshold(Duration::ZERO)),
@@ -79,4 +82,48 @@ fn main() -> ExitCode {
     }
     println!("{mode}: {n} calls, checksum {sum:#x}, clock {clock}");
     ExitCode::SUCCESS
+}
+
+/// Runs the whole program `runs` times (after one untimed run that culls what it culls):
+/// `plain` uninstrumented, `idle` with fdr compiled in and no recorder, `default` recording at
+/// 5 us with culling, `off` the same with culling off. Under callgrind, which runs a program
+/// about 50 times slower, set `HOTPATH_THRESHOLD_US=250` to erase and cull what a native run does.
+fn run_whole(build: &str, runs: u64) -> ExitCode {
+    let threshold = std::env::var("HOTPATH_THRESHOLD_US")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(Duration::from_micros(5), Duration::from_micros);
+    let config = match build {
+        "plain" | "idle" => None,
+        "default" => Some(fdr::Config::default().threshold(threshold)),
+        "off" => Some(fdr::Config::default().threshold(threshold).cull(false)),
+        _ => {
+            eprintln!("unknown build `{build}`");
+            return ExitCode::from(2);
+        }
+    };
+    let run = if build == "plain" {
+        fdr_benches::whole::run_plain
+    } else {
+        fdr_benches::whole::run_fdr_rule
+    };
+    let sources = fdr_benches::whole::sources();
+    let rec = config.map(|c| fdr::start(c).expect("cannot start the recorder"));
+    std::hint::black_box(run(&sources));
+    let mut sum = 0u64;
+    for _ in 0..runs {
+        sum = sum.wrapping_add(whole_runs(run, &sources));
+    }
+    if let Some(rec) = rec {
+        rec.finish_to(&mut Vec::new())
+            .expect("finishing the recorder failed");
+    }
+    println!("whole-{build}: {runs} runs, checksum {sum:#x}");
+    ExitCode::SUCCESS
+}
+
+/// One counted run, out of line so `--toggle-collect='hotpath::whole_runs'` counts only it.
+#[inline(never)]
+fn whole_runs(run: fn(&[String]) -> u64, sources: &[String]) -> u64 {
+    run(std::hint::black_box(sources))
 }
