@@ -209,6 +209,7 @@ pub const fn id_field_of(word: u64) -> u32 {
 }
 
 /// Packs a metadata kind and up to 15 data bytes, little-endian, into two words.
+#[inline(always)]
 const fn meta(kind: MetaKind, data: [u8; 15]) -> MetaWords {
     let mut lo = kind.byte() as u64;
     let mut hi = 0u64;
@@ -226,6 +227,7 @@ const fn meta(kind: MetaKind, data: [u8; 15]) -> MetaWords {
 }
 
 /// Data bytes made of `n` little-endian bytes of `a` at 0, then of `b`.
+#[inline(always)]
 const fn data2(a: u64, na: usize, b: u64, nb: usize) -> [u8; 15] {
     let mut data = [0u8; 15];
     let mut i = 0;
@@ -253,22 +255,27 @@ pub mod meta {
     use super::*;
 
     /// `NewBuffer`: the id of the thread that owns the block.
+    #[inline(always)]
     pub const fn new_buffer(tid: i32) -> MetaWords {
         meta(MetaKind::NewBuffer, data2(tid as u32 as u64, 4, 0, 0))
     }
     /// `EndOfBuffer`.
+    #[inline(always)]
     pub const fn end_of_buffer() -> MetaWords {
         meta(MetaKind::EndOfBuffer, [0; 15])
     }
     /// `NewCPUId`: CPU number and the full timestamp that later deltas build on.
+    #[inline(always)]
     pub const fn new_cpu_id(cpu: u16, tsc: u64) -> MetaWords {
         meta(MetaKind::NewCpuId, data2(cpu as u64, 2, tsc, 8))
     }
     /// `TSCWrap`: the full timestamp, for a delta that did not fit 32 bits.
+    #[inline(always)]
     pub const fn tsc_wrap(tsc: u64) -> MetaWords {
         meta(MetaKind::TscWrap, data2(tsc, 8, 0, 0))
     }
     /// `WalltimeMarker`: seconds and microseconds of the wall clock.
+    #[inline(always)]
     pub const fn walltime(secs: i64, micros: i32) -> MetaWords {
         meta(
             MetaKind::WalltimeMarker,
@@ -276,6 +283,7 @@ pub mod meta {
         )
     }
     /// `CustomEvent` header: `size` payload bytes follow the record; `delta` advances the clock.
+    #[inline(always)]
     pub const fn custom_event(size: i32, delta: i32) -> MetaWords {
         meta(
             MetaKind::CustomEvent,
@@ -283,14 +291,17 @@ pub mod meta {
         )
     }
     /// `CallArgument`: one 64-bit argument.
+    #[inline(always)]
     pub const fn call_argument(value: u64) -> MetaWords {
         meta(MetaKind::CallArgument, data2(value, 8, 0, 0))
     }
     /// `BufferExtents`: how many bytes of the block follow this record.
+    #[inline(always)]
     pub const fn buffer_extents(size: u64) -> MetaWords {
         meta(MetaKind::BufferExtents, data2(size, 8, 0, 0))
     }
     /// `Pid`: the process id.
+    #[inline(always)]
     pub const fn pid(pid: i32) -> MetaWords {
         meta(MetaKind::Pid, data2(pid as u32 as u64, 4, 0, 0))
     }
@@ -386,6 +397,7 @@ pub const TASK_PAYLOAD_SIZE: usize = 16;
 /// let payload: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
 /// assert_eq!(decode_task_event(&payload), Some((TaskKind::Created, 7, 42)));
 /// ```
+#[inline(always)]
 pub const fn task_payload(kind: TaskKind, function: u32, task: u64) -> [u64; 2] {
     let first = TASK_MAGIC[0] as u64
         | (TASK_MAGIC[1] as u64) << 8
@@ -434,6 +446,7 @@ pub const CULL_MAGIC: [u8; 2] = *b"Fc";
 /// let payload: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
 /// assert_eq!(decode_cull_event(&payload), Some((CullKind::Culled, 3, 10_000)));
 /// ```
+#[inline(always)]
 pub const fn cull_payload(kind: CullKind, function: u32, run: u64) -> [u64; 2] {
     let first = CULL_MAGIC[0] as u64
         | (CULL_MAGIC[1] as u64) << 8

@@ -136,6 +136,7 @@ fn prepare(
 /// Records a custom event with a 16-byte payload (a task or cull event): four words. Like any
 /// record that is not a function entry or exit, it pins what came before (a rewind never
 /// reaches across it).
+#[inline(always)]
 pub(crate) fn record_custom(
     t: &ThreadState,
     len: u32,
@@ -146,9 +147,10 @@ pub(crate) fn record_custom(
     // A custom event's delta is a signed 32-bit field.
     let (len, delta) = prepare(t, len, 4, i32::MAX as u64, tsc, cpu)?;
     let header = meta::custom_event(TASK_PAYLOAD_SIZE as i32, delta as i32);
-    for (i, word) in header.into_iter().chain(payload).enumerate() {
-        // SAFETY: `prepare` checked room for the four words.
-        unsafe { t.writer.store(len + i as u32, word) };
+    // SAFETY: `prepare` checked room for the four words.
+    unsafe {
+        t.writer.store_meta(len, header);
+        t.writer.store_meta(len + 2, payload);
     }
     let len = len + 4;
     t.begin_block(len, cpu, tsc);

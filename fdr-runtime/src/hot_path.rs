@@ -192,10 +192,29 @@ fn cold_event<'a>(l: &Local, event: impl FnOnce(&crate::thread_state::ThreadStat
     });
 }
 
-/// Records a task event of async function `f`. Out of line: tasks are rarer than calls.
+/// Records a task event of async function `f`: the path of [`record_one`] with a custom event.
+/// Out of line: tasks are rarer than calls.
 #[inline(never)]
 pub(crate) fn record_task(f: &'static FnDesc, kind: TaskKind, task: u64) {
-    record_custom(f, |function| task_payload(kind, function, task));
+    if !session::may_record() {
+        return;
+    }
+    let l = local::get();
+    let t = &l.state;
+    let len = t.len.get();
+    if len >= t.writer.limit() {
+        return cold_event(l, |t| Event::Custom {
+            payload: task_payload(kind, t.id_field(f) >> ID_SHIFT, task),
+        });
+    }
+    t.begin_write();
+    let payload = task_payload(kind, t.id_field(f) >> ID_SHIFT, task);
+    let (tsc, cpu) = clock::now();
+    let len = match controller::record_custom(t, len, payload, tsc, cpu) {
+        Some(len) => len,
+        None => next_buffer(l, len, tsc, cpu, Event::Custom { payload }),
+    };
+    t.end_write(len);
 }
 
 /// Records a custom event about `f`, whose payload `payload` makes from `f`'s id.
@@ -203,24 +222,22 @@ fn record_custom(f: &'static FnDesc, payload: impl Fn(u32) -> [u64; 2]) {
     if !session::may_record() {
         return;
     }
-    local::with(|l| {
-        let t = &l.state;
-        let len = t.len.get();
-        let function = t.id_field(f) >> ID_SHIFT;
-        if len == BUSY || len >= t.writer.limit() {
-            // No buffer yet (or a full one): the cold path joins and takes one.
-            return cold_event(l, |t| Event::Custom {
-                payload: payload(t.id_field(f) >> ID_SHIFT),
-            });
-        }
-        t.busy(|| {
-            let (tsc, cpu) = clock::now();
-            let ev = Event::Custom {
-                payload: payload(function),
-            };
-            ev.write(l, len, tsc, cpu)
-                .unwrap_or_else(|| next_buffer(l, len, tsc, cpu, ev))
+    let l = local::get();
+    let t = &l.state;
+    let len = t.len.get();
+    if len >= t.writer.limit() {
+        // Busy, or no buffer yet (or a full one): the cold path joins and takes one.
+        return cold_event(l, |t| Event::Custom {
+            payload: payload(t.id_field(f) >> ID_SHIFT),
         });
+    }
+    t.busy(|| {
+        let (tsc, cpu) = clock::now();
+        let ev = Event::Custom {
+            payload: payload(t.id_field(f) >> ID_SHIFT),
+        };
+        ev.write(l, len, tsc, cpu)
+            .unwrap_or_else(|| next_buffer(l, len, tsc, cpu, ev))
     });
 }
 

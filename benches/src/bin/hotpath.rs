@@ -8,7 +8,8 @@
 //! callgrind_annotate --inclusive=yes callgrind.out.<pid>
 //! ```
 //!
-//! The modes: `plain`, `idle` (fdr compiled in, no recorder), `kept` (threshold 0), `erased`
+//! The modes: `plain`, `idle` (fdr compiled in, no recorder), `kept` (threshold 0), `task` and
+//! `task-dropped` (an async fn's task with one poll, completed or dropped; threshold 0), `erased`
 //! (threshold 1 s, culling off), `culled` (threshold 1 s, culling on: culled after 10,000
 //! calls), `args` (two logged arguments, threshold 0), `model` and `model-rdtsc` (the reference
 //! model of `fdr_benches::model`, recording). The recorder starts, and the loop runs
@@ -26,7 +27,7 @@ fn main() -> ExitCode {
         (Some(mode), None) => (mode.as_str(), 100_000),
         _ => {
             eprintln!(
-                "usage: hotpath plain|idle|kept|erased|culled|args|model|model-rdtsc [CALLS]\n       hotpath whole-plain|whole-idle|whole-default|whole-off [RUNS]"
+                "usage: hotpath plain|idle|kept|erased|culled|args|task|task-dropped|model|model-rdtsc [CALLS]\n       hotpath whole-plain|whole-idle|whole-default|whole-off [RUNS]"
             );
             return ExitCode::from(2);
         }
@@ -36,7 +37,9 @@ fn main() -> ExitCode {
     }
     let config = match mode {
         "plain" | "idle" => None,
-        "kept" | "args" => Some(fdr::Config::default().threshold(Duration::ZERO)),
+        "kept" | "args" | "task" | "task-dropped" => {
+            Some(fdr::Config::default().threshold(Duration::ZERO))
+        }
         "erased" => Some(
             fdr::Config::default()
                 .threshold(Duration::from_secs(1))
@@ -64,6 +67,8 @@ fn main() -> ExitCode {
             fdr_benches::model::run_rdtsc,
             fdr_benches::model::leaf_rdtsc,
         ),
+        "task" => (workload::run_task, workload::leaf_fdr),
+        "task-dropped" => (workload::run_task_dropped, workload::leaf_fdr),
         _ => (workload::run_fdr, workload::leaf_fdr),
     };
     let rec = config.map(|c| fdr::start(c).expect("cannot start the recorder"));
