@@ -137,6 +137,9 @@ pub fn run(log: &Log, out: &mut dyn Write, progress: &Progress) -> Result<(), Cl
                  {} buffers missed while copying",
                 r.records_dropped, r.buffers_recycled, r.buffers_missed
             );
+            if let Some(why) = why_dropped(r, &info.threads) {
+                let _ = writeln!(s, "            {why}");
+            }
         }
         None => {
             let _ = writeln!(
@@ -362,6 +365,60 @@ fn plural(n: u64, what: &str) -> String {
 /// Sizing help for a log kept by age: which threads' windows cover less than the age limit
 /// (their oldest buffers were recycled first), and how many buffers the pool would have
 /// needed to hold the whole age at each thread's observed rate (its window's bytes per second).
+/// Why records were dropped, and what to set, when the log can tell: in fill mode the pool
+/// filled up; in ring mode a thread finds no buffer only when every buffer is held by a
+/// recording thread, that is with more threads recording at once than buffers.
+fn why_dropped(r: &RunInfo, threads: &[fdr_format::ThreadInfo]) -> Option<String> {
+    if r.records_dropped == 0 {
+        return None;
+    }
+    let mut tids: Vec<i32> = threads.iter().map(|t| t.tid).collect();
+    tids.sort_unstable();
+    tids.dedup();
+    let losing = {
+        let mut v: Vec<i32> = threads
+            .iter()
+            .filter(|t| t.records_dropped > 0)
+            .map(|t| t.tid)
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v.len()
+    };
+    let memory = r.buffer_size.saturating_mul(r.buffer_count);
+    Some(match r.mode {
+        Mode::Fill => format!(
+            "why: fill mode stops recording when all {} buffers are full; for a longer \
+             recording raise buffer_count (or use mode=ring to keep the newest window)",
+            r.buffer_count
+        ),
+        // Fewer threads than buffers: drops from a recording stopping under a thread.
+        Mode::Ring if (tids.len() as u64) < r.buffer_count => return None,
+        Mode::Ring => {
+            let want = (tids.len() as u64)
+                .saturating_mul(2)
+                .max(r.buffer_count + 1);
+            // The same memory, in whole KiB where buffers are that big.
+            let raw = memory / want;
+            let size = if raw >= 1024 {
+                raw / 1024 * 1024
+            } else {
+                raw.max(256) / 8 * 8
+            };
+            format!(
+                "why: {losing} of the {} threads found no buffer: each recording thread holds one \
+                 of the pool's {} buffers (and needs a second to keep a ring), so threads past \
+                 that record nothing. Set buffer_count to at least twice the threads that record \
+                 at once, e.g. FDR_OPTIONS=\"buffer_count={want} buffer_size={size}\" for the same \
+                 {} (or Config::buffer_count)",
+                tids.len(),
+                r.buffer_count,
+                bytes(memory),
+            )
+        }
+    })
+}
+
 fn sizing(r: &RunInfo, recording: &[&ThreadStats], clock: &Clock) -> String {
     let age = r.max_age_ns;
     let short = recording

@@ -511,3 +511,67 @@ fn an_output_that_is_a_pipe_or_a_device_is_written_to_not_replaced() {
         );
     }
 }
+
+/// A ring of 4 buffers with 6 threads recording at once: two found no buffer. `fdr info` says
+/// why and what to set, with the same memory cut for twice the threads.
+#[test]
+fn info_says_why_threads_past_the_buffer_count_dropped_and_what_to_set() {
+    let mut log = LogBuilder::new(1_000_000_000);
+    log.run(RunInfo {
+        ticks_per_second: 1_000_000_000,
+        pid: 1,
+        program: "server".into(),
+        mode: fdr_format::Mode::Ring,
+        buffer_count: 4,
+        buffer_size: 16384,
+        records_dropped: 900,
+        ..RunInfo::default()
+    });
+    log.function(1, "app::handle", &[]);
+    for tid in 20..26 {
+        log.extension(&Extension::Thread(ThreadInfo {
+            tid,
+            name: format!("conn-{tid}"),
+            records_dropped: if tid >= 24 { 450 } else { 0 },
+        }));
+    }
+    for tid in 20..24 {
+        let mut b = log.block(tid, 0, 1000);
+        b.enter(1, 1000);
+        b.exit(1, 2000);
+        b.finish();
+    }
+    let dir = temp_dir("many-threads");
+    let path = write_log(&dir, "many.fdr", &log.finish());
+    let info = fdr(&["info", &path]).unwrap();
+    let info = squeeze(&info);
+    assert!(
+        info.contains(
+            "why: 2 of the 6 threads found no buffer: each recording thread holds one of the \
+             pool's 4 buffers"
+        ),
+        "{info}"
+    );
+    // Twice the threads, the same 64 KiB.
+    assert!(
+        info.contains("FDR_OPTIONS=\"buffer_count=12 buffer_size=5120\" for the same 64 KiB"),
+        "{info}"
+    );
+
+    // In fill mode the reason is the full pool.
+    let mut log = LogBuilder::new(1_000_000_000);
+    log.run(RunInfo {
+        ticks_per_second: 1_000_000_000,
+        mode: fdr_format::Mode::Fill,
+        buffer_count: 4,
+        buffer_size: 16384,
+        records_dropped: 10,
+        ..RunInfo::default()
+    });
+    let path = write_log(&dir, "fill.fdr", &log.finish());
+    let info = squeeze(&fdr(&["info", &path]).unwrap());
+    assert!(
+        info.contains("why: fill mode stops recording when all 4 buffers are full"),
+        "{info}"
+    );
+}

@@ -99,8 +99,11 @@ pub const MAX_BUFFER_SIZE: usize = 1 << 30;
 impl Default for Config {
     fn default() -> Self {
         Config {
-            buffer_size: 64 * 1024,
-            buffer_count: 128,
+            // 8 MiB cut in 512 buffers: a thread holds one buffer while it records, so up to a
+            // few hundred threads (a thread-per-connection server) record at once with a ring of
+            // their own; bigger buffers would leave threads past `buffer_count` with nothing.
+            buffer_size: 16 * 1024,
+            buffer_count: 512,
             threshold: Duration::ZERO,
             mode: Mode::Ring,
             out: None,
@@ -117,13 +120,16 @@ impl Default for Config {
 }
 
 impl Config {
-    /// Bytes per buffer, rounded down to a multiple of 8 when the recorder starts.
+    /// Bytes per buffer, rounded down to a multiple of 8 when the recorder starts (default
+    /// 16 KiB).
     pub fn buffer_size(mut self, bytes: usize) -> Self {
         self.buffer_size = bytes;
         self
     }
 
-    /// Buffers in the pool.
+    /// Buffers in the pool (default 512). Each recording thread holds one at a time and needs a
+    /// second to keep a ring: with more threads recording at once than buffers, the threads past
+    /// that record nothing (their records are counted as dropped and `fdr info` says so).
     pub fn buffer_count(mut self, count: usize) -> Self {
         self.buffer_count = count;
         self
@@ -267,7 +273,9 @@ impl Config {
         self.buffer_size
     }
 
-    /// Buffers in the pool.
+    /// Buffers in the pool (default 512). Each recording thread holds one at a time and needs a
+    /// second to keep a ring: with more threads recording at once than buffers, the threads past
+    /// that record nothing (their records are counted as dropped and `fdr info` says so).
     pub fn get_buffer_count(&self) -> usize {
         self.buffer_count
     }

@@ -21,8 +21,8 @@
 //!
 //! let rec = fdr::start(
 //!     fdr::Config::default()
-//!         .buffer_size(64 * 1024)
-//!         .buffer_count(128)
+//!         .buffer_size(16 * 1024)
+//!         .buffer_count(512)
 //!         .threshold(Duration::from_micros(5))
 //!         .mode(fdr::Mode::Ring),
 //! )?;

@@ -38,8 +38,8 @@ const USAGE: &str = "usage: overhead [--xray] [--rounds N] [--whole-rounds N] [-
   --no-threads      skip the many-threads table
   --samples         also print every round's figure of each row";
 
-/// The default pool: 64 KiB x 128 = 8 MiB.
-const POOL_BYTES: usize = 64 * 1024 * 128;
+/// The default pool: 16 KiB x 512 = 8 MiB.
+const POOL_BYTES: usize = 16 * 1024 * 512;
 
 /// Calls per run of `run.sh`.
 const ANCHOR_CALLS: u64 = 20_000_000;

@@ -1,5 +1,5 @@
 //! Many threads on one pool: 64 and 256 threads recording at once on the default pool
-//! (128 buffers of 64 KiB), and on pools cut differently, to see what a thread-per-connection
+//! (512 buffers of 16 KiB), and on pools cut differently, to see what a thread-per-connection
 //! server gets: the cost per call, the records dropped, the buffers recycled, and which threads
 //! are still in the window at the end.
 
@@ -29,14 +29,14 @@ struct Pool {
 
 const POOLS: [Pool; 3] = [
     Pool {
-        name: "default: 128 x 64 KiB (8 MiB)",
-        buffer_size: 64 * 1024,
-        buffer_count: 128,
-    },
-    Pool {
-        name: "same 8 MiB as 512 x 16 KiB",
+        name: "default: 512 x 16 KiB (8 MiB)",
         buffer_size: 16 * 1024,
         buffer_count: 512,
+    },
+    Pool {
+        name: "8 MiB as 128 x 64 KiB (old default)",
+        buffer_size: 64 * 1024,
+        buffer_count: 128,
     },
     Pool {
         name: "512 x 64 KiB (32 MiB)",
