@@ -34,7 +34,7 @@ const POOLS: [Pool; 3] = [
         buffer_count: 512,
     },
     Pool {
-        name: "8 MiB as 128 x 64 KiB (old default)",
+        name: "old default: 128 x 64 KiB",
         buffer_size: 64 * 1024,
         buffer_count: 128,
     },
