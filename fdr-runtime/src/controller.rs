@@ -17,11 +17,55 @@ use fdr_format::{
 use crate::thread_state::ThreadState;
 use crate::{cull, rewind};
 
+/// What [`record_fast`] did.
+pub(crate) enum Fast {
+    /// Written (or erased): the new length.
+    Done(u32),
+    /// Nothing done: the event needs a metadata record first (a CPU change or a delta past 32
+    /// bits), which [`record`] writes.
+    General,
+    /// The call was erased, the new length is the first field, and its function's run of erased
+    /// calls reached the cull threshold (the second): [`cull_now`] is due.
+    Cull(u32, u32),
+}
+
+/// The common case of [`record`], with no call in it: same CPU, a delta that fits, one word.
+/// What it cannot do it hands back, untouched, so that the hot path can finish out of line.
+///
+/// The caller has checked `len < limit`, which is room for one word, and `kind` is not an entry
+/// with arguments.
+#[inline(always)]
+pub(crate) fn record_fast(
+    t: &ThreadState,
+    len: u32,
+    id: u32,
+    kind: FnKind,
+    tsc: u64,
+    cpu: u32,
+) -> Fast {
+    let delta = tsc.wrapping_sub(t.last_tsc.get());
+    if cpu != t.cpu.get() || delta > u64::from(u32::MAX) {
+        return Fast::General;
+    }
+    // SAFETY: the caller checked room for one word.
+    match unsafe { write_one(t, len, id, kind, tsc, delta as u32) } {
+        Written::Done(len) => Fast::Done(len),
+        Written::Cull(len, run) => Fast::Cull(len, run),
+    }
+}
+
+/// What [`write_one`] did.
+enum Written {
+    /// The new length.
+    Done(u32),
+    /// Erased, and the function's run reached the cull threshold: see [`Fast::Cull`].
+    Cull(u32, u32),
+}
+
 /// Records a function event with no arguments. Returns the new length, or `None` when the buffer
 /// has no room for it (with whatever metadata it needs).
 ///
 /// The caller has checked `len < limit`, which is room for one word.
-#[inline(always)]
 pub(crate) fn record(
     t: &ThreadState,
     len: u32,
@@ -30,12 +74,13 @@ pub(crate) fn record(
     tsc: u64,
     cpu: u32,
 ) -> Option<u32> {
-    let delta = tsc.wrapping_sub(t.last_tsc.get());
-    if cpu == t.cpu.get() && delta <= u64::from(u32::MAX) && kind != FnKind::EnterArgs {
-        // SAFETY: the caller checked room for one word.
-        Some(unsafe { write_one(t, len, id, kind, tsc, delta as u32) })
-    } else {
-        write_general(t, len, id, kind, tsc, cpu, &[])
+    if kind == FnKind::EnterArgs {
+        return write_general(t, len, id, kind, tsc, cpu, &[]);
+    }
+    match record_fast(t, len, id, kind, tsc, cpu) {
+        Fast::Done(len) => Some(len),
+        Fast::General => write_general(t, len, id, kind, tsc, cpu, &[]),
+        Fast::Cull(len, run) => Some(cull_now(t, len, id, run, tsc)),
     }
 }
 
@@ -85,7 +130,7 @@ pub(crate) fn record_any(
 /// no room for the event, it is culled at a later erased call instead.
 #[cold]
 #[inline(never)]
-fn cull_now(t: &ThreadState, len: u32, id: u32, run: u32, tsc: u64) -> u32 {
+pub(crate) fn cull_now(t: &ThreadState, len: u32, id: u32, run: u32, tsc: u64) -> u32 {
     let Some(f) = cull::candidate(t, id) else {
         return len;
     };
@@ -162,7 +207,14 @@ pub(crate) fn record_custom(
 /// # Safety
 /// The writer holds a buffer with room for one more word at `len`.
 #[inline(always)]
-unsafe fn write_one(t: &ThreadState, len: u32, id: u32, kind: FnKind, tsc: u64, delta: u32) -> u32 {
+unsafe fn write_one(
+    t: &ThreadState,
+    len: u32,
+    id: u32,
+    kind: FnKind,
+    tsc: u64,
+    delta: u32,
+) -> Written {
     let w = &t.writer;
     match kind {
         FnKind::Exit => {
@@ -171,10 +223,10 @@ unsafe fn write_one(t: &ThreadState, len: u32, id: u32, kind: FnKind, tsc: u64, 
                 if let Some(new_len) = unsafe { rewind::erase_call(t, len, id, tsc) } {
                     if t.cull_on.get() {
                         if let Some(run) = cull::erased(t, id) {
-                            return cull_now(t, new_len, id, run, tsc);
+                            return Written::Cull(new_len, run);
                         }
                     }
-                    return new_len;
+                    return Written::Done(new_len);
                 }
             }
             if t.cull_on.get() {
@@ -212,7 +264,7 @@ unsafe fn write_one(t: &ThreadState, len: u32, id: u32, kind: FnKind, tsc: u64, 
         }
     }
     t.last_tsc.set(tsc);
-    len + 1
+    Written::Done(len + 1)
 }
 
 /// # Safety
@@ -263,6 +315,9 @@ fn write_general(
         unsafe { write_args(t, len, id, delta as u32, tsc, args) }
     } else {
         // SAFETY: `prepare` checked room for one more word.
-        unsafe { write_one(t, len, id, kind, tsc, delta as u32) }
+        match unsafe { write_one(t, len, id, kind, tsc, delta as u32) } {
+            Written::Done(len) => len,
+            Written::Cull(len, run) => cull_now(t, len, id, run, tsc),
+        }
     })
 }

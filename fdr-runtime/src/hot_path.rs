@@ -92,6 +92,9 @@ fn record_other(f: &'static FnDesc, kind: FnKind) {
     record_one(f, kind)
 }
 
+/// The fast path. Every call in it is a tail call, so it needs no stack frame and saves no
+/// register: the cold paths (no buffer, another clock source, a metadata record, a cull) finish
+/// the write themselves.
 #[inline(always)]
 fn record_one(f: &'static FnDesc, kind: FnKind) {
     let l = local::get();
@@ -100,6 +103,25 @@ fn record_one(f: &'static FnDesc, kind: FnKind) {
     if len >= t.writer.limit() {
         return cold(l, f, kind, &[]);
     }
+    // SAFETY: `cpu_id` was taken by `clock::fast_cpu_id` on this thread when it joined.
+    let Some((tsc, cpu)) = (unsafe { clock::fast(t.cpu_id.get()) }) else {
+        return record_any_clock(l, f, kind);
+    };
+    t.begin_write();
+    let id = t.id_field(f);
+    match controller::record_fast(t, len, id, kind, tsc, cpu) {
+        controller::Fast::Done(len) => t.end_write(len),
+        controller::Fast::General => general_rest(l, len, id, kind, tsc, cpu),
+        controller::Fast::Cull(len, run) => cull_rest(l, len, id, run, tsc),
+    }
+}
+
+/// [`record_one`] with whatever clock the recording uses.
+#[cold]
+#[inline(never)]
+fn record_any_clock(l: &Local, f: &'static FnDesc, kind: FnKind) {
+    let t = &l.state;
+    let len = t.len.get();
     t.begin_write();
     let id = t.id_field(f);
     let (tsc, cpu) = clock::now();
@@ -118,6 +140,37 @@ fn record_one(f: &'static FnDesc, kind: FnKind) {
         ),
     };
     t.end_write(len);
+}
+
+/// The end of [`record_one`] when the event needs a metadata record first (or a fresh buffer
+/// for it). Its arguments are scalars, so the call is a jump.
+#[cold]
+#[inline(never)]
+fn general_rest(l: &Local, len: u32, id: u32, kind: FnKind, tsc: u64, cpu: u32) {
+    let t = &l.state;
+    let len = match controller::record(t, len, id, kind, tsc, cpu) {
+        Some(len) => len,
+        None => next_buffer(
+            l,
+            len,
+            tsc,
+            cpu,
+            Event::Call {
+                id,
+                kind,
+                args: &[],
+            },
+        ),
+    };
+    t.end_write(len);
+}
+
+/// The end of [`record_one`] when the erased call's function is due to be culled.
+#[cold]
+#[inline(never)]
+fn cull_rest(l: &Local, len: u32, id: u32, run: u32, tsc: u64) {
+    let t = &l.state;
+    t.end_write(controller::cull_now(t, len, id, run, tsc));
 }
 
 /// Records an entry with arguments.

@@ -37,6 +37,8 @@ pub(crate) struct ThreadState {
     pub threshold: Cell<u64>,
     /// Address of the function table, cached so an id costs a subtraction.
     pub table: Cell<usize>,
+    /// Where the hot path reads the CPU number (see `clock::fast`).
+    pub cpu_id: Cell<*const i32>,
     /// Whether erased and kept calls are counted for culling.
     pub cull_on: Cell<bool>,
     /// Erased calls in a row after which a function is culled.
@@ -57,6 +59,7 @@ impl ThreadState {
             last_entry_tsc: Cell::new(0),
             threshold: Cell::new(0),
             table: Cell::new(0),
+            cpu_id: Cell::new(&crate::clock::NOT_FAST),
             cull_on: Cell::new(false),
             cull_after: Cell::new(u32::MAX),
             runs: [const { Cell::new(0) }; RUN_SLOTS],

@@ -62,6 +62,44 @@ pub(crate) fn now() -> (u64, u32) {
     }
 }
 
+/// What a thread reads as its CPU number on the hot path when the clock is not `rdtsc` with rseq:
+/// this one means "not a counter source" (see [`fast`]).
+pub(crate) static NOT_FAST: i32 = i32::MIN;
+/// ... and this one "`rdtscp`", as an rseq area that is not registered (-1 or -2) does.
+static RDTSCP_MARK: i32 = -1;
+
+/// Where this thread reads its CPU number for [`fast`]: its rseq `cpu_id` when the source is
+/// `rdtsc` with rseq, else one of the marks above. Taken when the thread joins a recording, on
+/// the thread.
+pub(crate) fn fast_cpu_id() -> *const i32 {
+    match SOURCE.load(Ordering::Relaxed) {
+        RDTSC_RSEQ => arch::rseq_cpu_id(),
+        RDTSCP => &RDTSCP_MARK,
+        _ => &NOT_FAST,
+    }
+}
+
+/// The hot path's clock, with no call and no load of the source: the CPU from `cpu_id` (see
+/// [`fast_cpu_id`]) and `rdtsc`; for a negative CPU (the `rdtscp` source, or an rseq area the
+/// kernel did not register) `rdtscp`; `None` for the monotonic and injected sources, for which
+/// the caller takes [`now`].
+///
+/// # Safety
+/// `cpu_id` is what [`fast_cpu_id`] returned on this thread.
+#[inline(always)]
+pub(crate) unsafe fn fast(cpu_id: *const i32) -> Option<(u64, u32)> {
+    // SAFETY: `cpu_id` is a mark or this thread's rseq field, which lives as long as the thread
+    // and which the kernel rewrites on migration (so the read is volatile).
+    let cpu = unsafe { std::ptr::read_volatile(cpu_id) };
+    if cpu >= 0 {
+        return Some((arch::rdtsc(), cpu as u32));
+    }
+    if cpu != NOT_FAST {
+        return Some(arch::rdtscp());
+    }
+    None
+}
+
 #[cold]
 fn monotonic_now() -> (u64, u32) {
     (monotonic_ns(), current_cpu())

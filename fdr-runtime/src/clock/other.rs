@@ -17,3 +17,11 @@ pub(super) fn set_rseq_cpu_offset(_: isize) {}
 pub(super) fn tsc_usable() -> bool {
     false
 }
+
+pub(super) fn rseq_cpu_id() -> *const i32 {
+    &super::NOT_FAST
+}
+
+pub(super) fn rdtsc() -> u64 {
+    super::monotonic_now().0
+}

@@ -9,6 +9,25 @@ pub(super) fn set_rseq_cpu_offset(offset: isize) {
     RSEQ_CPU_OFFSET.store(offset, Ordering::Relaxed);
 }
 
+/// This thread's rseq `cpu_id` field.
+pub(super) fn rseq_cpu_id() -> *const i32 {
+    let tp: usize;
+    // SAFETY: as in `rdtsc_rseq`.
+    unsafe {
+        core::arch::asm!("mov {}, qword ptr fs:[0]", out(reg) tp,
+            options(nostack, readonly, preserves_flags, pure));
+    }
+    tp.wrapping_add_signed(RSEQ_CPU_OFFSET.load(Ordering::Relaxed)) as *const i32
+}
+
+/// The counter alone.
+#[inline(always)]
+pub(super) fn rdtsc() -> u64 {
+    // SAFETY: `rdtsc` only reads the counter; it is only reached with the counter selected as the
+    // clock, which `calibration` does only after CPUID reported it present (see `tsc_usable`).
+    unsafe { core::arch::x86_64::_rdtsc() }
+}
+
 #[inline(always)]
 pub(super) fn rdtsc_rseq() -> (u64, u32) {
     let tp: usize;
