@@ -122,6 +122,25 @@ impl<F: Future, const N: usize> Future for InstrumentedArgs<F, N> {
     }
 }
 
+/// The return type of a function pointer type. The future of an `async fn` that returns `!` has
+/// `Output = <fn() -> ! as Returns>::Output`: stable Rust names `!` only as a return type.
+///
+/// ```
+/// use fdr::__private_v1::Returns;
+/// fn ever() -> impl std::future::Future<Output = <fn() -> ! as Returns>::Output> {
+///     async { loop {} }
+/// }
+/// let _ = ever();
+/// ```
+pub trait Returns {
+    /// The return type.
+    type Output;
+}
+
+impl<T> Returns for fn() -> T {
+    type Output = T;
+}
+
 /// The type name of a value's type; for a function item, the function's full path. A function
 /// annotated alone names itself through a function nested in it that calls this (see
 /// [`FnDesc::nested`]).

@@ -10,6 +10,7 @@
 //! the snapshots in `fdr-tests/expand/`). Every function here takes `enabled` (the `enable`
 //! feature) as an argument instead of reading it, so both modes can be tested from one build.
 
+mod async_fn;
 mod emit;
 mod function;
 mod item;
