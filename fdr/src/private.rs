@@ -83,7 +83,9 @@ impl<T: ?Sized, N> ViaFallback<T, N> for &ArgProbe<'_, T, N> {
 pub trait Unloggable<T: ?Sized> {}
 
 /// An `async fn` with `log_args`: like [`Instrumented`], with the arguments recorded on the first
-/// poll's entry.
+/// poll's entry, and made at the call as it is (the arguments are read then). Unlike it, it
+/// records no task events (creation, completion, cancellation): the runtime's task hooks are
+/// private to it, and `Instrumented` records its own entry on every poll.
 #[must_use = "futures do nothing unless polled"]
 pub struct InstrumentedArgs<F, const N: usize> {
     f: &'static FnDesc,
