@@ -135,8 +135,8 @@ pub async fn task_pending() {
     std::future::pending::<()>().await
 }
 
-/// `n` tasks of [`task_pending`] polled once and dropped: a task's creation (recorded at its
-/// first poll: the expansion keeps `async fn`), one poll, and its cancellation.
+/// `n` tasks of [`task_pending`] polled once and dropped: a task's creation (recorded at the
+/// call, which makes the future), one poll, and its cancellation.
 #[inline(never)]
 pub fn run_task_dropped(n: u64) -> u64 {
     use std::future::Future;

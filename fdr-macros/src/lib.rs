@@ -14,10 +14,44 @@ use proc_macro::TokenStream;
 /// Records every call of a function: its entry, and its exit however it is left (return, `?`,
 /// early `return`, panic).
 ///
-/// Goes on a free function, a method, and on `async fn`, whose every poll is recorded as a call
-/// on the thread that polls it; or on many functions at once: an `impl` block (its methods), a
-/// trait (its methods with a default body), an inline module `mod name { ... }` (its functions,
-/// and the `impl` blocks, traits and inline modules in it, by the same rules).
+/// Goes on a free function, a method, an `async fn` (below); or on many functions at once: an
+/// `impl` block (its methods), a trait (its methods with a default body), an inline module
+/// `mod name { ... }` (its functions, and the `impl` blocks, traits and inline modules in it, by
+/// the same rules).
+///
+/// # `async fn`: tasks
+///
+/// Each call of an annotated `async fn` is a task, with a process-unique id. Its future is made
+/// when the function is called, and the log holds:
+///
+/// - per task: its creation, at the call; its completion, when a poll returns the value; or its
+///   cancellation, when the future is dropped before completing, including a future never
+///   polled at all. `fdr account` gives each async function's task latency, from creation to
+///   completion or cancellation, beside its polls;
+/// - per poll: an entry and an exit, on the thread that polls it, as for a call.
+///
+/// To make the future at the call, the attribute writes the `async fn` as the plain function
+/// rustc lowers it to, `fn f(..) -> impl Future<Output = T>` returning an `async move` block, and
+/// keeps what the `async fn` meant: the future captures every lifetime of the signature, takes
+/// every argument in at the call (used or not, `_` included, and all of `self`), drops them when
+/// it is dropped or at the end of the body in the `async fn`'s order, and its body is checked
+/// against `T`. Documentation therefore shows the function as `fn .. -> impl Future<..>`. A
+/// trait method with an `async fn` default body works the same, and an annotated `async fn`
+/// implements a trait's `async fn` or its `fn .. -> impl Future<Output = T> + Send`.
+///
+/// With `log_args`, the arguments are read at the call and recorded on the first poll's entry;
+/// such a function's polls are recorded, but not yet its task (creation, completion and
+/// cancellation).
+///
+/// ```
+/// #[fdr::instrument_fdr]
+/// async fn lookup(key: &str) -> usize {
+///     key.len()
+/// }
+///
+/// let fut = lookup("k"); // a task of `lookup` is created here, at the call
+/// drop(fut); // and cancelled here: dropped before completing, with no poll
+/// ```
 ///
 /// Options:
 /// - `name = "..."`: the name in logs, instead of the derived `crate::module::function`,

@@ -1,4 +1,4 @@
-async fn fetch(&self, key: &str) -> Result<Vec<u8>, Error> {
+fn fetch(&self, key: &str) -> impl ::core::future::Future<Output = Result<Vec<u8>, Error>> {
     fn __fdr_path() -> &'static str {
         ::fdr::__private_v1::type_name_of(__fdr_path)
     }
@@ -13,8 +13,17 @@ async fn fetch(&self, key: &str) -> Result<Vec<u8>, Error> {
         &[],
     );
     ::fdr::__private_v1::Instrumented::new(&__FDR_FN, async move {
-        let value = self.store.get(key).await?;
-        Ok(value)
+        #[allow(unreachable_code, unreachable_patterns)]
+        if let ::core::option::Option::Some(__fdr_ret) =
+            ::core::option::Option::None::<Result<Vec<u8>, Error>>
+        {
+            return __fdr_ret;
+        }
+        let _ = &self;
+        let key = key;
+        {
+            let value = self.store.get(key).await?;
+            Ok(value)
+        }
     })
-    .await
 }

@@ -293,11 +293,17 @@ impl MockSession {
     }
 
     /// Finishes the recorder and decodes its log.
-    pub fn finish(mut self) -> Log {
+    pub fn finish(self) -> Log {
+        decode(&self.finish_bytes()[..]).expect("decode")
+    }
+
+    /// Finishes the recorder and returns its log as written, for a test that reads it with the
+    /// `fdr` commands too.
+    pub fn finish_bytes(mut self) -> Vec<u8> {
         let rec = self.rec.take().expect("finished once");
         let mut bytes = Vec::new();
         rec.finish_to(&mut bytes).expect("finish");
-        decode(&bytes[..]).expect("decode")
+        bytes
     }
 }
 

@@ -1227,3 +1227,488 @@ fn descriptors_carry_the_trigger_limit() {
     assert_eq!(interval.limited_method(), 2);
     assert_eq!(parser::guarded("12"), 2);
 }
+
+// ---------------------------------------------------------------------------------------------
+// An annotated `async fn` is a plain `fn` that makes its future when called. What the `async fn`
+// meant is kept: the lifetimes its future captures, when its arguments are taken and dropped,
+// the types its body is checked against, and the traits it implements.
+
+pub mod tasks {
+    use std::cell::RefCell;
+    use std::fmt::Display;
+    use std::future::Future;
+
+    use fdr::instrument_fdr;
+
+    use super::Yield;
+
+    thread_local! {
+        static DROPPED: RefCell<Vec<&'static str>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// Says when it is dropped.
+    pub struct Loud(pub &'static str);
+
+    impl Drop for Loud {
+        fn drop(&mut self) {
+            DROPPED.with(|d| d.borrow_mut().push(self.0));
+        }
+    }
+
+    /// What was dropped on this thread since the last call.
+    pub fn dropped() -> Vec<&'static str> {
+        DROPPED.with(|d| std::mem::take(&mut *d.borrow_mut()))
+    }
+
+    /// A struct with a lifetime, which `Ref` as a parameter type hides.
+    pub struct Ref<'a>(pub &'a str);
+
+    pub struct Holder {
+        pub name: String,
+    }
+
+    impl Holder {
+        // Every kind of lifetime an `async fn` captures, in an edition 2021 crate: `&self`, two
+        // distinct elided references, a hidden one (`Ref`), `Ref<'_>`, an `impl Trait`
+        // argument, a generic.
+        #[instrument_fdr]
+        #[allow(elided_lifetimes_in_paths)]
+        pub async fn lifetimes<T: Display>(
+            &self,
+            a: &str,
+            b: &[u8],
+            hidden: Ref,
+            shown: Ref<'_>,
+            it: impl Iterator<Item = u8>,
+            t: T,
+        ) -> String {
+            Yield::default().await;
+            format!(
+                "{} {a} {} {} {} {} {t}",
+                self.name,
+                b.len(),
+                hidden.0,
+                shown.0,
+                it.map(u32::from).sum::<u32>()
+            )
+        }
+
+        // The output borrows from `self`.
+        #[instrument_fdr]
+        pub async fn name_unless(&self, other: &str) -> &str {
+            Yield::default().await;
+            if other.is_empty() {
+                &self.name
+            } else {
+                "other"
+            }
+        }
+
+        #[instrument_fdr]
+        pub async fn rename(&mut self, to: &str) {
+            Yield::default().await;
+            self.name = to.to_owned();
+        }
+    }
+
+    // A named lifetime in the output, and an elided one beside it.
+    #[instrument_fdr]
+    pub async fn first<'a>(a: &'a str, b: &str) -> &'a str {
+        Yield::default().await;
+        if b.is_empty() {
+            ""
+        } else {
+            a
+        }
+    }
+
+    #[instrument_fdr]
+    pub async fn push_all<T>(into: &mut Vec<T>, from: &[T]) -> usize
+    where
+        T: Clone + std::fmt::Debug,
+    {
+        Yield::default().await;
+        into.extend_from_slice(from);
+        into.len()
+    }
+
+    // Recursion through a boxed future.
+    #[instrument_fdr]
+    pub async fn countdown(n: u32) -> u32 {
+        if n == 0 {
+            Yield::default().await;
+            0
+        } else {
+            Box::pin(countdown(n - 1)).await + 1
+        }
+    }
+
+    // The body's value and its `return` are coerced to the output type.
+    #[instrument_fdr]
+    pub async fn adder(n: u8) -> Box<dyn Fn(u8) -> u8> {
+        if n == 0 {
+            return Box::new(|x| x);
+        }
+        Yield::default().await;
+        Box::new(move |x| x + n)
+    }
+
+    // An `impl Trait` output.
+    #[instrument_fdr]
+    pub async fn evens(v: Vec<u8>) -> impl Iterator<Item = u8> {
+        Yield::default().await;
+        v.into_iter().filter(|x| x % 2 == 0)
+    }
+
+    // An `impl Trait` output captures what it captured in the `async fn`: in edition 2021, the
+    // lifetimes it names.
+    #[instrument_fdr]
+    pub async fn length(s: &str) -> impl Display {
+        Yield::default().await;
+        s.len()
+    }
+
+    #[instrument_fdr]
+    pub async fn same(s: &str) -> impl Display + '_ {
+        Yield::default().await;
+        s
+    }
+
+    // The temporary of the final expression borrows an argument: it is dropped first.
+    #[instrument_fdr]
+    pub async fn locked(m: std::sync::Mutex<u8>) -> u8 {
+        Yield::default().await;
+        *m.lock().unwrap()
+    }
+
+    // Patterns, `mut`, `ref`, `_`, and a `?` whose error converts.
+    #[instrument_fdr]
+    pub async fn patterns(
+        (a, b): (u8, u8),
+        mut c: u8,
+        ref d: u8,
+        _: Loud,
+        Ref(s): Ref<'_>,
+    ) -> Result<u8, Box<dyn std::error::Error>> {
+        Yield::default().await;
+        c += a + b + *d;
+        let n: u8 = s.parse()?;
+        Ok(c + n)
+    }
+
+    /// # Safety
+    ///
+    /// `p` points to a live `u8`.
+    #[instrument_fdr]
+    pub async unsafe fn read(p: *const u8) -> u8 {
+        Yield::default().await;
+        // SAFETY: the caller's promise.
+        unsafe { *p }
+    }
+
+    // Never returns.
+    #[instrument_fdr]
+    pub async fn forever() -> ! {
+        loop {
+            Yield::default().await;
+        }
+    }
+
+    // A trait with an `async fn` default body, and one without.
+    #[instrument_fdr]
+    pub(crate) trait Fetch {
+        async fn fetch(&self, k: u32) -> u32 {
+            Yield::default().await;
+            k + self.base()
+        }
+        fn base(&self) -> u32;
+        async fn store(&self, k: u32) -> u32;
+    }
+
+    pub struct Store(pub u32);
+
+    #[instrument_fdr]
+    impl Fetch for Store {
+        fn base(&self) -> u32 {
+            self.0
+        }
+        async fn store(&self, k: u32) -> u32 {
+            Yield::default().await;
+            k * self.base()
+        }
+    }
+
+    pub struct Other;
+
+    impl Fetch for Other {
+        fn base(&self) -> u32 {
+            0
+        }
+        // Overrides the default, annotated alone.
+        #[instrument_fdr]
+        async fn fetch(&self, k: u32) -> u32 {
+            Yield::default().await;
+            k + 100
+        }
+        #[instrument_fdr]
+        async fn store(&self, k: u32) -> u32 {
+            Yield::default().await;
+            k
+        }
+    }
+
+    // A trait whose futures must be `Send`, implemented with an annotated `async fn`.
+    pub trait SendFetch {
+        fn get(&self, k: u8) -> impl Future<Output = u8> + Send;
+    }
+
+    impl SendFetch for Store {
+        #[instrument_fdr]
+        async fn get(&self, k: u8) -> u8 {
+            Yield::default().await;
+            k + 1
+        }
+    }
+
+    /// The same functions twice, as written and annotated, to compare what they do.
+    macro_rules! both {
+        ($($item:item)*) => {
+            pub mod written {
+                use super::*;
+                $($item)*
+            }
+            #[instrument_fdr(always)]
+            pub mod annotated {
+                use super::*;
+                $($item)*
+            }
+        };
+    }
+
+    both! {
+        pub struct Owner {
+            pub n: u32,
+            pub part: Loud,
+        }
+
+        impl Owner {
+            pub fn one() -> Owner {
+                Owner { n: 1, part: Loud("part") }
+            }
+            // The body uses one field of `self`: the future still owns all of it.
+            pub async fn field(self) -> u32 {
+                Yield::default().await;
+                self.n
+            }
+            pub async fn unused(self) {
+                Yield::default().await;
+            }
+            pub async fn by_ref(&self) -> u32 {
+                Yield::default().await;
+                self.n
+            }
+        }
+
+        #[allow(unused_variables)]
+        pub async fn args(
+            a: Loud,
+            (b, _): (Loud, Loud),
+            _: Loud,
+            mut c: Loud,
+            guard: Loud,
+            _ignored: Loud,
+        ) -> usize {
+            Yield::default().await;
+            c.0 = "c changed";
+            a.0.len() + b.0.len()
+        }
+
+        pub async fn nothing_used(_: Loud, guard: Loud) {
+            Yield::default().await;
+            let _ = &guard;
+        }
+    }
+}
+
+/// What `make`'s futures drop, and when: made and dropped unpolled, polled once and dropped,
+/// run to completion. Each step lists what was dropped during it.
+fn drop_story<F: Future>(make: impl Fn() -> F) -> Vec<(&'static str, Vec<&'static str>)> {
+    tasks::dropped();
+    let mut story = Vec::new();
+    let f = make();
+    story.push(("made", tasks::dropped()));
+    drop(f);
+    story.push(("dropped unpolled", tasks::dropped()));
+    let mut f = Box::pin(make());
+    assert!(poll_once(f.as_mut()).is_pending());
+    story.push(("made and polled once", tasks::dropped()));
+    drop(f);
+    story.push(("dropped after a poll", tasks::dropped()));
+    let f = make();
+    tasks::dropped();
+    let _ = block_on(f);
+    story.push(("completed", tasks::dropped()));
+    story
+}
+
+#[test]
+fn an_async_fn_takes_its_arguments_at_the_call_and_drops_them_as_written() {
+    let _one_recorder = fdr::testing::exclusive();
+    use tasks::{annotated, written, Loud};
+    fn args<F: Future>(
+        args: fn(Loud, (Loud, Loud), Loud, Loud, Loud, Loud) -> F,
+    ) -> Vec<(&'static str, Vec<&'static str>)> {
+        drop_story(move || {
+            args(
+                Loud("a"),
+                (Loud("b"), Loud("b's pair")),
+                Loud("_"),
+                Loud("c"),
+                Loud("guard"),
+                Loud("_ignored"),
+            )
+        })
+    }
+    let expected = args(written::args);
+    let story = args(annotated::args);
+    assert_eq!(story, expected);
+    // Nothing at the call: every argument, used or not, goes into the future, and is dropped
+    // with it.
+    assert_eq!(story[0], ("made", vec![]));
+    for (step, dropped) in &story[1..] {
+        if *step != "made and polled once" {
+            for held in ["a", "b", "b's pair", "_", "guard", "_ignored"] {
+                assert!(dropped.contains(&held), "{held} in {step}: {dropped:?}");
+            }
+        }
+    }
+
+    fn nothing<F: Future>(f: fn(Loud, Loud) -> F) -> Vec<(&'static str, Vec<&'static str>)> {
+        drop_story(move || f(Loud("_"), Loud("guard")))
+    }
+    let expected = nothing(written::nothing_used);
+    let story = nothing(annotated::nothing_used);
+    assert_eq!(story, expected);
+    assert_eq!(
+        story,
+        [
+            ("made", vec![]),
+            // Unpolled, the future holds the arguments as they came; after a poll, as the body
+            // binds them (dropped in reverse).
+            ("dropped unpolled", vec!["_", "guard"]),
+            ("made and polled once", vec![]),
+            ("dropped after a poll", vec!["guard", "_"]),
+            ("completed", vec!["guard", "_"]),
+        ]
+    );
+}
+
+#[test]
+fn an_async_method_owns_all_of_self_even_when_its_body_uses_one_field() {
+    let _one_recorder = fdr::testing::exclusive();
+    use tasks::{annotated, written, Loud};
+    let whole_self = vec![
+        ("made", vec![]),
+        ("dropped unpolled", vec!["part"]),
+        ("made and polled once", vec![]),
+        ("dropped after a poll", vec!["part"]),
+        ("completed", vec!["part"]),
+    ];
+    let written_field = drop_story(|| written::Owner::one().field());
+    let field = drop_story(|| annotated::Owner::one().field());
+    assert_eq!(written_field, whole_self);
+    assert_eq!(field, whole_self);
+    let unused = drop_story(|| annotated::Owner::one().unused());
+    assert_eq!(unused, whole_self);
+    // By reference: the owner outlives the future.
+    let owner = annotated::Owner {
+        n: 4,
+        part: Loud("part"),
+    };
+    let by_ref = drop_story(|| owner.by_ref());
+    assert!(by_ref.iter().all(|(_, dropped)| dropped.is_empty()));
+    assert_eq!(block_on(owner.by_ref()), 4);
+}
+
+#[test]
+fn async_fns_keep_lifetimes_types_and_traits() {
+    let _one_recorder = fdr::testing::exclusive();
+    use tasks::{Fetch, Holder, Other, Ref, SendFetch, Store};
+    let mut holder = Holder {
+        name: "h".to_owned(),
+    };
+    let text = String::from("hidden");
+    let fut = holder.lifetimes(
+        "a",
+        &[1, 2],
+        Ref(&text),
+        Ref("shown"),
+        [3u8, 4].into_iter(),
+        5,
+    );
+    assert_eq!(block_on(fut), "h a 2 hidden shown 7 5");
+    assert_eq!(block_on(holder.name_unless("")), "h");
+    assert_eq!(block_on(holder.name_unless("x")), "other");
+    block_on(holder.rename("g"));
+    assert_eq!(holder.name, "g");
+    assert_eq!(block_on(tasks::first("a", "b")), "a");
+    let mut into = vec![1];
+    assert_eq!(block_on(tasks::push_all(&mut into, &[2, 3])), 3);
+    assert_eq!(block_on(tasks::countdown(5)), 5);
+    assert_eq!(block_on(tasks::adder(0))(7), 7);
+    assert_eq!(block_on(tasks::adder(2))(7), 9);
+    assert_eq!(
+        block_on(tasks::evens(vec![1, 2, 3, 4])).collect::<Vec<_>>(),
+        [2, 4]
+    );
+    assert_eq!(block_on(tasks::length("abc")).to_string(), "3");
+    assert_eq!(block_on(tasks::same("abc")).to_string(), "abc");
+    assert_eq!(block_on(tasks::locked(std::sync::Mutex::new(3))), 3);
+    let patterns =
+        |s: &'static str| block_on(tasks::patterns((1, 2), 3, 4, tasks::Loud("_"), Ref(s)));
+    assert_eq!(patterns("5").unwrap(), 15);
+    assert!(patterns("x").is_err());
+    tasks::dropped();
+    let byte = 6u8;
+    // SAFETY: a live local.
+    assert_eq!(block_on(unsafe { tasks::read(&byte) }), 6);
+    let mut forever = Box::pin(tasks::forever());
+    for _ in 0..3 {
+        assert!(poll_once(forever.as_mut()).is_pending());
+    }
+    assert_eq!(block_on(Store(2).fetch(1)), 3);
+    assert_eq!(block_on(Store(2).store(5)), 10);
+    assert_eq!(block_on(Other.fetch(1)), 101);
+    assert_eq!(block_on(Other.store(1)), 1);
+    fn sent<F: Future + Send + 'static>(f: F) -> F::Output
+    where
+        F::Output: Send,
+    {
+        std::thread::spawn(move || block_on(f)).join().unwrap()
+    }
+    static STORE: Store = Store(0);
+    assert_eq!(sent(STORE.get(1)), 2);
+    assert_eq!(sent(tasks::countdown(2)), 2);
+}
+
+#[test]
+fn annotated_async_fns_and_methods_are_tasks() {
+    use tasks::{Fetch, Other, SendFetch, Store};
+    let events = record(|| {
+        block_on(tasks::countdown(1));
+        block_on(Store(2).fetch(1));
+        block_on(Store(2).store(1));
+        block_on(Other.fetch(1));
+        block_on(Store(2).get(1));
+    });
+    let names: Vec<&str> = lines(&events);
+    for name in [
+        "> tasks::countdown",
+        "> tasks::Fetch::fetch",
+        "> <macro_shapes::tasks::Store as macro_shapes::tasks::Fetch>::store",
+        "> <macro_shapes::tasks::Other as macro_shapes::tasks::Fetch>::fetch",
+        "> <macro_shapes::tasks::Store as macro_shapes::tasks::SendFetch>::get",
+    ] {
+        assert!(names.contains(&name), "{name} in {names:?}");
+    }
+}

@@ -7,3 +7,10 @@ fn misuse_is_a_clear_compile_error() {
     let cases = trybuild::TestCases::new();
     cases.compile_fail("ui/*.rs");
 }
+
+/// Correct uses compile without a warning under `#![deny(warnings)]`, and run.
+#[test]
+fn correct_use_warns_nothing() {
+    let cases = trybuild::TestCases::new();
+    cases.pass("ui/pass/*.rs");
+}

@@ -2,12 +2,15 @@
 //! a task recorded at creation, completion or cancellation, with the latency a caller waited.
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::{pin, Pin};
 use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
-use fdr_format::TaskKind;
+use fdr_format::{FnKind, TaskKind};
 use fdr_runtime::{Config, Mode};
-use fdr_tests::{decode, testing, Log, Rec};
+use fdr_tests::{decode, testing, Log, MockSession, Rec};
 
 #[fdr::instrument_fdr]
 async fn request(
@@ -36,32 +39,42 @@ async fn forever() {
 /// A task as the log tells it: function, created at, (ended at, completed), in ticks.
 type TaskLife = (u32, u64, Option<(u64, bool)>);
 
-/// Every task of the log, by id.
-fn tasks(log: &Log) -> HashMap<u64, TaskLife> {
-    let mut out: HashMap<u64, TaskLife> = HashMap::new();
-    for tid in log.tids() {
-        let mut t = 0u64;
-        for r in log.thread_records(tid) {
+/// The records of thread `tid`, each with its time in ticks.
+fn timed(log: &Log, tid: i32) -> Vec<(u64, Rec)> {
+    let mut t = 0u64;
+    log.thread_records(tid)
+        .into_iter()
+        .map(|r| {
             match r {
                 Rec::Cpu(_, tsc) | Rec::Wrap(tsc) => t = tsc,
                 Rec::Enter(_, d) | Rec::Exit(_, d) | Rec::Tail(_, d) | Rec::EnterArgs(_, d) => {
                     t += u64::from(d)
                 }
-                Rec::Task(kind, id, task, d) => {
-                    t = t.wrapping_add(d as i64 as u64);
-                    // Threads are walked one after the other, and a task may end on another
-                    // thread than the one that created it: fill in whichever comes first.
-                    let e = out.entry(task).or_insert((id, 0, None));
-                    assert_eq!(e.0, id, "task {task} belongs to one function");
-                    match kind {
-                        TaskKind::Created => e.1 = t,
-                        TaskKind::Completed | TaskKind::Cancelled => {
-                            assert!(e.2.is_none(), "task {task} ended twice");
-                            e.2 = Some((t, kind == TaskKind::Completed));
-                        }
+                Rec::Task(_, _, _, d) => t = t.wrapping_add(d as i64 as u64),
+                _ => {}
+            }
+            (t, r)
+        })
+        .collect()
+}
+
+/// Every task of the log, by id.
+fn tasks(log: &Log) -> HashMap<u64, TaskLife> {
+    let mut out: HashMap<u64, TaskLife> = HashMap::new();
+    for tid in log.tids() {
+        for (t, r) in timed(log, tid) {
+            if let Rec::Task(kind, id, task, _) = r {
+                // Threads are walked one after the other, and a task may end on another thread
+                // than the one that created it: fill in whichever comes first.
+                let e = out.entry(task).or_insert((id, 0, None));
+                assert_eq!(e.0, id, "task {task} belongs to one function");
+                match kind {
+                    TaskKind::Created => e.1 = t,
+                    TaskKind::Completed | TaskKind::Cancelled => {
+                        assert!(e.2.is_none(), "task {task} ended twice");
+                        e.2 = Some((t, kind == TaskKind::Completed));
                     }
                 }
-                _ => {}
             }
         }
     }
@@ -346,4 +359,148 @@ fn a_trigger_on_an_async_fn_fires_on_task_latency_not_on_one_poll() {
         Some(true)
     );
     std::fs::remove_dir_all(dir).ok();
+}
+
+// ---------------------------------------------------------------------------------------------
+// A task begins when the function is called, on the injected clock (1 tick = 1 ns).
+
+#[fdr::instrument_fdr]
+async fn takes(ticks: u64) -> u64 {
+    // One poll, `ticks` long.
+    testing::advance(ticks);
+    ticks
+}
+
+struct NoopWake;
+impl Wake for NoopWake {
+    fn wake(self: Arc<Self>) {}
+}
+
+/// Polls `fut` once.
+fn poll_once<F: Future>(fut: Pin<&mut F>) -> Poll<F::Output> {
+    let waker = Waker::from(Arc::new(NoopWake));
+    fut.poll(&mut Context::from_waker(&waker))
+}
+
+/// The id of the function whose name ends with `name`.
+fn id_of(log: &Log, name: &str) -> u32 {
+    log.functions
+        .iter()
+        .find(|f| f.name.ends_with(name))
+        .unwrap_or_else(|| panic!("{name} in the table"))
+        .id
+}
+
+/// The row of `fdr account --format json` of the function whose name ends with `name`.
+fn account_row(bytes: &[u8], name: &str) -> serde_json::Value {
+    let path = std::env::temp_dir().join(format!(
+        "fdr-tasks-account-{}-{name}.fdr",
+        std::process::id()
+    ));
+    std::fs::write(&path, bytes).unwrap();
+    let mut out = Vec::new();
+    fdr_cli::run(
+        &[
+            "account".into(),
+            "--format".into(),
+            "json".into(),
+            path.to_string_lossy().into_owned(),
+        ],
+        &mut out,
+    )
+    .unwrap();
+    std::fs::remove_file(&path).ok();
+    let rows: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["function"].as_str().is_some_and(|f| f.ends_with(name)))
+        .unwrap_or_else(|| panic!("{name} in account: {rows}"))
+        .clone()
+}
+
+#[test]
+fn a_future_dropped_before_its_first_poll_is_a_cancelled_task_with_no_polls() {
+    let session = MockSession::start(Config::default());
+    let fut = takes(5);
+    testing::advance(1000);
+    drop(fut);
+    let bytes = session.finish_bytes();
+    let log = decode(&bytes[..]).unwrap();
+    let id = id_of(&log, "::takes");
+
+    // One task: created at the call, cancelled at the drop, 1000 ticks later.
+    let of_takes: Vec<TaskLife> = tasks(&log).into_values().filter(|t| t.0 == id).collect();
+    assert_eq!(of_takes.len(), 1, "{of_takes:?}");
+    let (_, created, ended) = of_takes[0];
+    assert_eq!(
+        created, 1000,
+        "created at the call, the session's first tick"
+    );
+    assert_eq!(ended, Some((created + 1000, false)));
+    // And no poll: no entry or exit of `takes`.
+    let polls: Vec<(FnKind, u32)> = log
+        .tids()
+        .into_iter()
+        .flat_map(|tid| log.calls(tid))
+        .filter(|&(_, f)| f == id)
+        .collect();
+    assert_eq!(polls, []);
+
+    let row = account_row(&bytes, "::takes");
+    assert_eq!(row["tasks"], 1, "{row}");
+    assert_eq!(row["cancelled"], 1, "{row}");
+    assert_eq!(row["task_max_ns"], 1000, "{row}");
+}
+
+#[test]
+fn a_task_begins_at_the_call_not_at_its_first_poll() {
+    let session = MockSession::start(Config::default());
+    let fut = takes(300);
+    testing::advance(1000);
+    let mut fut = pin!(fut);
+    assert_eq!(poll_once(fut.as_mut()), Poll::Ready(300));
+    let bytes = session.finish_bytes();
+    let log = decode(&bytes[..]).unwrap();
+    let id = id_of(&log, "::takes");
+
+    // Created, 1000 ticks, the one poll (300 ticks), completed as the poll returns.
+    let events: Vec<(u64, Rec)> = timed(&log, log.tids()[0])
+        .into_iter()
+        .filter(|(_, r)| match r {
+            Rec::Enter(f, _) | Rec::Exit(f, _) | Rec::Task(_, f, _, _) => *f == id,
+            _ => false,
+        })
+        .collect();
+    let shape: Vec<(u64, &str)> = events
+        .iter()
+        .map(|(t, r)| {
+            let what = match r {
+                Rec::Task(TaskKind::Created, ..) => "created",
+                Rec::Task(TaskKind::Completed, ..) => "completed",
+                Rec::Task(TaskKind::Cancelled, ..) => "cancelled",
+                Rec::Enter(..) => "enter",
+                Rec::Exit(..) => "exit",
+                _ => unreachable!(),
+            };
+            (*t, what)
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            (1000, "created"),
+            (2000, "enter"),
+            (2300, "exit"),
+            (2300, "completed"),
+        ]
+    );
+    let of_takes: Vec<TaskLife> = tasks(&log).into_values().filter(|t| t.0 == id).collect();
+    assert_eq!(of_takes, [(id, 1000, Some((2300, true)))]);
+
+    let row = account_row(&bytes, "::takes");
+    assert_eq!(row["tasks"], 1, "{row}");
+    assert_eq!(row["cancelled"], 0, "{row}");
+    assert_eq!(row["task_max_ns"], 1300, "{row}");
+    assert_eq!(row["count"], 1, "{row}");
 }

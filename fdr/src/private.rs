@@ -83,7 +83,9 @@ impl<T: ?Sized, N> ViaFallback<T, N> for &ArgProbe<'_, T, N> {
 pub trait Unloggable<T: ?Sized> {}
 
 /// An `async fn` with `log_args`: like [`Instrumented`], with the arguments recorded on the first
-/// poll's entry.
+/// poll's entry, and made at the call as it is (the arguments are read then). Unlike it, it
+/// records no task events (creation, completion, cancellation): the runtime's task hooks are
+/// private to it, and `Instrumented` records its own entry on every poll.
 #[must_use = "futures do nothing unless polled"]
 pub struct InstrumentedArgs<F, const N: usize> {
     f: &'static FnDesc,
@@ -120,6 +122,25 @@ impl<F: Future, const N: usize> Future for InstrumentedArgs<F, N> {
         };
         inner.poll(cx)
     }
+}
+
+/// The return type of a function pointer type. The future of an `async fn` that returns `!` has
+/// `Output = <fn() -> ! as Returns>::Output`: stable Rust names `!` only as a return type.
+///
+/// ```
+/// use fdr::__private_v1::Returns;
+/// fn ever() -> impl std::future::Future<Output = <fn() -> ! as Returns>::Output> {
+///     async { loop {} }
+/// }
+/// let _ = ever();
+/// ```
+pub trait Returns {
+    /// The return type.
+    type Output;
+}
+
+impl<T> Returns for fn() -> T {
+    type Output = T;
 }
 
 /// The type name of a value's type; for a function item, the function's full path. A function

@@ -7,6 +7,7 @@ use quote::{quote, quote_spanned, ToTokens};
 use syn::ext::IdentExt;
 use syn::{Block, Expr, Ident, ImplItem, Item, Stmt, TraitItem};
 
+use super::async_fn::{self, Lowered};
 use super::model::{
     Annotated, Body, Descriptor, FnName, Member, ModMember, Recorded, TailBody, TailEnd, WithBody,
 };
@@ -74,15 +75,25 @@ fn recorded<F: WithBody>(f: Recorded<F>) -> F {
     let guard = Ident::new("__fdr_guard", Span::mixed_site());
     let instrumented = match body {
         Body::Async(block) => {
+            // The future is made here, at the call: the task begins when the function is called,
+            // even if the future is never polled.
+            let Lowered {
+                output_hint,
+                take_args,
+            } = async_fn::lower(item.sig_mut());
+            let inner = quote!(async move {
+                #output_hint
+                #take_args
+                #block
+            });
             let future = match args {
-                None => quote!(#private::Instrumented::new(&#desc, async move #block)),
-                Some(values) => quote!(
-                    #private::InstrumentedArgs::new(&#desc, #values, async move #block)
-                ),
+                None => quote!(#private::Instrumented::new(&#desc, #inner)),
+                // The arguments are read now, before the block takes them.
+                Some(values) => quote!(#private::InstrumentedArgs::new(&#desc, #values, #inner)),
             };
             quote! {
                 #static_
-                #future.await
+                #future
             }
         }
         Body::Sync(block) => guarded(&static_, &desc, args, &guard, block.into_token_stream()),

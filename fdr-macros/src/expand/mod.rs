@@ -2,7 +2,8 @@
 //!
 //! The attribute is handled in two steps. Validation (`item.rs`, `function.rs`, on the options
 //! of `options.rs`, leaving out what `trivial.rs` finds cannot take long) checks the annotation against the item and decides everything about its
-//! recording, into the typed model of `model.rs`; expansion (`emit.rs`) turns that model into
+//! recording, into the typed model of `model.rs`; expansion (`emit.rs`, with `async_fn.rs`
+//! writing an `async fn` as the plain `fn` that returns its future) turns that model into
 //! code and cannot fail. Validation runs in both modes, so a wrong annotation fails every build.
 //!
 //! Kept apart from the `proc_macro` entry points so that tests can run it on token input
@@ -10,6 +11,7 @@
 //! the snapshots in `fdr-tests/expand/`). Every function here takes `enabled` (the `enable`
 //! feature) as an argument instead of reading it, so both modes can be tested from one build.
 
+mod async_fn;
 mod emit;
 mod function;
 mod item;

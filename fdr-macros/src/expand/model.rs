@@ -12,7 +12,7 @@
 use proc_macro2::Span;
 use syn::{
     Attribute, Block, Expr, Ident, ImplItem, ImplItemFn, Item, ItemFn, ItemImpl, ItemMod,
-    ItemTrait, Token, TraitItem, TraitItemFn,
+    ItemTrait, Signature, Token, TraitItem, TraitItemFn,
 };
 
 use super::name::Name;
@@ -71,14 +71,18 @@ pub struct Recorded<F> {
     pub descriptor: Descriptor,
 }
 
-/// A function item whose body expansion replaces.
+/// A function item whose body expansion replaces (and, for an `async fn`, its signature).
 pub trait WithBody {
     fn set_body(&mut self, body: Block);
+    fn sig_mut(&mut self) -> &mut Signature;
 }
 
 impl WithBody for ItemFn {
     fn set_body(&mut self, body: Block) {
         *self.block = body;
+    }
+    fn sig_mut(&mut self) -> &mut Signature {
+        &mut self.sig
     }
 }
 
@@ -86,11 +90,17 @@ impl WithBody for ImplItemFn {
     fn set_body(&mut self, body: Block) {
         self.block = body;
     }
+    fn sig_mut(&mut self) -> &mut Signature {
+        &mut self.sig
+    }
 }
 
 impl WithBody for TraitItemFn {
     fn set_body(&mut self, body: Block) {
         self.default = Some(body);
+    }
+    fn sig_mut(&mut self) -> &mut Signature {
+        &mut self.sig
     }
 }
 
@@ -101,7 +111,8 @@ pub enum Body {
     /// A body run once per call that ends with a call (`tail`): the guard records a tail exit
     /// just before that call.
     Tail(TailBody),
-    /// An `async fn`'s body: each poll of its future is recorded as a call.
+    /// An `async fn`'s body: the function becomes a plain `fn` returning its future, made at the
+    /// call, which records the task and each of its polls.
     Async(Block),
 }
 

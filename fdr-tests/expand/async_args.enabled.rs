@@ -1,0 +1,45 @@
+pub fn store<T: Into<u64>>(
+    n: u64,
+    __fdr_arg1: (u8, u8),
+    __fdr_arg2: Guard,
+    r: T,
+) -> impl ::core::future::Future<Output = impl Display> {
+    fn __fdr_path() -> &'static str {
+        ::fdr::__private_v1::type_name_of(__fdr_path)
+    }
+    #[::fdr::__private_v1::linkme::distributed_slice(::fdr::__private_v1::FUNCTIONS)]
+    # [linkme (crate = :: fdr :: __private_v1 :: linkme)]
+    static __FDR_FN: ::fdr::__private_v1::FnDesc = ::fdr::__private_v1::FnDesc::nested(
+        ::core::concat!(::core::module_path!(), "::store"),
+        __fdr_path,
+        ::core::file!(),
+        ::core::line!(),
+        ::fdr::__private_v1::FnKindTag::Async,
+        &["n"],
+    );
+    ::fdr::__private_v1::InstrumentedArgs::new(
+        &__FDR_FN,
+        {
+            #[allow(unused_imports)]
+            use ::fdr::__private_v1::{ViaFallback as _, ViaLogArg as _};
+            #[allow(non_camel_case_types, dead_code)]
+            enum n {}
+            [(&::fdr::__private_v1::ArgProbe::<_, n>::new(&n)).fdr_arg()]
+        },
+        async move {
+            #[allow(unreachable_code, unreachable_patterns)]
+            if let ::core::option::Option::Some(__fdr_ret) = ::core::option::Option::None::<_> {
+                return __fdr_ret;
+            }
+            let mut n = n;
+            let __fdr_arg1 = __fdr_arg1;
+            let (a, b) = __fdr_arg1;
+            let __fdr_arg2 = __fdr_arg2;
+            let ref r = r;
+            {
+                n += u64::from(a + b);
+                n
+            }
+        },
+    )
+}
