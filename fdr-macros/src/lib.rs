@@ -40,8 +40,13 @@ use proc_macro::TokenStream;
 /// implements a trait's `async fn` or its `fn .. -> impl Future<Output = T> + Send`.
 ///
 /// With `log_args`, the arguments are read at the call and recorded on the first poll's entry;
-/// such a function's polls are recorded, but not yet its task (creation, completion and
-/// cancellation).
+/// the call is a task as any other.
+///
+/// Below an attribute macro that still has to see an `async fn` (`#[tokio::main]` written after
+/// `#[instrument_fdr]` on the function, `#[async_trait]` after it on the block), the function
+/// stays an `async fn`: it is a task as well, but its task begins at its first poll. Any
+/// attribute after `#[instrument_fdr]` but the compiler's inert ones (`inline`, `must_use`,
+/// `doc`, `cfg`, lint levels, tool attributes...) is taken for such a macro.
 ///
 /// ```
 /// #[fdr::instrument_fdr]

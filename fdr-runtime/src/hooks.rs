@@ -97,6 +97,37 @@ impl Drop for CallGuard {
     }
 }
 
+/// How the polls of an [`Instrumented`] future record their entry: [`NoArgs`], or [`Args`] for
+/// an `async fn` with logged arguments, which go on its first poll's entry.
+pub trait PollEntry {
+    /// Records the entry of one poll of `f`.
+    fn enter(&mut self, f: &'static FnDesc) -> CallGuard;
+}
+
+/// Every poll is a plain entry.
+pub struct NoArgs;
+
+impl PollEntry for NoArgs {
+    #[inline(always)]
+    fn enter(&mut self, f: &'static FnDesc) -> CallGuard {
+        CallGuard::enter(f)
+    }
+}
+
+/// The first poll's entry carries these arguments (read when the future was made, at the call);
+/// the later polls are plain entries.
+pub struct Args<const N: usize>(Option<[u64; N]>);
+
+impl<const N: usize> PollEntry for Args<N> {
+    #[inline]
+    fn enter(&mut self, f: &'static FnDesc) -> CallGuard {
+        match self.0.take() {
+            Some(args) => CallGuard::enter_args(f, &args),
+            None => CallGuard::enter(f),
+        }
+    }
+}
+
 /// The future of an instrumented `async fn`: a task. Its creation, its completion and, if it is
 /// dropped first, its cancellation are recorded with a process-unique task id, and every poll is
 /// recorded as an entry/exit pair of `f` on the thread that polls it.
@@ -104,15 +135,18 @@ impl Drop for CallGuard {
 /// ```
 /// use fdr_runtime::{FnDesc, FnKindTag, Instrumented};
 /// #[linkme::distributed_slice(fdr_runtime::FUNCTIONS)]
-/// static TASK: FnDesc = FnDesc::new("doc::task", file!(), line!(), FnKindTag::Async, &[]);
+/// static TASK: FnDesc = FnDesc::new("doc::task", file!(), line!(), FnKindTag::Async, &["n"]);
 /// let fut = Instrumented::new(&TASK, async { 1 + 1 });
-/// # let _ = fut;
+/// // With the arguments the first poll's entry carries:
+/// let with = Instrumented::with_args(&TASK, [7], async { 7 });
+/// # let _ = (fut, with);
 /// ```
 #[must_use = "futures do nothing unless polled"]
-pub struct Instrumented<F> {
+pub struct Instrumented<F, A: PollEntry = NoArgs> {
     f: &'static FnDesc,
     task: u64,
     done: bool,
+    entry: A,
     inner: F,
 }
 
@@ -124,25 +158,41 @@ impl<F> Instrumented<F> {
             f,
             task: crate::task::created(f),
             done: false,
+            entry: NoArgs,
             inner,
         }
     }
 }
 
-impl<F: Future> Future for Instrumented<F> {
+impl<F, const N: usize> Instrumented<F, Args<N>> {
+    /// Wraps `inner`, the body of a call of `f` with logged arguments `args`, which creates the
+    /// task; the first poll's entry carries the arguments.
+    #[inline]
+    pub fn with_args(f: &'static FnDesc, args: [u64; N], inner: F) -> Instrumented<F, Args<N>> {
+        Instrumented {
+            f,
+            task: crate::task::created(f),
+            done: false,
+            entry: Args(Some(args)),
+            inner,
+        }
+    }
+}
+
+impl<F: Future, A: PollEntry> Future for Instrumented<F, A> {
     type Output = F::Output;
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         // SAFETY: `inner` is structurally pinned: it is never moved out of `self` (the `Drop` impl
-        // only reads `f`, `task` and `done`), and `Instrumented` is `Unpin` only when `F` is (the
-        // auto impl), so projecting the pin from the wrapper to the field upholds `F`'s contract.
-        // The other fields are plain data, never pinned.
+        // only reads `f`, `task` and `done`), and `Instrumented` is `Unpin` only when `F` and `A`
+        // are (the auto impl), so projecting the pin from the wrapper to the field upholds `F`'s
+        // contract. The other fields are plain data, never pinned.
         let this = unsafe { self.get_unchecked_mut() };
         // SAFETY: as above.
         let inner = unsafe { Pin::new_unchecked(&mut this.inner) };
         let polled = {
-            let _guard = CallGuard::enter(this.f);
+            let _guard = this.entry.enter(this.f);
             inner.poll(cx)
         };
         if polled.is_ready() && !this.done {
@@ -153,7 +203,7 @@ impl<F: Future> Future for Instrumented<F> {
     }
 }
 
-impl<F> Drop for Instrumented<F> {
+impl<F, A: PollEntry> Drop for Instrumented<F, A> {
     fn drop(&mut self) {
         if !self.done {
             crate::task::ended(self.f, self.task, false);

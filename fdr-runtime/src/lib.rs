@@ -129,7 +129,7 @@ pub use desc::{function, FUNCTIONS};
 pub use desc::{FnDesc, FnKindTag};
 pub use error::Error;
 #[cfg(feature = "record")]
-pub use hooks::{CallGuard, Instrumented};
+pub use hooks::{Args, CallGuard, Instrumented, NoArgs, PollEntry};
 #[cfg(feature = "record")]
 pub use linkme;
 pub use options::parse_duration;

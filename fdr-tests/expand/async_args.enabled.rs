@@ -17,7 +17,7 @@ pub fn store<T: Into<u64>>(
         ::fdr::__private_v1::FnKindTag::Async,
         &["n"],
     );
-    ::fdr::__private_v1::InstrumentedArgs::new(
+    ::fdr::__private_v1::Instrumented::with_args(
         &__FDR_FN,
         {
             #[allow(unused_imports)]

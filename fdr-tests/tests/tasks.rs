@@ -504,3 +504,99 @@ fn a_task_begins_at_the_call_not_at_its_first_poll() {
     assert_eq!(row["task_max_ns"], 1300, "{row}");
     assert_eq!(row["count"], 1, "{row}");
 }
+
+#[fdr::instrument_fdr(log_args)]
+async fn takes_logged(ticks: u64, tag: u32) -> u64 {
+    testing::advance(ticks);
+    if tag == 0 {
+        // A second poll.
+        std::future::pending::<()>().await;
+    }
+    ticks
+}
+
+#[test]
+fn an_async_fn_with_logged_arguments_is_a_task_whose_first_poll_carries_them() {
+    let session = MockSession::start(Config::default());
+    let done = takes_logged(200, 9);
+    let pending = takes_logged(50, 0);
+    testing::advance(1000);
+    let mut done = pin!(done);
+    assert_eq!(poll_once(done.as_mut()), Poll::Ready(200));
+    let mut pending = Box::pin(pending);
+    assert_eq!(poll_once(pending.as_mut()), Poll::Pending);
+    testing::advance(10);
+    assert_eq!(poll_once(pending.as_mut()), Poll::Pending);
+    drop(pending);
+    let bytes = session.finish_bytes();
+    let log = decode(&bytes[..]).unwrap();
+    let id = id_of(&log, "::takes_logged");
+
+    // Two tasks, made at the calls: one completed after 1000 + 200 ticks, one cancelled.
+    // In call order: a thread's task ids grow.
+    let mut lives: Vec<(u64, TaskLife)> =
+        tasks(&log).into_iter().filter(|t| t.1 .0 == id).collect();
+    lives.sort_by_key(|t| t.0);
+    let lives: Vec<TaskLife> = lives.into_iter().map(|t| t.1).collect();
+    assert_eq!(lives.len(), 2, "{lives:?}");
+    assert_eq!(lives[0].2, Some((lives[0].1 + 1200, true)));
+    assert_eq!(
+        lives[1].1, lives[0].1,
+        "both made at the calls, before any tick"
+    );
+    assert_eq!(lives[1].2.map(|(_, completed)| completed), Some(false));
+
+    // Three polls: each task's first entry carries its arguments, the second poll's does not.
+    let records = log.thread_records(log.tids()[0]);
+    let mut polls = Vec::new();
+    let mut it = records.iter().peekable();
+    while let Some(r) = it.next() {
+        match *r {
+            Rec::EnterArgs(f, _) if f == id => {
+                let mut args = Vec::new();
+                while let Some(Rec::Arg(a)) = it.peek() {
+                    args.push(*a);
+                    it.next();
+                }
+                polls.push(args);
+            }
+            Rec::Enter(f, _) if f == id => polls.push(Vec::new()),
+            _ => {}
+        }
+    }
+    assert_eq!(polls, vec![vec![200, 9], vec![50, 0], vec![]]);
+
+    let row = account_row(&bytes, "::takes_logged");
+    assert_eq!(row["tasks"], 2, "{row}");
+    assert_eq!(row["cancelled"], 1, "{row}");
+}
+
+// Below another attribute macro that expects an `async fn` (`#[tokio::main]` makes it a plain
+// function that runs the future on a runtime of its own), the function stays an `async fn`: it
+// compiles as it did, and its task begins at its first poll.
+#[fdr::instrument_fdr]
+#[tokio::main(flavor = "current_thread")]
+async fn in_a_runtime_of_its_own(x: u64) -> u64 {
+    tokio::task::yield_now().await;
+    x
+}
+
+#[test]
+fn an_async_fn_under_tokio_main_is_still_a_task_with_its_polls() {
+    let session = MockSession::start(Config::default());
+    assert_eq!(in_a_runtime_of_its_own(7), 7);
+    let bytes = session.finish_bytes();
+    let log = decode(&bytes[..]).unwrap();
+    let id = id_of(&log, "::in_a_runtime_of_its_own");
+    let lives: Vec<TaskLife> = tasks(&log).into_values().filter(|t| t.0 == id).collect();
+    assert_eq!(lives.len(), 1, "{lives:?}");
+    assert_eq!(lives[0].2.map(|(_, completed)| completed), Some(true));
+    // Two polls: the yield, then the value.
+    let entries = log
+        .tids()
+        .into_iter()
+        .flat_map(|tid| log.calls(tid))
+        .filter(|&(k, f)| f == id && k == FnKind::Enter)
+        .count();
+    assert_eq!(entries, 2);
+}

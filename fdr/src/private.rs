@@ -4,10 +4,7 @@
 //! contract's version: when an item here changes, both go to `__private_v2`, so that mismatched
 //! crates fail to resolve the path instead of compiling against the wrong items.
 
-use std::future::Future;
 use std::marker::PhantomData;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 
 pub use fdr_runtime::hooks::{enter, enter_args, exit, tail_exit};
 pub use fdr_runtime::linkme;
@@ -81,48 +78,6 @@ impl<T: ?Sized, N> ViaFallback<T, N> for &ArgProbe<'_, T, N> {
     note = "implement `fdr::LogArg` for `{T}` (one method, `fn fdr_arg(&self) -> u64`), or leave `{Self}` out: `log_args(...)` lists the arguments to log"
 )]
 pub trait Unloggable<T: ?Sized> {}
-
-/// An `async fn` with `log_args`: like [`Instrumented`], with the arguments recorded on the first
-/// poll's entry, and made at the call as it is (the arguments are read then). Unlike it, it
-/// records no task events (creation, completion, cancellation): the runtime's task hooks are
-/// private to it, and `Instrumented` records its own entry on every poll.
-#[must_use = "futures do nothing unless polled"]
-pub struct InstrumentedArgs<F, const N: usize> {
-    f: &'static FnDesc,
-    args: Option<[u64; N]>,
-    inner: F,
-}
-
-impl<F, const N: usize> InstrumentedArgs<F, N> {
-    /// Wraps `inner`, whose first poll is recorded with `args`.
-    pub fn new(f: &'static FnDesc, args: [u64; N], inner: F) -> Self {
-        InstrumentedArgs {
-            f,
-            args: Some(args),
-            inner,
-        }
-    }
-}
-
-impl<F: Future, const N: usize> Future for InstrumentedArgs<F, N> {
-    type Output = F::Output;
-
-    #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        // SAFETY: `inner` is structurally pinned: it is never moved out of `self`, this type has
-        // no `Drop` impl and is `Unpin` only when `F` is (the auto impl). `f` and `args` are not
-        // pinned and are only read or replaced in place, never moved out through the pin.
-        let (f, args, inner) = unsafe {
-            let this = self.get_unchecked_mut();
-            (this.f, &mut this.args, Pin::new_unchecked(&mut this.inner))
-        };
-        let _guard = match args.take() {
-            Some(args) => CallGuard::enter_args(f, &args),
-            None => CallGuard::enter(f),
-        };
-        inner.poll(cx)
-    }
-}
 
 /// The return type of a function pointer type. The future of an `async fn` that returns `!` has
 /// `Output = <fn() -> ! as Returns>::Output`: stable Rust names `!` only as a return type.

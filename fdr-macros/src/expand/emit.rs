@@ -5,7 +5,7 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned, ToTokens};
 use syn::ext::IdentExt;
-use syn::{Block, Expr, Ident, ImplItem, Item, Stmt, TraitItem};
+use syn::{Attribute, Block, Expr, Ident, ImplItem, Item, Stmt, TraitItem};
 
 use super::async_fn::{self, Lowered};
 use super::model::{
@@ -20,13 +20,13 @@ pub fn annotated(annotated: Annotated) -> TokenStream {
 
 fn item(annotated: Annotated) -> Item {
     match annotated {
-        Annotated::Fn(f) => Item::Fn(recorded(f)),
+        Annotated::Fn(f) => Item::Fn(recorded(f, &[])),
         Annotated::Impl { mut block, members } => {
             block.items = members
                 .into_iter()
                 .map(|member| match member {
                     Member::AsWritten(item) => item,
-                    Member::Recorded(method) => ImplItem::Fn(recorded(method)),
+                    Member::Recorded(method) => ImplItem::Fn(recorded(method, &block.attrs)),
                 })
                 .collect();
             Item::Impl(block)
@@ -36,7 +36,7 @@ fn item(annotated: Annotated) -> Item {
                 .into_iter()
                 .map(|member| match member {
                     Member::AsWritten(item) => item,
-                    Member::Recorded(method) => TraitItem::Fn(recorded(method)),
+                    Member::Recorded(method) => TraitItem::Fn(recorded(method, &block.attrs)),
                 })
                 .collect();
             Item::Trait(block)
@@ -59,8 +59,8 @@ fn item(annotated: Annotated) -> Item {
     }
 }
 
-/// The function with its body recorded.
-fn recorded<F: WithBody>(f: Recorded<F>) -> F {
+/// The function with its body recorded. `outer` are the attributes of the block it is in, if any.
+fn recorded<F: WithBody>(f: Recorded<F>, outer: &[Attribute]) -> F {
     let Recorded {
         mut item,
         body,
@@ -74,6 +74,21 @@ fn recorded<F: WithBody>(f: Recorded<F>) -> F {
     // Mixed-site hygiene: the body cannot see or shadow the guard.
     let guard = Ident::new("__fdr_guard", Span::mixed_site());
     let instrumented = match body {
+        Body::Async(block) if later_macro(item.attrs()) || later_macro(outer) => {
+            // An attribute macro still to run on this function (`#[tokio::main]`) or its block
+            // (`#[async_trait]`) expects an `async fn`: it stays one, and its task begins at the
+            // first poll.
+            let future = match args {
+                None => quote!(#private::Instrumented::new(&#desc, async move #block)),
+                Some(values) => {
+                    quote!(#private::Instrumented::with_args(&#desc, #values, async move #block))
+                }
+            };
+            quote! {
+                #static_
+                #future.await
+            }
+        }
         Body::Async(block) => {
             // The future is made here, at the call: the task begins when the function is called,
             // even if the future is never polled.
@@ -89,7 +104,7 @@ fn recorded<F: WithBody>(f: Recorded<F>) -> F {
             let future = match args {
                 None => quote!(#private::Instrumented::new(&#desc, #inner)),
                 // The arguments are read now, before the block takes them.
-                Some(values) => quote!(#private::InstrumentedArgs::new(&#desc, #values, #inner)),
+                Some(values) => quote!(#private::Instrumented::with_args(&#desc, #values, #inner)),
             };
             quote! {
                 #static_
@@ -106,6 +121,49 @@ fn recorded<F: WithBody>(f: Recorded<F>) -> F {
         stmts: vec![Stmt::Expr(Expr::Verbatim(instrumented), None)],
     });
     item
+}
+
+/// Whether `attrs` hold an attribute that may be a macro still to run: anything but the
+/// compiler's own inert attributes, lint levels, docs and tool attributes.
+fn later_macro(attrs: &[Attribute]) -> bool {
+    const INERT: &[&str] = &[
+        "allow",
+        "warn",
+        "deny",
+        "forbid",
+        "expect",
+        "deprecated",
+        "must_use",
+        "doc",
+        "inline",
+        "cold",
+        "cfg",
+        "cfg_attr",
+        "track_caller",
+        "no_mangle",
+        "export_name",
+        "link_section",
+        "target_feature",
+        "instruction_set",
+        "optimize",
+        "coverage",
+        "automatically_derived",
+        "non_exhaustive",
+        "repr",
+        "unsafe",
+    ];
+    const TOOLS: &[&str] = &["rustfmt", "clippy", "diagnostic", "rustdoc"];
+    attrs.iter().any(|a| {
+        let path = a.path();
+        let Some(first) = path.segments.first() else {
+            return false;
+        };
+        let first = first.ident.to_string();
+        if path.segments.len() > 1 {
+            return !TOOLS.contains(&first.as_str());
+        }
+        !INERT.contains(&first.as_str())
+    })
 }
 
 /// A `tail` body as written, with the guard's tail exit recorded just before its final call.

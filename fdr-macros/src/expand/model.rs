@@ -75,6 +75,7 @@ pub struct Recorded<F> {
 pub trait WithBody {
     fn set_body(&mut self, body: Block);
     fn sig_mut(&mut self) -> &mut Signature;
+    fn attrs(&self) -> &[Attribute];
 }
 
 impl WithBody for ItemFn {
@@ -83,6 +84,9 @@ impl WithBody for ItemFn {
     }
     fn sig_mut(&mut self) -> &mut Signature {
         &mut self.sig
+    }
+    fn attrs(&self) -> &[Attribute] {
+        &self.attrs
     }
 }
 
@@ -93,6 +97,9 @@ impl WithBody for ImplItemFn {
     fn sig_mut(&mut self) -> &mut Signature {
         &mut self.sig
     }
+    fn attrs(&self) -> &[Attribute] {
+        &self.attrs
+    }
 }
 
 impl WithBody for TraitItemFn {
@@ -101,6 +108,9 @@ impl WithBody for TraitItemFn {
     }
     fn sig_mut(&mut self) -> &mut Signature {
         &mut self.sig
+    }
+    fn attrs(&self) -> &[Attribute] {
+        &self.attrs
     }
 }
 
