@@ -98,10 +98,16 @@ fn run_whole(build: &str, runs: u64) -> ExitCode {
         .ok()
         .and_then(|v| v.parse().ok())
         .map_or(Duration::from_micros(5), Duration::from_micros);
+    // A log kept whole (`HOTPATH_LOG`): a pool for every record of the runs.
+    let pool = if std::env::var_os("HOTPATH_LOG").is_some() {
+        fdr::Config::default().buffer_count(32 * 1024)
+    } else {
+        fdr::Config::default()
+    };
     let config = match build {
         "plain" | "idle" => None,
-        "default" => Some(fdr::Config::default().threshold(threshold)),
-        "off" => Some(fdr::Config::default().threshold(threshold).cull(false)),
+        "default" => Some(pool.threshold(threshold)),
+        "off" => Some(pool.threshold(threshold).cull(false)),
         _ => {
             eprintln!("unknown build `{build}`");
             return ExitCode::from(2);
@@ -120,8 +126,13 @@ fn run_whole(build: &str, runs: u64) -> ExitCode {
         sum = sum.wrapping_add(whole_runs(run, &sources));
     }
     if let Some(rec) = rec {
-        rec.finish_to(&mut Vec::new())
+        let mut log = Vec::new();
+        rec.finish_to(&mut log)
             .expect("finishing the recorder failed");
+        // `HOTPATH_LOG=PATH` keeps the log, for `fdr info` and `fdr account`.
+        if let Some(path) = std::env::var_os("HOTPATH_LOG") {
+            std::fs::write(&path, &log).expect("writing HOTPATH_LOG failed");
+        }
     }
     println!("whole-{build}: {runs} runs, checksum {sum:#x}");
     ExitCode::SUCCESS
