@@ -40,17 +40,16 @@ pub(crate) const SKIPPED: Entry = 1;
 /// function costs a flag load, a branch and a thread-local tick here, inline: no call, no clock.
 #[inline(always)]
 pub(crate) fn enter_guarded(f: &'static FnDesc) -> Entry {
-    // The flag first: only a running recording culls (the flags are cleared when it stops), and
-    // in a program annotated whole most calls are of culled functions.
+    if !session::may_record() {
+        return USUAL;
+    }
     if f.flags() & cull::CULLED != 0 {
         if !cull::sample_due(&local::get().cull_tick) {
             return SKIPPED;
         }
         return sampled_entry(f);
     }
-    if session::may_record() {
-        record_enter(f);
-    }
+    record_enter(f);
     USUAL
 }
 
