@@ -22,6 +22,19 @@ const COMMANDS: &[&[&str]] = &[
     &["convert", "--format", "fxt", "-o", "-"],
     &["flame", "-o", "-"],
     &["flame", "--chart", "-o", "-"],
+    &["calls"],
+    &["calls", "--format", "json", "--depth", "3"],
+    &["replay"],
+    &[
+        "account",
+        "--format",
+        "json",
+        "--function",
+        "*",
+        "--min",
+        "10ns",
+    ],
+    &["stack", "--from", "1us", "--to", "1ms", "--thread", "1"],
 ];
 
 /// Characters a terminal acts on (text outputs may hold newlines; SVG tabs and returns too).

@@ -450,7 +450,7 @@ impl<R: Read> Reader<R> {
             // runs past the end of the input is found when the next read comes up short.
             let past = left - buffered;
             let read = self.offset + buffered;
-            if read + past > self.input_len {
+            if read.saturating_add(past) > self.input_len {
                 let have = self.input_len.saturating_sub(self.offset);
                 return Err(FormatError::new(
                     self.input_len,
@@ -545,6 +545,26 @@ mod tests {
             out.push(format!("{rec:?}"));
         }
         Ok(out)
+    }
+
+    /// Found by fuzzing `fdr`: a block whose extents claim nearly 2^64 bytes, skipped on a
+    /// seekable input, overflowed the check that the block ends inside the file.
+    #[test]
+    fn skipping_a_block_that_claims_almost_2_64_bytes_is_an_error_not_an_overflow() {
+        let mut file = FileHeader::default().encode().to_vec();
+        file.extend_from_slice(&meta_bytes(meta::buffer_extents(u64::MAX - 7)));
+        file.extend_from_slice(&[0xee; 64]);
+        let mut r = Reader::seekable(std::io::Cursor::new(&file)).unwrap();
+        r.next_record().unwrap();
+        let e = r.skip_block().unwrap_err();
+        assert_eq!(e.offset, file.len() as u64);
+        assert!(
+            e.to_string().contains(
+                "before the end of the block whose extents record is at byte offset 32; it was \
+                 cut short"
+            ),
+            "{e}"
+        );
     }
 
     #[test]
