@@ -27,6 +27,24 @@ pub(crate) enum Fast {
     /// The call was erased, the new length is the first field, and its function's run of erased
     /// calls reached the cull threshold (the second): [`cull_now`] is due.
     Cull(u32, u32),
+    /// The call's entry was stepped over (the length and the time of the record before it, the
+    /// fields) and the tail-call pairs before it are to be erased too: [`finish_tails`] is due.
+    Tails(u32, u64),
+}
+
+/// The end of an erase that reached tail-call pairs (see [`Fast::Tails`]): erases them, counts
+/// the erased call for culling. Returns the new length.
+#[cold]
+#[inline(never)]
+pub(crate) fn finish_tails(t: &ThreadState, len: u32, id: u32, tsc: u64, last: u64) -> u32 {
+    // SAFETY: `len` and `last` are what `erase_call` just answered.
+    let len = unsafe { rewind::erase_tails(t, len, tsc, last) };
+    if t.cull_on.get() {
+        if let Some(run) = cull::erased(t, id) {
+            return cull_now(t, len, id, run, tsc);
+        }
+    }
+    len
 }
 
 /// The common case of [`record`], with no call in it: same CPU, a delta that fits, one word.
@@ -51,6 +69,7 @@ pub(crate) fn record_fast(
     match unsafe { write_one(t, len, id, kind, tsc, delta as u32) } {
         Written::Done(len) => Fast::Done(len),
         Written::Cull(len, run) => Fast::Cull(len, run),
+        Written::Tails(len, last) => Fast::Tails(len, last),
     }
 }
 
@@ -60,6 +79,8 @@ enum Written {
     Done(u32),
     /// Erased, and the function's run reached the cull threshold: see [`Fast::Cull`].
     Cull(u32, u32),
+    /// Half erased: see [`Fast::Tails`].
+    Tails(u32, u64),
 }
 
 /// Records a function event with no arguments. Returns the new length, or `None` when the buffer
@@ -81,6 +102,7 @@ pub(crate) fn record(
         Fast::Done(len) => Some(len),
         Fast::General => write_general(t, len, id, kind, tsc, cpu, &[]),
         Fast::Cull(len, run) => Some(cull_now(t, len, id, run, tsc)),
+        Fast::Tails(len, last) => Some(finish_tails(t, len, id, tsc, last)),
     }
 }
 
@@ -218,9 +240,14 @@ unsafe fn write_one(
     let w = &t.writer;
     match kind {
         FnKind::Exit => {
-            if t.enters.get() > 0 && tsc.wrapping_sub(t.last_entry_tsc.get()) < t.threshold.get() {
+            // With entries at the end, the last record is the last entry: `last_tsc` is its time.
+            if t.enters.get() > 0 && tsc.wrapping_sub(t.last_tsc.get()) < t.threshold.get() {
                 // SAFETY: enters > 0 means the words being rewound are this buffer's.
-                if let Some(new_len) = unsafe { rewind::erase_call(t, len, id, tsc) } {
+                if let Some(erased) = unsafe { rewind::erase_call(t, len, id) } {
+                    let new_len = match erased {
+                        rewind::Erased::Done(len) => len,
+                        rewind::Erased::Tails(len, last) => return Written::Tails(len, last),
+                    };
                     if t.cull_on.get() {
                         if let Some(run) = cull::erased(t, id) {
                             return Written::Cull(new_len, run);
@@ -259,7 +286,6 @@ unsafe fn write_one(
             // SAFETY: forwarded contract.
             unsafe { w.store(len, function_word(id, FnKind::Enter, delta)) };
             w.publish(len + 1);
-            t.last_entry_tsc.set(tsc);
             t.enters.set(t.enters.get() + 1);
         }
     }
@@ -318,6 +344,7 @@ fn write_general(
         match unsafe { write_one(t, len, id, kind, tsc, delta as u32) } {
             Written::Done(len) => len,
             Written::Cull(len, run) => cull_now(t, len, id, run, tsc),
+            Written::Tails(len, last) => finish_tails(t, len, id, tsc, last),
         }
     })
 }

@@ -113,6 +113,7 @@ fn record_one(f: &'static FnDesc, kind: FnKind) {
         controller::Fast::Done(len) => t.end_write(len),
         controller::Fast::General => general_rest(l, len, id, kind, tsc, cpu),
         controller::Fast::Cull(len, run) => cull_rest(l, len, id, run, tsc),
+        controller::Fast::Tails(len, last) => tails_rest(l, len, id, tsc, last),
     }
 }
 
@@ -163,6 +164,14 @@ fn general_rest(l: &Local, len: u32, id: u32, kind: FnKind, tsc: u64, cpu: u32) 
         ),
     };
     t.end_write(len);
+}
+
+/// The end of [`record_one`] when the erased call ends tail-call pairs.
+#[cold]
+#[inline(never)]
+fn tails_rest(l: &Local, len: u32, id: u32, tsc: u64, last: u64) {
+    let t = &l.state;
+    t.end_write(controller::finish_tails(t, len, id, tsc, last));
 }
 
 /// The end of [`record_one`] when the erased call's function is due to be culled.

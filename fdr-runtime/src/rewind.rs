@@ -20,38 +20,61 @@ use fdr_format::{delta_of, id_field_of, is_metadata, kind_bits, FnKind};
 
 use crate::thread_state::ThreadState;
 
-/// Erases the call whose exit this is, and then any tail-call pairs it ends. Returns the new
-/// length, or `None` (nothing changed) if the last entry is not this function's: calls that do
-/// not nest (a guard moved across threads, say) are kept rather than guessed at.
+/// What [`erase_call`] did.
+pub(crate) enum Erased {
+    /// The call is erased: the new length.
+    Done(u32),
+    /// The call's entry is stepped over (the length and the time of the record before it), and
+    /// tail-call pairs precede it: the caller finishes with [`erase_tails`], out of line.
+    Tails(u32, u64),
+}
+
+/// Erases the call whose exit this is (and says when tail-call pairs it ends are to be erased
+/// too). Returns `None` (nothing changed) if the last entry is not this function's: calls that
+/// do not nest (a guard moved across threads, say) are kept rather than guessed at.
 ///
 /// # Safety
 /// `t.enters > 0`, so the word at `len - 1` is an entry record of the thread's own buffer, and
 /// `t.tails` pairs precede the remaining entries.
 #[inline(always)]
-pub(crate) unsafe fn erase_call(t: &ThreadState, len: u32, id: u32, tsc: u64) -> Option<u32> {
+pub(crate) unsafe fn erase_call(t: &ThreadState, len: u32, id: u32) -> Option<Erased> {
     // SAFETY: `enters > 0` means the last word is this buffer's entry record.
     let entry = unsafe { t.writer.load(len - 1) };
     if entry as u32 != id | FnKind::Enter.bits() {
         return None;
     }
-    let mut len = len - 1;
+    let len = len - 1;
     // The entry's delta leads back to the timestamp of the record before it.
-    let mut last = t.last_tsc.get().wrapping_sub(u64::from(delta_of(entry)));
+    let last = t.last_tsc.get().wrapping_sub(u64::from(delta_of(entry)));
     t.enters.set(t.enters.get() - 1);
     if t.enters.get() == 0 && t.tails.get() > 0 {
-        // SAFETY: `tails` pairs sit right below `len`, per the contract.
-        len = unsafe { erase_tail_pairs(t, len, tsc, &mut last) };
+        return Some(Erased::Tails(len, last));
     }
-    t.last_tsc.set(last);
     // With entries left, the last one's timestamp is the new `last`.
-    t.last_entry_tsc.set(last);
+    t.last_tsc.set(last);
     t.writer.publish_undo(len);
-    Some(len)
+    Some(Erased::Done(len))
+}
+
+/// Finishes an [`Erased::Tails`]: erases the tail-call pairs that the exit at `tsc` ends, if
+/// short enough, and publishes the new length, which it returns.
+///
+/// # Safety
+/// `len` and `last` are what `erase_call` answered, just before.
+#[cold]
+#[inline(never)]
+pub(crate) unsafe fn erase_tails(t: &ThreadState, len: u32, tsc: u64, last: u64) -> u32 {
+    let mut last = last;
+    // SAFETY: `tails` pairs sit right below `len`, per the contract of `erase_call`.
+    let len = unsafe { erase_tail_pairs(t, len, tsc, &mut last) };
+    t.last_tsc.set(last);
+    t.writer.publish_undo(len);
+    len
 }
 
 /// # Safety
 /// `t.tails` entry/tail-exit pairs end at `len`.
-#[cold]
+#[inline(always)]
 unsafe fn erase_tail_pairs(t: &ThreadState, mut len: u32, tsc: u64, last: &mut u64) -> u32 {
     while t.tails.get() > 0 && len >= 2 {
         // SAFETY: per the contract, the two words below `len` are one pair of this buffer.

@@ -29,10 +29,9 @@ pub(crate) struct ThreadState {
     pub tails: Cell<u32>,
     /// The CPU of the last record.
     pub cpu: Cell<u32>,
-    /// Timestamp of the last record written.
+    /// Timestamp of the last record written: while `enters > 0`, that of the last entry, the
+    /// one a rewind would erase.
     pub last_tsc: Cell<u64>,
-    /// Timestamp of the last entry record, while `enters > 0`.
-    pub last_entry_tsc: Cell<u64>,
     /// Calls shorter than this many ticks are erased.
     pub threshold: Cell<u64>,
     /// Address of the function table, cached so an id costs a subtraction.
@@ -56,7 +55,6 @@ impl ThreadState {
             tails: Cell::new(0),
             cpu: Cell::new(u32::MAX),
             last_tsc: Cell::new(0),
-            last_entry_tsc: Cell::new(0),
             threshold: Cell::new(0),
             table: Cell::new(0),
             cpu_id: Cell::new(&crate::clock::NOT_FAST),
