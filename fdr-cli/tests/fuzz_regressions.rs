@@ -9,67 +9,9 @@ use std::path::Path;
 use common::{fdr, temp_dir, write_log};
 use fdr_cli::synth::LogBuilder;
 
-/// The commands the `commands` fuzz target runs (the log goes after the subcommand).
-const COMMANDS: &[&[&str]] = &[
-    &["info"],
-    &["dump", "--verify"],
-    &["account"],
-    &["account", "--format", "csv", "--sort", "p99"],
-    &["account", "--format", "json", "--threads", "2"],
-    &["stack"],
-    &["stack", "--format", "folded"],
-    &["convert", "--format", "chrome", "-o", "-"],
-    &["convert", "--format", "fxt", "-o", "-"],
-    &["flame", "-o", "-"],
-    &["flame", "--chart", "-o", "-"],
-    &["calls"],
-    &["calls", "--format", "json", "--depth", "3"],
-    &["replay"],
-    &[
-        "account",
-        "--format",
-        "json",
-        "--function",
-        "*",
-        "--min",
-        "10ns",
-    ],
-    &["stack", "--from", "1us", "--to", "1ms", "--thread", "1"],
-];
-
-/// Characters a terminal acts on (text outputs may hold newlines; SVG tabs and returns too).
-fn acts(c: char, svg: bool) -> bool {
-    let allowed = c == '\n' || (svg && (c == '\t' || c == '\r'));
-    (c.is_control() && !allowed)
-        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
-
-/// Every command on `path`: no panic, no usage error, clean text, JSON that parses.
+/// The `commands` fuzz target's checks, on a log at `path`.
 fn every_command_is_clean(path: &str) {
-    for cmd in COMMANDS {
-        let mut args: Vec<String> = cmd.iter().map(|s| s.to_string()).collect();
-        args.insert(1, path.to_string());
-        let mut out = Vec::new();
-        match fdr_cli::run(&args, &mut out) {
-            Err(e) => {
-                assert_eq!(e.exit_code(), 1, "{cmd:?}: {e}");
-                assert!(
-                    !e.to_string().chars().any(|c| acts(c, false)),
-                    "{cmd:?}: {e}"
-                );
-            }
-            Ok(()) if cmd.contains(&"fxt") => assert_eq!(out.len() % 8, 0),
-            Ok(()) => {
-                let text = String::from_utf8(out).expect("UTF-8");
-                let svg = cmd[0] == "flame";
-                assert!(!text.chars().any(|c| acts(c, svg)), "{cmd:?}");
-                if cmd.contains(&"chrome") || cmd.contains(&"json") {
-                    serde_json::from_str::<serde_json::Value>(&text)
-                        .unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-                }
-            }
-        }
-    }
+    common::fuzz_check::every_command_is_clean(Path::new(path));
 }
 
 #[test]

@@ -126,25 +126,12 @@ fn record_any_clock(l: &Local, f: &'static FnDesc, kind: FnKind) {
     t.begin_write();
     let id = t.id_field(f);
     let (tsc, cpu) = clock::now();
-    let len = match controller::record(t, len, id, kind, tsc, cpu) {
-        Some(len) => len,
-        None => next_buffer(
-            l,
-            len,
-            tsc,
-            cpu,
-            Event::Call {
-                id,
-                kind,
-                args: &[],
-            },
-        ),
-    };
-    t.end_write(len);
+    general_rest(l, len, id, kind, tsc, cpu);
 }
 
 /// The end of [`record_one`] when the event needs a metadata record first (or a fresh buffer
-/// for it). Its arguments are scalars, so the call is a jump.
+/// for it), or the whole of it with another clock. Its arguments are scalars, so the call is a
+/// jump.
 #[cold]
 #[inline(never)]
 fn general_rest(l: &Local, len: u32, id: u32, kind: FnKind, tsc: u64, cpu: u32) {

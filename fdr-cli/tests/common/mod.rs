@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod child;
+pub mod fuzz_check;
 pub mod fxt;
 pub mod xml;
 
