@@ -368,13 +368,24 @@ fn run_child(test: &str, options: Option<&str>) -> Output {
 #[test]
 #[ignore = "a child process of exit_with_busy_threads_writes_a_valid_log"]
 fn child_exits_while_threads_record() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static RECORDING: AtomicUsize = AtomicUsize::new(0);
     // The first call starts recording (and sets up the exit writer).
     mid();
-    // Threads that never stop: the process exits under them.
+    // Threads that never stop: the process exits under them, once each has recorded (on a
+    // loaded machine a thread may otherwise not run at all before the exit).
     for _ in 0..8 {
-        std::thread::spawn(|| loop {
+        std::thread::spawn(|| {
             mid();
+            RECORDING.fetch_add(1, Ordering::SeqCst);
+            loop {
+                mid();
+            }
         });
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while RECORDING.load(Ordering::SeqCst) < 8 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
     }
     std::thread::sleep(Duration::from_millis(10));
 }
