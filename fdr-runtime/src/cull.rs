@@ -3,7 +3,7 @@
 //! A function whose calls on one thread were all erased by the rewind for a long run of calls
 //! (`cull_after`, 10,000 by default) is culled: the `CULLED` flag in its descriptor makes its
 //! hooks skip recording altogether, which costs a flag load and a few thread-local operations
-//! instead of two clock reads. One call in `SAMPLE_EVERY` per thread is still recorded and timed;
+//! instead of two clock reads. One call in 256 per thread is still recorded and timed;
 //! when such a sample reaches the threshold the function is restored, recorded as before. Both
 //! changes are written in the log (a cull event: function, thread, time), so a reader can say
 //! which functions' calls are missing from when. Functions with a trigger or logged arguments are
@@ -25,8 +25,6 @@ use crate::trigger;
 
 /// The function is culled: only samples of its calls are recorded.
 pub(crate) const CULLED: u8 = 2;
-/// One call in this many of a culled function is recorded and timed, per thread.
-pub(crate) const SAMPLE_EVERY: u32 = 256;
 
 /// Counts an erased call of the function with id field `id_field`; returns the run length when
 /// it reaches the cull threshold.
@@ -74,14 +72,11 @@ pub(crate) fn restore(f: &FnDesc) -> bool {
     f.clear_flags(CULLED) & CULLED != 0
 }
 
-/// Counts a culled call on this thread: true for the one in `SAMPLE_EVERY` that is recorded.
+/// Counts a culled call on this thread: true for the one in 256 that is recorded. The period is
+/// that of the `u8` tick, so counting is one add to memory and a branch on zero.
 #[inline(always)]
-pub(crate) fn sample_due(tick: &Cell<u32>) -> bool {
-    let n = tick.get() + 1;
-    if n < SAMPLE_EVERY {
-        tick.set(n);
-        return false;
-    }
-    tick.set(0);
-    true
+pub(crate) fn sample_due(tick: &Cell<u8>) -> bool {
+    let n = tick.get().wrapping_add(1);
+    tick.set(n);
+    n == 0
 }

@@ -74,10 +74,9 @@ impl CallGuard {
     /// culled.
     #[inline(always)]
     pub fn enter_args(f: &'static FnDesc, args: &[u64]) -> CallGuard {
-        enter_args(f, args);
         CallGuard {
             f,
-            entry: hot_path::USUAL,
+            entry: hot_path::record_args(f, args),
         }
     }
 

@@ -24,24 +24,26 @@ pub(crate) fn record(f: &'static FnDesc, kind: FnKind) {
             FnKind::Enter => record_enter(f),
             FnKind::Exit => record_exit(f),
             _ => record_other(f, kind),
-        }
+        };
     }
 }
 
 /// What a call's guard remembers of its entry: [`USUAL`], [`SKIPPED`], or the time a sampled
 /// entry was taken (never below 2).
 pub(crate) type Entry = u64;
-/// The entry was recorded the usual way, or no recorder was running: so is the exit.
+/// The entry was recorded the usual way: so is the exit.
 pub(crate) const USUAL: Entry = 0;
-/// The function was culled: neither entry nor exit is recorded.
+/// The entry was not recorded (no recorder was running, the function was culled, the thread could
+/// not join): neither is the exit.
 pub(crate) const SKIPPED: Entry = 1;
 
-/// Records the entry of a call whose guard keeps the answer for [`exit_guarded`]. A culled
-/// function costs a flag load, a branch and a thread-local tick here, inline: no call, no clock.
+/// Records the entry of a call whose guard keeps the answer for [`exit_guarded`]. Without a
+/// recorder this is the gate and a branch; a culled function adds a flag load, a branch and a
+/// thread-local tick, inline: no call, no clock.
 #[inline(always)]
 pub(crate) fn enter_guarded(f: &'static FnDesc) -> Entry {
     if !session::may_record() {
-        return USUAL;
+        return SKIPPED;
     }
     if f.flags() & cull::CULLED != 0 {
         if !cull::sample_due(&local::get().cull_tick) {
@@ -49,16 +51,25 @@ pub(crate) fn enter_guarded(f: &'static FnDesc) -> Entry {
         }
         return sampled_entry(f);
     }
-    record_enter(f);
-    USUAL
+    record_enter(f)
 }
 
-/// Records the exit of a call entered through [`enter_guarded`], exactly when its entry was.
+/// Records the exit of a call entered through [`enter_guarded`], exactly when its entry was: a
+/// call entered without a recorder records no exit, whatever starts meanwhile, and one entered
+/// with a recorder goes straight to the recording path, which (like any hook that passed the
+/// gate just before the recording ended) finds out there whether it still records. So the exit
+/// of a call that recorded nothing is one compare, without reading the gate again.
 #[inline(always)]
 pub(crate) fn exit_guarded(f: &'static FnDesc, entry: Entry, kind: FnKind) {
+    if entry == SKIPPED {
+        return;
+    }
     if entry == USUAL {
-        record(f, kind);
-    } else if entry != SKIPPED {
+        match kind {
+            FnKind::Exit => record_exit(f),
+            _ => record_other(f, kind),
+        };
+    } else {
         sampled_exit(f, entry, kind);
     }
 }
@@ -68,8 +79,14 @@ pub(crate) fn exit_guarded(f: &'static FnDesc, entry: Entry, kind: FnKind) {
 // A culled function reaches these only through a call entered before it was culled, or through
 // the bare hooks, which do not cull: it is recorded as any other.
 
+//
+// The recording path answers whether it recorded the event: [`USUAL`], or [`SKIPPED`] when the
+// cold path found nothing to record into (the process's first hook, which reads `FDR_OPTIONS`
+// and may start nothing; a recording that ended; a thread that cannot join). An entry's guard
+// keeps the answer. Every function returns it, so the cold paths stay tail calls.
+
 #[inline(never)]
-fn record_enter(f: &'static FnDesc) {
+fn record_enter(f: &'static FnDesc) -> Entry {
     if f.flags() & trigger::TRIGGER != 0 {
         return special(f, FnKind::Enter, &[]);
     }
@@ -77,7 +94,7 @@ fn record_enter(f: &'static FnDesc) {
 }
 
 #[inline(never)]
-fn record_exit(f: &'static FnDesc) {
+fn record_exit(f: &'static FnDesc) -> Entry {
     if f.flags() & trigger::TRIGGER != 0 {
         return special(f, FnKind::Exit, &[]);
     }
@@ -85,7 +102,7 @@ fn record_exit(f: &'static FnDesc) {
 }
 
 #[inline(never)]
-fn record_other(f: &'static FnDesc, kind: FnKind) {
+fn record_other(f: &'static FnDesc, kind: FnKind) -> Entry {
     if f.flags() & trigger::TRIGGER != 0 {
         return special(f, kind, &[]);
     }
@@ -96,7 +113,7 @@ fn record_other(f: &'static FnDesc, kind: FnKind) {
 /// register: the cold paths (no buffer, another clock source, a metadata record, a cull) finish
 /// the write themselves.
 #[inline(always)]
-fn record_one(f: &'static FnDesc, kind: FnKind) {
+fn record_one(f: &'static FnDesc, kind: FnKind) -> Entry {
     let l = local::get();
     let t = &l.state;
     let len = t.len.get();
@@ -110,7 +127,10 @@ fn record_one(f: &'static FnDesc, kind: FnKind) {
     t.begin_write();
     let id = t.id_field(f);
     match controller::record_fast(t, len, id, kind, tsc, cpu) {
-        controller::Fast::Done(len) => t.end_write(len),
+        controller::Fast::Done(len) => {
+            t.end_write(len);
+            USUAL
+        }
         controller::Fast::General => general_rest(l, len, id, kind, tsc, cpu),
         controller::Fast::Cull(len, run) => cull_rest(l, len, id, run, tsc),
         controller::Fast::Tails(len, last) => tails_rest(l, len, id, tsc, last),
@@ -120,13 +140,13 @@ fn record_one(f: &'static FnDesc, kind: FnKind) {
 /// [`record_one`] with whatever clock the recording uses.
 #[cold]
 #[inline(never)]
-fn record_any_clock(l: &Local, f: &'static FnDesc, kind: FnKind) {
+fn record_any_clock(l: &Local, f: &'static FnDesc, kind: FnKind) -> Entry {
     let t = &l.state;
     let len = t.len.get();
     t.begin_write();
     let id = t.id_field(f);
     let (tsc, cpu) = clock::now();
-    general_rest(l, len, id, kind, tsc, cpu);
+    general_rest(l, len, id, kind, tsc, cpu)
 }
 
 /// The end of [`record_one`] when the event needs a metadata record first (or a fresh buffer
@@ -134,7 +154,7 @@ fn record_any_clock(l: &Local, f: &'static FnDesc, kind: FnKind) {
 /// jump.
 #[cold]
 #[inline(never)]
-fn general_rest(l: &Local, len: u32, id: u32, kind: FnKind, tsc: u64, cpu: u32) {
+fn general_rest(l: &Local, len: u32, id: u32, kind: FnKind, tsc: u64, cpu: u32) -> Entry {
     let t = &l.state;
     let len = match controller::record(t, len, id, kind, tsc, cpu) {
         Some(len) => len,
@@ -151,29 +171,32 @@ fn general_rest(l: &Local, len: u32, id: u32, kind: FnKind, tsc: u64, cpu: u32) 
         ),
     };
     t.end_write(len);
+    USUAL
 }
 
 /// The end of [`record_one`] when the erased call ends tail-call pairs.
 #[cold]
 #[inline(never)]
-fn tails_rest(l: &Local, len: u32, id: u32, tsc: u64, last: u64) {
+fn tails_rest(l: &Local, len: u32, id: u32, tsc: u64, last: u64) -> Entry {
     let t = &l.state;
     t.end_write(controller::finish_tails(t, len, id, tsc, last));
+    USUAL
 }
 
 /// The end of [`record_one`] when the erased call's function is due to be culled.
 #[cold]
 #[inline(never)]
-fn cull_rest(l: &Local, len: u32, id: u32, run: u32, tsc: u64) {
+fn cull_rest(l: &Local, len: u32, id: u32, run: u32, tsc: u64) -> Entry {
     let t = &l.state;
     t.end_write(controller::cull_now(t, len, id, run, tsc));
+    USUAL
 }
 
-/// Records an entry with arguments.
+/// Records an entry with arguments; says whether it did, as [`enter_guarded`].
 #[inline]
-pub(crate) fn record_args(f: &'static FnDesc, args: &[u64]) {
+pub(crate) fn record_args(f: &'static FnDesc, args: &[u64]) -> Entry {
     if !session::may_record() {
-        return;
+        return SKIPPED;
     }
     if f.flags() & trigger::TRIGGER != 0 {
         return special(f, FnKind::EnterArgs, args);
@@ -182,7 +205,7 @@ pub(crate) fn record_args(f: &'static FnDesc, args: &[u64]) {
 }
 
 #[inline(always)]
-fn record_args_one(f: &'static FnDesc, args: &[u64]) {
+fn record_args_one(f: &'static FnDesc, args: &[u64]) -> Entry {
     let l = local::get();
     let t = &l.state;
     let len = t.len.get();
@@ -202,6 +225,7 @@ fn record_args_one(f: &'static FnDesc, args: &[u64]) {
         None => next_buffer(l, len, tsc, cpu, call),
     };
     t.end_write(len);
+    USUAL
 }
 
 /// Where hooks land when the bounds check fails and a recorder may be running: the thread is
@@ -209,20 +233,26 @@ fn record_args_one(f: &'static FnDesc, args: &[u64]) {
 /// ended.
 #[cold]
 #[inline(never)]
-fn cold(l: &Local, f: &'static FnDesc, kind: FnKind, args: &[u64]) {
+fn cold(l: &Local, f: &'static FnDesc, kind: FnKind, args: &[u64]) -> Entry {
     cold_event(l, |t| Event::Call {
         id: t.id_field(f),
         kind,
         args,
-    });
+    })
 }
 
-fn cold_event<'a>(l: &Local, event: impl FnOnce(&crate::thread_state::ThreadState) -> Event<'a>) {
+/// [`USUAL`] when the thread records into a session (the event is written, or counted as
+/// dropped), [`SKIPPED`] when there is none to record into.
+fn cold_event<'a>(
+    l: &Local,
+    event: impl FnOnce(&crate::thread_state::ThreadState) -> Event<'a>,
+) -> Entry {
     let t = &l.state;
     let len = t.len.get();
     if len == BUSY || l.member.dead.get() {
-        return;
+        return SKIPPED;
     }
+    let mut entry = SKIPPED;
     t.busy(|| {
         if session::claim_autostart() {
             autostart::run();
@@ -230,6 +260,7 @@ fn cold_event<'a>(l: &Local, event: impl FnOnce(&crate::thread_state::ThreadStat
         let Some(len) = attach::ensure(l, len) else {
             return 0;
         };
+        entry = USUAL;
         let ev = event(t);
         let (tsc, cpu) = clock::now();
         let written = if t.writer.has_buffer() {
@@ -239,6 +270,7 @@ fn cold_event<'a>(l: &Local, event: impl FnOnce(&crate::thread_state::ThreadStat
         };
         written.unwrap_or_else(|| next_buffer(l, len, tsc, cpu, ev))
     });
+    entry
 }
 
 /// Records a task event of async function `f`: the path of [`record_one`] with a custom event.
@@ -252,9 +284,10 @@ pub(crate) fn record_task(f: &'static FnDesc, kind: TaskKind, task: u64) {
     let t = &l.state;
     let len = t.len.get();
     if len >= t.writer.limit() {
-        return cold_event(l, |t| Event::Custom {
+        cold_event(l, |t| Event::Custom {
             payload: task_payload(kind, t.id_field(f) >> ID_SHIFT, task),
         });
+        return;
     }
     t.begin_write();
     let payload = task_payload(kind, t.id_field(f) >> ID_SHIFT, task);
@@ -276,9 +309,10 @@ fn record_custom(f: &'static FnDesc, payload: impl Fn(u32) -> [u64; 2]) {
     let len = t.len.get();
     if len >= t.writer.limit() {
         // Busy, or no buffer yet (or a full one): the cold path joins and takes one.
-        return cold_event(l, |t| Event::Custom {
+        cold_event(l, |t| Event::Custom {
             payload: payload(t.id_field(f) >> ID_SHIFT),
         });
+        return;
     }
     t.busy(|| {
         let (tsc, cpu) = clock::now();
@@ -356,12 +390,12 @@ fn next_buffer(l: &Local, len: u32, tsc: u64, cpu: u32, ev: Event<'_>) -> u32 {
 /// of open trigger calls, and an exit past the limit fires the trigger, which only hands the call
 /// to the background writer.
 #[inline(never)]
-fn special(f: &'static FnDesc, kind: FnKind, args: &[u64]) {
-    if kind == FnKind::EnterArgs {
-        record_args_one(f, args);
+fn special(f: &'static FnDesc, kind: FnKind, args: &[u64]) -> Entry {
+    let entry = if kind == FnKind::EnterArgs {
+        record_args_one(f, args)
     } else {
-        record_one(f, kind);
-    }
+        record_one(f, kind)
+    };
     local::with(|l| {
         let t = &l.state;
         let len = t.len.get();
@@ -378,14 +412,17 @@ fn special(f: &'static FnDesc, kind: FnKind, args: &[u64]) {
             }
             len
         });
-    })
+    });
+    entry
 }
 
-/// The one culled call in `SAMPLE_EVERY` that is recorded, with the time it was taken.
+/// The one culled call in 256 that is recorded, with the time it was taken.
 #[cold]
 #[inline(never)]
 fn sampled_entry(f: &'static FnDesc) -> Entry {
-    record_one(f, FnKind::Enter);
+    if record_one(f, FnKind::Enter) == SKIPPED {
+        return SKIPPED;
+    }
     clock::now().0.max(2)
 }
 

@@ -28,7 +28,7 @@ pub(crate) struct Local {
     pub state: ThreadState,
     pub member: Membership,
     /// Culled calls since this thread's last sampled one (see `cull`).
-    pub cull_tick: Cell<u32>,
+    pub cull_tick: Cell<u8>,
 }
 
 thread_local! {

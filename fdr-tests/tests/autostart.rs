@@ -123,3 +123,48 @@ fn a_bad_fdr_options_value_names_the_key() {
     assert!(!out.exists());
     std::fs::remove_dir_all(dir).ok();
 }
+
+#[test]
+#[ignore = "a child process of the_first_call_that_finds_nothing_recording_records_no_exit"]
+fn child_starting_inside_its_first_call() {
+    // The process's first hook: it reads FDR_OPTIONS (unset), which starts nothing.
+    let main = CallGuard::enter(&WORK);
+    let rec =
+        fdr_runtime::start(fdr_runtime::Config::default().threshold(std::time::Duration::ZERO))
+            .expect("start");
+    drop(CallGuard::enter(&DOOMED));
+    drop(main);
+    let out = std::env::var("FDR_TEST_OUT").unwrap();
+    rec.finish_to(&mut std::fs::File::create(out).unwrap())
+        .expect("finish");
+}
+
+/// Like `main` annotated and starting the recorder itself: the first call of the process finds
+/// nothing recording (after reading `FDR_OPTIONS`), so its exit is not recorded either, though a
+/// recorder runs by then.
+#[test]
+fn the_first_call_that_finds_nothing_recording_records_no_exit() {
+    let dir = scratch("first");
+    let out = dir.join("first.fdr");
+    let child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "child_starting_inside_its_first_call",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env_remove("FDR_OPTIONS")
+        .env("FDR_TEST_OUT", &out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&child.stderr);
+    assert!(child.status.success(), "child failed: {stderr}");
+    let log = read(&out);
+    let d = DOOMED.id();
+    assert_eq!(
+        log.calls(log.tids()[0]),
+        vec![(FnKind::Enter, d), (FnKind::Exit, d)]
+    );
+    std::fs::remove_dir_all(dir).ok();
+}

@@ -329,3 +329,36 @@ fn a_full_buffer_continues_in_a_new_block_that_starts_with_the_cpu_and_time() {
     expected.extend([Rec::Cpu(0, 1022), Rec::Enter(l, 0), Rec::Exit(l, 1)]);
     assert_eq!(records, expected);
 }
+
+/// A guard's exit follows its entry: a call entered while nothing recorded records no exit, even
+/// when a recorder starts during it and is still running when the call returns (before, the log
+/// got an exit without its entry).
+#[test]
+fn a_call_entered_before_the_recorder_started_records_no_exit() {
+    use fdr_runtime::CallGuard;
+    let turn = testing::exclusive();
+    // Settle `FDR_OPTIONS` (unset here) so that nothing records when the outer call begins.
+    drop(CallGuard::enter(&LEAF));
+    testing::use_mock_clock(1_000_000_000);
+    testing::set_time(1_000);
+    testing::set_cpu(0);
+    let outer = CallGuard::enter(&OUTER);
+    testing::advance(10);
+    let rec = fdr_runtime::start(config()).expect("start");
+    testing::advance(10);
+    let inner = CallGuard::enter(&INNER);
+    testing::advance(5);
+    drop(inner);
+    testing::advance(5);
+    drop(outer);
+    let mut bytes = Vec::new();
+    rec.finish_to(&mut bytes).expect("finish");
+    testing::use_real_clock();
+    drop(turn);
+    let log = fdr_tests::decode(&bytes[..]).expect("decode");
+    let i = INNER.id();
+    assert_eq!(
+        log.thread_records(log.tids()[0]),
+        vec![Rec::Cpu(0, 1020), Rec::Enter(i, 0), Rec::Exit(i, 5)]
+    );
+}
