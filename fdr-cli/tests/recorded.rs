@@ -272,7 +272,13 @@ fn the_first_thread_is_chosen_by_its_name_too() {
         let _turn = testing::exclusive();
         testing::use_mock_clock(1_000_000_000);
         testing::set_time(1000);
-        let rec = fdr_runtime::start(Config::default().buffer_count(8).mode(Mode::Fill)).unwrap();
+        let rec = fdr_runtime::start(
+            Config::default()
+                .threshold(Duration::ZERO)
+                .buffer_count(8)
+                .mode(Mode::Fill),
+        )
+        .unwrap();
         std::thread::Builder::new()
             .name("first-one".into())
             .spawn(|| {

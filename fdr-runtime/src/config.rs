@@ -96,6 +96,9 @@ pub const MIN_BUFFER_SIZE: usize = 256;
 /// Largest buffer: offsets within a buffer are 32-bit.
 pub const MAX_BUFFER_SIZE: usize = 1 << 30;
 
+/// The rewind threshold of [`Config::default`].
+pub const DEFAULT_THRESHOLD: Duration = Duration::from_micros(5);
+
 impl Default for Config {
     fn default() -> Self {
         Config {
@@ -104,7 +107,7 @@ impl Default for Config {
             // their own; bigger buffers would leave threads past `buffer_count` with nothing.
             buffer_size: 16 * 1024,
             buffer_count: 512,
-            threshold: Duration::ZERO,
+            threshold: DEFAULT_THRESHOLD,
             mode: Mode::Ring,
             out: None,
             clock: Clock::Auto,
@@ -136,7 +139,16 @@ impl Config {
     }
 
     /// Calls that return sooner than this after their entry, with nothing recorded inside, are
-    /// erased from the buffer rather than kept.
+    /// erased from the buffer rather than kept (default 5 µs, as XRay's flight recorder: the
+    /// window then holds the calls that can matter to a latency, and functions whose calls never
+    /// last that long are culled). `Duration::ZERO` keeps every call.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// assert_eq!(fdr_runtime::Config::default().get_threshold(), Duration::from_micros(5));
+    /// let every_call = fdr_runtime::Config::default().threshold(Duration::ZERO);
+    /// assert_eq!(every_call.get_threshold(), Duration::ZERO);
+    /// ```
     pub fn threshold(mut self, threshold: Duration) -> Self {
         self.threshold = threshold;
         self

@@ -123,7 +123,9 @@ mod window;
 pub use args::LogArg;
 #[cfg(feature = "record")]
 pub use clock::{calibration, Calibration};
-pub use config::{Clock, Config, Mode, Signal, Trigger, MAX_BUFFER_SIZE, MIN_BUFFER_SIZE};
+pub use config::{
+    Clock, Config, Mode, Signal, Trigger, DEFAULT_THRESHOLD, MAX_BUFFER_SIZE, MIN_BUFFER_SIZE,
+};
 #[cfg(feature = "record")]
 pub use desc::{function, FUNCTIONS};
 pub use desc::{FnDesc, FnKindTag};

@@ -126,6 +126,7 @@ fn a_hook_reentered_inside_a_record_records_nothing_and_aliases_nothing() {
     testing::set_time(100);
     let rec = crate::start(
         Config::default()
+            .threshold(Duration::ZERO)
             .buffer_size(256)
             .buffer_count(2)
             .mode(Mode::Fill),

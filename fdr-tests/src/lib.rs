@@ -428,6 +428,7 @@ pub fn check_real_migration(clock: Clock) {
     let _turn = testing::exclusive();
     let rec = fdr_runtime::start(
         Config::default()
+            .threshold(Duration::ZERO)
             .buffer_count(4)
             .mode(Mode::Fill)
             .clock(clock),
@@ -466,6 +467,7 @@ pub fn check_10ms_sleep(clock: Clock) {
     let _turn = testing::exclusive();
     let rec = fdr_runtime::start(
         Config::default()
+            .threshold(Duration::ZERO)
             .buffer_count(4)
             .mode(Mode::Fill)
             .clock(clock),

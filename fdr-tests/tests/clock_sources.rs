@@ -14,6 +14,7 @@ fn record_with(clock: Clock) -> Result<fdr_tests::Log, Error> {
     let _turn = testing::exclusive();
     let rec = fdr_runtime::start(
         Config::default()
+            .threshold(Duration::ZERO)
             .buffer_count(2)
             .mode(Mode::Fill)
             .clock(clock),
@@ -54,6 +55,7 @@ fn the_monotonic_clock_times_calls_in_nanoseconds() {
     let _turn = testing::exclusive();
     let rec = fdr_runtime::start(
         Config::default()
+            .threshold(Duration::ZERO)
             .buffer_count(2)
             .mode(Mode::Fill)
             .clock(Clock::Monotonic),

@@ -55,6 +55,7 @@ fn write_log(name: &str, with_tails: bool) -> PathBuf {
     testing::set_time(start);
     let rec = fdr_runtime::start(
         Config::default()
+            .threshold(std::time::Duration::ZERO)
             .buffer_size(512)
             .buffer_count(64)
             .mode(Mode::Fill),

@@ -13,6 +13,7 @@ desc!(LEAF, "seq::leaf");
 
 fn config() -> Config {
     Config::default()
+        .threshold(Duration::ZERO)
         .buffer_size(4096)
         .buffer_count(4)
         .mode(Mode::Fill)

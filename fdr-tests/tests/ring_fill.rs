@@ -23,6 +23,7 @@ fn ring_keeps_the_newest_window() {
     let total = 200; // 400 records, far more than 4 buffers hold
     let log = record_log(
         Config::default()
+            .threshold(std::time::Duration::ZERO)
             .buffer_size(256)
             .buffer_count(4)
             .mode(Mode::Ring),
@@ -63,6 +64,7 @@ fn fill_stops_when_full_and_counts_the_drops() {
     let total = 200;
     let log = record_log(
         Config::default()
+            .threshold(std::time::Duration::ZERO)
             .buffer_size(256)
             .buffer_count(4)
             .mode(Mode::Fill),
@@ -83,6 +85,7 @@ fn fill_stops_when_full_and_counts_the_drops() {
 fn a_thread_that_exits_keeps_its_data() {
     let log = record_log(
         Config::default()
+            .threshold(std::time::Duration::ZERO)
             .buffer_size(4096)
             .buffer_count(4)
             .mode(Mode::Ring),

@@ -101,6 +101,7 @@ fn scenario() -> Result<(), String> {
     let _turn = testing::exclusive();
     let rec = fdr_runtime::start(
         Config::default()
+            .threshold(Duration::ZERO)
             .buffer_size(1 << 20)
             .buffer_count(64)
             .mode(Mode::Fill),
@@ -305,6 +306,7 @@ fn a_trigger_on_an_async_fn_fires_on_task_latency_not_on_one_poll() {
     let rec = Finish(
         fdr_runtime::start(
             Config::default()
+                .threshold(Duration::ZERO)
                 .out(dir.join("t.fdr"))
                 .trigger("*::waits", Duration::from_millis(50))
                 .trigger("*::forever", Duration::from_millis(50))
@@ -421,7 +423,7 @@ fn account_row(bytes: &[u8], name: &str) -> serde_json::Value {
 
 #[test]
 fn a_future_dropped_before_its_first_poll_is_a_cancelled_task_with_no_polls() {
-    let session = MockSession::start(Config::default());
+    let session = MockSession::start(Config::default().threshold(Duration::ZERO));
     let fut = takes(5);
     testing::advance(1000);
     drop(fut);
@@ -455,7 +457,7 @@ fn a_future_dropped_before_its_first_poll_is_a_cancelled_task_with_no_polls() {
 
 #[test]
 fn a_task_begins_at_the_call_not_at_its_first_poll() {
-    let session = MockSession::start(Config::default());
+    let session = MockSession::start(Config::default().threshold(Duration::ZERO));
     let fut = takes(300);
     testing::advance(1000);
     let mut fut = pin!(fut);
@@ -517,7 +519,7 @@ async fn takes_logged(ticks: u64, tag: u32) -> u64 {
 
 #[test]
 fn an_async_fn_with_logged_arguments_is_a_task_whose_first_poll_carries_them() {
-    let session = MockSession::start(Config::default());
+    let session = MockSession::start(Config::default().threshold(Duration::ZERO));
     let done = takes_logged(200, 9);
     let pending = takes_logged(50, 0);
     testing::advance(1000);
@@ -583,7 +585,7 @@ async fn in_a_runtime_of_its_own(x: u64) -> u64 {
 
 #[test]
 fn an_async_fn_under_tokio_main_is_still_a_task_with_its_polls() {
-    let session = MockSession::start(Config::default());
+    let session = MockSession::start(Config::default().threshold(Duration::ZERO));
     assert_eq!(in_a_runtime_of_its_own(7), 7);
     let bytes = session.finish_bytes();
     let log = decode(&bytes[..]).unwrap();

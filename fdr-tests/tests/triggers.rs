@@ -142,7 +142,12 @@ fn a_slow_call_writes_one_snapshot_that_holds_it_whole() {
     let _turn = testing::exclusive();
     let dir = scratch("slow");
     let out = dir.join("app.fdr");
-    let rec = fdr_runtime::start(Config::default().out(&out)).unwrap();
+    let rec = fdr_runtime::start(
+        Config::default()
+            .threshold(Duration::ZERO)
+            .out(&out),
+    )
+    .unwrap();
     let beside = Beside::start(2);
     let tid = gettid();
     slow(Duration::from_millis(50));
@@ -195,7 +200,12 @@ fn a_slow_call_writes_one_snapshot_that_holds_it_whole() {
 fn a_limit_given_to_the_descriptor_fires_the_same_way() {
     let _turn = testing::exclusive();
     let dir = scratch("desc");
-    let rec = fdr_runtime::start(Config::default().out(dir.join("d.fdr"))).unwrap();
+    let rec = fdr_runtime::start(
+        Config::default()
+            .threshold(Duration::ZERO)
+            .out(dir.join("d.fdr")),
+    )
+    .unwrap();
     slow_by_descriptor(Duration::from_millis(30));
     let files = wait_for_logs(&dir, 1);
     rec.finish_to(&mut std::io::sink()).unwrap();
@@ -214,6 +224,7 @@ fn a_call_that_never_returns_fires_while_it_is_still_running() {
     let dir = scratch("hang");
     let rec = fdr_runtime::start(
         Config::default()
+            .threshold(Duration::ZERO)
             .out(dir.join("hang.fdr"))
             .trigger("trig::locked", Duration::from_millis(20)),
     )
@@ -269,6 +280,7 @@ fn a_burst_of_slow_calls_gives_one_file_and_counts_the_rest() {
     let dir = scratch("burst");
     let rec = fdr_runtime::start(
         Config::default()
+            .threshold(Duration::ZERO)
             .out(dir.join("b.fdr"))
             .trigger("trig::plain", Duration::from_micros(1)),
     )
@@ -294,6 +306,7 @@ fn child_fires_ten_times() {
     let dir = PathBuf::from(std::env::var("TRIG_DIR").unwrap());
     let rec = fdr_runtime::start(
         Config::default()
+            .threshold(Duration::ZERO)
             .out(dir.join("c.fdr"))
             .trigger("trig::plain", Duration::from_micros(1))
             .trigger_cooldown(Duration::from_millis(1))
@@ -354,6 +367,7 @@ fn the_thread_whose_call_was_slow_does_not_wait_for_the_snapshot() {
     let dir = scratch("noblock");
     let rec = fdr_runtime::start(
         Config::default()
+            .threshold(Duration::ZERO)
             .buffer_count(1024)
             .out(dir.join("n.fdr"))
             .trigger("trig::plain", Duration::from_millis(1)),
@@ -409,6 +423,7 @@ fn max_age_keeps_only_the_newest_records_of_each_thread() {
     let _turn = testing::exclusive();
     let rec = fdr_runtime::start(
         Config::default()
+            .threshold(Duration::ZERO)
             .buffer_size(4096)
             .buffer_count(256)
             .mode(Mode::Ring)
@@ -597,7 +612,11 @@ fn a_signal_the_program_handles_is_an_error_at_start() {
             mine as extern "C" fn(libc::c_int) as libc::sighandler_t,
         )
     };
-    let err = fdr_runtime::start(Config::default().snapshot_on_signal(fdr_runtime::Signal::Usr2));
+    let err = fdr_runtime::start(
+        Config::default()
+            .threshold(Duration::ZERO)
+            .snapshot_on_signal(fdr_runtime::Signal::Usr2),
+    );
     // SAFETY: restores the previous disposition.
     unsafe { libc::signal(libc::SIGUSR2, old) };
     match err {
@@ -622,6 +641,7 @@ fn child_loses_its_directory() {
     let dir = PathBuf::from(std::env::var("TRIG_DIR").unwrap());
     let rec = fdr_runtime::start(
         Config::default()
+            .threshold(Duration::ZERO)
             .out(dir.join("gone.fdr"))
             .trigger("trig::plain", Duration::from_micros(1))
             .trigger_cooldown(Duration::from_millis(1)),

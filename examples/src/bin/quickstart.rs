@@ -181,7 +181,13 @@ fn main() -> Result<(), Box<dyn Error>> {
     );
     quiet_expected_panic();
     // `out` names the snapshots that triggers write: quickstart-1.fdr, -2, ... next to the log.
-    let recorder = fdr::start(fdr::Config::default().out(&log))?;
+    // Threshold 0: the example is small, so its log keeps every call (the default, 5 µs, keeps the
+    // calls that can matter to a latency and culls functions whose calls never last that long).
+    let recorder = fdr::start(
+        fdr::Config::default()
+            .threshold(std::time::Duration::ZERO)
+            .out(&log),
+    )?;
 
     let cache = Arc::new(Cache {
         values: Mutex::new(HashMap::new()),
