@@ -13,7 +13,7 @@
 //! remembers (see `hooks::CallGuard`): a call entered while its function was culled records no
 //! exit, a call entered before keeps its exit, whatever happens to the flag in between. So the
 //! culled path needs no bookkeeping of its own: a flag load and a branch at the entry, a
-//! per-thread tick for the sampling, and a compare at the exit.
+//! per-thread tick for the sampling (one add to a byte), and a compare at the exit.
 
 use std::cell::Cell;
 

@@ -52,8 +52,10 @@ pub fn enter_args(f: &'static FnDesc, args: &[u64]) {
 /// ```
 ///
 /// The guard remembers how its entry was recorded, so that the exit is recorded exactly when the
-/// entry was: a call of a culled function records neither (see the runtime's `cull` module), the
-/// bare hooks [`enter`] and [`exit`] do not cull.
+/// entry was: a call entered while nothing recorded records no exit even if a recorder starts
+/// before it returns, and a call of a culled function records neither (see the runtime's `cull`
+/// module). The bare hooks [`enter`] and [`exit`] keep no such state: they record whenever a
+/// recorder runs, and do not cull.
 #[must_use = "the exit is recorded when the guard is dropped"]
 pub struct CallGuard {
     f: &'static FnDesc,

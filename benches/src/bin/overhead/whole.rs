@@ -10,7 +10,7 @@ use fdr_benches::{timing, whole};
 use crate::anchors::{best, median};
 use crate::recording;
 
-/// The default threshold of the design (and of the README's examples).
+/// The default threshold (`fdr::Config::default()`'s, as XRay's flight recorder's).
 pub const DEFAULT_THRESHOLD: Duration = Duration::from_micros(5);
 
 /// One build and how it runs.
@@ -25,8 +25,11 @@ fn t0() -> fdr::Config {
     fdr::Config::default().threshold(Duration::ZERO)
 }
 
+/// The default configuration, untouched: threshold 5 us, culling on.
 fn t5() -> fdr::Config {
-    fdr::Config::default().threshold(DEFAULT_THRESHOLD)
+    let c = fdr::Config::default();
+    assert_eq!(c.get_threshold(), DEFAULT_THRESHOLD);
+    c
 }
 
 fn t5_no_cull() -> fdr::Config {
@@ -89,14 +92,21 @@ const ROWS: [Row; 10] = [
     },
 ];
 
-/// Milliseconds of process CPU time of one run, after an untimed one (in the same recording,
-/// so that a recorder's culling has settled, as it has in a program that runs for long).
+/// Runs timed per sample: one run lasts 10-300 ms, short enough for a tick of the host's noise
+/// to show; three make each sample steadier.
+const TIMED_RUNS: u32 = 3;
+
+/// Milliseconds of process CPU time per run, over [`TIMED_RUNS`] runs after an untimed one (in
+/// the same recording, so that a recorder's culling has settled, as it has in a program that runs
+/// for long).
 fn sample(row: &Row, sources: &[String]) -> Result<f64, String> {
     let timed = || {
         std::hint::black_box((row.run)(std::hint::black_box(sources)));
         let t = timing::process_cpu_ns();
-        std::hint::black_box((row.run)(std::hint::black_box(sources)));
-        (timing::process_cpu_ns() - t) as f64 / 1e6
+        for _ in 0..TIMED_RUNS {
+            std::hint::black_box((row.run)(std::hint::black_box(sources)));
+        }
+        (timing::process_cpu_ns() - t) as f64 / 1e6 / f64::from(TIMED_RUNS)
     };
     match row.config {
         Some(config) => recording(config(), |_| timed()).map(|(ms, _)| ms),
@@ -108,6 +118,9 @@ fn sample(row: &Row, sources: &[String]) -> Result<f64, String> {
 pub struct Whole {
     /// The default-threshold build's slowdown over the uninstrumented one (medians).
     pub fdr_default_slowdown: f64,
+    /// The same, as the median of the round-by-round ratios: each round times every build back
+    /// to back, so a slow phase of the host that spans a round cancels out of its ratio.
+    pub fdr_default_paired: f64,
 }
 
 /// Measures every build in `rounds` interleaved rounds, prints the table and the check.
@@ -138,8 +151,8 @@ pub fn measure(rounds: usize) -> Result<Whole, String> {
         eprint!(".");
     }
     eprintln!();
-    // Each sample ran the workload twice: untimed, then timed.
-    let runs = 2 * rounds as u64;
+    // Each sample ran the workload once untimed, then timed.
+    let runs = u64::from(1 + TIMED_RUNS) * rounds as u64;
     let calls = (tracing_mem::recorded() - tracing_before) as u64 / 2 / runs;
     let spans = (fastrace_discard::spans_reported() - spans_before) / runs;
 
@@ -155,26 +168,35 @@ pub fn measure(rounds: usize) -> Result<Whole, String> {
         whole::SOURCE_FUNCTIONS
     );
     println!(
-        "{:<50} {:>9} {:>9} {:>11} {:>9}",
+        "{:<50} {:>9} {:>9} {:>11} {:>9} {:>9}",
         format!("build (process CPU ms per run, {rounds} rounds)"),
         "median",
         "best",
         "x uninstr.",
-        "(best)"
+        "(best)",
+        "(paired)"
     );
     let mut fdr_default_slowdown = f64::NAN;
+    let mut fdr_default_paired = f64::NAN;
     for (row, s) in ROWS.iter().zip(&samples) {
         let (m, b) = (median(s), best(s));
+        let ratios: Vec<f64> = s.iter().zip(&samples[0]).map(|(x, u)| x / u).collect();
+        let paired = median(&ratios);
         println!(
-            "{:<50} {m:>9.2} {b:>9.2} {:>11.2} {:>9.2}",
+            "{:<50} {m:>9.2} {b:>9.2} {:>11.2} {:>9.2} {paired:>9.2}",
             row.name,
             m / base,
             b / base_best
         );
         if row.name == FDR_DEFAULT {
             fdr_default_slowdown = m / base;
+            fdr_default_paired = paired;
         }
     }
+    println!(
+        "(paired: the median of each round's ratio to that round's uninstrumented run; the \
+         rounds time the builds back to back)"
+    );
     println!(
         "(tracing stored {calls} enter/exit pairs per run; fastrace reported {spans} spans per \
          run: it stops recording a root span's children past 10,240, and the workload has a root \
@@ -183,6 +205,7 @@ pub fn measure(rounds: usize) -> Result<Whole, String> {
     check_default_run(&sources)?;
     Ok(Whole {
         fdr_default_slowdown,
+        fdr_default_paired,
     })
 }
 
