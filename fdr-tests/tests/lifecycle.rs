@@ -245,12 +245,8 @@ fn a_failing_writer_does_not_lose_the_recording() {
 #[test]
 fn finish_does_not_wait_for_a_stalled_snapshot_writer() {
     let _turn = testing::exclusive();
-    let rec = fdr_runtime::start(
-        Config::default()
-            .threshold(Duration::ZERO)
-            .buffer_count(4),
-    )
-    .unwrap();
+    let rec =
+        fdr_runtime::start(Config::default().threshold(Duration::ZERO).buffer_count(4)).unwrap();
     mid();
     // A snapshot whose writer stalls until released.
     let (release, stalled) = mpsc::channel::<()>();
@@ -618,12 +614,8 @@ fn child_signals_threads_inside_the_api() {
             on_usr1 as extern "C" fn(libc::c_int) as libc::sighandler_t,
         )
     };
-    let rec = fdr_runtime::start(
-        Config::default()
-            .threshold(Duration::ZERO)
-            .buffer_count(64),
-    )
-    .unwrap();
+    let rec =
+        fdr_runtime::start(Config::default().threshold(Duration::ZERO).buffer_count(64)).unwrap();
     ARMED.store(true, Ordering::Relaxed);
     for _ in 0..200 {
         let stop = Arc::new(AtomicBool::new(false));

@@ -189,12 +189,8 @@ fn ring_snapshots_with_rewinds_are_valid() {
 #[test]
 fn a_second_concurrent_snapshot_gets_a_clear_error() {
     let _turn = testing::exclusive();
-    let rec = fdr_runtime::start(
-        Config::default()
-            .threshold(Duration::ZERO)
-            .buffer_count(2),
-    )
-    .unwrap();
+    let rec =
+        fdr_runtime::start(Config::default().threshold(Duration::ZERO).buffer_count(2)).unwrap();
     struct Slow<'a>(&'a fdr_runtime::Recorder, Option<fdr_runtime::Error>);
     impl std::io::Write for Slow<'_> {
         fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {

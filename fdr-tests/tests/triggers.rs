@@ -142,12 +142,7 @@ fn a_slow_call_writes_one_snapshot_that_holds_it_whole() {
     let _turn = testing::exclusive();
     let dir = scratch("slow");
     let out = dir.join("app.fdr");
-    let rec = fdr_runtime::start(
-        Config::default()
-            .threshold(Duration::ZERO)
-            .out(&out),
-    )
-    .unwrap();
+    let rec = fdr_runtime::start(Config::default().threshold(Duration::ZERO).out(&out)).unwrap();
     let beside = Beside::start(2);
     let tid = gettid();
     slow(Duration::from_millis(50));

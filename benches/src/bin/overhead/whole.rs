@@ -19,7 +19,15 @@ struct Row {
     run: fn(&[String]) -> u64,
     /// The recorder running meanwhile, if any.
     config: Option<fn() -> fdr::Config>,
+    /// Untimed runs before the timed ones, in the same recording: culling needs a few runs to
+    /// settle, both ways (functions culled, and sometimes-slow ones restored by a sample).
+    warm: u32,
 }
+
+/// Untimed runs of a build that culls: with fewer, a function that is slow now and then (the
+/// interpreter's `Interp::eval`, slow when it calls an interpreted function) may still be culled
+/// when timing starts, and the figure would be that of a recording younger than a real one.
+const WARM_CULLING: u32 = 8;
 
 fn t0() -> fdr::Config {
     fdr::Config::default().threshold(Duration::ZERO)
@@ -44,51 +52,61 @@ const ROWS: [Row; 10] = [
         name: UNINSTRUMENTED,
         run: whole::run_plain,
         config: None,
+        warm: 1,
     },
     Row {
         name: "fdr compiled in, no recorder running",
         run: whole::run_fdr_rule,
         config: None,
+        warm: 1,
     },
     Row {
         name: "fdr, threshold 0",
         run: whole::run_fdr_rule,
         config: Some(t0),
+        warm: 1,
     },
     Row {
         name: FDR_DEFAULT,
         run: whole::run_fdr_rule,
         config: Some(t5),
+        warm: WARM_CULLING,
     },
     Row {
         name: "fdr, threshold 5 us, culling off",
         run: whole::run_fdr_rule,
         config: Some(t5_no_cull),
+        warm: 1,
     },
     Row {
         name: "fdr every function (always), threshold 0",
         run: whole::run_fdr_always,
         config: Some(t0),
+        warm: 1,
     },
     Row {
         name: "fdr every function (always), 5 us, culling on",
         run: whole::run_fdr_always,
         config: Some(t5),
+        warm: WARM_CULLING,
     },
     Row {
         name: "fdr every function (always), 5 us, culling off",
         run: whole::run_fdr_always,
         config: Some(t5_no_cull),
+        warm: 1,
     },
     Row {
         name: "tracing #[instrument] on every function",
         run: whole::run_tracing,
         config: None,
+        warm: 1,
     },
     Row {
         name: "fastrace #[trace] on every function",
         run: whole::run_fastrace,
         config: None,
+        warm: 1,
     },
 ];
 
@@ -96,12 +114,14 @@ const ROWS: [Row; 10] = [
 /// to show; three make each sample steadier.
 const TIMED_RUNS: u32 = 3;
 
-/// Milliseconds of process CPU time per run, over [`TIMED_RUNS`] runs after an untimed one (in
-/// the same recording, so that a recorder's culling has settled, as it has in a program that runs
-/// for long).
+/// Milliseconds of process CPU time per run, over [`TIMED_RUNS`] runs after the row's untimed
+/// ones (in the same recording, so that a recorder's culling has settled, as it has in a program
+/// that runs for long).
 fn sample(row: &Row, sources: &[String]) -> Result<f64, String> {
     let timed = || {
-        std::hint::black_box((row.run)(std::hint::black_box(sources)));
+        for _ in 0..row.warm {
+            std::hint::black_box((row.run)(std::hint::black_box(sources)));
+        }
         let t = timing::process_cpu_ns();
         for _ in 0..TIMED_RUNS {
             std::hint::black_box((row.run)(std::hint::black_box(sources)));
@@ -151,7 +171,7 @@ pub fn measure(rounds: usize) -> Result<Whole, String> {
         eprint!(".");
     }
     eprintln!();
-    // Each sample ran the workload once untimed, then timed.
+    // Every sample of the tracing and fastrace rows ran the workload once untimed, then timed.
     let runs = u64::from(1 + TIMED_RUNS) * rounds as u64;
     let calls = (tracing_mem::recorded() - tracing_before) as u64 / 2 / runs;
     let spans = (fastrace_discard::spans_reported() - spans_before) / runs;
