@@ -261,6 +261,15 @@ pub fn decode(bytes: impl Read) -> Result<Log, String> {
     })
 }
 
+/// The default configuration with threshold 0: every call is kept, for tests that count records.
+///
+/// ```
+/// assert_eq!(fdr_tests::every_call().get_threshold(), std::time::Duration::ZERO);
+/// ```
+pub fn every_call() -> Config {
+    Config::default().threshold(Duration::ZERO)
+}
+
 /// Runs `body` under a fresh recorder driven by the injected clock (1 tick = 1 ns), then
 /// finishes it and decodes the log. Serialized with every other recording test of the binary; if
 /// `body` panics, the recorder is finished and the real clock restored all the same, so one
@@ -426,14 +435,8 @@ pub fn check_real_migration(clock: Clock) {
         return;
     }
     let _turn = testing::exclusive();
-    let rec = fdr_runtime::start(
-        Config::default()
-            .threshold(Duration::ZERO)
-            .buffer_count(4)
-            .mode(Mode::Fill)
-            .clock(clock),
-    )
-    .unwrap();
+    let rec =
+        fdr_runtime::start(every_call().buffer_count(4).mode(Mode::Fill).clock(clock)).unwrap();
     let log = std::thread::spawn(move || {
         assert!(pin(0));
         drop(CallGuard::enter(&PINNED));
@@ -465,14 +468,8 @@ pub fn check_real_migration(clock: Clock) {
 /// measured around it.
 pub fn check_10ms_sleep(clock: Clock) {
     let _turn = testing::exclusive();
-    let rec = fdr_runtime::start(
-        Config::default()
-            .threshold(Duration::ZERO)
-            .buffer_count(4)
-            .mode(Mode::Fill)
-            .clock(clock),
-    )
-    .unwrap();
+    let rec =
+        fdr_runtime::start(every_call().buffer_count(4).mode(Mode::Fill).clock(clock)).unwrap();
     let began = Instant::now();
     {
         let _g = CallGuard::enter(&SLEEPY);

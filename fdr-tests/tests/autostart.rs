@@ -129,9 +129,7 @@ fn a_bad_fdr_options_value_names_the_key() {
 fn child_starting_inside_its_first_call() {
     // The process's first hook: it reads FDR_OPTIONS (unset), which starts nothing.
     let main = CallGuard::enter(&WORK);
-    let rec =
-        fdr_runtime::start(fdr_runtime::Config::default().threshold(std::time::Duration::ZERO))
-            .expect("start");
+    let rec = fdr_runtime::start(fdr_tests::every_call()).expect("start");
     drop(CallGuard::enter(&DOOMED));
     drop(main);
     let out = std::env::var("FDR_TEST_OUT").unwrap();

@@ -5,7 +5,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use fdr_format::ClockSource;
-use fdr_runtime::{CallGuard, Clock, Config, Error, Mode};
+use fdr_runtime::{CallGuard, Clock, Error, Mode};
 use fdr_tests::{decode, desc, testing, Rec};
 
 desc!(SLEEPY, "clock::sleepy");
@@ -13,8 +13,7 @@ desc!(SLEEPY, "clock::sleepy");
 fn record_with(clock: Clock) -> Result<fdr_tests::Log, Error> {
     let _turn = testing::exclusive();
     let rec = fdr_runtime::start(
-        Config::default()
-            .threshold(Duration::ZERO)
+        fdr_tests::every_call()
             .buffer_count(2)
             .mode(Mode::Fill)
             .clock(clock),
@@ -54,8 +53,7 @@ fn each_source_is_named_in_its_log() {
 fn the_monotonic_clock_times_calls_in_nanoseconds() {
     let _turn = testing::exclusive();
     let rec = fdr_runtime::start(
-        Config::default()
-            .threshold(Duration::ZERO)
+        fdr_tests::every_call()
             .buffer_count(2)
             .mode(Mode::Fill)
             .clock(Clock::Monotonic),

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use fdr_runtime::hooks::{enter, enter_args, exit, tail_exit};
-use fdr_runtime::{Config, Mode};
+use fdr_runtime::Mode;
 use fdr_tests::{decode, desc, testing, Rec};
 
 desc!(A, "interop::a");
@@ -54,8 +54,7 @@ fn write_log(name: &str, with_tails: bool) -> PathBuf {
     let start = 5_000;
     testing::set_time(start);
     let rec = fdr_runtime::start(
-        Config::default()
-            .threshold(std::time::Duration::ZERO)
+        fdr_tests::every_call()
             .buffer_size(512)
             .buffer_count(64)
             .mode(Mode::Fill),

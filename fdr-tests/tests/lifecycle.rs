@@ -99,8 +99,7 @@ fn finish_races_recording_threads(mode: Mode) {
     let dir = scratch(&format!("finish-{mode:?}"));
     for round in 0..50 {
         let rec = fdr_runtime::start(
-            Config::default()
-                .threshold(Duration::ZERO)
+            fdr_tests::every_call()
                 .buffer_size(4096)
                 .buffer_count(16)
                 .mode(mode),
@@ -141,13 +140,8 @@ fn finish_and_snapshot_racing_to_one_path_leave_the_final_log() {
     let dir = scratch("same-path");
     let path = dir.join("one.fdr");
     for round in 0..200 {
-        let rec = fdr_runtime::start(
-            Config::default()
-                .threshold(Duration::ZERO)
-                .buffer_size(4096)
-                .buffer_count(8),
-        )
-        .unwrap();
+        let rec =
+            fdr_runtime::start(fdr_tests::every_call().buffer_size(4096).buffer_count(8)).unwrap();
         mid();
         let snap = {
             let rec = rec.clone();
@@ -183,13 +177,7 @@ fn finish_and_snapshot_racing_to_one_path_leave_the_final_log() {
 fn a_failed_finish_keeps_the_data_for_a_retry() {
     let _turn = testing::exclusive();
     let dir = scratch("retry");
-    let rec = fdr_runtime::start(
-        Config::default()
-            .threshold(Duration::ZERO)
-            .buffer_count(4)
-            .mode(Mode::Fill),
-    )
-    .unwrap();
+    let rec = fdr_runtime::start(fdr_tests::every_call().buffer_count(4).mode(Mode::Fill)).unwrap();
     mid();
     let bad = dir.join("missing-dir").join("x.fdr");
     let err = rec.finish(&bad).unwrap_err();
@@ -217,13 +205,7 @@ fn a_failed_finish_keeps_the_data_for_a_retry() {
 #[test]
 fn a_failing_writer_does_not_lose_the_recording() {
     let _turn = testing::exclusive();
-    let rec = fdr_runtime::start(
-        Config::default()
-            .threshold(Duration::ZERO)
-            .buffer_count(4)
-            .mode(Mode::Fill),
-    )
-    .unwrap();
+    let rec = fdr_runtime::start(fdr_tests::every_call().buffer_count(4).mode(Mode::Fill)).unwrap();
     mid();
     struct Broken;
     impl std::io::Write for Broken {
@@ -245,8 +227,7 @@ fn a_failing_writer_does_not_lose_the_recording() {
 #[test]
 fn finish_does_not_wait_for_a_stalled_snapshot_writer() {
     let _turn = testing::exclusive();
-    let rec =
-        fdr_runtime::start(Config::default().threshold(Duration::ZERO).buffer_count(4)).unwrap();
+    let rec = fdr_runtime::start(fdr_tests::every_call().buffer_count(4)).unwrap();
     mid();
     // A snapshot whose writer stalls until released.
     let (release, stalled) = mpsc::channel::<()>();
@@ -296,12 +277,7 @@ fn out_is_checked_when_recording_starts() {
         (dir.join("nowhere").join("x.fdr"), "nowhere"),
         (dir.clone(), "directory"),
     ] {
-        let err = match fdr_runtime::start(
-            Config::default()
-                .threshold(Duration::ZERO)
-                .buffer_count(2)
-                .out(&out),
-        ) {
+        let err = match fdr_runtime::start(fdr_tests::every_call().buffer_count(2).out(&out)) {
             Err(e) => e,
             Ok(r) => {
                 r.finish_to(&mut std::io::sink()).unwrap();
@@ -318,8 +294,7 @@ fn out_is_checked_when_recording_starts() {
     }
     // A writable place passes and leaves nothing behind.
     let rec = fdr_runtime::start(
-        Config::default()
-            .threshold(Duration::ZERO)
+        fdr_tests::every_call()
             .buffer_count(2)
             .out(dir.join("ok.fdr")),
     )
@@ -333,8 +308,7 @@ fn out_is_checked_when_recording_starts() {
 fn the_thread_registry_forgets_threads_whose_data_is_gone() {
     let _turn = testing::exclusive();
     let rec = fdr_runtime::start(
-        Config::default()
-            .threshold(Duration::ZERO)
+        fdr_tests::every_call()
             .buffer_size(4096)
             .buffer_count(8)
             .mode(Mode::Ring),
@@ -496,8 +470,7 @@ fn arguments_too_large_for_any_buffer_are_counted_as_such() {
     let _turn = testing::exclusive();
     // 256 bytes: 32 words, 10 of them the preamble; 20 arguments need 41.
     let rec = fdr_runtime::start(
-        Config::default()
-            .threshold(Duration::ZERO)
+        fdr_tests::every_call()
             .buffer_size(256)
             .buffer_count(2)
             .mode(Mode::Fill),
@@ -614,8 +587,7 @@ fn child_signals_threads_inside_the_api() {
             on_usr1 as extern "C" fn(libc::c_int) as libc::sighandler_t,
         )
     };
-    let rec =
-        fdr_runtime::start(Config::default().threshold(Duration::ZERO).buffer_count(64)).unwrap();
+    let rec = fdr_runtime::start(fdr_tests::every_call().buffer_count(64)).unwrap();
     ARMED.store(true, Ordering::Relaxed);
     for _ in 0..200 {
         let stop = Arc::new(AtomicBool::new(false));

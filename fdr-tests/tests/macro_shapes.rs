@@ -737,7 +737,7 @@ fn record(f: impl FnOnce()) -> Vec<Event> {
 fn record_log(f: impl FnOnce()) -> Vec<u8> {
     let _one_recorder = fdr::testing::exclusive();
     fdr::testing::use_mock_clock(1_000_000_000);
-    let rec = fdr::start(fdr::Config::default().threshold(Duration::ZERO)).expect("start");
+    let rec = fdr::start(fdr_tests::every_call()).expect("start");
     f();
     let mut log = Vec::new();
     rec.finish_to(&mut log).expect("finish");

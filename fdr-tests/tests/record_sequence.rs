@@ -12,8 +12,7 @@ desc!(INNER, "seq::inner");
 desc!(LEAF, "seq::leaf");
 
 fn config() -> Config {
-    Config::default()
-        .threshold(Duration::ZERO)
+    fdr_tests::every_call()
         .buffer_size(4096)
         .buffer_count(4)
         .mode(Mode::Fill)

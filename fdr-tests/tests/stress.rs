@@ -157,8 +157,7 @@ fn snapshots_while_recording(config: Config, waves: usize, calls: u64, fill: boo
 #[test]
 fn fill_snapshots_are_complete_and_valid() {
     let log = snapshots_while_recording(
-        Config::default()
-            .threshold(Duration::ZERO)
+        fdr_tests::every_call()
             .buffer_size(64 * 1024)
             .buffer_count(512)
             .mode(Mode::Fill),
@@ -189,8 +188,7 @@ fn ring_snapshots_with_rewinds_are_valid() {
 #[test]
 fn a_second_concurrent_snapshot_gets_a_clear_error() {
     let _turn = testing::exclusive();
-    let rec =
-        fdr_runtime::start(Config::default().threshold(Duration::ZERO).buffer_count(2)).unwrap();
+    let rec = fdr_runtime::start(fdr_tests::every_call().buffer_count(2)).unwrap();
     struct Slow<'a>(&'a fdr_runtime::Recorder, Option<fdr_runtime::Error>);
     impl std::io::Write for Slow<'_> {
         fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {

@@ -9,7 +9,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
 use fdr_format::{FnKind, TaskKind};
-use fdr_runtime::{Config, Mode};
+use fdr_runtime::Mode;
 use fdr_tests::{decode, testing, Log, MockSession, Rec};
 
 #[fdr::instrument_fdr]
@@ -100,8 +100,7 @@ fn a_thousand_tasks_on_tokio_record_the_latency_their_callers_waited() {
 fn scenario() -> Result<(), String> {
     let _turn = testing::exclusive();
     let rec = fdr_runtime::start(
-        Config::default()
-            .threshold(Duration::ZERO)
+        fdr_tests::every_call()
             .buffer_size(1 << 20)
             .buffer_count(64)
             .mode(Mode::Fill),
@@ -305,8 +304,7 @@ fn a_trigger_on_an_async_fn_fires_on_task_latency_not_on_one_poll() {
     }
     let rec = Finish(
         fdr_runtime::start(
-            Config::default()
-                .threshold(Duration::ZERO)
+            fdr_tests::every_call()
                 .out(dir.join("t.fdr"))
                 .trigger("*::waits", Duration::from_millis(50))
                 .trigger("*::forever", Duration::from_millis(50))
@@ -423,7 +421,7 @@ fn account_row(bytes: &[u8], name: &str) -> serde_json::Value {
 
 #[test]
 fn a_future_dropped_before_its_first_poll_is_a_cancelled_task_with_no_polls() {
-    let session = MockSession::start(Config::default().threshold(Duration::ZERO));
+    let session = MockSession::start(fdr_tests::every_call());
     let fut = takes(5);
     testing::advance(1000);
     drop(fut);
@@ -457,7 +455,7 @@ fn a_future_dropped_before_its_first_poll_is_a_cancelled_task_with_no_polls() {
 
 #[test]
 fn a_task_begins_at_the_call_not_at_its_first_poll() {
-    let session = MockSession::start(Config::default().threshold(Duration::ZERO));
+    let session = MockSession::start(fdr_tests::every_call());
     let fut = takes(300);
     testing::advance(1000);
     let mut fut = pin!(fut);
@@ -519,7 +517,7 @@ async fn takes_logged(ticks: u64, tag: u32) -> u64 {
 
 #[test]
 fn an_async_fn_with_logged_arguments_is_a_task_whose_first_poll_carries_them() {
-    let session = MockSession::start(Config::default().threshold(Duration::ZERO));
+    let session = MockSession::start(fdr_tests::every_call());
     let done = takes_logged(200, 9);
     let pending = takes_logged(50, 0);
     testing::advance(1000);
@@ -585,7 +583,7 @@ async fn in_a_runtime_of_its_own(x: u64) -> u64 {
 
 #[test]
 fn an_async_fn_under_tokio_main_is_still_a_task_with_its_polls() {
-    let session = MockSession::start(Config::default().threshold(Duration::ZERO));
+    let session = MockSession::start(fdr_tests::every_call());
     assert_eq!(in_a_runtime_of_its_own(7), 7);
     let bytes = session.finish_bytes();
     let log = decode(&bytes[..]).unwrap();

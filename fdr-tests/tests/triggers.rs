@@ -8,7 +8,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use fdr_format::{FnKind, Reason};
-use fdr_runtime::{CallGuard, Config, Mode};
+use fdr_runtime::{CallGuard, Mode};
 use fdr_tests::{decode, desc, desc_with_trigger, testing, Log, Rec};
 
 desc_with_trigger!(SLOW_DESC, "trig::slow_by_descriptor", 20_000_000);
@@ -142,7 +142,7 @@ fn a_slow_call_writes_one_snapshot_that_holds_it_whole() {
     let _turn = testing::exclusive();
     let dir = scratch("slow");
     let out = dir.join("app.fdr");
-    let rec = fdr_runtime::start(Config::default().threshold(Duration::ZERO).out(&out)).unwrap();
+    let rec = fdr_runtime::start(fdr_tests::every_call().out(&out)).unwrap();
     let beside = Beside::start(2);
     let tid = gettid();
     slow(Duration::from_millis(50));
@@ -195,12 +195,7 @@ fn a_slow_call_writes_one_snapshot_that_holds_it_whole() {
 fn a_limit_given_to_the_descriptor_fires_the_same_way() {
     let _turn = testing::exclusive();
     let dir = scratch("desc");
-    let rec = fdr_runtime::start(
-        Config::default()
-            .threshold(Duration::ZERO)
-            .out(dir.join("d.fdr")),
-    )
-    .unwrap();
+    let rec = fdr_runtime::start(fdr_tests::every_call().out(dir.join("d.fdr"))).unwrap();
     slow_by_descriptor(Duration::from_millis(30));
     let files = wait_for_logs(&dir, 1);
     rec.finish_to(&mut std::io::sink()).unwrap();
@@ -218,8 +213,7 @@ fn a_call_that_never_returns_fires_while_it_is_still_running() {
     let _turn = testing::exclusive();
     let dir = scratch("hang");
     let rec = fdr_runtime::start(
-        Config::default()
-            .threshold(Duration::ZERO)
+        fdr_tests::every_call()
             .out(dir.join("hang.fdr"))
             .trigger("trig::locked", Duration::from_millis(20)),
     )
@@ -274,8 +268,7 @@ fn a_burst_of_slow_calls_gives_one_file_and_counts_the_rest() {
     let _turn = testing::exclusive();
     let dir = scratch("burst");
     let rec = fdr_runtime::start(
-        Config::default()
-            .threshold(Duration::ZERO)
+        fdr_tests::every_call()
             .out(dir.join("b.fdr"))
             .trigger("trig::plain", Duration::from_micros(1)),
     )
@@ -300,8 +293,7 @@ fn a_burst_of_slow_calls_gives_one_file_and_counts_the_rest() {
 fn child_fires_ten_times() {
     let dir = PathBuf::from(std::env::var("TRIG_DIR").unwrap());
     let rec = fdr_runtime::start(
-        Config::default()
-            .threshold(Duration::ZERO)
+        fdr_tests::every_call()
             .out(dir.join("c.fdr"))
             .trigger("trig::plain", Duration::from_micros(1))
             .trigger_cooldown(Duration::from_millis(1))
@@ -361,8 +353,7 @@ fn the_thread_whose_call_was_slow_does_not_wait_for_the_snapshot() {
     let _turn = testing::exclusive();
     let dir = scratch("noblock");
     let rec = fdr_runtime::start(
-        Config::default()
-            .threshold(Duration::ZERO)
+        fdr_tests::every_call()
             .buffer_count(1024)
             .out(dir.join("n.fdr"))
             .trigger("trig::plain", Duration::from_millis(1)),
@@ -417,8 +408,7 @@ fn the_thread_whose_call_was_slow_does_not_wait_for_the_snapshot() {
 fn max_age_keeps_only_the_newest_records_of_each_thread() {
     let _turn = testing::exclusive();
     let rec = fdr_runtime::start(
-        Config::default()
-            .threshold(Duration::ZERO)
+        fdr_tests::every_call()
             .buffer_size(4096)
             .buffer_count(256)
             .mode(Mode::Ring)
@@ -607,11 +597,8 @@ fn a_signal_the_program_handles_is_an_error_at_start() {
             mine as extern "C" fn(libc::c_int) as libc::sighandler_t,
         )
     };
-    let err = fdr_runtime::start(
-        Config::default()
-            .threshold(Duration::ZERO)
-            .snapshot_on_signal(fdr_runtime::Signal::Usr2),
-    );
+    let err =
+        fdr_runtime::start(fdr_tests::every_call().snapshot_on_signal(fdr_runtime::Signal::Usr2));
     // SAFETY: restores the previous disposition.
     unsafe { libc::signal(libc::SIGUSR2, old) };
     match err {
@@ -635,8 +622,7 @@ fn a_signal_the_program_handles_is_an_error_at_start() {
 fn child_loses_its_directory() {
     let dir = PathBuf::from(std::env::var("TRIG_DIR").unwrap());
     let rec = fdr_runtime::start(
-        Config::default()
-            .threshold(Duration::ZERO)
+        fdr_tests::every_call()
             .out(dir.join("gone.fdr"))
             .trigger("trig::plain", Duration::from_micros(1))
             .trigger_cooldown(Duration::from_millis(1)),
