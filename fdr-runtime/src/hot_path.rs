@@ -20,11 +20,17 @@ use crate::{attach, autostart, clock, controller, cull, session, trigger};
 #[inline(always)]
 pub(crate) fn record(f: &'static FnDesc, kind: FnKind) {
     if session::may_record() {
-        match kind {
-            FnKind::Enter => record_enter(f),
-            FnKind::Exit => record_exit(f),
-            _ => record_other(f, kind),
-        };
+        record_event(f, kind);
+    }
+}
+
+/// [`record`] past the gate: the recording path, which finds out itself whether it records.
+#[inline(always)]
+fn record_event(f: &'static FnDesc, kind: FnKind) -> Entry {
+    match kind {
+        FnKind::Enter => record_enter(f),
+        FnKind::Exit => record_exit(f),
+        _ => record_other(f, kind),
     }
 }
 
@@ -65,10 +71,7 @@ pub(crate) fn exit_guarded(f: &'static FnDesc, entry: Entry, kind: FnKind) {
         return;
     }
     if entry == USUAL {
-        match kind {
-            FnKind::Exit => record_exit(f),
-            _ => record_other(f, kind),
-        };
+        record_event(f, kind);
     } else {
         sampled_exit(f, entry, kind);
     }
