@@ -20,44 +20,48 @@ use std::cell::Cell;
 use fdr_format::ID_SHIFT;
 
 use crate::desc::{self, FnDesc};
-use crate::thread_state::{ThreadState, RUN_SLOTS};
+use crate::thread_state::{Run, ThreadState, RUN_SLOTS};
 use crate::trigger;
 
 /// The function is culled: only samples of its calls are recorded.
 pub(crate) const CULLED: u8 = 2;
 
+/// The slot of the function with id field `id_field` in a thread's table of runs.
+#[inline(always)]
+fn run_of(t: &ThreadState, id_field: u32) -> &Run {
+    &t.runs[(id_field >> ID_SHIFT) as usize & (RUN_SLOTS - 1)]
+}
+
 /// Counts an erased call of the function with id field `id_field`; returns the run length when
 /// it reaches the cull threshold.
 #[inline(always)]
 pub(crate) fn erased(t: &ThreadState, id_field: u32) -> Option<u32> {
-    let id = id_field >> ID_SHIFT;
-    let slot = &t.runs[id as usize & (RUN_SLOTS - 1)];
-    let v = slot.get();
-    let run = if (v >> 32) as u32 == id {
-        (v as u32).saturating_add(1)
+    let slot = run_of(t, id_field);
+    // The run never passes `cull_after`: reaching it starts the run over (`candidate`).
+    let run = if slot.id_field.get() == id_field {
+        slot.calls.get().wrapping_add(1)
     } else {
+        slot.id_field.set(id_field);
         1
     };
-    slot.set(u64::from(id) << 32 | u64::from(run));
+    slot.calls.set(run);
     (run >= t.cull_after.get()).then_some(run)
 }
 
 /// A call of the function with id field `id_field` was kept: its run starts over.
 #[inline(always)]
 pub(crate) fn kept(t: &ThreadState, id_field: u32) {
-    let id = id_field >> ID_SHIFT;
-    let slot = &t.runs[id as usize & (RUN_SLOTS - 1)];
-    if (slot.get() >> 32) as u32 == id {
-        slot.set(u64::from(id) << 32);
+    let slot = run_of(t, id_field);
+    if slot.id_field.get() == id_field {
+        slot.calls.set(0);
     }
 }
 
 /// The function to cull, if it may be: not one with a trigger or logged arguments, not culled
 /// already. Its run starts over either way.
 pub(crate) fn candidate(t: &ThreadState, id_field: u32) -> Option<&'static FnDesc> {
-    let id = id_field >> ID_SHIFT;
-    t.runs[id as usize & (RUN_SLOTS - 1)].set(u64::from(id) << 32);
-    let f = desc::function(id)?;
+    run_of(t, id_field).calls.set(0);
+    let f = desc::function(id_field >> ID_SHIFT)?;
     let flags = f.flags();
     (f.args().is_empty() && flags & (trigger::TRIGGER | CULLED) == 0).then_some(f)
 }
