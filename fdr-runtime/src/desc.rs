@@ -25,8 +25,9 @@ pub use fdr_format::FunctionKind as FnKindTag;
 ///
 /// Descriptors are 128 bytes and 128-byte aligned so that the distance from the start of the
 /// table turns into an id with one shift. Besides what the macros write, a descriptor holds a
-/// byte of run-time flags, which a recording sets for the functions it treats specially (a
-/// slow-call trigger, say); a hook reads it with one load.
+/// byte of run-time flags, which say whether anything records (the gate's copy, see the
+/// runtime's `gate` module) and which functions the recording treats specially (a slow-call
+/// trigger, a culled function); a hook reads it with one load.
 ///
 /// ```
 /// use fdr_runtime::{FnDesc, FnKindTag};
@@ -94,7 +95,7 @@ impl FnDesc {
         (self.trigger_ns != 0).then(|| Duration::from_nanos(self.trigger_ns))
     }
 
-    /// The run-time flags (see `special`).
+    /// The run-time flags: `gate::OFF`, `trigger::TRIGGER`, `cull::CULLED`.
     #[inline(always)]
     pub(crate) fn flags(&self) -> u8 {
         self.flags.load(Ordering::Relaxed)

@@ -10,7 +10,7 @@ use fdr_format::{cull_payload, task_payload, CullKind, FnKind, Reason, TaskKind,
 use crate::desc::FnDesc;
 use crate::local::{self, Local};
 use crate::thread_state::BUSY;
-use crate::{attach, autostart, clock, controller, cull, session, trigger};
+use crate::{attach, autostart, clock, controller, cull, gate, session, trigger};
 
 /// Records one function event.
 ///
@@ -43,15 +43,18 @@ pub(crate) const USUAL: Entry = 0;
 /// not join): neither is the exit.
 pub(crate) const SKIPPED: Entry = 1;
 
-/// Records the entry of a call whose guard keeps the answer for [`exit_guarded`]. Without a
-/// recorder this is the gate and a branch; a culled function adds a flag load, a branch and a
-/// thread-local tick, inline: no call, no clock.
+/// Records the entry of a call whose guard keeps the answer for [`exit_guarded`]. All it needs
+/// to know is in the descriptor's flags, read once: without a recorder (the gate's `OFF`) the
+/// hook is that load and a branch; a culled function adds a branch and a thread-local tick,
+/// inline: no call, no clock. The recording path looks at the trigger flag out of line, which
+/// keeps the inlined part small enough for small functions to stay inlined.
 #[inline(always)]
 pub(crate) fn enter_guarded(f: &'static FnDesc) -> Entry {
-    if !session::may_record() {
+    let flags = f.flags();
+    if flags & gate::OFF != 0 {
         return SKIPPED;
     }
-    if f.flags() & cull::CULLED != 0 {
+    if flags & cull::CULLED != 0 {
         if !cull::sample_due(&local::get().cull_tick) {
             return SKIPPED;
         }

@@ -70,6 +70,8 @@ mod cull;
 mod desc;
 mod error;
 #[cfg(feature = "record")]
+mod gate;
+#[cfg(feature = "record")]
 pub mod hooks;
 #[cfg(feature = "record")]
 mod host;

@@ -10,7 +10,8 @@ use fdr_format::{Reason, ReasonInfo};
 
 use crate::session::{self, Session, RECORDING, WRITTEN};
 use crate::{
-    atomic_file, attach, background, clock, host, log_file, out_name, signal, Config, Error, Stats,
+    atomic_file, attach, background, clock, gate, host, log_file, out_name, signal, Config, Error,
+    Stats,
 };
 
 /// Starts the process's recorder.
@@ -57,7 +58,11 @@ pub(crate) fn start_with(config: Config, autostarted: bool) -> Result<Recorder, 
     let auto_out = autostarted.then_some(final_path);
     let session = Arc::new(Session::new(config, calibration, auto_out, template)?);
     session::install(Arc::clone(&session))?;
-    session.triggers.arm();
+    gate::open(
+        session.epoch,
+        |id| session.triggers.limit(id) != 0,
+        session::epoch,
+    );
     if let Some(sig) = session.config.get_signal() {
         signal::install(sig, session.wakeup.write_fd());
     }

@@ -22,7 +22,7 @@ use crate::pool::Pool;
 use crate::registry::Registry;
 use crate::trigger::Triggers;
 use crate::wakeup::Wakeup;
-use crate::{host, signal, Config, Error};
+use crate::{gate, host, signal, Config, Error};
 
 /// No hook has looked at `FDR_OPTIONS` yet (and no recorder was started).
 const UNKNOWN: u8 = 0;
@@ -146,7 +146,7 @@ impl Session {
         if stopped {
             self.pool.stop();
             if self.in_this_process() {
-                self.triggers.disarm();
+                gate::close(self.epoch, epoch);
                 if let Some(sig) = self.config.get_signal() {
                     signal::uninstall(sig);
                 }
@@ -217,6 +217,11 @@ pub(crate) fn autostart_done(started: bool) {
         AUTOSTARTED.store(true, Ordering::SeqCst);
     }
     let _ = STATE.compare_exchange(STARTING, IDLE, Ordering::AcqRel, Ordering::Acquire);
+    if !started {
+        // Before the first sweep, so that a child forked during it can reset the sweep lock.
+        at_fork();
+        gate::close(0, epoch);
+    }
 }
 
 /// How many forks down from the first recorder's process this one is.
@@ -330,12 +335,9 @@ fn at_fork() {
                 unsafe { (*p).pool.stop() };
             }
             EPOCH.store(0, Ordering::SeqCst);
-            let next = if AUTOSTARTED.load(Ordering::SeqCst) {
-                UNKNOWN
-            } else {
-                IDLE
-            };
-            STATE.store(next, Ordering::SeqCst);
+            let again = AUTOSTARTED.load(Ordering::SeqCst);
+            gate::after_fork(again);
+            STATE.store(if again { UNKNOWN } else { IDLE }, Ordering::SeqCst);
         }
         // Miri runs no fork and does not model pthread_atfork.
         #[cfg(not(miri))]

@@ -1,11 +1,12 @@
 //! Slow-call triggers: which functions have one, timing their calls, and handing a trigger that
 //! fired to the background writer.
 //!
-//! A recording arms the functions it has a limit for by setting a flag in their descriptors; the
-//! hooks of every other function never look further than that flag (one load, in the out-of-line
-//! part of the hook). An armed function's calls are pushed on their thread's list of open trigger
-//! calls (in the registry, where the watchdog reads them) and checked when they end. The thread
-//! whose call was slow only fills a mailbox and wakes the writer: it never copies or writes.
+//! A recording arms the functions it has a limit for by setting a flag in their descriptors
+//! (`gate::open`); the hooks of every other function never look further than that flag, which
+//! they load anyway for the gate and culling. An armed function's calls are pushed on their
+//! thread's list of open trigger calls (in the registry, where the watchdog reads them) and
+//! checked when they end. The thread whose call was slow only fills a mailbox and wakes the
+//! writer: it never copies or writes.
 //!
 //! A storm is not a flood: at most one trigger per cooldown gets through, at most `max_snapshots`
 //! snapshot files are written per process, and a trigger that arrives while another waits in the
@@ -89,21 +90,6 @@ impl Triggers {
             .and_then(|i| self.limits.get(i as usize))
             .copied()
             .unwrap_or(0)
-    }
-
-    /// Sets the flags a recording starts with: the trigger flag of the functions that have a
-    /// limit, nothing else (no function is culled yet).
-    pub(crate) fn arm(&self) {
-        for (f, &limit) in desc::table().iter().zip(self.limits.iter()) {
-            f.set_flags(if limit != 0 { TRIGGER } else { 0 });
-        }
-    }
-
-    /// Clears every function's flags: without a recording, every hook is a plain one.
-    pub(crate) fn disarm(&self) {
-        for f in desc::table() {
-            f.set_flags(0);
-        }
     }
 
     /// A trigger fired: lets it through to the mailbox if the cooldown and the cap allow, and

@@ -569,6 +569,50 @@ fn a_forked_child_records_as_its_own_process() {
     std::fs::remove_dir_all(dir).ok();
 }
 
+#[test]
+#[ignore = "a child process of a_forked_child_of_a_program_that_started_its_recorder_records_its_own"]
+fn child_forks_while_recording() {
+    let rec = fdr_runtime::start(fdr_tests::every_call()).unwrap();
+    mid();
+    // SAFETY: the child only records, checks its own log and exits; the test process runs its
+    // tests on this one thread.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0);
+    if pid == 0 {
+        // The parent's recording is not the child's: nothing records here until it starts one.
+        mid();
+        assert!(!rec.is_recording());
+        let own = fdr_runtime::start(fdr_tests::every_call()).unwrap();
+        mid();
+        mid();
+        let mut bytes = Vec::new();
+        own.finish_to(&mut bytes).unwrap();
+        let log = decode(&bytes[..]).unwrap();
+        let calls = log.calls(log.tids()[0]).len();
+        // SAFETY: ends the child without running the parent's exit handlers or test harness.
+        unsafe { libc::_exit(if calls == 20 { 0 } else { 1 }) };
+    }
+    let mut status = 0;
+    // SAFETY: waits for the child just forked.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "the child did not record exactly its two calls after its own start"
+    );
+    mid();
+    let mut bytes = Vec::new();
+    rec.finish_to(&mut bytes).unwrap();
+    let log = decode(&bytes[..]).unwrap();
+    assert_eq!(log.calls(log.tids()[0]).len(), 20);
+}
+
+#[test]
+fn a_forked_child_of_a_program_that_started_its_recorder_records_its_own() {
+    let child = run_child("child_forks_while_recording", None);
+    let stderr = String::from_utf8_lossy(&child.stderr);
+    assert!(child.status.success(), "{stderr}");
+}
+
 static ARMED: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_usr1(_: libc::c_int) {
