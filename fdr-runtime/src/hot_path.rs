@@ -54,13 +54,10 @@ pub(crate) fn enter_guarded(f: &'static FnDesc) -> Entry {
     if flags & gate::OFF != 0 {
         return SKIPPED;
     }
-    if flags & cull::CULLED != 0 {
-        if !cull::sample_due(&local::get().cull_tick) {
-            return SKIPPED;
-        }
-        return sampled_entry(f);
+    if flags & cull::CULLED != 0 && !cull::sample_due(&local::get().cull_tick) {
+        return SKIPPED;
     }
-    record_enter(f)
+    guarded_entry(f)
 }
 
 /// Records the exit of a call entered through [`enter_guarded`], exactly when its entry was: a
@@ -73,11 +70,50 @@ pub(crate) fn exit_guarded(f: &'static FnDesc, entry: Entry, kind: FnKind) {
     if entry == SKIPPED {
         return;
     }
-    if entry == USUAL {
-        record_event(f, kind);
-    } else {
-        sampled_exit(f, entry, kind);
+    match kind {
+        FnKind::Exit => guarded_exit(f, entry),
+        _ => guarded_other_exit(f, entry, kind),
+    };
+}
+
+// The guard's hooks call out of line at one place each, so that what is inlined into every
+// instrumented function stays small: a small function stays small enough to be inlined itself.
+
+/// The recording path of a guarded entry: a sample of a culled function, the entry of a
+/// function with a trigger, or a usual one.
+#[inline(never)]
+fn guarded_entry(f: &'static FnDesc) -> Entry {
+    let flags = f.flags();
+    if flags & (cull::CULLED | trigger::TRIGGER) != 0 {
+        if flags & cull::CULLED != 0 {
+            return sampled_entry(f);
+        }
+        return special(f, FnKind::Enter, &[]);
     }
+    record_one(f, FnKind::Enter)
+}
+
+/// The recording path of a guarded exit whose entry was recorded.
+#[inline(never)]
+fn guarded_exit(f: &'static FnDesc, entry: Entry) -> Entry {
+    if entry != USUAL {
+        sampled_exit(f, entry, FnKind::Exit);
+        return USUAL;
+    }
+    if f.flags() & trigger::TRIGGER != 0 {
+        return special(f, FnKind::Exit, &[]);
+    }
+    record_one(f, FnKind::Exit)
+}
+
+/// [`guarded_exit`] for a tail exit.
+#[inline(never)]
+fn guarded_other_exit(f: &'static FnDesc, entry: Entry, kind: FnKind) -> Entry {
+    if entry != USUAL {
+        sampled_exit(f, entry, kind);
+        return USUAL;
+    }
+    record_event(f, kind)
 }
 
 // A function the running recording treats specially (a trigger) has flags set in its
