@@ -93,6 +93,8 @@ fn main() -> ExitCode {
 /// `plain` uninstrumented, `idle` with fdr compiled in and no recorder, `default` recording at
 /// 5 us with culling, `off` the same with culling off. Under callgrind, which runs a program
 /// about 50 times slower, set `HOTPATH_THRESHOLD_US=250` to erase and cull what a native run does.
+/// `HOTPATH_TIMES` prints each run's CPU time on standard error, `HOTPATH_LOG=PATH` keeps the
+/// log (for `fdr info`, which lists when each function was culled and restored).
 fn run_whole(build: &str, runs: u64) -> ExitCode {
     let threshold = std::env::var("HOTPATH_THRESHOLD_US")
         .ok()
@@ -122,8 +124,15 @@ fn run_whole(build: &str, runs: u64) -> ExitCode {
     let rec = config.map(|c| fdr::start(c).expect("cannot start the recorder"));
     std::hint::black_box(run(&sources));
     let mut sum = 0u64;
-    for _ in 0..runs {
+    // `HOTPATH_TIMES`: each run's thread CPU time, to see the culling settle (or not).
+    let times = std::env::var_os("HOTPATH_TIMES").is_some();
+    for i in 0..runs {
+        let start = fdr_benches::timing::thread_cpu_ns();
         sum = sum.wrapping_add(whole_runs(run, &sources));
+        if times {
+            let ms = (fdr_benches::timing::thread_cpu_ns() - start) as f64 / 1e6;
+            eprintln!("run {i}: {ms:.2} ms");
+        }
     }
     if let Some(rec) = rec {
         let mut log = Vec::new();
