@@ -2,7 +2,8 @@
 //! `--chart`, a flame chart (time left to right, one root per thread), drawn by inferno.
 //!
 //! The renderer takes every call path as a line of text, so what is handed to it is bounded:
-//! at most [`MAX_FRAMES`] frames and [`MAX_BYTES`] bytes of lines in all.
+//! at most [`MAX_FRAMES`] frames and [`MAX_BYTES`] bytes of lines in all, and counts that add up
+//! within a `u64` (past that, all are divided by one factor, said in the subtitle).
 //!
 //! - The graph comes from the call trie (see [`crate::stack`]: at most 2^18 paths, at most
 //!   1024 frames deep). Paths narrower than the renderer draws (0.01 % of the width) are folded
@@ -175,6 +176,34 @@ pub fn graph_lines(
         lines.push(line);
     });
     lines
+}
+
+/// The renderer adds the counts of all lines into one `u64` as it lays them out. Durations a
+/// log claims can add up to more (a hostile or corrupt log, or calls of centuries): then every
+/// count is divided by one factor, so the picture keeps its proportions, and `notes` says so.
+fn fit_counts(lines: &mut [String], notes: &mut Vec<String>) {
+    fn count(line: &str) -> u64 {
+        line.rsplit(' ')
+            .next()
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0)
+    }
+    let sum: u128 = lines.iter().map(|l| u128::from(count(l))).sum();
+    if sum <= u128::from(u64::MAX) {
+        return;
+    }
+    // Half the range, so that keeping a nonzero count at 1 (one per line at most) still fits.
+    let divisor = (sum / (u128::from(u64::MAX) >> 1) + 1) as u64;
+    for line in lines.iter_mut() {
+        let c = count(line);
+        let at = line.rfind(' ').map_or(line.len(), |i| i + 1);
+        line.truncate(at);
+        let scaled = if c == 0 { 0 } else { (c / divisor).max(1) };
+        line.push_str(&scaled.to_string());
+    }
+    notes.push(format!(
+        "the durations add up to more than 2^64 ns, so every width is in units of {divisor} ns"
+    ));
 }
 
 /// A stretch of a thread's time with one stack: `cols` sampling intervals from `start`.
@@ -461,7 +490,7 @@ pub fn run(
 ) -> Result<(), CliError> {
     let name = log.name().to_string();
     let mut notes = Vec::new();
-    let lines: Vec<String> = if chart {
+    let mut lines: Vec<String> = if chart {
         let p = plan(log, filter, progress)?;
         let names = Names::new(&p.info);
         let clock = Clock::new(p.info.header.cycle_frequency);
@@ -483,6 +512,7 @@ pub fn run(
         }
         lines
     };
+    fit_counts(&mut lines, &mut notes);
     if lines.iter().any(|l| l.contains("[calls deeper than ")) {
         notes.push(format!(
             "[calls deeper than {DISPLAY_DEPTH} frames] holds each call made at that depth with \

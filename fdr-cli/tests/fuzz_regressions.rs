@@ -65,3 +65,37 @@ fn stack_shows_the_histogram_range_of_a_call_lasting_2_63_ticks() {
     );
     every_command_is_clean(&path);
 }
+
+/// Found by the `commands` target: the renderer adds the counts of all of a flame graph's or
+/// chart's lines into one `u64`, and a log whose calls add up to 2^64 ns or more overflowed it
+/// (a panic in debug builds, a garbled picture in release). Now every count is divided by one
+/// factor and the subtitle says by how much.
+#[test]
+fn a_flame_of_calls_adding_up_past_2_64_ns_is_drawn_to_scale() {
+    // 4 ns per tick: two calls of 2^61 ticks are 2^63 ns each, 2^64 ns in all.
+    let mut log = LogBuilder::new(250_000_000);
+    log.function(1, "app::first", &[]);
+    log.function(2, "app::second", &[]);
+    let mut b = log.block(7, 0, 0);
+    b.enter(1, 0);
+    b.exit(1, 1 << 61);
+    b.enter(2, 1 << 61);
+    b.exit(2, 1 << 62);
+    b.finish();
+    let dir = temp_dir("fuzz-flame-2-64");
+    let path = write_log(&dir, "centuries.fdr", &log.finish());
+    for chart in [false, true] {
+        let mut args = vec!["flame", &path, "-o", "-"];
+        if chart {
+            args.insert(1, "--chart");
+        }
+        let svg = fdr(&args).unwrap_or_else(|e| panic!("chart {chart}: {e}"));
+        assert!(
+            svg.contains("so every width is in units of 3 ns"),
+            "chart {chart}: no note of the scale in {}",
+            &svg[..svg.len().min(2000)]
+        );
+        assert!(svg.contains("app::first") && svg.contains("app::second"));
+    }
+    every_command_is_clean(&path);
+}
