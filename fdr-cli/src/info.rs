@@ -140,6 +140,9 @@ pub fn run(log: &Log, out: &mut dyn Write, progress: &Progress) -> Result<(), Cl
             if let Some(why) = why_dropped(r, &info.threads) {
                 let _ = writeln!(s, "            {why}");
             }
+            if let Some(line) = calls_not_recorded(r) {
+                let _ = writeln!(s, "{line}");
+            }
         }
         None => {
             let _ = writeln!(
@@ -317,7 +320,7 @@ pub fn run(log: &Log, out: &mut dyn Write, progress: &Progress) -> Result<(), Cl
         let n = culls.functions();
         let _ = writeln!(
             s,
-            "culled      {}: while culled, only 1 call in 256 per thread was recorded",
+            "culled      {}: while culled, only about 1 call in 190 per thread was recorded",
             if n == 1 {
                 "1 function".to_string()
             } else {
@@ -451,4 +454,21 @@ fn sizing(r: &RunInfo, recording: &[&ThreadStats], clock: &Clock) -> String {
         bytes(r.buffer_size),
         r.buffer_count
     )
+}
+
+/// What recording left out since it started, beside what the window holds: calls erased for
+/// being shorter than the threshold, calls of culled functions skipped and those sampled.
+/// `None` for a log that counted none (older logs, or threshold 0 with nothing culled).
+fn calls_not_recorded(r: &fdr_format::RunInfo) -> Option<String> {
+    if r.calls_erased == 0 && r.calls_culled == 0 && r.calls_sampled == 0 {
+        return None;
+    }
+    Some(format!(
+        "calls       since recording started: {} erased (shorter than {}), {} of culled \
+         functions not recorded, {} sampled",
+        r.calls_erased,
+        human(r.threshold_ns),
+        r.calls_culled,
+        r.calls_sampled
+    ))
 }

@@ -92,6 +92,14 @@ pub struct RunInfo {
     /// Logs keep only each thread's records of this many last nanoseconds (0: no age limit).
     /// Appended later: 0 in older logs.
     pub max_age_ns: u64,
+    /// Calls erased by the rewind (shorter than the threshold) since recording started, on all
+    /// threads. Appended later: 0 in older logs.
+    pub calls_erased: u64,
+    /// Calls of culled functions that were not recorded, counted at each sample (so up to 255
+    /// per thread since its last sample are not in it). Appended later: 0 in older logs.
+    pub calls_culled: u64,
+    /// Calls of culled functions recorded as samples. Appended later: 0 in older logs.
+    pub calls_sampled: u64,
 }
 
 /// Why a log was written.
@@ -332,6 +340,9 @@ impl Extension {
                 o.u64(r.args_dropped);
                 o.u64(r.calls_unattached);
                 o.u64(r.max_age_ns);
+                o.u64(r.calls_erased);
+                o.u64(r.calls_culled);
+                o.u64(r.calls_sampled);
             }
             Extension::Function(f) => {
                 o.u8(TAG_FUNCTION);
@@ -421,6 +432,9 @@ impl Extension {
                     args_dropped: i.u64_or_zero("argument drop counter")?,
                     calls_unattached: i.u64_or_zero("unattached-call counter")?,
                     max_age_ns: i.u64_or_zero("age limit")?,
+                    calls_erased: i.u64_or_zero("erased-call counter")?,
+                    calls_culled: i.u64_or_zero("culled-call counter")?,
+                    calls_sampled: i.u64_or_zero("sampled-call counter")?,
                 })
             }
             TAG_FUNCTION => {
@@ -509,6 +523,9 @@ mod tests {
             args_dropped: 6,
             calls_unattached: 7,
             max_age_ns: 8,
+            calls_erased: 9,
+            calls_culled: 10,
+            calls_sampled: 11,
         };
         let f = FunctionInfo {
             id: 3,

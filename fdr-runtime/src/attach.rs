@@ -62,6 +62,7 @@ fn join(l: &Local, epoch: u64) -> bool {
         u32::MAX
     });
     t.table.set(crate::desc::table_base());
+    t.functions.set(crate::desc::table());
     t.cpu_id.set(crate::clock::fast_cpu_id());
     t.writer.clear();
     let m = &l.member;

@@ -224,10 +224,11 @@ impl Config {
         self
     }
 
-    /// Culling (on by default): a function whose calls on one thread were all erased by the
-    /// rewind for [`Config::cull_after`] calls in a row stops being recorded, but for one call in
-    /// 256 that is sampled; a sample that reaches the threshold records it again. The log says
-    /// which functions were culled, on which thread and when. Off, every call is recorded (or
+    /// Culling (on by default): a function whose calls were all erased by the rewind for
+    /// [`Config::cull_after`] calls in a row (counted over all threads together) stops being
+    /// recorded on every thread, but for one culled call in 129 to 256 per thread that is
+    /// sampled; a sample that reaches the threshold, on any thread, records it again everywhere.
+    /// The log says which functions were culled, on which thread and when. Off, every call is recorded (or
     /// erased) as it comes. Culling only applies with a threshold above zero.
     ///
     /// ```
@@ -239,7 +240,8 @@ impl Config {
         self
     }
 
-    /// Erased calls in a row, on one thread, after which a function is culled (10,000).
+    /// Erased calls of a function in a row, on all threads together, after which it is culled
+    /// (10,000). Each function counts its own run: no other function's calls reset it.
     pub fn cull_after(mut self, calls: u32) -> Self {
         self.cull_after = calls;
         self

@@ -7,7 +7,7 @@
 //! an async function share one.
 
 use std::borrow::Cow;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 use std::time::Duration;
 
 /// Every instrumented function of the program, in link order.
@@ -20,6 +20,9 @@ pub static FUNCTIONS: [FnDesc];
 ///
 /// [`FunctionKind`]: fdr_format::FunctionKind
 pub use fdr_format::FunctionKind as FnKindTag;
+
+/// A function's run of erased calls, as culling counts it.
+pub(crate) type Run = AtomicU32;
 
 /// The static description of one instrumented function.
 ///
@@ -34,24 +37,35 @@ pub use fdr_format::FunctionKind as FnKindTag;
 /// static D: FnDesc = FnDesc::new("app::work", "src/main.rs", 12, FnKindTag::Function, &[]);
 /// assert_eq!(D.name(), "app::work");
 /// ```
+///
+/// The two cache lines of a descriptor have different writers: the first holds what every hook
+/// reads (the flags) and what the log's writer reads, written only when the recording changes
+/// how the function is treated; the second holds the function's run of erased calls, which
+/// threads write while they learn whether to cull it (see the runtime's `cull` module). So a
+/// thread counting a run never takes the flags' line away from the threads reading them.
 #[repr(C, align(128))]
 #[derive(Debug)]
 pub struct FnDesc {
+    /// What the running recording does with this function besides recording it (`special`).
+    flags: AtomicU8,
+    kind: FnKindTag,
+    line: u32,
+    /// A slow-call limit written in the attribute, in nanoseconds (0: none).
+    trigger_ns: u64,
     name: &'static str,
     file: &'static str,
     args: &'static [&'static str],
+    // The second cache line.
     /// For a function annotated alone: a function nested in it, whose type name spells the full
     /// path the name is taken from (see [`FnDesc::nested`]).
     path: Option<fn() -> &'static str>,
-    /// A slow-call limit written in the attribute, in nanoseconds (0: none).
-    trigger_ns: u64,
-    line: u32,
-    kind: FnKindTag,
-    /// What the running recording does with this function besides recording it (`special`).
-    flags: AtomicU8,
+    /// The function's erased calls in a row, on all threads together (see `cull`).
+    run: Run,
 }
 
 const _: () = assert!(std::mem::size_of::<FnDesc>() == 128);
+const _: () = assert!(std::mem::offset_of!(FnDesc, args) + 16 <= 64);
+const _: () = assert!(std::mem::offset_of!(FnDesc, run) >= 64);
 
 impl FnDesc {
     /// A descriptor; the macros build these in `static` items.
@@ -71,6 +85,7 @@ impl FnDesc {
             line,
             kind,
             flags: AtomicU8::new(0),
+            run: Run::new(0),
         }
     }
 
@@ -113,6 +128,12 @@ impl FnDesc {
     /// Clears `bits`; returns the flags before.
     pub(crate) fn clear_flags(&self, bits: u8) -> u8 {
         self.flags.fetch_and(!bits, Ordering::Relaxed)
+    }
+
+    /// The function's run of erased calls, on every thread together (see `cull`).
+    #[inline(always)]
+    pub(crate) fn run(&self) -> &Run {
+        &self.run
     }
 
     /// A descriptor named after the function that `path` is nested in, as a backtrace shows it

@@ -56,7 +56,8 @@ impl Drop for Sweep {
 // lock: the process state is `session`'s, which calls in here.
 
 /// The recording with epoch `epoch` has just been installed: its functions record, those with
-/// a trigger (`armed`, by function id) are armed, none is culled.
+/// a trigger (`armed`, by function id) are armed, none is culled and every run of erased calls
+/// starts from 0 (a run is the recording's, not the process's).
 pub(crate) fn open(epoch: u64, armed: impl Fn(u32) -> bool, running: fn() -> u64) {
     let _sweep = Sweep::lock();
     if running() != epoch {
@@ -64,6 +65,7 @@ pub(crate) fn open(epoch: u64, armed: impl Fn(u32) -> bool, running: fn() -> u64
         return;
     }
     for (i, f) in desc::table().iter().enumerate() {
+        f.run().store(0, std::sync::atomic::Ordering::Relaxed);
         f.set_flags(if armed(i as u32 + 1) { TRIGGER } else { 0 });
     }
 }

@@ -5,6 +5,8 @@
 //! The fast path is one thread-local access, one bounds check against the buffer's published
 //! limit, one timestamp read and one 8-byte store, plus the bookkeeping the rewind needs.
 
+use std::sync::atomic::Ordering;
+
 use fdr_format::{cull_payload, task_payload, CullKind, FnKind, Reason, TaskKind, ID_SHIFT};
 
 use crate::desc::FnDesc;
@@ -458,14 +460,27 @@ fn special(f: &'static FnDesc, kind: FnKind, args: &[u64]) -> Entry {
     entry
 }
 
-/// The one culled call in 256 that is recorded, with the time it was taken.
+/// The culled call that is recorded, with the time it was taken. The next sample comes after
+/// 129 to 256 culled calls, by the low bits of that time: with a fixed period, a loop that
+/// calls culled functions in a fixed order of 2, 4, 8... would have its samples land on the same
+/// function every time, and the others would never be sampled, so never restored.
 #[cold]
 #[inline(never)]
 fn sampled_entry(f: &'static FnDesc) -> Entry {
     if record_one(f, FnKind::Enter) == SKIPPED {
         return SKIPPED;
     }
-    clock::now().0.max(2)
+    let now = clock::now().0;
+    let l = local::get();
+    let skipped = 255 - u64::from(l.cull_tick_start.get());
+    let next = cull::next_tick(now);
+    l.cull_tick.set(next);
+    l.cull_tick_start.set(next);
+    with_session(|s, _| {
+        s.calls_culled.fetch_add(skipped, Ordering::Relaxed);
+        s.calls_sampled.fetch_add(1, Ordering::Relaxed);
+    });
+    now.max(2)
 }
 
 /// The exit of a sampled call that began at `start`. A sample that reaches the threshold while

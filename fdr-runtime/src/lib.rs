@@ -129,6 +129,8 @@ pub use config::{
     Clock, Config, Mode, Signal, Trigger, DEFAULT_THRESHOLD, MAX_BUFFER_SIZE, MIN_BUFFER_SIZE,
 };
 #[cfg(feature = "record")]
+pub use cull::memory as culling_memory;
+#[cfg(feature = "record")]
 pub use desc::{function, FUNCTIONS};
 pub use desc::{FnDesc, FnKindTag};
 pub use error::Error;

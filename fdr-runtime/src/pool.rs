@@ -98,6 +98,14 @@ impl Pool {
         self.retired.push(index);
     }
 
+    /// Calls erased by the rewind in this pool's buffers so far (each erase is one rewind).
+    pub(crate) fn erased_total(&self) -> u64 {
+        self.slots
+            .iter()
+            .map(|s| s.rewinds.load(Ordering::Relaxed))
+            .fold(0, u64::wrapping_add)
+    }
+
     /// Stops every owner at its next record. Only atomic stores: also safe in a forked child.
     pub(crate) fn stop(&self) {
         self.stopped.store(true, Ordering::SeqCst);

@@ -191,6 +191,7 @@ impl Recorder {
             threads: s.threads.len(),
             records_dropped: s.threads.dropped_total(),
             buffers_recycled: s.pool.recycled.load(Ordering::Relaxed),
+            culling_bytes: crate::cull::memory(crate::desc::table().len(), s.threads.len()),
         }
     }
 

@@ -90,6 +90,10 @@ pub(crate) struct Session {
     pub final_paths: Mutex<Vec<PathBuf>>,
     pub args_dropped: AtomicU64,
     pub unattached: AtomicU64,
+    /// Calls of culled functions that were skipped, counted at each sample (see `cull`).
+    pub calls_culled: AtomicU64,
+    /// Calls of culled functions that were recorded as samples.
+    pub calls_sampled: AtomicU64,
 }
 
 impl Session {
@@ -129,6 +133,8 @@ impl Session {
             final_paths: Mutex::new(Vec::new()),
             args_dropped: AtomicU64::new(0),
             unattached: AtomicU64::new(0),
+            calls_culled: AtomicU64::new(0),
+            calls_sampled: AtomicU64::new(0),
         })
     }
 

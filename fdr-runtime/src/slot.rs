@@ -33,7 +33,9 @@ pub(crate) const RETIRED: u32 = 2;
 pub(crate) struct Slot {
     pub len: AtomicU32,
     pub stable: AtomicU32,
-    pub rewinds: AtomicU32,
+    /// Rewinds of this buffer since the pool was made, by every owner: so also the calls erased
+    /// in it (one rewind per erased call), which the log counts.
+    pub rewinds: AtomicU64,
     pub limit: AtomicU32,
     pub state: AtomicU32,
     pub tid: AtomicI32,
@@ -49,7 +51,7 @@ impl Slot {
         Slot {
             len: AtomicU32::new(0),
             stable: AtomicU32::new(0),
-            rewinds: AtomicU32::new(0),
+            rewinds: AtomicU64::new(0),
             limit: AtomicU32::new(0),
             state: AtomicU32::new(FREE),
             tid: AtomicI32::new(0),

@@ -15,27 +15,6 @@ use crate::record_writer::RecordWriter;
 /// The length while a record is being written.
 pub(crate) const BUSY: u32 = u32::MAX;
 
-/// Functions whose runs of erased calls a thread follows at once, for culling (a direct-mapped
-/// table; see `cull`).
-pub(crate) const RUN_SLOTS: usize = 64;
-
-/// A run of erased calls of one function on one thread.
-pub(crate) struct Run {
-    /// The function's id field, as in its records (0: none yet).
-    pub id_field: Cell<u32>,
-    /// Its calls erased in a row.
-    pub calls: Cell<u32>,
-}
-
-impl Run {
-    const fn new() -> Run {
-        Run {
-            id_field: Cell::new(0),
-            calls: Cell::new(0),
-        }
-    }
-}
-
 pub(crate) struct ThreadState {
     pub writer: RecordWriter,
     /// Words written in the current buffer, or [`BUSY`].
@@ -59,8 +38,8 @@ pub(crate) struct ThreadState {
     pub cull_on: Cell<bool>,
     /// Erased calls in a row after which a function is culled.
     pub cull_after: Cell<u32>,
-    /// Runs of erased calls, direct-mapped by function id (see `cull`).
-    pub runs: [Run; RUN_SLOTS],
+    /// The function table, where culling keeps each function's run of erased calls (see `cull`).
+    pub functions: Cell<&'static [FnDesc]>,
 }
 
 impl ThreadState {
@@ -77,7 +56,7 @@ impl ThreadState {
             cpu_id: Cell::new(&crate::clock::NOT_FAST),
             cull_on: Cell::new(false),
             cull_after: Cell::new(u32::MAX),
-            runs: [const { Run::new() }; RUN_SLOTS],
+            functions: Cell::new(&[]),
         }
     }
 

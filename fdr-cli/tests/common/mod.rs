@@ -304,7 +304,12 @@ pub fn tasks_log() -> Vec<u8> {
 pub fn culled_log() -> Vec<u8> {
     use fdr_format::CullKind;
     let mut log = LogBuilder::new(1_000_000_000);
-    log.run(run_info("culled"));
+    log.run(RunInfo {
+        calls_erased: 120_000,
+        calls_culled: 1_500_000,
+        calls_sampled: 7_800,
+        ..run_info("culled")
+    });
     log.function(1, "app::main", &[]);
     log.function(2, "app::len", &[]);
     log.function(3, "app::lower", &[]);

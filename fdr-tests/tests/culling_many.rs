@@ -1,0 +1,361 @@
+//! Culling when many functions interleave and many threads run them, driven by the injected
+//! clock: each function keeps its own run of erased calls, whatever runs between its calls, and
+//! the decision to cull or restore is shared by every thread.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use fdr_format::CullKind;
+use fdr_runtime::{CallGuard, Config, FnDesc, Mode};
+use fdr_tests::{desc, record_log, testing, Log, Rec};
+
+const CULL_AFTER: u32 = 100;
+
+// A thousand functions, `culling_many::many::xA::xB::xC::f`, from nested modules.
+macro_rules! tens {
+    ($inner:ident) => {
+        mod x0 {
+            $inner!();
+        }
+        mod x1 {
+            $inner!();
+        }
+        mod x2 {
+            $inner!();
+        }
+        mod x3 {
+            $inner!();
+        }
+        mod x4 {
+            $inner!();
+        }
+        mod x5 {
+            $inner!();
+        }
+        mod x6 {
+            $inner!();
+        }
+        mod x7 {
+            $inner!();
+        }
+        mod x8 {
+            $inner!();
+        }
+        mod x9 {
+            $inner!();
+        }
+    };
+}
+macro_rules! one {
+    () => {
+        fdr_tests::desc!(F, concat!(module_path!(), "::f"));
+    };
+}
+macro_rules! ten {
+    () => {
+        tens!(one);
+    };
+}
+macro_rules! hundred {
+    () => {
+        tens!(ten);
+    };
+}
+mod many {
+    tens!(hundred);
+}
+
+desc!(OUTER, "culling_many::outer");
+desc!(SHARED, "culling_many::shared");
+
+#[fdr::instrument_fdr(log_args)]
+fn with_args(a: u64) -> u64 {
+    a + 1
+}
+
+#[fdr::instrument_fdr(trigger = "10s")]
+fn with_trigger(a: u64) -> u64 {
+    a + 2
+}
+
+fn config() -> Config {
+    Config::default()
+        .buffer_size(1 << 20)
+        .buffer_count(16)
+        .mode(Mode::Fill)
+        .threshold(Duration::from_nanos(100))
+        .cull_after(CULL_AFTER)
+}
+
+/// The thousand functions, in table order.
+fn thousand() -> Vec<&'static FnDesc> {
+    let all: Vec<&'static FnDesc> = (1..)
+        .map_while(fdr_runtime::function)
+        .filter(|f| f.name().starts_with("culling_many::many::"))
+        .collect();
+    assert_eq!(all.len(), 1000);
+    all
+}
+
+/// One call of `f` lasting `ticks`, then one tick between calls.
+fn call(f: &'static FnDesc, ticks: u64) {
+    let g = CallGuard::enter(f);
+    testing::advance(ticks);
+    drop(g);
+    testing::advance(1);
+}
+
+/// The cull events of a log, per thread: (kind, function id, run).
+fn culls(log: &Log) -> Vec<(i32, CullKind, u32, u64)> {
+    let mut out = Vec::new();
+    for tid in log.tids() {
+        for r in log.thread_records(tid) {
+            if let Rec::Cull(k, id, run, _) = r {
+                out.push((tid, k, id, run));
+            }
+        }
+    }
+    out
+}
+
+/// Kept entries of `id` in a thread's records.
+fn entries(log: &Log, tid: i32, id: u32) -> usize {
+    log.thread_records(tid)
+        .iter()
+        .filter(|r| matches!(r, Rec::Enter(i, _) if *i == id))
+        .count()
+}
+
+#[test]
+fn a_thousand_functions_called_in_turn_are_each_culled_after_their_own_run() {
+    let fs = thousand();
+    let log = record_log(config(), || {
+        let outer = CallGuard::enter(&OUTER);
+        testing::advance(1000);
+        // Each round calls every function once: between two calls of one function, 999 others.
+        for _ in 0..CULL_AFTER {
+            for &f in &fs {
+                call(f, 5);
+            }
+        }
+        testing::advance(1000);
+        drop(outer);
+    });
+    let events = culls(&log);
+    // Exactly one cull per function, each after exactly its run, none restored.
+    let want: BTreeSet<u32> = fs.iter().map(|f| f.id()).collect();
+    let got: BTreeSet<u32> = events.iter().map(|e| e.2).collect();
+    assert_eq!(events.len(), 1000, "{:?}", &events[..events.len().min(5)]);
+    assert_eq!(got, want);
+    assert!(events
+        .iter()
+        .all(|&(_, k, _, run)| k == CullKind::Culled && run == u64::from(CULL_AFTER)));
+    // In the order of the last round: the n-th function is culled at its 100th call.
+    let order: Vec<u32> = events.iter().map(|e| e.2).collect();
+    assert_eq!(order, fs.iter().map(|f| f.id()).collect::<Vec<_>>());
+}
+
+#[test]
+fn one_of_a_thousand_culled_functions_made_slow_is_recorded_again() {
+    let fs = thousand();
+    let slow = fs[437];
+    let rounds_after = 600;
+    let log = record_log(config(), || {
+        for _ in 0..CULL_AFTER {
+            for &f in &fs {
+                call(f, 5);
+            }
+        }
+        // All culled. Now `slow` takes 500 ticks per call; only a sample of it is timed.
+        for _ in 0..rounds_after {
+            for &f in &fs {
+                call(f, if std::ptr::eq(f, slow) { 500 } else { 5 });
+            }
+        }
+    });
+    let events = culls(&log);
+    let restored: Vec<u32> = events
+        .iter()
+        .filter(|e| e.1 == CullKind::Restored)
+        .map(|e| e.2)
+        .collect();
+    // Samples land on it although the loop's period (1000) shares factors with the old fixed
+    // sampling period (256): only it is restored, once (its calls stay slow: never culled again).
+    assert_eq!(restored, vec![slow.id()]);
+    let tid = log.tids()[0];
+    let kept = entries(&log, tid, slow.id());
+    // Recorded again from the slow sample on: every call of the rounds that followed it.
+    assert!(kept > 1, "only {kept} kept calls of the slow function");
+    // ... and no other function has a kept call.
+    for &f in &fs {
+        if !std::ptr::eq(f, slow) {
+            assert_eq!(entries(&log, tid, f.id()), 0, "{}", f.name());
+        }
+    }
+}
+
+#[test]
+fn functions_with_a_trigger_or_logged_arguments_are_never_culled() {
+    let log = record_log(config(), || {
+        for i in 0..(10 * u64::from(CULL_AFTER)) {
+            std::hint::black_box(with_args(i));
+            std::hint::black_box(with_trigger(i));
+            testing::advance(1);
+        }
+    });
+    assert_eq!(culls(&log), vec![]);
+    let tid = log.tids()[0];
+    let id_of = |name: &str| {
+        (1..)
+            .map_while(fdr_runtime::function)
+            .find(|f| f.name().ends_with(name))
+            .map(|f| f.id())
+            .expect(name)
+    };
+    // Calls with logged arguments are never erased; a trigger function's short calls are.
+    assert_eq!(entries(&log, tid, id_of("::with_trigger")), 0);
+    let args_entries = log
+        .thread_records(tid)
+        .iter()
+        .filter(|r| matches!(r, Rec::EnterArgs(i, _) if *i == id_of("::with_args")))
+        .count();
+    assert_eq!(args_entries, 10 * CULL_AFTER as usize);
+}
+
+/// Runs `body` on a new thread with its own injected time and thread id.
+fn on_thread(tid: i32, body: impl FnOnce() + Send) {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            testing::set_thread_id(tid);
+            testing::set_time(1_000);
+            testing::set_cpu(0);
+            body();
+        });
+    });
+}
+
+#[test]
+fn short_lived_workers_add_up_one_run_and_a_new_thread_starts_culled() {
+    let per_worker = 10;
+    let log = record_log(config(), || {
+        // 64 workers one after the other, each with 10 erased calls: the tenth worker's last
+        // call completes the run of 100.
+        for w in 0..64 {
+            on_thread(100 + w, || {
+                for _ in 0..per_worker {
+                    call(&SHARED, 5);
+                }
+            });
+        }
+        // A thread that starts now finds it culled: its calls are skipped, its first sample
+        // (the 256th culled call of a fresh thread) is short: nothing of it is in the log.
+        on_thread(500, || {
+            for _ in 0..255 {
+                call(&SHARED, 5);
+            }
+        });
+    });
+    assert_eq!(
+        culls(&log),
+        vec![(109, CullKind::Culled, SHARED.id(), u64::from(CULL_AFTER))]
+    );
+    // The new thread recorded nothing at all: not a kept call, not a run of its own.
+    assert!(!log.tids().contains(&500), "{:?}", log.tids());
+}
+
+#[test]
+fn a_slow_sample_on_any_thread_restores_the_function_for_all() {
+    let log = record_log(config(), || {
+        // Culled by thread 200.
+        on_thread(200, || {
+            for _ in 0..CULL_AFTER {
+                call(&SHARED, 5);
+            }
+        });
+        // Thread 201: its first sample (256th culled call) is slow and restores it.
+        on_thread(201, || {
+            for i in 0..256 {
+                call(&SHARED, if i == 255 { 500 } else { 5 });
+            }
+        });
+        // Thread 202, new, records its slow calls at once: a full call each.
+        on_thread(202, || {
+            for _ in 0..3 {
+                call(&SHARED, 500);
+            }
+        });
+    });
+    let id = SHARED.id();
+    assert_eq!(
+        culls(&log),
+        vec![
+            (200, CullKind::Culled, id, u64::from(CULL_AFTER)),
+            (201, CullKind::Restored, id, 0)
+        ]
+    );
+    assert_eq!(entries(&log, 201, id), 1);
+    assert_eq!(entries(&log, 202, id), 3);
+}
+
+#[test]
+fn the_runs_of_two_threads_are_one_run_and_a_kept_call_anywhere_resets_it() {
+    let log = record_log(config(), || {
+        // 60 erased calls on one thread, a kept call on another, 60 more: no run of 100.
+        on_thread(300, || (0..60).for_each(|_| call(&SHARED, 5)));
+        on_thread(301, || call(&SHARED, 500));
+        on_thread(302, || (0..60).for_each(|_| call(&SHARED, 5)));
+    });
+    assert_eq!(culls(&log), vec![]);
+    let log = record_log(config(), || {
+        // The same without the kept call: culled at the 40th call of the second thread.
+        on_thread(300, || (0..60).for_each(|_| call(&SHARED, 5)));
+        on_thread(302, || (0..60).for_each(|_| call(&SHARED, 5)));
+    });
+    assert_eq!(
+        culls(&log),
+        vec![(302, CullKind::Culled, SHARED.id(), u64::from(CULL_AFTER))]
+    );
+}
+
+#[test]
+fn the_culling_state_is_four_bytes_a_function_and_one_a_thread() {
+    let session = fdr_tests::MockSession::start(config());
+    let fs = thousand();
+    std::thread::scope(|s| {
+        for t in 0..8 {
+            let fs = &fs;
+            s.spawn(move || {
+                testing::set_thread_id(700 + t);
+                fs.iter().for_each(|&f| call(f, 5));
+            });
+        }
+    });
+    let stats = fdr_runtime::recorder().expect("running").stats();
+    let functions = (1..).map_while(fdr_runtime::function).count();
+    assert!(functions >= 1000);
+    assert_eq!(stats.culling_bytes, 4 * functions + stats.threads);
+    assert_eq!(fdr_runtime::culling_memory(50_000, 1_000), 201_000);
+    drop(session.finish());
+}
+
+#[test]
+fn the_log_counts_the_calls_erased_culled_and_sampled() {
+    // 100 erased calls cull it; then 256 + 1000 culled calls: the first sample is the 256th
+    // (a fresh thread's tick starts at 0), the next ones come 129 to 256 calls apart.
+    let log = record_log(config(), || {
+        on_thread(900, || {
+            for _ in 0..(100 + 256 + 1000) {
+                call(&SHARED, 5);
+            }
+        })
+    });
+    let r = &log.run;
+    // Every sample is short, so erased too: 100 + the samples.
+    assert_eq!(r.calls_erased, 100 + r.calls_sampled);
+    // Samples at the 256th culled call, then every 129 to 256: 1256 culled calls hold 5 to 8.
+    assert!((5..=8).contains(&r.calls_sampled), "{r:?}");
+    // Each sample counts the culled calls skipped before it; those after the last are not yet.
+    assert!(r.calls_culled + r.calls_sampled <= 1256, "{r:?}");
+    assert!(r.calls_culled + r.calls_sampled > 1256 - 256, "{r:?}");
+    assert_eq!(culls(&log).len(), 1);
+}

@@ -1,0 +1,144 @@
+//! The culling state of a program with 50,000 instrumented functions and 1,000 threads, by the
+//! runtime's own accounting: it grows by 4 bytes per function and 1 per thread, nothing more
+//! (an earlier design kept a table per thread; one sized by the function table would be 200 KB
+//! per thread here).
+
+use std::time::Duration;
+
+use fdr_runtime::{CallGuard, Config, FnDesc, Mode};
+use fdr_tests::testing;
+
+macro_rules! tens {
+    ($inner:ident) => {
+        mod x0 {
+            $inner!();
+        }
+        mod x1 {
+            $inner!();
+        }
+        mod x2 {
+            $inner!();
+        }
+        mod x3 {
+            $inner!();
+        }
+        mod x4 {
+            $inner!();
+        }
+        mod x5 {
+            $inner!();
+        }
+        mod x6 {
+            $inner!();
+        }
+        mod x7 {
+            $inner!();
+        }
+        mod x8 {
+            $inner!();
+        }
+        mod x9 {
+            $inner!();
+        }
+    };
+}
+macro_rules! one {
+    () => {
+        fdr_tests::desc!(F, concat!(module_path!(), "::f"));
+    };
+}
+macro_rules! e1 {
+    () => {
+        tens!(one);
+    };
+}
+macro_rules! e2 {
+    () => {
+        tens!(e1);
+    };
+}
+macro_rules! e3 {
+    () => {
+        tens!(e2);
+    };
+}
+macro_rules! e4 {
+    () => {
+        tens!(e3);
+    };
+}
+mod many {
+    mod y0 {
+        e4!();
+    }
+    mod y1 {
+        e4!();
+    }
+    mod y2 {
+        e4!();
+    }
+    mod y3 {
+        e4!();
+    }
+    mod y4 {
+        e4!();
+    }
+}
+
+#[test]
+fn fifty_thousand_functions_and_a_thousand_threads_keep_205_kb_of_culling_state() {
+    let fs: Vec<&'static FnDesc> = (1..)
+        .map_while(fdr_runtime::function)
+        .filter(|f| f.name().starts_with("culling_scale::many::"))
+        .collect();
+    assert_eq!(fs.len(), 50_000);
+    let _turn = testing::exclusive();
+    let rec = fdr_runtime::start(
+        Config::default()
+            .buffer_size(4096)
+            .buffer_count(1100)
+            .mode(Mode::Fill)
+            .threshold(Duration::from_secs(1))
+            .cull_after(2),
+    )
+    .expect("start");
+    // 1,000 threads alive at once, each calling 50 functions of its own and 50 shared ones.
+    let barrier = std::sync::Barrier::new(1000);
+    std::thread::scope(|s| {
+        for t in 0..1000 {
+            let (fs, barrier) = (&fs, &barrier);
+            s.spawn(move || {
+                for i in 0..50 {
+                    drop(CallGuard::enter(fs[t * 50 + i]));
+                    drop(CallGuard::enter(fs[i]));
+                }
+                barrier.wait();
+                if t == 0 {
+                    let stats = fdr_runtime::recorder().expect("running").stats();
+                    assert_eq!(stats.threads, 1000);
+                    let functions = (1..).map_while(fdr_runtime::function).count();
+                    assert!(functions >= 50_000);
+                    // 4 bytes per function, 1 per thread.
+                    assert_eq!(stats.culling_bytes, 4 * functions + 1000);
+                    assert!(stats.culling_bytes <= 4 * 50_100 + 1000);
+                }
+                barrier.wait();
+            });
+        }
+    });
+    // The shared functions were erased 1,000 times each: all culled (a run of 2 over all the
+    // threads); no function called once is.
+    let mut bytes = Vec::new();
+    rec.finish_to(&mut bytes).expect("finish");
+    let log = fdr_tests::decode(&bytes[..]).expect("decode");
+    let mut culled = std::collections::BTreeSet::new();
+    for tid in log.tids() {
+        for r in log.thread_records(tid) {
+            if let fdr_tests::Rec::Cull(fdr_format::CullKind::Culled, id, _, _) = r {
+                culled.insert(id);
+            }
+        }
+    }
+    let shared: std::collections::BTreeSet<u32> = fs[..50].iter().map(|f| f.id()).collect();
+    assert_eq!(culled, shared);
+}
