@@ -30,9 +30,10 @@ pub(crate) fn record(f: &'static FnDesc, kind: FnKind) {
 #[inline(always)]
 fn record_event(f: &'static FnDesc, kind: FnKind) -> Entry {
     match kind {
-        FnKind::Enter => record_enter(f),
-        FnKind::Exit => record_exit(f),
-        _ => record_other(f, kind),
+        FnKind::Enter => record_kind::<{ FnKind::Enter as u8 }>(f),
+        FnKind::Exit => record_kind::<{ FnKind::Exit as u8 }>(f),
+        FnKind::TailExit => record_kind::<{ FnKind::TailExit as u8 }>(f),
+        FnKind::EnterArgs => record_kind::<{ FnKind::EnterArgs as u8 }>(f),
     }
 }
 
@@ -129,24 +130,16 @@ fn guarded_other_exit(f: &'static FnDesc, entry: Entry, kind: FnKind) -> Entry {
 // and may start nothing; a recording that ended; a thread that cannot join). An entry's guard
 // keeps the answer. Every function returns it, so the cold paths stay tail calls.
 
+/// The recording path of one kind of event, out of line and compiled once per kind, so that
+/// the kind is a constant in each copy.
 #[inline(never)]
-fn record_enter(f: &'static FnDesc) -> Entry {
-    if f.flags() & trigger::TRIGGER != 0 {
-        return special(f, FnKind::Enter, &[]);
-    }
-    record_one(f, FnKind::Enter)
-}
-
-#[inline(never)]
-fn record_exit(f: &'static FnDesc) -> Entry {
-    if f.flags() & trigger::TRIGGER != 0 {
-        return special(f, FnKind::Exit, &[]);
-    }
-    record_one(f, FnKind::Exit)
-}
-
-#[inline(never)]
-fn record_other(f: &'static FnDesc, kind: FnKind) -> Entry {
+fn record_kind<const KIND: u8>(f: &'static FnDesc) -> Entry {
+    let kind = match KIND {
+        0 => FnKind::Enter,
+        1 => FnKind::Exit,
+        2 => FnKind::TailExit,
+        _ => FnKind::EnterArgs,
+    };
     if f.flags() & trigger::TRIGGER != 0 {
         return special(f, kind, &[]);
     }
@@ -317,33 +310,15 @@ fn cold_event<'a>(
     entry
 }
 
-/// Records a task event of async function `f`: the path of [`record_one`] with a custom event.
-/// Out of line: tasks are rarer than calls.
+/// Records a task event of async function `f`. Out of line: tasks are rarer than calls.
 #[inline(never)]
 pub(crate) fn record_task(f: &'static FnDesc, kind: TaskKind, task: u64) {
-    if !session::may_record() {
-        return;
-    }
-    let l = local::get();
-    let t = &l.state;
-    let len = t.len.get();
-    if len >= t.writer.limit() {
-        cold_event(l, |t| Event::Custom {
-            payload: task_payload(kind, t.id_field(f) >> ID_SHIFT, task),
-        });
-        return;
-    }
-    t.begin_write();
-    let payload = task_payload(kind, t.id_field(f) >> ID_SHIFT, task);
-    let (tsc, cpu) = clock::now();
-    let len = match controller::record_custom(t, len, payload, tsc, cpu) {
-        Some(len) => len,
-        None => next_buffer(l, len, tsc, cpu, Event::Custom { payload }),
-    };
-    t.end_write(len);
+    record_custom(f, |id| task_payload(kind, id, task));
 }
 
-/// Records a custom event about `f`, whose payload `payload` makes from `f`'s id.
+/// Records a custom event about `f` (a task or cull event), whose payload `payload` makes from
+/// `f`'s id: the path of [`record_one`] with a four-word record.
+#[inline(always)]
 fn record_custom(f: &'static FnDesc, payload: impl Fn(u32) -> [u64; 2]) {
     if !session::may_record() {
         return;
@@ -358,14 +333,14 @@ fn record_custom(f: &'static FnDesc, payload: impl Fn(u32) -> [u64; 2]) {
         });
         return;
     }
-    t.busy(|| {
-        let (tsc, cpu) = clock::now();
-        let ev = Event::Custom {
-            payload: payload(t.id_field(f) >> ID_SHIFT),
-        };
-        ev.write(l, len, tsc, cpu)
-            .unwrap_or_else(|| next_buffer(l, len, tsc, cpu, ev))
-    });
+    t.begin_write();
+    let payload = payload(t.id_field(f) >> ID_SHIFT);
+    let (tsc, cpu) = clock::now();
+    let len = match controller::record_custom(t, len, payload, tsc, cpu) {
+        Some(len) => len,
+        None => next_buffer(l, len, tsc, cpu, Event::Custom { payload }),
+    };
+    t.end_write(len);
 }
 
 /// What a hook records.
@@ -452,7 +427,14 @@ fn special(f: &'static FnDesc, kind: FnKind, args: &[u64]) -> Entry {
             let s = unsafe { &*p };
             // An async function's trigger applies to its tasks (see `task`), not to one poll.
             if s.in_this_process() && f.kind() != crate::FnKindTag::Async {
-                time_call(s, l.member.key.get(), t.id_field(f) >> ID_SHIFT, kind);
+                let (key, id, now) = (
+                    l.member.key.get(),
+                    t.id_field(f) >> ID_SHIFT,
+                    clock::now().0,
+                );
+                if let Some(start) = s.triggers.time_call(&s.threads, key, id, kind, now) {
+                    s.fire(Reason::SlowCall, id, s.threads.tid(key), start, now);
+                }
             }
             len
         });
@@ -519,19 +501,4 @@ pub(crate) fn with_session(f: impl FnOnce(&session::Session, &Local)) {
             len
         });
     })
-}
-
-fn time_call(s: &session::Session, key: u32, id: u32, kind: FnKind) {
-    let now = clock::now().0;
-    if kind.is_entry() {
-        s.threads.open_call(key, id, now);
-        return;
-    }
-    let Some((open, start)) = s.threads.close_call(key) else {
-        return;
-    };
-    let limit = s.triggers.limit(id);
-    if open == id && limit != 0 && now.wrapping_sub(start) > limit {
-        s.fire(Reason::SlowCall, id, s.threads.tid(key), start, now);
-    }
 }

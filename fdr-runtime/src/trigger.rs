@@ -14,9 +14,10 @@
 
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
-use fdr_format::{Reason, ReasonInfo};
+use fdr_format::{FnKind, Reason, ReasonInfo};
 
 use crate::desc;
+use crate::registry::Registry;
 use crate::Config;
 
 /// The descriptor flag of an armed function.
@@ -90,6 +91,26 @@ impl Triggers {
             .and_then(|i| self.limits.get(i as usize))
             .copied()
             .unwrap_or(0)
+    }
+
+    /// Times an event of armed function `id` at `now` on the thread of registry entry `key`:
+    /// an entry goes on the thread's list of open trigger calls; an exit takes its call off and,
+    /// if the call ran past the function's limit, answers when it started (the trigger fires).
+    pub(crate) fn time_call(
+        &self,
+        threads: &Registry,
+        key: u32,
+        id: u32,
+        kind: FnKind,
+        now: u64,
+    ) -> Option<u64> {
+        if kind.is_entry() {
+            threads.open_call(key, id, now);
+            return None;
+        }
+        let (open, start) = threads.close_call(key)?;
+        let limit = self.limit(id);
+        (open == id && limit != 0 && now.wrapping_sub(start) > limit).then_some(start)
     }
 
     /// A trigger fired: lets it through to the mailbox if the cooldown and the cap allow, and
