@@ -20,34 +20,25 @@
 //! The recording engine is behind the `record` feature (which `fdr/enable` turns on); without it
 //! only the plain types exist and nothing of the runtime is linked into a program.
 //!
-//! Modules, top to bottom (each uses only those below it):
+//! Modules, top to bottom: each row uses only modules in the rows below it, never its own row
+//! or one above (`tests/layers.rs` checks this table against every `crate::` path in the
+//! sources, and that it lists every module).
 //!
-//! | module | holds |
+//! | modules | hold |
 //! |---|---|
+//! | `race_tests` | tests of snapshots, rewinds and re-entered hooks racing, under Miri too |
+//! | `testing` | for tests: the injected clock and the controller on plain buffers |
 //! | `hooks` | the typed hooks and guards the macros expand into |
+//! | `task` | async tasks: ids, creation, completion, cancellation, task-latency triggers |
 //! | `hot_path` | the path of every hook: bounds check, busy bracket, clock, controller; the cold path |
 //! | `autostart` | `FDR_OPTIONS`: recording from the first call, logs at exit and on panic |
 //! | `recorder` | the public API: start, snapshots, finish |
-//! | `background` | the background writer: trigger and signal snapshots, the watchdog |
-//! | `signal`, `wakeup` | the snapshot signal's handler; waking the writer |
-//! | `trigger` | slow-call triggers: limits, arming, firing, cooldown and cap |
-//! | `task` | async tasks: ids, creation, completion, cancellation, task-latency triggers |
-//! | `out_name` | log file names from the `out` template |
-//! | `atomic_file` | writing a log through its own temporary file |
-//! | `log_file` | the log's layout on disk: header, leading block, thread blocks |
-//! | `window` | the window by age (`max_age`) |
-//! | `snapshot` | the snapshot protocol: copying buffers while their owners write |
-//! | `attach` | a thread joining a recording, taking buffers, leaving, exiting |
-//! | `session` | one recording, and which one is running; fork handling |
-//! | `pool`, `queue`, `registry` | the buffers, the queues of free and retired ones, the threads |
-//! | `controller` | what to write for each event (policy) |
-//! | `rewind` | erasing calls shorter than the threshold |
-//! | `cull` | culling functions whose calls are always erased, sampling, restoring |
-//! | `thread_state`, `local` | a thread's recording state and its thread-local |
-//! | `record_writer` | how words go into a buffer and are published (bytes) |
-//! | `slot` | what an owner publishes for snapshots, with the ordering table |
-//! | `clock`, `host`, `injected` | time and CPU; ids, names and wall time; values tests inject |
-//! | `config`, `options` | the settings and their limits; reading them from `FDR_OPTIONS` |
+//! | `attach`, `background` | a thread joining a recording, taking buffers, leaving; the background writer: trigger and signal snapshots, the watchdog |
+//! | `atomic_file`, `controller`, `local`, `log_file` | writing a log through its own temporary file; what to write for each event (policy); the thread-local; the log's layout on disk |
+//! | `cull`, `rewind`, `session`, `window` | culling functions whose calls are always erased; erasing calls shorter than the threshold; one recording, which one is running, fork handling; the window by age (`max_age`) |
+//! | `gate`, `snapshot`, `thread_state` | the recorder gate copied into every descriptor; copying buffers while their owners write; a thread's recording state |
+//! | `clock`, `host`, `options`, `pool`, `record_writer`, `signal`, `trigger` | time and CPU; ids, names and wall time; reading `FDR_OPTIONS`; the buffers; how words go into a buffer and are published; the snapshot signal's handler; slow-call triggers |
+//! | `args`, `config`, `desc`, `error`, `injected`, `out_name`, `queue`, `registry`, `slot`, `stats`, `wakeup` | logged arguments; the settings and their limits; the function table; errors; values tests inject; log file names; the free and retired queues; the threads; what an owner publishes for snapshots; counters; waking the writer |
 //!
 //! The record layout itself belongs to `fdr_format`.
 

@@ -1,0 +1,199 @@
+//! The module table at the top of `src/lib.rs` is true: every module is in it, once, and every
+//! `crate::` path in a module's code names a module in a row below its own. A new import that
+//! goes up (or sideways within a row) fails here with the two modules and the line.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The table's rows, top first: module names.
+fn rows(lib: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    let mut in_table = false;
+    for line in lib.lines() {
+        let Some(doc) = line.strip_prefix("//!") else {
+            if in_table {
+                break;
+            }
+            continue;
+        };
+        let doc = doc.trim();
+        if doc.starts_with("| modules |") {
+            in_table = true;
+            continue;
+        }
+        if !in_table || doc.starts_with("|---") {
+            continue;
+        }
+        if !doc.starts_with('|') {
+            break;
+        }
+        let first = doc.trim_start_matches('|').split('|').next().unwrap_or("");
+        let names: Vec<String> = first
+            .split(',')
+            .map(|n| n.trim().trim_matches('`').to_string())
+            .filter(|n| !n.is_empty())
+            .collect();
+        rows.push(names);
+    }
+    rows
+}
+
+/// The modules `lib.rs` declares.
+fn declared(lib: &str) -> Vec<String> {
+    lib.lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let l = l.strip_prefix("pub ").unwrap_or(l);
+            let l = l.strip_prefix("mod ")?;
+            l.strip_suffix(';').map(str::to_string)
+        })
+        .collect()
+}
+
+/// The code of a module without comments and without its `#[cfg(test)] mod tests`.
+fn code(src: &str) -> String {
+    let src = match src.find("#[cfg(test)]\nmod tests") {
+        Some(i) => &src[..i],
+        None => src,
+    };
+    src.lines()
+        .map(|l| match l.find("//") {
+            Some(i) => &l[..i],
+            None => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Every module named by a `crate::` path in `code`, with the line it is on: `crate::x::..`,
+/// `crate::x` and the members of `use crate::{a, b::c}`.
+fn uses(code: &str, modules: &BTreeMap<String, usize>) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    for (n, line) in code.lines().enumerate() {
+        let mut rest = line;
+        while let Some(i) = rest.find("crate::") {
+            rest = &rest[i + "crate::".len()..];
+            if rest.starts_with('{') {
+                // A group may span lines: take it from the whole code.
+                let start = code.lines().take(n).map(|l| l.len() + 1).sum::<usize>()
+                    + (line.len() - rest.len())
+                    + 1;
+                let end = code[start..].find('}').map_or(code.len(), |e| start + e);
+                for part in code[start..end].split(',') {
+                    let name: String = part
+                        .trim()
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    if modules.contains_key(&name) {
+                        out.push((name, n + 1));
+                    }
+                }
+                continue;
+            }
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if modules.contains_key(&name) {
+                out.push((name, n + 1));
+            }
+        }
+    }
+    out
+}
+
+fn source(src: &Path, module: &str) -> String {
+    let flat = src.join(format!("{module}.rs"));
+    let dir = src.join(module);
+    if flat.exists() {
+        let mut all = std::fs::read_to_string(&flat).unwrap();
+        // Submodules of `module.rs` live in `module/`.
+        if dir.is_dir() {
+            all.push_str(&read_dir(&dir));
+        }
+        return all;
+    }
+    read_dir(&dir)
+}
+
+fn read_dir(dir: &Path) -> String {
+    let mut all = String::new();
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            all.push_str(&read_dir(&p));
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            all.push_str(&std::fs::read_to_string(&p).unwrap());
+            all.push('\n');
+        }
+    }
+    all
+}
+
+#[test]
+fn the_module_table_is_complete_and_no_module_uses_one_above_or_beside_it() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
+    let rows = rows(&lib);
+    assert!(rows.len() > 5, "no module table found in src/lib.rs");
+    let mut row_of = BTreeMap::new();
+    for (i, row) in rows.iter().enumerate() {
+        for m in row {
+            assert!(
+                row_of.insert(m.clone(), i).is_none(),
+                "`{m}` is twice in the table"
+            );
+        }
+    }
+    let mut declared = declared(&lib);
+    declared.sort();
+    declared.dedup();
+    let listed: Vec<String> = row_of.keys().cloned().collect();
+    assert_eq!(
+        listed, declared,
+        "the table in src/lib.rs must list exactly the modules lib.rs declares"
+    );
+    let mut wrong = Vec::new();
+    for (module, &row) in &row_of {
+        let code = code(&source(&src, module));
+        for (used, line) in uses(&code, &row_of) {
+            if used == *module {
+                continue;
+            }
+            let used_row = row_of[&used];
+            if used_row <= row {
+                wrong.push(format!(
+                    "`{module}` (row {}) uses `{used}` (row {}) at line {line} of its code",
+                    row + 1,
+                    used_row + 1
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "imports that go up or sideways in the table of src/lib.rs:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_check_sees_an_upward_import() {
+    // The checker itself: a module in a low row that names one above it is caught.
+    let lib = "//! | modules | hold |\n//! |---|---|\n//! | `top` | a |\n//! | `low` | b |\n\nmod low;\nmod top;\n";
+    let rows = rows(lib);
+    assert_eq!(rows, vec![vec!["top".to_string()], vec!["low".to_string()]]);
+    let modules: BTreeMap<String, usize> = [("top".to_string(), 0), ("low".to_string(), 1)].into();
+    let code = code(
+        "use crate::{top::X, other};\n// crate::low in a comment\nfn f() { crate::top::g() }\n",
+    );
+    assert_eq!(
+        uses(&code, &modules),
+        vec![("top".to_string(), 1), ("top".to_string(), 3)]
+    );
+}
