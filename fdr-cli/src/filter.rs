@@ -68,41 +68,20 @@ impl FilterArgs {
     }
 }
 
-/// A duration as the command line writes it: a number and a unit (`ns`, `us` or `µs`, `ms`,
-/// `s`), in nanoseconds. `0` needs no unit.
+/// A duration as the command line writes it, in nanoseconds: the grammar of
+/// [`fdr_format::duration`], shared with `FDR_OPTIONS` and the attribute (`500us`, `1.5ms`,
+/// `2s`, `1m`; `0` needs no unit).
 ///
 /// ```
 /// use fdr_cli::filter::parse_duration;
 /// assert_eq!(parse_duration("1.5ms"), Ok(1_500_000));
-/// assert_eq!(parse_duration("250 us"), Ok(250_000));
+/// assert_eq!(parse_duration("250µs"), Ok(250_000));
 /// assert_eq!(parse_duration("0"), Ok(0));
 /// assert!(parse_duration("12").is_err());
 /// assert!(parse_duration("-3ms").is_err());
 /// ```
 pub fn parse_duration(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    if t == "0" {
-        return Ok(0);
-    }
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or_else(|| format!("{s:?} has no unit; write e.g. 500us, 1.5ms or 2s"))?;
-    let (num, unit) = t.split_at(split);
-    let scale = match unit.trim() {
-        "ns" => 1.0,
-        "us" | "µs" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        u => return Err(format!("unknown unit {u:?} in {s:?}; use ns, us, ms or s")),
-    };
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("{s:?} is not a duration; write e.g. 500us, 1.5ms or 2s"))?;
-    let ns = (v * scale).round();
-    if !(0.0..=u64::MAX as f64).contains(&ns) {
-        return Err(format!("{s:?} is out of range"));
-    }
-    Ok(ns as u64)
+    fdr_format::duration::parse(s).map_err(|e| e.to_string())
 }
 
 /// A function-name pattern: `*` matches any run of characters, the rest matches itself; the

@@ -16,6 +16,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod duration;
 mod error;
 pub mod events;
 pub mod ext;

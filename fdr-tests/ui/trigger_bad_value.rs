@@ -6,11 +6,11 @@ fn no_unit() {}
 #[instrument_fdr(trigger = "50sec")]
 fn unknown_unit() {}
 
-#[instrument_fdr(trigger = "5µs")]
-fn micro_sign() {}
+#[instrument_fdr(trigger = "1.5ns")]
+fn finer_than_a_nanosecond() {}
 
-#[instrument_fdr(trigger = "1.5ms")]
-fn fraction() {}
+#[instrument_fdr(trigger = "1.5.2ms")]
+fn two_points() {}
 
 #[instrument_fdr(trigger = "-3ms")]
 fn negative() {}
