@@ -15,6 +15,10 @@ fn the_default_clock_source_is_the_timestamp_counter() {
 }
 
 #[test]
+#[cfg_attr(
+    fdr_single_cpu,
+    ignore = "needs two CPUs this process may run on; this machine had one when the tests were built"
+)]
 fn a_thread_moved_to_another_cpu_writes_a_new_cpu_record() {
     fdr_tests::check_real_migration(fdr_runtime::Clock::Auto);
 }
@@ -25,6 +29,10 @@ fn a_recorded_10ms_sleep_decodes_to_10ms() {
 }
 
 #[test]
+#[cfg_attr(
+    fdr_single_cpu,
+    ignore = "needs two CPUs this process may run on; this machine had one when the tests were built"
+)]
 fn rdtscp_sees_a_migration_too() {
     fdr_tests::check_real_migration(fdr_runtime::Clock::Rdtscp);
 }

@@ -242,8 +242,8 @@ fn a_call_that_never_returns_fires_while_it_is_still_running() {
     };
     let tid = stuck.recv().unwrap();
     let files = wait_for_logs(&dir, 1);
-    // The snapshot was written while the call was still blocked.
-    assert!(!blocked.is_finished() || !files.is_empty());
+    // That the snapshot was written while the call was still blocked is what its window shows
+    // (the call open at its end, below), not when the file appeared.
     holder.join().unwrap();
     blocked.join().unwrap();
     rec.finish_to(&mut std::io::sink()).unwrap();
