@@ -575,8 +575,8 @@ fn write_text(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
     if any_culled {
         writeln!(
             out,
-            "~ culled for part of the recording: while culled, only 1 call in 256 per thread was \
-             recorded, so these counts are a sample"
+            "~ culled for part of the recording: while culled, a call was recorded only when a \
+             probe let it through, so these counts are a sample"
         )?;
     }
     Ok(())

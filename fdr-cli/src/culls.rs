@@ -1,8 +1,8 @@
 //! Culled functions, from the cull events in the threads' blocks.
 //!
-//! The recorder culls a function whose calls were all erased for a long run: from then on only
-//! one of its calls in 256 is recorded on each thread (a sample), until a sampled call reaches
-//! the threshold and the function is restored. Culling is per function, whichever thread's
+//! The recorder culls a function whose calls were all erased for a long run: from then on its
+//! calls are skipped, but for the one call a probe lets through now and then, until such a call
+//! reaches the threshold and the function is restored. Culling is per function, whichever thread's
 //! calls culled or restored it, so the events are put in time order across threads before
 //! they are paired. At most [`MAX_CULL_EVENTS`] events are kept for the list (the rest are
 //! counted); which functions were culled is always known.

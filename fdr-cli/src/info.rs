@@ -320,7 +320,7 @@ pub fn run(log: &Log, out: &mut dyn Write, progress: &Progress) -> Result<(), Cl
         let n = culls.functions();
         let _ = writeln!(
             s,
-            "culled      {}: while culled, only about 1 call in 190 per thread was recorded",
+            "culled      {}: while culled, a call was recorded only when a probe let it through",
             if n == 1 {
                 "1 function".to_string()
             } else {
@@ -457,18 +457,17 @@ fn sizing(r: &RunInfo, recording: &[&ThreadStats], clock: &Clock) -> String {
 }
 
 /// What recording left out since it started, beside what the window holds: calls erased for
-/// being shorter than the threshold, calls of culled functions skipped and those sampled.
-/// `None` for a log that counted none (older logs, or threshold 0 with nothing culled).
+/// being shorter than the threshold, and how often culled functions were probed. `None` for a
+/// log that counted neither (older logs, or threshold 0).
 fn calls_not_recorded(r: &fdr_format::RunInfo) -> Option<String> {
-    if r.calls_erased == 0 && r.calls_culled == 0 && r.calls_sampled == 0 {
+    if r.calls_erased == 0 && r.probes == 0 {
         return None;
     }
     Some(format!(
-        "calls       since recording started: {} erased (shorter than {}), {} of culled \
-         functions not recorded, {} sampled",
+        "calls       since recording started: {} erased (shorter than {}); culled functions \
+         were probed {} times (calls of culled functions are skipped uncounted)",
         r.calls_erased,
         human(r.threshold_ns),
-        r.calls_culled,
-        r.calls_sampled
+        r.probes
     ))
 }

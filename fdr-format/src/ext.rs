@@ -95,11 +95,9 @@ pub struct RunInfo {
     /// Calls erased by the rewind (shorter than the threshold) since recording started, on all
     /// threads. Appended later: 0 in older logs.
     pub calls_erased: u64,
-    /// Calls of culled functions that were not recorded, counted at each sample (so up to 255
-    /// per thread since its last sample are not in it). Appended later: 0 in older logs.
-    pub calls_culled: u64,
-    /// Calls of culled functions recorded as samples. Appended later: 0 in older logs.
-    pub calls_sampled: u64,
+    /// Times a culled function was let through for one call, to be timed (a probe); calls of
+    /// culled functions are not counted. Appended later: 0 in older logs.
+    pub probes: u64,
 }
 
 /// Why a log was written.
@@ -341,8 +339,7 @@ impl Extension {
                 o.u64(r.calls_unattached);
                 o.u64(r.max_age_ns);
                 o.u64(r.calls_erased);
-                o.u64(r.calls_culled);
-                o.u64(r.calls_sampled);
+                o.u64(r.probes);
             }
             Extension::Function(f) => {
                 o.u8(TAG_FUNCTION);
@@ -433,8 +430,7 @@ impl Extension {
                     calls_unattached: i.u64_or_zero("unattached-call counter")?,
                     max_age_ns: i.u64_or_zero("age limit")?,
                     calls_erased: i.u64_or_zero("erased-call counter")?,
-                    calls_culled: i.u64_or_zero("culled-call counter")?,
-                    calls_sampled: i.u64_or_zero("sampled-call counter")?,
+                    probes: i.u64_or_zero("probe counter")?,
                 })
             }
             TAG_FUNCTION => {
@@ -524,8 +520,7 @@ mod tests {
             calls_unattached: 7,
             max_age_ns: 8,
             calls_erased: 9,
-            calls_culled: 10,
-            calls_sampled: 11,
+            probes: 10,
         };
         let f = FunctionInfo {
             id: 3,

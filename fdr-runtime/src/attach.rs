@@ -54,7 +54,7 @@ fn join(l: &Local, epoch: u64) -> bool {
     arm_exit_hook();
     let t = &l.state;
     t.threshold.set(s.threshold_ticks);
-    let cull = s.config.get_cull() && s.threshold_ticks > 0;
+    let cull = s.culling();
     t.cull_on.set(cull);
     t.cull_after.set(if cull {
         s.config.get_cull_after()

@@ -1,10 +1,12 @@
-//! The background writer: one thread per recording that has triggers or a snapshot signal. It
-//! writes the snapshots that triggers and the signal ask for, so the thread whose call was slow
-//! never copies or writes, and it is the watchdog that notices trigger calls still running past
-//! their limit (a hang never returns to fire its own trigger).
+//! The background writer: one thread per recording that has triggers, a snapshot signal or
+//! culling. It writes the snapshots that triggers and the signal ask for, so the thread whose
+//! call was slow never copies or writes; it is the watchdog that notices trigger calls still
+//! running past their limit (a hang never returns to fire its own trigger); and it probes culled
+//! functions (`cull::probe`), so that culled calls need no bookkeeping of their own.
 //!
 //! It sleeps on the wake-up pipe; with triggers it also wakes every quarter of the shortest limit
-//! (between 1 ms and 100 ms) to look at the open trigger calls. It ends when the recording stops.
+//! (between 1 ms and 100 ms) to look at the open trigger calls, and with culling at least every
+//! `cull::PROBE_PERIOD_MS`. It ends when the recording stops.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -15,11 +17,11 @@ use std::time::Duration;
 use fdr_format::{Reason, ReasonInfo};
 
 use crate::session::{Session, RECORDING};
-use crate::{atomic_file, clock, host, log_file, out_name, signal, trigger, Error};
+use crate::{atomic_file, clock, cull, host, log_file, out_name, signal, trigger, Error};
 
 /// Starts the writer if the recording needs one.
 pub(crate) fn start(session: &Arc<Session>) {
-    if !session.triggers.any() && session.config.get_signal().is_none() {
+    if !session.triggers.any() && session.config.get_signal().is_none() && !probes(session) {
         return;
     }
     let s = Arc::clone(session);
@@ -27,18 +29,29 @@ pub(crate) fn start(session: &Arc<Session>) {
         .name("fdr-writer".into())
         .spawn(move || run(&s));
     if let Err(e) = spawned {
-        eprintln!("fdr: could not start the background writer ({e}); triggers and the snapshot signal are off");
+        eprintln!("fdr: could not start the background writer ({e}); triggers, the snapshot signal and probes of culled functions are off");
     }
 }
 
+/// Whether this recording's writer probes culled functions: with culling on, except with the
+/// injected clock of tests, which probe by hand (`testing::probe_culled`) so that which calls
+/// are recorded does not depend on when a thread wakes.
+fn probes(s: &Session) -> bool {
+    s.culling() && s.calibration.source != fdr_format::ClockSource::Injected
+}
+
 fn run(s: &Session) {
-    let period = if s.triggers.any() {
+    let watch_ms = s.triggers.any().then(|| {
         let quarter_ns = s.triggers.shortest as u128 * 250_000_000
             / u128::from(s.calibration.ticks_per_second.max(1));
         (quarter_ns / 1_000_000).clamp(1, 100) as i32
-    } else {
-        -1
+    });
+    let probe_ms = probes(s).then_some(cull::PROBE_PERIOD_MS as i32);
+    let period = match (watch_ms, probe_ms) {
+        (Some(a), Some(b)) => a.min(b),
+        (a, b) => a.or(b).unwrap_or(-1),
     };
+    let mut cursor = 0;
     let mut reported: HashSet<(u32, u64)> = HashSet::new();
     let mut open = Vec::new();
     while s.state.load(Ordering::Acquire) == RECORDING {
@@ -66,6 +79,10 @@ fn run(s: &Session) {
         }
         if let Some((call, n)) = s.triggers.mailbox.take() {
             write(s, call, n);
+        }
+        if probe_ms.is_some() {
+            s.probes
+                .fetch_add(cull::probe(&mut cursor), Ordering::Relaxed);
         }
     }
 }

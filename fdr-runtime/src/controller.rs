@@ -25,7 +25,8 @@ pub(crate) enum Fast {
     /// bits), which [`record`] writes.
     General,
     /// The call was erased, the new length is the first field, and its function's run of erased
-    /// calls reached the cull threshold (the second): [`cull_now`] is due.
+    /// calls reached the cull threshold (the second): [`cull_now`] is due. Also a probe's call
+    /// that was kept (the run [`cull::RESTORE`]): [`cull_now`] restores its function.
     Cull(u32, u32),
     /// The call's entry was stepped over (the length and the time of the record before it, the
     /// fields) and the tail-call pairs before it are to be erased too: [`finish_tails`] is due.
@@ -77,7 +78,8 @@ pub(crate) fn record_fast(
 enum Written {
     /// The new length.
     Done(u32),
-    /// Erased, and the function's run reached the cull threshold: see [`Fast::Cull`].
+    /// Erased, and the function's run reached the cull threshold, or a probe's call kept: see
+    /// [`Fast::Cull`].
     Cull(u32, u32),
     /// Half erased: see [`Fast::Tails`].
     Tails(u32, u64),
@@ -148,14 +150,28 @@ pub(crate) fn record_any(
     }
 }
 
-/// A function's calls were erased `run` times in a row: cull it, with its event in the log. With
-/// no room for the event, it is culled at a later erased call instead.
+/// A function's calls were erased `run` times in a row: cull it, with its event in the log (with
+/// no room for the event, it is culled at a later erased call instead). A run past
+/// [`cull::PROBE`] is a probe's call that was short: culled again, with no event (nothing
+/// changed). [`cull::RESTORE`] is a probe's call that was kept: the function is restored, with
+/// its event.
 #[cold]
 #[inline(never)]
 pub(crate) fn cull_now(t: &ThreadState, len: u32, id: u32, run: u32, tsc: u64) -> u32 {
+    if run == cull::RESTORE {
+        if cull::restorable(t, id).is_none() {
+            return len;
+        }
+        let payload = cull_payload(CullKind::Restored, id >> ID_SHIFT, 0);
+        return record_custom(t, len, payload, tsc, t.cpu.get()).unwrap_or(len);
+    }
     let Some(f) = cull::candidate(t, id) else {
         return len;
     };
+    if run >= cull::PROBE {
+        cull::cull(f);
+        return len;
+    }
     let payload = cull_payload(CullKind::Culled, id >> ID_SHIFT, u64::from(run));
     match record_custom(t, len, payload, tsc, t.cpu.get()) {
         Some(len) => {
@@ -256,15 +272,18 @@ unsafe fn write_one(
                     return Written::Done(new_len);
                 }
             }
-            if t.cull_on.get() {
-                cull::kept(t, id);
-            }
+            let probed = t.cull_on.get() && cull::kept(t, id);
             // SAFETY: forwarded contract.
             unsafe { w.store(len, function_word(id, FnKind::Exit, delta)) };
             // Once an exit is kept, nothing before it can be erased.
             w.publish_stable(len + 1);
             t.enters.set(0);
             t.tails.set(0);
+            if probed {
+                // A probe's call that reached the threshold: restore its function.
+                t.last_tsc.set(tsc);
+                return Written::Cull(len + 1, cull::RESTORE);
+            }
         }
         FnKind::TailExit => {
             // SAFETY: forwarded contract.

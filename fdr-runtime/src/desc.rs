@@ -125,9 +125,10 @@ impl FnDesc {
         self.flags.fetch_or(bits, Ordering::Relaxed)
     }
 
-    /// Clears `bits`; returns the flags before.
+    /// Clears `bits`; returns the flags before. Release: what was stored before (a probe's mark
+    /// in the run) is seen by a thread that sees the bits cleared.
     pub(crate) fn clear_flags(&self, bits: u8) -> u8 {
-        self.flags.fetch_and(!bits, Ordering::Relaxed)
+        self.flags.fetch_and(!bits, Ordering::Release)
     }
 
     /// The function's run of erased calls, on every thread together (see `cull`).

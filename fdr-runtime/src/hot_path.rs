@@ -5,9 +5,7 @@
 //! The fast path is one thread-local access, one bounds check against the buffer's published
 //! limit, one timestamp read and one 8-byte store, plus the bookkeeping the rewind needs.
 
-use std::sync::atomic::Ordering;
-
-use fdr_format::{cull_payload, task_payload, CullKind, FnKind, Reason, TaskKind, ID_SHIFT};
+use fdr_format::{task_payload, FnKind, Reason, TaskKind, ID_SHIFT};
 
 use crate::desc::FnDesc;
 use crate::local::{self, Local};
@@ -37,8 +35,7 @@ fn record_event(f: &'static FnDesc, kind: FnKind) -> Entry {
     }
 }
 
-/// What a call's guard remembers of its entry: [`USUAL`], [`SKIPPED`], or the time a sampled
-/// entry was taken (never below 2).
+/// What a call's guard remembers of its entry: [`USUAL`] or [`SKIPPED`].
 pub(crate) type Entry = u64;
 /// The entry was recorded the usual way: so is the exit.
 pub(crate) const USUAL: Entry = 0;
@@ -47,17 +44,13 @@ pub(crate) const USUAL: Entry = 0;
 pub(crate) const SKIPPED: Entry = 1;
 
 /// Records the entry of a call whose guard keeps the answer for [`exit_guarded`]. All it needs
-/// to know is in the descriptor's flags, read once: without a recorder (the gate's `OFF`) the
-/// hook is that load and a branch; a culled function adds a branch and a thread-local tick,
-/// inline: no call, no clock. The recording path looks at the trigger flag out of line, which
-/// keeps the inlined part small enough for small functions to stay inlined.
+/// to know is in the descriptor's flags, read once: without a recorder (the gate's `OFF`) or
+/// for a culled function (`CULLED`) the hook is that load, one test and a branch, inline: no
+/// call, no clock, nothing written. The recording path looks at the trigger flag out of line,
+/// which keeps the inlined part small enough for small functions to stay inlined.
 #[inline(always)]
 pub(crate) fn enter_guarded(f: &'static FnDesc) -> Entry {
-    let flags = f.flags();
-    if flags & gate::OFF != 0 {
-        return SKIPPED;
-    }
-    if flags & cull::CULLED != 0 && !cull::sample_due(&local::get().cull_tick) {
+    if f.flags() & (gate::OFF | cull::CULLED) != 0 {
         return SKIPPED;
     }
     guarded_entry(f)
@@ -74,23 +67,19 @@ pub(crate) fn exit_guarded(f: &'static FnDesc, entry: Entry, kind: FnKind) {
         return;
     }
     match kind {
-        FnKind::Exit => guarded_exit(f, entry),
-        _ => guarded_other_exit(f, entry, kind),
+        FnKind::Exit => guarded_exit(f),
+        _ => record_event(f, kind),
     };
 }
 
 // The guard's hooks call out of line at one place each, so that what is inlined into every
 // instrumented function stays small: a small function stays small enough to be inlined itself.
 
-/// The recording path of a guarded entry: a sample of a culled function, the entry of a
-/// function with a trigger, or a usual one.
+/// The recording path of a guarded entry: the entry of a function with a trigger, or a usual
+/// one. A function culled since the caller looked is recorded as any other.
 #[inline(never)]
 fn guarded_entry(f: &'static FnDesc) -> Entry {
-    let flags = f.flags();
-    if flags & (cull::CULLED | trigger::TRIGGER) != 0 {
-        if flags & cull::CULLED != 0 {
-            return sampled_entry(f);
-        }
+    if f.flags() & trigger::TRIGGER != 0 {
         return special(f, FnKind::Enter, &[]);
     }
     record_one(f, FnKind::Enter)
@@ -98,25 +87,11 @@ fn guarded_entry(f: &'static FnDesc) -> Entry {
 
 /// The recording path of a guarded exit whose entry was recorded.
 #[inline(never)]
-fn guarded_exit(f: &'static FnDesc, entry: Entry) -> Entry {
-    if entry != USUAL {
-        sampled_exit(f, entry, FnKind::Exit);
-        return USUAL;
-    }
+fn guarded_exit(f: &'static FnDesc) -> Entry {
     if f.flags() & trigger::TRIGGER != 0 {
         return special(f, FnKind::Exit, &[]);
     }
     record_one(f, FnKind::Exit)
-}
-
-/// [`guarded_exit`] for a tail exit.
-#[inline(never)]
-fn guarded_other_exit(f: &'static FnDesc, entry: Entry, kind: FnKind) -> Entry {
-    if entry != USUAL {
-        sampled_exit(f, entry, kind);
-        return USUAL;
-    }
-    record_event(f, kind)
 }
 
 // A function the running recording treats specially (a trigger) has flags set in its
@@ -440,47 +415,6 @@ fn special(f: &'static FnDesc, kind: FnKind, args: &[u64]) -> Entry {
         });
     });
     entry
-}
-
-/// The culled call that is recorded, with the time it was taken. The next sample comes after
-/// 129 to 256 culled calls, by the low bits of that time: with a fixed period, a loop that
-/// calls culled functions in a fixed order of 2, 4, 8... would have its samples land on the same
-/// function every time, and the others would never be sampled, so never restored.
-#[cold]
-#[inline(never)]
-fn sampled_entry(f: &'static FnDesc) -> Entry {
-    if record_one(f, FnKind::Enter) == SKIPPED {
-        return SKIPPED;
-    }
-    let now = clock::now().0;
-    let l = local::get();
-    let skipped = 255 - u64::from(l.cull_tick_start.get());
-    let next = cull::next_tick(now);
-    l.cull_tick.set(next);
-    l.cull_tick_start.set(next);
-    with_session(|s, _| {
-        s.calls_culled.fetch_add(skipped, Ordering::Relaxed);
-        s.calls_sampled.fetch_add(1, Ordering::Relaxed);
-    });
-    now.max(2)
-}
-
-/// The exit of a sampled call that began at `start`. A sample that reaches the threshold while
-/// its function is still culled restores the function, with an event in the log.
-#[cold]
-#[inline(never)]
-fn sampled_exit(f: &'static FnDesc, start: Entry, kind: FnKind) {
-    if !session::may_record() {
-        return;
-    }
-    record_one(f, kind);
-    let lasted = clock::now().0.wrapping_sub(start);
-    if lasted >= local::get().state.threshold.get()
-        && f.flags() & cull::CULLED != 0
-        && cull::restore(f)
-    {
-        record_custom(f, |id| cull_payload(CullKind::Restored, id, 0));
-    }
 }
 
 /// Runs `f` with the session this thread records into, if any (and not a forked parent's).

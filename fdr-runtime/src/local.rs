@@ -27,11 +27,6 @@ pub(crate) struct Membership {
 pub(crate) struct Local {
     pub state: ThreadState,
     pub member: Membership,
-    /// Culled calls since this thread's last sampled one (see `cull`).
-    pub cull_tick: crate::cull::Tick,
-    /// Where the tick started after the last sample: the calls skipped until the next one are
-    /// `255 - cull_tick_start`.
-    pub cull_tick_start: std::cell::Cell<u8>,
 }
 
 thread_local! {
@@ -45,8 +40,6 @@ thread_local! {
                 buffer: Cell::new(0),
                 dead: Cell::new(false),
             },
-            cull_tick: Cell::new(0),
-            cull_tick_start: Cell::new(0),
         }
     };
 }

@@ -93,8 +93,7 @@ fn write_log<W: Write + ?Sized>(
         args_dropped: session.args_dropped.load(Ordering::Relaxed),
         calls_unattached: session.unattached.load(Ordering::Relaxed),
         calls_erased: session.pool.erased_total(),
-        calls_culled: session.calls_culled.load(Ordering::Relaxed),
-        calls_sampled: session.calls_sampled.load(Ordering::Relaxed),
+        probes: session.probes.load(Ordering::Relaxed),
         max_age_ns: config
             .get_max_age()
             .map_or(0, |a| a.as_nanos().min(u128::from(u64::MAX)) as u64),

@@ -90,13 +90,17 @@ pub(crate) struct Session {
     pub final_paths: Mutex<Vec<PathBuf>>,
     pub args_dropped: AtomicU64,
     pub unattached: AtomicU64,
-    /// Calls of culled functions that were skipped, counted at each sample (see `cull`).
-    pub calls_culled: AtomicU64,
-    /// Calls of culled functions that were recorded as samples.
-    pub calls_sampled: AtomicU64,
+    /// Times a culled function was let through for one call (see `cull::probe`).
+    pub probes: AtomicU64,
 }
 
 impl Session {
+    /// Whether this recording culls functions: culling on, and a threshold above 0 (with none,
+    /// no call is erased, so none is ever culled).
+    pub(crate) fn culling(&self) -> bool {
+        self.config.get_cull() && self.threshold_ticks > 0
+    }
+
     pub(crate) fn new(
         config: Config,
         calibration: Calibration,
@@ -133,8 +137,7 @@ impl Session {
             final_paths: Mutex::new(Vec::new()),
             args_dropped: AtomicU64::new(0),
             unattached: AtomicU64::new(0),
-            calls_culled: AtomicU64::new(0),
-            calls_sampled: AtomicU64::new(0),
+            probes: AtomicU64::new(0),
         })
     }
 

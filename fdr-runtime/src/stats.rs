@@ -15,6 +15,6 @@ pub struct Stats {
     /// Buffers overwritten with newer data (Ring mode).
     pub buffers_recycled: u64,
     /// Bytes of culling state for the program's functions and the threads recording now (see
-    /// `fdr_runtime::culling_memory`): 4 per function and 1 per thread.
+    /// `fdr_runtime::culling_memory`): 4 per function, nothing per thread.
     pub culling_bytes: usize,
 }

@@ -62,6 +62,29 @@ pub fn now() -> (u64, u32) {
     injected::values()
 }
 
+/// Lets the next call of every culled function through, to be timed, as the background
+/// writer's probing rounds do every `PROBE_PERIOD_MS` ms (recordings with the injected clock do
+/// not probe by themselves, so that tests decide when). Returns how many functions it probed,
+/// which the running recording counts as probes.
+///
+/// ```
+/// assert_eq!(fdr_runtime::testing::probe_culled(), 0);
+/// ```
+pub fn probe_culled() -> u64 {
+    let len = crate::desc::table().len();
+    let mut cursor = len.saturating_sub(1);
+    let mut probed = 0;
+    for _ in 0..len.div_ceil(crate::cull::PROBES_PER_ROUND) {
+        probed += crate::cull::probe(&mut cursor);
+    }
+    if let Some(rec) = crate::recorder::recorder() {
+        rec.session()
+            .probes
+            .fetch_add(probed, std::sync::atomic::Ordering::Relaxed);
+    }
+    probed
+}
+
 /// Serializes tests that start recorders: one recorder runs per process, and the test harness
 /// runs tests on several threads.
 pub fn exclusive() -> MutexGuard<'static, ()> {

@@ -1,5 +1,7 @@
 //! Culling, driven by the injected clock: a function whose calls are always erased stops being
-//! recorded (but for samples), is recorded again when a sample gets slow, and the log says so.
+//! recorded, is let through for one call by each probe (which the background writer makes every
+//! few milliseconds; with the injected clock, the test makes them with `testing::probe_culled`),
+//! is recorded again when a probed call is slow, and the log says so.
 
 use std::time::Duration;
 
@@ -9,8 +11,6 @@ use fdr_tests::{desc, record_log, testing, Rec};
 
 desc!(OUTER, "cull::outer");
 desc!(TINY, "cull::tiny");
-
-const SAMPLE_EVERY: usize = 256;
 
 fn config() -> Config {
     Config::default()
@@ -55,32 +55,38 @@ fn culls(records: &[Rec]) -> Vec<(CullKind, u32, u64)> {
 }
 
 #[test]
-fn a_function_whose_calls_are_all_erased_is_culled_then_sampled() {
-    // 100 erased calls cull it; then 2 x 256 more calls: two samples, both short (erased).
-    let log = record_log(config(), || calls(100 + 2 * SAMPLE_EVERY, |_| 5));
+fn a_function_whose_calls_are_all_erased_is_culled_and_a_short_probe_culls_it_again() {
+    // 100 erased calls cull it; 500 more are skipped; a probe lets one through, short: culled
+    // again at once with no event, and the 500 after it are skipped too.
+    let log = record_log(config(), || {
+        calls(100 + 500, |_| 5);
+        assert_eq!(testing::probe_culled(), 1);
+        calls(1 + 500, |_| 5);
+    });
     let records = log.thread_records(log.tids()[0]);
     let t = TINY.id();
     assert_eq!(culls(&records), vec![(CullKind::Culled, t, 100)]);
-    // Nothing of tiny is kept: the erased calls before the cull and the short samples after.
+    // Nothing of tiny is kept: the erased calls before the cull and the short probed one.
     assert_eq!(tiny_records(&records), 0);
-    // The outer call is whole around it.
+    // Erased: the 100 before the cull and the probed one; probes: one.
+    assert_eq!((log.run.calls_erased, log.run.probes), (101, 1));
+    // The outer calls are whole around it.
     assert!(matches!(records[1], Rec::Enter(id, 0) if id == OUTER.id()));
     assert!(matches!(records.last(), Some(Rec::Exit(id, _)) if *id == OUTER.id()));
 }
 
 #[test]
-fn a_sample_that_reaches_the_threshold_restores_the_function() {
-    // Culled after 100; the first sample (the 256th call after that) lasts 500 ticks.
-    let slow_at = 100 + SAMPLE_EVERY - 1;
+fn a_probed_call_that_reaches_the_threshold_restores_the_function() {
     let log = record_log(config(), || {
-        calls(
-            100 + 2 * SAMPLE_EVERY,
-            |i| if i == slow_at { 500 } else { 5 },
-        )
+        // Culled after 100, then skipped: even a slow call is not seen while no probe comes.
+        calls(100 + 50, |i| if i == 120 { 500 } else { 5 });
+        testing::probe_culled();
+        // The probed call is slow: restored; then 100 short calls are recorded (and erased)
+        // until the run culls it once more.
+        calls(1 + 100, |i| if i == 0 { 500 } else { 5 });
     });
     let records = log.thread_records(log.tids()[0]);
     let t = TINY.id();
-    // ... and, its calls being short again, it is culled once more after another 100.
     assert_eq!(
         culls(&records),
         vec![
@@ -89,15 +95,12 @@ fn a_sample_that_reaches_the_threshold_restores_the_function() {
             (CullKind::Culled, t, 100)
         ]
     );
-    // Recorded again: the slow sample is kept (entry and exit, 500 ticks), and the calls after
-    // it are recorded (and erased, being short) until the run culls it once more.
-    let kept: Vec<&Rec> = records
-        .iter()
-        .filter(|r| matches!(r, Rec::Enter(id, _) | Rec::Exit(id, _) if *id == t))
-        .collect();
+    // The slow probed call is kept (entry and exit, 500 ticks); the slow call before the probe
+    // was skipped.
+    let kept: Vec<&Rec> = tiny_calls(&records);
     assert_eq!(kept.len(), 2, "{kept:?}");
     assert!(matches!(kept[1], Rec::Exit(_, 500)));
-    // The restore comes right after the slow sample's exit.
+    // The restore comes right after the slow call's exit.
     let exit_at = records
         .iter()
         .position(|r| matches!(r, Rec::Exit(id, 500) if *id == t))
@@ -180,16 +183,11 @@ fn a_call_entered_while_culled_records_no_exit_even_once_restored() {
     let log = record_log(config(), || {
         // Cull it (100 erased calls), then make 10 more culled calls.
         calls(110, |_| 5);
-        // Entered culled, not sampled (the 11th culled call): nothing is recorded for it...
+        // Entered culled: nothing is recorded for it...
         let skipped = CallGuard::enter(&TINY);
-        // ... while the next sample inside it (the 256th culled call) is slow and restores it.
-        calls(SAMPLE_EVERY - 11, |i| {
-            if i == SAMPLE_EVERY - 12 {
-                500
-            } else {
-                5
-            }
-        });
+        // ... while a probed call inside it is slow and restores the function.
+        testing::probe_culled();
+        calls(1, |_| 500);
         testing::advance(1000);
         drop(skipped);
     });
@@ -199,7 +197,7 @@ fn a_call_entered_while_culled_records_no_exit_even_once_restored() {
         culls(&records),
         vec![(CullKind::Culled, t, 100), (CullKind::Restored, t, 0)]
     );
-    // The slow sample, entry and exit, and no exit of the skipped call.
+    // The slow probed call, entry and exit, and no exit of the skipped call.
     let kept = tiny_calls(&records);
     assert_eq!(kept.len(), 2, "{kept:?}");
     assert!(matches!(kept[0], Rec::Enter(..)));

@@ -159,15 +159,20 @@ fn a_thousand_functions_called_in_turn_are_each_culled_after_their_own_run() {
 fn one_of_a_thousand_culled_functions_made_slow_is_recorded_again() {
     let fs = thousand();
     let slow = fs[437];
-    let rounds_after = 600;
     let log = record_log(config(), || {
         for _ in 0..CULL_AFTER {
             for &f in &fs {
                 call(f, 5);
             }
         }
-        // All culled. Now `slow` takes 500 ticks per call; only a sample of it is timed.
-        for _ in 0..rounds_after {
+        // All culled. Now `slow` takes 500 ticks per call: skipped until a probe lets one through.
+        for &f in &fs {
+            call(f, if std::ptr::eq(f, slow) { 500 } else { 5 });
+        }
+        assert_eq!(testing::probe_culled(), 1000);
+        // The round after the probe: each function's call is let through and timed; only `slow`
+        // is kept (restored), the others are culled again at once. Then two more rounds.
+        for _ in 0..3 {
             for &f in &fs {
                 call(f, if std::ptr::eq(f, slow) { 500 } else { 5 });
             }
@@ -179,19 +184,21 @@ fn one_of_a_thousand_culled_functions_made_slow_is_recorded_again() {
         .filter(|e| e.1 == CullKind::Restored)
         .map(|e| e.2)
         .collect();
-    // Samples land on it although the loop's period (1000) shares factors with the old fixed
-    // sampling period (256): only it is restored, once (its calls stay slow: never culled again).
     assert_eq!(restored, vec![slow.id()]);
+    // Re-culling after a short probed call writes no event: 1000 culls and the one restore.
+    assert_eq!(events.len(), 1001);
     let tid = log.tids()[0];
-    let kept = entries(&log, tid, slow.id());
-    // Recorded again from the slow sample on: every call of the rounds that followed it.
-    assert!(kept > 1, "only {kept} kept calls of the slow function");
+    // Recorded again from the probed call on: every call of the three rounds.
+    assert_eq!(entries(&log, tid, slow.id()), 3);
     // ... and no other function has a kept call.
     for &f in &fs {
         if !std::ptr::eq(f, slow) {
             assert_eq!(entries(&log, tid, f.id()), 0, "{}", f.name());
         }
     }
+    // Erased: the runs that culled them and the 999 short probed calls.
+    assert_eq!(log.run.calls_erased, 1000 * u64::from(CULL_AFTER) + 999);
+    assert_eq!(log.run.probes, 1000);
 }
 
 #[test]
@@ -247,10 +254,10 @@ fn short_lived_workers_add_up_one_run_and_a_new_thread_starts_culled() {
                 }
             });
         }
-        // A thread that starts now finds it culled: its calls are skipped, its first sample
-        // (the 256th culled call of a fresh thread) is short: nothing of it is in the log.
+        // A thread that starts now finds it culled: its calls are skipped, it never learns
+        // anything of its own: nothing of it is in the log.
         on_thread(500, || {
-            for _ in 0..255 {
+            for _ in 0..1000 {
                 call(&SHARED, 5);
             }
         });
@@ -264,7 +271,7 @@ fn short_lived_workers_add_up_one_run_and_a_new_thread_starts_culled() {
 }
 
 #[test]
-fn a_slow_sample_on_any_thread_restores_the_function_for_all() {
+fn a_slow_probed_call_on_any_thread_restores_the_function_for_all() {
     let log = record_log(config(), || {
         // Culled by thread 200.
         on_thread(200, || {
@@ -272,11 +279,14 @@ fn a_slow_sample_on_any_thread_restores_the_function_for_all() {
                 call(&SHARED, 5);
             }
         });
-        // Thread 201: its first sample (256th culled call) is slow and restores it.
+        // Thread 201's calls are skipped, slow or not, until a probe lets one through: that one
+        // is slow and restores it.
         on_thread(201, || {
-            for i in 0..256 {
-                call(&SHARED, if i == 255 { 500 } else { 5 });
+            for _ in 0..100 {
+                call(&SHARED, 500);
             }
+            testing::probe_culled();
+            call(&SHARED, 500);
         });
         // Thread 202, new, records its slow calls at once: a full call each.
         on_thread(202, || {
@@ -318,7 +328,7 @@ fn the_runs_of_two_threads_are_one_run_and_a_kept_call_anywhere_resets_it() {
 }
 
 #[test]
-fn the_culling_state_is_four_bytes_a_function_and_one_a_thread() {
+fn the_culling_state_is_four_bytes_a_function_and_nothing_per_thread() {
     let session = fdr_tests::MockSession::start(config());
     let fs = thousand();
     std::thread::scope(|s| {
@@ -333,29 +343,77 @@ fn the_culling_state_is_four_bytes_a_function_and_one_a_thread() {
     let stats = fdr_runtime::recorder().expect("running").stats();
     let functions = (1..).map_while(fdr_runtime::function).count();
     assert!(functions >= 1000);
-    assert_eq!(stats.culling_bytes, 4 * functions + stats.threads);
-    assert_eq!(fdr_runtime::culling_memory(50_000, 1_000), 201_000);
+    assert_eq!(stats.threads, 8);
+    assert_eq!(stats.culling_bytes, 4 * functions);
+    assert_eq!(fdr_runtime::culling_memory(50_000, 1_000), 200_000);
     drop(session.finish());
 }
 
 #[test]
-fn the_log_counts_the_calls_erased_culled_and_sampled() {
-    // 100 erased calls cull it; then 256 + 1000 culled calls: the first sample is the 256th
-    // (a fresh thread's tick starts at 0), the next ones come 129 to 256 calls apart.
+fn the_log_counts_the_calls_erased_and_the_probes() {
     let log = record_log(config(), || {
         on_thread(900, || {
-            for _ in 0..(100 + 256 + 1000) {
+            // 100 erased calls cull it; 1000 culled calls are skipped, uncounted; three probes,
+            // each letting one short call through (erased, culled again).
+            for _ in 0..(100 + 1000) {
+                call(&SHARED, 5);
+            }
+            for _ in 0..3 {
+                testing::probe_culled();
+                call(&SHARED, 5);
                 call(&SHARED, 5);
             }
         })
     });
-    let r = &log.run;
-    // Every sample is short, so erased too: 100 + the samples.
-    assert_eq!(r.calls_erased, 100 + r.calls_sampled);
-    // Samples at the 256th culled call, then every 129 to 256: 1256 culled calls hold 5 to 8.
-    assert!((5..=8).contains(&r.calls_sampled), "{r:?}");
-    // Each sample counts the culled calls skipped before it; those after the last are not yet.
-    assert!(r.calls_culled + r.calls_sampled <= 1256, "{r:?}");
-    assert!(r.calls_culled + r.calls_sampled > 1256 - 256, "{r:?}");
+    assert_eq!((log.run.calls_erased, log.run.probes), (103, 3));
     assert_eq!(culls(&log).len(), 1);
+}
+
+desc!(PROBED, "culling_many::probed");
+
+#[test]
+fn the_background_writer_probes_a_culled_function_that_became_slow_and_restores_it() {
+    // The real clock: the writer probes by itself every PROBE_PERIOD_MS.
+    let _turn = testing::exclusive();
+    testing::use_real_clock();
+    let rec = fdr_runtime::start(
+        Config::default()
+            .buffer_size(1 << 16)
+            .buffer_count(8)
+            .threshold(Duration::from_micros(500))
+            .cull_after(CULL_AFTER),
+    )
+    .unwrap();
+    for _ in 0..CULL_AFTER {
+        drop(CallGuard::enter(&PROBED));
+    }
+    // Culled now: calls that sleep 1 ms are skipped until a probe lets one through, which is
+    // kept and restores the function. Look for the restore in snapshots, for at most 10 s.
+    let restored = |rec: &fdr_runtime::Recorder| {
+        let mut bytes = Vec::new();
+        rec.snapshot(&mut bytes).unwrap();
+        let log = fdr_tests::decode(&bytes[..]).unwrap();
+        culls(&log)
+            .iter()
+            .any(|e| e.1 == CullKind::Restored && e.2 == PROBED.id())
+    };
+    let mut slow_calls = 0;
+    while !restored(&rec) {
+        assert!(slow_calls < 10_000, "not restored after {slow_calls} slow calls");
+        for _ in 0..10 {
+            let g = CallGuard::enter(&PROBED);
+            std::thread::sleep(Duration::from_millis(1));
+            drop(g);
+            slow_calls += 1;
+        }
+    }
+    let mut bytes = Vec::new();
+    rec.finish_to(&mut bytes).unwrap();
+    let log = fdr_tests::decode(&bytes[..]).unwrap();
+    assert!(log.run.probes >= 1, "{:?}", log.run);
+    let events: Vec<CullKind> = culls(&log).iter().map(|e| e.1).collect();
+    assert_eq!(events, vec![CullKind::Culled, CullKind::Restored]);
+    // The probed call and every one after it are recorded whole.
+    let tid = log.tids()[0];
+    assert!(entries(&log, tid, PROBED.id()) >= 1);
 }

@@ -306,8 +306,7 @@ pub fn culled_log() -> Vec<u8> {
     let mut log = LogBuilder::new(1_000_000_000);
     log.run(RunInfo {
         calls_erased: 120_000,
-        calls_culled: 1_500_000,
-        calls_sampled: 7_800,
+        probes: 7_800,
         ..run_info("culled")
     });
     log.function(1, "app::main", &[]);
