@@ -95,8 +95,8 @@ pub struct RunInfo {
     /// Calls erased by the rewind (shorter than the threshold) since recording started, on all
     /// threads. Appended later: 0 in older logs.
     pub calls_erased: u64,
-    /// Times a culled function was let through for one call, to be timed (a probe); calls of
-    /// culled functions are not counted. Appended later: 0 in older logs.
+    /// Times a culled function was let through for a few calls, to be timed (a probe); calls
+    /// of culled functions are not counted. Appended later: 0 in older logs.
     pub probes: u64,
 }
 

@@ -152,9 +152,9 @@ pub(crate) fn record_any(
 
 /// A function's calls were erased `run` times in a row: cull it, with its event in the log (with
 /// no room for the event, it is culled at a later erased call instead). A run past
-/// [`cull::PROBE`] is a probe's call that was short: culled again, with no event (nothing
-/// changed). [`cull::RESTORE`] is a probe's call that was kept: the function is restored, with
-/// its event.
+/// [`cull::PROBE`] counts a probe's short calls: the [`cull::PROBE_CALLS`]-th culls again, with
+/// no event (nothing changed). [`cull::RESTORE`] is a probe's call that was kept: the function
+/// is restored, with its event.
 #[cold]
 #[inline(never)]
 pub(crate) fn cull_now(t: &ThreadState, len: u32, id: u32, run: u32, tsc: u64) -> u32 {
@@ -165,13 +165,18 @@ pub(crate) fn cull_now(t: &ThreadState, len: u32, id: u32, run: u32, tsc: u64) -
         let payload = cull_payload(CullKind::Restored, id >> ID_SHIFT, 0);
         return record_custom(t, len, payload, tsc, t.cpu.get()).unwrap_or(len);
     }
+    if run >= cull::PROBE {
+        // A probe's calls, all short so far: the last of them culls again, with no event.
+        if run - cull::PROBE >= cull::PROBE_CALLS {
+            if let Some(f) = cull::candidate(t, id) {
+                cull::cull(f);
+            }
+        }
+        return len;
+    }
     let Some(f) = cull::candidate(t, id) else {
         return len;
     };
-    if run >= cull::PROBE {
-        cull::cull(f);
-        return len;
-    }
     let payload = cull_payload(CullKind::Culled, id >> ID_SHIFT, u64::from(run));
     match record_custom(t, len, payload, tsc, t.cpu.get()) {
         Some(len) => {

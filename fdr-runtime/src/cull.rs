@@ -5,9 +5,10 @@
 //! descriptor makes its hooks skip recording altogether, on every thread at once. A culled call
 //! costs what a call costs with no recorder running: the one flag test of the gate, which checks
 //! `OFF` and `CULLED` together. Now and then the background writer *probes* each culled
-//! function ([`probe`]): it lets the function's next call through, recorded and timed as any
-//! other. If that call is erased (still short) the function is culled again at once, silently;
-//! if it is kept (it reached the threshold, on any thread) the function is restored everywhere.
+//! function ([`probe`]): it lets the function's next [`PROBE_CALLS`] calls through, recorded and
+//! timed as any other. If they are all erased (still short) the function is culled again,
+//! silently; if one is kept (it reached the threshold, on any thread) the function is restored
+//! everywhere.
 //! Culls and restores are written in the log (a cull event: function, thread, time), so a reader
 //! can say which functions' calls are missing from when. Functions with a trigger or logged
 //! arguments are never culled.
@@ -16,12 +17,12 @@
 //!
 //! Timing one call in n needs a per-thread count of culled calls, so every culled call would
 //! pay a thread-local increment besides the flag test. On a real parser annotated function by
-//! function (regex-syntax, 662 functions, 355 million culled calls a second, most of them
+//! function (regex-syntax, 631 functions, 355 million culled calls a second, most of them
 //! accessors that take a nanosecond) that increment and the code it adds to every inlined
 //! accessor cost as much as the whole rest of the recorder: the program ran 4.3 x slower than
-//! without fdr with it and 2.4 x without it. A probe costs nothing on the calls it does not
-//! take. What it changes is how soon a culled function that became slow is seen: at its first
-//! call after its next probe, and every culled function is probed once every
+//! without fdr with it and 2.3 x with probes (`benches/real`). A probe costs nothing on the calls it does not
+//! take. What it changes is how soon a culled function that became slow is seen: within the
+//! [`PROBE_CALLS`] calls after its next probe, and every culled function is probed once every
 //! [`PROBE_PERIOD_MS`] ms as long as at most [`PROBES_PER_ROUND`] are culled (with more, they
 //! take turns: each is probed every `ceil(culled / PROBES_PER_ROUND)` rounds). The price is that
 //! culled calls are not counted: the log counts the probes instead.
@@ -47,10 +48,10 @@
 //! does not need. A kept call writes only when the run is not already 0, so a function that is
 //! always kept (or culled) is only read, and its line is shared by every core without traffic.
 //!
-//! A probe sets the run to [`PROBE`] before it clears the flag: the first erased call then finds
-//! its run past `cull_after` and culls again (without an event: nothing changed), and a kept
-//! call finds the mark and restores (with an event). Calls that run on other threads while the
-//! probe is open are recorded too; the first call to end settles it.
+//! A probe sets the run to [`PROBE`] before it clears the flag: erased calls then find their
+//! run past `cull_after`, and the [`PROBE_CALLS`]-th culls again (without an event: nothing
+//! changed); a kept call finds the mark and restores (with an event). Calls on every thread
+//! count towards the probe's calls.
 //!
 //! Whether a call's exit is recorded is decided by its entry, which the guard of the call
 //! remembers (see `hooks::CallGuard`): a call entered while its function was culled records no
@@ -76,6 +77,14 @@ pub(crate) const RESTORE: u32 = 0;
 
 /// How often the background writer probes culled functions, in milliseconds.
 pub const PROBE_PERIOD_MS: u64 = 10;
+
+/// How many calls a probe lets through, one after the other. A function that became slow on
+/// every call is found by its next probe; one slow on one call in `n` (`n` up to 64) by its next
+/// probe too, even when the probe comes while a slow call is blocked (a probe cannot time a call
+/// entered before it: that call's entry was skipped, and the 63 calls after it reach the next
+/// slow one); with a larger `n`, with a chance of `1 - (1 - 1/n)^64` per probe. A probe of a
+/// function that is still short costs 64 recorded calls.
+pub const PROBE_CALLS: u32 = 64;
 
 /// How many descriptors one probing round looks at (and so, at most, probes).
 pub const PROBES_PER_ROUND: usize = 4096;
@@ -139,7 +148,8 @@ pub(crate) fn cull(f: &FnDesc) {
 
 /// One probing round, from the background writer: looks at up to [`PROBES_PER_ROUND`]
 /// descriptors from `cursor` on (wrapping around the table, so every culled function gets its
-/// turn) and lets the next call of each culled one through. Returns how many it probed.
+/// turn) and lets the next [`PROBE_CALLS`] calls of each culled one through. Returns how many
+/// it probed.
 pub(crate) fn probe(cursor: &mut usize) -> u64 {
     let table = desc::table();
     if table.is_empty() {

@@ -120,7 +120,7 @@ pub use config::{
     Clock, Config, Mode, Signal, Trigger, DEFAULT_THRESHOLD, MAX_BUFFER_SIZE, MIN_BUFFER_SIZE,
 };
 #[cfg(feature = "record")]
-pub use cull::{memory as culling_memory, PROBES_PER_ROUND, PROBE_PERIOD_MS};
+pub use cull::{memory as culling_memory, PROBES_PER_ROUND, PROBE_CALLS, PROBE_PERIOD_MS};
 #[cfg(feature = "record")]
 pub use desc::{function, FUNCTIONS};
 pub use desc::{FnDesc, FnKindTag};

@@ -90,7 +90,7 @@ pub(crate) struct Session {
     pub final_paths: Mutex<Vec<PathBuf>>,
     pub args_dropped: AtomicU64,
     pub unattached: AtomicU64,
-    /// Times a culled function was let through for one call (see `cull::probe`).
+    /// Times a culled function was let through for a few calls (see `cull::probe`).
     pub probes: AtomicU64,
 }
 

@@ -62,9 +62,9 @@ pub fn now() -> (u64, u32) {
     injected::values()
 }
 
-/// Lets the next call of every culled function through, to be timed, as the background
-/// writer's probing rounds do every `PROBE_PERIOD_MS` ms (recordings with the injected clock do
-/// not probe by themselves, so that tests decide when). Returns how many functions it probed,
+/// Lets the next `PROBE_CALLS` calls of every culled function through, to be timed, as the
+/// background writer's probing rounds do every `PROBE_PERIOD_MS` ms (recordings with the
+/// injected clock do not probe by themselves, so that tests decide when). Returns how many functions it probed,
 /// which the running recording counts as probes.
 ///
 /// ```

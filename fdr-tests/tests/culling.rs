@@ -56,8 +56,8 @@ fn culls(records: &[Rec]) -> Vec<(CullKind, u32, u64)> {
 
 #[test]
 fn a_function_whose_calls_are_all_erased_is_culled_and_a_short_probe_culls_it_again() {
-    // 100 erased calls cull it; 500 more are skipped; a probe lets one through, short: culled
-    // again at once with no event, and the 500 after it are skipped too.
+    // 100 erased calls cull it; 500 more are skipped; a probe lets 16 through, short: culled
+    // again after them with no event, and the calls after those are skipped too.
     let log = record_log(config(), || {
         calls(100 + 500, |_| 5);
         assert_eq!(testing::probe_culled(), 1);
@@ -68,8 +68,11 @@ fn a_function_whose_calls_are_all_erased_is_culled_and_a_short_probe_culls_it_ag
     assert_eq!(culls(&records), vec![(CullKind::Culled, t, 100)]);
     // Nothing of tiny is kept: the erased calls before the cull and the short probed one.
     assert_eq!(tiny_records(&records), 0);
-    // Erased: the 100 before the cull and the probed one; probes: one.
-    assert_eq!((log.run.calls_erased, log.run.probes), (101, 1));
+    // Erased: the 100 before the cull and the probe's 16; probes: one.
+    assert_eq!(
+        (log.run.calls_erased, log.run.probes),
+        (100 + u64::from(fdr_runtime::PROBE_CALLS), 1)
+    );
     // The outer calls are whole around it.
     assert!(matches!(records[1], Rec::Enter(id, 0) if id == OUTER.id()));
     assert!(matches!(records.last(), Some(Rec::Exit(id, _)) if *id == OUTER.id()));

@@ -170,9 +170,10 @@ fn one_of_a_thousand_culled_functions_made_slow_is_recorded_again() {
             call(f, if std::ptr::eq(f, slow) { 500 } else { 5 });
         }
         assert_eq!(testing::probe_culled(), 1000);
-        // The round after the probe: each function's call is let through and timed; only `slow`
-        // is kept (restored), the others are culled again at once. Then two more rounds.
-        for _ in 0..3 {
+        // The 16 rounds after the probe: each function's calls are let through and timed; only
+        // `slow` is kept (restored at once), the others are culled again after their 16. Then
+        // two more rounds, where the others are skipped.
+        for _ in 0..(fdr_runtime::PROBE_CALLS + 2) {
             for &f in &fs {
                 call(f, if std::ptr::eq(f, slow) { 500 } else { 5 });
             }
@@ -188,16 +189,22 @@ fn one_of_a_thousand_culled_functions_made_slow_is_recorded_again() {
     // Re-culling after a short probed call writes no event: 1000 culls and the one restore.
     assert_eq!(events.len(), 1001);
     let tid = log.tids()[0];
-    // Recorded again from the probed call on: every call of the three rounds.
-    assert_eq!(entries(&log, tid, slow.id()), 3);
+    // Recorded again from the probed call on: every call of the rounds after the probe.
+    assert_eq!(
+        entries(&log, tid, slow.id()),
+        fdr_runtime::PROBE_CALLS as usize + 2
+    );
     // ... and no other function has a kept call.
     for &f in &fs {
         if !std::ptr::eq(f, slow) {
             assert_eq!(entries(&log, tid, f.id()), 0, "{}", f.name());
         }
     }
-    // Erased: the runs that culled them and the 999 short probed calls.
-    assert_eq!(log.run.calls_erased, 1000 * u64::from(CULL_AFTER) + 999);
+    // Erased: the runs that culled them and the short calls of 999 probes.
+    assert_eq!(
+        log.run.calls_erased,
+        1000 * u64::from(CULL_AFTER) + 999 * u64::from(fdr_runtime::PROBE_CALLS)
+    );
     assert_eq!(log.run.probes, 1000);
 }
 
@@ -354,18 +361,23 @@ fn the_log_counts_the_calls_erased_and_the_probes() {
     let log = record_log(config(), || {
         on_thread(900, || {
             // 100 erased calls cull it; 1000 culled calls are skipped, uncounted; three probes,
-            // each letting one short call through (erased, culled again).
+            // each letting 16 short calls through (erased, then culled again), and 10 skipped
+            // calls after each.
             for _ in 0..(100 + 1000) {
                 call(&SHARED, 5);
             }
             for _ in 0..3 {
                 testing::probe_culled();
-                call(&SHARED, 5);
-                call(&SHARED, 5);
+                for _ in 0..(fdr_runtime::PROBE_CALLS + 10) {
+                    call(&SHARED, 5);
+                }
             }
         })
     });
-    assert_eq!((log.run.calls_erased, log.run.probes), (103, 3));
+    assert_eq!(
+        (log.run.calls_erased, log.run.probes),
+        (100 + 3 * u64::from(fdr_runtime::PROBE_CALLS), 3)
+    );
     assert_eq!(culls(&log).len(), 1);
 }
 
@@ -399,7 +411,10 @@ fn the_background_writer_probes_a_culled_function_that_became_slow_and_restores_
     };
     let mut slow_calls = 0;
     while !restored(&rec) {
-        assert!(slow_calls < 10_000, "not restored after {slow_calls} slow calls");
+        assert!(
+            slow_calls < 10_000,
+            "not restored after {slow_calls} slow calls"
+        );
         for _ in 0..10 {
             let g = CallGuard::enter(&PROBED);
             std::thread::sleep(Duration::from_millis(1));
