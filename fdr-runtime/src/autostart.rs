@@ -2,8 +2,10 @@
 //! written at exit and a snapshot on panic.
 //!
 //! The log goes to `out` (default `PROGRAM-{pid}.fdr`; see `out_name` for the placeholders). A
-//! forked child reads `FDR_OPTIONS` again at its first call and records as its own process, into
-//! a file of its own.
+//! panic's snapshot is numbered as trigger and signal snapshots are (`PROGRAM-{pid}-1.fdr`, or
+//! `out`'s `{n}`), so the log written at exit never replaces it; the snapshot cap
+//! (`max_snapshots`) applies, except to the process's first panic, which always gets its file. A forked child reads `FDR_OPTIONS` again at its first call and records as its own
+//! process, into a file of its own.
 
 use std::path::PathBuf;
 use std::sync::Once;
@@ -11,7 +13,7 @@ use std::sync::Once;
 use fdr_format::Reason;
 
 use crate::recorder::{self, Recorder};
-use crate::{session, Config, Error};
+use crate::{host, out_name, session, trigger, Config, Error};
 
 /// Reads `FDR_OPTIONS` and starts recording if it says so. Called once per process (and once
 /// more in each forked child) by the first hook that finds the state unknown.
@@ -61,13 +63,31 @@ fn write_auto(finish: bool) {
     let Some(rec) = recorder::recorder() else {
         return;
     };
-    let Some(out) = rec.auto_out() else {
+    let Some(final_out) = rec.auto_out() else {
         return;
     };
-    let result = if finish {
-        rec.finish_for(&out, Reason::Exit)
+    let (out, result) = if finish {
+        let result = rec.finish_for(&final_out, Reason::Exit);
+        (final_out, result)
     } else {
-        rec.write_snapshot_for(&out, Reason::Panic)
+        let s = rec.session();
+        // Numbered within the snapshot cap; past it, the process's first panic still gets its
+        // file (later ones are counted as suppressed, so a panic loop cannot fill the disk).
+        static FIRST_PANIC: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+        let n = trigger::reserve_file(s.triggers.max_snapshots).or_else(|| {
+            FIRST_PANIC
+                .swap(false, std::sync::atomic::Ordering::AcqRel)
+                .then(trigger::next_file)
+        });
+        let Some(n) = n else {
+            s.triggers
+                .suppressed
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            return;
+        };
+        let out = out_name::snapshot_path(&s.out_template, std::process::id(), n, host::wall_time());
+        let result = rec.write_snapshot_for(&out, Reason::Panic);
+        (out, result)
     };
     match result {
         Ok(()) => eprintln!("fdr: wrote {}", out.display()),
