@@ -334,7 +334,7 @@ pub fn replay_decoder<R: Read, S: Sink>(
             th.pending = false;
             flush_enter(th, t as u32, sink).map_err(named)?;
         }
-        let end = dec.threads().get(t).map_or(0, |s| s.last_tsc);
+        let end = window_end(&dec, t);
         while !th.stack.is_empty() {
             pop(th, t as u32, end, Close::WindowEnd, sink).map_err(named)?;
         }
@@ -600,7 +600,7 @@ fn plan_fast<R: Read, X: Sink>(
     }
     progress.at(0, dec.offset());
     for (t, th) in ts.iter_mut().enumerate() {
-        let end = dec.threads().get(t).map_or(0, |s| s.last_tsc);
+        let end = window_end(&dec, t);
         while let Some((fid, start)) = th.stack.pop() {
             let f = Frame::new(fid, start, 0, false);
             ended(t as u32, &f, end, Close::WindowEnd, th.stack.len())
@@ -985,4 +985,14 @@ pub fn origin(threads: &[ThreadStats]) -> u64 {
         .map(|t| t.first_tsc)
         .min()
         .unwrap_or(0)
+}
+
+/// Where thread `t`'s calls still open at the end of its records end: when the log was taken
+/// (the run record's `end_tsc`), or the thread's last record if that is later (a log without a
+/// run record). Not the last record alone: a hung thread's last record is the entry of the call
+/// that hangs, which would then last 0 ns.
+fn window_end<R: std::io::Read>(dec: &fdr_format::events::EventDecoder<R>, t: usize) -> u64 {
+    let last = dec.threads().get(t).map_or(0, |s| s.last_tsc);
+    let taken = dec.info().run.as_ref().map_or(0, |r| r.end_tsc);
+    last.max(taken)
 }
