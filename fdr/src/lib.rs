@@ -80,7 +80,13 @@ use std::io::Write;
 use std::path::Path;
 
 pub use fdr_macros::{fdr_scope, instrument_fdr};
-pub use fdr_runtime::{Clock, Config, Error, LogArg, Mode, Stats};
+pub use fdr_runtime::{Clock, Config, Error, LogArg, Mode, Signal, Stats, Trigger};
+
+// The README's code blocks are compiled and run as this crate's doc tests, with and without the
+// instrumentation (`cargo test --workspace` builds `fdr` with `enable`, as `fdr-tests` asks).
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
 
 #[cfg(feature = "testing")]
 pub use fdr_runtime::testing;
