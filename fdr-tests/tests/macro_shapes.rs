@@ -1,3 +1,4 @@
+#![deny(warnings)]
 //! Every function shape `#[instrument_fdr]` accepts: it compiles, keeps its meaning, gets the
 //! name a user reads in a backtrace, and records an exit on every way out.
 //!
@@ -660,7 +661,7 @@ fn descriptors_carry_kind_file_line_and_arguments() {
     let d = descriptor(&format!("{M}::plain"));
     assert_eq!(d.kind(), FnKindTag::Function);
     assert_eq!(d.file(), file!());
-    assert_eq!(d.line(), 22, "the line of `fn plain`");
+    assert_eq!(d.line(), 23, "the line of `fn plain`");
     assert_eq!(d.args(), &[] as &[&str]);
     assert_eq!(
         descriptor(&format!("{M}::shapes::fetch")).kind(),

@@ -96,6 +96,7 @@ fn recorded<F: WithBody>(f: Recorded<F>, outer: &[Attribute]) -> F {
                 output_hint,
                 take_args,
             } = async_fn::lower(item.sig_mut());
+            let block = rebraced(&block);
             let inner = quote!(async move {
                 #output_hint
                 #take_args
@@ -111,7 +112,7 @@ fn recorded<F: WithBody>(f: Recorded<F>, outer: &[Attribute]) -> F {
                 #future
             }
         }
-        Body::Sync(block) => guarded(&static_, &desc, args, &guard, block.into_token_stream()),
+        Body::Sync(block) => guarded(&static_, &desc, args, &guard, rebraced(&block)),
         Body::Tail(tail) => guarded(&static_, &desc, args, &guard, tail_body(tail, &guard)),
     };
     // The instrumented code goes in as tokens, inside the body's braces: it is never parsed
@@ -170,19 +171,25 @@ fn later_macro(attrs: &[Attribute]) -> bool {
 fn tail_body(tail: TailBody, guard: &Ident) -> TokenStream {
     let TailBody { block, end, call } = tail;
     let call = quote!({ #guard.tail(); #call });
-    let mut tokens = TokenStream::new();
-    block.brace_token.surround(&mut tokens, |inner| {
-        inner.extend(block.stmts.iter().map(ToTokens::into_token_stream));
-        match end {
-            TailEnd::Value => inner.extend(call),
-            TailEnd::Return {
-                attrs,
-                return_token,
-                semi,
-            } => inner.extend(quote!(#(#attrs)* #return_token #call #semi)),
-        }
-    });
-    tokens
+    let stmts = &block.stmts;
+    // Braces of the expansion's own, as in `rebraced`.
+    let end = match end {
+        TailEnd::Value => call,
+        TailEnd::Return {
+            attrs,
+            return_token,
+            semi,
+        } => quote!(#(#attrs)* #return_token #call #semi),
+    };
+    quote!({ #(#stmts)* #end })
+}
+
+/// The body as written, in braces of the expansion's own: the same block, but the compiler no
+/// longer takes it for braces the user wrote around a lone value (`fn one() -> u32 { 1 }` would
+/// warn `unused_braces` where it now stands as the tail of the instrumented body).
+fn rebraced(block: &Block) -> TokenStream {
+    let stmts = &block.stmts;
+    quote!({ #(#stmts)* })
 }
 
 /// A synchronous body: the guard records the entry now and the exit when it drops, however
