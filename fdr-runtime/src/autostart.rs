@@ -73,7 +73,8 @@ fn write_auto(finish: bool) {
         let s = rec.session();
         // Numbered within the snapshot cap; past it, the process's first panic still gets its
         // file (later ones are counted as suppressed, so a panic loop cannot fill the disk).
-        static FIRST_PANIC: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+        static FIRST_PANIC: std::sync::atomic::AtomicBool =
+            std::sync::atomic::AtomicBool::new(true);
         let n = trigger::reserve_file(s.triggers.max_snapshots).or_else(|| {
             FIRST_PANIC
                 .swap(false, std::sync::atomic::Ordering::AcqRel)
@@ -85,7 +86,8 @@ fn write_auto(finish: bool) {
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             return;
         };
-        let out = out_name::snapshot_path(&s.out_template, std::process::id(), n, host::wall_time());
+        let out =
+            out_name::snapshot_path(&s.out_template, std::process::id(), n, host::wall_time());
         let result = rec.write_snapshot_for(&out, Reason::Panic);
         (out, result)
     };

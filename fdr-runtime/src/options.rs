@@ -9,7 +9,9 @@ use crate::Error;
 
 impl Config {
     /// Reads `FDR_OPTIONS`. `Ok(None)` when it is not set. Warnings (a key given twice) go to
-    /// standard error.
+    /// standard error. A program that starts its own recorder with `start` records with the
+    /// configuration it gives, and `FDR_OPTIONS` is ignored (with a line on stderr) unless that
+    /// configuration comes from here.
     ///
     /// ```
     /// std::env::remove_var("FDR_OPTIONS");

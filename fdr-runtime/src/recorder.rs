@@ -20,6 +20,10 @@ use crate::{
 /// locks or allocation. Only one recorder runs at a time. If [`Config::out`] is set, the place is
 /// checked for writability now rather than when the log is due.
 ///
+/// The configuration given here is the one used: `FDR_OPTIONS` starts a recorder by itself only
+/// in a program that starts none. When `FDR_OPTIONS` is set and `config` is not what it reads
+/// as, one line on stderr says that it is ignored; pass [`Config::from_env`] to honour it.
+///
 /// ```
 /// let rec = fdr_runtime::start(fdr_runtime::Config::default().buffer_count(4))?;
 /// assert!(fdr_runtime::start(fdr_runtime::Config::default()).is_err());
@@ -29,7 +33,26 @@ use crate::{
 /// # Ok::<(), fdr_runtime::Error>(())
 /// ```
 pub fn start(config: Config) -> Result<Recorder, Error> {
+    warn_if_env_overridden(&config);
     start_with(config, false)
+}
+
+/// `FDR_OPTIONS` only starts a recorder by itself when the program starts none: a program that
+/// calls [`start`] records with the configuration it gives. Says so, once, on stderr, when
+/// `FDR_OPTIONS` is set and that configuration is not the one `FDR_OPTIONS` reads as (a program
+/// that passes `Config::from_env()` on is not warned).
+fn warn_if_env_overridden(config: &Config) {
+    let Ok(text) = std::env::var("FDR_OPTIONS") else {
+        return;
+    };
+    if Config::parse_options(&text).is_ok_and(|(env, _)| env == *config) {
+        return;
+    }
+    eprintln!(
+        "fdr: FDR_OPTIONS is set, but the program starts its own recorder (fdr::start), whose \
+         configuration is used; FDR_OPTIONS=\"{text}\" is ignored (pass fdr::Config::from_env() \
+         to fdr::start to honour it)"
+    );
 }
 
 /// Starts a recorder; `autostarted` when `FDR_OPTIONS` asked for it, whose exit writers then

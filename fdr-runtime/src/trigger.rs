@@ -153,7 +153,9 @@ pub(crate) fn reserve_file(max: u32) -> Option<u32> {
 /// Takes the next snapshot number of the process whatever the cap: a panic's log is never
 /// refused (it may be the only one that says what went wrong).
 pub(crate) fn next_file() -> u32 {
-    SNAPSHOT_FILES.fetch_add(1, Ordering::AcqRel).wrapping_add(1)
+    SNAPSHOT_FILES
+        .fetch_add(1, Ordering::AcqRel)
+        .wrapping_add(1)
 }
 
 /// Whether `name` matches `pattern`, where `*` matches any run of characters.

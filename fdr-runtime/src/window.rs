@@ -173,7 +173,8 @@ mod tests {
             let delta = rng.next(50);
             match rng.next(8) {
                 0..=2 => {
-                    let kind = [FnKind::Enter, FnKind::Exit, FnKind::TailExit][rng.next(3) as usize];
+                    let kind =
+                        [FnKind::Enter, FnKind::Exit, FnKind::TailExit][rng.next(3) as usize];
                     t += delta;
                     words.push(function_word(3 << 4, kind, delta as u32));
                     recs.push(Rec::Call(3, kind, t));
@@ -280,10 +281,15 @@ mod tests {
             };
             keep_newer(&mut copied, cutoff);
             // The records at or after the cutoff, with the arguments of a kept entry.
-            let first = recs.iter().position(|r| time(r).is_some_and(|t| t >= cutoff));
+            let first = recs
+                .iter()
+                .position(|r| time(r).is_some_and(|t| t >= cutoff));
             let want: Vec<Rec> = first.map_or(Vec::new(), |i| recs[i..].to_vec());
             match copied.blocks.first() {
-                None => assert!(want.is_empty(), "case {case}: cut at {cutoff} lost {want:?}"),
+                None => assert!(
+                    want.is_empty(),
+                    "case {case}: cut at {cutoff} lost {want:?}"
+                ),
                 Some(b) => assert_eq!(read(&b.words), want, "case {case}: cut at {cutoff}"),
             }
         }

@@ -515,6 +515,47 @@ fn a_panic_log_is_kept_beside_the_exit_log() {
 }
 
 #[test]
+#[ignore = "a child process of fdr_options_overridden_by_start_say_so"]
+fn child_starts_its_own_recorder() {
+    let config = if std::env::var_os("CHILD_FROM_ENV").is_some() {
+        Config::from_env().unwrap().unwrap()
+    } else {
+        fdr_tests::every_call()
+    };
+    let rec = fdr_runtime::start(config).unwrap();
+    mid();
+    rec.finish_to(&mut std::io::sink()).unwrap();
+}
+
+#[test]
+fn fdr_options_overridden_by_start_say_so() {
+    let said = "fdr: FDR_OPTIONS is set, but the program starts its own recorder (fdr::start), \
+                whose configuration is used; FDR_OPTIONS=\"threshold_us=7\" is ignored (pass \
+                fdr::Config::from_env() to fdr::start to honour it)\n";
+    for (from_env, warned) in [(false, true), (true, false)] {
+        let mut cmd = Command::new(std::env::current_exe().unwrap());
+        cmd.args([
+            "child_starts_its_own_recorder",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env("FDR_OPTIONS", "threshold_us=7");
+        if from_env {
+            cmd.env("CHILD_FROM_ENV", "1");
+        }
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert_eq!(
+            stderr.matches(said).count(),
+            usize::from(warned),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
 fn arguments_too_large_for_any_buffer_are_counted_as_such() {
     let _turn = testing::exclusive();
     // 256 bytes: 32 words, 10 of them the preamble; 20 arguments need 41.
