@@ -191,39 +191,25 @@ impl Config {
     }
 }
 
-/// Reads a duration written as a whole number and a unit: `ns`, `us`, `ms` or `s`.
+/// Reads a slow-call limit: a duration in the grammar of `fdr_format::duration`, shared with
+/// the attribute and the `fdr` command (`50ms`, `1.5ms`, `250us`, `2s`, `1m`), above zero.
 ///
 /// ```
 /// # use std::time::Duration;
 /// assert_eq!(fdr_runtime::parse_duration("50ms"), Ok(Duration::from_millis(50)));
+/// assert_eq!(fdr_runtime::parse_duration("1.5ms"), Ok(Duration::from_micros(1500)));
 /// assert!(fdr_runtime::parse_duration("-3ms").is_err());
+/// assert!(fdr_runtime::parse_duration("0ms").is_err());
 /// ```
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let expected = || {
-        format!(
-            "expected a duration such as 50ms (a whole number followed by ns, us, ms or s), \
-             found `{text}`"
-        )
-    };
-    let digits = text.chars().take_while(char::is_ascii_digit).count();
-    let (number, unit) = text.split_at(digits);
-    let n: u64 = number.parse().map_err(|_| expected())?;
-    let nanos_per = match unit {
-        "ns" => 1,
-        "us" => 1_000,
-        "ms" => 1_000_000,
-        "s" => 1_000_000_000,
-        _ => return Err(expected()),
-    };
-    let nanos = n
-        .checked_mul(nanos_per)
-        .ok_or_else(|| format!("`{text}` is too long a duration"))?;
-    if nanos == 0 {
-        return Err(format!(
-            "a duration of 0 (`{text}`) is passed by everything; give more"
-        ));
+    match fdr_format::duration::parse(text) {
+        Ok(0) => Err(format!(
+            "a limit of 0 (`{text}`) is passed by every call; write the duration a call must exceed, {}",
+            fdr_format::duration::FORM
+        )),
+        Ok(nanos) => Ok(Duration::from_nanos(nanos)),
+        Err(e) => Err(e.to_string()),
     }
-    Ok(Duration::from_nanos(nanos))
 }
 
 /// Splits options at white space, keeping quoted values (`out="a b.fdr"`) whole.
