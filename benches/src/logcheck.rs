@@ -25,8 +25,10 @@ pub struct FnSummary {
     pub max_ticks: u64,
     /// Cull events: the function stopped being recorded (on some thread's account).
     pub culled: u64,
-    /// Restore events: a sampled call reached the threshold.
+    /// Restore events: a probed call reached the threshold.
     pub restored: u64,
+    /// Its cull and restore events in time order (the first 1,000), with their time in ticks.
+    pub cull_events: Vec<(CullKind, u64)>,
 }
 
 /// What a log holds, per function (by id) and in total.
@@ -38,6 +40,14 @@ pub struct LogSummary {
     pub clock: Option<fdr_format::ClockSource>,
     /// The threshold the recorder applied, in ticks.
     pub threshold_ticks: u64,
+    /// When recording started, in ticks.
+    pub start_tsc: u64,
+    /// When recording started, wall-clock nanoseconds since the Unix epoch.
+    pub start_unix_ns: u64,
+    /// Calls erased by the rewind since recording started (the run record's counter).
+    pub calls_erased: u64,
+    /// Times a culled function was let through for one call (the run record's counter).
+    pub probes: u64,
     /// Functions of the table, by id, with what they did.
     pub functions: BTreeMap<u32, FnSummary>,
     /// Threads with at least one function record.
@@ -126,6 +136,9 @@ pub fn summarize(input: impl Read, slow: Option<Duration>) -> Result<LogSummary,
                     CullKind::Culled => f.culled += 1,
                     CullKind::Restored => f.restored += 1,
                 }
+                if f.cull_events.len() < 1000 {
+                    f.cull_events.push((kind, e.tsc));
+                }
             }
             _ => {}
         }
@@ -138,6 +151,12 @@ pub fn summarize(input: impl Read, slow: Option<Duration>) -> Result<LogSummary,
         s.ticks_per_second = run.ticks_per_second;
         s.threshold_ticks = run.threshold_ticks;
         s.clock = Some(run.clock);
+        s.start_tsc = run.start_tsc;
+        s.start_unix_ns = (run.start_unix_secs.max(0) as u64)
+            .saturating_mul(1_000_000_000)
+            .saturating_add(u64::from(run.start_unix_nanos));
+        s.calls_erased = run.calls_erased;
+        s.probes = run.probes;
     } else {
         s.ticks_per_second = info.header.cycle_frequency;
     }

@@ -1,0 +1,105 @@
+//! What every driver shares: the configuration named by `MODE`, the recorder or peer it sets up,
+//! and the CPU time of the workload, printed as `cpu_ns=N check=H` (the check is a hash of the
+//! results, the same in every configuration).
+//!
+//! | `MODE` | what runs |
+//! |---|---|
+//! | `plain` | the pristine crate (or an annotated one with no recorder: the cost compiled in) |
+//! | `zero` | fdr, threshold 0: every call kept |
+//! | `default` | fdr, `Config::default()`: 5 µs, culling on |
+//! | `nocull` | fdr, 5 µs, culling off |
+//! | `check` | `default` with a pool of 8,192 buffers (128 MiB), which holds a whole run |
+//! | `tracing` | `tracing` with the cheapest subscriber that keeps the data (`fdr_benches::peers::tracing_mem`) |
+//! | `fastrace` | `fastrace` with a reporter that discards (`fdr_benches::peers::fastrace_discard`), a root span per item |
+//!
+//! `OUT=PATH` writes fdr's log there at the end.
+
+/// CPU time of the whole process so far (user + system, every thread: a recorder's or a peer's
+/// background thread is charged too), in nanoseconds.
+fn cpu_ns() -> u64 {
+    // SAFETY: getrusage fills the zeroed struct it is given.
+    let u = unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut u);
+        u
+    };
+    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+    ns(u.ru_utime) + ns(u.ru_stime)
+}
+
+/// Runs `work` over `items`, `rounds` times, under the configuration `MODE` names. With the
+/// `slow` feature, `first_slow` says when the injected slow call first slept: printed as
+/// `first_slow_unix_ns`, wall-clock time, which the check compares with the log's.
+pub fn main<T>(
+    items: &[T],
+    work: impl Fn(&T) -> u64,
+    first_slow: fn() -> Option<std::time::Instant>,
+) {
+    let rounds: usize = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10);
+    let mode = std::env::var("MODE").unwrap_or_else(|_| "plain".into());
+    let (started, started_wall) = (std::time::Instant::now(), std::time::SystemTime::now());
+    #[cfg(feature = "fdr")]
+    let rec = {
+        let config = match mode.as_str() {
+            "zero" => Some(fdr::Config::default().threshold(std::time::Duration::ZERO)),
+            "default" => Some(fdr::Config::default()),
+            // The default with a pool that holds the whole run, so the check of the slow call
+            // finds the culls and restores from its start.
+            "check" => Some(fdr::Config::default().buffer_count(8192)),
+            "nocull" => Some(fdr::Config::default().cull(false)),
+            _ => None,
+        };
+        config.map(|c| fdr::start(c).expect("start the recorder"))
+    };
+    #[cfg(feature = "tracing")]
+    if mode == "tracing" {
+        fdr_benches::peers::tracing_mem::setup();
+    }
+    #[cfg(feature = "fastrace")]
+    if mode == "fastrace" {
+        fdr_benches::peers::fastrace_discard::setup();
+    }
+    let start = cpu_ns();
+    let mut check = 0u64;
+    for _ in 0..rounds {
+        for item in items {
+            #[cfg(feature = "fastrace")]
+            let _root = (mode == "fastrace").then(|| {
+                let root = fastrace::prelude::Span::root(
+                    "item",
+                    fastrace::collector::SpanContext::random(),
+                );
+                let guard = root.set_local_parent();
+                (root, guard)
+            });
+            check = check.rotate_left(5) ^ work(item);
+        }
+        // fastrace's collector holds the spans until a flush (its thread wakes once a second):
+        // a flush per round keeps its memory bounded (3,000 rounds of regex-syntax held 28 GB).
+        #[cfg(feature = "fastrace")]
+        if mode == "fastrace" {
+            fastrace::flush();
+        }
+    }
+    #[cfg(feature = "fastrace")]
+    if mode == "fastrace" {
+        fastrace::flush();
+    }
+    let took = cpu_ns() - start;
+    #[cfg(feature = "fdr")]
+    if let Some(rec) = rec {
+        match std::env::var_os("OUT") {
+            Some(out) => rec.finish(out).expect("write the log"),
+            None => rec.finish_to(&mut std::io::sink()).expect("finish"),
+        }
+    }
+    println!("cpu_ns={took} check={check}");
+    if let Some(first) = first_slow() {
+        let wall = started_wall + first.duration_since(started);
+        let unix = wall.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        println!("first_slow_unix_ns={}", unix.as_nanos());
+    }
+}
