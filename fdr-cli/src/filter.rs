@@ -105,8 +105,32 @@ impl Pattern {
         Pattern(p.to_string())
     }
 
-    /// True if `name` matches.
+    /// True if `name` matches. A trait method, named `<Type as Trait>::method` as a backtrace
+    /// shows it, also matches as `Type::method` and as `Trait::method` (each with its path or
+    /// the end of it), the ways a user writes it.
+    ///
+    /// ```
+    /// use fdr_cli::filter::Pattern;
+    /// let name = "<app::Worker as app::Handler>::handle";
+    /// for p in ["Worker::handle", "app::Worker::handle", "Handler::handle", "handle", name] {
+    ///     assert!(Pattern::new(p).matches(name), "{p}");
+    /// }
+    /// assert!(!Pattern::new("Other::handle").matches(name));
+    /// ```
     pub fn matches(&self, name: &str) -> bool {
+        if self.matches_one(name) {
+            return true;
+        }
+        match trait_method(name) {
+            Some((ty, tr, rest)) => {
+                self.matches_one(&format!("{ty}::{rest}"))
+                    || self.matches_one(&format!("{tr}::{rest}"))
+            }
+            None => false,
+        }
+    }
+
+    fn matches_one(&self, name: &str) -> bool {
         let p = self.0.as_bytes();
         if glob(p, name.as_bytes()) {
             return true;
@@ -116,6 +140,29 @@ impl Pattern {
             && name.ends_with(self.0.as_str())
             && name[..name.len() - p.len()].ends_with("::")
     }
+}
+
+/// `<Type as Trait>::rest` split into its three parts (the `as` at the top level of the
+/// brackets), or `None` for another name.
+fn trait_method(name: &str) -> Option<(&str, &str, &str)> {
+    let inner = name.strip_prefix('<')?;
+    let (mut depth, mut as_at) = (0usize, None);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' if depth > 0 => depth -= 1,
+            '>' => {
+                let at = as_at?;
+                let rest = inner[i + 1..].strip_prefix("::")?;
+                return Some((&inner[..at], &inner[at + 4..i], rest));
+            }
+            ' ' if depth == 0 && as_at.is_none() && inner[i..].starts_with(" as ") => {
+                as_at = Some(i)
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Glob match with `*` only, without recursion: on a mismatch, the last `*` takes one more

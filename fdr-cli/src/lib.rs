@@ -66,7 +66,10 @@ those threads; --from TIME and --to TIME (after the window start) cut every thre
 that range, as a recording window would (calls running at its start start there, marked
 inferred; calls running at its end end there, marked open); --around [MARGIN] is the range of the
 call that fired a triggered snapshot, widened by MARGIN; --function PATTERN keeps the calls of
-matching functions and the calls they made; --min DURATION leaves out shorter calls (their time
+matching functions and the calls they made (a PATTERN matches a full name, `*` any run of
+characters; without `*`, also the end of a name after `::`, so `handle` finds `app::Worker::handle`;
+a trait method `<app::Worker as app::Handler>::handle` is also found as `Worker::handle`,
+`app::Worker::handle`, `Handler::handle` or `app::Handler::handle`); --min DURATION leaves out shorter calls (their time
 counts in their caller's self time). Times in outputs count from the earliest window start of the
 threads kept. Every command reads standard input for the log `-` (copied to a temporary file).
 Names from a log are shown with control characters escaped (\\x1b, \\n, \\u{202e}); JSON keeps them

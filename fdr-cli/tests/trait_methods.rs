@@ -1,0 +1,37 @@
+//! `--function` finds a trait method by the path a user writes: `Type::method`,
+//! `Trait::method`, with or without their paths, or the full `<Type as Trait>::method` (issue
+//! 21).
+
+mod common;
+
+use common::{basic_log, fdr, temp_dir, write_log};
+
+#[test]
+fn a_trait_method_is_found_by_its_type_its_trait_or_its_full_name() {
+    let dir = temp_dir("trait-methods");
+    let log = write_log(&dir, "basic.fdr", &basic_log());
+    let full = "<app::Cache as app::Store>::get";
+    let want = fdr(&["account", "--format", "csv", "--function", full, &log]).unwrap();
+    assert!(want.contains(full), "{want}");
+    for written in [
+        "Cache::get",
+        "app::Cache::get",
+        "Store::get",
+        "app::Store::get",
+        "get",
+    ] {
+        let got = fdr(&["account", "--format", "csv", "--function", written, &log]).unwrap();
+        assert_eq!(got, want, "--function {written}");
+    }
+    // Another type's method of that name is not it.
+    let other = fdr(&[
+        "account",
+        "--format",
+        "csv",
+        "--function",
+        "Worker::get",
+        &log,
+    ]);
+    assert!(other.map_or(true, |t| !t.contains(full)));
+    std::fs::remove_dir_all(dir).ok();
+}
