@@ -301,6 +301,15 @@ impl Filter {
             f.range = Some((from, to));
         }
         f.names = Names::new(&pre.info);
+        if let Some(p) = &f.function {
+            let names: Vec<&str> = pre.info.functions.iter().map(|f| f.name.as_str()).collect();
+            if !names.iter().any(|n| p.matches(n)) {
+                return Err(CliError::Empty {
+                    path: log.name().to_string(),
+                    what: no_function_matches(&p.0, &names),
+                });
+            }
+        }
         Ok(f)
     }
 
@@ -853,4 +862,55 @@ impl<S: Sink> Sink for Filtered<'_, S> {
         }
         self.inner.end(thread, last)
     }
+}
+
+/// What to say when `--function pattern` matches none of `names`: the closest names (those
+/// whose last segment contains the pattern's, else the nearest by edit distance of their last
+/// segments), at most five.
+fn no_function_matches(pattern: &str, names: &[&str]) -> String {
+    let last = |n: &str| n.rsplit("::").next().unwrap_or(n).to_ascii_lowercase();
+    let want = last(pattern.trim_matches('*'));
+    let mut ranked: Vec<(usize, &str)> = names
+        .iter()
+        .map(|&n| {
+            let seg = last(n);
+            let d = if !want.is_empty() && (seg.contains(&want) || want.contains(&seg)) {
+                0
+            } else {
+                edit_distance(&seg, &want)
+            };
+            (d, n)
+        })
+        .collect();
+    ranked.sort();
+    ranked.dedup_by(|a, b| a.1 == b.1);
+    let close: Vec<String> = ranked
+        .iter()
+        .take(5)
+        .map(|(_, n)| crate::names::shown(n).into_owned())
+        .collect();
+    let mut what = format!(
+        "no function in the log matches --function {}",
+        crate::names::shown(pattern)
+    );
+    if !close.is_empty() {
+        what.push_str(&format!("; the closest: {}", close.join(", ")));
+    }
+    what
+}
+
+/// Levenshtein distance, in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
 }

@@ -35,3 +35,23 @@ fn a_trait_method_is_found_by_its_type_its_trait_or_its_full_name() {
     assert!(other.map_or(true, |t| !t.contains(full)));
     std::fs::remove_dir_all(dir).ok();
 }
+
+#[test]
+fn a_function_filter_that_matches_nothing_says_so_names_the_closest_and_fails() {
+    let dir = temp_dir("no-match");
+    let log = write_log(&dir, "basic.fdr", &basic_log());
+    for cmd in ["account", "calls", "stack", "replay"] {
+        let e = fdr(&[cmd, "--function", "app::Worker::stpe", &log]).unwrap_err();
+        assert_eq!(e.exit_code(), 1, "{cmd}");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "fdr: {log}: no function in the log matches --function app::Worker::stpe; the \
+                 closest: app::Worker::step, <app::Cache as app::Store>::get, app::main, \
+                 app::parse, app::tail_callee"
+            ),
+            "{cmd}"
+        );
+    }
+    std::fs::remove_dir_all(dir).ok();
+}
