@@ -69,7 +69,12 @@ fn assert_located(path: &str, errs: &[(String, fdr_cli::CliError)]) {
             && msg.starts_with(&format!(
                 "fdr: {path}: no thread with calls matches --thread main"
             ));
-        assert!(located || empty || no_thread, "{cmd}: {msg}");
+        // ... nor a function that --function matches.
+        let no_function = cmd.contains("--function")
+            && msg.starts_with(&format!(
+                "fdr: {path}: no function in the log matches --function"
+            ));
+        assert!(located || empty || no_thread || no_function, "{cmd}: {msg}");
         assert_eq!(e.exit_code(), 1);
     }
 }
