@@ -172,6 +172,9 @@ pub fn run(log: &Log, out: &mut dyn Write, progress: &Progress) -> Result<(), Cl
     let records: u64 = threads.iter().map(|t| t.function_records).sum();
     let _ = writeln!(s, "blocks      {blocks}");
     let _ = writeln!(s, "records     {records} function records");
+    if let Some(line) = info.run.as_ref().and_then(|r| thin_window(r, records)) {
+        let _ = writeln!(s, "{line}");
+    }
     let _ = writeln!(
         s,
         "time span   {} (earliest window start to latest record)",
@@ -470,4 +473,29 @@ fn calls_not_recorded(r: &fdr_format::RunInfo) -> Option<String> {
         human(r.threshold_ns),
         r.probes
     ))
+}
+
+/// A line for a window that holds nothing, or much less than was called, because calls shorter
+/// than the threshold were erased: says so, names the threshold and how to keep more. `None`
+/// when the window holds calls and fewer were erased than kept.
+fn thin_window(r: &fdr_format::RunInfo, function_records: u64) -> Option<String> {
+    let keep_more = "threshold_us=0 in FDR_OPTIONS, or Config::threshold(Duration::ZERO), keeps \
+                     every call";
+    let threshold = human(r.threshold_ns);
+    if function_records == 0 {
+        return Some(format!(
+            "window      empty: no call lasted the threshold ({threshold}), and shorter ones are \
+             erased as they return ({} erased); {keep_more}",
+            r.calls_erased
+        ));
+    }
+    // Two records (entry and exit) per kept call.
+    let kept = function_records / 2;
+    (r.calls_erased > 10 * kept.max(1)).then(|| {
+        format!(
+            "window      most calls were erased: {} shorter than the threshold ({threshold}) \
+             against about {kept} kept; {keep_more}",
+            r.calls_erased
+        )
+    })
 }

@@ -84,3 +84,51 @@ fn a_hung_call_lasts_until_the_log_was_taken_not_0_ns() {
     assert_eq!(lock["args"]["open_at_end"], true);
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// A log whose calls were all erased: the threshold was 5 µs and 1,000 calls were shorter.
+fn erased_log(kept_calls: u64) -> Vec<u8> {
+    let mut log = LogBuilder::new(1_000_000_000);
+    log.run(RunInfo {
+        clock: ClockSource::Injected,
+        ticks_per_second: 1_000_000_000,
+        threshold_ns: 5000,
+        threshold_ticks: 5000,
+        pid: 1,
+        program: "quick".into(),
+        calls_erased: 1000,
+        ..RunInfo::default()
+    });
+    log.function(1, "app::handle", &[]);
+    log.thread(11, "main");
+    let mut b = log.block(11, 0, 1000);
+    for i in 0..kept_calls {
+        b.enter(1, 1000 + i * 10_000);
+        b.exit(1, 1000 + i * 10_000 + 6000);
+    }
+    b.finish();
+    log.finish()
+}
+
+#[test]
+fn info_says_when_the_window_is_empty_or_mostly_erased_and_names_the_threshold() {
+    let dir = temp_dir("thin-window");
+    let empty = write_log(&dir, "empty.fdr", &erased_log(0));
+    let info = fdr(&["info", &empty]).unwrap();
+    assert!(
+        info.contains(
+            "window      empty: no call lasted the threshold (5.00 µs), and shorter ones are \
+             erased as they return (1000 erased); threshold_us=0 in FDR_OPTIONS, or \
+             Config::threshold(Duration::ZERO), keeps every call\n"
+        ),
+        "{info}"
+    );
+    let thin = write_log(&dir, "thin.fdr", &erased_log(3));
+    let info = fdr(&["info", &thin]).unwrap();
+    assert!(
+        info.contains("window      most calls were erased: 1000 shorter than the threshold (5.00 µs) against about 3 kept;"),
+        "{info}"
+    );
+    let full = write_log(&dir, "full.fdr", &erased_log(200));
+    assert!(!fdr(&["info", &full]).unwrap().contains("window      "));
+    std::fs::remove_dir_all(dir).ok();
+}
