@@ -49,6 +49,8 @@ struct Lines<'a> {
     labels: Vec<String>,
     /// An entry not written yet: (depth, frame).
     held: Option<(usize, Frame)>,
+    /// The held entry's logged arguments.
+    held_args: Vec<u64>,
     line: String,
     /// `[   tid] | `.
     prefix: String,
@@ -109,13 +111,26 @@ impl Lines<'_> {
             .map_err(|e| CliError::io("<output>", "writing the report", e))
     }
 
+    /// `(a=1, b=2)`: the held call's logged arguments, named from the function table.
+    fn push_args(&mut self, id: u32) {
+        self.line.push('(');
+        for (i, v) in self.held_args.iter().enumerate() {
+            if i > 0 {
+                self.line.push_str(", ");
+            }
+            let _ = write!(self.line, "{}={v}", shown(&self.names.arg(id, i)));
+        }
+        self.line.push(')');
+    }
+
     /// Writes a held entry as the opening line of a call that makes calls.
     fn open_held(&mut self) -> Result<(), CliError> {
         if let Some((depth, f)) = self.held.take() {
             let s = self.label(f.id)?;
             self.head(None, depth);
             self.line.push_str(&self.labels[s]);
-            self.line.push_str("() {");
+            self.push_args(f.id);
+            self.line.push_str(" {");
             if f.inferred {
                 self.line.push_str(" *");
                 self.marks.inferred = true;
@@ -139,9 +154,11 @@ impl Lines<'_> {
 }
 
 impl Sink for Lines<'_> {
-    fn enter(&mut self, _: u32, depth: usize, f: &Frame, _: &[u64]) -> Result<(), CliError> {
+    fn enter(&mut self, _: u32, depth: usize, f: &Frame, args: &[u64]) -> Result<(), CliError> {
         self.open_held()?;
         self.held = Some((depth, *f));
+        self.held_args.clear();
+        self.held_args.extend_from_slice(args);
         Ok(())
     }
 
@@ -160,7 +177,8 @@ impl Sink for Lines<'_> {
             self.held = None;
             self.head(Some(dur), depth);
             self.line.push_str(&self.labels[s]);
-            self.line.push_str("();");
+            self.push_args(f.id);
+            self.line.push(';');
             if f.inferred {
                 self.line.push_str(" *");
                 self.marks.inferred = true;
@@ -222,6 +240,7 @@ pub fn run(
             slots: Slots::default(),
             labels: Vec::new(),
             held: None,
+            held_args: Vec::new(),
             line: String::with_capacity(256),
             prefix: format!("[{:>6}] | ", th.tid),
             scratch: String::new(),
