@@ -162,6 +162,8 @@ struct Node {
     first: u32,
     last: u32,
     next: u32,
+    /// The logged arguments of its (first) call.
+    args: Vec<u64>,
 }
 
 impl Node {
@@ -181,6 +183,7 @@ impl Node {
             first: NONE,
             last: NONE,
             next: NONE,
+            args: Vec::new(),
         }
     }
 
@@ -218,7 +221,7 @@ struct Capture {
 }
 
 impl Capture {
-    fn enter_build(&self, b: &mut Build, depth: usize, f: &Frame) {
+    fn enter_build(&self, b: &mut Build, depth: usize, f: &Frame, args: &[u64]) {
         let Some(rel) = depth.checked_sub(b.root_depth).filter(|&r| r > 0) else {
             return;
         };
@@ -239,7 +242,13 @@ impl Capture {
             return;
         }
         let last = b.nodes[parent as usize].last;
-        if self.merge && last != NONE && b.nodes[last as usize].id == f.id {
+        // Calls with arguments stand alone: a run of them would show one call's arguments.
+        if self.merge
+            && last != NONE
+            && b.nodes[last as usize].id == f.id
+            && args.is_empty()
+            && b.nodes[last as usize].args.is_empty()
+        {
             b.path.push(last);
             return;
         }
@@ -249,7 +258,10 @@ impl Capture {
             return;
         }
         let n = b.nodes.len() as u32;
-        b.nodes.push(Node::new(f.id, f.start));
+        b.nodes.push(Node {
+            args: args.to_vec(),
+            ..Node::new(f.id, f.start)
+        });
         if last == NONE {
             b.nodes[parent as usize].first = n;
         } else {
@@ -261,12 +273,18 @@ impl Capture {
 }
 
 impl Sink for Capture {
-    fn enter(&mut self, thread: u32, depth: usize, f: &Frame, _: &[u64]) -> Result<(), CliError> {
+    fn enter(
+        &mut self,
+        thread: u32,
+        depth: usize,
+        f: &Frame,
+        args: &[u64],
+    ) -> Result<(), CliError> {
         let t = thread as usize;
         if t < self.active.len() {
             let mut builds = std::mem::take(&mut self.active[t]);
             for b in &mut builds {
-                self.enter_build(b, depth, f);
+                self.enter_build(b, depth, f, args);
             }
             self.active[t] = builds;
         }
@@ -278,7 +296,10 @@ impl Sink for Capture {
             self.active[t].push(Build {
                 key,
                 root_depth: depth,
-                nodes: vec![Node::new(f.id, f.start)],
+                nodes: vec![Node {
+                    args: args.to_vec(),
+                    ..Node::new(f.id, f.start)
+                }],
                 path: vec![0],
             });
         }
@@ -483,7 +504,16 @@ fn write_text(
         while let Some((n, depth)) = todo.pop() {
             let node = &nodes[n as usize];
             let mut line = String::new();
-            let name = shown(&names.function(node.id)).into_owned();
+            let mut name = shown(&names.function(node.id)).into_owned();
+            if !node.args.is_empty() {
+                let args: Vec<String> = node
+                    .args
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| format!("{}={v}", shown(&names.arg(node.id, i))))
+                    .collect();
+                let _ = write!(name, "({})", args.join(", "));
+            }
             let _ = write!(
                 line,
                 "  {:>10} {:>10}  {:indent$}{name}",
@@ -577,7 +607,7 @@ fn write_json(
                 out,
                 "{{\"function\": {}, \"id\": {}, \"thread\": {tid}, \"start_ns\": {}, \
                  \"duration_ns\": {}, \"self_ns\": {}, \"inferred_start\": {}, \
-                 \"open_at_end\": {}, \"children\": [",
+                 \"open_at_end\": {}, ",
                 json_string(&names.function(n.id)),
                 n.id,
                 clock.ns(n.start.saturating_sub(p.origin)),
@@ -585,7 +615,22 @@ fn write_json(
                 clock.ns(n.self_),
                 n.inferred,
                 n.open
-            )
+            )?;
+            if !n.args.is_empty() {
+                let args: Vec<String> = n
+                    .args
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| {
+                        format!(
+                            "{{\"name\": {}, \"value\": {v}}}",
+                            json_string(&names.arg(n.id, i))
+                        )
+                    })
+                    .collect();
+                write!(out, "\"args\": [{}], ", args.join(", "))?;
+            }
+            write!(out, "\"children\": [")
         };
         object(&nodes[0], out)?;
         while let Some((n, c, first)) = todo.pop() {

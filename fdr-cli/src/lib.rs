@@ -257,7 +257,8 @@ time, then the calls it made as a tree, down to --depth levels (deeper calls are
 line of their ancestor). In text, runs of consecutive calls of the same function under one caller
 are one line, 'name × N', with their total and self time and their callees merged the same way.
 JSON gives every call as an object with the keys function, id, thread (tid), start_ns,
-duration_ns, self_ns, inferred_start, open_at_end and children (an array of the same objects).
+duration_ns, self_ns, inferred_start, open_at_end, args (only for a call with logged arguments: an
+array of {name, value}) and children (an array of the same objects).
 At most 4096 calls are shown under one call, and 262144 under all the listed calls together
 (each listed call gets an equal share, at least 16); past that a line (text) says how many more
 there were and their time, and JSON leaves them out. The log is read twice (three times with
