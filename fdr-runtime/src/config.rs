@@ -315,25 +315,20 @@ impl Config {
     /// Checks the values against the recorder's limits.
     pub fn validate(&self) -> Result<(), Error> {
         if self.buffer_size < MIN_BUFFER_SIZE || self.buffer_size > MAX_BUFFER_SIZE {
-            return Err(Error::Config {
-                key: "buffer_size".into(),
-                message: format!(
-                    "{} bytes is out of range; use {MIN_BUFFER_SIZE} to {MAX_BUFFER_SIZE} \
-                     (64 KiB is a good default)",
-                    self.buffer_size
-                ),
-            });
+            return Err(option_error(
+                "buffer_size",
+                format!("{} bytes is out of range", self.buffer_size),
+            ));
         }
         if self.buffer_count == 0 || self.buffer_count > 1 << 20 {
-            return Err(Error::Config {
-                key: "buffer_count".into(),
-                message: format!(
-                    "{} buffers is out of range; use 1 to {} (at least one more than the number \
-                     of recording threads)",
-                    self.buffer_count,
-                    1 << 20
+            return Err(option_error(
+                "buffer_count",
+                format!(
+                    "{} buffers is out of range (give at least one more than the number of \
+                     recording threads)",
+                    self.buffer_count
                 ),
-            });
+            ));
         }
         for t in &self.triggers {
             if t.limit.is_zero() {
@@ -360,5 +355,105 @@ impl Config {
             });
         }
         Ok(())
+    }
+}
+
+/// One `FDR_OPTIONS` key: the form of its value and its default, read from
+/// [`Config::default`] itself. The one place error messages and the README's list take them
+/// from (a test checks the README names every key).
+pub(crate) struct OptionSpec {
+    pub key: &'static str,
+    pub form: &'static str,
+    pub default: fn(&Config) -> String,
+}
+
+/// Every `FDR_OPTIONS` key, in the README's order.
+pub(crate) const OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        key: "buffer_size",
+        form: "a number of bytes, 256 to 67108864",
+        default: |c| c.buffer_size.to_string(),
+    },
+    OptionSpec {
+        key: "buffer_count",
+        form: "a number of buffers, 1 to 1048576",
+        default: |c| c.buffer_count.to_string(),
+    },
+    OptionSpec {
+        key: "threshold_us",
+        form: "a whole number of microseconds (0 keeps every call)",
+        default: |c| c.threshold.as_micros().to_string(),
+    },
+    OptionSpec {
+        key: "mode",
+        form: "ring or fill",
+        default: |c| match c.mode {
+            Mode::Ring => "ring".into(),
+            Mode::Fill => "fill".into(),
+        },
+    },
+    OptionSpec {
+        key: "out",
+        form: "a file path, with {pid}, {n} or {time} if wanted",
+        default: |_| "PROGRAM-{pid}.fdr".into(),
+    },
+    OptionSpec {
+        key: "clock",
+        form: "auto, rdtscp, rdtsc or monotonic",
+        default: |_| "auto".into(),
+    },
+    OptionSpec {
+        key: "trigger",
+        form: "PATTERN:LIMIT, such as app::handle*:50ms (repeatable)",
+        default: |_| "none".into(),
+    },
+    OptionSpec {
+        key: "trigger_cooldown_ms",
+        form: "a whole number of milliseconds",
+        default: |c| c.trigger_cooldown.as_millis().to_string(),
+    },
+    OptionSpec {
+        key: "max_snapshots",
+        form: "a number of snapshot files",
+        default: |c| c.max_snapshots.to_string(),
+    },
+    OptionSpec {
+        key: "signal",
+        form: "USR1 or USR2",
+        default: |_| "none".into(),
+    },
+    OptionSpec {
+        key: "max_age_ms",
+        form: "a whole number of milliseconds, above 0",
+        default: |_| "none (no age limit)".into(),
+    },
+    OptionSpec {
+        key: "cull",
+        form: "on or off",
+        default: |c| if c.cull { "on".into() } else { "off".into() },
+    },
+    OptionSpec {
+        key: "cull_after",
+        form: "a number of calls, 1 to 4294967295",
+        default: |c| c.cull_after.to_string(),
+    },
+];
+
+/// The error for option `key`: `message` (what was wrong), then the form it takes and its
+/// default, from [`OPTIONS`].
+pub(crate) fn option_error(key: &str, message: String) -> Error {
+    let spec = OPTIONS.iter().find(|o| o.key == key);
+    let message = match spec {
+        Some(o) => format!(
+            "{message}; write {}=VALUE with VALUE {} (default {})",
+            o.key,
+            o.form,
+            (o.default)(&Config::default())
+        ),
+        None => message,
+    };
+    Error::Config {
+        key: key.into(),
+        message,
     }
 }

@@ -55,8 +55,11 @@ impl Config {
     /// assert_eq!(warnings.len(), 1);
     /// ```
     pub fn parse_options(options: &str) -> Result<(Config, Vec<String>), Error> {
-        const KEYS: &str = "buffer_size, buffer_count, threshold_us, mode, out, clock, trigger, \
-                            trigger_cooldown_ms, max_snapshots, signal, max_age_ms, cull and cull_after";
+        let keys = crate::config::OPTIONS
+            .iter()
+            .map(|o| o.key)
+            .collect::<Vec<_>>()
+            .join(", ");
         let mut c = Config::default();
         let mut seen: Vec<String> = Vec::new();
         let mut warnings = Vec::new();
@@ -65,7 +68,7 @@ impl Config {
                 return Err(Error::Config {
                     key: item.clone(),
                     message: format!(
-                        "expected key=value, found `{item}`; keys are {KEYS} (a value with \
+                        "expected key=value, found `{item}`; keys are {keys} (a value with \
                          spaces goes in quotes: out=\"my logs/app.fdr\")"
                     ),
                 });
@@ -78,10 +81,7 @@ impl Config {
             } else {
                 seen.push(key.to_string());
             }
-            let bad = |message: String| Error::Config {
-                key: key.into(),
-                message,
-            };
+            let bad = |message: String| crate::config::option_error(key, message);
             let number = |what: &str| -> Result<u64, Error> {
                 value
                     .parse::<u64>()
@@ -116,9 +116,21 @@ impl Config {
                     }
                 }
                 "trigger" => {
-                    let Some((pattern, limit)) = value.rsplit_once(':') else {
+                    // The limit follows the last `:` that is not half of a path's `::`.
+                    let colon = value
+                        .char_indices()
+                        .filter(|&(i, c)| {
+                            c == ':'
+                                && !value[..i].ends_with(':')
+                                && !value[i + 1..].starts_with(':')
+                        })
+                        .map(|(i, _)| i)
+                        .last();
+                    let Some((pattern, limit)) = colon.map(|i| (&value[..i], &value[i + 1..]))
+                    else {
                         return Err(bad(format!(
-                            "expected PATTERN:LIMIT such as `app::handle:50ms`, found `{value}`"
+                            "`{value}` has no limit: a trigger is PATTERN:LIMIT, the limit after \
+                             a single `:` (`{value}:50ms`)"
                         )));
                     };
                     if pattern.is_empty() {
@@ -183,7 +195,7 @@ impl Config {
                     }
                     c.out = Some(PathBuf::from(value));
                 }
-                _ => return Err(bad(format!("unknown key; keys are {KEYS}"))),
+                _ => return Err(bad(format!("unknown key; keys are {keys}"))),
             }
         }
         c.validate()?;
@@ -354,5 +366,70 @@ mod tests {
         assert_eq!(c.get_max_age(), Some(Duration::from_millis(500)));
         assert!(!c.get_cull());
         assert_eq!(c.get_cull_after(), 7);
+    }
+}
+
+#[cfg(test)]
+mod option_errors {
+    use crate::Config;
+
+    fn error(options: &str) -> String {
+        Config::parse_options(options).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn every_option_error_names_the_option_the_value_the_form_and_the_default() {
+        assert_eq!(
+            error("trigger=app::handle*"),
+            "fdr: bad option `trigger`: `app::handle*` has no limit: a trigger is PATTERN:LIMIT, \
+             the limit after a single `:` (`app::handle*:50ms`); write trigger=VALUE with VALUE \
+             PATTERN:LIMIT, such as app::handle*:50ms (repeatable) (default none)"
+        );
+        assert_eq!(
+            error("buffer_size=12"),
+            "fdr: bad option `buffer_size`: 12 bytes is out of range; write buffer_size=VALUE \
+             with VALUE a number of bytes, 256 to 67108864 (default 16384)"
+        );
+        assert_eq!(
+            error("buffer_count=lots"),
+            "fdr: bad option `buffer_count`: expected a number of buffers, found `lots`; write \
+             buffer_count=VALUE with VALUE a number of buffers, 1 to 1048576 (default 512)"
+        );
+        assert_eq!(
+            error("mode=circular"),
+            "fdr: bad option `mode`: expected `ring` or `fill`, found `circular`; write \
+             mode=VALUE with VALUE ring or fill (default ring)"
+        );
+        assert_eq!(
+            error("cull_after=0"),
+            "fdr: bad option `cull_after`: 0 is out of range; use 1 to 4294967295; write \
+             cull_after=VALUE with VALUE a number of calls, 1 to 4294967295 (default 10000)"
+        );
+    }
+
+    #[test]
+    fn a_trigger_pattern_with_paths_keeps_them_and_reads_the_limit_after_the_last_colon() {
+        let (c, _) =
+            Config::parse_options("trigger=\"<app::Cache as app::Store>::get:1.5ms\"").unwrap();
+        let t = &c.get_triggers()[0];
+        assert_eq!(t.pattern, "<app::Cache as app::Store>::get");
+        assert_eq!(t.limit, std::time::Duration::from_micros(1500));
+    }
+
+    #[test]
+    fn the_readme_lists_every_option_with_the_defaults_of_the_code() {
+        let readme = include_str!("../../README.md");
+        for o in crate::config::OPTIONS {
+            assert!(
+                readme.contains(&format!("`{}", o.key)),
+                "README misses `{}`",
+                o.key
+            );
+        }
+        // The defaults the README states are Config::default()'s.
+        let d = Config::default();
+        assert_eq!(d.get_buffer_size(), 16 * 1024);
+        assert!(readme.contains("512 buffers of 16 KiB"));
+        assert_eq!(d.get_buffer_count(), 512);
     }
 }
