@@ -119,13 +119,13 @@ impl Config {
                     // The limit follows the last `:` that is not half of a path's `::`.
                     let colon = value
                         .char_indices()
-                        .filter(|&(i, c)| {
+                        .rev()
+                        .find(|&(i, c)| {
                             c == ':'
                                 && !value[..i].ends_with(':')
                                 && !value[i + 1..].starts_with(':')
                         })
-                        .map(|(i, _)| i)
-                        .last();
+                        .map(|(i, _)| i);
                     let Some((pattern, limit)) = colon.map(|i| (&value[..i], &value[i + 1..]))
                     else {
                         return Err(bad(format!(
