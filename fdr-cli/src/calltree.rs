@@ -13,13 +13,14 @@ use std::io::Write;
 
 use clap::ValueEnum;
 
-use crate::calls::{plan_shared, replay_shared, Close, Frame, Nothing, Plan, Sink};
+use crate::calls::{plan_shared, replay_shared, Close, Frame, Nothing, Plan, Sink, TaskEvent};
 use crate::filter::Filter;
 use crate::input::Log;
 use crate::names::{json_string, shown, Names};
 use crate::progress::Progress;
+use crate::tasks::{TaskSpan, Tasks};
 use crate::trigger::{relative, thread_label};
-use crate::units::{human, Clock};
+use crate::units::{human, lasted, open_human, Clock};
 use crate::CliError;
 
 /// Output format of `fdr calls`.
@@ -78,13 +79,22 @@ fn rank(k: &Key) -> Rank {
     )
 }
 
-/// Keeps the `n` slowest calls.
+/// Keeps the `n` slowest calls, and the tasks of async functions that pass the filters.
 struct Top {
     n: usize,
     heap: BinaryHeap<Reverse<(Rank, u32, u32)>>,
+    tasks: Tasks,
+    spans: SlowTasks,
 }
 
 impl Sink for Top {
+    fn task(&mut self, thread: u32, tsc: u64, window: u64, ev: TaskEvent) -> Result<(), CliError> {
+        if let Some(s) = self.tasks.event(thread, tsc, window, ev)? {
+            self.spans.add(s);
+        }
+        Ok(())
+    }
+
     #[inline]
     fn exit(
         &mut self,
@@ -106,7 +116,74 @@ impl Sink for Top {
     }
 }
 
+/// The `n` slowest tasks.
+#[derive(Default)]
+struct SlowTasks {
+    n: usize,
+    heap: BinaryHeap<Reverse<(u64, Reverse<u64>, u64)>>,
+    spans: HashMap<u64, TaskSpan>,
+}
+
+impl SlowTasks {
+    fn add(&mut self, s: TaskSpan) {
+        if self.n == 0 {
+            return;
+        }
+        let r = (s.end.saturating_sub(s.start), Reverse(s.start), s.task);
+        if self.heap.len() == self.n {
+            match self.heap.peek() {
+                Some(w) if r > w.0 => {
+                    let Reverse(out) = self.heap.pop().expect("a full heap");
+                    self.spans.remove(&out.2);
+                }
+                _ => return,
+            }
+        }
+        self.heap.push(Reverse(r));
+        self.spans.insert(s.task, s);
+    }
+
+    /// Slowest first.
+    fn into_sorted(self) -> Vec<TaskSpan> {
+        let mut v: Vec<TaskSpan> = self.spans.into_values().collect();
+        v.sort_by_key(|s| (Reverse(s.end.saturating_sub(s.start)), s.start, s.task));
+        v
+    }
+}
+
 impl Top {
+    fn new(n: usize) -> Top {
+        Top {
+            n,
+            heap: BinaryHeap::new(),
+            tasks: Tasks::default(),
+            spans: SlowTasks {
+                n,
+                ..SlowTasks::default()
+            },
+        }
+    }
+
+    /// Takes in the calls and tasks the shares kept; closes the tasks still open at `end`,
+    /// when the log was taken.
+    fn merge(&mut self, shares: Vec<Top>, end: u64) -> Result<(), CliError> {
+        for t in shares {
+            for Reverse(r) in t.heap {
+                self.add(r);
+            }
+            for s in t.spans.spans.into_values() {
+                self.spans.add(s);
+            }
+            for s in self.tasks.merge(t.tasks)? {
+                self.spans.add(s);
+            }
+        }
+        for s in std::mem::take(&mut self.tasks).finish(end) {
+            self.spans.add(s);
+        }
+        Ok(())
+    }
+
     fn add(&mut self, r: (Rank, u32, u32)) {
         if self.n == 0 {
             return;
@@ -383,10 +460,7 @@ pub fn run(
 ) -> Result<(), CliError> {
     let readers = opts.readers.max(1);
     let mut tops: Vec<Top> = (0..readers)
-        .map(|_| Top {
-            n: opts.top.min(MAX_TOP),
-            heap: BinaryHeap::new(),
-        })
+        .map(|_| Top::new(opts.top.min(MAX_TOP)))
         .collect();
     let (p, pass) = if filter.needs_plan() {
         let mut nothing: Vec<Nothing> = (0..readers).map(|_| Nothing).collect();
@@ -396,15 +470,19 @@ pub fn run(
     } else {
         (plan_shared(log, filter, progress, &mut tops)?, 1)
     };
-    let mut top = Top {
-        n: opts.top.min(MAX_TOP),
-        heap: BinaryHeap::new(),
-    };
-    for t in tops {
-        for Reverse(r) in t.heap {
-            top.add(r);
-        }
+    let mut top = Top::new(opts.top.min(MAX_TOP));
+    let end = crate::calls::log_end(&p.info, &p.threads);
+    top.merge(tops, end)?;
+    if top.heap.is_empty() && !filter.needs_plan() {
+        // No call to list: the first pass (which reads no task) left out the tasks of async
+        // functions whose polls were all erased, which a pass of their own finds.
+        let mut tops: Vec<Top> = (0..readers)
+            .map(|_| Top::new(opts.top.min(MAX_TOP)))
+            .collect();
+        replay_shared(log, &mut tops, Some(&p), filter, progress, 1)?;
+        top.merge(tops, end)?;
     }
+    let tasks = std::mem::take(&mut top.spans).into_sorted();
     let keys = top.keys();
     let mut want: HashMap<(u32, u32, u64), Vec<u64>> = HashMap::new();
     for k in &keys {
@@ -439,10 +517,77 @@ pub fn run(
     let w = |e| CliError::io("<output>", "writing the report", e);
     let mut o = std::io::BufWriter::with_capacity(1 << 16, out);
     match opts.format {
-        Format::Text => write_text(&ordered, &p, &names, &clock, opts, &mut o).map_err(w)?,
+        Format::Text => {
+            // The tasks of the async functions asked for (or of any, when there is no call to
+            // list): their latency is what callers waited, which their polls do not show.
+            let tasks = if filter.selects_functions() || ordered.is_empty() {
+                &tasks[..]
+            } else {
+                &[]
+            };
+            write_text(&ordered, &p, &names, &clock, opts, &mut o).map_err(w)?;
+            write_tasks(tasks, &p, &names, &clock, &mut o).map_err(w)?;
+            if let Some(n) = crate::info::note(&p.info, &p.threads) {
+                writeln!(o, "{n}").map_err(w)?;
+            }
+        }
         Format::Json => write_json(&ordered, &p, &names, &clock, &mut o).map_err(w)?,
     }
     o.flush().map_err(w)
+}
+
+/// The slowest tasks, after the calls.
+fn write_tasks(
+    tasks: &[TaskSpan],
+    p: &Plan,
+    names: &Names,
+    clock: &Clock,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    if tasks.is_empty() {
+        return Ok(());
+    }
+    let tid = |t: u32| p.threads.get(t as usize).map_or(0, |t| t.tid);
+    writeln!(out)?;
+    writeln!(
+        out,
+        "tasks, slowest first: each call of an async fn, from its creation to its completion or \
+         drop (its calls above are its polls; fdr account has their table)"
+    )?;
+    for (i, s) in tasks.iter().enumerate() {
+        let dur = clock.ns(s.end.saturating_sub(s.start));
+        let mut line = format!(
+            "{}. {} task on {}, created at {}{}, ",
+            i + 1,
+            shown(&names.function(s.function)),
+            thread_label(names, tid(s.start_thread)),
+            relative(s.start, p.origin, clock),
+            if s.inferred {
+                " (before the window: its start)"
+            } else {
+                ""
+            },
+        );
+        if s.open {
+            let _ = write!(
+                line,
+                "ran {}, open: not completed when the log was taken",
+                open_human(dur)
+            );
+        } else {
+            let _ = write!(
+                line,
+                "{} after {}",
+                if s.cancelled { "dropped" } else { "completed" },
+                human(dur)
+            );
+            if s.end_thread != s.start_thread {
+                let _ = write!(line, " on {}", thread_label(names, tid(s.end_thread)));
+            }
+        }
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
 }
 
 /// `4,096`.
@@ -482,7 +627,7 @@ fn write_text(
             marks.push_str(" *");
         }
         if root.open {
-            marks.push_str(" +");
+            marks.push_str(", open: still running when the window was written");
         }
         if rank > 0 {
             writeln!(out)?;
@@ -494,7 +639,7 @@ fn write_text(
             shown(&names.function(root.id)),
             thread_label(names, tid),
             relative(key.start, p.origin, clock),
-            human(clock.ns(root.total)),
+            lasted(clock.ns(root.total), root.open),
             human(clock.ns(root.self_)),
         )?;
         writeln!(out, "  {:>10} {:>10}  calls", "time", "self")?;
@@ -517,7 +662,7 @@ fn write_text(
             let _ = write!(
                 line,
                 "  {:>10} {:>10}  {:indent$}{name}",
-                human(clock.ns(node.total)),
+                lasted(clock.ns(node.total), node.open),
                 human(clock.ns(node.self_)),
                 "",
                 indent = depth * 2
@@ -530,7 +675,7 @@ fn write_text(
                 any_inferred = true;
             }
             if node.open {
-                line.push_str(" +");
+                line.push_str(" (open)");
                 any_open = true;
             }
             if node.deeper > 0 {
@@ -572,7 +717,7 @@ fn write_text(
     if any_open {
         writeln!(
             out,
-            "+ still running at the end of the window: closed at its end"
+            "(open): still running when the window was written; \u{2265} its time so far"
         )?;
     }
     if any_deeper {

@@ -1,5 +1,6 @@
 //! `fdr diff BEFORE AFTER`: per function, count, p50, p99, total and self time in two logs and
-//! the change, largest change in total time first.
+//! the change, largest change in total time first; for an async function, its tasks' latency
+//! too.
 //!
 //! Functions are matched by their full name (ids differ between builds; an id missing from a
 //! log's table is `#id`). Each log is accounted as `fdr account` does, in one pass.
@@ -39,6 +40,31 @@ pub struct Side {
     pub total_ns: u64,
     /// Sum of self times.
     pub self_ns: u64,
+    /// For an async function, its tasks' latency (creation to completion or drop): the
+    /// figures that matter when its polls are short or were erased.
+    pub task: Option<TaskSide>,
+}
+
+/// An async function's tasks in one log, in nanoseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct TaskSide {
+    /// Tasks (completed, cancelled or still open).
+    pub tasks: u64,
+    /// Median latency.
+    pub p50_ns: u64,
+    /// 99th percentile of latency.
+    pub p99_ns: u64,
+    /// Sum of latencies.
+    pub total_ns: u64,
+}
+
+impl TaskSide {
+    fn add(&mut self, o: &TaskSide) {
+        self.tasks += o.tasks;
+        self.p50_ns = self.p50_ns.max(o.p50_ns);
+        self.p99_ns = self.p99_ns.max(o.p99_ns);
+        self.total_ns = self.total_ns.saturating_add(o.total_ns);
+    }
 }
 
 impl Side {
@@ -49,6 +75,12 @@ impl Side {
             p99_ns: r.p99_ns,
             total_ns: r.total_ns,
             self_ns: r.self_ns,
+            task: r.task.as_ref().map(|t| TaskSide {
+                tasks: t.tasks,
+                p50_ns: t.p50_ns,
+                p99_ns: t.p99_ns,
+                total_ns: t.total_ns,
+            }),
         }
     }
 
@@ -60,6 +92,13 @@ impl Side {
         self.p99_ns = self.p99_ns.max(o.p99_ns);
         self.total_ns = self.total_ns.saturating_add(o.total_ns);
         self.self_ns = self.self_ns.saturating_add(o.self_ns);
+        self.task = match (self.task, o.task) {
+            (Some(mut a), Some(b)) => {
+                a.add(&b);
+                Some(a)
+            }
+            (a, b) => a.or(b),
+        };
     }
 }
 
@@ -80,6 +119,17 @@ impl Change {
         let t = |s: &Option<Side>| s.map_or(0, |s| i128::from(s.total_ns));
         t(&self.after) - t(&self.before)
     }
+
+    /// For an async function (tasks in either log), the tasks' total latency after minus
+    /// before, in nanoseconds.
+    pub fn change_task_total_ns(&self) -> Option<i128> {
+        let t = |s: &Option<Side>| s.and_then(|s| s.task);
+        if t(&self.before).is_none() && t(&self.after).is_none() {
+            return None;
+        }
+        let total = |s: &Option<Side>| t(s).map_or(0, |t| i128::from(t.total_ns));
+        Some(total(&self.after) - total(&self.before))
+    }
 }
 
 fn sides(log: &Log, progress: &Progress) -> Result<HashMap<String, Side>, CliError> {
@@ -94,7 +144,8 @@ fn sides(log: &Log, progress: &Progress) -> Result<HashMap<String, Side>, CliErr
     Ok(out)
 }
 
-/// The comparison of two logs' functions, largest change in total time first (then by name).
+/// The comparison of two logs' functions, largest change in total time first (then by name);
+/// an async function ranks by the larger of its polls' and its tasks' change.
 ///
 /// ```
 /// use fdr_cli::diff::{compare, Side};
@@ -130,10 +181,16 @@ pub fn compare(before: HashMap<String, Side>, after: HashMap<String, Side>) -> V
             .after = Some(s);
     }
     let mut v: Vec<Change> = all.into_values().collect();
-    v.sort_by(|a, b| {
-        b.change_total_ns()
+    // An async function whose polls barely moved can still have tasks that doubled: it ranks
+    // by the larger of the two changes.
+    let key = |c: &Change| {
+        c.change_total_ns()
             .abs()
-            .cmp(&a.change_total_ns().abs())
+            .max(c.change_task_total_ns().unwrap_or(0).abs())
+    };
+    v.sort_by(|a, b| {
+        key(b)
+            .cmp(&key(a))
             .then_with(|| a.function.cmp(&b.function))
     });
     v
@@ -187,7 +244,7 @@ fn write_text(changes: &[Change], out: &mut dyn Write) -> std::io::Result<()> {
         "p99 before, after",
         "count before, after"
     )?;
-    let (mut only_before, mut only_after) = (false, false);
+    let (mut only_before, mut only_after, mut tasks) = (false, false, false);
     for c in changes {
         let cell = |f: &dyn Fn(&Side) -> String, s: &Option<Side>| s.as_ref().map_or("-".into(), f);
         let pair = |f: &dyn Fn(&Side) -> String| {
@@ -214,6 +271,27 @@ fn write_text(changes: &[Change], out: &mut dyn Write) -> std::io::Result<()> {
             cell(&|s| s.count.to_string(), &c.after),
             shown(&c.function),
         )?;
+        if let Some(change) = c.change_task_total_ns() {
+            let task = |s: &Option<Side>| s.and_then(|s| s.task);
+            let tcell = |f: &dyn Fn(&TaskSide) -> String, s: &Option<Side>| {
+                task(s).as_ref().map_or("-".into(), f)
+            };
+            let tpair = |f: &dyn Fn(&TaskSide) -> String| {
+                format!("{:>10} {:>10}", tcell(f, &c.before), tcell(f, &c.after))
+            };
+            writeln!(
+                out,
+                "{:>10}  {}  {:>21}  {}  {}  {:>8} {:>8}  └ tasks",
+                signed(change),
+                tpair(&|t| human(t.total_ns)),
+                "",
+                tpair(&|t| human(t.p50_ns)),
+                tpair(&|t| human(t.p99_ns)),
+                tcell(&|t| t.tasks.to_string(), &c.before),
+                tcell(&|t| t.tasks.to_string(), &c.after),
+            )?;
+            tasks = true;
+        }
     }
     if changes.is_empty() {
         writeln!(out, "no calls in either log")?;
@@ -222,6 +300,13 @@ fn write_text(changes: &[Change], out: &mut dyn Write) -> std::io::Result<()> {
         out,
         "first column: the change in total time (after minus before), largest first"
     )?;
+    if tasks {
+        writeln!(
+            out,
+            "└ tasks: the async function above, per task (creation to completion or drop) \
+             rather than per poll; its count columns count tasks"
+        )?;
+    }
     if only_before || only_after {
         writeln!(out, "-: the function has no calls in that log")?;
     }
@@ -231,21 +316,34 @@ fn write_text(changes: &[Change], out: &mut dyn Write) -> std::io::Result<()> {
 fn write_json(changes: &[Change], out: &mut dyn Write) -> std::io::Result<()> {
     let side = |s: &Option<Side>| match s {
         None => "null".to_string(),
-        Some(s) => format!(
-            "{{\"count\": {}, \"p50_ns\": {}, \"p99_ns\": {}, \"total_ns\": {}, \"self_ns\": {}}}",
-            s.count, s.p50_ns, s.p99_ns, s.total_ns, s.self_ns
-        ),
+        Some(s) => {
+            let task = s.task.map_or(String::new(), |t| {
+                format!(
+                    ", \"tasks\": {}, \"task_p50_ns\": {}, \"task_p99_ns\": {}, \
+                     \"task_total_ns\": {}",
+                    t.tasks, t.p50_ns, t.p99_ns, t.total_ns
+                )
+            });
+            format!(
+                "{{\"count\": {}, \"p50_ns\": {}, \"p99_ns\": {}, \"total_ns\": {}, \
+                 \"self_ns\": {}{task}}}",
+                s.count, s.p50_ns, s.p99_ns, s.total_ns, s.self_ns
+            )
+        }
     };
     write!(out, "[")?;
     for (i, c) in changes.iter().enumerate() {
         write!(
             out,
-            "{}\n  {{\"function\": {}, \"before\": {}, \"after\": {}, \"change_total_ns\": {}}}",
+            "{}\n  {{\"function\": {}, \"before\": {}, \"after\": {}, \"change_total_ns\": {}{}}}",
             if i == 0 { "" } else { "," },
             json_string(&c.function),
             side(&c.before),
             side(&c.after),
-            c.change_total_ns()
+            c.change_total_ns(),
+            c.change_task_total_ns().map_or(String::new(), |t| format!(
+                ", \"change_task_total_ns\": {t}"
+            ))
         )?;
     }
     writeln!(out, "{}]", if changes.is_empty() { "" } else { "\n" })
