@@ -22,7 +22,7 @@ use crate::input::Log;
 use crate::names::{json_string, shown, Names, Slots};
 use crate::progress::Progress;
 use crate::tasks::{is_task_limit, TaskSpan, Tasks};
-use crate::units::{human, Clock};
+use crate::units::{human, open_human, Clock};
 use crate::CliError;
 
 /// Per-function tallies, in ticks.
@@ -35,7 +35,12 @@ struct Tally {
     max: u64,
     hist: LogLinear,
     inferred: u64,
+    /// Calls still running when the window ended: counted apart, not in `count`, `min`, `max`
+    /// or the histogram (their durations are only lower bounds); their time so far is in
+    /// `total` and `self_`.
     open: u64,
+    /// The longest time so far of an open call.
+    open_max: u64,
     /// Durations not yet in `hist`: counting them in batches keeps one function's histogram
     /// in cache at a time instead of touching a random one on every exit.
     /// Durations that fit 32 bits are batched; longer ones are counted at once.
@@ -58,6 +63,7 @@ impl Tally {
         self.hist.merge(&other.hist);
         self.inferred += other.inferred;
         self.open += other.open;
+        self.open_max = self.open_max.max(other.open_max);
     }
 
     fn drain(&mut self) {
@@ -185,9 +191,15 @@ impl Sink for Account {
         let s = self.slot(f.id)?;
         let t = &mut self.tallies[s];
         let dur = end.saturating_sub(f.start);
-        t.count += 1;
         t.total = t.total.saturating_add(dur);
         t.self_ = t.self_.saturating_add(f.self_ticks(end));
+        t.inferred += u64::from(f.inferred);
+        if how == Close::WindowEnd {
+            t.open += 1;
+            t.open_max = t.open_max.max(dur);
+            return Ok(());
+        }
+        t.count += 1;
         t.min = t.min.min(dur);
         t.max = t.max.max(dur);
         match u32::try_from(dur) {
@@ -199,8 +211,6 @@ impl Sink for Account {
             }
             Err(_) => t.hist.record(dur),
         }
-        t.inferred += u64::from(f.inferred);
-        t.open += u64::from(how == Close::WindowEnd);
         Ok(())
     }
 }
@@ -212,7 +222,8 @@ pub struct Row {
     pub function: String,
     /// Function id.
     pub id: u32,
-    /// Completed or closed calls.
+    /// Calls that returned (or were unwound) in the window; calls still running are in
+    /// [`Row::open`].
     pub count: u64,
     /// Shortest call.
     pub min_ns: u64,
@@ -234,8 +245,12 @@ pub struct Row {
     pub line: u32,
     /// Calls whose entry was before the window (inferred).
     pub inferred: u64,
-    /// Calls still open at the end of the window.
+    /// Calls still running when the window ended, counted apart from `count`: their time so
+    /// far is in `total_ns` and `self_ns`, not in `min_ns`..`max_ns`.
     pub open: u64,
+    /// The longest time so far of an open call (0 without open calls): the call ran at least
+    /// this long.
+    pub open_max_ns: u64,
     /// Task latency, for an async function (or any function with task events).
     pub task: Option<TaskRow>,
     /// The function was culled during the recording: its counts are a sample.
@@ -358,7 +373,7 @@ impl Account {
                 Err(e) => return Err(e.in_log(name)),
             }
         };
-        let end = d.threads.iter().map(|t| t.last_tsc).max().unwrap_or(0);
+        let end = crate::calls::log_end(&d.info, &d.threads);
         acc.finish_tasks(end).map_err(|e| e.in_log(name))?;
         Ok((acc, d))
     }
@@ -431,6 +446,7 @@ impl Account {
                     line: info.map_or(0, |f| f.line),
                     inferred: t.inferred,
                     open: t.open,
+                    open_max_ns: clock.ns(t.open_max),
                     task,
                     culled: self.culls.is_culled(id),
                 }
@@ -444,7 +460,7 @@ impl Account {
                 SortKey::P50 => desc(a.p50_ns, b.p50_ns),
                 SortKey::P90 => desc(a.p90_ns, b.p90_ns),
                 SortKey::P99 => desc(a.p99_ns, b.p99_ns),
-                SortKey::Max => desc(a.max_ns, b.max_ns),
+                SortKey::Max => desc(a.max_ns.max(a.open_max_ns), b.max_ns.max(b.open_max_ns)),
                 SortKey::Total => desc(a.total_ns, b.total_ns),
                 SortKey::SelfTime => desc(a.self_ns, b.self_ns),
                 SortKey::Name => a.function.cmp(&b.function),
@@ -478,12 +494,27 @@ fn write_text(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
         .max()
         .unwrap_or(0)
         .max(5);
+    // Calls still running are counted apart, in a column of their own when there are some.
+    let with_open = rows.iter().any(|r| r.open > 0);
+    let open_col = |n: Option<u64>| match (with_open, n) {
+        (false, _) => String::new(),
+        (true, Some(n)) => format!(" {n:>5}"),
+        (true, None) => format!(" {:>5}", "-"),
+    };
     writeln!(
         out,
-        "{:>cw$} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  function",
-        "count", "min", "p50", "p90", "p99", "max", "total", "self"
+        "{:>cw$}{} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  function",
+        "count",
+        if with_open { "  open" } else { "" },
+        "min",
+        "p50",
+        "p90",
+        "p99",
+        "max",
+        "total",
+        "self"
     )?;
-    let (mut any_inferred, mut any_open, mut any_tasks) = (false, false, false);
+    let (mut any_inferred, mut any_tasks) = (false, false);
     let (mut tasks_inferred, mut tasks_open, mut any_culled) = (false, false, false);
     for r in rows {
         let mut mark = String::new();
@@ -491,23 +522,33 @@ fn write_text(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
             mark.push_str(" *");
             any_inferred = true;
         }
-        if r.open > 0 {
-            mark.push_str(" +");
-            any_open = true;
-        }
         if r.culled {
             mark.push_str(" ~");
             any_culled = true;
         }
+        // Without a completed call there is no distribution: only the open calls' lower bound.
+        let stat = |ns: u64| {
+            if r.count == 0 {
+                "-".to_string()
+            } else {
+                human(ns)
+            }
+        };
+        let max = if r.open > 0 && r.open_max_ns >= r.max_ns {
+            open_human(r.open_max_ns)
+        } else {
+            stat(r.max_ns)
+        };
         writeln!(
             out,
-            "{:>cw$} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  {}{}",
+            "{:>cw$}{} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  {}{}",
             r.count,
-            human(r.min_ns),
-            human(r.p50_ns),
-            human(r.p90_ns),
-            human(r.p99_ns),
-            human(r.max_ns),
+            open_col(Some(r.open)),
+            stat(r.min_ns),
+            stat(r.p50_ns),
+            stat(r.p90_ns),
+            stat(r.p99_ns),
+            max,
             human(r.total_ns),
             human(r.self_ns),
             shown(&r.function),
@@ -520,14 +561,15 @@ fn write_text(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
                 tasks_inferred = true;
             }
             if t.open > 0 {
-                mark.push_str(" +");
+                mark.push_str(&format!(" ({} open)", t.open));
                 tasks_open = true;
             }
             writeln!(
                 out,
-                "{:>cw$} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  \u{2514} tasks, {} \
+                "{:>cw$}{} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  \u{2514} tasks, {} \
                  cancelled{}",
                 t.tasks,
+                open_col(None),
                 human(t.min_ns),
                 human(t.p50_ns),
                 human(t.p90_ns),
@@ -554,10 +596,12 @@ fn write_text(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
             "* some calls were entered before the recorded window: their entry is inferred at the window's start"
         )?;
     }
-    if any_open {
+    if with_open {
         writeln!(
             out,
-            "+ some calls were still running when the window ended: they are closed at its end"
+            "open: calls still running when the window was written, counted apart from count and \
+             min..p99; ≥ max: an open call has run at least that long; total and self include \
+             their time so far"
         )?;
     }
     if tasks_inferred {
@@ -569,7 +613,7 @@ fn write_text(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
     if tasks_open {
         writeln!(
             out,
-            "+ some tasks were not completed when the log ended: they are closed at its end"
+            "(N open): tasks not completed when the log ended, counted to its end"
         )?;
     }
     if any_culled {
@@ -623,7 +667,8 @@ fn write_csv(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
     let with_tasks = rows.iter().any(|r| r.task.is_some());
     writeln!(
         out,
-        "function,id,count,min_ns,p50_ns,p90_ns,p99_ns,max_ns,total_ns,self_ns,file,line{}",
+        "function,id,count,min_ns,p50_ns,p90_ns,p99_ns,max_ns,total_ns,self_ns,file,line,open,\
+         open_max_ns{}",
         if with_tasks {
             format!(",{}", TASK_KEYS.join(","))
         } else {
@@ -641,7 +686,7 @@ fn write_csv(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
         };
         writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{}{tasks}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{}{tasks}",
             csv_field(&r.function),
             r.id,
             r.count,
@@ -653,7 +698,9 @@ fn write_csv(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
             r.total_ns,
             r.self_ns,
             csv_field(&r.file),
-            r.line
+            r.line,
+            r.open,
+            r.open_max_ns
         )?;
     }
     Ok(())
@@ -675,7 +722,7 @@ fn write_json(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
             out,
             "{}\n  {{\"function\": {}, \"id\": {}, \"count\": {}, \"min_ns\": {}, \"p50_ns\": {}, \
              \"p90_ns\": {}, \"p99_ns\": {}, \"max_ns\": {}, \"total_ns\": {}, \"self_ns\": {}, \
-             \"file\": {}, \"line\": {}{extra}}}",
+             \"file\": {}, \"line\": {}, \"open\": {}, \"open_max_ns\": {}{extra}}}",
             if i == 0 { "" } else { "," },
             json_string(&r.function),
             r.id,
@@ -688,7 +735,9 @@ fn write_json(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
             r.total_ns,
             r.self_ns,
             json_string(&r.file),
-            r.line
+            r.line,
+            r.open,
+            r.open_max_ns
         )?;
     }
     writeln!(out, "{}]", if rows.is_empty() { "" } else { "\n" })

@@ -987,6 +987,13 @@ pub fn origin(threads: &[ThreadStats]) -> u64 {
         .unwrap_or(0)
 }
 
+/// When the log was taken: the run record's `end_tsc`, or the latest record of `threads` if
+/// that is later (a log without a run record). Tasks not completed by then end there.
+pub fn log_end(info: &LogInfo, threads: &[ThreadStats]) -> u64 {
+    let last = threads.iter().map(|t| t.last_tsc).max().unwrap_or(0);
+    last.max(info.run.as_ref().map_or(0, |r| r.end_tsc))
+}
+
 /// Where thread `t`'s calls still open at the end of its records end: when the log was taken
 /// (the run record's `end_tsc`), or the thread's last record if that is later (a log without a
 /// run record). Not the last record alone: a hung thread's last record is the entry of the call

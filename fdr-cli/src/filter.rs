@@ -9,8 +9,8 @@
 //!   kept.
 //! - `--from`/`--to` cut every thread's window to that time range, as a recording window
 //!   would: calls running at `--from` start there and are marked as inferred, calls running
-//!   at `--to` end at the thread's last event in the range and are marked open at the end,
-//!   calls outside are left out. `--around [MARGIN]` is the range of the call that fired the
+//!   at `--to` end there and are marked open (their time so far is a lower bound), calls
+//!   outside are left out. `--around [MARGIN]` is the range of the call that fired the
 //!   trigger of a triggered snapshot, widened by MARGIN on each side.
 //! - `--function PATTERN` keeps the calls of matching functions and everything they called;
 //!   an outermost matching call becomes a root (its callers are left out).
@@ -229,6 +229,9 @@ pub struct Filter {
     min: Option<u64>,
     names: Names,
     clock: Option<Clock>,
+    /// The earliest window start of the threads kept (ticks): where `--from` and `--to` count
+    /// from.
+    origin: u64,
 }
 
 /// What a quick read of a log gives before a command's passes: its tables and the earliest
@@ -266,6 +269,7 @@ impl Filter {
         let pre = prescan(log, &f.threads)?;
         let clock = Clock::new(pre.info.header.cycle_frequency);
         f.clock = Some(clock);
+        f.origin = pre.origin;
         let ticks = |ns: u64| {
             (u128::from(ns) * u128::from(clock.freq()) / 1_000_000_000).min(u128::from(u64::MAX))
                 as u64
@@ -313,6 +317,11 @@ impl Filter {
         Ok(f)
     }
 
+    /// True if `--function` chooses functions.
+    pub fn selects_functions(&self) -> bool {
+        self.function.is_some()
+    }
+
     /// True if calls go through a [`Filtered`] sink (a function, time or duration filter).
     pub fn wraps(&self) -> bool {
         self.function.is_some() || self.range.is_some() || self.min.is_some()
@@ -345,8 +354,53 @@ impl Filter {
         dec.keep_threads(move |tid, info| thread_chosen(&specs, tid, info));
     }
 
-    /// Checks that `--thread` chose a thread with calls, given the threads a pass decoded.
+    /// Checks that the filters selected something, given the threads a pass decoded: that
+    /// `--thread` chose a thread with calls, and that `--from` is not past the end of the log.
     pub fn check_threads(
+        &self,
+        log: &str,
+        threads: &[fdr_format::events::ThreadStats],
+        info: &LogInfo,
+    ) -> Result<(), CliError> {
+        self.check_chosen(log, threads, info)?;
+        self.check_range(log, threads, info)
+    }
+
+    /// A range that starts after every kept thread's window ended selects nothing: an error
+    /// that gives the window's span, rather than an empty report.
+    fn check_range(
+        &self,
+        log: &str,
+        threads: &[fdr_format::events::ThreadStats],
+        info: &LogInfo,
+    ) -> Result<(), CliError> {
+        let (Some((from, _)), Some(clock)) = (self.range, self.clock) else {
+            return Ok(());
+        };
+        let taken = info.run.as_ref().map_or(0, |r| r.end_tsc);
+        let end = threads
+            .iter()
+            .filter(|t| t.function_records > 0)
+            .map(|t| t.last_tsc)
+            .max()
+            .unwrap_or(0)
+            .max(taken);
+        if from <= end {
+            return Ok(());
+        }
+        let rel = |t: u64| crate::units::human(clock.ns(t.saturating_sub(self.origin)));
+        Err(CliError::Empty {
+            path: log.to_string(),
+            what: format!(
+                "nothing was recorded from --from {} on: the window (of the threads kept) spans \
+                 +0 ns..+{}",
+                rel(from),
+                rel(end)
+            ),
+        })
+    }
+
+    fn check_chosen(
         &self,
         log: &str,
         threads: &[fdr_format::events::ThreadStats],
@@ -740,8 +794,8 @@ impl<S: Sink> Filtered<'_, S> {
                 self.advance(thread, now)
             }
             Phase::In if now > to => {
-                // The range ends: what is open ends at the thread's last event in it, once the
-                // log is read (see `end`), as a window's open calls do.
+                // The range ends: what is open was still running at its end, and is closed
+                // there once the log is read (see `end`), as a window's open calls are.
                 self.threads[t].phase = Phase::After;
                 Ok(false)
             }
@@ -853,8 +907,8 @@ impl<S: Sink> Sink for Filtered<'_, S> {
     fn end(&mut self, thread: u32, last: u64) -> Result<(), CliError> {
         let t = self.thread(thread);
         if self.threads[t].phase == Phase::After {
-            // Cut by the range's end: the calls open then end at the thread's last event in it.
-            let last = self.threads[t].last;
+            // Cut by the range's end: the calls open then were running until it at least.
+            let last = self.f.range.map_or(self.threads[t].last, |r| r.1);
             self.settle(thread, last)?;
             while !self.threads[t].stack.is_empty() {
                 self.close_top(thread, last, Close::WindowEnd, &[])?;

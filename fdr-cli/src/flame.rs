@@ -490,8 +490,10 @@ pub fn run(
 ) -> Result<(), CliError> {
     let name = log.name().to_string();
     let mut notes = Vec::new();
+    let thin;
     let mut lines: Vec<String> = if chart {
         let p = plan(log, filter, progress)?;
+        thin = crate::info::note(&p.info, &p.threads);
         let names = Names::new(&p.info);
         let clock = Clock::new(p.info.header.cycle_frequency);
         let mut c = Chart::new(Limits::default());
@@ -501,6 +503,7 @@ pub fn run(
             .map_err(|e| e.in_log(&name))?
     } else {
         let (t, p) = Trie::build(log, filter, progress)?;
+        thin = crate::info::note(&p.info, &p.threads);
         let names = Names::new(&p.info);
         let clock = Clock::new(p.info.header.cycle_frequency);
         let lines = graph_lines(&t, &names, &clock, Limits::default(), &mut notes);
@@ -534,7 +537,10 @@ pub fn run(
     if lines.is_empty() {
         return Err(CliError::Empty {
             path: name,
-            what: "the log has no calls to draw".to_string(),
+            what: match thin {
+                Some(n) => format!("the log has no calls to draw ({n})"),
+                None => "the log has no calls to draw".to_string(),
+            },
         });
     }
     flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), out)

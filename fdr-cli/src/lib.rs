@@ -237,6 +237,10 @@ const ACCOUNT_HELP: &str = "\
 Count, min, max, total and self are exact. p50/p90/p99 are read from a log-linear histogram per
 function (64 sub-buckets per power of two): within 0.8% of a recorded duration, with memory that
 does not grow with the number of calls. Totals of recursive functions count nested activations.
+Calls still running when the window was written (a hang, the main loop, the call that fired a
+trigger, or a call cut by --to) are counted apart, in an 'open' column: they are not in count or
+min..p99 (their duration is only a lower bound), 'max' shows '≥ time so far' when one of them is
+the longest, and total and self include their time so far. JSON and CSV add open and open_max_ns.
 Memory: about 200 bytes per function, plus at most 32 bytes per histogram bucket in use (at most
 ~30 KiB per function); a log whose calls use more than 1048576 distinct function ids is refused.
 
@@ -247,9 +251,10 @@ function's object adds the keys tasks, cancelled, task_min_ns, task_p50_ns, task
 task_p99_ns, task_max_ns, task_total_ns (count and the other keys stay per poll); CSV has the
 same columns when the log has an async function, empty for other functions. A task created before
 the window starts at the window start of the thread that ended it (*); one not completed when the
-log ends is closed there (+). At most 1048576 tasks may wait for their other end at one point of
-the log. A function culled by the recorder (only 1 call in 256 per thread recorded while culled)
-is marked '~', and \"culled\": true in JSON; the text lists when each was culled.";
+log ends is closed there ('(N open)'). At most 1048576 tasks may wait for their other end at one
+point of the log. A function culled by the recorder (while culled, a call is recorded only when a
+probe lets it through) is marked '~', and \"culled\": true in JSON; the text lists when each was
+culled.";
 
 const CALLS_HELP: &str = "\
 Each call is shown with its thread, its start (from the window start), its duration and self
@@ -269,8 +274,8 @@ uftrace style: a call that made no other call is one line, 'name();', with its d
 left; a call that did is 'name() {' at its entry and '} /* name */' with its duration at its exit,
 and the calls it made are indented between. Each thread's window is shown whole, one thread
 after another (earliest window first), the thread id at the left of every line. Marks: '*' an
-entry inferred at the window's start, '+' a call still running when the window ended (closed
-there), 'tail' a tail exit, 'unwound' a call closed by its caller's exit. Indentation stops
+entry inferred at the window's start, '(open)' a call still running when the window was written
+(its duration, '≥ 2.31 s', is its time so far), 'tail' a tail exit, 'unwound' a call closed by its caller's exit. Indentation stops
 growing at 1024 levels; deeper lines say their depth.";
 
 const DIFF_HELP: &str = "\
@@ -278,7 +283,13 @@ Functions are matched by full name (ids differ between builds), sorted by the la
 total time, growth or shrinkage, then by name. A function in one log only has '-' (text) or null
 (JSON) for the other. JSON: one array of objects with the keys function, before, after (each null
 or an object with count, p50_ns, p99_ns, total_ns, self_ns) and change_total_ns (after minus
-before).";
+before).
+
+An async function's calls are its polls; its tasks (creation to completion or drop) get a line of
+their own under it, '└ tasks', with the change in their total latency, their total, p50 and p99
+latency and their number, and it ranks by the larger of the two changes. In JSON its before and
+after objects add tasks, task_p50_ns, task_p99_ns and task_total_ns, and its object adds
+change_task_total_ns; other functions have none of these keys.";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum ConvertFormat {
@@ -346,6 +357,11 @@ pub fn run<A: AsRef<OsStr>>(args: &[A], out: &mut dyn Write) -> Result<(), CliEr
                 writeln!(out, "culled functions:").map_err(w)?;
                 for l in acc.culls().lines(&names, &clock, &tids, origin) {
                     writeln!(out, "{l}").map_err(w)?;
+                }
+            }
+            if format == account::Format::Text {
+                if let Some(n) = info::note(&d.info, &d.threads) {
+                    writeln!(out, "{n}").map_err(w)?;
                 }
             }
             Ok(())

@@ -77,16 +77,20 @@ impl Lines<'_> {
     }
 
     /// The start of a line: the duration column (or blanks), the thread and the indentation.
-    fn head(&mut self, dur: Option<u64>, depth: usize) {
+    /// An open call's duration is its time so far, shown as a lower bound (`≥ 2.00 ms`).
+    fn head(&mut self, dur: Option<u64>, depth: usize, open: bool) {
         self.line.clear();
         match dur {
             Some(ticks) => {
                 // Right-aligned in 10 columns (units are one or two characters wide).
                 let mut d = std::mem::take(&mut self.scratch);
                 d.clear();
+                if open {
+                    d.push_str("\u{2265} ");
+                }
                 write_human(&mut d, self.clock.ns(ticks));
-                // One character wider than its bytes' count less one when it is µs.
-                let width = d.len() - usize::from(d.ends_with("µs"));
+                // Count characters, not bytes: µ and ≥ take more than one byte.
+                let width = d.chars().count();
                 self.line.push_str(&SPACES[..10usize.saturating_sub(width)]);
                 self.line.push_str(&d);
                 self.line.push_str("    ");
@@ -127,7 +131,7 @@ impl Lines<'_> {
     fn open_held(&mut self) -> Result<(), CliError> {
         if let Some((depth, f)) = self.held.take() {
             let s = self.label(f.id)?;
-            self.head(None, depth);
+            self.head(None, depth, false);
             self.line.push_str(&self.labels[s]);
             self.push_args(f.id);
             self.line.push_str(" {");
@@ -146,7 +150,7 @@ impl Lines<'_> {
             Close::TailExit => self.line.push_str(" tail"),
             Close::Unwound => self.line.push_str(" unwound"),
             Close::WindowEnd => {
-                self.line.push_str(" +");
+                self.line.push_str(" (open)");
                 self.marks.open = true;
             }
         }
@@ -175,7 +179,7 @@ impl Sink for Lines<'_> {
         let s = self.label(f.id)?;
         if matches!(self.held, Some((d, _)) if d == depth) {
             self.held = None;
-            self.head(Some(dur), depth);
+            self.head(Some(dur), depth, how == Close::WindowEnd);
             self.line.push_str(&self.labels[s]);
             self.push_args(f.id);
             self.line.push(';');
@@ -185,7 +189,7 @@ impl Sink for Lines<'_> {
             }
         } else {
             self.open_held()?;
-            self.head(Some(dur), depth);
+            self.head(Some(dur), depth, how == Close::WindowEnd);
             self.line.push_str("} /* ");
             self.line.push_str(&self.labels[s]);
             self.line.push_str(" */");
@@ -271,7 +275,7 @@ pub fn run(
     if marks.open {
         writeln!(
             out,
-            "+ still running at the end of the window: closed at its end"
+            "(open): still running when the window was written; \u{2265} its time so far"
         )
         .map_err(w)?;
     }
@@ -281,6 +285,9 @@ pub fn run(
             "[depth N]: indentation stops at {DISPLAY_DEPTH} levels; deeper lines say their depth"
         )
         .map_err(w)?;
+    }
+    if let Some(n) = crate::info::note(&p.info, &p.threads) {
+        writeln!(out, "{n}").map_err(w)?;
     }
     out.flush().map_err(w)
 }

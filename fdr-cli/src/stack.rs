@@ -469,7 +469,7 @@ fn write_text(t: &Trie, names: &Names, clock: &Clock, out: &mut dyn Write) -> st
             any_inferred = true;
         }
         if n.open > 0 {
-            mark.push_str(" +");
+            mark.push_str(&format!(" ({} open)", n.open));
             any_open = true;
         }
         any_deeper |= n.kind == NodeKind::Deeper;
@@ -495,7 +495,8 @@ fn write_text(t: &Trie, names: &Names, clock: &Clock, out: &mut dyn Write) -> st
     if any_open {
         writeln!(
             out,
-            "+ still running at the end of the window: closed at its end"
+            "(N open): N of the calls were still running when the window was written; their \
+             time so far is in total and self"
         )?;
     }
     if any_deeper {
@@ -526,7 +527,11 @@ pub fn run(
             if let Some(h) = crate::trigger::header(&p.info, &names, &clock, p.origin) {
                 writeln!(out, "{h}").map_err(w)?;
             }
-            write_text(&t, &names, &clock, out).map_err(w)
+            write_text(&t, &names, &clock, out).map_err(w)?;
+            if let Some(n) = crate::info::note(&p.info, &p.threads) {
+                writeln!(out, "{n}").map_err(w)?;
+            }
+            Ok(())
         }
         Format::Folded => {
             let mut out = std::io::BufWriter::with_capacity(1 << 16, out);

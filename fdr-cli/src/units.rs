@@ -47,6 +47,33 @@ pub fn human(ns: u64) -> String {
     s
 }
 
+/// The time so far of a call still running when the window was written: it ran at least
+/// that long.
+///
+/// ```
+/// assert_eq!(fdr_cli::units::open_human(2_310_000_000), "≥ 2.31 s");
+/// ```
+pub fn open_human(ns: u64) -> String {
+    let mut s = String::from("\u{2265} ");
+    write_human(&mut s, ns);
+    s
+}
+
+/// A call's duration: [`open_human`] if it was still running when the window was written,
+/// else [`human`].
+///
+/// ```
+/// use fdr_cli::units::lasted;
+/// assert_eq!((lasted(1_500, false), lasted(1_500, true)), ("1.50 µs".into(), "≥ 1.50 µs".into()));
+/// ```
+pub fn lasted(ns: u64, open: bool) -> String {
+    if open {
+        open_human(ns)
+    } else {
+        human(ns)
+    }
+}
+
 /// [`human`] written into `out`, without allocating.
 ///
 /// ```

@@ -38,6 +38,9 @@ struct Thread {
     /// Where its block (its window) starts.
     block: u64,
     roots: Vec<Call>,
+    /// Where its window ends, if after its last call event: a cut at `--to` while the thread
+    /// ran on (its open calls ran until the cut).
+    end: Option<u64>,
 }
 
 const NAMES: [&str; 8] = [
@@ -86,6 +89,7 @@ fn model() -> Vec<Thread> {
         Thread {
             tid: 11,
             block: 1000,
+            end: None,
             roots: vec![
                 inferred,
                 c(
@@ -109,6 +113,7 @@ fn model() -> Vec<Thread> {
         Thread {
             tid: 12,
             block: 1200,
+            end: None,
             roots: vec![
                 c(
                     query,
@@ -135,6 +140,7 @@ fn model() -> Vec<Thread> {
         Thread {
             tid: 13,
             block: 4000,
+            end: None,
             roots: vec![c(
                 io,
                 4000,
@@ -176,6 +182,10 @@ fn write(threads: &[Thread]) -> Vec<u8> {
         let mut b = log.block(t.tid, 0, t.block);
         for r in &t.roots {
             records(r, &mut b);
+        }
+        if let Some(end) = t.end {
+            // A record at the window's end, so that the calls still open end there.
+            b.cpu(0, end);
         }
         b.finish();
     }
@@ -268,15 +278,16 @@ fn cut(threads: &[Thread], from: u64, to: u64) -> Vec<Thread> {
             for r in &t.roots {
                 times(r, &mut ts);
             }
+            // A thread that ran on past the range: its open calls ran until the range's end.
+            // One whose records stop inside it: they end at its last record, as in the log.
+            let ran_on = ts.iter().any(|&x| x > to);
             let last = ts.into_iter().filter(|&x| x <= to).max().unwrap_or(0);
+            let end = if ran_on { to } else { last };
             Thread {
                 tid: t.tid,
                 block: t.block.max(from),
-                roots: t
-                    .roots
-                    .iter()
-                    .filter_map(|r| clip(r, from, to.min(last)))
-                    .collect(),
+                roots: t.roots.iter().filter_map(|r| clip(r, from, end)).collect(),
+                end: ran_on.then_some(to),
             }
         })
         .collect()
@@ -381,8 +392,6 @@ fn time_range_filter() {
 
 #[test]
 fn filters_together() {
-    // (A call open at the range's end would end at the thread's last event in the range, which
-    // the other filters may leave out of a log of the selected calls: none here.)
     let selected = without_short(
         &only_function(&cut(&model(), 2000, 5000), &Pattern::new("query")),
         100,
@@ -542,4 +551,30 @@ fn logged_arguments_stay_with_their_call_through_min() {
         ]
     );
     assert!(spans.iter().all(|s| s.end - s.start >= 400), "{spans:?}");
+}
+
+#[test]
+fn a_time_range_past_the_end_of_the_log_is_an_error_that_gives_the_window() {
+    let dir = temp_dir("filter-past");
+    let log = write_log(&dir, "all.fdr", &write(&model()));
+    // The window starts at 1000 and the last record is at 6600: +0 ns..+5.60 µs.
+    for cmd in ["account", "calls", "stack", "replay", "flame"] {
+        let mut args = vec![cmd, &log, "--from", "1s"];
+        if cmd == "flame" {
+            args.extend(["-o", "-"]);
+        }
+        let e = fdr(&args).unwrap_err();
+        assert_eq!(e.exit_code(), 1, "{cmd}");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "fdr: {log}: nothing was recorded from --from 1.00 s on: the window (of the \
+                 threads kept) spans +0 ns..+5.60 µs"
+            ),
+            "{cmd}"
+        );
+    }
+    // A range inside the window is not an error, even where one thread has nothing.
+    assert!(fdr(&["account", &log, "--from", "5us"]).is_ok());
+    std::fs::remove_dir_all(dir).ok();
 }

@@ -266,7 +266,7 @@ fn names_from_a_log_are_escaped_in_every_text_output_and_the_svg_is_valid_xml() 
     let quoted = EVIL_FN_SHOWN.replace('"', "\"\"");
     assert_eq!(
         lines[1],
-        format!("\"{quoted}\",1,1,1000,1000,1000,1000,1000,1000,900,src/lib.rs,1")
+        format!("\"{quoted}\",1,1,1000,1000,1000,1000,1000,1000,900,src/lib.rs,1,0,0")
     );
 
     let json = fdr(&["account", "--format", "json", "--sort", "id", l]).unwrap();

@@ -57,13 +57,13 @@ fn account_gives_task_latency_beside_the_per_poll_figures() {
         // Only the async function's object has the task keys.
         let serve = row("app::serve");
         assert!(serve.get("tasks").is_none(), "{serve}");
-        assert_eq!(serve.as_object().unwrap().len(), 12);
-        assert_eq!(req.as_object().unwrap().len(), 20);
+        assert_eq!(serve.as_object().unwrap().len(), 14);
+        assert_eq!(req.as_object().unwrap().len(), 22);
     }
     let text = fdr(&["account", &log]).unwrap();
     assert!(
         text.lines()
-            .any(|l| l.contains("\u{2514} tasks, 1 cancelled * +")
+            .any(|l| l.contains("\u{2514} tasks, 1 cancelled * (1 open)")
                 && l.trim_start().starts_with("4 ")),
         "{text}"
     );
