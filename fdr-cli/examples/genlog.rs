@@ -21,7 +21,7 @@
 
 use std::io::{BufWriter, Write};
 
-use fdr_cli::synth::LogBuilder;
+use fdr_cli::testing::synth::LogBuilder;
 use fdr_format::{
     block_preamble, function_record, meta, meta_bytes, BlockStart, CullKind, Extension, FnKind,
     FunctionKind, Mode, Reason, ReasonInfo, RunInfo, TaskKind, ThreadInfo,

@@ -128,5 +128,5 @@ impl From<FormatError> for CliError {
 
 /// A path as messages show it: lossily decoded, with characters a terminal acts on escaped.
 pub(crate) fn shown_path(p: &Path) -> String {
-    crate::names::shown(&p.to_string_lossy()).into_owned()
+    crate::escape::shown(&p.to_string_lossy()).into_owned()
 }

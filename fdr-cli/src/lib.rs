@@ -11,293 +11,55 @@
 //!
 //! Every command reads the log as a stream: memory grows with the number of functions, threads
 //! and stack depth, never with the size of the file.
+//!
+//! The crate is in layers: a core that turns records into calls ([`model`]), one module per
+//! command that computes what it shows ([`commands`]), one per output that prints it
+//! ([`render`]), and a runner that opens the log, resolves the filters and sets up the progress
+//! bar once. In the table, a module uses only modules in rows below its own
+//! (`tests/modules.rs` checks it, so there is no cycle):
+//!
+//! | modules | hold |
+//! |---|---|
+//! | `runner` | runs a parsed command: open, filter, progress once; the command; its renderer |
+//! | `cli` | the commands' arguments and help, as clap parses them |
+//! | `render::account`, `render::calls`, `render::diff`, `render::dump`, `render::flame`, `render::fxt`, `render::info`, `render::replay`, `render::stack` | each command's output: text, CSV, JSON, SVG, FXT |
+//! | `render::chrome`, `render::culls` | Chrome JSON (and the process ids FXT shares); the culled functions' list |
+//! | `render::time`, `render::trigger` | dates and time zones; why the log was written, times and thread labels |
+//! | `commands::diff` | two logs accounted and compared |
+//! | `commands::account`, `commands::calls`, `commands::convert`, `commands::dump`, `commands::flame`, `commands::info`, `commands::replay`, `commands::stack` | what each command shows, from the model |
+//! | `model::trie` | the call trie (`stack`, flame graphs) |
+//! | `model::pass` | a pass over a log behind the filter, in shares; the plan |
+//! | `model::filter` | `--thread`, `--function`, `--from`/`--to`/`--around`, `--min` |
+//! | `model::replay`, `model::tasks`, `model::culls`, `model::window`, `model::trigger` | the replay engine; async tasks; culled functions; what a window says of itself; the call that fired a trigger |
+//! | `model::call`, `model::names`, `model::input`, `model::hist` | a call and the sink that receives calls; names from the log's tables; opening a log; histograms |
+//! | `testing`, `output` | synthetic logs for tests; output files written atomically |
+//! | `units`, `progress`, `error` | durations as shown and ticks to nanoseconds; the progress bar; errors |
+//! | `escape` | names from a log made safe to show |
 
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
-pub mod account;
-pub mod calls;
-pub mod calltree;
-pub mod chrome;
-pub mod culls;
-pub mod diff;
-pub mod dump;
+mod cli;
+pub mod commands;
 mod error;
-pub mod filter;
-pub mod flame;
-pub mod fxt;
-pub mod hist;
-pub mod info;
-pub mod input;
-pub mod names;
+pub mod escape;
+pub mod model;
 pub mod output;
 pub mod progress;
-pub mod replay;
-pub mod stack;
-pub mod synth;
-pub mod tasks;
-pub mod time;
-pub mod trigger;
+pub mod render;
+mod runner;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod units;
 
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
-use std::path::PathBuf;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::Parser;
 
 pub use error::CliError;
 
-use error::shown_path;
-use filter::Filter;
-use input::Log;
-use progress::Progress;
-
-const AFTER_HELP: &str = "\
-Times: ns, µs, ms and s on a terminal; integer nanoseconds in JSON and CSV.
-Calls whose entry is before the recorded window (a ring snapshot that starts mid-stack) get an
-inferred entry at the window's start; calls still running at the end are closed there. Both are
-marked in the outputs.
-A log written by a trigger (a slow call, or one still running past its limit) names that call:
-`info` prints why the log was written, `account` and `stack` name the call in their first line,
-`convert` marks the moment the trigger fired with an instant event on the call's thread.
-Filters, on account, stack, calls, replay, convert and flame: --thread TID|NAME (repeatable) keeps
-those threads; --from TIME and --to TIME (after the window start) cut every thread's window to
-that range, as a recording window would (calls running at its start start there, marked
-inferred; calls running at its end end there, marked open); --around [MARGIN] is the range of the
-call that fired a triggered snapshot, widened by MARGIN; --function PATTERN keeps the calls of
-matching functions and the calls they made (a PATTERN matches a full name, `*` any run of
-characters; without `*`, also the end of a name after `::`, so `handle` finds `app::Worker::handle`;
-a trait method `<app::Worker as app::Handler>::handle` is also found as `Worker::handle`,
-`app::Worker::handle`, `Handler::handle` or `app::Handler::handle`); --min DURATION leaves out shorter calls (their time
-counts in their caller's self time). Times in outputs count from the earliest window start of the
-threads kept. Every command reads standard input for the log `-` (copied to a temporary file).
-Names from a log are shown with control characters escaped (\\x1b, \\n, \\u{202e}); JSON keeps them
-exactly. Outputs (-o) are written to a temporary file renamed into place on success, and never
-over the input log.
-Limits, whatever a log says (see docs/FORMAT.md): calls nested at most 1048576 deep on a thread;
-at most 1048576 distinct function ids; call paths shown at most 1024 frames deep; at most 262144
-call paths in `stack` and `flame`; at most 1048576 frames and 64 MiB of call paths handed to the
-flame graph renderer. Past a limit a command says so, in its output or as an error.";
-
-#[derive(Parser, Debug)]
-#[command(
-    name = "fdr",
-    version,
-    about = "Read fdr flight-recorder logs: latency tables, call trees, flame graphs, Perfetto timelines",
-    after_help = AFTER_HELP
-)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand, Debug)]
-enum Command {
-    /// Header, calibration, threads, blocks, time span, functions, losses and threshold.
-    Info {
-        /// The log (.fdr; `-` for standard input).
-        log: PathBuf,
-    },
-    /// Every record, one per line, with its byte offset.
-    Dump {
-        /// The log (.fdr; `-` for standard input).
-        log: PathBuf,
-        /// Check the block grammar (BufferExtents, NewBuffer, WalltimeMarker, [Pid], NewCPUId,
-        /// events) and exit non-zero at the first violation. Time running backwards on a thread
-        /// gets a warning line, without failing: CPUs' timestamp counters can disagree slightly.
-        #[arg(long)]
-        verify: bool,
-    },
-    /// Per function: count, min, p50, p90, p99, max, total and self time.
-    #[command(after_help = ACCOUNT_HELP)]
-    Account {
-        /// The log (.fdr; `-` for standard input).
-        log: PathBuf,
-        /// Sort by this column (numbers: largest first).
-        #[arg(long, value_enum, default_value_t = account::SortKey::Total)]
-        sort: account::SortKey,
-        /// Show only the first N functions.
-        #[arg(long, value_name = "N")]
-        top: Option<usize>,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = account::Format::Text)]
-        format: account::Format,
-        /// Reader threads, each decoding the blocks of a share of the log's threads
-        /// [default: 2 on a log over 32 MiB with two cores, else 1].
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
-        threads: Option<u16>,
-        #[command(flatten)]
-        filter: filter::FilterArgs,
-    },
-    /// The call trie: per call path, count, total and self time, latency histogram.
-    #[command(after_help = "\
-Paths are merged across threads. The latency column is one histogram per path, one bucket per
-power of two, over the range in its header. Past 262144 distinct paths, new ones are merged into
-a '[more call paths, merged]' node under their caller, which bounds memory. Paths are shown at most
-1024 frames deep: a call made deeper (a deep recursion) is one '[calls deeper than 1024 frames]'
-node holding its whole time, the calls it made included.")]
-    Stack {
-        /// The log (.fdr; `-` for standard input).
-        log: PathBuf,
-        /// `text`: an indented tree; `folded`: `a;b;c <self ns>` lines for flame graph tools.
-        #[arg(long, value_enum, default_value_t = stack::Format::Text)]
-        format: stack::Format,
-        #[command(flatten)]
-        filter: filter::FilterArgs,
-    },
-    /// Chrome trace-event JSON (chrome://tracing, Perfetto) or Fuchsia trace format (Perfetto).
-    #[command(after_help = "\
-Chrome JSON: one complete ('X') event per call whose entry and exit are in the log (written at
-the exit; viewers sort events by time), a 'B'/'E' pair for a call whose entry is inferred, 'b'/'e'
-async slices for async tasks. A warning on standard error says when the file will be larger than
-the 1 GiB that chrome://tracing and Perfetto's JSON importer handle: use --format fxt (Perfetto
-reads it) or a filter then.")]
-    Convert {
-        /// The log (.fdr; `-` for standard input).
-        log: PathBuf,
-        /// Output format.
-        #[arg(long, value_enum)]
-        format: ConvertFormat,
-        /// Output file (`-` for standard output).
-        #[arg(short, long, value_name = "OUT")]
-        output: PathBuf,
-        #[command(flatten)]
-        filter: filter::FilterArgs,
-    },
-    /// A flame graph SVG (self time per call path).
-    #[command(after_help = "\
-The graph merges call paths across threads (paths as for `fdr stack`: at most 262144, at most
-1024 frames deep). The chart keeps time order, one root per thread, up to 1024 frames deep.
-The renderer is handed at most 1048576 frames and 64 MiB of call paths. Past that, the graph folds
-its narrowest paths into their callers and the chart samples each thread's stack at a regular
-interval, doubled until it fits; the SVG's subtitle says which. Paths narrower than the renderer
-draws (0.01% of the width) are always folded into their callers, which changes nothing drawn.")]
-    Flame {
-        /// The log (.fdr; `-` for standard input).
-        log: PathBuf,
-        /// Output file (`-` for standard output).
-        #[arg(short, long, value_name = "OUT.svg")]
-        output: PathBuf,
-        /// A flame chart: time runs left to right, one chart per thread.
-        #[arg(long)]
-        chart: bool,
-        #[command(flatten)]
-        filter: filter::FilterArgs,
-    },
-    /// Individual calls, slowest first, each with the tree of calls it made.
-    #[command(after_help = CALLS_HELP)]
-    Calls {
-        /// The log (.fdr; `-` for standard input).
-        log: PathBuf,
-        /// Show the N slowest calls (at most 100000).
-        #[arg(long, value_name = "N", default_value_t = 10,
-              value_parser = clap::value_parser!(u32).range(0..=100_000))]
-        top: u32,
-        /// Show the calls each one made down to N levels below it; deeper ones are counted.
-        #[arg(long, value_name = "N", default_value_t = 8,
-              value_parser = clap::value_parser!(u16).range(0..=1024))]
-        depth: u16,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = calltree::Format::Text)]
-        format: calltree::Format,
-        /// Reader threads, each decoding the blocks of a share of the log's threads
-        /// [default: 2 on a log over 32 MiB with two cores, else 1].
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
-        threads: Option<u16>,
-        #[command(flatten)]
-        filter: filter::FilterArgs,
-    },
-    /// The time-ordered call graph, one line per entry and exit (as uftrace's `replay`).
-    #[command(after_help = REPLAY_HELP)]
-    Replay {
-        /// The log (.fdr; `-` for standard input).
-        log: PathBuf,
-        /// Reader threads for the first pass, each decoding the blocks of a share of the log's
-        /// threads [default: 2 on a log over 32 MiB with two cores, else 1].
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
-        threads: Option<u16>,
-        #[command(flatten)]
-        filter: filter::FilterArgs,
-    },
-    /// Per function, count, p50, p99, total and self time in two logs, and the change.
-    #[command(after_help = DIFF_HELP)]
-    Diff {
-        /// The log before (.fdr; `-` for standard input).
-        before: PathBuf,
-        /// The log after (.fdr; `-` for standard input).
-        after: PathBuf,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = diff::Format::Text)]
-        format: diff::Format,
-    },
-}
-
-const ACCOUNT_HELP: &str = "\
-Count, min, max, total and self are exact. p50/p90/p99 are read from a log-linear histogram per
-function (64 sub-buckets per power of two): within 0.8% of a recorded duration, with memory that
-does not grow with the number of calls. Totals of recursive functions count nested activations.
-Calls still running when the window was written (a hang, the main loop, the call that fired a
-trigger, or a call cut by --to) are counted apart, in an 'open' column: they are not in count or
-min..p99 (their duration is only a lower bound), 'max' shows '≥ time so far' when one of them is
-the longest, and total and self include their time so far. JSON and CSV add open and open_max_ns.
-Memory: about 200 bytes per function, plus at most 32 bytes per histogram bucket in use (at most
-~30 KiB per function); a log whose calls use more than 1048576 distinct function ids is refused.
-
-An async function's calls are its polls. Its tasks (each call of the async fn, from its creation
-to its completion or its drop before completing) get a line of their own under it ('└ tasks'):
-tasks, min, p50, p90, p99, max and total latency, and how many were cancelled. In JSON an async
-function's object adds the keys tasks, cancelled, task_min_ns, task_p50_ns, task_p90_ns,
-task_p99_ns, task_max_ns, task_total_ns (count and the other keys stay per poll); CSV has the
-same columns when the log has an async function, empty for other functions. A task created before
-the window starts at the window start of the thread that ended it (*); one not completed when the
-log ends is closed there ('(N open)'). At most 1048576 tasks may wait for their other end at one
-point of the log. A function culled by the recorder (while culled, a call is recorded only when a
-probe lets it through) is marked '~', and \"culled\": true in JSON; the text lists when each was
-culled.";
-
-const CALLS_HELP: &str = "\
-Each call is shown with its thread, its start (from the window start), its duration and self
-time, then the calls it made as a tree, down to --depth levels (deeper calls are counted on the
-line of their ancestor). In text, runs of consecutive calls of the same function under one caller
-are one line, 'name × N', with their total and self time and their callees merged the same way.
-JSON gives every call as an object with the keys function, id, thread (tid), start_ns,
-duration_ns, self_ns, inferred_start, open_at_end, args (only for a call with logged arguments: an
-array of {name, value}) and children (an array of the same objects).
-At most 4096 calls are shown under one call, and 262144 under all the listed calls together
-(each listed call gets an equal share, at least 16); past that a line (text) says how many more
-there were and their time, and JSON leaves them out. The log is read twice (three times with
---function, --from, --to or --around).";
-
-const REPLAY_HELP: &str = "\
-uftrace style: a call that made no other call is one line, 'name();', with its duration on the
-left; a call that did is 'name() {' at its entry and '} /* name */' with its duration at its exit,
-and the calls it made are indented between. Each thread's window is shown whole, one thread
-after another (earliest window first), the thread id at the left of every line. Marks: '*' an
-entry inferred at the window's start, '(open)' a call still running when the window was written
-(its duration, '≥ 2.31 s', is its time so far), 'tail' a tail exit, 'unwound' a call closed by its caller's exit. Indentation stops
-growing at 1024 levels; deeper lines say their depth.";
-
-const DIFF_HELP: &str = "\
-Functions are matched by full name (ids differ between builds), sorted by the largest change in
-total time, growth or shrinkage, then by name. A function in one log only has '-' (text) or null
-(JSON) for the other. JSON: one array of objects with the keys function, before, after (each null
-or an object with count, p50_ns, p99_ns, total_ns, self_ns) and change_total_ns (after minus
-before).
-
-An async function's calls are its polls; its tasks (creation to completion or drop) get a line of
-their own under it, '└ tasks', with the change in their total latency, their total, p50 and p99
-latency and their number, and it ranks by the larger of the two changes. In JSON its before and
-after objects add tasks, task_p50_ns, task_p99_ns and task_total_ns, and its object adds
-change_task_total_ns; other functions have none of these keys.";
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum ConvertFormat {
-    /// Chrome trace-event JSON.
-    Chrome,
-    /// Fuchsia trace format.
-    Fxt,
-}
+use cli::Cli;
 
 /// Runs one `fdr` command. `args` are the arguments without the program name, e.g.
 /// `["account", "app.fdr"]`; they need not be UTF-8 (paths are opened as given). Reports go to
@@ -316,164 +78,5 @@ pub fn run<A: AsRef<OsStr>>(args: &[A], out: &mut dyn Write) -> Result<(), CliEr
             };
         }
     };
-    let w = |e| CliError::io("<output>", "writing the report", e);
-    match cli.command {
-        Command::Info { log } => {
-            let log = Log::open(&log)?;
-            let progress = Progress::new(log.len(), 1);
-            let r = info::run(&log, out, &progress);
-            progress.finish();
-            r
-        }
-        Command::Dump { log, verify } => dump::run(&Log::open(&log)?, verify, out),
-        Command::Account {
-            log,
-            sort,
-            top,
-            format,
-            threads,
-            filter,
-        } => {
-            let log = Log::open(&log)?;
-            let filter = Filter::resolve(&filter, &log)?;
-            let progress = Progress::new(log.len(), 1 + u64::from(filter.needs_plan()));
-            let readers = threads.map_or_else(|| readers_for(log.len()), usize::from);
-            let r = account::Account::of_log(&log, readers, &filter, &progress);
-            progress.finish();
-            let (mut acc, d) = r?;
-            let names = names::Names::new(&d.info);
-            let clock = units::Clock::new(d.info.header.cycle_frequency);
-            let rows = acc.rows(&names, &clock, sort, top);
-            if format == account::Format::Text {
-                let origin = calls::origin(&d.threads);
-                if let Some(h) = trigger::header(&d.info, &names, &clock, origin) {
-                    writeln!(out, "{h}").map_err(w)?;
-                }
-            }
-            account::write(&rows, format, out).map_err(w)?;
-            if format == account::Format::Text && !acc.culls().is_empty() {
-                let tids: Vec<i32> = d.threads.iter().map(|t| t.tid).collect();
-                let origin = calls::origin(&d.threads);
-                writeln!(out, "culled functions:").map_err(w)?;
-                for l in acc.culls().lines(&names, &clock, &tids, origin) {
-                    writeln!(out, "{l}").map_err(w)?;
-                }
-            }
-            if format == account::Format::Text {
-                if let Some(n) = info::note(&d.info, &d.threads) {
-                    writeln!(out, "{n}").map_err(w)?;
-                }
-            }
-            Ok(())
-        }
-        Command::Stack {
-            log,
-            format,
-            filter,
-        } => {
-            let log = Log::open(&log)?;
-            let filter = Filter::resolve(&filter, &log)?;
-            let progress = Progress::new(log.len(), 2);
-            let r = stack::run(&log, &filter, format, out, &progress);
-            progress.finish();
-            r
-        }
-        Command::Convert {
-            log,
-            format,
-            output,
-            filter,
-        } => {
-            let log = Log::open(&log)?;
-            let filter = Filter::resolve(&filter, &log)?;
-            let progress = Progress::new(log.len(), 2);
-            let dest = shown_path(&output);
-            let r = output::write(&output, log.path(), out, |w| match format {
-                ConvertFormat::Chrome => chrome::run(&log, &filter, w, &dest, &progress),
-                ConvertFormat::Fxt => fxt::run(&log, &filter, w, &dest, &progress),
-            });
-            progress.finish();
-            r
-        }
-        Command::Flame {
-            log,
-            output,
-            chart,
-            filter,
-        } => {
-            let log = Log::open(&log)?;
-            let filter = Filter::resolve(&filter, &log)?;
-            let progress = Progress::new(log.len(), 2);
-            let dest = shown_path(&output);
-            let r = output::write(&output, log.path(), out, |w| {
-                flame::run(&log, &filter, w, &dest, chart, &progress)
-            });
-            progress.finish();
-            r
-        }
-        Command::Calls {
-            log,
-            top,
-            depth,
-            format,
-            threads,
-            filter,
-        } => {
-            let log = Log::open(&log)?;
-            let filter = Filter::resolve(&filter, &log)?;
-            let progress = Progress::new(log.len(), 2 + u64::from(filter.needs_plan()));
-            let opts = calltree::Options {
-                top: top as usize,
-                depth: usize::from(depth),
-                format,
-                readers: threads.map_or_else(|| readers_for(log.len()), usize::from),
-            };
-            let r = calltree::run(&log, &filter, &opts, out, &progress);
-            progress.finish();
-            r
-        }
-        Command::Replay {
-            log,
-            threads,
-            filter,
-        } => {
-            let log = Log::open(&log)?;
-            let filter = Filter::resolve(&filter, &log)?;
-            let progress = Progress::new(log.len(), 2);
-            let readers = threads.map_or_else(|| readers_for(log.len()), usize::from);
-            let r = replay::run(&log, &filter, out, readers, &progress);
-            progress.finish();
-            r
-        }
-        Command::Diff {
-            before,
-            after,
-            format,
-        } => {
-            if before.as_os_str() == "-" && after.as_os_str() == "-" {
-                return Err(CliError::Usage(
-                    "fdr: diff: only one of the two logs can be standard input (-)".into(),
-                ));
-            }
-            let before = Log::open(&before)?;
-            let after = Log::open(&after)?;
-            let progress = Progress::new(before.len() + after.len(), 1);
-            let r = diff::run(&before, &after, format, out, &progress);
-            progress.finish();
-            r
-        }
-    }
-}
-
-/// Logs at least this large are accounted by two reader threads when the machine has two
-/// cores: each decodes the blocks of half of the log's threads.
-const PARALLEL_BYTES: u64 = 32 << 20;
-
-fn readers_for(len: u64) -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if len >= PARALLEL_BYTES {
-        cores.min(2)
-    } else {
-        1
-    }
+    runner::run(cli.command, out)
 }

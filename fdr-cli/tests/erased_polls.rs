@@ -5,7 +5,7 @@
 mod common;
 
 use common::{fdr, temp_dir, write_log};
-use fdr_cli::synth::LogBuilder;
+use fdr_cli::testing::synth::LogBuilder;
 use fdr_format::{ClockSource, FunctionKind, RunInfo, TaskKind};
 use serde_json::Value;
 

@@ -4,8 +4,8 @@
 mod common;
 
 use common::{fdr, temp_dir, write_log};
-use fdr_cli::filter::Pattern;
-use fdr_cli::synth::LogBuilder;
+use fdr_cli::model::filter::Pattern;
+use fdr_cli::testing::synth::LogBuilder;
 use fdr_format::RunInfo;
 
 /// A call of the model, its callees inside it. Times are ticks at 1 GHz (nanoseconds). A call
@@ -151,7 +151,7 @@ fn model() -> Vec<Thread> {
     ]
 }
 
-fn records(call: &Call, b: &mut fdr_cli::synth::BlockBuilder<'_>) {
+fn records(call: &Call, b: &mut fdr_cli::testing::synth::BlockBuilder<'_>) {
     if call.entry {
         b.enter(call.id, call.start);
     }
@@ -366,7 +366,7 @@ fn function_filter() {
 #[test]
 fn min_filter() {
     for min in ["150ns", "1us"] {
-        let ns = fdr_cli::filter::parse_duration(min).unwrap();
+        let ns = fdr_cli::model::filter::parse_duration(min).unwrap();
         let selected = without_short(&model(), ns);
         check("filter-min", &["--min", min], &selected);
     }

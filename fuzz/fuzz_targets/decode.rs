@@ -5,12 +5,13 @@
 
 #![no_main]
 
-use fdr_cli::account::{Account, SortKey};
-use fdr_cli::calls::{plan_decoder, replay_decoder};
-use fdr_cli::flame::{graph_lines, Chart, Limits};
-use fdr_cli::names::Names;
+use fdr_cli::commands::account::{Account, SortKey};
+use fdr_cli::model::pass::plan_decoder;
+use fdr_cli::model::replay::replay_decoder;
+use fdr_cli::commands::flame::{Chart, Limits, graph_lines};
+use fdr_cli::model::names::Names;
 use fdr_cli::progress::Progress;
-use fdr_cli::stack::Trie;
+use fdr_cli::model::trie::Trie;
 use fdr_cli::units::Clock;
 use fdr_format::events::EventDecoder;
 use fdr_format::reader::Reader;
@@ -47,9 +48,9 @@ fuzz_target!(|data: &[u8]| {
                 SortKey::Total,
                 None,
             );
-            let _ = fdr_cli::account::write(
+            let _ = fdr_cli::render::account::write(
                 &rows,
-                fdr_cli::account::Format::Json,
+                fdr_cli::render::account::Format::Json,
                 &mut std::io::sink(),
             );
         }

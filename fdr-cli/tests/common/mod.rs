@@ -8,7 +8,7 @@ pub mod xml;
 
 use std::path::{Path, PathBuf};
 
-use fdr_cli::synth::LogBuilder;
+use fdr_cli::testing::synth::LogBuilder;
 use fdr_format::{ClockSource, Mode, RunInfo};
 
 /// 2^33 ticks: far enough to need a TSCWrap record.

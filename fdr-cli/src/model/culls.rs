@@ -8,13 +8,8 @@
 //! counted); which functions were culled is always known.
 
 use std::collections::HashSet;
-use std::fmt::Write as _;
 
 use fdr_format::CullKind;
-
-use crate::names::{shown, Names};
-use crate::trigger::{relative, thread_label};
-use crate::units::Clock;
 
 /// Cull events kept to list culled periods; more are counted, not listed.
 pub const MAX_CULL_EVENTS: usize = 4096;
@@ -43,7 +38,7 @@ pub struct Period {
 /// The cull events of a log.
 ///
 /// ```
-/// use fdr_cli::culls::Culls;
+/// use fdr_cli::model::culls::Culls;
 /// use fdr_format::CullKind;
 /// let mut c = Culls::default();
 /// c.event(1, 500, CullKind::Restored, 7); // thread 1 restores 7 at 500...
@@ -140,38 +135,8 @@ impl Culls {
         out
     }
 
-    /// The list `info` and `account` print: one line per period, indented, then a count of the
-    /// events left out. `tids` gives each thread index's id; times are relative to `origin`.
-    pub fn lines(&self, names: &Names, clock: &Clock, tids: &[i32], origin: u64) -> Vec<String> {
-        let at = |(tsc, thread): (u64, u32)| {
-            let tid = tids.get(thread as usize).copied().unwrap_or(0);
-            format!(
-                "{} by {}",
-                relative(tsc, origin, clock),
-                thread_label(names, tid)
-            )
-        };
-        let mut out = Vec::new();
-        for p in self.periods() {
-            let mut line = format!("  {}: culled ", shown(&names.function(p.id)));
-            match p.culled {
-                Some(c) => line.push_str(&format!("at {}", at(c))),
-                None => line.push_str("before the window"),
-            }
-            match p.restored {
-                Some(r) => {
-                    let _ = write!(line, ", restored at {}", at(r));
-                }
-                None => line.push_str(", still culled at the end of the log"),
-            }
-            out.push(line);
-        }
-        if self.more > 0 {
-            out.push(format!(
-                "  ({} more cull events not listed: fdr lists at most {MAX_CULL_EVENTS})",
-                self.more
-            ));
-        }
-        out
+    /// Cull events left out of the list.
+    pub fn more(&self) -> u64 {
+        self.more
     }
 }

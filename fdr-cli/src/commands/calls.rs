@@ -1,36 +1,23 @@
 //! `fdr calls`: individual calls, slowest first, each with the tree of calls it made.
 //!
-//! The log is read twice: the first pass (which also makes the [`Plan`]) keeps the `top`
+//! The log is read twice: the first pass (which also makes the [`Plan`](crate::model::replay::Plan)) keeps the `top`
 //! slowest calls in a heap of that size; the second builds the tree of calls under each of
 //! them, down to `depth` levels and at most [`MAX_TREE`] calls per tree. (With `--function` the
 //! selection needs the plan, so it takes a pass of its own.) Memory is the plan's, the heap and
 //! the trees: it does not grow with the log.
+//! [`crate::render::calls`] prints them.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
-use std::fmt::Write as _;
-use std::io::Write;
 
-use clap::ValueEnum;
-
-use crate::calls::{plan_shared, replay_shared, Close, Frame, Nothing, Plan, Sink, TaskEvent};
-use crate::filter::Filter;
-use crate::input::Log;
-use crate::names::{json_string, shown, Names};
+use crate::model::call::{Close, Frame, Nothing, Sink, TaskEvent};
+use crate::model::filter::Filter;
+use crate::model::input::Log;
+use crate::model::pass::{plan_shared, replay_shared};
+use crate::model::replay::{log_end, Plan};
+use crate::model::tasks::{TaskSpan, Tasks};
 use crate::progress::Progress;
-use crate::tasks::{TaskSpan, Tasks};
-use crate::trigger::{relative, thread_label};
-use crate::units::{human, lasted, open_human, Clock};
 use crate::CliError;
-
-/// Output format of `fdr calls`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// Each call and the indented tree of the calls it made.
-    Text,
-    /// One JSON array of nested call objects.
-    Json,
-}
 
 /// What `fdr calls` shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,8 +26,9 @@ pub struct Options {
     pub top: usize,
     /// Levels of callees shown under each.
     pub depth: usize,
-    /// Text or JSON.
-    pub format: Format,
+    /// Merge runs of calls of the same function under one caller into one line (text does;
+    /// JSON lists every call).
+    pub merge: bool,
     /// Reader threads, each reading a share of the log's threads.
     pub readers: usize,
 }
@@ -55,15 +43,15 @@ pub const MAX_TOP: usize = 100_000;
 const MIN_TREE: usize = 16;
 
 /// No node.
-const NONE: u32 = u32::MAX - 1;
+pub(crate) const NONE: u32 = u32::MAX - 1;
 
 /// A call, as both passes see it: thread index, function, start and end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct Key {
-    thread: u32,
-    id: u32,
-    start: u64,
-    end: u64,
+pub(crate) struct Key {
+    pub(crate) thread: u32,
+    pub(crate) id: u32,
+    pub(crate) start: u64,
+    pub(crate) end: u64,
 }
 
 /// Slowest first; then earlier, then by thread and function.
@@ -221,26 +209,26 @@ const HIDDEN: u32 = u32::MAX;
 
 /// One call in a tree, or (in text) a run of calls of the same function under one caller.
 #[derive(Clone, Debug)]
-struct Node {
-    id: u32,
-    count: u64,
-    total: u64,
-    self_: u64,
-    start: u64,
-    end: u64,
-    inferred: bool,
-    open: bool,
+pub(crate) struct Node {
+    pub(crate) id: u32,
+    pub(crate) count: u64,
+    pub(crate) total: u64,
+    pub(crate) self_: u64,
+    pub(crate) start: u64,
+    pub(crate) end: u64,
+    pub(crate) inferred: bool,
+    pub(crate) open: bool,
     /// Calls made below the depth shown.
-    deeper: u64,
+    pub(crate) deeper: u64,
     /// Calls it made that are not shown (past [`MAX_TREE`]) and their time.
-    more: u64,
-    more_ticks: u64,
+    pub(crate) more: u64,
+    pub(crate) more_ticks: u64,
     /// Its first and last callee, and its next sibling ([`NONE`] for none).
-    first: u32,
-    last: u32,
-    next: u32,
+    pub(crate) first: u32,
+    pub(crate) last: u32,
+    pub(crate) next: u32,
     /// The logged arguments of its (first) call.
-    args: Vec<u64>,
+    pub(crate) args: Vec<u64>,
 }
 
 impl Node {
@@ -439,25 +427,50 @@ impl Sink for Capture {
     }
 }
 
-/// Runs `fdr calls` on `log`.
+/// What `fdr calls` shows: the slowest calls, each with the tree of calls it made, and the
+/// slowest tasks of async functions.
+#[derive(Debug)]
+pub struct Slowest {
+    /// The calls, slowest first, each with its tree (its root first).
+    pub(crate) calls: Vec<(Key, Vec<Node>)>,
+    /// The slowest tasks.
+    pub tasks: Vec<TaskSpan>,
+    /// Whether the report lists the tasks: a function was chosen, or there is no call to list.
+    pub show_tasks: bool,
+    /// The first pass: tables, threads, time zero.
+    pub plan: Plan,
+}
+
+impl Slowest {
+    /// The number of calls listed.
+    pub fn len(&self) -> usize {
+        self.calls.len()
+    }
+
+    /// True if no call is listed.
+    pub fn is_empty(&self) -> bool {
+        self.calls.is_empty()
+    }
+}
+
+/// The `top` slowest calls of `log` behind `filter`, each with its tree, and the slowest tasks.
 ///
 /// ```no_run
-/// use fdr_cli::calltree::{run, Format, Options};
-/// use fdr_cli::filter::Filter;
-/// use fdr_cli::input::Log;
+/// use fdr_cli::commands::calls::{slowest, Options};
+/// use fdr_cli::model::{filter::Filter, input::Log};
 /// use fdr_cli::progress::Progress;
 /// let log = Log::open("app.fdr".as_ref())?;
-/// let opts = Options { top: 5, depth: 3, format: Format::Text, readers: 1 };
-/// run(&log, &Filter::none(), &opts, &mut std::io::stdout(), &Progress::hidden())?;
+/// let opts = Options { top: 5, depth: 3, merge: true, readers: 1 };
+/// let s = slowest(&log, &Filter::none(), &opts, &Progress::hidden())?;
+/// println!("{} calls", s.len());
 /// # Ok::<(), fdr_cli::CliError>(())
 /// ```
-pub fn run(
+pub fn slowest(
     log: &Log,
     filter: &Filter,
     opts: &Options,
-    out: &mut dyn Write,
     progress: &Progress,
-) -> Result<(), CliError> {
+) -> Result<Slowest, CliError> {
     let readers = opts.readers.max(1);
     let mut tops: Vec<Top> = (0..readers)
         .map(|_| Top::new(opts.top.min(MAX_TOP)))
@@ -471,7 +484,7 @@ pub fn run(
         (plan_shared(log, filter, progress, &mut tops)?, 1)
     };
     let mut top = Top::new(opts.top.min(MAX_TOP));
-    let end = crate::calls::log_end(&p.info, &p.threads);
+    let end = log_end(&p.info, &p.threads);
     top.merge(tops, end)?;
     if top.heap.is_empty() && !filter.needs_plan() {
         // No call to list: the first pass (which reads no task) left out the tasks of async
@@ -499,7 +512,7 @@ pub fn run(
             want: want.clone(),
             active: Vec::new(),
             done: Vec::new(),
-            merge: opts.format == Format::Text,
+            merge: opts.merge,
             limit: opts.depth,
             cap: (MAX_SHOWN / keys.len().max(1)).clamp(MIN_TREE, MAX_TREE),
         })
@@ -512,285 +525,13 @@ pub fn run(
         .iter()
         .filter_map(|k| trees.remove(k).map(|t| (*k, t)))
         .collect();
-    let names = Names::new(&p.info);
-    let clock = Clock::new(p.info.header.cycle_frequency);
-    let w = |e| CliError::io("<output>", "writing the report", e);
-    let mut o = std::io::BufWriter::with_capacity(1 << 16, out);
-    match opts.format {
-        Format::Text => {
-            // The tasks of the async functions asked for (or of any, when there is no call to
-            // list): their latency is what callers waited, which their polls do not show.
-            let tasks = if filter.selects_functions() || ordered.is_empty() {
-                &tasks[..]
-            } else {
-                &[]
-            };
-            write_text(&ordered, &p, &names, &clock, opts, &mut o).map_err(w)?;
-            write_tasks(tasks, &p, &names, &clock, &mut o).map_err(w)?;
-            if let Some(n) = crate::info::note(&p.info, &p.threads) {
-                writeln!(o, "{n}").map_err(w)?;
-            }
-        }
-        Format::Json => write_json(&ordered, &p, &names, &clock, &mut o).map_err(w)?,
-    }
-    o.flush().map_err(w)
-}
-
-/// The slowest tasks, after the calls.
-fn write_tasks(
-    tasks: &[TaskSpan],
-    p: &Plan,
-    names: &Names,
-    clock: &Clock,
-    out: &mut dyn Write,
-) -> std::io::Result<()> {
-    if tasks.is_empty() {
-        return Ok(());
-    }
-    let tid = |t: u32| p.threads.get(t as usize).map_or(0, |t| t.tid);
-    writeln!(out)?;
-    writeln!(
-        out,
-        "tasks, slowest first: each call of an async fn, from its creation to its completion or \
-         drop (its calls above are its polls; fdr account has their table)"
-    )?;
-    for (i, s) in tasks.iter().enumerate() {
-        let dur = clock.ns(s.end.saturating_sub(s.start));
-        let mut line = format!(
-            "{}. {} task on {}, created at {}{}, ",
-            i + 1,
-            shown(&names.function(s.function)),
-            thread_label(names, tid(s.start_thread)),
-            relative(s.start, p.origin, clock),
-            if s.inferred {
-                " (before the window: its start)"
-            } else {
-                ""
-            },
-        );
-        if s.open {
-            let _ = write!(
-                line,
-                "ran {}, open: not completed when the log was taken",
-                open_human(dur)
-            );
-        } else {
-            let _ = write!(
-                line,
-                "{} after {}",
-                if s.cancelled { "dropped" } else { "completed" },
-                human(dur)
-            );
-            if s.end_thread != s.start_thread {
-                let _ = write!(line, " on {}", thread_label(names, tid(s.end_thread)));
-            }
-        }
-        writeln!(out, "{line}")?;
-    }
-    Ok(())
-}
-
-/// `4,096`.
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-fn write_text(
-    trees: &[(Key, Vec<Node>)],
-    p: &Plan,
-    names: &Names,
-    clock: &Clock,
-    opts: &Options,
-    out: &mut dyn Write,
-) -> std::io::Result<()> {
-    if let Some(h) = crate::trigger::header(&p.info, names, clock, p.origin) {
-        writeln!(out, "{h}")?;
-        writeln!(out)?;
-    }
-    if trees.is_empty() {
-        return writeln!(out, "no calls");
-    }
-    let (mut any_inferred, mut any_open, mut any_deeper) = (false, false, false);
-    for (rank, (key, nodes)) in trees.iter().enumerate() {
-        let root = &nodes[0];
-        let tid = p.threads.get(key.thread as usize).map_or(0, |t| t.tid);
-        let mut marks = String::new();
-        if root.inferred {
-            marks.push_str(" *");
-        }
-        if root.open {
-            marks.push_str(", open: still running when the window was written");
-        }
-        if rank > 0 {
-            writeln!(out)?;
-        }
-        writeln!(
-            out,
-            "{}. {} on {}, started at {}, lasted {} (self {}){marks}",
-            rank + 1,
-            shown(&names.function(root.id)),
-            thread_label(names, tid),
-            relative(key.start, p.origin, clock),
-            lasted(clock.ns(root.total), root.open),
-            human(clock.ns(root.self_)),
-        )?;
-        writeln!(out, "  {:>10} {:>10}  calls", "time", "self")?;
-        // Depth first, callees in order, without recursion: a node's next sibling waits
-        // under its callees.
-        let mut todo: Vec<(u32, usize)> = vec![(0, 0)];
-        while let Some((n, depth)) = todo.pop() {
-            let node = &nodes[n as usize];
-            let mut line = String::new();
-            let mut name = shown(&names.function(node.id)).into_owned();
-            if !node.args.is_empty() {
-                let args: Vec<String> = node
-                    .args
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| format!("{}={v}", shown(&names.arg(node.id, i))))
-                    .collect();
-                let _ = write!(name, "({})", args.join(", "));
-            }
-            let _ = write!(
-                line,
-                "  {:>10} {:>10}  {:indent$}{name}",
-                lasted(clock.ns(node.total), node.open),
-                human(clock.ns(node.self_)),
-                "",
-                indent = depth * 2
-            );
-            if node.count > 1 {
-                let _ = write!(line, " \u{d7} {}", thousands(node.count));
-            }
-            if node.inferred {
-                line.push_str(" *");
-                any_inferred = true;
-            }
-            if node.open {
-                line.push_str(" (open)");
-                any_open = true;
-            }
-            if node.deeper > 0 {
-                let _ = write!(line, " [{} calls deeper]", thousands(node.deeper));
-                any_deeper = true;
-            }
-            writeln!(out, "{line}")?;
-            if node.more > 0 {
-                writeln!(
-                    out,
-                    "  {:>10} {:>10}  {:indent$}[{} more calls not shown]",
-                    human(clock.ns(node.more_ticks)),
-                    "",
-                    "",
-                    thousands(node.more),
-                    indent = (depth + 1) * 2
-                )?;
-            }
-            if node.next != NONE && depth > 0 {
-                todo.push((node.next, depth));
-            }
-            if node.first != NONE {
-                todo.push((node.first, depth + 1));
-            }
-        }
-    }
-    writeln!(out)?;
-    writeln!(
-        out,
-        "\u{d7} N: N calls of the function in a row under one caller, with their total and self \
-         time"
-    )?;
-    if any_inferred {
-        writeln!(
-            out,
-            "* entered before the recorded window: entry inferred at the window's start"
-        )?;
-    }
-    if any_open {
-        writeln!(
-            out,
-            "(open): still running when the window was written; \u{2265} its time so far"
-        )?;
-    }
-    if any_deeper {
-        writeln!(
-            out,
-            "[calls deeper]: calls made more than {} below the listed call (--depth)",
-            if opts.depth == 1 {
-                "1 level".to_string()
-            } else {
-                format!("{} levels", opts.depth)
-            }
-        )?;
-    }
-    Ok(())
-}
-
-fn write_json(
-    trees: &[(Key, Vec<Node>)],
-    p: &Plan,
-    names: &Names,
-    clock: &Clock,
-    out: &mut dyn Write,
-) -> std::io::Result<()> {
-    write!(out, "[")?;
-    for (i, (key, nodes)) in trees.iter().enumerate() {
-        let tid = p.threads.get(key.thread as usize).map_or(0, |t| t.tid);
-        write!(out, "{}\n  ", if i == 0 { "" } else { "," })?;
-        // (node, its next callee to write, whether it is the first), without recursion.
-        let mut todo: Vec<(u32, u32, bool)> = vec![(0, nodes[0].first, true)];
-        let object = |n: &Node, out: &mut dyn Write| -> std::io::Result<()> {
-            write!(
-                out,
-                "{{\"function\": {}, \"id\": {}, \"thread\": {tid}, \"start_ns\": {}, \
-                 \"duration_ns\": {}, \"self_ns\": {}, \"inferred_start\": {}, \
-                 \"open_at_end\": {}, ",
-                json_string(&names.function(n.id)),
-                n.id,
-                clock.ns(n.start.saturating_sub(p.origin)),
-                clock.ns(n.total),
-                clock.ns(n.self_),
-                n.inferred,
-                n.open
-            )?;
-            if !n.args.is_empty() {
-                let args: Vec<String> = n
-                    .args
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| {
-                        format!(
-                            "{{\"name\": {}, \"value\": {v}}}",
-                            json_string(&names.arg(n.id, i))
-                        )
-                    })
-                    .collect();
-                write!(out, "\"args\": [{}], ", args.join(", "))?;
-            }
-            write!(out, "\"children\": [")
-        };
-        object(&nodes[0], out)?;
-        while let Some((n, c, first)) = todo.pop() {
-            if c == NONE {
-                write!(out, "]}}")?;
-                continue;
-            }
-            let callee = &nodes[c as usize];
-            todo.push((n, callee.next, false));
-            if !first {
-                write!(out, ", ")?;
-            }
-            object(callee, out)?;
-            todo.push((c, callee.first, true));
-        }
-    }
-    writeln!(out, "{}]", if trees.is_empty() { "" } else { "\n" })
+    // The tasks of the async functions asked for (or of any, when there is no call to list):
+    // their latency is what callers waited, which their polls do not show.
+    let show_tasks = filter.selects_functions() || ordered.is_empty();
+    Ok(Slowest {
+        calls: ordered,
+        tasks,
+        show_tasks,
+        plan: p,
+    })
 }

@@ -1,28 +1,30 @@
 //! `fdr account`: per-function call counts and latencies.
 //!
 //! Count, minimum, maximum, total and self time are exact. Percentiles come from a
-//! log-linear histogram per function (see [`crate::hist::LogLinear`]): within 0.8 % of a
+//! log-linear histogram per function (see [`crate::model::hist::LogLinear`]): within 0.8 % of a
 //! recorded duration, in memory that does not grow with the number of calls. The total of a
 //! recursive function counts nested activations again, as `llvm-xray account` does.
 //!
 //! An async function's calls are its polls; its tasks (creation to completion or
-//! cancellation, see [`crate::tasks`]) get figures of their own beside them.
-
-use std::io::Write;
+//! cancellation, see [`crate::model::tasks`]) get figures of their own beside them.
+//! [`crate::render::account`] prints the table.
 
 use clap::ValueEnum;
 
+use fdr_format::events::{LogInfo, ThreadStats};
 use fdr_format::{CullKind, FunctionKind};
 
-use crate::calls::{plan, replay, replay_shared, Close, Decoded, Frame, Sink, TaskEvent};
-use crate::culls::Culls;
-use crate::filter::Filter;
-use crate::hist::LogLinear;
-use crate::input::Log;
-use crate::names::{json_string, shown, Names, Slots};
+use crate::model::call::{Close, Frame, Sink, TaskEvent};
+use crate::model::culls::Culls;
+use crate::model::filter::Filter;
+use crate::model::hist::LogLinear;
+use crate::model::input::Log;
+use crate::model::names::{Names, Slots};
+use crate::model::pass::{plan, replay, replay_shared};
+use crate::model::replay::Decoded;
+use crate::model::tasks::{is_task_limit, TaskSpan, Tasks};
 use crate::progress::Progress;
-use crate::tasks::{is_task_limit, TaskSpan, Tasks};
-use crate::units::{human, open_human, Clock};
+use crate::units::Clock;
 use crate::CliError;
 
 /// Per-function tallies, in ticks.
@@ -308,20 +310,9 @@ pub enum SortKey {
     Id,
 }
 
-/// Output format of `fdr account`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// An aligned table with human units.
-    Text,
-    /// Comma-separated values, integer nanoseconds.
-    Csv,
-    /// One JSON array of objects, integer nanoseconds.
-    Json,
-}
-
 impl Account {
     /// Adds the tallies of `other` (another share of the same log's threads); an error if
-    /// together they use more than [`crate::names::MAX_FUNCTIONS`] function ids.
+    /// together they use more than [`crate::model::names::MAX_FUNCTIONS`] function ids.
     pub fn merge(&mut self, other: Account) -> Result<(), CliError> {
         for ((&id, t), tt) in other
             .slots
@@ -373,7 +364,7 @@ impl Account {
                 Err(e) => return Err(e.in_log(name)),
             }
         };
-        let end = crate::calls::log_end(&d.info, &d.threads);
+        let end = crate::model::replay::log_end(&d.info, &d.threads);
         acc.finish_tasks(end).map_err(|e| e.in_log(name))?;
         Ok((acc, d))
     }
@@ -475,270 +466,48 @@ impl Account {
     }
 }
 
-/// Writes the report.
-pub fn write(rows: &[Row], format: Format, out: &mut dyn Write) -> std::io::Result<()> {
-    match format {
-        Format::Text => write_text(rows, out),
-        Format::Csv => write_csv(rows, out),
-        Format::Json => write_json(rows, out),
-    }
+/// What `fdr account` shows: the table's rows, the culled functions, and the log's tables
+/// and threads (for the trigger's line and the window's note).
+#[derive(Debug)]
+pub struct Table {
+    /// One row per function, sorted.
+    pub rows: Vec<Row>,
+    /// Functions culled during the recording.
+    pub culls: Culls,
+    /// Header and tables.
+    pub info: LogInfo,
+    /// Threads, with complete windows.
+    pub threads: Vec<ThreadStats>,
 }
 
-fn write_text(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
-    let cw = rows
-        .iter()
-        .map(|r| {
-            let tasks = r.task.as_ref().map_or(0, |t| t.tasks);
-            r.count.max(tasks).to_string().len()
-        })
-        .max()
-        .unwrap_or(0)
-        .max(5);
-    // Calls still running are counted apart, in a column of their own when there are some.
-    let with_open = rows.iter().any(|r| r.open > 0);
-    let open_col = |n: Option<u64>| match (with_open, n) {
-        (false, _) => String::new(),
-        (true, Some(n)) => format!(" {n:>5}"),
-        (true, None) => format!(" {:>5}", "-"),
-    };
-    writeln!(
-        out,
-        "{:>cw$}{} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  function",
-        "count",
-        if with_open { "  open" } else { "" },
-        "min",
-        "p50",
-        "p90",
-        "p99",
-        "max",
-        "total",
-        "self"
-    )?;
-    let (mut any_inferred, mut any_tasks) = (false, false);
-    let (mut tasks_inferred, mut tasks_open, mut any_culled) = (false, false, false);
-    for r in rows {
-        let mut mark = String::new();
-        if r.inferred > 0 {
-            mark.push_str(" *");
-            any_inferred = true;
-        }
-        if r.culled {
-            mark.push_str(" ~");
-            any_culled = true;
-        }
-        // Without a completed call there is no distribution: only the open calls' lower bound.
-        let stat = |ns: u64| {
-            if r.count == 0 {
-                "-".to_string()
-            } else {
-                human(ns)
-            }
-        };
-        let max = if r.open > 0 && r.open_max_ns >= r.max_ns {
-            open_human(r.open_max_ns)
-        } else {
-            stat(r.max_ns)
-        };
-        writeln!(
-            out,
-            "{:>cw$}{} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  {}{}",
-            r.count,
-            open_col(Some(r.open)),
-            stat(r.min_ns),
-            stat(r.p50_ns),
-            stat(r.p90_ns),
-            stat(r.p99_ns),
-            max,
-            human(r.total_ns),
-            human(r.self_ns),
-            shown(&r.function),
-            mark
-        )?;
-        if let Some(t) = &r.task {
-            let mut mark = String::new();
-            if t.inferred > 0 {
-                mark.push_str(" *");
-                tasks_inferred = true;
-            }
-            if t.open > 0 {
-                mark.push_str(&format!(" ({} open)", t.open));
-                tasks_open = true;
-            }
-            writeln!(
-                out,
-                "{:>cw$}{} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  \u{2514} tasks, {} \
-                 cancelled{}",
-                t.tasks,
-                open_col(None),
-                human(t.min_ns),
-                human(t.p50_ns),
-                human(t.p90_ns),
-                human(t.p99_ns),
-                human(t.max_ns),
-                human(t.total_ns),
-                "-",
-                t.cancelled,
-                mark
-            )?;
-            any_tasks = true;
-        }
-    }
-    if any_tasks {
-        writeln!(
-            out,
-            "\u{2514} tasks: an async function's calls are its polls; the line below it counts its \
-             tasks, creation to completion or drop"
-        )?;
-    }
-    if any_inferred {
-        writeln!(
-            out,
-            "* some calls were entered before the recorded window: their entry is inferred at the window's start"
-        )?;
-    }
-    if with_open {
-        writeln!(
-            out,
-            "open: calls still running when the window was written, counted apart from count and \
-             min..p99; ≥ max: an open call has run at least that long; total and self include \
-             their time so far"
-        )?;
-    }
-    if tasks_inferred {
-        writeln!(
-            out,
-            "* some tasks were created before the recorded window: their start is the window's start"
-        )?;
-    }
-    if tasks_open {
-        writeln!(
-            out,
-            "(N open): tasks not completed when the log ended, counted to its end"
-        )?;
-    }
-    if any_culled {
-        writeln!(
-            out,
-            "~ culled for part of the recording: while culled, a call was recorded only when a \
-             probe let it through, so these counts are a sample"
-        )?;
-    }
-    Ok(())
-}
-
-/// A CSV field: escaped for the terminal like every text output (so it holds no line break),
-/// then quoted if it has a comma or a quote.
-fn csv_field(s: &str) -> String {
-    let s = shown(s);
-    if s.contains([',', '"']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.into_owned()
-    }
-}
-
-/// The task keys of an async function's JSON object and CSV row, in order.
-pub const TASK_KEYS: [&str; 8] = [
-    "tasks",
-    "cancelled",
-    "task_min_ns",
-    "task_p50_ns",
-    "task_p90_ns",
-    "task_p99_ns",
-    "task_max_ns",
-    "task_total_ns",
-];
-
-fn task_values(t: &TaskRow) -> [u64; 8] {
-    [
-        t.tasks,
-        t.cancelled,
-        t.min_ns,
-        t.p50_ns,
-        t.p90_ns,
-        t.p99_ns,
-        t.max_ns,
-        t.total_ns,
-    ]
-}
-
-fn write_csv(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
-    // The task columns, when some function has tasks (empty in other functions' rows).
-    let with_tasks = rows.iter().any(|r| r.task.is_some());
-    writeln!(
-        out,
-        "function,id,count,min_ns,p50_ns,p90_ns,p99_ns,max_ns,total_ns,self_ns,file,line,open,\
-         open_max_ns{}",
-        if with_tasks {
-            format!(",{}", TASK_KEYS.join(","))
-        } else {
-            String::new()
-        }
-    )?;
-    for r in rows {
-        let tasks = match &r.task {
-            Some(t) => {
-                let v: Vec<String> = task_values(t).iter().map(u64::to_string).collect();
-                format!(",{}", v.join(","))
-            }
-            None if with_tasks => ",".repeat(TASK_KEYS.len()),
-            None => String::new(),
-        };
-        writeln!(
-            out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{}{tasks}",
-            csv_field(&r.function),
-            r.id,
-            r.count,
-            r.min_ns,
-            r.p50_ns,
-            r.p90_ns,
-            r.p99_ns,
-            r.max_ns,
-            r.total_ns,
-            r.self_ns,
-            csv_field(&r.file),
-            r.line,
-            r.open,
-            r.open_max_ns
-        )?;
-    }
-    Ok(())
-}
-
-fn write_json(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
-    write!(out, "[")?;
-    for (i, r) in rows.iter().enumerate() {
-        let mut extra = String::new();
-        if let Some(t) = &r.task {
-            for (k, v) in TASK_KEYS.iter().zip(task_values(t)) {
-                extra.push_str(&format!(", \"{k}\": {v}"));
-            }
-        }
-        if r.culled {
-            extra.push_str(", \"culled\": true");
-        }
-        write!(
-            out,
-            "{}\n  {{\"function\": {}, \"id\": {}, \"count\": {}, \"min_ns\": {}, \"p50_ns\": {}, \
-             \"p90_ns\": {}, \"p99_ns\": {}, \"max_ns\": {}, \"total_ns\": {}, \"self_ns\": {}, \
-             \"file\": {}, \"line\": {}, \"open\": {}, \"open_max_ns\": {}{extra}}}",
-            if i == 0 { "" } else { "," },
-            json_string(&r.function),
-            r.id,
-            r.count,
-            r.min_ns,
-            r.p50_ns,
-            r.p90_ns,
-            r.p99_ns,
-            r.max_ns,
-            r.total_ns,
-            r.self_ns,
-            json_string(&r.file),
-            r.line,
-            r.open,
-            r.open_max_ns
-        )?;
-    }
-    writeln!(out, "{}]", if rows.is_empty() { "" } else { "\n" })
+/// Accounts `log` behind `filter` with `readers` reader threads, rows sorted by `sort` and cut
+/// to the first `top`.
+///
+/// ```no_run
+/// use fdr_cli::commands::account::{table, SortKey};
+/// use fdr_cli::model::{filter::Filter, input::Log};
+/// use fdr_cli::progress::Progress;
+/// let log = Log::open("app.fdr".as_ref())?;
+/// let t = table(&log, &Filter::none(), 1, SortKey::Total, Some(10), &Progress::hidden())?;
+/// println!("{} functions", t.rows.len());
+/// # Ok::<(), fdr_cli::CliError>(())
+/// ```
+pub fn table(
+    log: &Log,
+    filter: &Filter,
+    readers: usize,
+    sort: SortKey,
+    top: Option<usize>,
+    progress: &Progress,
+) -> Result<Table, CliError> {
+    let (mut acc, d) = Account::of_log(log, readers, filter, progress)?;
+    let names = Names::new(&d.info);
+    let clock = Clock::new(d.info.header.cycle_frequency);
+    let rows = acc.rows(&names, &clock, sort, top);
+    Ok(Table {
+        rows,
+        culls: std::mem::take(&mut acc.culls),
+        info: d.info,
+        threads: d.threads,
+    })
 }

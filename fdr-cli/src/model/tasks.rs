@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use fdr_format::TaskKind;
 
-use crate::calls::TaskEvent;
+use crate::model::call::TaskEvent;
 use crate::CliError;
 
 /// The most tasks whose other end has not been read yet. Each takes about 40 bytes; past the
@@ -62,8 +62,8 @@ struct Ended {
 /// Matches the two ends of each task.
 ///
 /// ```
-/// use fdr_cli::calls::TaskEvent;
-/// use fdr_cli::tasks::Tasks;
+/// use fdr_cli::model::call::TaskEvent;
+/// use fdr_cli::model::tasks::Tasks;
 /// use fdr_format::TaskKind;
 /// let mut t = Tasks::default();
 /// let ev = |kind, task| TaskEvent { kind, id: 3, task };

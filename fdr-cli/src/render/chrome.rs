@@ -14,12 +14,11 @@ use std::io::Write;
 
 use fdr_format::TaskKind;
 
-use crate::calls::{plan, replay, Close, Frame, Plan, Sink, TaskEvent};
-use crate::filter::Filter;
-use crate::input::Log;
-use crate::names::{json_string, Names, Slots};
-use crate::progress::Progress;
-use crate::tasks::Tasks;
+use crate::escape::json_string;
+use crate::model::call::{Close, Frame, Sink, TaskEvent};
+use crate::model::names::{Names, Slots};
+use crate::model::replay::Plan;
+use crate::model::tasks::Tasks;
 use crate::units::Clock;
 use crate::CliError;
 
@@ -27,7 +26,8 @@ fn json(s: &str) -> String {
     json_string(s)
 }
 
-struct Chrome<'a> {
+/// The timeline writer: the [`Sink`] the replay goes into.
+pub struct Chrome<'a> {
     out: &'a mut dyn Write,
     dest: &'a str,
     names: Names,
@@ -230,22 +230,21 @@ pub const JSON_LIMIT: u64 = 1 << 30;
 /// average: one complete event each, about 85 bytes besides the name.
 ///
 /// ```
-/// assert_eq!(fdr_cli::chrome::estimate(1000, 15), 100_000);
+/// assert_eq!(fdr_cli::render::chrome::estimate(1000, 15), 100_000);
 /// ```
 pub fn estimate(calls: u64, name_bytes: u64) -> u64 {
     calls.saturating_mul(85 + name_bytes)
 }
 
-/// Converts `log` to Chrome JSON on `out` (`dest` names it in errors), behind `filter`; warns
+/// Writes, to Chrome JSON `out` (`dest` names it in errors), the timeline that `replay` replays into it (the calls the plan `p` chose); `replay` returns when the log was taken; warns
 /// on standard error when the output will be larger than [`JSON_LIMIT`].
-pub fn run(
-    log: &Log,
-    filter: &Filter,
+pub fn write(
+    p: &Plan,
+    log_name: &str,
     out: &mut dyn Write,
     dest: &str,
-    progress: &Progress,
+    replay: &mut dyn FnMut(&mut Chrome<'_>) -> Result<u64, CliError>,
 ) -> Result<(), CliError> {
-    let p = plan(log, filter, progress)?;
     let names_len = if p.info.functions.is_empty() {
         8
     } else {
@@ -268,7 +267,7 @@ pub fn run(
     let names = Names::new(&p.info);
     let werr = |e| CliError::io(dest, "cannot write the output", e);
     let ids: Vec<String> = (0..p.threads.len())
-        .map(|t| format!("\"pid\":{},\"tid\":{}", pid_of(&p, t), p.threads[t].tid))
+        .map(|t| format!("\"pid\":{},\"tid\":{}", pid_of(p, t), p.threads[t].tid))
         .collect();
     let mut head = String::from("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
     let mut pids: Vec<i32> = Vec::new();
@@ -276,12 +275,12 @@ pub fn run(
         if !p.shows(t) {
             continue;
         }
-        let pid = pid_of(&p, t);
+        let pid = pid_of(p, t);
         if !pids.contains(&pid) {
             pids.push(pid);
             head.push_str(&format!(
                 "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{pid},\"tid\":0,\"args\":{{\"name\":{}}}}},\n",
-                json(&process_name(&p, pid))
+                json(&process_name(p, pid))
             ));
         }
         head.push_str(&format!(
@@ -303,17 +302,16 @@ pub fn run(
         line: String::with_capacity(256),
         tasks: Tasks::default(),
     };
-    let d = replay(log, &mut sink, Some(&p), filter, progress, 1)?;
-    let end = d.threads.iter().map(|t| t.last_tsc).max().unwrap_or(0);
-    sink.finish_tasks(end).map_err(|e| e.in_log(log.name()))?;
-    if let Some(r) = crate::trigger::fired(&p.info) {
+    let end = replay(&mut sink)?;
+    sink.finish_tasks(end).map_err(|e| e.in_log(log_name))?;
+    if let Some(r) = crate::model::trigger::fired(&p.info) {
         // The moment the trigger fired, on the thread of the call that fired it.
         let t = p.threads.iter().position(|t| t.tid == r.tid);
         let pid = t.map_or_else(
             || p.info.run.as_ref().map_or(0, |x| x.pid),
-            |t| pid_of(&p, t),
+            |t| pid_of(p, t),
         );
-        let name = json(&crate::trigger::instant_name(r, &sink.names));
+        let name = json(&crate::render::trigger::instant_name(r, &sink.names));
         sink.line.push_str(&format!(
             "{{\"ph\":\"i\",\"s\":\"t\",\"name\":{name},\"cat\":\"trigger\",\"ts\":"
         ));
@@ -334,7 +332,7 @@ pub fn run(
     // A last metadata event closes the array without a trailing comma.
     let tail = format!(
         "{{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":{},\"tid\":0,\"args\":{{\"labels\":\"fdr\"}}}}\n]}}\n",
-        pid_of(&p, 0)
+        pid_of(p, 0)
     );
     sink.out.write_all(tail.as_bytes()).map_err(werr)
 }

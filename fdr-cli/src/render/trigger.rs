@@ -1,34 +1,19 @@
-//! Why a log was written, as the commands show it: the reason record of the log's leading
-//! block, and for a trigger, the call that fired it.
+//! Why a log was written, as the commands show it: the reason record and, for a trigger, the
+//! call that fired it; times relative to the window's start and thread labels.
 
 use fdr_format::events::LogInfo;
 use fdr_format::{Reason, ReasonInfo};
 
-use crate::names::{shown, Names};
+use crate::escape::shown;
+use crate::model::names::Names;
+use crate::model::trigger::fired;
 use crate::units::{human, Clock};
-
-/// The reason record when a call fired a trigger (a slow call, or one still running past its
-/// limit) and the record names the function; `None` for other reasons.
-///
-/// ```
-/// use fdr_cli::trigger::fired;
-/// use fdr_format::{events::LogInfo, Reason, ReasonInfo};
-/// let mut info = LogInfo::default();
-/// info.reason = Some(ReasonInfo { reason: Reason::Exit, ..ReasonInfo::default() });
-/// assert!(fired(&info).is_none());
-/// info.reason = Some(ReasonInfo { reason: Reason::SlowCall, function: 3, ..ReasonInfo::default() });
-/// assert_eq!(fired(&info).unwrap().function, 3);
-/// ```
-pub fn fired(info: &LogInfo) -> Option<&ReasonInfo> {
-    info.reason
-        .as_ref()
-        .filter(|r| matches!(r.reason, Reason::SlowCall | Reason::StillRunning) && r.function != 0)
-}
 
 /// `+1.20 ms` (or `-3.00 µs` before `origin`): a timestamp relative to time zero of the outputs.
 ///
 /// ```
-/// use fdr_cli::{trigger::relative, units::Clock};
+/// use fdr_cli::render::trigger::relative;
+/// use fdr_cli::units::Clock;
 /// let c = Clock::new(1_000_000_000);
 /// assert_eq!(relative(1_500, 1_000, &c), "+500 ns");
 /// assert_eq!(relative(1_000, 4_000, &c), "-3.00 µs");
@@ -55,7 +40,9 @@ pub fn thread_label(names: &Names, tid: i32) -> String {
 /// a terminal.
 ///
 /// ```
-/// use fdr_cli::{names::Names, trigger::describe_call, units::Clock};
+/// use fdr_cli::model::names::Names;
+/// use fdr_cli::render::trigger::describe_call;
+/// use fdr_cli::units::Clock;
 /// use fdr_format::{Reason, ReasonInfo};
 /// let r = ReasonInfo { reason: Reason::StillRunning, function: 4, tid: 9, start_tsc: 2_000,
 ///                      duration_ticks: 3_000_000, suppressed: 0 };
@@ -86,7 +73,8 @@ pub fn header(info: &LogInfo, names: &Names, clock: &Clock, origin: u64) -> Opti
 /// `trigger: slow call app::handle` (unescaped: JSON and FXT keep names exactly).
 ///
 /// ```
-/// use fdr_cli::{names::Names, trigger::instant_name};
+/// use fdr_cli::model::names::Names;
+/// use fdr_cli::render::trigger::instant_name;
 /// use fdr_format::{Reason, ReasonInfo};
 /// let r = ReasonInfo { reason: Reason::SlowCall, function: 4, ..ReasonInfo::default() };
 /// assert_eq!(instant_name(&r, &Names::default()), "trigger: slow call #4");

@@ -1,95 +1,13 @@
-//! Function and thread names from the log's own tables, and how names from a log are shown.
-//!
-//! A name in a log is whatever bytes the program (or whoever wrote the file) put there. Shown
-//! raw, an escape sequence in a name could retitle or reprogram the terminal and a newline
-//! could forge a line of a report, so every text output passes names through [`shown`] and
-//! JSON through [`json_string`].
+//! Function and thread names from the log's own tables; [`crate::escape`] says how they are
+//! shown.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::fmt::Write as _;
 
 use fdr_format::events::LogInfo;
 use fdr_format::FunctionInfo;
 
 use crate::CliError;
-
-/// Characters a terminal or text viewer acts on instead of showing: C0 and C1 controls, DEL,
-/// bidirectional-text controls and the Unicode line and paragraph separators.
-fn acts(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{061c}'
-                | '\u{200e}'
-                | '\u{200f}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{202a}'..='\u{202e}'
-                | '\u{2066}'..='\u{2069}'
-        )
-}
-
-/// A name from a log as text outputs show it: characters a terminal would act on are written as
-/// escapes (`\n`, `\r`, `\t`, `\x1b` for the other ASCII controls, `\u{9b}` for the rest), so
-/// a name can neither move the cursor, retitle the terminal nor forge a line. Other names are
-/// returned as they are.
-///
-/// ```
-/// use fdr_cli::names::shown;
-/// assert_eq!(shown("app::main"), "app::main");
-/// assert_eq!(shown("a\u{1b}]0;x\u{7}\nb"), "a\\x1b]0;x\\x07\\nb");
-/// assert_eq!(shown("\u{9b}1m\u{202e}"), "\\u{9b}1m\\u{202e}");
-/// ```
-pub fn shown(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(acts) {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if acts(c) && (c as u32) < 0x80 => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c if acts(c) => {
-                let _ = write!(out, "\\u{{{:x}}}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
-}
-
-/// `s` as a JSON string, quotes included. Nothing is lost, and nothing a terminal acts on is
-/// left raw: besides what JSON requires (`"`, `\`, C0 controls), DEL, C1 controls and
-/// bidirectional controls are written as `\uXXXX` too.
-///
-/// ```
-/// use fdr_cli::names::json_string;
-/// assert_eq!(json_string("a\"b\n\u{9b}"), r#""a\"b\n\u009b""#);
-/// ```
-pub fn json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if acts(c) => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
 
 /// Ids below this are looked up in a vector; larger (rare, 28-bit) ids in a hash map, so a
 /// stray id never makes the reader allocate a 2^28-entry table.
@@ -111,7 +29,7 @@ pub fn too_many_functions() -> CliError {
 /// Maps function ids to dense slots `0..n`, in order of first use; at most [`MAX_FUNCTIONS`].
 ///
 /// ```
-/// use fdr_cli::names::Slots;
+/// use fdr_cli::model::names::Slots;
 /// let mut s = Slots::default();
 /// assert_eq!(s.slot(500).unwrap(), 0);
 /// assert_eq!(s.slot(1 << 27).unwrap(), 1);
@@ -168,7 +86,7 @@ impl Slots {
 /// Names for function ids and thread indices.
 ///
 /// ```
-/// use fdr_cli::names::Names;
+/// use fdr_cli::model::names::Names;
 /// use fdr_format::{events::LogInfo, FunctionInfo};
 /// let info = LogInfo {
 ///     functions: vec![FunctionInfo { id: 2, name: "app::run".into(), ..Default::default() }],

@@ -1,11 +1,12 @@
-//! `fdr flame`: a flame graph (self time per call path, merged across threads) or, with
-//! `--chart`, a flame chart (time left to right, one root per thread), drawn by inferno.
+//! `fdr flame`: the lines of a flame graph (self time per call path, merged across threads) or, with
+//! `--chart`, a flame chart (time left to right, one root per thread), that
+//! [`crate::render::flame`] draws with inferno.
 //!
 //! The renderer takes every call path as a line of text, so what is handed to it is bounded:
 //! at most [`MAX_FRAMES`] frames and [`MAX_BYTES`] bytes of lines in all, and counts that add up
 //! within a `u64` (past that, all are divided by one factor, said in the subtitle).
 //!
-//! - The graph comes from the call trie (see [`crate::stack`]: at most 2^18 paths, at most
+//! - The graph comes from the call trie (see [`crate::model::trie`]: at most 2^18 paths, at most
 //!   1024 frames deep). Paths narrower than the renderer draws (0.01 % of the width) are folded
 //!   into their caller's line, which changes nothing drawn. If the lines are still over the
 //!   limits, the narrowest paths are folded into their callers until they fit, and the graph
@@ -16,16 +17,16 @@
 //!   until the runs fit, and the chart says so in its subtitle.
 
 use std::collections::HashMap;
-use std::io::Write;
 
-use inferno::flamegraph::{self, Options};
-
-use crate::calls::{plan, replay, Close, Frame, Sink};
-use crate::filter::Filter;
-use crate::input::Log;
-use crate::names::{shown, Names};
+use crate::escape::shown;
+use crate::model::call::{Close, Frame, Sink};
+use crate::model::filter::Filter;
+use crate::model::input::Log;
+use crate::model::names::Names;
+use crate::model::pass::{plan, replay};
+use crate::model::trie::{NodeKind, Trie, DISPLAY_DEPTH, MAX_NODES};
+use crate::model::window;
 use crate::progress::Progress;
-use crate::stack::{NodeKind, Trie, DISPLAY_DEPTH};
 use crate::units::{human, Clock};
 use crate::CliError;
 
@@ -479,61 +480,69 @@ impl Chart {
     }
 }
 
-/// Draws the flame graph (or chart) of the log at `path` as SVG on `out`.
-pub fn run(
+/// What `fdr flame` draws: inferno's input lines (`frame;frame;frame count`) and what the
+/// subtitle says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Drawing {
+    /// The log's name.
+    pub name: String,
+    /// A flame chart (time order, one root per thread) rather than a graph.
+    pub chart: bool,
+    /// One line per call path (graph) or run of time (chart).
+    pub lines: Vec<String>,
+    /// What was merged, folded or sampled to fit, for the subtitle.
+    pub notes: Vec<String>,
+}
+
+/// The flame graph (or, with `chart`, the flame chart) of `log` behind `filter`; an error when
+/// there is nothing to draw.
+///
+/// ```no_run
+/// use fdr_cli::{commands::flame::drawing, model::{filter::Filter, input::Log}, progress::Progress};
+/// let d = drawing(&Log::open("app.fdr".as_ref())?, &Filter::none(), false, &Progress::hidden())?;
+/// println!("{} call paths", d.lines.len());
+/// # Ok::<(), fdr_cli::CliError>(())
+/// ```
+pub fn drawing(
     log: &Log,
     filter: &Filter,
-    out: &mut dyn Write,
-    dest: &str,
     chart: bool,
     progress: &Progress,
-) -> Result<(), CliError> {
+) -> Result<Drawing, CliError> {
     let name = log.name().to_string();
-    let mut notes = Vec::new();
+    let mut said = Vec::new();
     let thin;
     let mut lines: Vec<String> = if chart {
         let p = plan(log, filter, progress)?;
-        thin = crate::info::note(&p.info, &p.threads);
+        thin = window::note(&p.info, &p.threads);
         let names = Names::new(&p.info);
         let clock = Clock::new(p.info.header.cycle_frequency);
         let mut c = Chart::new(Limits::default());
         replay(log, &mut c, Some(&p), filter, progress, 1)?;
         let tids: Vec<i32> = p.threads.iter().map(|t| t.tid).collect();
-        c.lines(&names, &clock, &tids, &mut notes)
+        c.lines(&names, &clock, &tids, &mut said)
             .map_err(|e| e.in_log(&name))?
     } else {
         let (t, p) = Trie::build(log, filter, progress)?;
-        thin = crate::info::note(&p.info, &p.threads);
+        thin = window::note(&p.info, &p.threads);
         let names = Names::new(&p.info);
         let clock = Clock::new(p.info.header.cycle_frequency);
-        let lines = graph_lines(&t, &names, &clock, Limits::default(), &mut notes);
+        let lines = graph_lines(&t, &names, &clock, Limits::default(), &mut said);
         if t.nodes.iter().any(|n| n.kind == NodeKind::MorePaths) {
-            notes.push(format!(
+            said.push(format!(
                 "[more call paths, merged]: the log has more than {} call paths, fdr's limit",
-                crate::stack::MAX_NODES
+                MAX_NODES
             ));
         }
         lines
     };
-    fit_counts(&mut lines, &mut notes);
+    fit_counts(&mut lines, &mut said);
     if lines.iter().any(|l| l.contains("[calls deeper than ")) {
-        notes.push(format!(
+        said.push(format!(
             "[calls deeper than {DISPLAY_DEPTH} frames] holds each call made at that depth with \
              everything it called"
         ));
     }
-    let mut opts = Options::default();
-    opts.title = if chart {
-        format!("fdr flame chart: {name}")
-    } else {
-        format!("fdr flame graph: {name}")
-    };
-    if !notes.is_empty() {
-        opts.subtitle = Some(notes.join("; "));
-    }
-    opts.count_name = "ns".to_string();
-    opts.flame_chart = chart;
-    opts.hash = true;
     if lines.is_empty() {
         return Err(CliError::Empty {
             path: name,
@@ -543,15 +552,20 @@ pub fn run(
             },
         });
     }
-    flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), out)
-        .map_err(|e| CliError::io(dest, "cannot write the flame graph", e))
+    Ok(Drawing {
+        name,
+        chart,
+        lines,
+        notes: said,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calls::{plan_decoder, replay_decoder};
-    use crate::synth::LogBuilder;
+    use crate::model::pass::plan_decoder;
+    use crate::model::replay::replay_decoder;
+    use crate::testing::synth::LogBuilder;
     use fdr_format::events::EventDecoder;
 
     /// Each thread's visible stack after every change: (time, ids shown, deeper than shown).

@@ -4,28 +4,17 @@
 //!
 //! Functions are matched by their full name (ids differ between builds; an id missing from a
 //! log's table is `#id`). Each log is accounted as `fdr account` does, in one pass.
+//! [`crate::render::diff`] prints the comparison.
 
 use std::collections::HashMap;
-use std::io::Write;
 
-use clap::ValueEnum;
-
-use crate::account::{Account, Row, SortKey};
-use crate::filter::Filter;
-use crate::input::Log;
-use crate::names::{json_string, shown, Names};
+use crate::commands::account::{Account, Row, SortKey};
+use crate::model::filter::Filter;
+use crate::model::input::Log;
+use crate::model::names::Names;
 use crate::progress::Progress;
-use crate::units::{human, Clock};
+use crate::units::Clock;
 use crate::CliError;
-
-/// Output format of `fdr diff`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// An aligned table with human units.
-    Text,
-    /// One JSON array of objects, integer nanoseconds.
-    Json,
-}
 
 /// One function's figures in one log, in nanoseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -148,7 +137,7 @@ fn sides(log: &Log, progress: &Progress) -> Result<HashMap<String, Side>, CliErr
 /// an async function ranks by the larger of its polls' and its tasks' change.
 ///
 /// ```
-/// use fdr_cli::diff::{compare, Side};
+/// use fdr_cli::commands::diff::{compare, Side};
 /// use std::collections::HashMap;
 /// let side = |total_ns| Side { count: 1, total_ns, ..Side::default() };
 /// let before = HashMap::from([("a".to_string(), side(10)), ("b".to_string(), side(10))]);
@@ -196,155 +185,18 @@ pub fn compare(before: HashMap<String, Side>, after: HashMap<String, Side>) -> V
     v
 }
 
-/// Compares `before` and `after` and writes the report.
+/// Accounts `before` and `after` and compares them.
 ///
 /// ```no_run
-/// use fdr_cli::diff::{run, Format};
-/// use fdr_cli::input::Log;
-/// use fdr_cli::progress::Progress;
+/// use fdr_cli::{commands::diff::changes, model::input::Log, progress::Progress};
 /// let (a, b) = (Log::open("before.fdr".as_ref())?, Log::open("after.fdr".as_ref())?);
-/// run(&a, &b, Format::Json, &mut std::io::stdout(), &Progress::hidden())?;
+/// for c in changes(&a, &b, &Progress::hidden())? {
+///     println!("{} {}", c.function, c.change_total_ns());
+/// }
 /// # Ok::<(), fdr_cli::CliError>(())
 /// ```
-pub fn run(
-    before: &Log,
-    after: &Log,
-    format: Format,
-    out: &mut dyn Write,
-    progress: &Progress,
-) -> Result<(), CliError> {
+pub fn changes(before: &Log, after: &Log, progress: &Progress) -> Result<Vec<Change>, CliError> {
     let b = sides(before, progress)?;
     let a = sides(after, &Progress::hidden())?;
-    let changes = compare(b, a);
-    let w = |e| CliError::io("<output>", "writing the report", e);
-    match format {
-        Format::Text => write_text(&changes, out).map_err(w),
-        Format::Json => write_json(&changes, out).map_err(w),
-    }
-}
-
-/// `+1.20 ms`, `-300 ns`, `0 ns`.
-fn signed(ns: i128) -> String {
-    let abs = u64::try_from(ns.unsigned_abs()).unwrap_or(u64::MAX);
-    match ns.signum() {
-        1 => format!("+{}", human(abs)),
-        -1 => format!("-{}", human(abs)),
-        _ => "0 ns".to_string(),
-    }
-}
-
-fn write_text(changes: &[Change], out: &mut dyn Write) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "{:>10}  {:>21}  {:>21}  {:>21}  {:>21}  {:>17}  function",
-        "",
-        "total before, after",
-        "self before, after",
-        "p50 before, after",
-        "p99 before, after",
-        "count before, after"
-    )?;
-    let (mut only_before, mut only_after, mut tasks) = (false, false, false);
-    for c in changes {
-        let cell = |f: &dyn Fn(&Side) -> String, s: &Option<Side>| s.as_ref().map_or("-".into(), f);
-        let pair = |f: &dyn Fn(&Side) -> String| {
-            format!("{:>10} {:>10}", cell(f, &c.before), cell(f, &c.after))
-        };
-        let mut mark = String::new();
-        if c.after.is_none() {
-            mark.push_str(" (only before)");
-            only_before = true;
-        }
-        if c.before.is_none() {
-            mark.push_str(" (only after)");
-            only_after = true;
-        }
-        writeln!(
-            out,
-            "{:>10}  {}  {}  {}  {}  {:>8} {:>8}  {}{mark}",
-            signed(c.change_total_ns()),
-            pair(&|s| human(s.total_ns)),
-            pair(&|s| human(s.self_ns)),
-            pair(&|s| human(s.p50_ns)),
-            pair(&|s| human(s.p99_ns)),
-            cell(&|s| s.count.to_string(), &c.before),
-            cell(&|s| s.count.to_string(), &c.after),
-            shown(&c.function),
-        )?;
-        if let Some(change) = c.change_task_total_ns() {
-            let task = |s: &Option<Side>| s.and_then(|s| s.task);
-            let tcell = |f: &dyn Fn(&TaskSide) -> String, s: &Option<Side>| {
-                task(s).as_ref().map_or("-".into(), f)
-            };
-            let tpair = |f: &dyn Fn(&TaskSide) -> String| {
-                format!("{:>10} {:>10}", tcell(f, &c.before), tcell(f, &c.after))
-            };
-            writeln!(
-                out,
-                "{:>10}  {}  {:>21}  {}  {}  {:>8} {:>8}  └ tasks",
-                signed(change),
-                tpair(&|t| human(t.total_ns)),
-                "",
-                tpair(&|t| human(t.p50_ns)),
-                tpair(&|t| human(t.p99_ns)),
-                tcell(&|t| t.tasks.to_string(), &c.before),
-                tcell(&|t| t.tasks.to_string(), &c.after),
-            )?;
-            tasks = true;
-        }
-    }
-    if changes.is_empty() {
-        writeln!(out, "no calls in either log")?;
-    }
-    writeln!(
-        out,
-        "first column: the change in total time (after minus before), largest first"
-    )?;
-    if tasks {
-        writeln!(
-            out,
-            "└ tasks: the async function above, per task (creation to completion or drop) \
-             rather than per poll; its count columns count tasks"
-        )?;
-    }
-    if only_before || only_after {
-        writeln!(out, "-: the function has no calls in that log")?;
-    }
-    Ok(())
-}
-
-fn write_json(changes: &[Change], out: &mut dyn Write) -> std::io::Result<()> {
-    let side = |s: &Option<Side>| match s {
-        None => "null".to_string(),
-        Some(s) => {
-            let task = s.task.map_or(String::new(), |t| {
-                format!(
-                    ", \"tasks\": {}, \"task_p50_ns\": {}, \"task_p99_ns\": {}, \
-                     \"task_total_ns\": {}",
-                    t.tasks, t.p50_ns, t.p99_ns, t.total_ns
-                )
-            });
-            format!(
-                "{{\"count\": {}, \"p50_ns\": {}, \"p99_ns\": {}, \"total_ns\": {}, \
-                 \"self_ns\": {}{task}}}",
-                s.count, s.p50_ns, s.p99_ns, s.total_ns, s.self_ns
-            )
-        }
-    };
-    write!(out, "[")?;
-    for (i, c) in changes.iter().enumerate() {
-        write!(
-            out,
-            "{}\n  {{\"function\": {}, \"before\": {}, \"after\": {}, \"change_total_ns\": {}{}}}",
-            if i == 0 { "" } else { "," },
-            json_string(&c.function),
-            side(&c.before),
-            side(&c.after),
-            c.change_total_ns(),
-            c.change_task_total_ns().map_or(String::new(), |t| format!(
-                ", \"change_task_total_ns\": {t}"
-            ))
-        )?;
-    }
-    writeln!(out, "{}]", if changes.is_empty() { "" } else { "\n" })
+    Ok(compare(b, a))
 }

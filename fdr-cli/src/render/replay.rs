@@ -18,13 +18,13 @@
 use std::fmt::Write as _;
 use std::io::Write;
 
-use crate::calls::{plan_shared, replay_decoder, Close, Frame, Nothing, Sink};
-use crate::filter::Filter;
-use crate::input::Log;
-use crate::names::{shown, Names, Slots};
-use crate::progress::Progress;
-use crate::stack::DISPLAY_DEPTH;
-use crate::trigger::thread_label;
+use crate::escape::shown;
+use crate::model::call::{Close, Frame, Sink};
+use crate::model::names::{Names, Slots};
+use crate::model::replay::Plan;
+use crate::model::trie::DISPLAY_DEPTH;
+use crate::model::window;
+use crate::render::trigger::{self, thread_label};
 use crate::units::{write_human, Clock};
 use crate::CliError;
 
@@ -39,8 +39,8 @@ fn indent(line: &mut String, mut n: usize) {
     }
 }
 
-/// Writes the lines of one thread.
-struct Lines<'a> {
+/// The printer of one thread's lines: the [`Sink`] a thread's replay goes into.
+pub struct Lines<'a> {
     out: &'a mut dyn Write,
     names: &'a Names,
     clock: Clock,
@@ -199,37 +199,34 @@ impl Sink for Lines<'_> {
     }
 }
 
-/// Writes the replay of `log` behind `filter` on `out`; the first pass reads with `readers`
-/// threads.
+/// Writes the replay of the threads `order` of the plan `p`: `each(t, lines)` replays thread
+/// index `t` into the printer `lines`.
 ///
 /// ```no_run
-/// use fdr_cli::filter::Filter;
-/// use fdr_cli::input::Log;
+/// use fdr_cli::commands::replay::{order, plan, thread};
+/// use fdr_cli::model::{filter::Filter, input::Log};
 /// use fdr_cli::progress::Progress;
-/// let log = Log::open("app.fdr".as_ref())?;
-/// fdr_cli::replay::run(&log, &Filter::none(), &mut std::io::stdout(), 1, &Progress::hidden())?;
+/// let (log, filter, progress) = (Log::open("app.fdr".as_ref())?, Filter::none(), Progress::hidden());
+/// let p = plan(&log, &filter, 1, &progress)?;
+/// fdr_cli::render::replay::write(&p, &order(&p), &mut std::io::stdout(), &mut |t, lines| {
+///     thread(&log, &filter, &p, t, lines, &progress)
+/// })?;
 /// # Ok::<(), fdr_cli::CliError>(())
 /// ```
-pub fn run(
-    log: &Log,
-    filter: &Filter,
+pub fn write(
+    p: &Plan,
+    order: &[usize],
     out: &mut dyn Write,
-    readers: usize,
-    progress: &Progress,
+    each: &mut dyn FnMut(usize, &mut Lines<'_>) -> Result<(), CliError>,
 ) -> Result<(), CliError> {
-    let mut nothing: Vec<Nothing> = (0..readers.max(1)).map(|_| Nothing).collect();
-    let p = plan_shared(log, filter, progress, &mut nothing)?;
     let names = Names::new(&p.info);
     let clock = Clock::new(p.info.header.cycle_frequency);
     let w = |e| CliError::io("<output>", "writing the report", e);
     let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
-    if let Some(h) = crate::trigger::header(&p.info, &names, &clock, p.origin) {
+    if let Some(h) = trigger::header(&p.info, &names, &clock, p.origin) {
         writeln!(out, "# {h}").map_err(w)?;
     }
     writeln!(out, "#   DURATION      TID | FUNCTION").map_err(w)?;
-    // Threads with calls shown, earliest window first.
-    let mut order: Vec<usize> = (0..p.threads.len()).filter(|&t| p.shows(t)).collect();
-    order.sort_by_key(|&t| (p.threads[t].first_tsc, p.threads[t].tid));
     let mut marks = Marks::default();
     for (i, &t) in order.iter().enumerate() {
         let th = &p.threads[t];
@@ -250,15 +247,7 @@ pub fn run(
             scratch: String::new(),
             marks,
         };
-        let mut dec = log.decoder()?;
-        let tid = th.tid;
-        dec.keep_threads(move |x, _| x == tid);
-        if filter.wraps() {
-            let mut f = filter.wrap(&mut lines);
-            replay_decoder(dec, log.name(), &mut f, Some(&p), progress, 1)?;
-        } else {
-            replay_decoder(dec, log.name(), &mut lines, Some(&p), progress, 1)?;
-        }
+        each(t, &mut lines)?;
         lines.open_held()?;
         marks = lines.marks;
     }
@@ -286,7 +275,7 @@ pub fn run(
         )
         .map_err(w)?;
     }
-    if let Some(n) = crate::info::note(&p.info, &p.threads) {
+    if let Some(n) = window::note(&p.info, &p.threads) {
         writeln!(out, "{n}").map_err(w)?;
     }
     out.flush().map_err(w)

@@ -19,13 +19,12 @@ use std::io::Write;
 
 use fdr_format::TaskKind;
 
-use crate::calls::{plan, replay, Close, Frame, Sink, TaskEvent};
-use crate::chrome::{pid_of, process_name};
-use crate::filter::Filter;
-use crate::input::Log;
-use crate::names::{Names, Slots};
-use crate::progress::Progress;
-use crate::tasks::Tasks;
+use crate::model::call::{Close, Frame, Sink, TaskEvent};
+use crate::model::names::{Names, Slots};
+use crate::model::replay::Plan;
+use crate::model::tasks::Tasks;
+use crate::render::chrome::{pid_of, process_name};
+use crate::units::Clock;
 use crate::CliError;
 
 /// The magic-number record: metadata type 4 (trace info), info type 0, magic 0x16547846.
@@ -157,7 +156,8 @@ struct ThreadRef {
     tid: u64,
 }
 
-struct Fxt<'a> {
+/// The timeline writer: the [`Sink`] the replay goes into.
+pub struct Fxt<'a> {
     w: Writer<'a>,
     names: Names,
     slots: Slots,
@@ -332,15 +332,14 @@ impl Sink for Fxt<'_> {
     }
 }
 
-/// Converts `log` to FXT on `out` (`dest` names it in errors), behind `filter`.
-pub fn run(
-    log: &Log,
-    filter: &Filter,
+/// Writes, to FXT `out` (`dest` names it in errors), the timeline that `replay` replays into it (the calls the plan `p` chose); `replay` returns when the log was taken.
+pub fn write(
+    p: &Plan,
+    log_name: &str,
     out: &mut dyn Write,
     dest: &str,
-    progress: &Progress,
+    replay: &mut dyn FnMut(&mut Fxt<'_>) -> Result<u64, CliError>,
 ) -> Result<(), CliError> {
-    let p = plan(log, filter, progress)?;
     let names = Names::new(&p.info);
     let mut w = Writer {
         out,
@@ -367,7 +366,7 @@ pub fn run(
     let mut threads = Vec::with_capacity(p.threads.len());
     let mut next_thread: u16 = 1;
     for (t, th) in p.threads.iter().enumerate() {
-        let pid = pid_of(&p, t);
+        let pid = pid_of(p, t);
         let (pk, tk) = (u64::from(pid as u32), u64::from(th.tid as u32));
         if !p.shows(t) {
             threads.push(ThreadRef {
@@ -379,7 +378,7 @@ pub fn run(
         }
         if !pids.contains(&pid) {
             pids.push(pid);
-            let n = w.string(&process_name(&p, pid));
+            let n = w.string(&process_name(p, pid));
             w.word(
                 REC_KOBJ | ((2 + n.words() as u64) << 4) | (OBJ_PROCESS << 16) | (n.field() << 24),
             );
@@ -430,10 +429,9 @@ pub fn run(
         cancelled,
         tasks: Tasks::default(),
     };
-    let d = replay(log, &mut sink, Some(&p), filter, progress, 1)?;
-    let end = d.threads.iter().map(|t| t.last_tsc).max().unwrap_or(0);
-    sink.finish_tasks(end).map_err(|e| e.in_log(log.name()))?;
-    if let Some(r) = crate::trigger::fired(&p.info) {
+    let end = replay(&mut sink)?;
+    sink.finish_tasks(end).map_err(|e| e.in_log(log_name))?;
+    if let Some(r) = crate::model::trigger::fired(&p.info) {
         // The moment the trigger fired, on the thread of the call that fired it.
         let t = match p.threads.iter().position(|t| t.tid == r.tid) {
             Some(t) => sink.threads[t],
@@ -443,9 +441,11 @@ pub fn run(
                 tid: u64::from(r.tid as u32),
             },
         };
-        let name = sink.w.string(&crate::trigger::instant_name(r, &sink.names));
+        let name = sink
+            .w
+            .string(&crate::render::trigger::instant_name(r, &sink.names));
         let cat = sink.w.string("trigger");
-        let clock = crate::units::Clock::new(p.info.header.cycle_frequency);
+        let clock = Clock::new(p.info.header.cycle_frequency);
         let args = [
             (
                 sink.w.string("duration_ns"),

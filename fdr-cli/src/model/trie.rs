@@ -1,4 +1,4 @@
-//! `fdr stack`: the call trie. One node per call path (the chain of functions from a thread's
+//! The call trie that `fdr stack` prints and flame graphs draw. One node per call path (the chain of functions from a thread's
 //! bottom frame down to the call), with its call count, total and self time and a latency
 //! histogram (one bucket per power of two).
 //!
@@ -9,27 +9,18 @@
 
 use std::cmp::Reverse;
 use std::collections::HashMap;
-use std::io::Write;
 
-use clap::ValueEnum;
-
-use crate::calls::{plan, replay, Close, Frame, Plan, Sink};
-use crate::filter::Filter;
-use crate::hist::Log2;
-use crate::input::Log;
-use crate::names::{shown, Names};
+use crate::escape::shown;
+use crate::model::call::{Close, Frame, Sink};
+use crate::model::filter::Filter;
+use crate::model::hist::Log2;
+use crate::model::input::Log;
+use crate::model::names::Names;
+use crate::model::pass::{plan, replay};
+use crate::model::replay::Plan;
 use crate::progress::Progress;
-use crate::units::{human, Clock};
+use crate::units::Clock;
 use crate::CliError;
-
-/// Output format of `fdr stack`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// An indented tree with counts, times and histograms.
-    Text,
-    /// One `a;b;c <self ns>` line per call path, as flame graph tools read.
-    Folded,
-}
 
 /// Distinct call paths kept before new ones are merged: a trie grows with the number of paths,
 /// which a program with deep, varied recursion can make very large.
@@ -260,11 +251,11 @@ impl Trie {
     /// `max_depth` frames.
     ///
     /// ```
-    /// use fdr_cli::calls::replay_decoder;
-    /// use fdr_cli::names::Names;
+    /// use fdr_cli::model::replay::replay_decoder;
+    /// use fdr_cli::model::names::Names;
     /// use fdr_cli::progress::Progress;
-    /// use fdr_cli::stack::Trie;
-    /// use fdr_cli::synth::LogBuilder;
+    /// use fdr_cli::model::trie::Trie;
+    /// use fdr_cli::testing::synth::LogBuilder;
     /// use fdr_cli::units::Clock;
     /// use fdr_format::events::{EventDecoder, LogInfo};
     ///
@@ -314,7 +305,7 @@ impl Trie {
         Trie::with_limits(max_nodes, DISPLAY_DEPTH)
     }
 
-    /// Builds the trie of `log` behind `filter` (two passes: see [`crate::calls::plan`]).
+    /// Builds the trie of `log` behind `filter` (two passes: see [`crate::model::pass::plan`]).
     pub fn build(
         log: &Log,
         filter: &Filter,
@@ -416,128 +407,5 @@ impl Trie {
             Ok::<(), ()>(())
         });
         lines
-    }
-}
-
-const SPARK: [char; 9] = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
-
-fn write_text(t: &Trie, names: &Names, clock: &Clock, out: &mut dyn Write) -> std::io::Result<()> {
-    // One histogram column range for all rows, so rows compare at a glance.
-    let (mut lo, mut hi) = (usize::MAX, 0usize);
-    for n in &t.nodes[1..] {
-        for (i, &c) in n.hist.buckets().iter().enumerate() {
-            if c > 0 {
-                lo = lo.min(i);
-                hi = hi.max(i);
-            }
-        }
-    }
-    if lo > hi {
-        writeln!(out, "no calls recorded")?;
-        return Ok(());
-    }
-    let width = hi - lo + 1;
-    let range = format!(
-        "{}..{}",
-        human(clock.ns(Log2::lower_bound(lo))),
-        human(clock.ns(Log2::upper_bound(hi)))
-    );
-    let hw = width.max(range.chars().count());
-    writeln!(
-        out,
-        "{:>8} {:>10} {:>10}  {:<hw$}  call path",
-        "calls", "total", "self", range
-    )?;
-    let (mut any_inferred, mut any_open, mut any_deeper) = (false, false, false);
-    t.each_node(names, |c, depth| {
-        let n = &t.nodes[c];
-        let b = n.hist.buckets();
-        let max = b[lo..=hi].iter().copied().max().unwrap_or(0).max(1);
-        let spark: String = b[lo..=hi]
-            .iter()
-            .map(|&x| {
-                if x == 0 {
-                    ' '
-                } else {
-                    SPARK[1 + (u64::from(x) * 7 / u64::from(max)) as usize]
-                }
-            })
-            .collect();
-        let mut mark = String::new();
-        if n.inferred > 0 {
-            mark.push_str(" *");
-            any_inferred = true;
-        }
-        if n.open > 0 {
-            mark.push_str(&format!(" ({} open)", n.open));
-            any_open = true;
-        }
-        any_deeper |= n.kind == NodeKind::Deeper;
-        writeln!(
-            out,
-            "{:>8} {:>10} {:>10}  {:<hw$}  {:indent$}{}{}",
-            n.count,
-            human(clock.ns(n.total)),
-            human(clock.ns(n.self_)),
-            spark,
-            "",
-            t.label(n, names),
-            mark,
-            indent = depth * 2
-        )
-    })?;
-    if any_inferred {
-        writeln!(
-            out,
-            "* entered before the recorded window: entry inferred at the window's start"
-        )?;
-    }
-    if any_open {
-        writeln!(
-            out,
-            "(N open): N of the calls were still running when the window was written; their \
-             time so far is in total and self"
-        )?;
-    }
-    if any_deeper {
-        writeln!(
-            out,
-            "[calls deeper than {} frames] holds each call made at that depth, with everything \
-             it called (fdr shows call paths at most {0} frames deep)",
-            t.max_depth
-        )?;
-    }
-    Ok(())
-}
-
-/// Prints the call trie of `log` behind `filter`.
-pub fn run(
-    log: &Log,
-    filter: &Filter,
-    format: Format,
-    out: &mut dyn Write,
-    progress: &Progress,
-) -> Result<(), CliError> {
-    let (t, p) = Trie::build(log, filter, progress)?;
-    let names = Names::new(&p.info);
-    let clock = Clock::new(p.info.header.cycle_frequency);
-    let w = |e| CliError::io("<output>", "writing the report", e);
-    match format {
-        Format::Text => {
-            if let Some(h) = crate::trigger::header(&p.info, &names, &clock, p.origin) {
-                writeln!(out, "{h}").map_err(w)?;
-            }
-            write_text(&t, &names, &clock, out).map_err(w)?;
-            if let Some(n) = crate::info::note(&p.info, &p.threads) {
-                writeln!(out, "{n}").map_err(w)?;
-            }
-            Ok(())
-        }
-        Format::Folded => {
-            let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
-            t.fold_each(&names, &clock, |p, ns| writeln!(out, "{p} {ns}"))
-                .map_err(w)?;
-            out.flush().map_err(w)
-        }
     }
 }

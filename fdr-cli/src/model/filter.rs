@@ -27,9 +27,9 @@ use fdr_format::events::{EventDecoder, LogInfo};
 use fdr_format::reader::{Reader, Record};
 use fdr_format::{CullKind, Extension, FormatError};
 
-use crate::calls::{Close, Frame, Sink, TaskEvent};
-use crate::input::Log;
-use crate::names::{Names, Slots};
+use crate::model::call::{Close, Frame, Sink, TaskEvent};
+use crate::model::input::Log;
+use crate::model::names::{Names, Slots};
 use crate::units::Clock;
 use crate::CliError;
 
@@ -73,7 +73,7 @@ impl FilterArgs {
 /// `2s`, `1m`; `0` needs no unit).
 ///
 /// ```
-/// use fdr_cli::filter::parse_duration;
+/// use fdr_cli::model::filter::parse_duration;
 /// assert_eq!(parse_duration("1.5ms"), Ok(1_500_000));
 /// assert_eq!(parse_duration("250µs"), Ok(250_000));
 /// assert_eq!(parse_duration("0"), Ok(0));
@@ -89,7 +89,7 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
 /// the pattern.
 ///
 /// ```
-/// use fdr_cli::filter::Pattern;
+/// use fdr_cli::model::filter::Pattern;
 /// let p = Pattern::new("app::*::get");
 /// assert!(p.matches("app::Cache::get") && !p.matches("app::Cache::get_all"));
 /// assert!(Pattern::new("step").matches("app::Worker::step"));
@@ -110,7 +110,7 @@ impl Pattern {
     /// the end of it), the ways a user writes it.
     ///
     /// ```
-    /// use fdr_cli::filter::Pattern;
+    /// use fdr_cli::model::filter::Pattern;
     /// let name = "<app::Worker as app::Handler>::handle";
     /// for p in ["Worker::handle", "app::Worker::handle", "Handler::handle", "handle", name] {
     ///     assert!(Pattern::new(p).matches(name), "{p}");
@@ -192,12 +192,12 @@ fn glob(p: &[u8], s: &[u8]) -> bool {
 /// and absolute times in ticks.
 ///
 /// ```
-/// use fdr_cli::calls::replay;
-/// use fdr_cli::filter::{Filter, FilterArgs};
-/// use fdr_cli::input::Log;
+/// use fdr_cli::model::pass::replay;
+/// use fdr_cli::model::filter::{Filter, FilterArgs};
+/// use fdr_cli::model::input::Log;
 /// use fdr_cli::progress::Progress;
-/// use fdr_cli::stack::Trie;
-/// use fdr_cli::synth::LogBuilder;
+/// use fdr_cli::model::trie::Trie;
+/// use fdr_cli::testing::synth::LogBuilder;
 /// let mut b = LogBuilder::new(1_000_000_000);
 /// b.function(1, "app::slow", &[]);
 /// b.function(2, "app::fast", &[]);
@@ -275,7 +275,7 @@ impl Filter {
                 as u64
         };
         if let Some(margin) = args.around {
-            let Some(r) = crate::trigger::fired(&pre.info) else {
+            let Some(r) = crate::model::trigger::fired(&pre.info) else {
                 let why = pre
                     .info
                     .reason
@@ -413,7 +413,7 @@ impl Filter {
         let mut known: Vec<String> = Vec::new();
         for t in threads {
             let s = if names.has_thread_name(t.tid) {
-                format!("{} ({})", t.tid, crate::names::shown(&names.thread(t.tid)))
+                format!("{} ({})", t.tid, crate::escape::shown(&names.thread(t.tid)))
             } else {
                 t.tid.to_string()
             };
@@ -427,7 +427,7 @@ impl Filter {
                 "no thread with calls matches --thread {}; the log's threads: {}",
                 self.threads
                     .iter()
-                    .map(|s| crate::names::shown(s).into_owned())
+                    .map(|s| crate::escape::shown(s).into_owned())
                     .collect::<Vec<_>>()
                     .join(", --thread "),
                 known.join(", ")
@@ -941,11 +941,11 @@ fn no_function_matches(pattern: &str, names: &[&str]) -> String {
     let close: Vec<String> = ranked
         .iter()
         .take(5)
-        .map(|(_, n)| crate::names::shown(n).into_owned())
+        .map(|(_, n)| crate::escape::shown(n).into_owned())
         .collect();
     let mut what = format!(
         "no function in the log matches --function {}",
-        crate::names::shown(pattern)
+        crate::escape::shown(pattern)
     );
     if !close.is_empty() {
         what.push_str(&format!("; the closest: {}", close.join(", ")));

@@ -18,7 +18,7 @@ const SUB: u64 = 1 << SUB_BITS;
 /// ~30 KiB however many), whatever the values.
 ///
 /// ```
-/// use fdr_cli::hist::LogLinear;
+/// use fdr_cli::model::hist::LogLinear;
 /// let mut h = LogLinear::default();
 /// for v in 1..=1000u64 {
 ///     h.record(v * 1000);
@@ -221,7 +221,7 @@ impl LogLinear {
 /// One counter per power of two of a tick count.
 ///
 /// ```
-/// use fdr_cli::hist::Log2;
+/// use fdr_cli::model::hist::Log2;
 /// let mut h = Log2::default();
 /// h.record(0);
 /// h.record(5);
@@ -264,7 +264,7 @@ impl Log2 {
     /// from a shift that overflows.
     ///
     /// ```
-    /// use fdr_cli::hist::Log2;
+    /// use fdr_cli::model::hist::Log2;
     /// assert_eq!(Log2::upper_bound(0), 0);
     /// assert_eq!(Log2::upper_bound(3), 7);
     /// assert_eq!(Log2::upper_bound(64), u64::MAX);

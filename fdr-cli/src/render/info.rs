@@ -1,17 +1,31 @@
-//! `fdr info`: what a log holds, and what was lost while recording it.
+//! The `fdr info` report, one function per part: the file and its clock, the recording's
+//! settings and losses, why the log was written, the records and the window, the functions,
+//! the threads, their windows, the culled functions and, with max_age, sizing help.
 
+use std::fmt::Write as _;
 use std::io::Write;
 
-use fdr_format::events::{EventKind, ThreadStats};
+use fdr_format::events::ThreadStats;
 use fdr_format::{ClockSource, Mode, RunInfo};
 
-use crate::culls::Culls;
-use crate::input::Log;
-use crate::names::{shown, Names, Slots};
-use crate::progress::Progress;
-use crate::trigger;
+use crate::commands::info::Summary;
+use crate::escape::shown;
+use crate::model::names::Names;
+use crate::model::trigger::fired;
+use crate::model::window::thin_window;
+use crate::render::{culls, trigger};
 use crate::units::{human, Clock};
-use crate::CliError;
+
+/// What the parts need besides the summary.
+struct Ctx<'a> {
+    s: &'a Summary,
+    names: Names,
+    clock: Clock,
+    /// Threads with calls in the log.
+    recording: Vec<&'a ThreadStats>,
+    /// Time zero: the earliest window start of `recording`.
+    origin: u64,
+}
 
 fn bytes(n: u64) -> String {
     if n >= 1 << 20 && n % (1 << 20) == 0 {
@@ -23,42 +37,39 @@ fn bytes(n: u64) -> String {
     }
 }
 
-/// Prints the summary of `log`.
-pub fn run(log: &Log, out: &mut dyn Write, progress: &Progress) -> Result<(), CliError> {
-    let len = log.len();
-    let name = log.name().to_string();
-    let mut dec = log.decoder()?;
-    let mut called = Slots::default();
-    let mut culls = Culls::default();
-    let mut n: u32 = 0;
-    let r = dec.for_each(|e, at| {
-        match e.kind {
-            EventKind::Enter { id }
-            | EventKind::EnterArgs { id }
-            | EventKind::Exit { id }
-            | EventKind::TailExit { id } => {
-                called.slot(id)?;
-            }
-            EventKind::Cull { kind, id, .. } => culls.event(e.thread, e.tsc, kind, id),
-            _ => {}
-        }
-        n = n.wrapping_add(1);
-        if n & 0xfffff == 0 {
-            progress.at(0, at);
-        }
-        Ok::<(), CliError>(())
-    });
-    r.map_err(|e| e.in_log(&name))?;
-    let info = dec.info();
-    let threads = dec.threads();
-    let names = Names::new(info);
-    let h = &info.header;
-    let clock = Clock::new(h.cycle_frequency);
-    let w = |e: std::io::Error| CliError::io("<output>", "writing the report", e);
+/// Prints the summary.
+pub fn write(s: &Summary, out: &mut dyn Write) -> std::io::Result<()> {
+    let recording: Vec<&ThreadStats> = s
+        .threads
+        .iter()
+        .filter(|t| t.function_records > 0)
+        .collect();
+    let c = Ctx {
+        s,
+        names: Names::new(&s.info),
+        clock: Clock::new(s.info.header.cycle_frequency),
+        origin: recording.iter().map(|t| t.first_tsc).min().unwrap_or(0),
+        recording,
+    };
+    let mut o = String::new();
+    file(&c, &mut o);
+    recording_settings(&c, &mut o);
+    reason(&c, &mut o);
+    records(&c, &mut o);
+    functions(&c, &mut o);
+    threads(&c, &mut o);
+    windows(&c, &mut o);
+    culled(&c, &mut o);
+    if let Some(r) = s.info.run.as_ref().filter(|r| r.max_age_ns > 0) {
+        let _ = writeln!(o, "{}", sizing(r, &c.recording, &c.clock));
+    }
+    out.write_all(o.as_bytes())
+}
 
-    let mut s = String::new();
-    use std::fmt::Write as _;
-    let _ = writeln!(s, "file        {name} ({len} bytes)");
+/// The file, its format and (without a run record) its clock.
+fn file(c: &Ctx, s: &mut String) {
+    let h = &c.s.info.header;
+    let _ = writeln!(s, "file        {} ({} bytes)", c.s.name, c.s.len);
     let mut tsc_bits = Vec::new();
     if h.constant_tsc {
         tsc_bits.push("constant TSC");
@@ -73,92 +84,100 @@ pub fn run(log: &Log, out: &mut dyn Write, progress: &Progress) -> Result<(), Cl
         if tsc_bits.is_empty() { "" } else { ", " },
         tsc_bits.join(", ")
     );
-    let recording: Vec<_> = threads.iter().filter(|t| t.function_records > 0).collect();
-    let origin = recording.iter().map(|t| t.first_tsc).min().unwrap_or(0);
-    let ghz = h.cycle_frequency as f64 / 1e9;
-    match &info.run {
-        Some(r) => {
-            let src = match r.clock {
-                ClockSource::Tsc => "timestamp counter (rdtscp)",
-                ClockSource::Monotonic => "monotonic clock",
-                ClockSource::Injected => "injected test clock",
-                ClockSource::TscRseq => "timestamp counter (rdtsc, CPU number from rseq)",
-            };
-            let cal = if r.calibration_ns > 0 {
-                format!(", calibrated over {}", human(r.calibration_ns))
-            } else {
-                String::new()
-            };
-            let _ = writeln!(
-                s,
-                "clock       {src}, {} ticks/s ({ghz:.3} GHz){cal}",
-                h.cycle_frequency
-            );
-            let prog = if r.program.is_empty() {
-                "(unnamed)".into()
-            } else {
-                shown(&r.program)
-            };
-            let _ = writeln!(s, "program     {prog}, pid {}", r.pid);
-            let _ = writeln!(
-                s,
-                "recording   {} mode, {} buffers of {}, threshold {} ({} ticks)",
-                match r.mode {
-                    Mode::Ring => "ring",
-                    Mode::Fill => "fill",
-                },
-                r.buffer_count,
-                bytes(r.buffer_size),
-                human(r.threshold_ns),
-                r.threshold_ticks
-            );
-            let _ = writeln!(
-                s,
-                "started     {}",
-                crate::time::describe(
-                    r.start_unix_secs,
-                    r.start_unix_nanos,
-                    crate::time::local_offset(r.start_unix_secs)
-                )
-            );
-            let _ = writeln!(
-                s,
-                "log         {}, {} after recording started",
-                if r.snapshot {
-                    "snapshot taken while recording went on"
-                } else {
-                    "final log written when recording stopped"
-                },
-                human(clock.ns(r.end_tsc.saturating_sub(r.start_tsc)))
-            );
-            let _ = writeln!(
-                s,
-                "lost        {} records dropped (no free buffer), {} buffers recycled by the ring, \
-                 {} buffers missed while copying",
-                r.records_dropped, r.buffers_recycled, r.buffers_missed
-            );
-            if let Some(why) = why_dropped(r, &info.threads) {
-                let _ = writeln!(s, "            {why}");
-            }
-            if let Some(line) = calls_not_recorded(r) {
-                let _ = writeln!(s, "{line}");
-            }
-        }
-        None => {
-            let _ = writeln!(
-                s,
-                "clock       {} ticks/s ({ghz:.3} GHz)",
-                h.cycle_frequency
-            );
-            let _ = writeln!(
-                s,
-                "recording   no fdr run record: settings and loss counters unknown (not written by fdr?)"
-            );
-        }
+    if c.s.info.run.is_none() {
+        let _ = writeln!(
+            s,
+            "clock       {} ticks/s ({:.3} GHz)",
+            h.cycle_frequency,
+            h.cycle_frequency as f64 / 1e9
+        );
+        let _ = writeln!(
+            s,
+            "recording   no fdr run record: settings and loss counters unknown (not written by fdr?)"
+        );
     }
+}
+
+/// The run record: clock, program, settings, when it started, what the log is, what was lost.
+fn recording_settings(c: &Ctx, s: &mut String) {
+    let Some(r) = &c.s.info.run else {
+        return;
+    };
+    let (info, h, clock) = (&c.s.info, &c.s.info.header, &c.clock);
+    let ghz = h.cycle_frequency as f64 / 1e9;
+    let src = match r.clock {
+        ClockSource::Tsc => "timestamp counter (rdtscp)",
+        ClockSource::Monotonic => "monotonic clock",
+        ClockSource::Injected => "injected test clock",
+        ClockSource::TscRseq => "timestamp counter (rdtsc, CPU number from rseq)",
+    };
+    let cal = if r.calibration_ns > 0 {
+        format!(", calibrated over {}", human(r.calibration_ns))
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        s,
+        "clock       {src}, {} ticks/s ({ghz:.3} GHz){cal}",
+        h.cycle_frequency
+    );
+    let prog = if r.program.is_empty() {
+        "(unnamed)".into()
+    } else {
+        shown(&r.program)
+    };
+    let _ = writeln!(s, "program     {prog}, pid {}", r.pid);
+    let _ = writeln!(
+        s,
+        "recording   {} mode, {} buffers of {}, threshold {} ({} ticks)",
+        match r.mode {
+            Mode::Ring => "ring",
+            Mode::Fill => "fill",
+        },
+        r.buffer_count,
+        bytes(r.buffer_size),
+        human(r.threshold_ns),
+        r.threshold_ticks
+    );
+    let _ = writeln!(
+        s,
+        "started     {}",
+        crate::render::time::describe(
+            r.start_unix_secs,
+            r.start_unix_nanos,
+            crate::render::time::local_offset(r.start_unix_secs)
+        )
+    );
+    let _ = writeln!(
+        s,
+        "log         {}, {} after recording started",
+        if r.snapshot {
+            "snapshot taken while recording went on"
+        } else {
+            "final log written when recording stopped"
+        },
+        human(clock.ns(r.end_tsc.saturating_sub(r.start_tsc)))
+    );
+    let _ = writeln!(
+        s,
+        "lost        {} records dropped (no free buffer), {} buffers recycled by the ring, \
+                 {} buffers missed while copying",
+        r.records_dropped, r.buffers_recycled, r.buffers_missed
+    );
+    if let Some(why) = why_dropped(r, &info.threads) {
+        let _ = writeln!(s, "            {why}");
+    }
+    if let Some(line) = calls_not_recorded(r) {
+        let _ = writeln!(s, "{line}");
+    }
+}
+
+/// Why the log was written.
+fn reason(c: &Ctx, s: &mut String) {
+    let info = &c.s.info;
     if let Some(r) = &info.reason {
-        let why = match trigger::fired(info) {
-            Some(call) => trigger::describe_call(call, &names, &clock, origin),
+        let why = match fired(info) {
+            Some(call) => trigger::describe_call(call, &c.names, &c.clock, c.origin),
             None => r.reason.describe().to_string(),
         };
         let _ = writeln!(
@@ -167,7 +186,12 @@ pub fn run(log: &Log, out: &mut dyn Write, progress: &Progress) -> Result<(), Cl
             plural(r.suppressed, "trigger")
         );
     }
-    let end = recording.iter().map(|t| t.last_tsc).max().unwrap_or(0);
+}
+
+/// Blocks, records, what the window holds, its time span, and time running backwards.
+fn records(c: &Ctx, s: &mut String) {
+    let (info, threads, clock, origin) = (&c.s.info, &c.s.threads, &c.clock, c.origin);
+    let end = c.recording.iter().map(|t| t.last_tsc).max().unwrap_or(0);
     let blocks: u64 = threads.iter().map(|t| t.blocks).sum();
     let records: u64 = threads.iter().map(|t| t.function_records).sum();
     let _ = writeln!(s, "blocks      {blocks}");
@@ -198,12 +222,17 @@ pub fn run(log: &Log, out: &mut dyn Write, progress: &Progress) -> Result<(), Cl
             human(clock.ns(by))
         );
     }
-    let mut missing: Vec<u32> = called
-        .ids()
-        .iter()
-        .copied()
-        .filter(|&id| names.info(id).is_none())
-        .collect();
+}
+
+/// The function table against the ids the records use.
+fn functions(c: &Ctx, s: &mut String) {
+    let info = &c.s.info;
+    let mut missing: Vec<u32> =
+        c.s.called
+            .iter()
+            .copied()
+            .filter(|&id| c.names.info(id).is_none())
+            .collect();
     missing.sort_unstable();
     let missing_note = match missing.len() {
         0 => String::new(),
@@ -220,7 +249,7 @@ pub fn run(log: &Log, out: &mut dyn Write, progress: &Progress) -> Result<(), Cl
         s,
         "functions   {} in the table, {} seen in records{missing_note}",
         info.functions.len(),
-        called.ids().len()
+        c.s.called.len()
     );
     if info.foreign_events > 0 {
         let _ = writeln!(
@@ -229,6 +258,14 @@ pub fn run(log: &Log, out: &mut dyn Write, progress: &Progress) -> Result<(), Cl
             info.foreign_events
         );
     }
+}
+
+/// The threads, with their records and losses, and those the log names but that have no
+/// records in it.
+fn threads(c: &Ctx, s: &mut String) {
+    let (info, threads, clock, origin, names) =
+        (&c.s.info, &c.s.threads, &c.clock, c.origin, &c.names);
+    let recording = &c.recording;
     // Threads the log names (with their loss counters) but that have no records in it: they
     // lost everything, or their buffers were all recycled.
     let mut silent: Vec<(i32, u64, u64)> = Vec::new();
@@ -254,7 +291,7 @@ pub fn run(log: &Log, out: &mut dyn Write, progress: &Progress) -> Result<(), Cl
             "  {:>8}  {:>6}  {:>9}  {:>7}  {:>11}  {:>11}  name",
             "tid", "blocks", "records", "dropped", "from", "to"
         );
-        for t in &recording {
+        for t in recording.iter() {
             let dropped = info
                 .threads
                 .iter()
@@ -295,30 +332,40 @@ pub fn run(log: &Log, out: &mut dyn Write, progress: &Progress) -> Result<(), Cl
             );
         }
     }
-    if !recording.is_empty() {
-        // Sizing help: how much time each thread's buffers held, at what rate they filled.
-        let _ = writeln!(
-            s,
-            "windows     the time each thread's window covers, and the rate its records took"
-        );
-        let _ = writeln!(
-            s,
-            "  {:>8}  {:>9}  {:>11}  {:>11}  name",
-            "tid", "covers", "bytes", "rate"
-        );
-        for t in &recording {
-            let ns = clock.ns(t.last_tsc.saturating_sub(t.first_tsc));
-            let _ = writeln!(
-                s,
-                "  {:>8}  {:>9}  {:>11}  {:>11}  {}",
-                t.tid,
-                human(ns),
-                t.window_bytes,
-                rate(t.window_bytes, ns),
-                shown(&names.thread(t.tid)),
-            );
-        }
+}
+
+/// How much time each thread's buffers held, at what rate they filled.
+fn windows(c: &Ctx, s: &mut String) {
+    let (clock, names) = (&c.clock, &c.names);
+    if c.recording.is_empty() {
+        return;
     }
+    let _ = writeln!(
+        s,
+        "windows     the time each thread's window covers, and the rate its records took"
+    );
+    let _ = writeln!(
+        s,
+        "  {:>8}  {:>9}  {:>11}  {:>11}  name",
+        "tid", "covers", "bytes", "rate"
+    );
+    for t in &c.recording {
+        let ns = clock.ns(t.last_tsc.saturating_sub(t.first_tsc));
+        let _ = writeln!(
+            s,
+            "  {:>8}  {:>9}  {:>11}  {:>11}  {}",
+            t.tid,
+            human(ns),
+            t.window_bytes,
+            rate(t.window_bytes, ns),
+            shown(&names.thread(t.tid)),
+        );
+    }
+}
+
+/// The culled functions.
+fn culled(c: &Ctx, s: &mut String) {
+    let culls = &c.s.culls;
     if !culls.is_empty() {
         let n = culls.functions();
         let _ = writeln!(
@@ -330,15 +377,11 @@ pub fn run(log: &Log, out: &mut dyn Write, progress: &Progress) -> Result<(), Cl
                 format!("{n} functions")
             }
         );
-        let tids: Vec<i32> = threads.iter().map(|t| t.tid).collect();
-        for l in culls.lines(&names, &clock, &tids, origin) {
+        let tids: Vec<i32> = c.s.threads.iter().map(|t| t.tid).collect();
+        for l in culls::lines(culls, &c.names, &c.clock, &tids, c.origin) {
             let _ = writeln!(s, "{l}");
         }
     }
-    if let Some(r) = info.run.as_ref().filter(|r| r.max_age_ns > 0) {
-        let _ = writeln!(s, "{}", sizing(r, &recording, &clock));
-    }
-    out.write_all(s.as_bytes()).map_err(w)
 }
 
 /// Bytes per second, in the units `bytes` uses: `56.0 MiB/s`; `-` over no time.
@@ -473,52 +516,4 @@ fn calls_not_recorded(r: &fdr_format::RunInfo) -> Option<String> {
         human(r.threshold_ns),
         r.probes
     ))
-}
-
-/// What to say of a window that holds nothing, or much less than was called, because calls
-/// shorter than the threshold were erased: says so, names the threshold and how to keep more.
-/// `None` when the window holds calls and fewer were erased than kept (or the log does not
-/// say). `info` prints it; the analysing commands' text outputs end with it (see [`note`]).
-///
-/// ```
-/// let run = fdr_format::RunInfo { threshold_ns: 5_000, calls_erased: 1_000, ..Default::default() };
-/// let says = fdr_cli::info::thin_window(&run, 0).unwrap();
-/// assert!(says.starts_with("empty: no call lasted the threshold (5.00 µs)"), "{says}");
-/// assert_eq!(fdr_cli::info::thin_window(&run, 400), None);
-/// ```
-pub fn thin_window(r: &fdr_format::RunInfo, function_records: u64) -> Option<String> {
-    let keep_more = "threshold_us=0 in FDR_OPTIONS, or Config::threshold(Duration::ZERO), keeps \
-                     every call";
-    let threshold = human(r.threshold_ns);
-    if function_records == 0 {
-        if r.calls_erased == 0 {
-            return Some("empty: no call was recorded".to_string());
-        }
-        return Some(format!(
-            "empty: no call lasted the threshold ({threshold}), and shorter ones are erased as \
-             they return ({} erased); {keep_more}",
-            r.calls_erased
-        ));
-    }
-    // Two records (entry and exit) per kept call.
-    let kept = function_records / 2;
-    (r.calls_erased > 10 * kept.max(1)).then(|| {
-        format!(
-            "most calls were erased: {} shorter than the threshold ({threshold}) against about \
-             {kept} kept; {keep_more}",
-            r.calls_erased
-        )
-    })
-}
-
-/// [`thin_window`] for a log a pass has read, as the last line of a text report: `note: the
-/// window is empty: ...` or `note: in this window, most calls were erased: ...`.
-pub fn note(info: &fdr_format::events::LogInfo, threads: &[ThreadStats]) -> Option<String> {
-    let records: u64 = threads.iter().map(|t| t.function_records).sum();
-    let says = thin_window(info.run.as_ref()?, records)?;
-    Some(if says.starts_with("empty") {
-        format!("note: the window is {says}")
-    } else {
-        format!("note: in this window, {says}")
-    })
 }

@@ -56,7 +56,7 @@ fn offset(east: i64) -> String {
 /// local, UTC+01:00)`, given the local offset east of UTC in seconds.
 ///
 /// ```
-/// use fdr_cli::time::describe;
+/// use fdr_cli::render::time::describe;
 /// assert_eq!(
 ///     describe(1_700_000_000, 5, 3600),
 ///     "2023-11-14 22:13:20.000000005 UTC (2023-11-14 23:13:20 local, UTC+01:00)"
@@ -97,7 +97,7 @@ impl Zone {
     /// The offset east of UTC at `secs`.
     ///
     /// ```
-    /// use fdr_cli::time::Zone;
+    /// use fdr_cli::render::time::Zone;
     /// let paris = Zone::posix("CET-1CEST,M3.5.0,M10.5.0/3").unwrap();
     /// assert_eq!(paris.offset(1_700_000_000), 3600); // November: winter time
     /// assert_eq!(paris.offset(1_690_000_000), 7200); // July: summer time

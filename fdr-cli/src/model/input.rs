@@ -19,11 +19,11 @@ use crate::CliError;
 /// A log to read.
 ///
 /// ```
-/// use fdr_cli::input::Log;
+/// use fdr_cli::model::input::Log;
 /// let dir = std::env::temp_dir().join(format!("fdr-input-doc-{}", std::process::id()));
 /// std::fs::create_dir_all(&dir).unwrap();
 /// let path = dir.join("a.fdr");
-/// std::fs::write(&path, fdr_cli::synth::LogBuilder::new(1_000_000_000).finish()).unwrap();
+/// std::fs::write(&path, fdr_cli::testing::synth::LogBuilder::new(1_000_000_000).finish()).unwrap();
 /// let log = Log::open(&path).unwrap();
 /// assert_eq!(log.name(), path.to_string_lossy());
 /// assert!(log.decoder().is_ok());

@@ -1,0 +1,13 @@
+//! One module per command. Each takes the model (a log, its filter, a progress bar) and returns
+//! what the command shows, or drives the model into a writer it is handed; printing is the
+//! renderers' ([`crate::render`]).
+
+pub mod account;
+pub mod calls;
+pub mod convert;
+pub mod diff;
+pub mod dump;
+pub mod flame;
+pub mod info;
+pub mod replay;
+pub mod stack;

@@ -1,0 +1,62 @@
+//! `fdr replay`: the plan, then each thread's window replayed on its own (the decoder seeking
+//! over the other threads' blocks) into the printer of [`crate::render::replay`].
+
+use crate::model::call::{Nothing, Sink};
+use crate::model::filter::Filter;
+use crate::model::input::Log;
+use crate::model::pass::plan_shared;
+use crate::model::replay::{replay_decoder, Plan};
+use crate::progress::Progress;
+use crate::CliError;
+
+/// The first pass, with `readers` reader threads: which frames were open when each window
+/// started, and which threads have calls to show.
+pub fn plan(
+    log: &Log,
+    filter: &Filter,
+    readers: usize,
+    progress: &Progress,
+) -> Result<Plan, CliError> {
+    let mut nothing: Vec<Nothing> = (0..readers.max(1)).map(|_| Nothing).collect();
+    plan_shared(log, filter, progress, &mut nothing)
+}
+
+/// The threads to show, earliest window first.
+pub fn order(p: &Plan) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..p.threads.len()).filter(|&t| p.shows(t)).collect();
+    order.sort_by_key(|&t| (p.threads[t].first_tsc, p.threads[t].tid));
+    order
+}
+
+/// Replays thread index `t`'s window of `log` into `sink`, behind `filter`.
+///
+/// ```no_run
+/// use fdr_cli::commands::replay::{order, plan, thread};
+/// use fdr_cli::model::{call::Nothing, filter::Filter, input::Log};
+/// use fdr_cli::progress::Progress;
+/// let (log, filter, progress) = (Log::open("app.fdr".as_ref())?, Filter::none(), Progress::hidden());
+/// let p = plan(&log, &filter, 1, &progress)?;
+/// for t in order(&p) {
+///     thread(&log, &filter, &p, t, &mut Nothing, &progress)?;
+/// }
+/// # Ok::<(), fdr_cli::CliError>(())
+/// ```
+pub fn thread<S: Sink>(
+    log: &Log,
+    filter: &Filter,
+    p: &Plan,
+    t: usize,
+    sink: &mut S,
+    progress: &Progress,
+) -> Result<(), CliError> {
+    let mut dec = log.decoder()?;
+    let tid = p.threads[t].tid;
+    dec.keep_threads(move |x, _| x == tid);
+    if filter.wraps() {
+        let mut f = filter.wrap(sink);
+        replay_decoder(dec, log.name(), &mut f, Some(p), progress, 1)?;
+    } else {
+        replay_decoder(dec, log.name(), sink, Some(p), progress, 1)?;
+    }
+    Ok(())
+}

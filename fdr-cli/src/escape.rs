@@ -1,0 +1,86 @@
+//! How names from a log are shown.
+//!
+//! A name in a log is whatever bytes the program (or whoever wrote the file) put there. Shown
+//! raw, an escape sequence in a name could retitle or reprogram the terminal and a newline
+//! could forge a line of a report, so every text output passes names through [`shown`] and
+//! JSON through [`json_string`].
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+/// Characters a terminal or text viewer acts on instead of showing: C0 and C1 controls, DEL,
+/// bidirectional-text controls and the Unicode line and paragraph separators.
+fn acts(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061c}'
+                | '\u{200e}'
+                | '\u{200f}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// A name from a log as text outputs show it: characters a terminal would act on are written as
+/// escapes (`\n`, `\r`, `\t`, `\x1b` for the other ASCII controls, `\u{9b}` for the rest), so
+/// a name can neither move the cursor, retitle the terminal nor forge a line. Other names are
+/// returned as they are.
+///
+/// ```
+/// use fdr_cli::escape::shown;
+/// assert_eq!(shown("app::main"), "app::main");
+/// assert_eq!(shown("a\u{1b}]0;x\u{7}\nb"), "a\\x1b]0;x\\x07\\nb");
+/// assert_eq!(shown("\u{9b}1m\u{202e}"), "\\u{9b}1m\\u{202e}");
+/// ```
+pub fn shown(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(acts) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if acts(c) && (c as u32) < 0x80 => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if acts(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// `s` as a JSON string, quotes included. Nothing is lost, and nothing a terminal acts on is
+/// left raw: besides what JSON requires (`"`, `\`, C0 controls), DEL, C1 controls and
+/// bidirectional controls are written as `\uXXXX` too.
+///
+/// ```
+/// use fdr_cli::escape::json_string;
+/// assert_eq!(json_string("a\"b\n\u{9b}"), r#""a\"b\n\u009b""#);
+/// ```
+pub fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if acts(c) => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}

@@ -1,0 +1,466 @@
+//! A pass over a log: the replay engine behind the filter, in one reader or in several (each
+//! decoding a share of the threads), and the first pass (the plan) that the commands showing
+//! calls in time order need: which frames were open when each window started, and which
+//! threads have calls the filter keeps.
+
+use std::io::Read;
+
+use fdr_format::events::{EventDecoder, EventKind, ThreadStats};
+
+use crate::model::call::{Both, Close, Frame, Nothing, Sink, MAX_DEPTH};
+use crate::model::filter::Filter;
+use crate::model::input::Log;
+use crate::model::replay::{
+    input, origin, replay_decoder, too_deep, window_end, Decoded, Failure, Plan,
+};
+use crate::progress::Progress;
+use crate::CliError;
+
+/// Replays `log` through `sink`, behind `filter`. Without a plan, entries missing from the
+/// window are inferred when their exit arrives (enough for per-function totals); with one, they
+/// are opened at the window's start. `pass` numbers this read for the progress bar.
+pub fn replay<S: Sink>(
+    log: &Log,
+    sink: &mut S,
+    plan: Option<&Plan>,
+    filter: &Filter,
+    progress: &Progress,
+    pass: u64,
+) -> Result<Decoded, CliError> {
+    let mut dec = log.decoder()?;
+    filter.select_threads(&mut dec);
+    let d = if filter.wraps() {
+        let mut w = filter.wrap(sink);
+        replay_decoder(dec, log.name(), &mut w, plan, progress, pass)?
+    } else {
+        replay_decoder(dec, log.name(), sink, plan, progress, pass)?
+    };
+    filter.check_threads(log.name(), &d.threads, &d.info)?;
+    Ok(d)
+}
+
+/// Replays `log` through `sinks.len()` sinks in parallel, one thread each, behind `filter`:
+/// sink `k` sees the calls of the log's threads whose index is `k` modulo the number of sinks,
+/// every block being decoded by exactly one of them. For analyses whose results add up across
+/// threads; with a plan, as [`replay`] with one.
+///
+/// ```no_run
+/// use fdr_cli::commands::account::Account;
+/// use fdr_cli::model::pass::replay_shared;
+/// use fdr_cli::model::filter::Filter;
+/// use fdr_cli::model::input::Log;
+/// use fdr_cli::progress::Progress;
+/// let mut parts = vec![Account::default(), Account::default()];
+/// let log = Log::open("app.fdr".as_ref())?;
+/// let decoded = replay_shared(&log, &mut parts, None, &Filter::none(), &Progress::hidden(), 0)?;
+/// # Ok::<(), fdr_cli::CliError>(())
+/// ```
+pub fn replay_shared<S: Sink + Send>(
+    log: &Log,
+    sinks: &mut [S],
+    plan: Option<&Plan>,
+    filter: &Filter,
+    progress: &Progress,
+    pass: u64,
+) -> Result<Decoded, CliError> {
+    let parts = in_shares(log, sinks, filter, progress, |dec, sink, shown| {
+        if filter.wraps() {
+            let mut w = filter.wrap(sink);
+            replay_decoder(dec, log.name(), &mut w, plan, shown, pass)
+        } else {
+            replay_decoder(dec, log.name(), sink, plan, shown, pass)
+        }
+    })?;
+    // Thread `i` was decoded in full by share `i % n`.
+    let mut merged = parts[0].clone();
+    for (i, t) in merged.threads.iter_mut().enumerate() {
+        if let Some(d) = parts.get(i % parts.len()).and_then(|d| d.threads.get(i)) {
+            *t = d.clone();
+        }
+    }
+    filter.check_threads(log.name(), &merged.threads, &merged.info)?;
+    Ok(merged)
+}
+
+/// Runs `each` on `sinks.len()` decoders of `log` in parallel, one thread each, decoder `k`
+/// reading the blocks of the log's threads whose index is `k` modulo the number of sinks
+/// (see [`EventDecoder::share`]); the results come back in share order. An error is the one
+/// earliest in the file, which a single reader would have met.
+fn in_shares<S: Send, T: Send>(
+    log: &Log,
+    sinks: &mut [S],
+    filter: &Filter,
+    progress: &Progress,
+    each: impl Fn(EventDecoder<std::fs::File>, &mut S, &Progress) -> Result<T, CliError> + Sync,
+) -> Result<Vec<T>, CliError> {
+    let n = sinks.len() as u32;
+    let hidden = Progress::hidden();
+    let each = &each;
+    let results: Vec<Result<T, CliError>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = sinks
+            .iter_mut()
+            .enumerate()
+            .map(|(k, sink)| {
+                let shown = if k == 0 { progress } else { &hidden };
+                scope.spawn(move || {
+                    let mut dec = log.decoder()?;
+                    dec.share(n, k as u32);
+                    filter.select_threads(&mut dec);
+                    each(dec, sink, shown)
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| match w.join() {
+                Ok(r) => r,
+                Err(panic) => std::panic::resume_unwind(panic),
+            })
+            .collect()
+    });
+    let mut parts = Vec::with_capacity(results.len());
+    let mut first_err: Option<CliError> = None;
+    for r in results {
+        match r {
+            Ok(d) => parts.push(d),
+            Err(e) => {
+                let earlier = match (&first_err, &e) {
+                    (None, _) => true,
+                    (Some(CliError::Input { err: a, .. }), CliError::Input { err: b, .. }) => {
+                        b.offset < a.offset
+                    }
+                    (Some(CliError::Input { .. }), _) => false,
+                    (Some(_), CliError::Input { .. }) => true,
+                    (Some(_), _) => false,
+                };
+                if earlier {
+                    first_err = Some(e);
+                }
+            }
+        }
+    }
+    match first_err {
+        Some(e) => Err(e),
+        None => Ok(parts),
+    }
+}
+
+/// [`plan_with`] by `extras.len()` reader threads in parallel, each reading a share of the
+/// log's threads and handing its calls to its own extra sink.
+///
+/// ```no_run
+/// use fdr_cli::model::call::Nothing;
+/// use fdr_cli::model::pass::plan_shared;
+/// use fdr_cli::model::filter::Filter;
+/// use fdr_cli::model::input::Log;
+/// use fdr_cli::progress::Progress;
+/// let log = Log::open("app.fdr".as_ref())?;
+/// let plan = plan_shared(&log, &Filter::none(), &Progress::hidden(), &mut [Nothing, Nothing])?;
+/// # Ok::<(), fdr_cli::CliError>(())
+/// ```
+pub fn plan_shared<X: Sink + Send>(
+    log: &Log,
+    filter: &Filter,
+    progress: &Progress,
+    extras: &mut [X],
+) -> Result<Plan, CliError> {
+    if extras.len() == 1 {
+        return plan_with(log, filter, progress, &mut extras[0]);
+    }
+    let parts = in_shares(log, extras, filter, progress, |dec, x, shown| {
+        plan_filtered(dec, log.name(), filter, shown, x)
+    })?;
+    let n = parts.len();
+    let mut merged = parts[0].clone();
+    merged.calls = parts.iter().map(|p| p.calls).sum();
+    let len = merged.threads.len();
+    merged.initial = vec![Vec::new(); len];
+    merged.shown = vec![false; len];
+    for i in 0..len {
+        let p = &parts[i % n];
+        if let Some(t) = p.threads.get(i) {
+            merged.threads[i] = t.clone();
+        }
+        merged.initial[i] = p.initial.get(i).cloned().unwrap_or_default();
+        merged.shown[i] = p.shows(i);
+    }
+    merged.origin = plan_origin(&merged.threads, &merged.shown, filter);
+    filter.check_threads(log.name(), &merged.threads, &merged.info)?;
+    Ok(merged)
+}
+
+/// What [`plan_fast`] does with a call that ends: (thread, frame, end, how, depth).
+type Ended<'a> = dyn FnMut(u32, &Frame, u64, Close, usize) -> Result<(), CliError> + 'a;
+
+/// One thread in [`plan_fast`]: its open calls (function, start) and where its window starts.
+#[derive(Default)]
+struct FastThread {
+    stack: Vec<(u32, u64)>,
+    started: bool,
+    first: u64,
+    block_tsc: u64,
+    initial: Vec<u32>,
+}
+
+/// The first pass without a filter, at the speed of the decoder: the same stack rules as
+/// [`replay_decoder`] (an exit closes the matching frame and those above it; an exit with no
+/// matching frame closes them all and is a call inferred from the window's start), keeping
+/// only each open call's function and start. `extra` sees each call's exit, with a frame
+/// whose time in callees is not counted (0).
+fn plan_fast<R: Read, X: Sink>(
+    mut dec: EventDecoder<R>,
+    path: &str,
+    filter: &Filter,
+    progress: &Progress,
+    extra: &mut X,
+) -> Result<Plan, CliError> {
+    let mut ts: Vec<FastThread> = Vec::new();
+    let mut shown: Vec<bool> = Vec::new();
+    let mut calls = 0u64;
+    let mut n: u32 = 0;
+    let mut ended = |t: u32, f: &Frame, end: u64, how: Close, depth: usize| {
+        let i = t as usize;
+        if i >= shown.len() {
+            shown.resize(i + 1, false);
+        }
+        shown[i] = true;
+        calls += 1;
+        extra.exit(t, depth, f, end, how, &[])
+    };
+    let r = dec.for_each(|ev, at| -> Result<(), Failure> {
+        n = n.wrapping_add(1);
+        if n & 0xfffff == 0 {
+            progress.at(0, at);
+        }
+        let t = ev.thread as usize;
+        if t >= ts.len() {
+            ts.resize_with(t + 1, FastThread::default);
+        }
+        let th = &mut ts[t];
+        let (id, exit, how) = match ev.kind {
+            EventKind::Block => {
+                th.block_tsc = ev.tsc;
+                return Ok(());
+            }
+            EventKind::Enter { id } | EventKind::EnterArgs { id } => (id, false, Close::Exit),
+            EventKind::Exit { id } => (id, true, Close::Exit),
+            EventKind::TailExit { id } => (id, true, Close::TailExit),
+            EventKind::Arg { .. }
+            | EventKind::Cpu { .. }
+            | EventKind::Task { .. }
+            | EventKind::Cull { .. } => return Ok(()),
+        };
+        if !th.started {
+            th.started = true;
+            th.first = th.block_tsc;
+        }
+        if !exit {
+            if th.stack.len() >= MAX_DEPTH {
+                return Err(Failure::Format(too_deep(at)));
+            }
+            th.stack.push((id, ev.tsc));
+            return Ok(());
+        }
+        let t = ev.thread;
+        let close = |th: &mut FastThread, how: Close, ended: &mut Ended<'_>| match th.stack.pop() {
+            Some((fid, start)) => {
+                let depth = th.stack.len();
+                ended(t, &Frame::new(fid, start, 0, false), ev.tsc, how, depth)
+            }
+            None => Ok(()),
+        };
+        match th.stack.iter().rposition(|f| f.0 == id) {
+            Some(at) => {
+                while th.stack.len() > at + 1 {
+                    close(th, Close::Unwound, &mut ended)?;
+                }
+                close(th, how, &mut ended)?;
+            }
+            None => {
+                // Entered before the window: everything open ran inside it.
+                while !th.stack.is_empty() {
+                    close(th, Close::Unwound, &mut ended)?;
+                }
+                th.initial.push(id);
+                ended(t, &Frame::new(id, th.first, 0, true), ev.tsc, how, 0)?;
+            }
+        }
+        Ok(())
+    });
+    match r {
+        Ok(()) => {}
+        Err(Failure::Format(e)) => return Err(input(path)(e)),
+        Err(Failure::Cli(e)) => return Err(e.in_log(path)),
+    }
+    progress.at(0, dec.offset());
+    for (t, th) in ts.iter_mut().enumerate() {
+        let end = window_end(&dec, t);
+        while let Some((fid, start)) = th.stack.pop() {
+            let f = Frame::new(fid, start, 0, false);
+            ended(t as u32, &f, end, Close::WindowEnd, th.stack.len())
+                .map_err(|e| e.in_log(path))?;
+        }
+    }
+    let threads = dec.threads().to_vec();
+    let origin = plan_origin(&threads, &shown, filter);
+    Ok(Plan {
+        initial: ts
+            .into_iter()
+            .map(|th| th.initial.into_iter().rev().collect())
+            .collect(),
+        origin,
+        info: dec.info().clone(),
+        threads,
+        shown,
+        calls,
+    })
+}
+
+/// Time zero: the earliest window start of a thread with calls that pass the filters (cut to
+/// the time range), as in a log that held only those calls.
+fn plan_origin(threads: &[ThreadStats], shown: &[bool], filter: &Filter) -> u64 {
+    let from = filter.range_start().unwrap_or(0);
+    (0..threads.len())
+        .filter(|&t| shown.get(t).copied().unwrap_or(false))
+        .map(|t| threads[t].first_tsc.max(from))
+        .min()
+        .unwrap_or_else(|| origin(threads))
+}
+
+/// Records the frames each thread's window started inside of.
+struct Prescan {
+    initial: Vec<Vec<u32>>,
+}
+
+impl Sink for Prescan {
+    fn enter(&mut self, thread: u32, _: usize, f: &Frame, _: &[u64]) -> Result<(), CliError> {
+        if f.inferred {
+            let t = thread as usize;
+            if t >= self.initial.len() {
+                self.initial.resize_with(t + 1, Vec::new);
+            }
+            self.initial[t].push(f.id);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn exit(
+        &mut self,
+        _: u32,
+        _: usize,
+        _: &Frame,
+        _: u64,
+        _: Close,
+        _: &[u64],
+    ) -> Result<(), CliError> {
+        Ok(())
+    }
+}
+
+/// Which threads have calls that pass the filters, and how many calls pass.
+#[derive(Default)]
+struct Seen {
+    shown: Vec<bool>,
+    calls: u64,
+}
+
+impl Sink for Seen {
+    #[inline]
+    fn exit(
+        &mut self,
+        thread: u32,
+        _: usize,
+        _: &Frame,
+        _: u64,
+        _: Close,
+        _: &[u64],
+    ) -> Result<(), CliError> {
+        let t = thread as usize;
+        if t >= self.shown.len() {
+            self.shown.resize(t + 1, false);
+        }
+        self.shown[t] = true;
+        self.calls += 1;
+        Ok(())
+    }
+}
+
+/// A first pass over `log`: which frames were open at each thread's window start, the tables,
+/// time zero, and which threads have calls that pass `filter`.
+pub fn plan(log: &Log, filter: &Filter, progress: &Progress) -> Result<Plan, CliError> {
+    plan_with(log, filter, progress, &mut Nothing)
+}
+
+/// [`plan`], handing the calls that pass `filter` to `extra` as well. In this first pass an
+/// entry missing from the window is inferred at its exit (see [`replay`] without a plan); without
+/// a filter, `extra` sees only each call's exit, its time in callees not counted.
+///
+/// ```no_run
+/// use fdr_cli::model::call::Nothing;
+/// use fdr_cli::model::pass::plan_with;
+/// use fdr_cli::model::filter::Filter;
+/// use fdr_cli::model::input::Log;
+/// use fdr_cli::progress::Progress;
+/// let log = Log::open("app.fdr".as_ref())?;
+/// let plan = plan_with(&log, &Filter::none(), &Progress::hidden(), &mut Nothing)?;
+/// println!("{} calls, time zero at tick {}", plan.calls, plan.origin);
+/// # Ok::<(), fdr_cli::CliError>(())
+/// ```
+pub fn plan_with<X: Sink>(
+    log: &Log,
+    filter: &Filter,
+    progress: &Progress,
+    extra: &mut X,
+) -> Result<Plan, CliError> {
+    let mut dec = log.decoder()?;
+    filter.select_threads(&mut dec);
+    let p = plan_filtered(dec, log.name(), filter, progress, extra)?;
+    filter.check_threads(log.name(), &p.threads, &p.info)?;
+    Ok(p)
+}
+
+/// [`plan`] on a decoder over any input, unfiltered; `path` names it in errors.
+pub fn plan_decoder<R: Read>(
+    dec: EventDecoder<R>,
+    path: &str,
+    progress: &Progress,
+) -> Result<Plan, CliError> {
+    plan_filtered(dec, path, &Filter::none(), progress, &mut Nothing)
+}
+
+fn plan_filtered<R: Read, X: Sink>(
+    dec: EventDecoder<R>,
+    path: &str,
+    filter: &Filter,
+    progress: &Progress,
+    extra: &mut X,
+) -> Result<Plan, CliError> {
+    if !filter.wraps() {
+        return plan_fast(dec, path, filter, progress, extra);
+    }
+    let mut p = Prescan {
+        initial: Vec::new(),
+    };
+    let mut seen = Seen::default();
+    let mut both = Both(&mut seen, extra);
+    let d = if filter.wraps() {
+        let mut w = filter.wrap(&mut both);
+        replay_decoder(dec, path, &mut Both(&mut p, &mut w), None, progress, 0)?
+    } else {
+        replay_decoder(dec, path, &mut Both(&mut p, &mut both), None, progress, 0)?
+    };
+    // Discovered innermost first; the stack is built from the bottom.
+    for v in &mut p.initial {
+        v.reverse();
+    }
+    let origin = plan_origin(&d.threads, &seen.shown, filter);
+    Ok(Plan {
+        initial: p.initial,
+        origin,
+        info: d.info,
+        threads: d.threads,
+        shown: seen.shown,
+        calls: seen.calls,
+    })
+}

@@ -1,0 +1,310 @@
+//! The `fdr calls` report: each slow call and the indented tree of the calls it made (text),
+//! or nested call objects (JSON), then the slowest tasks.
+
+use std::fmt::Write as _;
+use std::io::Write;
+
+use clap::ValueEnum;
+
+use crate::commands::calls::{Key, Node, Slowest, NONE};
+use crate::escape::{json_string, shown};
+use crate::model::names::Names;
+use crate::model::replay::Plan;
+use crate::model::tasks::TaskSpan;
+use crate::model::window;
+use crate::render::trigger::{relative, thread_label};
+use crate::units::{human, lasted, open_human, Clock};
+
+/// Output format of `fdr calls`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Each call and the indented tree of the calls it made.
+    Text,
+    /// One JSON array of nested call objects.
+    Json,
+}
+
+/// Writes `s` in `format`; `depth` is the levels of callees the trees hold.
+pub fn write(
+    s: &Slowest,
+    format: Format,
+    depth: usize,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let p = &s.plan;
+    let names = Names::new(&p.info);
+    let clock = Clock::new(p.info.header.cycle_frequency);
+    let mut o = std::io::BufWriter::with_capacity(1 << 16, out);
+    match format {
+        Format::Text => {
+            write_text(&s.calls, p, &names, &clock, depth, &mut o)?;
+            if s.show_tasks {
+                write_tasks(&s.tasks, p, &names, &clock, &mut o)?;
+            }
+            if let Some(n) = window::note(&p.info, &p.threads) {
+                writeln!(o, "{n}")?;
+            }
+        }
+        Format::Json => write_json(&s.calls, p, &names, &clock, &mut o)?,
+    }
+    o.flush()
+}
+
+/// The slowest tasks, after the calls.
+fn write_tasks(
+    tasks: &[TaskSpan],
+    p: &Plan,
+    names: &Names,
+    clock: &Clock,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    if tasks.is_empty() {
+        return Ok(());
+    }
+    let tid = |t: u32| p.threads.get(t as usize).map_or(0, |t| t.tid);
+    writeln!(out)?;
+    writeln!(
+        out,
+        "tasks, slowest first: each call of an async fn, from its creation to its completion or \
+         drop (its calls above are its polls; fdr account has their table)"
+    )?;
+    for (i, s) in tasks.iter().enumerate() {
+        let dur = clock.ns(s.end.saturating_sub(s.start));
+        let mut line = format!(
+            "{}. {} task on {}, created at {}{}, ",
+            i + 1,
+            shown(&names.function(s.function)),
+            thread_label(names, tid(s.start_thread)),
+            relative(s.start, p.origin, clock),
+            if s.inferred {
+                " (before the window: its start)"
+            } else {
+                ""
+            },
+        );
+        if s.open {
+            let _ = write!(
+                line,
+                "ran {}, open: not completed when the log was taken",
+                open_human(dur)
+            );
+        } else {
+            let _ = write!(
+                line,
+                "{} after {}",
+                if s.cancelled { "dropped" } else { "completed" },
+                human(dur)
+            );
+            if s.end_thread != s.start_thread {
+                let _ = write!(line, " on {}", thread_label(names, tid(s.end_thread)));
+            }
+        }
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
+
+/// `4,096`.
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn write_text(
+    trees: &[(Key, Vec<Node>)],
+    p: &Plan,
+    names: &Names,
+    clock: &Clock,
+    depth: usize,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    if let Some(h) = crate::render::trigger::header(&p.info, names, clock, p.origin) {
+        writeln!(out, "{h}")?;
+        writeln!(out)?;
+    }
+    if trees.is_empty() {
+        return writeln!(out, "no calls");
+    }
+    let (mut any_inferred, mut any_open, mut any_deeper) = (false, false, false);
+    for (rank, (key, nodes)) in trees.iter().enumerate() {
+        let root = &nodes[0];
+        let tid = p.threads.get(key.thread as usize).map_or(0, |t| t.tid);
+        let mut marks = String::new();
+        if root.inferred {
+            marks.push_str(" *");
+        }
+        if root.open {
+            marks.push_str(", open: still running when the window was written");
+        }
+        if rank > 0 {
+            writeln!(out)?;
+        }
+        writeln!(
+            out,
+            "{}. {} on {}, started at {}, lasted {} (self {}){marks}",
+            rank + 1,
+            shown(&names.function(root.id)),
+            thread_label(names, tid),
+            relative(key.start, p.origin, clock),
+            lasted(clock.ns(root.total), root.open),
+            human(clock.ns(root.self_)),
+        )?;
+        writeln!(out, "  {:>10} {:>10}  calls", "time", "self")?;
+        // Depth first, callees in order, without recursion: a node's next sibling waits
+        // under its callees.
+        let mut todo: Vec<(u32, usize)> = vec![(0, 0)];
+        while let Some((n, depth)) = todo.pop() {
+            let node = &nodes[n as usize];
+            let mut line = String::new();
+            let mut name = shown(&names.function(node.id)).into_owned();
+            if !node.args.is_empty() {
+                let args: Vec<String> = node
+                    .args
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| format!("{}={v}", shown(&names.arg(node.id, i))))
+                    .collect();
+                let _ = write!(name, "({})", args.join(", "));
+            }
+            let _ = write!(
+                line,
+                "  {:>10} {:>10}  {:indent$}{name}",
+                lasted(clock.ns(node.total), node.open),
+                human(clock.ns(node.self_)),
+                "",
+                indent = depth * 2
+            );
+            if node.count > 1 {
+                let _ = write!(line, " \u{d7} {}", thousands(node.count));
+            }
+            if node.inferred {
+                line.push_str(" *");
+                any_inferred = true;
+            }
+            if node.open {
+                line.push_str(" (open)");
+                any_open = true;
+            }
+            if node.deeper > 0 {
+                let _ = write!(line, " [{} calls deeper]", thousands(node.deeper));
+                any_deeper = true;
+            }
+            writeln!(out, "{line}")?;
+            if node.more > 0 {
+                writeln!(
+                    out,
+                    "  {:>10} {:>10}  {:indent$}[{} more calls not shown]",
+                    human(clock.ns(node.more_ticks)),
+                    "",
+                    "",
+                    thousands(node.more),
+                    indent = (depth + 1) * 2
+                )?;
+            }
+            if node.next != NONE && depth > 0 {
+                todo.push((node.next, depth));
+            }
+            if node.first != NONE {
+                todo.push((node.first, depth + 1));
+            }
+        }
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "\u{d7} N: N calls of the function in a row under one caller, with their total and self \
+         time"
+    )?;
+    if any_inferred {
+        writeln!(
+            out,
+            "* entered before the recorded window: entry inferred at the window's start"
+        )?;
+    }
+    if any_open {
+        writeln!(
+            out,
+            "(open): still running when the window was written; \u{2265} its time so far"
+        )?;
+    }
+    if any_deeper {
+        writeln!(
+            out,
+            "[calls deeper]: calls made more than {} below the listed call (--depth)",
+            if depth == 1 {
+                "1 level".to_string()
+            } else {
+                format!("{} levels", depth)
+            }
+        )?;
+    }
+    Ok(())
+}
+
+fn write_json(
+    trees: &[(Key, Vec<Node>)],
+    p: &Plan,
+    names: &Names,
+    clock: &Clock,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    write!(out, "[")?;
+    for (i, (key, nodes)) in trees.iter().enumerate() {
+        let tid = p.threads.get(key.thread as usize).map_or(0, |t| t.tid);
+        write!(out, "{}\n  ", if i == 0 { "" } else { "," })?;
+        // (node, its next callee to write, whether it is the first), without recursion.
+        let mut todo: Vec<(u32, u32, bool)> = vec![(0, nodes[0].first, true)];
+        let object = |n: &Node, out: &mut dyn Write| -> std::io::Result<()> {
+            write!(
+                out,
+                "{{\"function\": {}, \"id\": {}, \"thread\": {tid}, \"start_ns\": {}, \
+                 \"duration_ns\": {}, \"self_ns\": {}, \"inferred_start\": {}, \
+                 \"open_at_end\": {}, ",
+                json_string(&names.function(n.id)),
+                n.id,
+                clock.ns(n.start.saturating_sub(p.origin)),
+                clock.ns(n.total),
+                clock.ns(n.self_),
+                n.inferred,
+                n.open
+            )?;
+            if !n.args.is_empty() {
+                let args: Vec<String> = n
+                    .args
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| {
+                        format!(
+                            "{{\"name\": {}, \"value\": {v}}}",
+                            json_string(&names.arg(n.id, i))
+                        )
+                    })
+                    .collect();
+                write!(out, "\"args\": [{}], ", args.join(", "))?;
+            }
+            write!(out, "\"children\": [")
+        };
+        object(&nodes[0], out)?;
+        while let Some((n, c, first)) = todo.pop() {
+            if c == NONE {
+                write!(out, "]}}")?;
+                continue;
+            }
+            let callee = &nodes[c as usize];
+            todo.push((n, callee.next, false));
+            if !first {
+                write!(out, ", ")?;
+            }
+            object(callee, out)?;
+            todo.push((c, callee.first, true));
+        }
+    }
+    writeln!(out, "{}]", if trees.is_empty() { "" } else { "\n" })
+}

@@ -1,0 +1,17 @@
+//! One module per output: the text, CSV and JSON reports of each command, the flame graph SVG,
+//! the Chrome JSON and FXT timelines, and the parts they share (why the log was written, the
+//! culled functions, dates).
+
+pub mod account;
+pub mod calls;
+pub mod chrome;
+pub mod culls;
+pub mod diff;
+pub mod dump;
+pub mod flame;
+pub mod fxt;
+pub mod info;
+pub mod replay;
+pub mod stack;
+pub mod time;
+pub mod trigger;

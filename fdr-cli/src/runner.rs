@@ -1,0 +1,193 @@
+//! Runs a parsed command: opens the log, resolves the filters and sets up the progress bar
+//! once ([`Job`]), asks the command for what it shows and hands that to its renderer.
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::cli::{Command, ConvertFormat};
+use crate::commands;
+use crate::error::shown_path;
+use crate::model::filter::{Filter, FilterArgs};
+use crate::model::input::Log;
+use crate::progress::Progress;
+use crate::render;
+use crate::CliError;
+
+/// What every analysing command starts from: the log, its filter, and a progress bar over the
+/// passes the command makes.
+struct Job {
+    log: Log,
+    filter: Filter,
+    progress: Progress,
+}
+
+impl Job {
+    /// Opens `path` and resolves `args`; `passes` says how many times the command reads the log
+    /// under that filter (a filter that needs a plan may add one).
+    fn open(
+        path: &Path,
+        args: &FilterArgs,
+        passes: impl Fn(&Filter) -> u64,
+    ) -> Result<Job, CliError> {
+        let log = Log::open(path)?;
+        let filter = Filter::resolve(args, &log)?;
+        let progress = Progress::new(log.len(), passes(&filter));
+        Ok(Job {
+            log,
+            filter,
+            progress,
+        })
+    }
+
+    /// Reader threads: as asked, or by the log's size.
+    fn readers(&self, asked: Option<u16>) -> usize {
+        asked.map_or_else(|| readers_for(self.log.len()), usize::from)
+    }
+
+    /// Runs `f` and then clears the progress bar, whatever `f` returned.
+    fn run<T>(&self, f: impl FnOnce(&Job) -> Result<T, CliError>) -> Result<T, CliError> {
+        let r = f(self);
+        self.progress.finish();
+        r
+    }
+}
+
+/// Runs `command`; reports go to `out`.
+pub fn run(command: Command, out: &mut dyn Write) -> Result<(), CliError> {
+    let w = |e| CliError::io("<output>", "writing the report", e);
+    match command {
+        Command::Info { log } => {
+            let log = Log::open(&log)?;
+            let progress = Progress::new(log.len(), 1);
+            let s = commands::info::summary(&log, &progress);
+            progress.finish();
+            render::info::write(&s?, out).map_err(w)
+        }
+        Command::Dump { log, verify } => {
+            let mut printer = render::dump::Printer::new(out);
+            commands::dump::run(&Log::open(&log)?, verify, &mut printer)
+        }
+        Command::Account {
+            log,
+            sort,
+            top,
+            format,
+            threads,
+            filter,
+        } => {
+            let job = Job::open(&log, &filter, |f| 1 + u64::from(f.needs_plan()))?;
+            let readers = job.readers(threads);
+            let t = job.run(|j| {
+                commands::account::table(&j.log, &j.filter, readers, sort, top, &j.progress)
+            })?;
+            render::account::report(&t, format, out).map_err(w)
+        }
+        Command::Stack {
+            log,
+            format,
+            filter,
+        } => {
+            let job = Job::open(&log, &filter, |_| 2)?;
+            let (t, p) = job.run(|j| commands::stack::trie(&j.log, &j.filter, &j.progress))?;
+            render::stack::write(&t, &p, format, out).map_err(w)
+        }
+        Command::Convert {
+            log,
+            format,
+            output,
+            filter,
+        } => {
+            let job = Job::open(&log, &filter, |_| 2)?;
+            let dest = shown_path(&output);
+            job.run(|j| {
+                let p = commands::convert::timeline_plan(&j.log, &j.filter, &j.progress)?;
+                let name = j.log.name();
+                crate::output::write(&output, j.log.path(), out, |o| match format {
+                    ConvertFormat::Chrome => render::chrome::write(&p, name, o, &dest, &mut |s| {
+                        commands::convert::timeline(&j.log, &j.filter, &p, s, &j.progress)
+                    }),
+                    ConvertFormat::Fxt => render::fxt::write(&p, name, o, &dest, &mut |s| {
+                        commands::convert::timeline(&j.log, &j.filter, &p, s, &j.progress)
+                    }),
+                })
+            })
+        }
+        Command::Flame {
+            log,
+            output,
+            chart,
+            filter,
+        } => {
+            let job = Job::open(&log, &filter, |_| 2)?;
+            let dest = shown_path(&output);
+            job.run(|j| {
+                crate::output::write(&output, j.log.path(), out, |o| {
+                    let d = commands::flame::drawing(&j.log, &j.filter, chart, &j.progress)?;
+                    render::flame::write(&d, o, &dest)
+                })
+            })
+        }
+        Command::Calls {
+            log,
+            top,
+            depth,
+            format,
+            threads,
+            filter,
+        } => {
+            let job = Job::open(&log, &filter, |f| 2 + u64::from(f.needs_plan()))?;
+            let opts = commands::calls::Options {
+                top: top as usize,
+                depth: usize::from(depth),
+                merge: format == render::calls::Format::Text,
+                readers: job.readers(threads),
+            };
+            let s = job.run(|j| commands::calls::slowest(&j.log, &j.filter, &opts, &j.progress))?;
+            render::calls::write(&s, format, opts.depth, out).map_err(w)
+        }
+        Command::Replay {
+            log,
+            threads,
+            filter,
+        } => {
+            let job = Job::open(&log, &filter, |_| 2)?;
+            let readers = job.readers(threads);
+            job.run(|j| {
+                let p = commands::replay::plan(&j.log, &j.filter, readers, &j.progress)?;
+                let order = commands::replay::order(&p);
+                render::replay::write(&p, &order, out, &mut |t, lines| {
+                    commands::replay::thread(&j.log, &j.filter, &p, t, lines, &j.progress)
+                })
+            })
+        }
+        Command::Diff {
+            before,
+            after,
+            format,
+        } => {
+            if before.as_os_str() == "-" && after.as_os_str() == "-" {
+                return Err(CliError::Usage(
+                    "fdr: diff: only one of the two logs can be standard input (-)".into(),
+                ));
+            }
+            let before = Log::open(&before)?;
+            let after = Log::open(&after)?;
+            let progress = Progress::new(before.len() + after.len(), 1);
+            let changes = commands::diff::changes(&before, &after, &progress);
+            progress.finish();
+            render::diff::write(&changes?, format, out).map_err(w)
+        }
+    }
+}
+/// Logs at least this large are accounted by two reader threads when the machine has two
+/// cores: each decodes the blocks of half of the log's threads.
+const PARALLEL_BYTES: u64 = 32 << 20;
+
+fn readers_for(len: u64) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if len >= PARALLEL_BYTES {
+        cores.min(2)
+    } else {
+        1
+    }
+}

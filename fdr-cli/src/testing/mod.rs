@@ -1,0 +1,4 @@
+//! Test support, compiled only for tests (and with the `testing` feature, which the crate's own
+//! tests, examples and benches turn on): nothing here is part of the `fdr` command.
+
+pub mod synth;

@@ -1,0 +1,234 @@
+//! The module table at the top of `src/lib.rs` is true: every module of the crate is in it,
+//! once, and every `crate::` path in a module's code names a module in a row below its own. So
+//! the crate has no module cycle, the model never reaches for a command or a renderer, and a
+//! command never prints through a renderer. An import that goes up, or sideways within a row,
+//! fails here with both modules and the line.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The table's rows, top first: module paths such as `model::filter`.
+fn rows(lib: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    let mut in_table = false;
+    for line in lib.lines() {
+        let Some(doc) = line.strip_prefix("//!") else {
+            if in_table {
+                break;
+            }
+            continue;
+        };
+        let doc = doc.trim();
+        if doc.starts_with("| modules |") {
+            in_table = true;
+            continue;
+        }
+        if !in_table || doc.starts_with("|---") {
+            continue;
+        }
+        if !doc.starts_with('|') {
+            break;
+        }
+        let first = doc.trim_start_matches('|').split('|').next().unwrap_or("");
+        rows.push(
+            first
+                .split(',')
+                .map(|n| n.trim().trim_matches('`').to_string())
+                .filter(|n| !n.is_empty())
+                .collect(),
+        );
+    }
+    rows
+}
+
+/// Every `.rs` file under `dir` with its module path (`model/filter.rs` is `model::filter`,
+/// `model/mod.rs` is `model`, `testing/synth.rs` is `testing::synth`).
+fn files(src: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            files(src, &p, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            let rel = p.strip_prefix(src).unwrap().with_extension("");
+            let mut parts: Vec<String> = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            if parts.last().is_some_and(|l| l == "mod") {
+                parts.pop();
+            }
+            out.push((parts.join("::"), p));
+        }
+    }
+}
+
+/// The code of a file without comments and without its `#[cfg(test)] mod tests`.
+fn code(src: &str) -> String {
+    let src = match src.find("#[cfg(test)]\nmod tests") {
+        Some(i) => &src[..i],
+        None => src,
+    };
+    src.lines()
+        .map(|l| match l.find("//") {
+            Some(i) => &l[..i],
+            None => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The paths of a use tree starting at `s` (just after `crate::`): `a::b::C`, `a::{b, c::D}`
+/// and nested groups, flattened; `self` in a group names the group's path.
+fn paths(s: &str) -> Vec<String> {
+    fn tree(s: &[u8], i: &mut usize, base: &str, out: &mut Vec<String>) {
+        let mut path = base.to_string();
+        loop {
+            while *i < s.len() && s[*i].is_ascii_whitespace() {
+                *i += 1;
+            }
+            if *i < s.len() && s[*i] == b'{' {
+                *i += 1;
+                loop {
+                    tree(s, i, &path, out);
+                    while *i < s.len() && s[*i].is_ascii_whitespace() {
+                        *i += 1;
+                    }
+                    match s.get(*i) {
+                        Some(b',') => *i += 1,
+                        Some(b'}') => {
+                            *i += 1;
+                            return;
+                        }
+                        _ => return,
+                    }
+                    while *i < s.len() && s[*i].is_ascii_whitespace() {
+                        *i += 1;
+                    }
+                    if s.get(*i) == Some(&b'}') {
+                        *i += 1;
+                        return;
+                    }
+                }
+            }
+            let start = *i;
+            while *i < s.len() && (s[*i].is_ascii_alphanumeric() || s[*i] == b'_') {
+                *i += 1;
+            }
+            let ident = std::str::from_utf8(&s[start..*i]).unwrap();
+            if ident != "self" && !ident.is_empty() {
+                if !path.is_empty() {
+                    path.push_str("::");
+                }
+                path.push_str(ident);
+            }
+            if s[*i..].starts_with(b"::") {
+                *i += 2;
+                continue;
+            }
+            out.push(path);
+            return;
+        }
+    }
+    let mut out = Vec::new();
+    tree(s.as_bytes(), &mut 0, "", &mut out);
+    out
+}
+
+/// The module of the table a path names: its longest prefix in `row_of`; items the crate root
+/// re-exports are named for the module that defines them.
+fn module_of<'a>(path: &str, row_of: &'a BTreeMap<String, usize>) -> Option<&'a str> {
+    if path == "CliError" {
+        return row_of.get_key_value("error").map(|(k, _)| k.as_str());
+    }
+    let parts: Vec<&str> = path.split("::").collect();
+    (1..=parts.len())
+        .rev()
+        .map(|n| parts[..n].join("::"))
+        .find_map(|p| row_of.get_key_value(&p).map(|(k, _)| k.as_str()))
+}
+
+#[test]
+fn the_module_table_is_complete_and_no_module_uses_one_above_or_beside_it() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
+    let rows = rows(&lib);
+    assert!(rows.len() > 8, "no module table found in src/lib.rs");
+    let mut row_of = BTreeMap::new();
+    for (i, row) in rows.iter().enumerate() {
+        for m in row {
+            assert!(
+                row_of.insert(m.clone(), i).is_none(),
+                "`{m}` is twice in the table"
+            );
+        }
+    }
+    let mut all = Vec::new();
+    files(&src, &src, &mut all);
+    // The crate root, the binary and the folders' mod.rs only declare modules.
+    let declaring = ["lib", "main", "model", "commands", "render", "testing"];
+    let mut checked = 0;
+    for (module, path) in &all {
+        if declaring.contains(&module.as_str()) {
+            continue;
+        }
+        let own = module_of(module, &row_of).unwrap_or_else(|| {
+            panic!(
+                "`{module}` ({}) is not in the table in src/lib.rs",
+                path.display()
+            )
+        });
+        let own_row = row_of[own];
+        let text = code(&std::fs::read_to_string(path).unwrap());
+        for (n, line) in text.lines().enumerate() {
+            let mut at = 0;
+            while let Some(i) = line[at..].find("crate::") {
+                let start = at + i + "crate::".len();
+                // A group may span lines: read the rest of the file from here.
+                let offset: usize =
+                    text.lines().take(n).map(|l| l.len() + 1).sum::<usize>() + start;
+                for p in paths(&text[offset..]) {
+                    let Some(used) = module_of(&p, &row_of) else {
+                        continue;
+                    };
+                    if used == own {
+                        continue;
+                    }
+                    checked += 1;
+                    assert!(
+                        row_of[used] > own_row,
+                        "`{module}` uses `{used}` (line {}: {}), which is not in a row below its own \
+                         in the table of src/lib.rs",
+                        n + 1,
+                        line.trim()
+                    );
+                }
+                at = start;
+            }
+        }
+    }
+    assert!(
+        checked > 100,
+        "only {checked} uses checked: is the parser reading the code?"
+    );
+}
+
+#[test]
+fn use_trees_are_read_whole() {
+    assert_eq!(paths("model::call::Frame;"), ["model::call::Frame"]);
+    assert_eq!(
+        paths("render::{culls, trigger::{self, thread_label}};"),
+        [
+            "render::culls",
+            "render::trigger",
+            "render::trigger::thread_label"
+        ]
+    );
+    assert_eq!(
+        paths("model::replay::{\n    input, origin,\n};"),
+        ["model::replay::input", "model::replay::origin"]
+    );
+}
