@@ -67,21 +67,35 @@ fn workers(waves: usize, calls: u64, counters: Counters) -> Vec<std::thread::Joi
 }
 
 /// Walks each thread's records with a shadow stack. Every exit must close the innermost open
-/// call, except exits with nothing open, which close calls opened before the window. Returns the
-/// number of complete outer calls per thread, and how many exits had nothing open.
+/// call, except exits with nothing open, which close calls opened before the window; an outer
+/// call whose entry is in the window holds exactly one inner call (which is never erased), so a
+/// record lost, doubled or left behind by a rewind inside a window shows. Returns the number of
+/// complete outer calls per thread, and how many exits had nothing open.
 fn check_nesting(log: &Log) -> (HashMap<i32, u64>, u64) {
     let mut complete = HashMap::new();
     let mut unopened = 0;
     for tid in log.tids() {
-        let mut stack: Vec<u32> = Vec::new();
+        // Per open call: its id and how many inner calls it holds.
+        let mut stack: Vec<(u32, u32)> = Vec::new();
         let mut n = 0;
         for r in log.thread_records(tid) {
             match r {
-                Rec::Enter(id, _) => stack.push(id),
+                Rec::Enter(id, _) => {
+                    if id == INNER.id() {
+                        if let Some(top) = stack.last_mut() {
+                            top.1 += 1;
+                        }
+                    }
+                    stack.push((id, 0));
+                }
                 Rec::Exit(id, _) => match stack.pop() {
-                    Some(top) => {
+                    Some((top, inner)) => {
                         assert_eq!(top, id, "thread {tid}: exit of {id} closes {top}");
                         if id == OUTER.id() {
+                            assert_eq!(
+                                inner, 1,
+                                "thread {tid}: an outer call holds {inner} inner calls"
+                            );
                             n += 1;
                         }
                     }
@@ -114,6 +128,22 @@ fn snapshots_while_recording(config: Config, waves: usize, calls: u64, fill: boo
         rec.snapshot(&mut bytes).unwrap();
         let log = decode(&bytes[..]).unwrap_or_else(|e| panic!("snapshot {snapshots}: {e}"));
         let (complete, unopened) = check_nesting(&log);
+        // No thread has more complete calls in a snapshot than it had made when the snapshot
+        // ended (but for the one whose exit was recorded and not yet counted): a buffer copied
+        // twice, or a recycled one read as new, would.
+        let after: HashMap<i32, u64> = counters
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(&t, c)| (t, c.load(Ordering::Acquire)))
+            .collect();
+        for (t, &got) in &complete {
+            let done = after.get(t).copied().unwrap_or(0);
+            assert!(
+                got <= done,
+                "thread {t}: {got} calls in the snapshot, {done} made"
+            );
+        }
         if fill {
             // Nothing was recycled: no window starts mid-stack, and every call that had
             // returned before the snapshot began is in it.
