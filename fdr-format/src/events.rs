@@ -470,199 +470,206 @@ impl<R: Read> EventDecoder<R> {
                 self.done = true;
                 return Ok(None);
             };
-            // Function records are the bulk of a log: handle them before the grammar check's
-            // general path, which they pass trivially inside a block.
-            if let Record::Function { id, kind, delta } = rec {
-                if !self.in_block {
-                    self.verifier.record(at, &rec)?;
-                    return Err(FormatError::new(
-                        at,
-                        "expected an event inside a block".into(),
-                    ));
-                }
-                self.verifier.record(at, &rec)?;
-                if !self.windowed {
-                    self.open_window();
-                }
-                self.tsc = self.tsc.wrapping_add(u64::from(delta));
-                self.records += 1;
-                if self.muted {
-                    continue;
-                }
-                let kind = match kind {
-                    FnKind::Enter => EventKind::Enter { id },
-                    FnKind::EnterArgs => EventKind::EnterArgs { id },
-                    FnKind::Exit => EventKind::Exit { id },
-                    FnKind::TailExit => EventKind::TailExit { id },
-                };
-                return Ok(Some((
-                    Event {
-                        thread: self.cur,
-                        tsc: self.tsc,
-                        kind,
-                    },
-                    at,
-                )));
-            }
             self.verifier.record(at, &rec)?;
-            match rec {
-                Record::Function { .. } => unreachable!("handled above"),
+            // Function records are the bulk of a log: their arm comes first, and is inlined.
+            let kind = match rec {
+                Record::Function { id, kind, delta } => self.function(at, id, kind, delta)?,
                 Record::BufferExtents { size } => {
                     self.end_block();
                     self.block_bytes = size.saturating_add(crate::METADATA_RECORD_SIZE as u64);
+                    None
                 }
                 Record::NewBuffer { tid } => {
-                    let next = self.threads.len() as u32;
-                    let idx = *self.by_tid.entry(tid).or_insert(next);
-                    if idx == next {
-                        self.threads.push(ThreadStats {
-                            tid,
-                            ..ThreadStats::default()
-                        });
-                        self.opened.push(false);
-                        // Decided at the thread's first block after the leading one: the
-                        // leading block carries the thread names a choice may go by, after its
-                        // own NewBuffer, and belongs to the log's first thread.
-                        self.kept.push(None);
-                    }
-                    self.cur = idx;
-                    self.blocks_started += 1;
-                    if self.blocks_started > 1 && self.kept[idx as usize].is_none() {
-                        let kept = match self.keep.as_mut() {
-                            Some(keep) => keep(tid, &self.info),
-                            None => true,
-                        };
-                        self.kept[idx as usize] = Some(kept);
-                    }
-                    self.muted = false;
-                    let shared = self.share.map_or(true, |(n, k)| idx % n == k);
-                    if !shared || self.kept[idx as usize] == Some(false) {
-                        if self.blocks_started > 1 {
-                            self.reader.skip_block()?;
-                            self.verifier.block_skipped();
-                            continue;
-                        }
-                        self.muted = true;
-                    }
-                    self.block_pending = true;
-                    self.block_pid = 0;
-                    self.block_wall = (0, 0);
+                    self.new_buffer(tid)?;
+                    None
                 }
-                Record::Walltime { secs, micros } => self.block_wall = (secs, micros),
-                Record::Pid { pid } => self.block_pid = pid,
-                Record::NewCpuId { cpu, tsc } => {
-                    let before = if self.block_pending {
-                        let t = &self.threads[self.cur as usize];
-                        (t.blocks > 0).then_some(t.last_tsc)
-                    } else {
-                        Some(self.tsc)
-                    };
-                    if let Some(before) = before.filter(|&b| tsc < b) {
-                        went_back(&mut self.threads[self.cur as usize], at, before - tsc);
-                    }
-                    self.tsc = tsc;
-                    if self.block_pending {
-                        self.block_pending = false;
-                        self.in_block = true;
-                        self.block_tsc = tsc;
-                        self.windowed = self.opened[self.cur as usize];
-                        self.threads[self.cur as usize].blocks += 1;
-                        return Ok(Some((
-                            Event {
-                                thread: self.cur,
-                                tsc,
-                                kind: EventKind::Block,
-                            },
-                            at,
-                        )));
-                    }
-                    self.threads[self.cur as usize].cpu_changes += 1;
-                    return Ok(Some((
-                        Event {
-                            thread: self.cur,
-                            tsc,
-                            kind: EventKind::Cpu { cpu },
-                        },
-                        at,
-                    )));
+                Record::Walltime { secs, micros } => {
+                    self.block_wall = (secs, micros);
+                    None
                 }
+                Record::Pid { pid } => {
+                    self.block_pid = pid;
+                    None
+                }
+                Record::NewCpuId { cpu, tsc } => Some(self.cpu_id(at, cpu, tsc)),
                 Record::TscWrap { tsc } => {
-                    if tsc < self.tsc {
-                        went_back(&mut self.threads[self.cur as usize], at, self.tsc - tsc);
-                    }
-                    self.tsc = tsc;
+                    self.set_tsc(at, tsc);
                     self.threads[self.cur as usize].tsc_wraps += 1;
+                    None
                 }
-                Record::CallArgument { .. } if self.muted => {}
-                Record::CallArgument { value } => {
-                    return Ok(Some((
-                        Event {
-                            thread: self.cur,
-                            tsc: self.tsc,
-                            kind: EventKind::Arg { value },
-                        },
-                        at,
-                    )))
-                }
+                Record::CallArgument { value } => (!self.muted).then_some(EventKind::Arg { value }),
                 Record::CustomEvent { delta, payload } => {
-                    if delta < 0 {
-                        went_back(
-                            &mut self.threads[self.cur as usize],
-                            at,
-                            u64::from(delta.unsigned_abs()),
-                        );
-                    }
-                    self.tsc = self.tsc.wrapping_add(delta as i64 as u64);
-                    let in_block =
-                        if let Some((kind, id, task)) = crate::decode_task_event(payload) {
-                            Some(EventKind::Task { kind, id, task })
-                        } else {
-                            crate::decode_cull_event(payload)
-                                .map(|(kind, id, run)| EventKind::Cull { kind, id, run })
-                        };
-                    if let Some(kind) = in_block {
-                        if self.muted {
-                            continue;
-                        }
-                        return Ok(Some((
-                            Event {
-                                thread: self.cur,
-                                tsc: self.tsc,
-                                kind,
-                            },
-                            at,
-                        )));
-                    }
-                    match Extension::decode(payload) {
-                        Ok(Some(Extension::Run(r))) => self.info.run = Some(r),
-                        Ok(Some(Extension::Function(f))) => self.info.functions.push(f),
-                        Ok(Some(Extension::Thread(t))) => self.info.threads.push(t),
-                        Ok(Some(Extension::Reason(r))) => self.info.reason = Some(r),
-                        Ok(Some(Extension::Unknown(_))) => {}
-                        Ok(None) => self.info.foreign_events += 1,
-                        Err(msg) => {
-                            return Err(FormatError::new(
-                                at,
-                                format!("malformed fdr record: {msg}"),
-                            ))
-                        }
-                    }
+                    advance(
+                        &mut self.tsc,
+                        &mut self.threads[self.cur as usize],
+                        at,
+                        delta,
+                    );
+                    custom(&mut self.info, self.muted, at, payload)?
                 }
                 Record::TypedEvent { delta, .. } => {
-                    if delta < 0 {
-                        went_back(
-                            &mut self.threads[self.cur as usize],
-                            at,
-                            u64::from(delta.unsigned_abs()),
-                        );
-                    }
-                    self.tsc = self.tsc.wrapping_add(delta as i64 as u64);
+                    advance(
+                        &mut self.tsc,
+                        &mut self.threads[self.cur as usize],
+                        at,
+                        delta,
+                    );
                     self.info.foreign_events += 1;
+                    None
                 }
-                Record::EndOfBuffer => {}
+                Record::EndOfBuffer => None,
+            };
+            if let Some(kind) = kind {
+                let e = Event {
+                    thread: self.cur,
+                    tsc: self.tsc,
+                    kind,
+                };
+                return Ok(Some((e, at)));
             }
         }
     }
+
+    /// A function record: its event, or `None` in a muted block.
+    #[inline(always)]
+    fn function(
+        &mut self,
+        at: u64,
+        id: u32,
+        kind: FnKind,
+        delta: u32,
+    ) -> Result<Option<EventKind>, FormatError> {
+        if !self.in_block {
+            return Err(FormatError::new(
+                at,
+                "expected an event inside a block".into(),
+            ));
+        }
+        if !self.windowed {
+            self.open_window();
+        }
+        self.tsc = self.tsc.wrapping_add(u64::from(delta));
+        self.records += 1;
+        if self.muted {
+            return Ok(None);
+        }
+        Ok(Some(match kind {
+            FnKind::Enter => EventKind::Enter { id },
+            FnKind::EnterArgs => EventKind::EnterArgs { id },
+            FnKind::Exit => EventKind::Exit { id },
+            FnKind::TailExit => EventKind::TailExit { id },
+        }))
+    }
+
+    /// A block's first record: its thread (a new one gets its stats), whether the block is
+    /// read, muted (the leading block of a thread not kept, which carries the tables) or
+    /// skipped unread.
+    fn new_buffer(&mut self, tid: i32) -> Result<(), FormatError> {
+        let next = self.threads.len() as u32;
+        let idx = *self.by_tid.entry(tid).or_insert(next);
+        if idx == next {
+            self.threads.push(ThreadStats {
+                tid,
+                ..ThreadStats::default()
+            });
+            self.opened.push(false);
+            // Decided at the thread's first block after the leading one: the leading block
+            // carries the thread names a choice may go by, after its own NewBuffer, and
+            // belongs to the log's first thread.
+            self.kept.push(None);
+        }
+        self.cur = idx;
+        self.blocks_started += 1;
+        if self.blocks_started > 1 && self.kept[idx as usize].is_none() {
+            let kept = match self.keep.as_mut() {
+                Some(keep) => keep(tid, &self.info),
+                None => true,
+            };
+            self.kept[idx as usize] = Some(kept);
+        }
+        self.muted = false;
+        let shared = self.share.map_or(true, |(n, k)| idx % n == k);
+        if !shared || self.kept[idx as usize] == Some(false) {
+            if self.blocks_started > 1 {
+                self.reader.skip_block()?;
+                self.verifier.block_skipped();
+                return Ok(());
+            }
+            self.muted = true;
+        }
+        self.block_pending = true;
+        self.block_pid = 0;
+        self.block_wall = (0, 0);
+        Ok(())
+    }
+
+    /// A CPU record: the start of a block's events (its first), or a migration.
+    fn cpu_id(&mut self, at: u64, cpu: u16, tsc: u64) -> EventKind {
+        let t = &self.threads[self.cur as usize];
+        let before = if self.block_pending {
+            (t.blocks > 0).then_some(t.last_tsc)
+        } else {
+            Some(self.tsc)
+        };
+        if let Some(before) = before.filter(|&b| tsc < b) {
+            went_back(&mut self.threads[self.cur as usize], at, before - tsc);
+        }
+        self.tsc = tsc;
+        if self.block_pending {
+            self.block_pending = false;
+            self.in_block = true;
+            self.block_tsc = tsc;
+            self.windowed = self.opened[self.cur as usize];
+            self.threads[self.cur as usize].blocks += 1;
+            return EventKind::Block;
+        }
+        self.threads[self.cur as usize].cpu_changes += 1;
+        EventKind::Cpu { cpu }
+    }
+
+    /// A record that sets the time: counted when it goes back.
+    fn set_tsc(&mut self, at: u64, tsc: u64) {
+        if tsc < self.tsc {
+            went_back(&mut self.threads[self.cur as usize], at, self.tsc - tsc);
+        }
+        self.tsc = tsc;
+    }
+}
+
+/// A record that moves the time `tsc` of thread `t` by a signed delta: counted when it goes
+/// back. (Free of the decoder, which the record's payload still borrows.)
+fn advance(tsc: &mut u64, t: &mut ThreadStats, at: u64, delta: i32) {
+    if delta < 0 {
+        went_back(t, at, u64::from(delta.unsigned_abs()));
+    }
+    *tsc = tsc.wrapping_add(delta as i64 as u64);
+}
+
+/// A custom event: fdr's task and cull events are events of the thread (none in a `muted`
+/// block); its table records (run, function, thread, reason) go into `info`; others are
+/// counted.
+fn custom(
+    info: &mut LogInfo,
+    muted: bool,
+    at: u64,
+    payload: &[u8],
+) -> Result<Option<EventKind>, FormatError> {
+    if let Some((kind, id, task)) = crate::decode_task_event(payload) {
+        return Ok((!muted).then_some(EventKind::Task { kind, id, task }));
+    }
+    if let Some((kind, id, run)) = crate::decode_cull_event(payload) {
+        return Ok((!muted).then_some(EventKind::Cull { kind, id, run }));
+    }
+    match Extension::decode(payload) {
+        Ok(Some(Extension::Run(r))) => info.run = Some(r),
+        Ok(Some(Extension::Function(f))) => info.functions.push(f),
+        Ok(Some(Extension::Thread(t))) => info.threads.push(t),
+        Ok(Some(Extension::Reason(r))) => info.reason = Some(r),
+        Ok(Some(Extension::Unknown(_))) => {}
+        Ok(None) => info.foreign_events += 1,
+        Err(msg) => return Err(FormatError::new(at, format!("malformed fdr record: {msg}"))),
+    }
+    Ok(None)
 }
 
 #[cfg(test)]
