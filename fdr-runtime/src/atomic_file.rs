@@ -72,10 +72,7 @@ pub(crate) fn write(
     });
     drop(file);
     let result = result.and_then(|()| {
-        let mut finals = session
-            .final_paths
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut finals = session.outputs().final_paths();
         if !is_final && finals.iter().any(|f| same_file(f, path)) {
             return Err(Error::NotRecording);
         }

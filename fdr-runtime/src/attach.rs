@@ -36,7 +36,7 @@ pub(crate) fn ensure(l: &Local, len: u32) -> Option<u32> {
 fn stopped(l: &Local) -> bool {
     let p = l.member.session.get();
     // SAFETY: a non-null session pointer holds a strong count (see `Membership`).
-    !p.is_null() && unsafe { (*p).pool.stopped.load(Ordering::SeqCst) }
+    !p.is_null() && unsafe { (*p).pool().stopped.load(Ordering::SeqCst) }
 }
 
 fn join(l: &Local, epoch: u64) -> bool {
@@ -44,20 +44,20 @@ fn join(l: &Local, epoch: u64) -> bool {
         return false;
     };
     // A stopped session takes no one: its buffers are being written out.
-    if s.epoch != epoch || s.pool.stopped.load(Ordering::SeqCst) {
+    if s.setup().epoch != epoch || s.pool().stopped.load(Ordering::SeqCst) {
         return false;
     }
-    let Some(key) = s.threads.join(host::thread_id(), host::thread_name()) else {
-        s.unattached.fetch_add(1, Ordering::Relaxed);
+    let Some(key) = s.threads().join(host::thread_id(), host::thread_name()) else {
+        s.counters().add_unattached();
         return false;
     };
     arm_exit_hook();
     let t = &l.state;
-    t.threshold.set(s.threshold_ticks);
+    t.threshold.set(s.setup().threshold_ticks);
     let cull = s.culling();
     t.cull_on.set(cull);
     t.cull_after.set(if cull {
-        s.config.get_cull_after()
+        s.setup().config.get_cull_after()
     } else {
         u32::MAX
     });
@@ -85,10 +85,10 @@ pub(crate) fn leave(l: &Local, len: u32) {
     let forked = !s.in_this_process();
     if !forked && t.writer.has_buffer() {
         t.writer.publish(len);
-        s.pool.retire(m.buffer.get());
+        s.pool().retire(m.buffer.get());
     }
     if !forked && m.dead.get() {
-        s.threads.exited(m.key.get());
+        s.threads().exited(m.key.get());
     }
     t.writer.clear();
     m.session.set(std::ptr::null());
@@ -112,21 +112,21 @@ pub(crate) fn switch_buffer(l: &Local, len: u32, tsc: u64, cpu: u32) -> Option<u
     let s = unsafe { &*p };
     if t.writer.has_buffer() {
         t.writer.publish(len);
-        s.pool.retire(m.buffer.get());
+        s.pool().retire(m.buffer.get());
         t.writer.clear();
     }
-    let index = s.pool.acquire(&s.threads)?;
+    let index = s.pool().acquire(s.threads())?;
     let key = m.key.get();
-    let slot = &s.pool.slots[index as usize];
-    let tid = s.threads.tid(key);
+    let slot = &s.pool().slots[index as usize];
+    let tid = s.threads().tid(key);
     slot.tid.store(tid, Ordering::Relaxed);
     slot.thread.store(key, Ordering::Relaxed);
     slot.thread_seq
-        .store(s.threads.took_buffer(key), Ordering::Relaxed);
+        .store(s.threads().took_buffer(key), Ordering::Relaxed);
     // SAFETY: the pool stays alive while the membership holds the session, the buffer is this
     // thread's until it retires it, and `leave`/`switch_buffer` clear the writer before either
     // ends.
-    unsafe { t.writer.install(slot, s.pool.buffer(index)) };
+    unsafe { t.writer.install(slot, s.pool().buffer(index)) };
     m.buffer.set(index);
     let (secs, nanos) = host::wall_time();
     let preamble = block_preamble(
@@ -134,7 +134,7 @@ pub(crate) fn switch_buffer(l: &Local, len: u32, tsc: u64, cpu: u32) -> Option<u
             tid,
             wall_secs: secs,
             wall_micros: (nanos / 1000) as i32,
-            pid: s.pid,
+            pid: s.setup().pid,
             cpu: cpu as u16,
             tsc,
         },
@@ -147,10 +147,11 @@ pub(crate) fn switch_buffer(l: &Local, len: u32, tsc: u64, cpu: u32) -> Option<u
         unsafe { t.writer.store(i as u32, w) };
     }
     t.begin_block(BLOCK_PREAMBLE_WORDS, cpu, tsc);
-    slot.limit.store(s.pool.words_per_buffer, Ordering::SeqCst);
+    slot.limit
+        .store(s.pool().words_per_buffer, Ordering::SeqCst);
     // A stop that came after the pool handed the buffer out has already zeroed the limits it saw;
     // seeing it here means this one may have been missed.
-    if s.pool.stopped.load(Ordering::SeqCst) {
+    if s.pool().stopped.load(Ordering::SeqCst) {
         slot.limit.store(0, Ordering::SeqCst);
     }
     Some(BLOCK_PREAMBLE_WORDS)
@@ -161,7 +162,7 @@ pub(crate) fn count_dropped(l: &Local, records: u64) {
     let p = l.member.session.get();
     if !p.is_null() {
         // SAFETY: the membership's strong count keeps the session alive.
-        unsafe { (*p).threads.count_dropped(l.member.key.get(), records) };
+        unsafe { (*p).threads().count_dropped(l.member.key.get(), records) };
     }
 }
 
@@ -170,7 +171,7 @@ pub(crate) fn count_args_dropped(l: &Local, args: u64) {
     let p = l.member.session.get();
     if !p.is_null() {
         // SAFETY: as in `count_dropped`.
-        unsafe { (*p).args_dropped.fetch_add(args, Ordering::Relaxed) };
+        unsafe { (*p).counters().add_args_dropped(args) };
     }
 }
 

@@ -7,7 +7,7 @@
 //! (`max_snapshots`) applies, except to the process's first panic, which always gets its file. A forked child reads `FDR_OPTIONS` again at its first call and records as its own
 //! process, into a file of its own.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Once;
 
 use fdr_format::Reason;
@@ -75,19 +75,23 @@ fn write_auto(finish: bool) {
         // file (later ones are counted as suppressed, so a panic loop cannot fill the disk).
         static FIRST_PANIC: std::sync::atomic::AtomicBool =
             std::sync::atomic::AtomicBool::new(true);
-        let n = trigger::reserve_file(s.triggers.max_snapshots).or_else(|| {
+        let n = trigger::reserve_file(s.triggers().max_snapshots).or_else(|| {
             FIRST_PANIC
                 .swap(false, std::sync::atomic::Ordering::AcqRel)
                 .then(trigger::next_file)
         });
         let Some(n) = n else {
-            s.triggers
+            s.triggers()
                 .suppressed
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             return;
         };
-        let out =
-            out_name::snapshot_path(&s.out_template, std::process::id(), n, host::wall_time());
+        let out = out_name::snapshot_path(
+            s.outputs().out_template(),
+            std::process::id(),
+            n,
+            host::wall_time(),
+        );
         let result = rec.write_snapshot_for(&out, Reason::Panic);
         (out, result)
     };
@@ -100,6 +104,6 @@ fn write_auto(finish: bool) {
 
 impl Recorder {
     fn auto_out(&self) -> Option<PathBuf> {
-        self.session().auto_out.clone()
+        self.session().outputs().auto_out().map(Path::to_path_buf)
     }
 }

@@ -16,12 +16,15 @@ use std::time::Duration;
 
 use fdr_format::{Reason, ReasonInfo};
 
-use crate::session::{Session, RECORDING};
-use crate::{atomic_file, clock, cull, host, log_file, out_name, signal, trigger, Error};
+use crate::session::{Session, State};
+use crate::{clock, cull, host, out_name, signal, snapshot_log, trigger, Error};
 
 /// Starts the writer if the recording needs one.
 pub(crate) fn start(session: &Arc<Session>) {
-    if !session.triggers.any() && session.config.get_signal().is_none() && !probes(session) {
+    if !session.triggers().any()
+        && session.setup().config.get_signal().is_none()
+        && !probes(session)
+    {
         return;
     }
     let s = Arc::clone(session);
@@ -37,13 +40,13 @@ pub(crate) fn start(session: &Arc<Session>) {
 /// injected clock of tests, which probe by hand (`testing::probe_culled`) so that which calls
 /// are recorded does not depend on when a thread wakes.
 fn probes(s: &Session) -> bool {
-    s.culling() && s.calibration.source != fdr_format::ClockSource::Injected
+    s.culling() && s.setup().calibration.source != fdr_format::ClockSource::Injected
 }
 
 fn run(s: &Session) {
-    let watch_ms = s.triggers.any().then(|| {
-        let quarter_ns = s.triggers.shortest as u128 * 250_000_000
-            / u128::from(s.calibration.ticks_per_second.max(1));
+    let watch_ms = s.triggers().any().then(|| {
+        let quarter_ns = s.triggers().shortest as u128 * 250_000_000
+            / u128::from(s.setup().calibration.ticks_per_second.max(1));
         (quarter_ns / 1_000_000).clamp(1, 100) as i32
     });
     let probe_ms = probes(s).then_some(cull::PROBE_PERIOD_MS as i32);
@@ -54,13 +57,13 @@ fn run(s: &Session) {
     let mut cursor = 0;
     let mut reported: HashSet<(u32, u64)> = HashSet::new();
     let mut open = Vec::new();
-    while s.state.load(Ordering::Acquire) == RECORDING {
-        s.wakeup.wait(period);
-        if s.state.load(Ordering::Acquire) != RECORDING {
+    while s.state() == State::Recording {
+        s.wakeup().wait(period);
+        if s.state() != State::Recording {
             break;
         }
-        if s.config.get_signal().is_some() && signal::take() {
-            match trigger::reserve_file(s.triggers.max_snapshots) {
+        if s.setup().config.get_signal().is_some() && signal::take() {
+            match trigger::reserve_file(s.triggers().max_snapshots) {
                 Some(n) => write(
                     s,
                     ReasonInfo {
@@ -70,19 +73,18 @@ fn run(s: &Session) {
                     n,
                 ),
                 None => {
-                    s.triggers.suppressed.fetch_add(1, Ordering::Relaxed);
+                    s.triggers().suppressed.fetch_add(1, Ordering::Relaxed);
                 }
             }
         }
-        if s.triggers.any() {
+        if s.triggers().any() {
             watch(s, &mut reported, &mut open);
         }
-        if let Some((call, n)) = s.triggers.mailbox.take() {
+        if let Some((call, n)) = s.triggers().mailbox.take() {
             write(s, call, n);
         }
         if probe_ms.is_some() {
-            s.probes
-                .fetch_add(cull::probe(&mut cursor), Ordering::Relaxed);
+            s.counters().add_probes(cull::probe(&mut cursor));
         }
     }
 }
@@ -94,27 +96,28 @@ fn run(s: &Session) {
 /// that does not is shown open at the end of the window. Tasks of async functions pending that
 /// long count the same way.
 fn watch(s: &Session, reported: &mut HashSet<(u32, u64)>, open: &mut Vec<(u32, i32, u32, u64)>) {
-    s.threads.open_calls(open);
+    s.threads().open_calls(open);
     let now = clock::now().0;
-    let grace = s.calibration.ticks_per_second / 10;
+    let grace = s.setup().calibration.ticks_per_second / 10;
     let hung = |id: u32, start: u64| {
-        let limit = s.triggers.limit(id);
+        let limit = s.triggers().limit(id);
         limit != 0 && now.wrapping_sub(start) > limit.saturating_mul(2).saturating_add(grace)
     };
     reported.retain(|&(key, start)| open.iter().any(|&(k, _, _, st)| k == key && st == start));
     for &(key, tid, id, start) in open.iter() {
-        if hung(id, start) && reported.insert((key, start)) && s.threads.claim_report(key, start) {
+        if hung(id, start) && reported.insert((key, start)) && s.threads().claim_report(key, start)
+        {
             s.fire(Reason::StillRunning, id, tid, start, now);
         }
     }
     let mut tasks = Vec::new();
-    s.triggers.tasks.each(|task, id, tid, start| {
+    s.triggers().tasks.each(|task, id, tid, start| {
         if hung(id, start) {
             tasks.push((task, id, tid, start));
         }
     });
     for (task, id, tid, start) in tasks {
-        if s.triggers.tasks.claim_report(task) {
+        if s.triggers().tasks.claim_report(task) {
             s.fire(Reason::StillRunning, id, tid, start, now);
         }
     }
@@ -123,9 +126,14 @@ fn watch(s: &Session, reported: &mut HashSet<(u32, u64)>, open: &mut Vec<(u32, i
 /// Writes snapshot `n` for `call`, retrying a little while a program's own snapshot holds the
 /// turn. A failure is reported once per recording and does not stop recording.
 fn write(s: &Session, mut call: ReasonInfo, n: u32) {
-    call.suppressed = s.triggers.suppressed.load(Ordering::Relaxed);
-    let path = out_name::snapshot_path(&s.out_template, std::process::id(), n, host::wall_time());
-    s.triggers.mailbox.writing.store(true, Ordering::SeqCst);
+    call.suppressed = s.triggers().suppressed.load(Ordering::Relaxed);
+    let path = out_name::snapshot_path(
+        s.outputs().out_template(),
+        std::process::id(),
+        n,
+        host::wall_time(),
+    );
+    s.triggers().mailbox.writing.store(true, Ordering::SeqCst);
     let mut result = Err(Error::SnapshotInProgress);
     for _ in 0..100 {
         result = write_once(s, &path, &call);
@@ -134,13 +142,13 @@ fn write(s: &Session, mut call: ReasonInfo, n: u32) {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    s.triggers.mailbox.writing.store(false, Ordering::SeqCst);
+    s.triggers().mailbox.writing.store(false, Ordering::SeqCst);
     match result {
         Ok(()) => eprintln!("fdr: wrote {} ({})", path.display(), call.reason.describe()),
         // The recording ended meanwhile: its final log has it all.
         Err(Error::NotRecording) => {}
         Err(e) => {
-            if !s.write_failed.swap(true, Ordering::Relaxed) {
+            if s.outputs().first_failure() {
                 eprintln!("{e}; recording goes on, and further failures are not reported");
             }
         }
@@ -148,12 +156,5 @@ fn write(s: &Session, mut call: ReasonInfo, n: u32) {
 }
 
 fn write_once(s: &Session, path: &Path, call: &ReasonInfo) -> Result<(), Error> {
-    let _turn = s.snapshot_turn()?;
-    if s.state.load(Ordering::Acquire) != RECORDING {
-        return Err(Error::NotRecording);
-    }
-    atomic_file::write(s, path, false, |f| {
-        log_file::write_session(f, s, true, call.clone())
-            .map_err(|source| Error::Io { path: None, source })
-    })
+    snapshot_log::snapshot_file(s, path, call.clone())
 }

@@ -407,8 +407,8 @@ fn special(f: &'static FnDesc, kind: FnKind, args: &[u64]) -> Entry {
                     t.id_field(f) >> ID_SHIFT,
                     clock::now().0,
                 );
-                if let Some(start) = s.triggers.time_call(&s.threads, key, id, kind, now) {
-                    s.fire(Reason::SlowCall, id, s.threads.tid(key), start, now);
+                if let Some(start) = s.triggers().time_call(s.threads(), key, id, kind, now) {
+                    s.fire(Reason::SlowCall, id, s.threads().tid(key), start, now);
                 }
             }
             len

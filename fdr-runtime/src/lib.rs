@@ -34,6 +34,7 @@
 //! | `autostart` | `FDR_OPTIONS`: recording from the first call, logs at exit and on panic |
 //! | `recorder` | the public API: start, snapshots, finish |
 //! | `attach`, `background` | a thread joining a recording, taking buffers, leaving; the background writer: trigger and signal snapshots, the watchdog |
+//! | `snapshot_log` | a window written as a log, the final one or a snapshot, to a writer or a file |
 //! | `atomic_file`, `controller`, `local`, `log_file` | writing a log through its own temporary file; what to write for each event (policy); the thread-local; the log's layout on disk |
 //! | `cull`, `rewind`, `session`, `window` | culling functions whose calls are always erased; erasing calls shorter than the threshold; one recording, which one is running, fork handling; the window by age (`max_age`) |
 //! | `gate`, `snapshot`, `thread_state` | the recorder gate copied into every descriptor; copying buffers while their owners write; a thread's recording state |
@@ -99,6 +100,8 @@ mod signal;
 mod slot;
 #[cfg(feature = "record")]
 mod snapshot;
+#[cfg(feature = "record")]
+mod snapshot_log;
 mod stats;
 #[cfg(feature = "record")]
 mod task;

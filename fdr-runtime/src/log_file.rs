@@ -31,15 +31,15 @@ pub(crate) fn write_session<W: Write + ?Sized>(
     snapshot: bool,
     mut reason: ReasonInfo,
 ) -> io::Result<()> {
-    let mut copied = snapshot::copy_pool(&session.pool);
+    let mut copied = snapshot::copy_pool(session.pool());
     let end_tsc = clock::now().0;
-    if let Some(age) = session.config.get_max_age() {
-        let ticks = (age.as_nanos() * u128::from(session.calibration.ticks_per_second)
+    if let Some(age) = session.setup().config.get_max_age() {
+        let ticks = (age.as_nanos() * u128::from(session.setup().calibration.ticks_per_second)
             / 1_000_000_000)
             .min(u128::from(u64::MAX)) as u64;
         window::keep_newer(&mut copied, end_tsc.saturating_sub(ticks));
     }
-    reason.suppressed = session.triggers.suppressed.load(Ordering::Relaxed);
+    reason.suppressed = session.triggers().suppressed.load(Ordering::Relaxed);
     let facts = Facts {
         snapshot,
         end_tsc,
@@ -56,18 +56,18 @@ fn write_log<W: Write + ?Sized>(
     facts: Facts,
 ) -> io::Result<()> {
     let mut out = io::BufWriter::with_capacity(1 << 16, out);
-    let cal = &session.calibration;
+    let cal = &session.setup().calibration;
     let header = FileHeader {
         constant_tsc: true,
         nonstop_tsc: cal.source != ClockSource::Monotonic,
         cycle_frequency: cal.ticks_per_second,
-        buffer_size: session.buffer_size as u64,
+        buffer_size: session.setup().buffer_size as u64,
         ..FileHeader::default()
     };
     out.write_all(&header.encode())?;
 
-    let threads = session.threads.threads();
-    let config = &session.config;
+    let threads = session.threads().threads();
+    let config = &session.setup().config;
     let run = RunInfo {
         clock: cal.source,
         ticks_per_second: cal.ticks_per_second,
@@ -77,23 +77,23 @@ fn write_log<W: Write + ?Sized>(
             Mode::Fill => fdr_format::Mode::Fill,
         },
         threshold_ns: config.get_threshold().as_nanos().min(u128::from(u64::MAX)) as u64,
-        threshold_ticks: session.threshold_ticks,
-        buffer_size: session.buffer_size as u64,
+        threshold_ticks: session.setup().threshold_ticks,
+        buffer_size: session.setup().buffer_size as u64,
         buffer_count: config.get_buffer_count() as u64,
-        pid: session.pid,
-        start_unix_secs: session.start_wall.0,
-        start_unix_nanos: session.start_wall.1,
-        start_tsc: session.start_tsc,
+        pid: session.setup().pid,
+        start_unix_secs: session.setup().start_wall.0,
+        start_unix_nanos: session.setup().start_wall.1,
+        start_tsc: session.setup().start_tsc,
         end_tsc: facts.end_tsc,
         snapshot: facts.snapshot,
-        records_dropped: session.threads.dropped_total(),
-        buffers_recycled: session.pool.recycled.load(Ordering::Relaxed),
+        records_dropped: session.threads().dropped_total(),
+        buffers_recycled: session.pool().recycled.load(Ordering::Relaxed),
         buffers_missed: copied.missed,
-        program: session.program.clone(),
-        args_dropped: session.args_dropped.load(Ordering::Relaxed),
-        calls_unattached: session.unattached.load(Ordering::Relaxed),
-        calls_erased: session.pool.erased_total(),
-        probes: session.probes.load(Ordering::Relaxed),
+        program: session.setup().program.clone(),
+        args_dropped: session.counters().args_dropped(),
+        calls_unattached: session.counters().unattached(),
+        calls_erased: session.pool().erased_total(),
+        probes: session.counters().probes(),
         max_age_ns: config
             .get_max_age()
             .map_or(0, |a| a.as_nanos().min(u128::from(u64::MAX)) as u64),
@@ -118,10 +118,10 @@ fn write_log<W: Write + ?Sized>(
     }
     let start = LeadStart {
         tid: copied.blocks.first().map_or(0, |b| b.tid),
-        pid: session.pid,
-        start_secs: session.start_wall.0,
-        start_nanos: session.start_wall.1,
-        start_tsc: session.start_tsc,
+        pid: session.setup().pid,
+        start_secs: session.setup().start_wall.0,
+        start_nanos: session.setup().start_wall.1,
+        start_tsc: session.setup().start_tsc,
     };
     out.write_all(&lead_block(&start, &records))?;
     let blocks: Vec<_> = copied.blocks.iter().map(|b| le_bytes(&b.words)).collect();

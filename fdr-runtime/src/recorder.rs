@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use fdr_format::{Reason, ReasonInfo};
 
-use crate::session::{self, Session, RECORDING, WRITTEN};
+use crate::session::{self, Session, State};
 use crate::{
-    atomic_file, attach, background, clock, gate, host, log_file, out_name, signal, Config, Error,
-    Stats,
+    atomic_file, attach, background, clock, gate, host, out_name, signal, snapshot_log, Config,
+    Error, Stats,
 };
 
 /// Starts the process's recorder.
@@ -82,12 +82,12 @@ pub(crate) fn start_with(config: Config, autostarted: bool) -> Result<Recorder, 
     let session = Arc::new(Session::new(config, calibration, auto_out, template)?);
     session::install(Arc::clone(&session))?;
     gate::open(
-        session.epoch,
-        |id| session.triggers.limit(id) != 0,
+        session.setup().epoch,
+        |id| session.triggers().limit(id) != 0,
         session::epoch,
     );
-    if let Some(sig) = session.config.get_signal() {
-        signal::install(sig, session.wakeup.write_fd());
+    if let Some(sig) = session.setup().config.get_signal() {
+        signal::install(sig, session.wakeup().write_fd());
     }
     background::start(&session);
     Ok(Recorder { session })
@@ -137,11 +137,7 @@ impl Recorder {
 
     fn snapshot_for<W: Write + ?Sized>(&self, out: &mut W, reason: Reason) -> Result<(), Error> {
         self.check_process()?;
-        if self.session.state.load(Ordering::Acquire) != RECORDING {
-            return Err(Error::NotRecording);
-        }
-        let _turn = self.session.snapshot_turn()?;
-        self.write(out, true, reason)
+        snapshot_log::snapshot_to(&self.session, out, info(reason))
     }
 
     /// Writes the current window to a file while recording goes on. The file is written under a
@@ -154,7 +150,7 @@ impl Recorder {
 
     pub(crate) fn write_snapshot_for(&self, path: &Path, reason: Reason) -> Result<(), Error> {
         self.check_process()?;
-        atomic_file::write(&self.session, path, false, |f| self.snapshot_for(f, reason))
+        snapshot_log::snapshot_file(&self.session, path, info(reason))
     }
 
     /// Stops recording and writes everything kept to a file (through a temporary file, as
@@ -166,7 +162,9 @@ impl Recorder {
 
     pub(crate) fn finish_for(&self, path: &Path, reason: Reason) -> Result<(), Error> {
         self.finishing(|| {
-            atomic_file::write(&self.session, path, true, |f| self.write(f, false, reason))
+            atomic_file::write(&self.session, path, true, |f| {
+                snapshot_log::write(&self.session, f, false, info(reason))
+            })
         })
     }
 
@@ -181,40 +179,36 @@ impl Recorder {
     /// # Ok::<(), fdr_runtime::Error>(())
     /// ```
     pub fn finish_to<W: Write + ?Sized>(&self, out: &mut W) -> Result<(), Error> {
-        self.finishing(|| self.write(out, false, Reason::Api))
+        self.finishing(|| snapshot_log::write(&self.session, out, false, info(Reason::Api)))
     }
 
     /// One finish at a time: stops recording (once), then `write`s the final log; the recording
     /// counts as written only when that succeeds, so a failed write can be tried again.
     fn finishing(&self, write: impl FnOnce() -> Result<(), Error>) -> Result<(), Error> {
         self.check_process()?;
-        let _one = self
-            .session
-            .finishing
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        if self.session.state.load(Ordering::Acquire) == WRITTEN {
+        let _one = self.session.finishing();
+        if self.session.state() == State::Written {
             return Err(Error::NotRecording);
         }
         self.stop();
         write()?;
-        self.session.state.store(WRITTEN, Ordering::Release);
+        self.session.mark_written();
         Ok(())
     }
 
     /// True until the recording is stopped by `finish`.
     pub fn is_recording(&self) -> bool {
-        self.session.state.load(Ordering::Acquire) == RECORDING && self.session.in_this_process()
+        self.session.state() == State::Recording && self.session.in_this_process()
     }
 
     /// Counters so far.
     pub fn stats(&self) -> Stats {
         let s = &self.session;
         Stats {
-            threads: s.threads.len(),
-            records_dropped: s.threads.dropped_total(),
-            buffers_recycled: s.pool.recycled.load(Ordering::Relaxed),
-            culling_bytes: crate::cull::memory(crate::desc::table().len(), s.threads.len()),
+            threads: s.threads().len(),
+            records_dropped: s.threads().dropped_total(),
+            buffers_recycled: s.pool().recycled.load(Ordering::Relaxed),
+            culling_bytes: crate::cull::memory(crate::desc::table().len(), s.threads().len()),
         }
     }
 
@@ -228,7 +222,13 @@ impl Recorder {
         // A trigger snapshot being written now is a log the program asked for too: give the
         // background writer a moment (bounded) to finish it before the process may exit.
         for _ in 0..200 {
-            if !self.session.triggers.mailbox.writing.load(Ordering::SeqCst) {
+            if !self
+                .session
+                .triggers()
+                .mailbox
+                .writing
+                .load(Ordering::SeqCst)
+            {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
@@ -242,18 +242,12 @@ impl Recorder {
             Err(Error::ParentsRecording)
         }
     }
+}
 
-    fn write<W: Write + ?Sized>(
-        &self,
-        out: &mut W,
-        snapshot: bool,
-        reason: Reason,
-    ) -> Result<(), Error> {
-        let reason = ReasonInfo {
-            reason,
-            ..ReasonInfo::default()
-        };
-        log_file::write_session(out, &self.session, snapshot, reason)
-            .map_err(|source| Error::Io { path: None, source })
+/// The reason record of a log written for `reason` (not by a trigger: no call).
+fn info(reason: Reason) -> ReasonInfo {
+    ReasonInfo {
+        reason,
+        ..ReasonInfo::default()
     }
 }

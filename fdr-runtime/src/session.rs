@@ -11,9 +11,9 @@
 //! an `atfork` handler stops that copy (atomic stores only) and forgets it, so the child records
 //! nothing of it and writes none of it; it may start its own (see `autostart`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Once};
+use std::sync::{Arc, Mutex, MutexGuard, Once};
 
 use fdr_format::{Reason, ReasonInfo};
 
@@ -24,16 +24,22 @@ use crate::trigger::Triggers;
 use crate::wakeup::Wakeup;
 use crate::{gate, host, signal, Config, Error};
 
-/// No hook has looked at `FDR_OPTIONS` yet (and no recorder was started).
-const UNKNOWN: u8 = 0;
-/// A session is running.
-const ACTIVE: u8 = 1;
-/// Nothing is recording.
-const IDLE: u8 = 2;
-/// A hook is reading `FDR_OPTIONS`.
-const STARTING: u8 = 3;
+/// Whether this process records: the one word a hook reads before looking for a session.
+/// Stored in [`STATE`] as its `u8`, so that the hot path's check stays one load and compare.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+enum Process {
+    /// No hook has looked at `FDR_OPTIONS` yet (and no recorder was started).
+    Unknown = 0,
+    /// A session is running.
+    Active = 1,
+    /// Nothing is recording.
+    Idle = 2,
+    /// A hook is reading `FDR_OPTIONS`.
+    Starting = 3,
+}
 
-static STATE: AtomicU8 = AtomicU8::new(UNKNOWN);
+static STATE: AtomicU8 = AtomicU8::new(Process::Unknown as u8);
 /// Epoch of the running session, 0 when none runs.
 static EPOCH: AtomicU64 = AtomicU64::new(0);
 static NEXT_EPOCH: AtomicU64 = AtomicU64::new(1);
@@ -51,15 +57,10 @@ const PARKING: usize = 64;
 static PARKED: [AtomicPtr<Session>; PARKING] =
     [const { AtomicPtr::new(std::ptr::null_mut()) }; PARKING];
 
-/// Where a session's recording stands.
-pub(crate) const RECORDING: u8 = 0;
-pub(crate) const STOPPED: u8 = 1;
-pub(crate) const WRITTEN: u8 = 2;
-
-pub(crate) struct Session {
+/// What a recording was started with: fixed for its life, so its fields are plain data.
+pub(crate) struct Setup {
+    /// Tells this recording from earlier ones (gates, thread memberships).
     pub epoch: u64,
-    pub pool: Pool,
-    pub threads: Registry,
     pub config: Config,
     /// The buffer size in use (the configured one rounded down to whole words).
     pub buffer_size: usize,
@@ -67,38 +68,135 @@ pub(crate) struct Session {
     pub threshold_ticks: u64,
     /// The pid the logs name.
     pub pid: i32,
-    /// The fork count when the session started: another value means a forked child.
-    forks: u64,
     pub start_wall: (i64, u32),
     pub start_tsc: u64,
     pub program: String,
-    /// Where the exit writers put the log, for a recording started by `FDR_OPTIONS`.
-    pub auto_out: Option<PathBuf>,
-    /// The `out` template that trigger and signal snapshots are named from.
-    pub out_template: PathBuf,
-    pub triggers: Triggers,
-    /// Wakes the background writer.
-    pub wakeup: Wakeup,
-    /// A background write failed and was reported (once).
-    pub write_failed: AtomicBool,
-    /// RECORDING, STOPPED or WRITTEN.
-    pub state: AtomicU8,
+    /// The fork count when the session started: another value means a forked child.
+    forks: u64,
+}
+
+/// Where a recording stands. It only moves forward: recording, stopped (no thread records any
+/// more; the final log may still fail and be tried again), written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum State {
+    Recording = 0,
+    Stopped = 1,
+    Written = 2,
+}
+
+impl State {
+    fn from_u8(v: u8) -> State {
+        match v {
+            0 => State::Recording,
+            1 => State::Stopped,
+            _ => State::Written,
+        }
+    }
+}
+
+/// The recording's state and who may write which log when: one final log at a time, one
+/// snapshot at a time.
+struct Lifecycle {
+    /// A [`State`].
+    state: AtomicU8,
     /// Serializes writing the final log.
-    pub finishing: Mutex<()>,
-    pub snapshot_busy: AtomicBool,
+    finishing: Mutex<()>,
+    /// A snapshot is being taken.
+    snapshot_busy: AtomicBool,
+}
+
+/// Where the recording's logs go, and what became of them.
+pub(crate) struct Outputs {
+    /// Where the exit writers put the log, for a recording started by `FDR_OPTIONS`.
+    auto_out: Option<PathBuf>,
+    /// The `out` template that trigger and signal snapshots are named from.
+    out_template: PathBuf,
     /// Paths the final log was written to: a snapshot that ends later does not replace it.
-    pub final_paths: Mutex<Vec<PathBuf>>,
-    pub args_dropped: AtomicU64,
-    pub unattached: AtomicU64,
+    final_paths: Mutex<Vec<PathBuf>>,
+    /// A background write failed and was reported (once).
+    write_failed: AtomicBool,
+}
+
+impl Outputs {
+    /// Where the exit writers put the log, for a recording started by `FDR_OPTIONS`.
+    pub(crate) fn auto_out(&self) -> Option<&Path> {
+        self.auto_out.as_deref()
+    }
+
+    /// The template trigger and signal snapshots are named from.
+    pub(crate) fn out_template(&self) -> &Path {
+        &self.out_template
+    }
+
+    /// The paths the final log was written to, locked while a log is renamed into place.
+    pub(crate) fn final_paths(&self) -> MutexGuard<'_, Vec<PathBuf>> {
+        self.final_paths.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// True the first time it is called: a failed background write is reported once.
+    pub(crate) fn first_failure(&self) -> bool {
+        !self.write_failed.swap(true, Ordering::Relaxed)
+    }
+}
+
+/// What the recording lost or did beside the records, counted for the log's run record.
+#[derive(Default)]
+pub(crate) struct Counters {
+    /// Arguments left out because they did not fit even an empty buffer.
+    args_dropped: AtomicU64,
+    /// Calls of threads that found no place in the thread registry.
+    unattached: AtomicU64,
     /// Times a culled function was let through for a few calls (see `cull::probe`).
-    pub probes: AtomicU64,
+    probes: AtomicU64,
+}
+
+impl Counters {
+    pub(crate) fn add_args_dropped(&self, n: u64) {
+        self.args_dropped.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub(crate) fn add_unattached(&self) {
+        self.unattached.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn add_probes(&self, n: u64) {
+        self.probes.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub(crate) fn args_dropped(&self) -> u64 {
+        self.args_dropped.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn unattached(&self) -> u64 {
+        self.unattached.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn probes(&self) -> u64 {
+        self.probes.load(Ordering::Relaxed)
+    }
+}
+
+/// One recording: what it was started with, its parts (each with its own synchronization), its
+/// state, its outputs and its counters. Shared by every thread that records into it, so
+/// nothing in it is changed but through the methods of its parts.
+pub(crate) struct Session {
+    setup: Setup,
+    pool: Pool,
+    threads: Registry,
+    triggers: Triggers,
+    /// Wakes the background writer.
+    wakeup: Wakeup,
+    lifecycle: Lifecycle,
+    outputs: Outputs,
+    counters: Counters,
 }
 
 impl Session {
     /// Whether this recording culls functions: culling on, and a threshold above 0 (with none,
     /// no call is erased, so none is ever culled).
     pub(crate) fn culling(&self) -> bool {
-        self.config.get_cull() && self.threshold_ticks > 0
+        self.setup.config.get_cull() && self.setup.threshold_ticks > 0
     }
 
     pub(crate) fn new(
@@ -114,49 +212,114 @@ impl Session {
             / 1_000_000_000)
             .min(u128::from(u64::MAX)) as u64;
         Ok(Session {
-            epoch: NEXT_EPOCH.fetch_add(1, Ordering::Relaxed),
             pool,
             threads: Registry::new((4 * config.get_buffer_count()).max(4096)),
-            buffer_size,
-            calibration,
-            threshold_ticks,
-            pid: host::log_pid(),
-            forks: FORKS.load(Ordering::SeqCst),
-            start_wall: host::wall_time(),
-            start_tsc: crate::clock::now().0,
-            program: program_name(),
-            auto_out,
-            out_template,
             triggers: Triggers::new(&config, calibration.ticks_per_second),
             wakeup: Wakeup::new(),
-            write_failed: AtomicBool::new(false),
-            config,
-            state: AtomicU8::new(RECORDING),
-            finishing: Mutex::new(()),
-            snapshot_busy: AtomicBool::new(false),
-            final_paths: Mutex::new(Vec::new()),
-            args_dropped: AtomicU64::new(0),
-            unattached: AtomicU64::new(0),
-            probes: AtomicU64::new(0),
+            setup: Setup {
+                epoch: NEXT_EPOCH.fetch_add(1, Ordering::Relaxed),
+                buffer_size,
+                calibration,
+                threshold_ticks,
+                pid: host::log_pid(),
+                forks: FORKS.load(Ordering::SeqCst),
+                start_wall: host::wall_time(),
+                start_tsc: crate::clock::now().0,
+                program: program_name(),
+                config,
+            },
+            lifecycle: Lifecycle {
+                state: AtomicU8::new(State::Recording as u8),
+                finishing: Mutex::new(()),
+                snapshot_busy: AtomicBool::new(false),
+            },
+            outputs: Outputs {
+                auto_out,
+                out_template,
+                final_paths: Mutex::new(Vec::new()),
+                write_failed: AtomicBool::new(false),
+            },
+            counters: Counters::default(),
         })
+    }
+
+    /// What the recording was started with.
+    pub(crate) fn setup(&self) -> &Setup {
+        &self.setup
+    }
+
+    /// The buffers.
+    pub(crate) fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
+    /// The threads that record.
+    pub(crate) fn threads(&self) -> &Registry {
+        &self.threads
+    }
+
+    /// The slow-call triggers, their mailbox and counters.
+    pub(crate) fn triggers(&self) -> &Triggers {
+        &self.triggers
+    }
+
+    /// Wakes the background writer.
+    pub(crate) fn wakeup(&self) -> &Wakeup {
+        &self.wakeup
+    }
+
+    /// Where the logs go.
+    pub(crate) fn outputs(&self) -> &Outputs {
+        &self.outputs
+    }
+
+    /// What was lost or done beside the records.
+    pub(crate) fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// Where the recording stands.
+    pub(crate) fn state(&self) -> State {
+        State::from_u8(self.lifecycle.state.load(Ordering::Acquire))
+    }
+
+    /// The final log was written: nothing more is.
+    pub(crate) fn mark_written(&self) {
+        self.lifecycle
+            .state
+            .store(State::Written as u8, Ordering::Release);
+    }
+
+    /// The right to write the final log, one writer at a time.
+    pub(crate) fn finishing(&self) -> MutexGuard<'_, ()> {
+        self.lifecycle
+            .finishing
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     /// False in a forked child: the session is its parent's.
     pub(crate) fn in_this_process(&self) -> bool {
-        self.forks == FORKS.load(Ordering::SeqCst)
+        self.setup.forks == FORKS.load(Ordering::SeqCst)
     }
 
     /// Stops recording; true for the caller that stopped it.
     pub(crate) fn stop(&self) -> bool {
         let stopped = self
+            .lifecycle
             .state
-            .compare_exchange(RECORDING, STOPPED, Ordering::AcqRel, Ordering::Acquire)
+            .compare_exchange(
+                State::Recording as u8,
+                State::Stopped as u8,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
             .is_ok();
         if stopped {
             self.pool.stop();
             if self.in_this_process() {
-                gate::close(self.epoch, epoch);
-                if let Some(sig) = self.config.get_signal() {
+                gate::close(self.setup.epoch, epoch);
+                if let Some(sig) = self.setup.config.get_signal() {
                     signal::uninstall(sig);
                 }
             }
@@ -183,7 +346,8 @@ impl Session {
 
     /// The right to take a snapshot, one holder at a time.
     pub(crate) fn snapshot_turn(&self) -> Result<SnapshotTurn<'_>, Error> {
-        self.snapshot_busy
+        self.lifecycle
+            .snapshot_busy
             .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
             .map_err(|_| Error::SnapshotInProgress)?;
         Ok(SnapshotTurn(self))
@@ -196,7 +360,10 @@ pub(crate) struct SnapshotTurn<'a>(&'a Session);
 
 impl Drop for SnapshotTurn<'_> {
     fn drop(&mut self) {
-        self.0.snapshot_busy.store(false, Ordering::Release);
+        self.0
+            .lifecycle
+            .snapshot_busy
+            .store(false, Ordering::Release);
     }
 }
 
@@ -204,7 +371,7 @@ impl Drop for SnapshotTurn<'_> {
 /// to be off, which keeps instrumented code without a recorder at one extra branch.
 #[inline(always)]
 pub(crate) fn may_record() -> bool {
-    STATE.load(Ordering::Relaxed) != IDLE
+    STATE.load(Ordering::Relaxed) != Process::Idle as u8
 }
 
 /// The running session's epoch (0: none).
@@ -214,9 +381,14 @@ pub(crate) fn epoch() -> u64 {
 
 /// True for the one caller that gets to read `FDR_OPTIONS` (it then calls `autostart_done`).
 pub(crate) fn claim_autostart() -> bool {
-    STATE.load(Ordering::Acquire) == UNKNOWN
+    STATE.load(Ordering::Acquire) == Process::Unknown as u8
         && STATE
-            .compare_exchange(UNKNOWN, STARTING, Ordering::AcqRel, Ordering::Acquire)
+            .compare_exchange(
+                Process::Unknown as u8,
+                Process::Starting as u8,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
             .is_ok()
 }
 
@@ -225,7 +397,12 @@ pub(crate) fn autostart_done(started: bool) {
     if started {
         AUTOSTARTED.store(true, Ordering::SeqCst);
     }
-    let _ = STATE.compare_exchange(STARTING, IDLE, Ordering::AcqRel, Ordering::Acquire);
+    let _ = STATE.compare_exchange(
+        Process::Starting as u8,
+        Process::Idle as u8,
+        Ordering::AcqRel,
+        Ordering::Acquire,
+    );
     if !started {
         // Before the first sweep, so that a child forked during it can reset the sweep lock.
         at_fork();
@@ -259,7 +436,7 @@ pub(crate) fn current() -> Option<Arc<Session>> {
 pub(crate) fn install(session: Arc<Session>) -> Result<(), Error> {
     free_parked();
     at_fork();
-    let epoch = session.epoch;
+    let epoch = session.setup.epoch;
     let p = Arc::into_raw(session) as *mut Session;
     if CURRENT
         .compare_exchange(std::ptr::null_mut(), p, Ordering::SeqCst, Ordering::SeqCst)
@@ -270,7 +447,7 @@ pub(crate) fn install(session: Arc<Session>) -> Result<(), Error> {
         return Err(Error::AlreadyRunning);
     }
     EPOCH.store(epoch, Ordering::Release);
-    STATE.store(ACTIVE, Ordering::Release);
+    STATE.store(Process::Active as u8, Ordering::Release);
     Ok(())
 }
 
@@ -283,7 +460,7 @@ pub(crate) fn uninstall(session: &Session) {
         CURRENT.compare_exchange(p, std::ptr::null_mut(), Ordering::SeqCst, Ordering::SeqCst)
     {
         EPOCH.store(0, Ordering::Release);
-        STATE.store(IDLE, Ordering::Release);
+        STATE.store(Process::Idle as u8, Ordering::Release);
         park(held);
     }
 }
@@ -346,7 +523,12 @@ fn at_fork() {
             EPOCH.store(0, Ordering::SeqCst);
             let again = AUTOSTARTED.load(Ordering::SeqCst);
             gate::after_fork(again);
-            STATE.store(if again { UNKNOWN } else { IDLE }, Ordering::SeqCst);
+            let state = if again {
+                Process::Unknown
+            } else {
+                Process::Idle
+            };
+            STATE.store(state as u8, Ordering::SeqCst);
         }
         // Miri runs no fork and does not model pthread_atfork.
         #[cfg(not(miri))]

@@ -41,8 +41,8 @@ pub(crate) fn created(f: &'static FnDesc) -> u64 {
     if f.flags() & trigger::TRIGGER != 0 {
         hot_path::with_session(|s, l| {
             let id = l.state.id_field(f) >> ID_SHIFT;
-            if s.triggers.limit(id) != 0 {
-                s.triggers
+            if s.triggers().limit(id) != 0 {
+                s.triggers()
                     .tasks
                     .open(task, id, host::thread_id(), clock::now().0);
             }
@@ -63,10 +63,10 @@ pub(crate) fn ended(f: &'static FnDesc, task: u64, completed: bool) {
     if f.flags() & trigger::TRIGGER != 0 {
         hot_path::with_session(|s, _| {
             let now = clock::now().0;
-            let Some((id, start)) = s.triggers.tasks.close(task) else {
+            let Some((id, start)) = s.triggers().tasks.close(task) else {
                 return;
             };
-            let limit = s.triggers.limit(id);
+            let limit = s.triggers().limit(id);
             if limit != 0 && now.wrapping_sub(start) > limit {
                 s.fire(Reason::SlowCall, id, host::thread_id(), start, now);
             }

@@ -78,9 +78,7 @@ pub fn probe_culled() -> u64 {
         probed += crate::cull::probe(&mut cursor);
     }
     if let Some(rec) = crate::recorder::recorder() {
-        rec.session()
-            .probes
-            .fetch_add(probed, std::sync::atomic::Ordering::Relaxed);
+        rec.session().counters().add_probes(probed);
     }
     probed
 }
