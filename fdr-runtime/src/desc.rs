@@ -59,6 +59,9 @@ pub struct FnDesc {
     /// For a function annotated alone: a function nested in it, whose type name spells the full
     /// path the name is taken from (see [`FnDesc::nested`]).
     path: Option<fn() -> &'static str>,
+    /// `path` returns the name itself (a descriptor named at run time, see [`FnDesc::named`]),
+    /// not a function nested in the one named.
+    verbatim: bool,
     /// The function's erased calls in a row, on all threads together (see `cull`).
     run: Run,
 }
@@ -81,6 +84,7 @@ impl FnDesc {
             file,
             args,
             path: None,
+            verbatim: false,
             trigger_ns: 0,
             line,
             kind,
@@ -168,9 +172,35 @@ impl FnDesc {
         }
     }
 
+    /// A descriptor whose name is only known at run time: `name` returns it, read when the table
+    /// is written (the `tracing` layer names a span callsite's descriptor when the callsite
+    /// registers). A descriptor whose name is empty is left out of the log's table.
+    ///
+    /// ```
+    /// use fdr_runtime::{FnDesc, FnKindTag};
+    /// fn name() -> &'static str {
+    ///     "app::span"
+    /// }
+    /// static D: FnDesc = FnDesc::named(name, "<tracing>", 0, FnKindTag::Scope);
+    /// assert_eq!(D.name(), "app::span");
+    /// ```
+    pub const fn named(
+        name: fn() -> &'static str,
+        file: &'static str,
+        line: u32,
+        kind: FnKindTag,
+    ) -> FnDesc {
+        FnDesc {
+            path: Some(name),
+            verbatim: true,
+            ..FnDesc::new("", file, line, kind, &[])
+        }
+    }
+
     /// Full name as a user reads it (`crate::module::function`).
     pub fn name(&self) -> Cow<'static, str> {
         match self.path {
+            Some(path) if self.verbatim => Cow::Borrowed(path()),
             Some(path) => Cow::Owned(nested_name(path())),
             None => Cow::Borrowed(self.name),
         }

@@ -37,6 +37,28 @@ pub fn enter_args(f: &'static FnDesc, args: &[u64]) {
     hot_path::record_args(f, args);
 }
 
+/// Records that a task of `f` was created (a call of an async function, or a `tracing` span's
+/// lifetime), and returns its process-unique id for [`task_ended`]. Its polls are the calls of
+/// `f` recorded until then; `fdr account` reports the task's latency from creation to end.
+///
+/// ```
+/// use fdr_runtime::{hooks, FnDesc, FnKindTag};
+/// #[linkme::distributed_slice(fdr_runtime::FUNCTIONS)]
+/// static SPAN: FnDesc = FnDesc::new("doc::span", file!(), line!(), FnKindTag::Scope, &[]);
+/// let task = hooks::task_created(&SPAN);
+/// hooks::task_ended(&SPAN, task, true);
+/// ```
+#[inline]
+pub fn task_created(f: &'static FnDesc) -> u64 {
+    crate::task::created(f)
+}
+
+/// Records that task `task` of `f` completed, or (with `completed` false) was dropped first.
+#[inline]
+pub fn task_ended(f: &'static FnDesc, task: u64, completed: bool) {
+    crate::task::ended(f, task, completed)
+}
+
 /// Records the entry of a function on creation and its exit on drop, so the exit is written
 /// however the function is left.
 ///

@@ -100,9 +100,14 @@ fn write_log<W: Write + ?Sized>(
     };
     let mut records = vec![Extension::Run(run), Extension::Reason(facts.reason)];
     for (i, f) in desc::table().iter().enumerate() {
+        let name = f.name();
+        // A descriptor kept for a name given at run time, and given none: not a function.
+        if name.is_empty() {
+            continue;
+        }
         records.push(Extension::Function(FunctionInfo {
             id: i as u32 + 1,
-            name: f.name().to_string(),
+            name: name.into_owned(),
             file: f.file().to_string(),
             line: f.line(),
             kind: f.kind(),
