@@ -19,12 +19,16 @@ use fdr_format::{Reason, ReasonInfo};
 use crate::session::{Session, State};
 use crate::{clock, cull, host, out_name, signal, snapshot_log, trigger, Error};
 
-/// Starts the writer if the recording needs one.
+/// Starts the writer if the recording needs one and it is not running yet.
 pub(crate) fn start(session: &Arc<Session>) {
     if !session.triggers().any()
         && session.setup().config.get_signal().is_none()
         && !probes(session)
     {
+        return;
+    }
+    // Once per recording: a trigger armed while it runs (a name given late) asks again.
+    if !session.claim_writer() {
         return;
     }
     let s = Arc::clone(session);
@@ -43,22 +47,28 @@ fn probes(s: &Session) -> bool {
     s.culling() && s.setup().calibration.source != fdr_format::ClockSource::Injected
 }
 
-fn run(s: &Session) {
+/// How long the writer may sleep: a quarter of the shortest limit (between 1 and 100 ms) with
+/// triggers, the probe period with culling, else until woken (-1). Read at every wake-up: a
+/// trigger armed while the recording runs may shorten it.
+fn period(s: &Session, probe_ms: Option<i32>) -> i32 {
     let watch_ms = s.triggers().any().then(|| {
-        let quarter_ns = s.triggers().shortest as u128 * 250_000_000
+        let quarter_ns = s.triggers().shortest() as u128 * 250_000_000
             / u128::from(s.setup().calibration.ticks_per_second.max(1));
         (quarter_ns / 1_000_000).clamp(1, 100) as i32
     });
-    let probe_ms = probes(s).then_some(cull::PROBE_PERIOD_MS as i32);
-    let period = match (watch_ms, probe_ms) {
+    match (watch_ms, probe_ms) {
         (Some(a), Some(b)) => a.min(b),
         (a, b) => a.or(b).unwrap_or(-1),
-    };
+    }
+}
+
+fn run(s: &Session) {
+    let probe_ms = probes(s).then_some(cull::PROBE_PERIOD_MS as i32);
     let mut cursor = 0;
     let mut reported: HashSet<(u32, u64)> = HashSet::new();
     let mut open = Vec::new();
     while s.state() == State::Recording {
-        s.wakeup().wait(period);
+        s.wakeup().wait(period(s, probe_ms));
         if s.state() != State::Recording {
             break;
         }

@@ -70,6 +70,15 @@ pub(crate) fn open(epoch: u64, armed: impl Fn(u32) -> bool, running: fn() -> u64
     }
 }
 
+/// Function `f` of the recording with epoch `epoch` got a trigger while it runs (a name given
+/// late): armed, unless that recording stopped meanwhile.
+pub(crate) fn arm(epoch: u64, f: &desc::FnDesc, running: fn() -> u64) {
+    let _sweep = Sweep::lock();
+    if running() == epoch {
+        f.add_flags(TRIGGER);
+    }
+}
+
 /// The recording with epoch `stopping` stops, or (with 0) the first hook found that nothing
 /// starts: every hook records nothing from now, unless another recording is installed.
 pub(crate) fn close(stopping: u64, running: fn() -> u64) {

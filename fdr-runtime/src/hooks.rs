@@ -37,6 +37,34 @@ pub fn enter_args(f: &'static FnDesc, args: &[u64]) {
     hot_path::record_args(f, args);
 }
 
+/// `f`, a descriptor named at run time ([`FnDesc::named`]), was just given its name: the running
+/// recording, if any, applies its trigger patterns to it (a `tracing` span callsite that
+/// registers after the recorder started is armed as a function known at start would be).
+///
+/// ```
+/// use fdr_runtime::{hooks, FnDesc, FnKindTag};
+/// fn name() -> &'static str {
+///     "doc::named"
+/// }
+/// #[linkme::distributed_slice(fdr_runtime::FUNCTIONS)]
+/// static LATE: FnDesc = FnDesc::named(name, "<tracing>", 0, FnKindTag::Scope);
+/// hooks::named(&LATE);
+/// ```
+pub fn named(f: &'static FnDesc) {
+    #[cfg(feature = "record")]
+    {
+        let Some(s) = crate::session::current() else {
+            return;
+        };
+        if s.triggers().arm_named(f.id(), &f.name()) {
+            crate::gate::arm(s.setup().epoch, f, crate::session::epoch);
+            crate::background::start(&s);
+        }
+    }
+    #[cfg(not(feature = "record"))]
+    let _ = f;
+}
+
 /// Records that a task of `f` was created (a call of an async function, or a `tracing` span's
 /// lifetime), and returns its process-unique id for [`task_ended`]. Its polls are the calls of
 /// `f` recorded until then; `fdr account` reports the task's latency from creation to end.

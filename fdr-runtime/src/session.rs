@@ -104,6 +104,8 @@ struct Lifecycle {
     finishing: Mutex<()>,
     /// A snapshot is being taken.
     snapshot_busy: AtomicBool,
+    /// The background writer was started.
+    writer: AtomicBool,
 }
 
 /// Where the recording's logs go, and what became of them.
@@ -232,6 +234,7 @@ impl Session {
                 state: AtomicU8::new(State::Recording as u8),
                 finishing: Mutex::new(()),
                 snapshot_busy: AtomicBool::new(false),
+                writer: AtomicBool::new(false),
             },
             outputs: Outputs {
                 auto_out,
@@ -342,6 +345,11 @@ impl Session {
         if self.triggers.fire(call, now, true) {
             self.wakeup.wake();
         }
+    }
+
+    /// True for the one caller that gets to start the background writer.
+    pub(crate) fn claim_writer(&self) -> bool {
+        !self.lifecycle.writer.swap(true, Ordering::AcqRel)
     }
 
     /// The right to take a snapshot, one holder at a time.

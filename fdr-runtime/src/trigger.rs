@@ -28,12 +28,15 @@ static SNAPSHOT_FILES: AtomicU32 = AtomicU32::new(0);
 
 /// A recording's triggers.
 pub(crate) struct Triggers {
-    /// Limit in ticks per function id - 1 (0: none).
-    limits: Box<[u64]>,
+    /// Limit in ticks per function id - 1 (0: none). Atomic: a descriptor named while the
+    /// recording runs (a `tracing` span callsite) is armed then (see [`Triggers::arm_named`]).
+    limits: Box<[AtomicU64]>,
+    /// The configuration's patterns and their limits in ticks, for names given later.
+    patterns: Vec<(String, u64)>,
     pub cooldown_ticks: u64,
     pub max_snapshots: u32,
     /// The shortest limit, which paces the watchdog (0: no triggers).
-    pub shortest: u64,
+    shortest: AtomicU64,
     /// When the last trigger got through (0: none yet).
     last: AtomicU64,
     pub suppressed: AtomicU64,
@@ -50,7 +53,7 @@ impl Triggers {
                 .clamp(1, u128::from(u64::MAX)) as u64
         };
         let table = desc::table();
-        let limits: Box<[u64]> = table
+        let limits: Vec<u64> = table
             .iter()
             .map(|f| {
                 let name = if config.get_triggers().is_empty() {
@@ -68,29 +71,63 @@ impl Triggers {
             })
             .collect();
         let shortest = limits.iter().copied().filter(|&l| l > 0).min().unwrap_or(0);
+        let patterns: Vec<(String, u64)> = config
+            .get_triggers()
+            .iter()
+            .map(|t| (t.pattern.clone(), ticks(t.limit)))
+            .collect();
+        // Tasks of functions named later may be armed too when patterns are given.
+        let open_tasks = if shortest != 0 || !patterns.is_empty() {
+            1024
+        } else {
+            0
+        };
         Triggers {
-            limits,
+            limits: limits.into_iter().map(AtomicU64::new).collect(),
+            patterns,
             cooldown_ticks: ticks(config.get_trigger_cooldown()),
             max_snapshots: config.get_max_snapshots(),
-            shortest,
+            shortest: AtomicU64::new(shortest),
             last: AtomicU64::new(0),
             suppressed: AtomicU64::new(0),
             mailbox: Mailbox::default(),
-            tasks: OpenTasks::new(if shortest != 0 { 1024 } else { 0 }),
+            tasks: OpenTasks::new(open_tasks),
         }
     }
 
     /// True when some function has a trigger.
     pub(crate) fn any(&self) -> bool {
-        self.shortest != 0
+        self.shortest() != 0
+    }
+
+    /// The shortest limit in ticks (0: no triggers).
+    pub(crate) fn shortest(&self) -> u64 {
+        self.shortest.load(Ordering::Relaxed)
+    }
+
+    /// Function `id` was just given its name (a descriptor named at run time): if a pattern of
+    /// the configuration matches it, it gets that limit; true if it did.
+    pub(crate) fn arm_named(&self, id: u32, name: &str) -> bool {
+        let Some(&(_, limit)) = self.patterns.iter().find(|(p, _)| matches(p, name)) else {
+            return false;
+        };
+        let Some(slot) = id.checked_sub(1).and_then(|i| self.limits.get(i as usize)) else {
+            return false;
+        };
+        slot.store(limit, Ordering::Relaxed);
+        let _ = self
+            .shortest
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |s| {
+                (s == 0 || limit < s).then_some(limit)
+            });
+        true
     }
 
     /// The limit of function `id` in ticks (0: none).
     pub(crate) fn limit(&self, id: u32) -> u64 {
         id.checked_sub(1)
             .and_then(|i| self.limits.get(i as usize))
-            .copied()
-            .unwrap_or(0)
+            .map_or(0, |l| l.load(Ordering::Relaxed))
     }
 
     /// Times an event of armed function `id` at `now` on the thread of registry entry `key`:

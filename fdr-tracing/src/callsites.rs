@@ -68,6 +68,8 @@ pub(crate) fn register(meta: &'static Metadata<'static>) -> Option<&'static FnDe
     // The slot before the key: a reader that finds the key finds its slot.
     SLOT[i].store(slot as u16 + 1, Ordering::Release);
     KEYS[i].store(key, Ordering::Release);
+    // A recording already running arms it if a trigger pattern names it.
+    fdr_runtime::hooks::named(SLOTS[slot]);
     Some(SLOTS[slot])
 }
 
