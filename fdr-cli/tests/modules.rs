@@ -7,39 +7,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The table's rows, top first: module paths such as `model::filter`.
-fn rows(lib: &str) -> Vec<Vec<String>> {
-    let mut rows = Vec::new();
-    let mut in_table = false;
-    for line in lib.lines() {
-        let Some(doc) = line.strip_prefix("//!") else {
-            if in_table {
-                break;
-            }
-            continue;
-        };
-        let doc = doc.trim();
-        if doc.starts_with("| modules |") {
-            in_table = true;
-            continue;
-        }
-        if !in_table || doc.starts_with("|---") {
-            continue;
-        }
-        if !doc.starts_with('|') {
-            break;
-        }
-        let first = doc.trim_start_matches('|').split('|').next().unwrap_or("");
-        rows.push(
-            first
-                .split(',')
-                .map(|n| n.trim().trim_matches('`').to_string())
-                .filter(|n| !n.is_empty())
-                .collect(),
-        );
-    }
-    rows
-}
+#[path = "../../fdr-runtime/tests/common/module_table.rs"]
+mod module_table;
+
+use module_table::{code, rows};
 
 /// Every `.rs` file under `dir` with its module path (`model/filter.rs` is `model::filter`,
 /// `model/mod.rs` is `model`, `testing/synth.rs` is `testing::synth`).
@@ -64,21 +35,6 @@ fn files(src: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) {
             out.push((parts.join("::"), p));
         }
     }
-}
-
-/// The code of a file without comments and without its `#[cfg(test)] mod tests`.
-fn code(src: &str) -> String {
-    let src = match src.find("#[cfg(test)]\nmod tests") {
-        Some(i) => &src[..i],
-        None => src,
-    };
-    src.lines()
-        .map(|l| match l.find("//") {
-            Some(i) => &l[..i],
-            None => l,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// The paths of a use tree starting at `s` (just after `crate::`): `a::b::C`, `a::{b, c::D}`

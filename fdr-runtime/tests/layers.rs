@@ -5,38 +5,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The table's rows, top first: module names.
-fn rows(lib: &str) -> Vec<Vec<String>> {
-    let mut rows = Vec::new();
-    let mut in_table = false;
-    for line in lib.lines() {
-        let Some(doc) = line.strip_prefix("//!") else {
-            if in_table {
-                break;
-            }
-            continue;
-        };
-        let doc = doc.trim();
-        if doc.starts_with("| modules |") {
-            in_table = true;
-            continue;
-        }
-        if !in_table || doc.starts_with("|---") {
-            continue;
-        }
-        if !doc.starts_with('|') {
-            break;
-        }
-        let first = doc.trim_start_matches('|').split('|').next().unwrap_or("");
-        let names: Vec<String> = first
-            .split(',')
-            .map(|n| n.trim().trim_matches('`').to_string())
-            .filter(|n| !n.is_empty())
-            .collect();
-        rows.push(names);
-    }
-    rows
-}
+#[path = "common/module_table.rs"]
+mod module_table;
+
+use module_table::{code, rows};
 
 /// The modules `lib.rs` declares.
 fn declared(lib: &str) -> Vec<String> {
@@ -48,21 +20,6 @@ fn declared(lib: &str) -> Vec<String> {
             l.strip_suffix(';').map(str::to_string)
         })
         .collect()
-}
-
-/// The code of a module without comments and without its `#[cfg(test)] mod tests`.
-fn code(src: &str) -> String {
-    let src = match src.find("#[cfg(test)]\nmod tests") {
-        Some(i) => &src[..i],
-        None => src,
-    };
-    src.lines()
-        .map(|l| match l.find("//") {
-            Some(i) => &l[..i],
-            None => l,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// Every module named by a `crate::` path in `code`, with the line it is on: `crate::x::..`,

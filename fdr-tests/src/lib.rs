@@ -2,6 +2,7 @@
 //! log into records that tests can compare whole.
 
 use std::io::Read;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use fdr_runtime::{CallGuard, Clock, Config, Mode};
@@ -514,4 +515,43 @@ pub fn check_10ms_sleep(clock: Clock) {
         "decoded {decoded}s, monotonic clock measured {reference}s"
     );
     assert_eq!(log.run.ticks_per_second, log.header.cycle_frequency);
+}
+
+/// A fresh, empty directory for one test's logs: `name` under the system's temporary directory,
+/// with this process's id (test binaries run side by side).
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fdr-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Decodes the log at `path`; a panic names the file.
+pub fn read_log(path: &Path) -> Log {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    decode(&bytes[..]).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The files in `dir` whose names end with `.fdr`, sorted.
+pub fn logs_in(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "fdr"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Waits (at most 10 s) until `dir` holds `n` logs, and returns the logs there: a background
+/// writer's snapshot appears when it is whole.
+pub fn wait_for_logs(dir: &Path, n: usize) -> Vec<PathBuf> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let l = logs_in(dir);
+        if l.len() >= n || Instant::now() > deadline {
+            return l;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }

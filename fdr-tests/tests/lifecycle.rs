@@ -2,7 +2,6 @@
 //! against threads that keep recording, starting and exiting. Each test here was written against
 //! a failure of the first version (a crash, a hang, a lost or empty log) and fails on it.
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
@@ -10,7 +9,7 @@ use std::time::Duration;
 
 use fdr_format::Reason;
 use fdr_runtime::{CallGuard, Config, Error, Mode};
-use fdr_tests::{decode, desc, testing, Log, Rec};
+use fdr_tests::{decode, desc, read_log, scratch, testing, Log, Rec};
 
 desc!(MID, "life::mid");
 desc!(LEAF, "life::leaf");
@@ -23,18 +22,6 @@ fn mid() {
     for _ in 0..4 {
         drop(CallGuard::enter(&LEAF));
     }
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fdr-life-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn read(path: &Path) -> Log {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    decode(&bytes[..]).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// Every exit closes the innermost open call of its thread, or one opened before the window.
@@ -112,7 +99,7 @@ fn finish_races_recording_threads(mode: Mode) {
         rec.finish(&path)
             .unwrap_or_else(|e| panic!("round {round}: {e}"));
         drop(busy);
-        let log = read(&path);
+        let log = read_log(&path);
         assert!(!log.run.snapshot);
         assert!(
             !log.blocks.is_empty(),
@@ -159,7 +146,7 @@ fn finish_and_snapshot_racing_to_one_path_leave_the_final_log() {
             matches!(snap, Ok(()) | Err(Error::NotRecording)),
             "round {round}: {snap:?}"
         );
-        let log = read(&path);
+        let log = read_log(&path);
         assert!(
             !log.run.snapshot,
             "round {round}: a snapshot replaced the final log"
@@ -188,7 +175,7 @@ fn a_failed_finish_keeps_the_data_for_a_retry() {
     mid();
     let good = dir.join("x.fdr");
     rec.finish(&good).unwrap();
-    let log = read(&good);
+    let log = read_log(&good);
     let tid = log.tids()[0];
     let (m, l) = (MID.id(), LEAF.id());
     let mut expected = vec![(fdr_format::FnKind::Enter, m)];
@@ -407,7 +394,7 @@ fn exit_with_busy_threads_writes_a_valid_log() {
         );
         let stderr = String::from_utf8_lossy(&child.stderr);
         assert!(child.status.success(), "run {run}: {stderr}");
-        let log = read(&out);
+        let log = read_log(&out);
         assert!(!log.run.snapshot);
         assert_nests(&log);
         assert!(log.tids().len() >= 2, "run {run}: {:?}", log.tids());
@@ -456,7 +443,7 @@ fn panics_racing_the_exit_writer_leave_the_final_log() {
         );
         let stderr = String::from_utf8_lossy(&child.stderr);
         assert!(child.status.success(), "run {run}: {stderr}");
-        let log = read(&out);
+        let log = read_log(&out);
         assert!(
             !log.run.snapshot,
             "run {run}: a panic snapshot replaced the final log"
@@ -504,10 +491,10 @@ fn a_panic_log_is_kept_beside_the_exit_log() {
         let mut want = vec![panic_name.to_string(), final_name.to_string()];
         want.sort();
         assert_eq!(files, want, "{template}: {stderr}");
-        let panic_log = read(&dir.join(panic_name));
+        let panic_log = read_log(&dir.join(panic_name));
         assert_eq!(panic_log.reason.unwrap().reason, Reason::Panic);
         assert!(panic_log.run.snapshot);
-        let final_log = read(&dir.join(final_name));
+        let final_log = read_log(&dir.join(final_name));
         assert_eq!(final_log.reason.unwrap().reason, Reason::Exit);
         assert!(!final_log.run.snapshot);
         std::fs::remove_dir_all(dir).ok();
@@ -643,7 +630,7 @@ fn a_forked_child_records_as_its_own_process() {
     let (child_pid, child_tid, parent_tid) = (ids[0], ids[1], ids[2]);
 
     // The parent's log: its own pid and thread, the calls before and after the fork.
-    let parent = read(&out);
+    let parent = read_log(&out);
     assert_ne!(parent.run.pid, child_pid);
     assert_eq!(parent.tids(), vec![parent_tid]);
     assert!(parent.blocks.iter().all(|b| b.pid == parent.run.pid));
@@ -651,7 +638,7 @@ fn a_forked_child_records_as_its_own_process() {
 
     // The child's log: next to it, named with the child's pid, holding only the child's calls.
     let child_out = dir.join(format!("app.{child_pid}.fdr"));
-    let child = read(&child_out);
+    let child = read_log(&child_out);
     assert_eq!(child.run.pid, child_pid);
     assert_eq!(child.tids(), vec![child_tid]);
     assert!(child.blocks.iter().all(|b| b.pid == child_pid));

@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use fdr_format::{FnKind, Reason};
 use fdr_runtime::{CallGuard, Mode};
-use fdr_tests::{decode, desc, desc_with_trigger, testing, Log, Rec};
+use fdr_tests::{
+    decode, desc, desc_with_trigger, logs_in, read_log, scratch, testing, wait_for_logs, Rec,
+};
 
 desc_with_trigger!(SLOW_DESC, "trig::slow_by_descriptor", 20_000_000);
 desc!(INSIDE, "trig::inside");
@@ -20,41 +22,6 @@ desc!(LOCKED, "trig::locked");
 fn gettid() -> i32 {
     // SAFETY: gettid has no preconditions.
     unsafe { libc::syscall(libc::SYS_gettid) as i32 }
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fdr-trig-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn read(path: &Path) -> Log {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    decode(&bytes[..]).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-/// Files in `dir` whose names end with `.fdr`, sorted.
-fn logs(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "fdr"))
-        .collect();
-    v.sort();
-    v
-}
-
-/// Waits (bounded) until `dir` holds `n` logs.
-fn wait_for_logs(dir: &Path, n: usize) -> Vec<PathBuf> {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let l = logs(dir);
-        if l.len() >= n || Instant::now() > deadline {
-            return l;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
 }
 
 /// A call of a function with a trigger in its attribute that lasts `d`, making one call inside.
@@ -154,7 +121,7 @@ fn a_slow_call_writes_one_snapshot_that_holds_it_whole() {
     assert_eq!(files.len(), 1, "exactly one snapshot: {files:?}");
     let name = files[0].file_name().unwrap().to_string_lossy().into_owned();
     assert!(name.starts_with("app-") && name.ends_with(".fdr"), "{name}");
-    let log = read(&files[0]);
+    let log = read_log(&files[0]);
     assert!(log.run.snapshot);
     fdr_verifies(&files[0]);
     llvm_verifies(&files[0]);
@@ -200,7 +167,7 @@ fn a_limit_given_to_the_descriptor_fires_the_same_way() {
     let files = wait_for_logs(&dir, 1);
     rec.finish_to(&mut std::io::sink()).unwrap();
     assert_eq!(files.len(), 1, "{files:?}");
-    let why = read(&files[0]).reason.unwrap();
+    let why = read_log(&files[0]).reason.unwrap();
     assert_eq!(
         (why.reason, why.function),
         (Reason::SlowCall, SLOW_DESC.id())
@@ -248,7 +215,7 @@ fn a_call_that_never_returns_fires_while_it_is_still_running() {
     blocked.join().unwrap();
     rec.finish_to(&mut std::io::sink()).unwrap();
     assert_eq!(files.len(), 1, "{files:?}");
-    let log = read(&files[0]);
+    let log = read_log(&files[0]);
     let reason = log.reason.clone().unwrap();
     assert_eq!(reason.reason, Reason::StillRunning);
     assert_eq!(reason.function, LOCKED.id());
@@ -337,7 +304,7 @@ fn max_snapshots_holds_across_cooldowns() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(
-        logs(&dir),
+        logs_in(&dir),
         vec![
             dir.join("c-1.fdr"),
             dir.join("c-2.fdr"),
@@ -537,13 +504,13 @@ fn fdr_options_trigger_and_signal_need_no_code() {
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
     assert!(status.success(), "{stderr}");
-    let first = read(&dir.join("o-1.fdr"));
+    let first = read_log(&dir.join("o-1.fdr"));
     let why = first.reason.unwrap();
     assert_eq!((why.reason, why.function), (Reason::SlowCall, PLAIN.id()));
-    let second = read(&dir.join("o-2.fdr"));
+    let second = read_log(&dir.join("o-2.fdr"));
     assert_eq!(second.reason.unwrap().reason, Reason::Signal);
     llvm_verifies(&dir.join("o-2.fdr"));
-    let last = read(&out);
+    let last = read_log(&out);
     assert_eq!(last.reason.unwrap().reason, Reason::Exit);
     std::fs::remove_dir_all(dir).ok();
 }

@@ -2,46 +2,17 @@
 //! patterns, whether the span's callsite was first used before the recorder started or after,
 //! while other threads keep recording spans.
 
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fdr_format::Reason;
-use fdr_tests::{decode, every_call, testing, Log};
+use fdr_tests::{every_call, read_log, scratch, testing, wait_for_logs};
 use tracing::{info_span, Dispatch};
 use tracing_subscriber::layer::SubscriberExt;
 
 fn dispatch() -> Dispatch {
     Dispatch::new(tracing_subscriber::registry().with(fdr_tracing::layer()))
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fdr-tracing-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Waits (bounded) until `dir` holds `n` logs.
-fn wait_for_logs(dir: &Path, n: usize) -> Vec<PathBuf> {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let mut l: Vec<PathBuf> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "fdr"))
-            .collect();
-        l.sort();
-        if l.len() >= n || Instant::now() > deadline {
-            return l;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
-fn read(path: &Path) -> Log {
-    decode(&std::fs::read(path).unwrap()[..]).unwrap()
 }
 
 /// A span that lasts `d`, from the callsite `slow_before` or `slow_after` (one callsite each:
@@ -110,7 +81,7 @@ fn fires(before: bool) {
     drop(beside);
     rec.finish_to(&mut std::io::sink()).unwrap();
     assert!(!files.is_empty(), "no snapshot for {span}");
-    let log = read(&files[0]);
+    let log = read_log(&files[0]);
     let reason = log.reason.clone().expect("a reason record");
     assert_eq!(reason.reason, Reason::SlowCall);
     let name = log
