@@ -1,5 +1,5 @@
 //! Writes the spare descriptors: `SPARES` descriptors in fdr's function table, each named at run
-//! time by the span callsite that claims it (see `src/callsites.rs`).
+//! time by the callsite that claims it (see `src/callsites.rs`).
 
 use std::fmt::Write as _;
 
@@ -12,7 +12,7 @@ fn main() {
         let _ = writeln!(
             s,
             "#[linkme::distributed_slice(fdr_runtime::FUNCTIONS)]\n\
-             static SPARE_{k}: FnDesc = FnDesc::named(name::<{k}>, \"<tracing>\", 0, FnKindTag::Scope);"
+             static SPARE_{k}: FnDesc = FnDesc::named(info::<{k}>, FnKindTag::Scope);"
         );
     }
     let _ = writeln!(s, "/// The spare descriptors, by slot.");

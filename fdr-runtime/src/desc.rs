@@ -56,14 +56,53 @@ pub struct FnDesc {
     file: &'static str,
     args: &'static [&'static str],
     // The second cache line.
-    /// For a function annotated alone: a function nested in it, whose type name spells the full
-    /// path the name is taken from (see [`FnDesc::nested`]).
-    path: Option<fn() -> &'static str>,
-    /// `path` returns the name itself (a descriptor named at run time, see [`FnDesc::named`]),
-    /// not a function nested in the one named.
-    verbatim: bool,
+    /// Where the name comes from when it is not `name`.
+    source: Source,
     /// The function's erased calls in a row, on all threads together (see `cull`).
     run: Run,
+}
+
+/// Where a descriptor's name comes from.
+#[derive(Debug, Clone, Copy)]
+enum Source {
+    /// The `name` field.
+    Static,
+    /// For a function annotated alone: a function nested in it, whose type name spells the full
+    /// path the name is taken from (see [`FnDesc::nested`]).
+    Nested(fn() -> &'static str),
+    /// Known at run time (see [`FnDesc::named`]): name, file, line and argument names.
+    Named(fn() -> &'static Named),
+}
+
+/// What a descriptor named at run time ([`FnDesc::named`]) is called, where it is, and the
+/// names of the arguments its entries carry.
+///
+/// ```
+/// use fdr_runtime::Named;
+/// static SPAN: Named = Named { name: "app::span", file: "src/app.rs", line: 4, args: &["id"] };
+/// assert!(Named::UNNAMED.name.is_empty());
+/// # let _ = &SPAN;
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Named {
+    /// Full name; empty leaves the descriptor out of the log's table.
+    pub name: &'static str,
+    /// Source file.
+    pub file: &'static str,
+    /// Line in the source file.
+    pub line: u32,
+    /// Names of the arguments its entries carry.
+    pub args: &'static [&'static str],
+}
+
+impl Named {
+    /// A descriptor not named yet.
+    pub const UNNAMED: Named = Named {
+        name: "",
+        file: "",
+        line: 0,
+        args: &[],
+    };
 }
 
 const _: () = assert!(std::mem::size_of::<FnDesc>() == 128);
@@ -83,8 +122,7 @@ impl FnDesc {
             name,
             file,
             args,
-            path: None,
-            verbatim: false,
+            source: Source::Static,
             trigger_ns: 0,
             line,
             kind,
@@ -167,53 +205,56 @@ impl FnDesc {
         args: &'static [&'static str],
     ) -> FnDesc {
         FnDesc {
-            path: Some(path),
+            source: Source::Nested(path),
             ..FnDesc::new(name, file, line, kind, args)
         }
     }
 
-    /// A descriptor whose name is only known at run time: `name` returns it, read when the table
-    /// is written (the `tracing` layer names a span callsite's descriptor when the callsite
-    /// registers). A descriptor whose name is empty is left out of the log's table.
+    /// A descriptor whose name, place and argument names are only known at run time: `info`
+    /// returns them, read when the table is written (the `tracing` layer names a span callsite's
+    /// descriptor at the callsite's first span). A descriptor whose name is empty is left out of
+    /// the log's table.
     ///
     /// ```
-    /// use fdr_runtime::{FnDesc, FnKindTag};
-    /// fn name() -> &'static str {
-    ///     "app::span"
+    /// use fdr_runtime::{FnDesc, FnKindTag, Named};
+    /// fn info() -> &'static Named {
+    ///     static N: Named = Named { name: "app::span", file: "src/app.rs", line: 9, args: &["id"] };
+    ///     &N
     /// }
-    /// static D: FnDesc = FnDesc::named(name, "<tracing>", 0, FnKindTag::Scope);
+    /// static D: FnDesc = FnDesc::named(info, FnKindTag::Scope);
     /// assert_eq!(D.name(), "app::span");
+    /// assert_eq!((D.file(), D.line(), D.args()), ("src/app.rs", 9, &["id"][..]));
     /// ```
-    pub const fn named(
-        name: fn() -> &'static str,
-        file: &'static str,
-        line: u32,
-        kind: FnKindTag,
-    ) -> FnDesc {
+    pub const fn named(info: fn() -> &'static Named, kind: FnKindTag) -> FnDesc {
         FnDesc {
-            path: Some(name),
-            verbatim: true,
-            ..FnDesc::new("", file, line, kind, &[])
+            source: Source::Named(info),
+            ..FnDesc::new("", "", 0, kind, &[])
         }
     }
 
     /// Full name as a user reads it (`crate::module::function`).
     pub fn name(&self) -> Cow<'static, str> {
-        match self.path {
-            Some(path) if self.verbatim => Cow::Borrowed(path()),
-            Some(path) => Cow::Owned(nested_name(path())),
-            None => Cow::Borrowed(self.name),
+        match self.source {
+            Source::Named(info) => Cow::Borrowed(info().name),
+            Source::Nested(path) => Cow::Owned(nested_name(path())),
+            Source::Static => Cow::Borrowed(self.name),
         }
     }
 
     /// Source file.
     pub fn file(&self) -> &'static str {
-        self.file
+        match self.source {
+            Source::Named(info) => info().file,
+            _ => self.file,
+        }
     }
 
     /// Line of the function in its source file.
     pub fn line(&self) -> u32 {
-        self.line
+        match self.source {
+            Source::Named(info) => info().line,
+            _ => self.line,
+        }
     }
 
     /// Function, scope or async function.
@@ -223,7 +264,10 @@ impl FnDesc {
 
     /// Names of the logged arguments.
     pub fn args(&self) -> &'static [&'static str] {
-        self.args
+        match self.source {
+            Source::Named(info) => info().args,
+            _ => self.args,
+        }
     }
 
     /// The id of this function in records: its 1-based position in `FUNCTIONS`.

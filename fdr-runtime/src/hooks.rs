@@ -42,12 +42,13 @@ pub fn enter_args(f: &'static FnDesc, args: &[u64]) {
 /// registers after the recorder started is armed as a function known at start would be).
 ///
 /// ```
-/// use fdr_runtime::{hooks, FnDesc, FnKindTag};
-/// fn name() -> &'static str {
-///     "doc::named"
+/// use fdr_runtime::{hooks, FnDesc, FnKindTag, Named};
+/// fn info() -> &'static Named {
+///     static N: Named = Named { name: "doc::named", file: file!(), line: line!(), args: &[] };
+///     &N
 /// }
 /// #[linkme::distributed_slice(fdr_runtime::FUNCTIONS)]
-/// static LATE: FnDesc = FnDesc::named(name, "<tracing>", 0, FnKindTag::Scope);
+/// static LATE: FnDesc = FnDesc::named(info, FnKindTag::Scope);
 /// hooks::named(&LATE);
 /// ```
 pub fn named(f: &'static FnDesc) {

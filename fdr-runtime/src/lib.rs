@@ -126,7 +126,7 @@ pub use config::{
 pub use cull::{memory as culling_memory, PROBES_PER_ROUND, PROBE_CALLS, PROBE_PERIOD_MS};
 #[cfg(feature = "record")]
 pub use desc::{function, FUNCTIONS};
-pub use desc::{FnDesc, FnKindTag};
+pub use desc::{FnDesc, FnKindTag, Named};
 pub use error::Error;
 #[cfg(feature = "record")]
 pub use hooks::{Args, CallGuard, Instrumented, NoArgs, PollEntry};

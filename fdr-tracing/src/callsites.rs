@@ -1,25 +1,43 @@
-//! Span callsites to descriptors. fdr's function ids are places in a table the linker builds,
-//! so a span callsite, only known when it registers, claims one of [`SPARES`] descriptors kept
-//! for it in that table and names it `target::name`; a hook then finds the callsite's
+//! Callsites to descriptors. fdr's function ids are places in a table the linker builds, so a
+//! `tracing` callsite, only known when it is first used, claims one of [`SPARES`] descriptors
+//! kept for it in that table and names it `target::name`; a hook then finds the callsite's
 //! descriptor in a fixed table keyed by the callsite's address: no lock, no allocation, no
 //! string per span.
 
-use std::sync::atomic::{AtomicU16, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-use fdr_runtime::{FnDesc, FnKindTag};
+use fdr_runtime::{FnDesc, FnKindTag, Named};
 use tracing_core::Metadata;
 
-/// Span callsites a program can have recorded; spans of the ones past it are not recorded
-/// ([`dropped_callsites`] counts them).
+/// Callsites a program can have recorded; spans and events of the ones past it are not
+/// recorded ([`dropped_callsites`] counts them).
 pub const SPARES: usize = 1024;
 
-/// The names the claimed descriptors go by.
-static NAMES: [OnceLock<&'static str>; SPARES] = [const { OnceLock::new() }; SPARES];
+/// The most fields of a span or event recorded as arguments (the rest are left out).
+pub const MAX_FIELDS: usize = 8;
 
-/// The name of spare `K`: empty while unclaimed, which leaves it out of the log's table.
-fn name<const K: usize>() -> &'static str {
-    NAMES[K].get().copied().unwrap_or("")
+/// What the claimed descriptors are called: without argument names, and with the callsite's
+/// field names.
+static NAMES: [OnceLock<[Named; 2]>; SPARES] = [const { OnceLock::new() }; SPARES];
+
+/// Whether a callsite's entries carry its fields (a layer or subscriber with fields used it):
+/// its descriptor then has argument names (and, like any function with arguments, is never
+/// culled).
+static WITH_FIELDS: [AtomicBool; SPARES] = [const { AtomicBool::new(false) }; SPARES];
+
+/// The callsites' metadata.
+static METAS: [OnceLock<&'static Metadata<'static>>; SPARES] = [const { OnceLock::new() }; SPARES];
+
+/// Whether the spans of a callsite are tasks (see [`Callsite::tasks`]).
+static TASKS: [AtomicBool; SPARES] = [const { AtomicBool::new(false) }; SPARES];
+
+/// The name of spare `K`: unnamed while unclaimed, which leaves it out of the log's table.
+fn info<const K: usize>() -> &'static Named {
+    match NAMES[K].get() {
+        Some(names) => &names[usize::from(WITH_FIELDS[K].load(Ordering::Relaxed))],
+        None => &Named::UNNAMED,
+    }
 }
 
 include!(concat!(env!("OUT_DIR"), "/spares.rs"));
@@ -34,32 +52,101 @@ static SLOT: [AtomicU16; CAP] = [const { AtomicU16::new(0) }; CAP];
 static CLAIMED: AtomicUsize = AtomicUsize::new(0);
 /// Callsites past [`SPARES`].
 static DROPPED: AtomicU64 = AtomicU64::new(0);
-/// Registration is rare and may race; one at a time.
-static REGISTERING: Mutex<()> = Mutex::new(());
+/// Claiming is rare and may race; one at a time.
+static CLAIMING: Mutex<()> = Mutex::new(());
+
+/// A callsite that claimed a descriptor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Callsite(u16);
+
+impl Callsite {
+    /// The callsite's descriptor.
+    #[inline]
+    pub(crate) fn desc(self) -> &'static FnDesc {
+        SLOTS[usize::from(self.0)]
+    }
+
+    /// Whether a span of this callsite is a task, recorded from its creation to its close. A
+    /// span entered once, on the thread that made it, right after it was made is only its call:
+    /// the task would repeat the call and, worse, keep every call around it from being erased
+    /// by rewind. A callsite's spans become tasks once one of them is entered again or on
+    /// another thread (an `Instrumented` future, a span kept and re-entered): from then on.
+    #[inline]
+    pub(crate) fn tasks(self) -> bool {
+        TASKS[usize::from(self.0)].load(Ordering::Relaxed)
+    }
+
+    /// From now on the callsite's spans are tasks.
+    #[cold]
+    pub(crate) fn make_tasks(self) {
+        TASKS[usize::from(self.0)].store(true, Ordering::Relaxed);
+    }
+
+    /// The callsite's metadata.
+    pub(crate) fn metadata(self) -> Option<&'static Metadata<'static>> {
+        METAS[usize::from(self.0)].get().copied()
+    }
+
+    /// Its place among the claimed callsites.
+    pub(crate) fn index(self) -> u16 {
+        self.0
+    }
+
+    /// The callsite of [`Callsite::index`].
+    pub(crate) fn from_index(i: u16) -> Option<Callsite> {
+        (usize::from(i) < CLAIMED.load(Ordering::Acquire)).then_some(Callsite(i))
+    }
+}
 
 fn home(key: usize) -> usize {
     // Metadata are statics at least 8-aligned: drop the low bits, mix the rest.
     ((key >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20) % CAP
 }
 
-/// The descriptor of a span callsite, claiming one the first time.
-pub(crate) fn register(meta: &'static Metadata<'static>) -> Option<&'static FnDesc> {
-    if let Some(f) = desc(meta) {
-        return Some(f);
+/// The descriptor of a callsite, claiming one the first time. With `fields`, the descriptor's
+/// argument names are the callsite's first [`MAX_FIELDS`] field names, and entries carry their
+/// values; without, none (a descriptor with arguments is never culled).
+pub(crate) fn register(meta: &'static Metadata<'static>, fields: bool) -> Option<Callsite> {
+    let c = match find(meta) {
+        Some(c) => c,
+        None => claim(meta)?,
+    };
+    if fields && !WITH_FIELDS[usize::from(c.0)].load(Ordering::Relaxed) {
+        WITH_FIELDS[usize::from(c.0)].store(true, Ordering::Relaxed);
     }
-    let _one = REGISTERING.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(f) = desc(meta) {
-        return Some(f);
+    Some(c)
+}
+
+#[cold]
+fn claim(meta: &'static Metadata<'static>) -> Option<Callsite> {
+    let _one = CLAIMING.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(c) = find(meta) {
+        return Some(c);
     }
     let slot = CLAIMED.load(Ordering::Relaxed);
     if slot >= SPARES {
         DROPPED.fetch_add(1, Ordering::Relaxed);
         return None;
     }
-    CLAIMED.store(slot + 1, Ordering::Relaxed);
-    let name: &'static str =
-        Box::leak(format!("{}::{}", meta.target(), meta.name()).into_boxed_str());
-    let _ = NAMES[slot].set(name);
+    let args: Box<[&'static str]> = meta
+        .fields()
+        .iter()
+        .map(|f| f.name())
+        .take(MAX_FIELDS)
+        .collect();
+    let plain = Named {
+        name: Box::leak(format!("{}::{}", meta.target(), meta.name()).into_boxed_str()),
+        file: meta.file().unwrap_or("<tracing>"),
+        line: meta.line().unwrap_or(0),
+        args: &[],
+    };
+    let with = Named {
+        args: Box::leak(args),
+        ..plain
+    };
+    let _ = NAMES[slot].set([plain, with]);
+    let _ = METAS[slot].set(meta);
+    CLAIMED.store(slot + 1, Ordering::Release);
     let key = meta as *const Metadata<'static> as usize;
     let mut i = home(key);
     while KEYS[i].load(Ordering::Relaxed) != 0 {
@@ -70,12 +157,12 @@ pub(crate) fn register(meta: &'static Metadata<'static>) -> Option<&'static FnDe
     KEYS[i].store(key, Ordering::Release);
     // A recording already running arms it if a trigger pattern names it.
     fdr_runtime::hooks::named(SLOTS[slot]);
-    Some(SLOTS[slot])
+    Some(Callsite(slot as u16))
 }
 
-/// The descriptor of a registered span callsite.
+/// The callsite of `meta`, if it claimed a descriptor.
 #[inline]
-pub(crate) fn desc(meta: &'static Metadata<'static>) -> Option<&'static FnDesc> {
+pub(crate) fn find(meta: &'static Metadata<'static>) -> Option<Callsite> {
     let key = meta as *const Metadata<'static> as usize;
     let mut i = home(key);
     loop {
@@ -83,14 +170,15 @@ pub(crate) fn desc(meta: &'static Metadata<'static>) -> Option<&'static FnDesc> 
             0 => return None,
             k if k == key => {
                 let slot = SLOT[i].load(Ordering::Acquire);
-                return SLOTS.get(usize::from(slot).checked_sub(1)?).copied();
+                return usize::from(slot).checked_sub(1).map(|s| Callsite(s as u16));
             }
             _ => i = (i + 1) % CAP,
         }
     }
 }
 
-/// Span callsites that registered after [`SPARES`] were claimed: their spans are not recorded.
+/// Callsites that were used after [`SPARES`] were claimed: their spans and events are not
+/// recorded.
 ///
 /// ```
 /// assert_eq!(fdr_tracing::dropped_callsites(), 0);

@@ -26,30 +26,50 @@
 //!   on the `└ tasks` line, and a span never closed is a task still open at the end of the log.
 //! - Spans nest with the calls around them, `#[instrument_fdr]` functions included, by the
 //!   order of entries and exits on each thread.
+//! - A span entered once, on the thread that made it, is only that call. A callsite whose
+//!   span is entered again or on another thread (an `Instrumented` future, a span kept and
+//!   re-entered) has tasks from then on: each of its spans' life, from its creation to its
+//!   close, is a task, whose latency `fdr account` gives on the `└ tasks` line (a span never
+//!   closed is a task still open at the end of the log). Short spans that are only calls are
+//!   erased by rewind like short functions; a task would keep them and the calls around them.
+//! - Spans nest with the calls around them, `#[instrument_fdr]` functions included, by the
+//!   order of entries and exits on each thread.
 //! - Filters apply as to any layer: a span that a filter disables is not recorded.
+//! - With [`FdrLayer::with_fields`], a span's first [`MAX_FIELDS`] fields are the arguments of
+//!   its first entry (as `#[instrument_fdr(log_args)]` logs them: numbers as they are, floats
+//!   by their bits, `bool` as 0 or 1; text and `Debug` values by a 64-bit hash of their text,
+//!   [`text_value`]), and each event (`tracing::info!` and the like) is a call of no duration,
+//!   named `target::name` of the event's callsite, whose arguments are its fields. Calls with
+//!   arguments are never erased, so an event keeps the spans around it.
 //!
-//! Limits: at most [`SPARES`] span callsites are recorded (the rest are counted by
-//! [`dropped_callsites`]); a span's fields and the events inside it are not recorded.
+//! Programs that do not use `tracing_subscriber` can install [`subscriber`] instead, which
+//! records the same without a span registry (and costs less per span):
+//!
+//! ```
+//! tracing::subscriber::with_default(fdr_tracing::subscriber(), || {
+//!     let _span = tracing::info_span!("work").entered();
+//! });
+//! ```
+//!
+//! Limits: at most [`SPARES`] callsites (spans and events) are recorded (the rest are counted
+//! by [`dropped_callsites`]).
 
 #![warn(missing_docs)]
 
 mod callsites;
+mod fields;
+mod layer;
+mod slab;
+mod subscriber;
+mod thread_spans;
 
-use std::cell::RefCell;
+use fdr_runtime::CallGuard;
+use tracing_core::Event;
 
-use fdr_runtime::{hooks, CallGuard};
-use tracing_core::span::{Attributes, Id};
-use tracing_core::Subscriber;
-use tracing_subscriber::layer::Context;
-use tracing_subscriber::registry::LookupSpan;
-
-pub use callsites::{dropped_callsites, SPARES};
-
-/// The layer; see the crate's documentation.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct FdrLayer {
-    _private: (),
-}
+pub use callsites::{dropped_callsites, MAX_FIELDS, SPARES};
+pub use fields::text_value;
+pub use layer::FdrLayer;
+pub use subscriber::FdrSubscriber;
 
 /// The layer that records spans into fdr's recorder (which `fdr::start` or `FDR_OPTIONS`
 /// starts, as for `#[instrument_fdr]` functions).
@@ -62,64 +82,22 @@ pub fn layer() -> FdrLayer {
     FdrLayer::default()
 }
 
-/// A span's task, kept in its extensions from its creation to its close.
-struct Task(u64);
-
-thread_local! {
-    /// The spans this thread is in, innermost last, with the guard that records each exit.
-    static ENTERED: RefCell<Vec<(u64, CallGuard)>> = const { RefCell::new(Vec::new()) };
+/// A subscriber that records spans into fdr's recorder, without `tracing_subscriber`.
+///
+/// ```
+/// tracing::subscriber::set_global_default(fdr_tracing::subscriber()).unwrap();
+/// ```
+pub fn subscriber() -> FdrSubscriber {
+    FdrSubscriber::default()
 }
 
-impl<S> tracing_subscriber::Layer<S> for FdrLayer
-where
-    S: Subscriber + for<'a> LookupSpan<'a>,
-{
-    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
-        // The callsite's descriptor is claimed here, at its first span, rather than when the
-        // callsite registers: a callsite that filters disable claims none.
-        let Some(f) = callsites::register(attrs.metadata()) else {
-            return;
-        };
-        let task = hooks::task_created(f);
-        if let Some(span) = ctx.span(id) {
-            span.extensions_mut().insert(Task(task));
-        }
-    }
-
-    fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
-        let Some(f) = ctx.metadata(id).and_then(callsites::desc) else {
-            return;
-        };
-        let guard = CallGuard::enter(f);
-        // A thread's stack of spans outlives it by its destructors at most: then nothing is
-        // recorded, which is what a thread that is gone records.
-        let _ = ENTERED.try_with(|e| e.borrow_mut().push((id.into_u64(), guard)));
-    }
-
-    fn on_exit(&self, id: &Id, _ctx: Context<'_, S>) {
-        let id = id.into_u64();
-        let _ = ENTERED.try_with(|e| {
-            let mut e = e.borrow_mut();
-            // Spans are exited in the reverse order of their entries; one exited out of order
-            // closes the spans entered after it first, as an unwinding frame would.
-            if let Some(at) = e.iter().rposition(|(x, _)| *x == id) {
-                while e.len() > at {
-                    drop(e.pop());
-                }
-            }
-        });
-    }
-
-    fn on_close(&self, id: Id, ctx: Context<'_, S>) {
-        let Some(span) = ctx.span(&id) else {
-            return;
-        };
-        let Some(f) = callsites::desc(span.metadata()) else {
-            return;
-        };
-        let task = span.extensions().get::<Task>().map(|t| t.0);
-        if let Some(task) = task {
-            hooks::task_ended(f, task, true);
-        }
-    }
+/// Records an event as a call of no duration whose arguments are its fields.
+fn record_event(event: &Event<'_>) {
+    let meta = event.metadata();
+    let Some(c) = callsites::register(meta, true) else {
+        return;
+    };
+    let mut v = fields::Values::new(meta.fields().len());
+    event.record(&mut v);
+    drop(CallGuard::enter_args(c.desc(), v.args()));
 }

@@ -1,37 +1,39 @@
-//! Spans recorded through the layer: exact records for sync spans, `Instrumented` futures, a
-//! span that moves between threads, a span never closed, a span a filter disables, and spans
-//! mixed with `#[instrument_fdr]` functions.
+//! Spans recorded through the layer and through the standalone subscriber: exact records for
+//! sync spans, spans entered again, `Instrumented` futures, a span that moves between threads,
+//! a span never closed, fields and events, and spans mixed with `#[instrument_fdr]` functions;
+//! and, for the layer, a span a filter disables.
+//!
+//! Each scenario runs under both (the `layer` and `subscriber` modules): every `info_span!` is
+//! a callsite of its own, and what a callsite learned (that its spans are tasks) stays with it,
+//! so each module has its own callsites, named after the module.
 
 use std::future::Future;
 
-use fdr_format::{FnKind, TaskKind};
+use fdr_format::TaskKind;
 use fdr_tests::{every_call, record_log, Log, Rec};
 use tracing::{info_span, Dispatch, Instrument};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::Layer;
 
-fn dispatch() -> Dispatch {
-    Dispatch::new(tracing_subscriber::registry().with(fdr_tracing::layer()))
-}
-
-/// The function id the log's table gives `name`.
-fn id(log: &Log, name: &str) -> u32 {
-    log.functions
-        .iter()
-        .find(|f| f.name == name)
-        .unwrap_or_else(|| panic!("{name} not in {:?}", log.functions))
-        .id
-}
-
-/// A thread's calls, by name: `+name` for an entry, `-name` for an exit.
+/// A thread's calls, by name: `+name` for an entry, `-name` for an exit, `+name(a, b)` for an
+/// entry with arguments.
 fn calls(log: &Log, tid: i32) -> Vec<String> {
-    log.calls(tid)
-        .into_iter()
-        .map(|(k, id)| {
-            let sign = if k == FnKind::Enter { "+" } else { "-" };
-            format!("{sign}{}", log.name(id).unwrap_or("?"))
-        })
-        .collect()
+    let mut out: Vec<String> = Vec::new();
+    for r in log.thread_records(tid) {
+        let name = |id| log.name(id).unwrap_or("?").to_string();
+        match r {
+            Rec::Enter(id, _) => out.push(format!("+{}", name(id))),
+            Rec::EnterArgs(id, _) => out.push(format!("+{}()", name(id))),
+            Rec::Exit(id, _) => out.push(format!("-{}", name(id))),
+            Rec::Arg(a) => {
+                let last = out.last_mut().expect("an argument after an entry");
+                let sep = if last.ends_with("()") { "" } else { ", " };
+                last.insert_str(last.len() - 1, &format!("{sep}{a}"));
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// A thread's task events: (kind, function name, task id).
@@ -52,53 +54,6 @@ fn only_thread(log: &Log) -> i32 {
     tids[0]
 }
 
-#[test]
-fn sync_spans_are_calls_nested_as_entered_and_their_lives_are_tasks() {
-    let d = dispatch();
-    let log = record_log(every_call(), || {
-        tracing::dispatcher::with_default(&d, || {
-            let outer = info_span!("outer");
-            let _o = outer.enter();
-            for _ in 0..3 {
-                let _i = info_span!("inner").entered();
-            }
-        });
-    });
-    assert_eq!(
-        calls(&log, only_thread(&log)),
-        [
-            "+spans::outer",
-            "+spans::inner",
-            "-spans::inner",
-            "+spans::inner",
-            "-spans::inner",
-            "+spans::inner",
-            "-spans::inner",
-            "-spans::outer",
-        ]
-    );
-    let t = tasks(&log, only_thread(&log));
-    let kinds: Vec<(TaskKind, &str)> = t.iter().map(|(k, n, _)| (*k, n.as_str())).collect();
-    assert_eq!(
-        kinds,
-        [
-            (TaskKind::Created, "spans::outer"),
-            (TaskKind::Created, "spans::inner"),
-            (TaskKind::Completed, "spans::inner"),
-            (TaskKind::Created, "spans::inner"),
-            (TaskKind::Completed, "spans::inner"),
-            (TaskKind::Created, "spans::inner"),
-            (TaskKind::Completed, "spans::inner"),
-            (TaskKind::Completed, "spans::outer"),
-        ]
-    );
-    // Each created task is completed once, by its own id.
-    assert_eq!(t[1].2, t[2].2);
-    assert_ne!(t[2].2, t[3].2);
-    assert_eq!(t[0].2, t[7].2);
-    assert!(id(&log, "spans::inner") != id(&log, "spans::outer"));
-}
-
 /// Pending once, then ready.
 struct YieldOnce(bool);
 
@@ -117,87 +72,289 @@ impl std::future::Future for YieldOnce {
     }
 }
 
-#[test]
-fn an_instrumented_future_is_a_task_whose_calls_are_its_polls() {
-    let d = dispatch();
-    let log = record_log(every_call(), || {
-        tracing::dispatcher::with_default(&d, || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .build()
-                .unwrap();
-            rt.block_on(
-                async {
-                    YieldOnce(false).await;
-                    YieldOnce(false).await;
-                }
-                .instrument(info_span!("request")),
-            );
-        });
-    });
-    // Three polls, and the drop of the future, which tracing's `Instrumented` runs inside
-    // its span.
-    assert_eq!(
-        calls(&log, only_thread(&log)),
-        ["+spans::request", "-spans::request"].repeat(4)
-    );
-    let t = tasks(&log, only_thread(&log));
-    assert_eq!(t.len(), 2, "{t:?}");
-    assert_eq!((t[0].0, t[1].0), (TaskKind::Created, TaskKind::Completed));
-    assert_eq!(t[0].2, t[1].2);
+#[fdr::instrument_fdr]
+fn native(depth: u32) {
+    if depth > 0 {
+        let _s = info_span!("inside").entered();
+        native(depth - 1);
+    }
 }
 
-#[test]
-fn a_span_polled_on_two_threads_has_its_calls_on_each_and_one_task() {
-    let d = dispatch();
-    let log = record_log(every_call(), || {
-        let waker = std::task::Waker::noop();
-        let mut cx = std::task::Context::from_waker(waker);
-        let mut fut = tracing::dispatcher::with_default(&d, || {
-            let mut fut = Box::pin(YieldOnce(false).instrument(info_span!("moved")));
-            assert!(fut.as_mut().poll(&mut cx).is_pending());
-            fut
-        });
-        let d2 = d.clone();
-        std::thread::spawn(move || {
-            tracing::dispatcher::with_default(&d2, || {
-                let waker = std::task::Waker::noop();
-                let mut cx = std::task::Context::from_waker(waker);
-                assert!(fut.as_mut().poll(&mut cx).is_ready());
-                drop(fut);
+/// Every scenario, for one way of recording (`dispatch()`), in a module of its own.
+macro_rules! scenarios {
+    () => {
+        use super::*;
+
+        /// `name` as the log calls a span of this module.
+        fn n(name: &str) -> String {
+            format!("{}::{name}", module_path!())
+        }
+
+        /// `+n(name)` and `-n(name)`.
+        fn pair(name: &str) -> [&'static str; 2] {
+            let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+            [leak(format!("+{}", n(name))), leak(format!("-{}", n(name)))]
+        }
+
+        #[test]
+        fn sync_spans_are_calls_nested_as_entered() {
+            let d = dispatch();
+            let log = record_log(every_call(), || {
+                tracing::dispatcher::with_default(&d, || {
+                    let outer = info_span!("outer");
+                    let _o = outer.enter();
+                    for _ in 0..3 {
+                        let _i = info_span!("inner").entered();
+                    }
+                });
             });
-        })
-        .join()
-        .unwrap();
-    });
-    // The thread that polled first, then the other.
-    let (a, b) = (log.tids()[0], log.tids()[1]);
-    assert_eq!(calls(&log, a), ["+spans::moved", "-spans::moved"]);
-    // The second poll, and the drop inside the span.
-    assert_eq!(calls(&log, b), ["+spans::moved", "-spans::moved"].repeat(2));
-    let (ta, tb) = (tasks(&log, a), tasks(&log, b));
-    assert_eq!(ta.len(), 1, "{ta:?}");
-    assert_eq!(tb.len(), 1, "{tb:?}");
-    assert_eq!((ta[0].0, tb[0].0), (TaskKind::Created, TaskKind::Completed));
-    assert_eq!(ta[0].2, tb[0].2);
+            let t = only_thread(&log);
+            let [i, o] = [pair("inner"), pair("outer")];
+            assert_eq!(
+                calls(&log, t),
+                [o[0], i[0], i[1], i[0], i[1], i[0], i[1], o[1]]
+            );
+            // Entered once, right after they were made: calls, not tasks.
+            assert_eq!(tasks(&log, t), []);
+        }
+
+        #[test]
+        fn a_span_entered_again_makes_its_callsite_record_tasks() {
+            let d = dispatch();
+            let log = record_log(every_call(), || {
+                tracing::dispatcher::with_default(&d, || {
+                    for _ in 0..2 {
+                        let span = info_span!("again");
+                        span.in_scope(|| {});
+                        span.in_scope(|| {});
+                    }
+                });
+            });
+            let t = only_thread(&log);
+            assert_eq!(calls(&log, t), pair("again").repeat(4));
+            // The first span taught the callsite; the second is a task, from its creation
+            // (before its first entry) to its close (after its last exit).
+            let recs: Vec<String> = log
+                .thread_records(t)
+                .into_iter()
+                .filter_map(|r| match r {
+                    Rec::Task(TaskKind::Created, ..) => Some("created".into()),
+                    Rec::Task(TaskKind::Completed, ..) => Some("completed".into()),
+                    Rec::Enter(..) => Some("+".into()),
+                    Rec::Exit(..) => Some("-".into()),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(
+                recs,
+                [
+                    "+",
+                    "-",
+                    "+",
+                    "-",
+                    "created",
+                    "+",
+                    "-",
+                    "+",
+                    "-",
+                    "completed"
+                ]
+            );
+            let k = tasks(&log, t);
+            assert_eq!(k[0].1, n("again"));
+            assert_eq!(k[0].2, k[1].2);
+        }
+
+        #[test]
+        fn instrumented_futures_are_tasks_whose_calls_are_their_polls() {
+            let d = dispatch();
+            let log = record_log(every_call(), || {
+                tracing::dispatcher::with_default(&d, || {
+                    let rt = tokio::runtime::Builder::new_current_thread()
+                        .build()
+                        .unwrap();
+                    for _ in 0..2 {
+                        rt.block_on(
+                            async {
+                                YieldOnce(false).await;
+                                YieldOnce(false).await;
+                            }
+                            .instrument(info_span!("request")),
+                        );
+                    }
+                });
+            });
+            let t = only_thread(&log);
+            // Three polls each, and the drop of the future, which tracing's `Instrumented`
+            // runs inside its span.
+            assert_eq!(calls(&log, t), pair("request").repeat(8));
+            // The first future's second poll taught the callsite: the second future is a task.
+            let k = tasks(&log, t);
+            assert_eq!(k.len(), 2, "{k:?}");
+            assert_eq!((k[0].0, k[1].0), (TaskKind::Created, TaskKind::Completed));
+            assert_eq!(k[0].2, k[1].2);
+        }
+
+        #[test]
+        fn a_span_polled_on_two_threads_has_its_calls_on_each_and_one_task() {
+            let d = dispatch();
+            let log = record_log(every_call(), || {
+                for _ in 0..2 {
+                    let waker = std::task::Waker::noop();
+                    let mut cx = std::task::Context::from_waker(waker);
+                    let mut fut = tracing::dispatcher::with_default(&d, || {
+                        let mut fut = Box::pin(YieldOnce(false).instrument(info_span!("moved")));
+                        assert!(fut.as_mut().poll(&mut cx).is_pending());
+                        fut
+                    });
+                    let d2 = d.clone();
+                    std::thread::spawn(move || {
+                        tracing::dispatcher::with_default(&d2, || {
+                            let waker = std::task::Waker::noop();
+                            let mut cx = std::task::Context::from_waker(waker);
+                            assert!(fut.as_mut().poll(&mut cx).is_ready());
+                            drop(fut);
+                        });
+                    })
+                    .join()
+                    .unwrap();
+                }
+            });
+            // The thread that polled first, then the two others.
+            let tids = log.tids();
+            assert_eq!(tids.len(), 3, "{tids:?}");
+            let (a, b1, b2) = (tids[0], tids[1], tids[2]);
+            assert_eq!(calls(&log, a), pair("moved").repeat(2));
+            // The second poll, and the drop inside the span.
+            assert_eq!(calls(&log, b1), pair("moved").repeat(2));
+            assert_eq!(calls(&log, b2), pair("moved").repeat(2));
+            // The first span, polled on another thread, taught the callsite: the second span
+            // is one task, made on the first thread and closed on its own.
+            assert_eq!(tasks(&log, b1), []);
+            let (ta, tb) = (tasks(&log, a), tasks(&log, b2));
+            assert_eq!(ta.len(), 1, "{ta:?}");
+            assert_eq!(tb.len(), 1, "{tb:?}");
+            assert_eq!((ta[0].0, tb[0].0), (TaskKind::Created, TaskKind::Completed));
+            assert_eq!(ta[0].2, tb[0].2);
+        }
+
+        #[test]
+        fn a_span_never_closed_is_a_task_still_open() {
+            let d = dispatch();
+            let log = record_log(every_call(), || {
+                tracing::dispatcher::with_default(&d, || {
+                    for leak in [false, true] {
+                        let span = info_span!("leaked");
+                        span.in_scope(|| {});
+                        span.in_scope(|| {});
+                        if leak {
+                            std::mem::forget(span);
+                        }
+                    }
+                });
+            });
+            let t = only_thread(&log);
+            assert_eq!(calls(&log, t), pair("leaked").repeat(4));
+            let k = tasks(&log, t);
+            assert_eq!(k.len(), 1, "{k:?}");
+            assert_eq!(k[0].0, TaskKind::Created);
+        }
+
+        #[test]
+        fn spans_and_instrumented_functions_make_one_call_tree() {
+            let d = dispatch();
+            let log = record_log(every_call(), || {
+                tracing::dispatcher::with_default(&d, || {
+                    let _o = info_span!("outside").entered();
+                    native(2);
+                });
+            });
+            let (o, nat, ins) = (
+                pair("outside"),
+                ["+spans::native", "-spans::native"],
+                ["+spans::inside", "-spans::inside"],
+            );
+            assert_eq!(
+                calls(&log, only_thread(&log)),
+                [
+                    o[0], nat[0], ins[0], nat[0], ins[0], nat[0], nat[1], ins[1], nat[1], ins[1],
+                    nat[1], o[1],
+                ]
+            );
+        }
+
+        #[test]
+        fn fields_are_the_first_entrys_arguments_and_events_are_calls_with_theirs() {
+            let d = fields_dispatch();
+            let log = record_log(every_call(), || {
+                tracing::dispatcher::with_default(&d, || {
+                    let span = info_span!(
+                        "with_fields",
+                        id = 7u64,
+                        delta = -2i64,
+                        ok = true,
+                        user = "ada",
+                        later = tracing::field::Empty
+                    );
+                    span.record("later", 3u64);
+                    span.in_scope(|| tracing::info!(n = 5u64, "hello"));
+                    span.in_scope(|| {});
+                });
+            });
+            let t = only_thread(&log);
+            let f = log
+                .functions
+                .iter()
+                .find(|f| f.name == n("with_fields"))
+                .unwrap();
+            assert_eq!(f.args, ["id", "delta", "ok", "user", "later"]);
+            let event = log
+                .functions
+                .iter()
+                .find(|f| f.name.starts_with(&n("event ")))
+                .unwrap_or_else(|| panic!("no event in {:?}", log.functions));
+            assert!(event.name.contains("spans.rs:"), "{}", event.name);
+            assert_eq!(event.args, ["message", "n"]);
+            let hello = fdr_tracing::text_value("hello");
+            let ada = fdr_tracing::text_value("ada");
+            let e = &event.name;
+            let w = n("with_fields");
+            assert_eq!(
+                calls(&log, t),
+                [
+                    format!("+{w}(7, {}, 1, {ada}, 3)", -2i64 as u64),
+                    format!("+{e}({hello}, 5)"),
+                    format!("-{e}"),
+                    format!("-{w}"),
+                    format!("+{w}"),
+                    format!("-{w}"),
+                ]
+            );
+        }
+    };
 }
 
-#[test]
-fn a_span_never_closed_is_a_task_still_open() {
-    let d = dispatch();
-    let log = record_log(every_call(), || {
-        tracing::dispatcher::with_default(&d, || {
-            let span = info_span!("leaked");
-            span.in_scope(|| {});
-            std::mem::forget(span);
-        });
-    });
-    assert_eq!(
-        calls(&log, only_thread(&log)),
-        ["+spans::leaked", "-spans::leaked"]
-    );
-    let t = tasks(&log, only_thread(&log));
-    assert_eq!(t.len(), 1, "{t:?}");
-    assert_eq!(t[0].0, TaskKind::Created);
+mod layer {
+    fn dispatch() -> super::Dispatch {
+        super::Dispatch::new(tracing_subscriber::registry().with(fdr_tracing::layer()))
+    }
+    fn fields_dispatch() -> super::Dispatch {
+        super::Dispatch::new(
+            tracing_subscriber::registry().with(fdr_tracing::layer().with_fields(true)),
+        )
+    }
+    use tracing_subscriber::layer::SubscriberExt;
+    scenarios!();
+}
+
+mod subscriber {
+    fn dispatch() -> super::Dispatch {
+        super::Dispatch::new(fdr_tracing::subscriber())
+    }
+    fn fields_dispatch() -> super::Dispatch {
+        super::Dispatch::new(fdr_tracing::subscriber().with_fields(true))
+    }
+    scenarios!();
 }
 
 #[test]
@@ -217,41 +374,26 @@ fn a_span_a_filter_disables_is_not_recorded() {
         ["+spans::kept", "-spans::kept"]
     );
     assert!(log.functions.iter().all(|f| f.name != "spans::noisy"));
-    assert_eq!(tasks(&log, only_thread(&log)).len(), 2);
-}
-
-#[fdr::instrument_fdr]
-fn native(depth: u32) {
-    if depth > 0 {
-        let _s = info_span!("inside").entered();
-        native(depth - 1);
-    }
 }
 
 #[test]
-fn spans_and_instrumented_functions_make_one_call_tree() {
-    let d = dispatch();
+fn the_subscriber_records_only_spans_at_its_level() {
+    let d = Dispatch::new(fdr_tracing::subscriber().with_max_level(tracing::Level::INFO));
     let log = record_log(every_call(), || {
         tracing::dispatcher::with_default(&d, || {
-            let _o = info_span!("outside").entered();
-            native(2);
+            let _k = info_span!("shown").entered();
+            let _n = tracing::debug_span!("hidden").entered();
+            // The current span is the one recorded, for the spans made inside it.
+            assert_eq!(
+                tracing::Span::current().metadata().map(|m| m.name()),
+                Some("shown")
+            );
         });
     });
     assert_eq!(
         calls(&log, only_thread(&log)),
-        [
-            "+spans::outside",
-            "+spans::native",
-            "+spans::inside",
-            "+spans::native",
-            "+spans::inside",
-            "+spans::native",
-            "-spans::native",
-            "-spans::inside",
-            "-spans::native",
-            "-spans::inside",
-            "-spans::native",
-            "-spans::outside",
-        ]
+        ["+spans::shown", "-spans::shown"]
     );
+    assert!(log.functions.iter().all(|f| f.name != "spans::hidden"));
 }
+

@@ -1,6 +1,7 @@
 //! Slow-call triggers fire from spans as from `#[instrument_fdr]` calls, by the configuration's
 //! patterns, whether the span's callsite was first used before the recorder started or after,
-//! while other threads keep recording spans.
+//! while other threads keep recording spans; snapshots taken while threads record spans are
+//! whole. Through the layer and through the standalone subscriber.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -11,21 +12,27 @@ use fdr_tests::{every_call, read_log, scratch, testing, wait_for_logs};
 use tracing::{info_span, Dispatch};
 use tracing_subscriber::layer::SubscriberExt;
 
-fn dispatch() -> Dispatch {
-    Dispatch::new(tracing_subscriber::registry().with(fdr_tracing::layer()))
+use fdr_tests::{decode, Rec};
+
+/// The layer on a registry, or the standalone subscriber.
+fn dispatch(subscriber: bool) -> Dispatch {
+    match subscriber {
+        false => Dispatch::new(tracing_subscriber::registry().with(fdr_tracing::layer())),
+        true => Dispatch::new(fdr_tracing::subscriber()),
+    }
 }
 
-/// A span that lasts `d`, from the callsite `slow_before` or `slow_after` (one callsite each:
-/// every `info_span!` is a callsite of its own).
-fn slow_span(d: &Dispatch, before: bool, sleep: Duration) {
+/// A span that lasts `d`, from a callsite of its own for each case (every `info_span!` is a
+/// callsite of its own, and a callsite is named once).
+fn slow_span(d: &Dispatch, before: bool, subscriber: bool, sleep: Duration) {
     tracing::dispatcher::with_default(d, || {
-        if before {
-            let _s = info_span!("slow_before").entered();
-            std::thread::sleep(sleep);
-        } else {
-            let _s = info_span!("slow_after").entered();
-            std::thread::sleep(sleep);
-        }
+        let _s = match (before, subscriber) {
+            (true, false) => info_span!("slow_before").entered(),
+            (false, false) => info_span!("slow_after").entered(),
+            (true, true) => info_span!("slow_sub_before").entered(),
+            (false, true) => info_span!("slow_sub_after").entered(),
+        };
+        std::thread::sleep(sleep);
     });
 }
 
@@ -60,13 +67,18 @@ impl Drop for Beside {
     }
 }
 
-fn fires(before: bool) {
+fn fires(before: bool, subscriber: bool) {
     let _turn = testing::exclusive();
-    let d = dispatch();
-    let span = if before { "slow_before" } else { "slow_after" };
+    let d = dispatch(subscriber);
+    let span = match (before, subscriber) {
+        (true, false) => "slow_before",
+        (false, false) => "slow_after",
+        (true, true) => "slow_sub_before",
+        (false, true) => "slow_sub_after",
+    };
     if before {
         // The callsite's first span comes before the recorder: it is named already at start.
-        slow_span(&d, true, Duration::ZERO);
+        slow_span(&d, true, subscriber, Duration::ZERO);
     }
     let dir = scratch(span);
     let rec = fdr_runtime::start(
@@ -76,7 +88,7 @@ fn fires(before: bool) {
     )
     .unwrap();
     let beside = Beside::start(&d);
-    slow_span(&d, before, Duration::from_millis(60));
+    slow_span(&d, before, subscriber, Duration::from_millis(60));
     let files = wait_for_logs(&dir, 1);
     drop(beside);
     rec.finish_to(&mut std::io::sink()).unwrap();
@@ -98,10 +110,120 @@ fn fires(before: bool) {
 
 #[test]
 fn a_slow_span_fires_the_trigger_its_pattern_names_when_first_used_after_start() {
-    fires(false);
+    fires(false, false);
 }
 
 #[test]
 fn a_slow_span_fires_the_trigger_its_pattern_names_when_first_used_before_start() {
-    fires(true);
+    fires(true, false);
+}
+
+#[test]
+fn a_slow_span_of_the_subscriber_fires_when_first_used_after_start() {
+    fires(false, true);
+}
+
+#[test]
+fn a_slow_span_of_the_subscriber_fires_when_first_used_before_start() {
+    fires(true, true);
+}
+
+/// Each thread's calls in a window: exits of calls entered before the window starts are
+/// skipped; after that every exit closes the innermost call, and each `outer` holds exactly
+/// one `inner`.
+fn check_window(bytes: &[u8]) -> usize {
+    let log = decode(bytes).expect("a snapshot decodes");
+    let name = |id| {
+        log.name(id)
+            .unwrap_or("?")
+            .rsplit("::")
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let mut pairs = 0;
+    for tid in log.tids() {
+        let mut stack: Vec<(String, usize)> = Vec::new();
+        for r in log.thread_records(tid) {
+            match r {
+                Rec::Enter(id, _) | Rec::EnterArgs(id, _) => {
+                    if let Some(top) = stack.last_mut() {
+                        top.1 += 1;
+                    }
+                    stack.push((name(id), 0));
+                }
+                Rec::Exit(id, _) => {
+                    let Some((top, inner)) = stack.pop() else {
+                        continue;
+                    };
+                    assert_eq!(
+                        top,
+                        name(id),
+                        "thread {tid}: an exit that is not the innermost"
+                    );
+                    if top == "outer" {
+                        assert_eq!(
+                            inner, 1,
+                            "thread {tid}: an outer span without its inner one"
+                        );
+                        pairs += 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    pairs
+}
+
+fn snapshots_are_whole(subscriber: bool) {
+    let _turn = testing::exclusive();
+    let d = dispatch(subscriber);
+    let rec = fdr_runtime::start(every_call()).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let threads: Vec<_> = (0..2)
+        .map(|_| {
+            let (stop, d) = (Arc::clone(&stop), d.clone());
+            std::thread::spawn(move || {
+                // Threads that start and end while snapshots are taken.
+                while !stop.load(Ordering::Relaxed) {
+                    let d = d.clone();
+                    std::thread::spawn(move || {
+                        tracing::dispatcher::with_default(&d, || {
+                            for _ in 0..200 {
+                                let _o = info_span!("outer").entered();
+                                let _i = info_span!("inner").entered();
+                            }
+                        })
+                    })
+                    .join()
+                    .unwrap();
+                }
+            })
+        })
+        .collect();
+    let mut pairs = 0;
+    for _ in 0..50 {
+        let mut out = Vec::new();
+        rec.snapshot(&mut out).unwrap();
+        pairs += check_window(&out);
+    }
+    stop.store(true, Ordering::Relaxed);
+    for t in threads {
+        t.join().unwrap();
+    }
+    let mut out = Vec::new();
+    rec.finish_to(&mut out).unwrap();
+    pairs += check_window(&out);
+    assert!(pairs > 0, "no span recorded in any window");
+}
+
+#[test]
+fn snapshots_while_threads_record_spans_through_the_layer_are_whole() {
+    snapshots_are_whole(false);
+}
+
+#[test]
+fn snapshots_while_threads_record_spans_through_the_subscriber_are_whole() {
+    snapshots_are_whole(true);
 }

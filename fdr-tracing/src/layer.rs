@@ -1,0 +1,133 @@
+//! The `tracing_subscriber` layer: spans of the registry recorded as calls and tasks.
+
+use fdr_runtime::{hooks, CallGuard};
+use tracing_core::span::{Attributes, Id, Record};
+use tracing_core::{Event, Subscriber};
+use tracing_subscriber::layer::Context;
+use tracing_subscriber::registry::LookupSpan;
+
+use crate::callsites::{self, Callsite};
+use crate::fields::Values;
+use crate::{record_event, thread_spans};
+
+/// The layer; see the crate's documentation and [`layer`](crate::layer).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FdrLayer {
+    fields: bool,
+}
+
+impl FdrLayer {
+    /// With `true`, a span's fields are recorded as the arguments of its first entry, and each
+    /// event is recorded as a call of no duration whose arguments are its fields (see
+    /// [the crate's documentation](crate) for how values are recorded).
+    ///
+    /// ```
+    /// use tracing_subscriber::layer::SubscriberExt;
+    /// let _s = tracing_subscriber::registry().with(fdr_tracing::layer().with_fields(true));
+    /// ```
+    pub fn with_fields(self, fields: bool) -> FdrLayer {
+        FdrLayer { fields }
+    }
+}
+
+/// What a span keeps in the registry, when it has anything to keep.
+struct Kept {
+    task: Option<u64>,
+    fields: Option<Values>,
+}
+
+impl<S> tracing_subscriber::Layer<S> for FdrLayer
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        // The callsite's descriptor is claimed here, at its first span, rather than when the
+        // callsite registers: a callsite that filters disable claims none.
+        let Some(c) = callsites::register(attrs.metadata(), self.fields) else {
+            return;
+        };
+        thread_spans::made(id.into_u64());
+        let task = c.tasks().then(|| hooks::task_created(c.desc()));
+        let fields = self.fields.then(|| {
+            let mut v = Values::new(attrs.metadata().fields().len());
+            attrs.record(&mut v);
+            v
+        });
+        if task.is_some() || fields.is_some() {
+            if let Some(span) = ctx.span(id) {
+                span.extensions_mut().insert(Kept { task, fields });
+            }
+        }
+    }
+
+    fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
+        if !self.fields {
+            return;
+        }
+        if let Some(span) = ctx.span(id) {
+            if let Some(Kept {
+                fields: Some(v), ..
+            }) = span.extensions_mut().get_mut::<Kept>()
+            {
+                values.record(v);
+            }
+        }
+    }
+
+    fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {
+        if self.fields {
+            record_event(event);
+        }
+    }
+
+    fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
+        let Some(span) = ctx.span(id) else {
+            return;
+        };
+        let Some(c) = callsites::find(span.metadata()) else {
+            return;
+        };
+        learn(c, id.into_u64());
+        let guard = match self.fields {
+            false => CallGuard::enter(c.desc()),
+            true => {
+                let fields = span
+                    .extensions_mut()
+                    .get_mut::<Kept>()
+                    .and_then(|k| k.fields.take());
+                match fields {
+                    Some(v) => CallGuard::enter_args(c.desc(), v.args()),
+                    None => CallGuard::enter(c.desc()),
+                }
+            }
+        };
+        thread_spans::entered(id.into_u64(), Some(guard));
+    }
+
+    fn on_exit(&self, id: &Id, _ctx: Context<'_, S>) {
+        thread_spans::exited(id.into_u64());
+    }
+
+    fn on_close(&self, id: Id, ctx: Context<'_, S>) {
+        thread_spans::closed(id.into_u64());
+        let Some(span) = ctx.span(&id) else {
+            return;
+        };
+        let Some(c) = callsites::find(span.metadata()) else {
+            return;
+        };
+        let task = span.extensions().get::<Kept>().and_then(|k| k.task);
+        if let Some(task) = task {
+            hooks::task_ended(c.desc(), task, true);
+        }
+    }
+}
+
+/// A span of `c` is entered: one entered again, or on another thread than the one that made it,
+/// makes the callsite's spans tasks.
+#[inline]
+pub(crate) fn learn(c: Callsite, id: u64) {
+    if !thread_spans::first_entry(id) && !c.tasks() {
+        c.make_tasks();
+    }
+}
