@@ -63,18 +63,23 @@ fn calls_of_an_async_fn_whose_polls_were_erased_show_its_tasks() {
          \n\
          tasks, slowest first: each call of an async fn, from its creation to its completion \
          or drop (its calls above are its polls; fdr account has their table)\n\
-         1. app::fetch task on thread 11 (main), created at +0 ns, completed after 80.0 ms on \
+         1. app::fetch task 100 on thread 11 (main), created at +0 ns, completed after 80.0 ms on \
          thread 12 (worker)\n\
-         2. app::fetch task on thread 11 (main), created at +10 ns, completed after 2.00 ms on \
+         2. app::fetch task 101 on thread 11 (main), created at +10 ns, completed after 2.00 ms on \
          thread 12 (worker)\n"
     );
     // --top bounds the tasks too; the whole log's calls come first, then the tasks when no
     // function is chosen only if there is no call to list.
     let top1 = fdr(&["calls", "--function", "fetch", "--top", "1", &log]).unwrap();
-    assert_eq!(top1.lines().filter(|l| l.contains(" task on ")).count(), 1);
+    assert_eq!(
+        top1.lines()
+            .filter(|l| l.contains("app::fetch task "))
+            .count(),
+        1
+    );
     let all = fdr(&["calls", &log]).unwrap();
     assert!(all.starts_with("1. app::log on thread 11 (main)"), "{all}");
-    assert!(!all.contains(" task on "), "{all}");
+    assert!(!all.contains("app::fetch task "), "{all}");
     std::fs::remove_dir_all(dir).ok();
 }
 

@@ -253,3 +253,97 @@ fn stack_keeps_per_poll_call_paths() {
         ]
     );
 }
+
+/// Tasks tied to others, at 1 GHz: on thread 11, `app::request` (1) task 8 is polled from 100
+/// to 200 and makes `app::fetch` (2) task 9 inside its poll at 150 (parent: task 8); thread 12
+/// polls task 9 from 300 to 400. Request task 10, made at 500, follows from task 8.
+fn linked_log() -> Vec<u8> {
+    use fdr_cli::testing::synth::LogBuilder;
+    use fdr_format::{FunctionKind, LinkKind, TaskKind, TaskLink};
+    let mut log = LogBuilder::new(1_000_000_000);
+    log.function_of_kind(1, "app::request", &[], FunctionKind::Async);
+    log.function_of_kind(2, "app::fetch", &[], FunctionKind::Async);
+    log.thread(11, "main");
+    log.thread(12, "worker");
+    let link = |kind, id, task, other_id, other_task| TaskLink {
+        kind,
+        id,
+        task,
+        other_id,
+        other_task,
+    };
+    let mut b = log.block(11, 0, 50);
+    b.task(TaskKind::Created, 1, 8, 50);
+    b.enter(1, 100);
+    b.task(TaskKind::Created, 2, 9, 150);
+    b.link(link(LinkKind::Parent, 2, 9, 1, 8), 150);
+    b.exit(1, 200);
+    b.task(TaskKind::Completed, 1, 8, 200);
+    b.task(TaskKind::Created, 1, 10, 500);
+    b.link(link(LinkKind::FollowsFrom, 1, 10, 1, 8), 500);
+    b.enter(1, 510);
+    b.exit(1, 520);
+    b.task(TaskKind::Completed, 1, 10, 520);
+    b.finish();
+    let mut b = log.block(12, 1, 300);
+    b.enter(2, 300);
+    b.exit(2, 400);
+    b.task(TaskKind::Completed, 2, 9, 400);
+    b.finish();
+    log.finish()
+}
+
+#[test]
+fn calls_replay_and_dump_show_what_each_task_is_tied_to() {
+    let dir = temp_dir("tasks-links");
+    let log = write_log(&dir, "linked.fdr", &linked_log());
+    let l = log.as_str();
+    // The tasks of the functions asked for, each with its links.
+    let calls = out(&["calls", "--function", "app::*", l], l);
+    let tasks: Vec<&str> = calls
+        .lines()
+        .skip_while(|line| !line.starts_with("tasks, slowest first"))
+        .skip(1)
+        .collect();
+    assert_eq!(tasks.len(), 5, "{calls}");
+    assert!(
+        tasks[0].starts_with("1. app::fetch task 9 on thread 11 (main), created at"),
+        "{calls}"
+    );
+    assert!(
+        tasks[0].ends_with("completed after 250 ns on thread 12 (worker)"),
+        "{calls}"
+    );
+    assert_eq!(tasks[1], "   made inside app::request task 8");
+    assert!(tasks[2].starts_with("2. app::request task 8 on"), "{calls}");
+    assert!(
+        tasks[3].starts_with("3. app::request task 10 on"),
+        "{calls}"
+    );
+    assert_eq!(tasks[4], "   follows from app::request task 8");
+    // Where each link was made, in the thread's calls.
+    let replay = out(&["replay", l], l);
+    let main: Vec<&str> = replay
+        .lines()
+        .skip_while(|line| !line.contains("main"))
+        .skip(1)
+        .take(5)
+        .map(|line| line.split(" | ").nth(1).unwrap_or(line))
+        .collect();
+    assert_eq!(
+        main,
+        [
+            "app::request() {",
+            "  /* task 9 (app::fetch) made inside task 8 (app::request) */",
+            "} /* app::request */",
+            "/* task 10 (app::request) follows from task 8 (app::request) */",
+            "app::request();",
+        ],
+        "{replay}"
+    );
+    let dump = out(&["dump", l], l);
+    assert!(
+        dump.contains("fdr task link: task=9 id=2 made inside task=8 id=1  app::fetch made inside app::request"),
+        "{dump}"
+    );
+}

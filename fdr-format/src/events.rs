@@ -51,6 +51,9 @@ pub enum EventKind {
         /// The task's process-unique id.
         task: u64,
     },
+    /// An async task is tied to another: its parent, or a task it follows from (a custom
+    /// event in the block of the thread that made the link).
+    Link(crate::TaskLink),
     /// A function stopped or started being recorded (culling; a custom event).
     Cull {
         /// Culled or restored.
@@ -645,7 +648,7 @@ fn advance(tsc: &mut u64, t: &mut ThreadStats, at: u64, delta: i32) {
     *tsc = tsc.wrapping_add(delta as i64 as u64);
 }
 
-/// A custom event: fdr's task and cull events are events of the thread (none in a `muted`
+/// A custom event: fdr's task, link and cull events are events of the thread (none in a `muted`
 /// block); its table records (run, function, thread, reason) go into `info`; others are
 /// counted.
 fn custom(
@@ -656,6 +659,9 @@ fn custom(
 ) -> Result<Option<EventKind>, FormatError> {
     if let Some((kind, id, task)) = crate::decode_task_event(payload) {
         return Ok((!muted).then_some(EventKind::Task { kind, id, task }));
+    }
+    if let Some(link) = crate::decode_link_event(payload) {
+        return Ok((!muted).then_some(EventKind::Link(link)));
     }
     if let Some((kind, id, run)) = crate::decode_cull_event(payload) {
         return Ok((!muted).then_some(EventKind::Cull { kind, id, run }));

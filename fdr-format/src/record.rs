@@ -424,6 +424,90 @@ pub fn decode_task_event(payload: &[u8]) -> Option<(TaskKind, u32, u64)> {
     Some((kind, function, u64::from_le_bytes(task)))
 }
 
+/// How one task is tied to another (see [`link_payload`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum LinkKind {
+    /// The other task is the task's parent: it was made inside the other (a `tracing` span's
+    /// parent).
+    Parent = 1,
+    /// The task follows from the other: the other caused it, without containing it (a
+    /// `tracing` span's `follows_from`).
+    FollowsFrom = 2,
+}
+
+/// The first two bytes of a link event's payload.
+pub const LINK_MAGIC: [u8; 2] = *b"Fl";
+
+/// Bytes of a link event's payload: magic, kind, a zero byte, the task's function id (`u32`),
+/// the task's id (`u64`), the other task's id (`u64`), the other task's function id (`u32`) and
+/// four zero bytes, little-endian.
+pub const LINK_PAYLOAD_SIZE: usize = 32;
+
+/// A link event: task `task` of function `id` is tied (`kind`) to task `other_task` of function
+/// `other_id`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TaskLink {
+    /// Parent or follows-from.
+    pub kind: LinkKind,
+    /// The task's function id.
+    pub id: u32,
+    /// The task's id.
+    pub task: u64,
+    /// The other task's function id.
+    pub other_id: u32,
+    /// The other task's id.
+    pub other_task: u64,
+}
+
+/// A link event's 32-byte payload as four words, written in the block of the thread that made
+/// the link, after a `CustomEvent` metadata record like a task event's.
+///
+/// ```
+/// use fdr_format::{decode_link_event, link_payload, LinkKind, TaskLink};
+/// let link = TaskLink { kind: LinkKind::Parent, id: 7, task: 42, other_id: 3, other_task: 41 };
+/// let payload: Vec<u8> = link_payload(link).iter().flat_map(|x| x.to_le_bytes()).collect();
+/// assert_eq!(decode_link_event(&payload), Some(link));
+/// ```
+#[inline(always)]
+pub const fn link_payload(link: TaskLink) -> [u64; 4] {
+    let first = LINK_MAGIC[0] as u64
+        | (LINK_MAGIC[1] as u64) << 8
+        | (link.kind as u64) << 16
+        | (link.id as u64) << 32;
+    [first, link.task, link.other_task, link.other_id as u64]
+}
+
+/// Reads a custom event's payload as a link event, or `None` if it is not one.
+pub fn decode_link_event(payload: &[u8]) -> Option<TaskLink> {
+    if payload.len() != LINK_PAYLOAD_SIZE
+        || payload[..2] != LINK_MAGIC
+        || payload[3] != 0
+        || payload[28..] != [0; 4]
+    {
+        return None;
+    }
+    let kind = match payload[2] {
+        1 => LinkKind::Parent,
+        2 => LinkKind::FollowsFrom,
+        _ => return None,
+    };
+    let u32_at =
+        |i: usize| u32::from_le_bytes([payload[i], payload[i + 1], payload[i + 2], payload[i + 3]]);
+    let u64_at = |i: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&payload[i..i + 8]);
+        u64::from_le_bytes(w)
+    };
+    Some(TaskLink {
+        kind,
+        id: u32_at(4),
+        task: u64_at(8),
+        other_task: u64_at(16),
+        other_id: u32_at(24),
+    })
+}
+
 /// What happened to a function's recording at run time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]

@@ -10,9 +10,7 @@
 //! takes a buffer: when the current one has no room it answers `None`, and the caller (the hot
 //! path) gets a fresh buffer and asks once more. Nothing here loops or recurses.
 
-use fdr_format::{
-    cull_payload, function_word, meta, CullKind, FnKind, ID_SHIFT, TASK_PAYLOAD_SIZE,
-};
+use fdr_format::{cull_payload, function_word, meta, CullKind, FnKind, ID_SHIFT};
 
 use crate::thread_state::ThreadState;
 use crate::{cull, rewind};
@@ -163,7 +161,7 @@ pub(crate) fn cull_now(t: &ThreadState, len: u32, id: u32, run: u32, tsc: u64) -
             return len;
         }
         let payload = cull_payload(CullKind::Restored, id >> ID_SHIFT, 0);
-        return record_custom(t, len, payload, tsc, t.cpu.get()).unwrap_or(len);
+        return record_custom(t, len, &payload, tsc, t.cpu.get()).unwrap_or(len);
     }
     if run >= cull::PROBE {
         // A probe's calls, all short so far: the last of them culls again, with no event.
@@ -178,7 +176,7 @@ pub(crate) fn cull_now(t: &ThreadState, len: u32, id: u32, run: u32, tsc: u64) -
         return len;
     };
     let payload = cull_payload(CullKind::Culled, id >> ID_SHIFT, u64::from(run));
-    match record_custom(t, len, payload, tsc, t.cpu.get()) {
+    match record_custom(t, len, &payload, tsc, t.cpu.get()) {
         Some(len) => {
             cull::cull(f);
             len
@@ -221,26 +219,29 @@ fn prepare(
     Some((len + 2, 0))
 }
 
-/// Records a custom event with a 16-byte payload (a task or cull event): four words. Like any
-/// record that is not a function entry or exit, it pins what came before (a rewind never
-/// reaches across it).
+/// Records a custom event whose payload is `payload` (two words: a task or cull event; four:
+/// a link event): its header and the payload. Like any record that is not a function entry or
+/// exit, it pins what came before (a rewind never reaches across it).
 #[inline(always)]
 pub(crate) fn record_custom(
     t: &ThreadState,
     len: u32,
-    payload: [u64; 2],
+    payload: &[u64],
     tsc: u64,
     cpu: u32,
 ) -> Option<u32> {
+    let words = payload.len() as u32;
     // A custom event's delta is a signed 32-bit field.
-    let (len, delta) = prepare(t, len, 4, i32::MAX as u64, tsc, cpu)?;
-    let header = meta::custom_event(TASK_PAYLOAD_SIZE as i32, delta as i32);
-    // SAFETY: `prepare` checked room for the four words.
+    let (len, delta) = prepare(t, len, u64::from(2 + words), i32::MAX as u64, tsc, cpu)?;
+    let header = meta::custom_event((words * 8) as i32, delta as i32);
+    // SAFETY: `prepare` checked room for the header's two words and the payload's.
     unsafe {
         t.writer.store_meta(len, header);
-        t.writer.store_meta(len + 2, payload);
+        for (at, w) in (len + 2..).zip(payload) {
+            t.writer.store(at, *w);
+        }
     }
-    let len = len + 4;
+    let len = len + 2 + words;
     t.begin_block(len, cpu, tsc);
     Some(len)
 }

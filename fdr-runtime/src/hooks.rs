@@ -82,6 +82,59 @@ pub fn task_created(f: &'static FnDesc) -> u64 {
     crate::task::created(f)
 }
 
+/// Whether a call of `f` entered now through [`CallGuard::enter`] would record nothing: no
+/// recorder runs, or `f` is culled (its calls were all short for a long run; the runtime lets a
+/// few through now and then to see whether that changed). Instrumentation that has work of its
+/// own per call, as `fdr-tracing` has per span, asks this first and skips the call altogether,
+/// so that a culled function costs it this one load too.
+///
+/// A function is culled only while a recorder runs, and a descriptor that no hook has used yet
+/// never skips: its first call is the one that finds out whether `FDR_OPTIONS` starts one.
+///
+/// ```
+/// use fdr_runtime::{hooks, FnDesc, FnKindTag};
+/// #[linkme::distributed_slice(fdr_runtime::FUNCTIONS)]
+/// static WORK: FnDesc = FnDesc::new("doc::work", file!(), line!(), FnKindTag::Function, &[]);
+/// assert!(!hooks::skips(&WORK));
+/// let recorder = fdr_runtime::start(fdr_runtime::Config::default()).unwrap();
+/// assert!(!hooks::skips(&WORK));
+/// recorder.finish_to(&mut std::io::sink()).unwrap();
+/// assert!(hooks::skips(&WORK));
+/// ```
+#[inline(always)]
+pub fn skips(f: &'static FnDesc) -> bool {
+    crate::hot_path::skips(f)
+}
+
+/// Records that task `task` of `f` is tied to task `other_task` of `other`: `other` is its
+/// parent (`LinkKind::Parent`: the task was made inside it, as a `tracing` span inside its
+/// parent span), or the task follows from it (`LinkKind::FollowsFrom`). `fdr calls` shows a
+/// task's links beside it.
+///
+/// ```
+/// use fdr_runtime::{hooks, FnDesc, FnKindTag};
+/// use fdr_runtime::LinkKind;
+/// #[linkme::distributed_slice(fdr_runtime::FUNCTIONS)]
+/// static REQUEST: FnDesc = FnDesc::new("doc::request", file!(), line!(), FnKindTag::Scope, &[]);
+/// #[linkme::distributed_slice(fdr_runtime::FUNCTIONS)]
+/// static FETCH: FnDesc = FnDesc::new("doc::fetch", file!(), line!(), FnKindTag::Scope, &[]);
+/// let request = hooks::task_created(&REQUEST);
+/// let fetch = hooks::task_created(&FETCH);
+/// hooks::task_linked(&FETCH, fetch, LinkKind::Parent, &REQUEST, request);
+/// hooks::task_ended(&FETCH, fetch, true);
+/// hooks::task_ended(&REQUEST, request, true);
+/// ```
+#[inline]
+pub fn task_linked(
+    f: &'static FnDesc,
+    task: u64,
+    kind: crate::LinkKind,
+    other: &'static FnDesc,
+    other_task: u64,
+) {
+    crate::task::linked(f, task, kind, other, other_task)
+}
+
 /// Records that task `task` of `f` completed, or (with `completed` false) was dropped first.
 #[inline]
 pub fn task_ended(f: &'static FnDesc, task: u64, completed: bool) {

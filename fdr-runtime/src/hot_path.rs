@@ -5,11 +5,13 @@
 //! The fast path is one thread-local access, one bounds check against the buffer's published
 //! limit, one timestamp read and one 8-byte store, plus the bookkeeping the rewind needs.
 
-use fdr_format::{task_payload, FnKind, Reason, TaskKind, ID_SHIFT};
+use fdr_format::{
+    link_payload, task_payload, FnKind, LinkKind, Reason, TaskKind, TaskLink, ID_SHIFT,
+};
 
 use crate::desc::FnDesc;
 use crate::local::{self, Local};
-use crate::thread_state::BUSY;
+use crate::thread_state::{ThreadState, BUSY};
 use crate::{attach, autostart, clock, controller, cull, gate, session, trigger};
 
 /// Records one function event.
@@ -50,10 +52,16 @@ pub(crate) const SKIPPED: Entry = 1;
 /// which keeps the inlined part small enough for small functions to stay inlined.
 #[inline(always)]
 pub(crate) fn enter_guarded(f: &'static FnDesc) -> Entry {
-    if f.flags() & (gate::OFF | cull::CULLED) != 0 {
+    if skips(f) {
         return SKIPPED;
     }
     guarded_entry(f)
+}
+
+/// Whether a guarded entry of `f` now would record nothing: no recorder runs, or `f` is culled.
+#[inline(always)]
+pub(crate) fn skips(f: &'static FnDesc) -> bool {
+    f.flags() & (gate::OFF | cull::CULLED) != 0
 }
 
 /// Records the exit of a call entered through [`enter_guarded`], exactly when its entry was: a
@@ -288,13 +296,37 @@ fn cold_event<'a>(
 /// Records a task event of async function `f`. Out of line: tasks are rarer than calls.
 #[inline(never)]
 pub(crate) fn record_task(f: &'static FnDesc, kind: TaskKind, task: u64) {
-    record_custom(f, |id| task_payload(kind, id, task));
+    record_custom(|t| {
+        let [a, b] = task_payload(kind, t.id_field(f) >> ID_SHIFT, task);
+        Custom::new([a, b, 0, 0], 2)
+    });
 }
 
-/// Records a custom event about `f` (a task or cull event), whose payload `payload` makes from
-/// `f`'s id: the path of [`record_one`] with a four-word record.
+/// Records that task `task` of `f` is tied (`kind`) to task `other_task` of `other`.
+#[inline(never)]
+pub(crate) fn record_link(
+    f: &'static FnDesc,
+    task: u64,
+    kind: LinkKind,
+    other: &'static FnDesc,
+    other_task: u64,
+) {
+    record_custom(|t| {
+        let link = TaskLink {
+            kind,
+            id: t.id_field(f) >> ID_SHIFT,
+            task,
+            other_id: t.id_field(other) >> ID_SHIFT,
+            other_task,
+        };
+        Custom::new(link_payload(link), 4)
+    });
+}
+
+/// Records a custom event (a task or link event) whose payload `payload` makes with the thread's
+/// function ids: the path of [`record_one`] with a longer record.
 #[inline(always)]
-fn record_custom(f: &'static FnDesc, payload: impl Fn(u32) -> [u64; 2]) {
+fn record_custom(payload: impl Fn(&ThreadState) -> Custom) {
     if !session::may_record() {
         return;
     }
@@ -304,18 +336,35 @@ fn record_custom(f: &'static FnDesc, payload: impl Fn(u32) -> [u64; 2]) {
     if len >= t.writer.limit() {
         // Busy, or no buffer yet (or a full one): the cold path joins and takes one.
         cold_event(l, |t| Event::Custom {
-            payload: payload(t.id_field(f) >> ID_SHIFT),
+            payload: payload(t),
         });
         return;
     }
     t.begin_write();
-    let payload = payload(t.id_field(f) >> ID_SHIFT);
+    let payload = payload(t);
     let (tsc, cpu) = clock::now();
-    let len = match controller::record_custom(t, len, payload, tsc, cpu) {
+    let len = match controller::record_custom(t, len, payload.words(), tsc, cpu) {
         Some(len) => len,
         None => next_buffer(l, len, tsc, cpu, Event::Custom { payload }),
     };
     t.end_write(len);
+}
+
+/// A custom event's payload: its first `len` words.
+#[derive(Clone, Copy)]
+struct Custom {
+    words: [u64; 4],
+    len: u8,
+}
+
+impl Custom {
+    fn new(words: [u64; 4], len: u8) -> Custom {
+        Custom { words, len }
+    }
+
+    fn words(&self) -> &[u64] {
+        &self.words[..usize::from(self.len)]
+    }
 }
 
 /// What a hook records.
@@ -326,8 +375,8 @@ enum Event<'a> {
         kind: FnKind,
         args: &'a [u64],
     },
-    /// A task or cull event's payload.
-    Custom { payload: [u64; 2] },
+    /// A task or link event's payload.
+    Custom { payload: Custom },
 }
 
 impl Event<'_> {
@@ -337,7 +386,9 @@ impl Event<'_> {
             Event::Call { id, kind, args } => {
                 controller::record_any(t, len, id, kind, tsc, cpu, args)
             }
-            Event::Custom { payload } => controller::record_custom(t, len, payload, tsc, cpu),
+            Event::Custom { payload } => {
+                controller::record_custom(t, len, payload.words(), tsc, cpu)
+            }
         }
     }
 

@@ -129,6 +129,8 @@ pub use desc::{function, FUNCTIONS};
 pub use desc::{FnDesc, FnKindTag, Named};
 pub use error::Error;
 #[cfg(feature = "record")]
+pub use fdr_format::LinkKind;
+#[cfg(feature = "record")]
 pub use hooks::{Args, CallGuard, Instrumented, NoArgs, PollEntry};
 #[cfg(feature = "record")]
 pub use linkme;

@@ -73,3 +73,15 @@ pub(crate) fn ended(f: &'static FnDesc, task: u64, completed: bool) {
         });
     }
 }
+
+/// Task `task` of `f` is tied (`kind`) to task `other_task` of `other`.
+#[inline]
+pub(crate) fn linked(
+    f: &'static FnDesc,
+    task: u64,
+    kind: fdr_format::LinkKind,
+    other: &'static FnDesc,
+    other_task: u64,
+) {
+    hot_path::record_link(f, task, kind, other, other_task);
+}

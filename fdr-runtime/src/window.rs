@@ -199,16 +199,25 @@ mod tests {
                     words.extend(meta::tsc_wrap(t));
                     recs.push(Rec::Wrap(t));
                 }
-                // Task and cull events: a header and a 16-byte payload whose words look like
-                // anything (an id field with metadata bits, a huge task id).
+                // Task, cull and link events: a header and a 16- or 32-byte payload whose words
+                // look like anything (an id field with metadata bits, a huge task id).
                 _ => {
                     t += delta;
-                    words.extend(meta::custom_event(16, delta as i32));
-                    words.extend(if rng.next(2) == 0 {
-                        task_payload(TaskKind::Created, 0x0fff_ffff, u64::MAX - rng.next(9))
-                    } else {
-                        cull_payload(CullKind::Culled, 5, 0x3f3f_3f3f_3f3f_3f3f)
-                    });
+                    let payload: Vec<u64> = match rng.next(3) {
+                        0 => task_payload(TaskKind::Created, 0x0fff_ffff, u64::MAX - rng.next(9))
+                            .to_vec(),
+                        1 => cull_payload(CullKind::Culled, 5, 0x3f3f_3f3f_3f3f_3f3f).to_vec(),
+                        _ => fdr_format::link_payload(fdr_format::TaskLink {
+                            kind: fdr_format::LinkKind::Parent,
+                            id: 0x0fff_ffff,
+                            task: u64::MAX,
+                            other_id: 7,
+                            other_task: 0x3f3f_3f3f_3f3f_3f3f,
+                        })
+                        .to_vec(),
+                    };
+                    words.extend(meta::custom_event(8 * payload.len() as i32, delta as i32));
+                    words.extend(payload);
                     recs.push(Rec::Custom(t));
                 }
             }

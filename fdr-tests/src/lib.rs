@@ -67,6 +67,8 @@ pub enum Rec {
     Task(fdr_format::TaskKind, u32, u64, i32),
     /// A cull event: kind, function id, run, delta.
     Cull(fdr_format::CullKind, u32, u64, i32),
+    /// A link event and its delta.
+    Link(fdr_format::TaskLink, i32),
     /// Any other record, as the reader printed it.
     Other(String),
 }
@@ -237,6 +239,8 @@ pub fn decode(bytes: impl Read) -> Result<Log, String> {
                     Rec::Task(kind, id, task, delta)
                 } else if let Some((kind, id, run)) = fdr_format::decode_cull_event(payload) {
                     Rec::Cull(kind, id, run, delta)
+                } else if let Some(link) = fdr_format::decode_link_event(payload) {
+                    Rec::Link(link, delta)
                 } else {
                     Rec::Other(format!("custom event of {} bytes", payload.len()))
                 }

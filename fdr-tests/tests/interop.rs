@@ -24,8 +24,14 @@ static T: fdr_runtime::FnDesc = fdr_runtime::FnDesc::new(
 );
 
 /// One task that completes at its first poll and one dropped unpolled: task events of every
-/// kind in the thread's blocks.
+/// kind in the thread's blocks; and two tasks tied by a link event (32 bytes of payload).
 fn tasks() {
+    use fdr_runtime::hooks::{task_created, task_ended, task_linked};
+    let parent = task_created(&T);
+    let child = task_created(&T);
+    task_linked(&T, child, fdr_runtime::LinkKind::Parent, &T, parent);
+    task_ended(&T, child, true);
+    task_ended(&T, parent, true);
     use std::future::Future;
     let mut done = std::pin::pin!(fdr_runtime::Instrumented::new(&T, async { 1 }));
     struct Noop;
@@ -133,6 +139,15 @@ fn llvm_xray_verifies_our_logs() {
     ] {
         assert!(dump.contains(needle), "no {needle} in fdr-dump output");
     }
+    // Among the custom events it verified: link events, four times (one per thread).
+    let log = decode(&std::fs::read(&path).unwrap()[..]).unwrap();
+    let links = log
+        .blocks
+        .iter()
+        .flat_map(|b| &b.records)
+        .filter(|r| matches!(r, Rec::Link(..)))
+        .count();
+    assert_eq!(links, 4);
     std::fs::remove_file(path).ok();
 }
 

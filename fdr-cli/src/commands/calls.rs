@@ -10,6 +10,8 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
+use fdr_format::TaskLink;
+
 use crate::model::call::{Close, Frame, Nothing, Sink, TaskEvent};
 use crate::model::filter::Filter;
 use crate::model::input::Log;
@@ -73,9 +75,34 @@ struct Top {
     heap: BinaryHeap<Reverse<(Rank, u32, u32)>>,
     tasks: Tasks,
     spans: SlowTasks,
+    links: Links,
+}
+
+/// What each task is tied to (its parent, tasks it follows from), by task id.
+pub type Links = HashMap<u64, Vec<TaskLink>>;
+
+/// The most tasks whose links `fdr calls` keeps; later ones are not shown.
+pub const MAX_LINKED_TASKS: usize = 1 << 20;
+
+/// Links of a task past this many are not shown.
+const MAX_LINKS_PER_TASK: usize = 16;
+
+fn add_link(links: &mut Links, link: TaskLink) {
+    if links.len() >= MAX_LINKED_TASKS && !links.contains_key(&link.task) {
+        return;
+    }
+    let l = links.entry(link.task).or_default();
+    if l.len() < MAX_LINKS_PER_TASK && !l.contains(&link) {
+        l.push(link);
+    }
 }
 
 impl Sink for Top {
+    fn link(&mut self, _thread: u32, _tsc: u64, link: TaskLink) -> Result<(), CliError> {
+        add_link(&mut self.links, link);
+        Ok(())
+    }
+
     fn task(&mut self, thread: u32, tsc: u64, window: u64, ev: TaskEvent) -> Result<(), CliError> {
         if let Some(s) = self.tasks.event(thread, tsc, window, ev)? {
             self.spans.add(s);
@@ -149,6 +176,7 @@ impl Top {
                 n,
                 ..SlowTasks::default()
             },
+            links: Links::new(),
         }
     }
 
@@ -161,6 +189,9 @@ impl Top {
             }
             for s in t.spans.spans.into_values() {
                 self.spans.add(s);
+            }
+            for link in t.links.into_values().flatten() {
+                add_link(&mut self.links, link);
             }
             for s in self.tasks.merge(t.tasks)? {
                 self.spans.add(s);
@@ -435,6 +466,8 @@ pub struct Slowest {
     pub(crate) calls: Vec<(Key, Vec<Node>)>,
     /// The slowest tasks.
     pub tasks: Vec<TaskSpan>,
+    /// What the listed tasks are tied to.
+    pub links: Links,
     /// Whether the report lists the tasks: a function was chosen, or there is no call to list.
     pub show_tasks: bool,
     /// The first pass: tables, threads, time zero.
@@ -496,6 +529,8 @@ pub fn slowest(
         top.merge(tops, end)?;
     }
     let tasks = std::mem::take(&mut top.spans).into_sorted();
+    let mut links = std::mem::take(&mut top.links);
+    links.retain(|task, _| tasks.iter().any(|s| s.task == *task));
     let keys = top.keys();
     let mut want: HashMap<(u32, u32, u64), Vec<u64>> = HashMap::new();
     for k in &keys {
@@ -531,6 +566,7 @@ pub fn slowest(
     Ok(Slowest {
         calls: ordered,
         tasks,
+        links,
         show_tasks,
         plan: p,
     })

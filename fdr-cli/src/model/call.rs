@@ -2,7 +2,7 @@
 //! [`Sink`] every analysis implements to receive calls, arguments, task and cull events in
 //! record order.
 
-use fdr_format::{CullKind, TaskKind};
+use fdr_format::{CullKind, TaskKind, TaskLink};
 
 use crate::CliError;
 
@@ -104,6 +104,13 @@ pub trait Sink {
         Ok(())
     }
 
+    /// An async task was tied to another (its parent, or a task it follows from) by `thread` at
+    /// `tsc`.
+    fn link(&mut self, thread: u32, tsc: u64, link: TaskLink) -> Result<(), CliError> {
+        let _ = (thread, tsc, link);
+        Ok(())
+    }
+
     /// A function was culled or restored (by `thread`, at `tsc`): see [`crate::culls`].
     fn cull(&mut self, thread: u32, tsc: u64, kind: CullKind, id: u32) -> Result<(), CliError> {
         let _ = (thread, tsc, kind, id);
@@ -168,6 +175,11 @@ impl<A: Sink, B: Sink> Sink for Both<'_, A, B> {
     fn task(&mut self, thread: u32, tsc: u64, window: u64, ev: TaskEvent) -> Result<(), CliError> {
         self.0.task(thread, tsc, window, ev)?;
         self.1.task(thread, tsc, window, ev)
+    }
+
+    fn link(&mut self, thread: u32, tsc: u64, link: TaskLink) -> Result<(), CliError> {
+        self.0.link(thread, tsc, link)?;
+        self.1.link(thread, tsc, link)
     }
 
     fn cull(&mut self, thread: u32, tsc: u64, kind: CullKind, id: u32) -> Result<(), CliError> {

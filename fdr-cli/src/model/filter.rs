@@ -25,7 +25,7 @@ use std::fs::File;
 use clap::Args;
 use fdr_format::events::{EventDecoder, LogInfo};
 use fdr_format::reader::{Reader, Record};
-use fdr_format::{CullKind, Extension, FormatError};
+use fdr_format::{CullKind, Extension, FormatError, TaskLink};
 
 use crate::model::call::{Close, Frame, Sink, TaskEvent};
 use crate::model::input::Log;
@@ -894,6 +894,16 @@ impl<S: Sink> Sink for Filtered<'_, S> {
         }
         let from = self.f.range.map_or(0, |r| r.0);
         self.inner.task(thread, tsc, window.max(from), ev)
+    }
+
+    fn link(&mut self, thread: u32, tsc: u64, link: TaskLink) -> Result<(), CliError> {
+        // Within the range, links pass whatever the function chosen: they only tie tasks, and
+        // the task events, filtered, choose which tasks are shown.
+        self.thread(thread);
+        if !self.advance(thread, tsc)? {
+            return Ok(());
+        }
+        self.inner.link(thread, tsc, link)
     }
 
     fn cull(&mut self, thread: u32, tsc: u64, kind: CullKind, id: u32) -> Result<(), CliError> {

@@ -142,6 +142,7 @@ pub fn replay_decoder<R: Read, S: Sink>(
                 EventKind::Block
                     | EventKind::Cpu { .. }
                     | EventKind::Task { .. }
+                    | EventKind::Link(_)
                     | EventKind::Cull { .. }
             )
         {
@@ -180,6 +181,7 @@ pub fn replay_decoder<R: Read, S: Sink>(
                 let window = if th.started { th.first } else { th.block_tsc };
                 sink.task(ev.thread, ev.tsc, window, TaskEvent { kind, id, task })?;
             }
+            EventKind::Link(link) => sink.link(ev.thread, ev.tsc, link)?,
             EventKind::Cull { kind, id, .. } => sink.cull(ev.thread, ev.tsc, kind, id)?,
             EventKind::Cpu { .. } => {}
         }

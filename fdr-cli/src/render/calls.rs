@@ -5,8 +5,9 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 use clap::ValueEnum;
+use fdr_format::LinkKind;
 
-use crate::commands::calls::{Key, Node, Slowest, NONE};
+use crate::commands::calls::{Key, Links, Node, Slowest, NONE};
 use crate::escape::{json_string, shown};
 use crate::model::names::Names;
 use crate::model::replay::Plan;
@@ -39,7 +40,7 @@ pub fn write(
         Format::Text => {
             write_text(&s.calls, p, &names, &clock, depth, &mut o)?;
             if s.show_tasks {
-                write_tasks(&s.tasks, p, &names, &clock, &mut o)?;
+                write_tasks(&s.tasks, &s.links, p, &names, &clock, &mut o)?;
             }
             if let Some(n) = window::note(&p.info, &p.threads) {
                 writeln!(o, "{n}")?;
@@ -53,6 +54,7 @@ pub fn write(
 /// The slowest tasks, after the calls.
 fn write_tasks(
     tasks: &[TaskSpan],
+    links: &Links,
     p: &Plan,
     names: &Names,
     clock: &Clock,
@@ -71,9 +73,10 @@ fn write_tasks(
     for (i, s) in tasks.iter().enumerate() {
         let dur = clock.ns(s.end.saturating_sub(s.start));
         let mut line = format!(
-            "{}. {} task on {}, created at {}{}, ",
+            "{}. {} task {} on {}, created at {}{}, ",
             i + 1,
             shown(&names.function(s.function)),
+            s.task,
             thread_label(names, tid(s.start_thread)),
             relative(s.start, p.origin, clock),
             if s.inferred {
@@ -100,6 +103,18 @@ fn write_tasks(
             }
         }
         writeln!(out, "{line}")?;
+        for l in links.get(&s.task).map_or(&[][..], Vec::as_slice) {
+            let how = match l.kind {
+                LinkKind::Parent => "made inside",
+                LinkKind::FollowsFrom => "follows from",
+            };
+            writeln!(
+                out,
+                "   {how} {} task {}",
+                shown(&names.function(l.other_id)),
+                l.other_task
+            )?;
+        }
     }
     Ok(())
 }

@@ -135,6 +135,20 @@ impl Dumper for Printer<'_> {
                             fdr_format::CullKind::Restored => "restored",
                         };
                         format!("fdr {k}: id={id} run={run}  {}", name(id))
+                    } else if let Some(l) = fdr_format::decode_link_event(payload) {
+                        let k = match l.kind {
+                            fdr_format::LinkKind::Parent => "made inside",
+                            fdr_format::LinkKind::FollowsFrom => "follows from",
+                        };
+                        format!(
+                            "fdr task link: task={} id={} {k} task={} id={}  {} {k} {}",
+                            l.task,
+                            l.id,
+                            l.other_task,
+                            l.other_id,
+                            name(l.id),
+                            name(l.other_id)
+                        )
                     } else {
                         "not an fdr record".to_string()
                     }

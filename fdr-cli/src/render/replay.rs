@@ -18,6 +18,8 @@
 use std::fmt::Write as _;
 use std::io::Write;
 
+use fdr_format::{LinkKind, TaskLink};
+
 use crate::escape::shown;
 use crate::model::call::{Close, Frame, Sink};
 use crate::model::names::{Names, Slots};
@@ -56,6 +58,8 @@ pub struct Lines<'a> {
     prefix: String,
     scratch: String,
     marks: Marks,
+    /// The depth of the next entry: the calls open on the thread.
+    depth: usize,
 }
 
 /// Which marks appeared, for the notes at the end.
@@ -160,6 +164,7 @@ impl Lines<'_> {
 impl Sink for Lines<'_> {
     fn enter(&mut self, _: u32, depth: usize, f: &Frame, args: &[u64]) -> Result<(), CliError> {
         self.open_held()?;
+        self.depth = depth + 1;
         self.held = Some((depth, *f));
         self.held_args.clear();
         self.held_args.extend_from_slice(args);
@@ -175,6 +180,7 @@ impl Sink for Lines<'_> {
         how: Close,
         _: &[u64],
     ) -> Result<(), CliError> {
+        self.depth = depth;
         let dur = end.saturating_sub(f.start);
         let s = self.label(f.id)?;
         if matches!(self.held, Some((d, _)) if d == depth) {
@@ -195,6 +201,24 @@ impl Sink for Lines<'_> {
             self.line.push_str(" */");
         }
         self.close_marks(how);
+        self.flush()
+    }
+
+    /// A task tied to another, where the thread made the link (inside the calls open then):
+    /// `/* task 9 (app::fetch) made inside task 8 (app::request) */`.
+    fn link(&mut self, _: u32, _: u64, link: TaskLink) -> Result<(), CliError> {
+        self.open_held()?;
+        let (task, other) = (self.label(link.id)?, self.label(link.other_id)?);
+        self.head(None, self.depth, false);
+        let how = match link.kind {
+            LinkKind::Parent => "made inside",
+            LinkKind::FollowsFrom => "follows from",
+        };
+        let _ = write!(
+            self.line,
+            "/* task {} ({}) {how} task {} ({}) */",
+            link.task, self.labels[task], link.other_task, self.labels[other]
+        );
         self.flush()
     }
 }
@@ -246,6 +270,7 @@ pub fn write(
             prefix: format!("[{:>6}] | ", th.tid),
             scratch: String::new(),
             marks,
+            depth: 0,
         };
         each(t, &mut lines)?;
         lines.open_held()?;

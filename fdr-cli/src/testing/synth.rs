@@ -16,10 +16,10 @@
 //! ```
 
 use fdr_format::{
-    block_preamble, cull_payload, function_record, lead_block, meta, meta_bytes, task_payload,
-    BlockStart, CullKind, Extension, FileHeader, FnKind, FunctionInfo, FunctionKind, LeadStart,
-    MetaWords, ReasonInfo, RunInfo, TaskKind, ThreadInfo, BLOCK_PREAMBLE_AFTER_EXTENTS,
-    BLOCK_PREAMBLE_WORDS, TASK_PAYLOAD_SIZE,
+    block_preamble, cull_payload, function_record, lead_block, link_payload, meta, meta_bytes,
+    task_payload, BlockStart, CullKind, Extension, FileHeader, FnKind, FunctionInfo, FunctionKind,
+    LeadStart, MetaWords, ReasonInfo, RunInfo, TaskKind, TaskLink, ThreadInfo,
+    BLOCK_PREAMBLE_AFTER_EXTENTS, BLOCK_PREAMBLE_WORDS,
 };
 
 /// A log under construction.
@@ -186,14 +186,28 @@ impl BlockBuilder<'_> {
             .extend_from_slice(&function_record(id, kind, delta).to_le_bytes());
     }
 
-    /// A custom event of 16 payload bytes at `tsc`, as the runtime writes task and cull events.
-    fn custom16(&mut self, payload: [u64; 2], tsc: u64) {
+    /// A custom event of `payload` at `tsc`, as the runtime writes task, cull and link events.
+    fn custom(&mut self, payload: &[u64], tsc: u64) {
         let delta = self.advance(tsc, i32::MAX as u64) as i32;
         push_meta(
             &mut self.events,
-            meta::custom_event(TASK_PAYLOAD_SIZE as i32, delta),
+            meta::custom_event(8 * payload.len() as i32, delta),
         );
-        self.events.extend(words_bytes(&payload));
+        self.events.extend(words_bytes(payload));
+    }
+
+    /// A link event at `tsc`: a task tied to its parent, or to a task it follows from.
+    ///
+    /// ```
+    /// use fdr_cli::testing::synth::LogBuilder;
+    /// use fdr_format::{LinkKind, TaskLink};
+    /// let mut log = LogBuilder::new(1_000_000_000);
+    /// let mut b = log.block(7, 0, 100);
+    /// b.link(TaskLink { kind: LinkKind::Parent, id: 2, task: 9, other_id: 1, other_task: 8 }, 150);
+    /// assert_eq!(b.len(), 64 + 16 + 32); // preamble, the event and its payload
+    /// ```
+    pub fn link(&mut self, link: TaskLink, tsc: u64) {
+        self.custom(&link_payload(link), tsc);
     }
 
     /// An entry.
@@ -238,7 +252,7 @@ impl BlockBuilder<'_> {
     /// assert_eq!(kinds[2], (150, EventKind::Task { kind: TaskKind::Created, id: 3, task: 42 }));
     /// ```
     pub fn task(&mut self, kind: TaskKind, id: u32, task: u64, tsc: u64) {
-        self.custom16(task_payload(kind, id, task), tsc);
+        self.custom(&task_payload(kind, id, task), tsc);
     }
 
     /// A cull event: function `id` stopped (or started again) being recorded on this thread
@@ -253,7 +267,7 @@ impl BlockBuilder<'_> {
     /// assert_eq!(b.len(), 64 + 16 + 16); // preamble, the event and its payload
     /// ```
     pub fn cull(&mut self, kind: CullKind, id: u32, run: u64, tsc: u64) {
-        self.custom16(cull_payload(kind, id, run), tsc);
+        self.custom(&cull_payload(kind, id, run), tsc);
     }
 
     /// A migration to `cpu` at `tsc`.
