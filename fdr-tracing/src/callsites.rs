@@ -42,12 +42,24 @@ fn info<const K: usize>() -> &'static Named {
 
 include!(concat!(env!("OUT_DIR"), "/spares.rs"));
 
-/// Open addressing, four places per spare so that probes stay short.
-const CAP: usize = 4 * SPARES;
-/// Callsite addresses (0: empty).
-static KEYS: [AtomicUsize; CAP] = [const { AtomicUsize::new(0) }; CAP];
-/// The slot of the callsite at the same place, plus one.
-static SLOT: [AtomicU16; CAP] = [const { AtomicU16::new(0) }; CAP];
+/// Open addressing, two places per spare so that probes stay short.
+const CAP: usize = 2 * SPARES;
+
+/// A place of the table: a callsite's address and its slot side by side, so that a look-up
+/// (made at every span, see `FdrSubscriber::enabled`) touches one cache line.
+struct Place {
+    /// The callsite's address (0: empty).
+    key: AtomicUsize,
+    /// Its slot, plus one.
+    slot: AtomicU16,
+}
+
+static PLACES: [Place; CAP] = [const {
+    Place {
+        key: AtomicUsize::new(0),
+        slot: AtomicU16::new(0),
+    }
+}; CAP];
 /// Slots claimed.
 static CLAIMED: AtomicUsize = AtomicUsize::new(0);
 /// Callsites past [`SPARES`].
@@ -100,7 +112,7 @@ impl Callsite {
 
 fn home(key: usize) -> usize {
     // Metadata are statics at least 8-aligned: drop the low bits, mix the rest.
-    ((key >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20) % CAP
+    ((key >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) % CAP
 }
 
 /// The descriptor of a callsite, claiming one the first time. With `fields`, the descriptor's
@@ -149,12 +161,12 @@ fn claim(meta: &'static Metadata<'static>) -> Option<Callsite> {
     CLAIMED.store(slot + 1, Ordering::Release);
     let key = meta as *const Metadata<'static> as usize;
     let mut i = home(key);
-    while KEYS[i].load(Ordering::Relaxed) != 0 {
+    while PLACES[i].key.load(Ordering::Relaxed) != 0 {
         i = (i + 1) % CAP;
     }
     // The slot before the key: a reader that finds the key finds its slot.
-    SLOT[i].store(slot as u16 + 1, Ordering::Release);
-    KEYS[i].store(key, Ordering::Release);
+    PLACES[i].slot.store(slot as u16 + 1, Ordering::Release);
+    PLACES[i].key.store(key, Ordering::Release);
     // A recording already running arms it if a trigger pattern names it.
     fdr_runtime::hooks::named(SLOTS[slot]);
     Some(Callsite(slot as u16))
@@ -163,17 +175,34 @@ fn claim(meta: &'static Metadata<'static>) -> Option<Callsite> {
 /// The callsite of `meta`, if it claimed a descriptor.
 #[inline]
 pub(crate) fn find(meta: &'static Metadata<'static>) -> Option<Callsite> {
-    let key = meta as *const Metadata<'static> as usize;
+    find_addr(meta as *const Metadata<'static> as usize)
+}
+
+/// The callsite whose metadata is at `key`, if it claimed a descriptor.
+#[inline]
+pub(crate) fn find_addr(key: usize) -> Option<Callsite> {
     let mut i = home(key);
     loop {
-        match KEYS[i].load(Ordering::Acquire) {
+        match PLACES[i].key.load(Ordering::Acquire) {
             0 => return None,
             k if k == key => {
-                let slot = SLOT[i].load(Ordering::Acquire);
+                let slot = PLACES[i].slot.load(Ordering::Acquire);
                 return usize::from(slot).checked_sub(1).map(|s| Callsite(s as u16));
             }
             _ => i = (i + 1) % CAP,
         }
+    }
+}
+
+/// Whether a span or event of `meta` made now would be recorded: false only for a span whose
+/// callsite's calls the runtime skips (no recorder runs, or the callsite is culled) and whose
+/// spans are not tasks (a task's latency is kept whatever its polls take). A callsite not used
+/// yet is recorded: its first span claims its descriptor.
+#[inline]
+pub(crate) fn records(meta: &Metadata<'_>) -> bool {
+    match find_addr(meta as *const Metadata<'_> as usize) {
+        Some(c) if meta.is_span() => c.tasks() || !fdr_runtime::hooks::skips(c.desc()),
+        _ => true,
     }
 }
 

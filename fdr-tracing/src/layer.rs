@@ -1,6 +1,6 @@
 //! The `tracing_subscriber` layer: spans of the registry recorded as calls and tasks.
 
-use fdr_runtime::{hooks, CallGuard};
+use fdr_runtime::{hooks, CallGuard, LinkKind};
 use tracing_core::span::{Attributes, Id, Record};
 use tracing_core::{Event, Subscriber};
 use tracing_subscriber::layer::Context;
@@ -48,6 +48,13 @@ where
         };
         thread_spans::made(id.into_u64());
         let task = c.tasks().then(|| hooks::task_created(c.desc()));
+        if let Some(task) = task {
+            // The registry knows the parent, contextual or explicit.
+            let parent = ctx.span(id).and_then(|s| s.parent());
+            if let Some((pc, ptask)) = parent.and_then(|p| task_of(&p)) {
+                hooks::task_linked(c.desc(), task, LinkKind::Parent, pc.desc(), ptask);
+            }
+        }
         let fields = self.fields.then(|| {
             let mut v = Values::new(attrs.metadata().fields().len());
             attrs.record(&mut v);
@@ -71,6 +78,15 @@ where
             {
                 values.record(v);
             }
+        }
+    }
+
+    fn on_follows_from(&self, span: &Id, follows: &Id, ctx: Context<'_, S>) {
+        let (Some(s), Some(f)) = (ctx.span(span), ctx.span(follows)) else {
+            return;
+        };
+        if let (Some((c, task)), Some((fc, ftask))) = (task_of(&s), task_of(&f)) {
+            hooks::task_linked(c.desc(), task, LinkKind::FollowsFrom, fc.desc(), ftask);
         }
     }
 
@@ -130,4 +146,13 @@ pub(crate) fn learn(c: Callsite, id: u64) {
     if !thread_spans::first_entry(id) && !c.tasks() {
         c.make_tasks();
     }
+}
+
+/// The callsite and task of `span`, if it is a task.
+fn task_of<'a, R: LookupSpan<'a>>(
+    span: &tracing_subscriber::registry::SpanRef<'a, R>,
+) -> Option<(Callsite, u64)> {
+    let c = callsites::find(span.metadata())?;
+    let task = span.extensions().get::<Kept>()?.task?;
+    Some((c, task))
 }

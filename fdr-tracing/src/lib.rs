@@ -22,10 +22,6 @@
 //!   entered it: an `Instrumented` future's span is entered at every poll, so its calls are its
 //!   polls, as with an `async fn` under `#[instrument_fdr]` (and once more when the future is
 //!   dropped, which `Instrumented` does inside its span).
-//! - A span's life, from its creation to its close, is a task: `fdr account` gives its latency
-//!   on the `└ tasks` line, and a span never closed is a task still open at the end of the log.
-//! - Spans nest with the calls around them, `#[instrument_fdr]` functions included, by the
-//!   order of entries and exits on each thread.
 //! - A span entered once, on the thread that made it, is only that call. A callsite whose
 //!   span is entered again or on another thread (an `Instrumented` future, a span kept and
 //!   re-entered) has tasks from then on: each of its spans' life, from its creation to its
@@ -33,7 +29,9 @@
 //!   closed is a task still open at the end of the log). Short spans that are only calls are
 //!   erased by rewind like short functions; a task would keep them and the calls around them.
 //! - Spans nest with the calls around them, `#[instrument_fdr]` functions included, by the
-//!   order of entries and exits on each thread.
+//!   order of entries and exits on each thread. A span that is a task and whose parent span
+//!   (contextual or explicit) is a task is linked to it, and `follows_from` between two tasks is
+//!   kept too: `fdr calls` lists each task's links, `fdr replay` shows where they were made.
 //! - Filters apply as to any layer: a span that a filter disables is not recorded.
 //! - With [`FdrLayer::with_fields`], a span's first [`MAX_FIELDS`] fields are the arguments of
 //!   its first entry (as `#[instrument_fdr(log_args)]` logs them: numbers as they are, floats
@@ -43,7 +41,12 @@
 //!   arguments are never erased, so an event keeps the spans around it.
 //!
 //! Programs that do not use `tracing_subscriber` can install [`subscriber`] instead, which
-//! records the same without a span registry (and costs less per span):
+//! records the same without a span registry and costs less per span. It also skips the spans
+//! whose calls fdr would not record: while no recorder runs, and for a callsite the runtime
+//! culled (its spans were all short for a long run; the runtime lets a few through now and
+//! then, and restores the callsite when one is slow), `tracing` makes no span at all, which
+//! costs a few nanoseconds. The layer cannot do that without hiding the spans from the other
+//! layers of the registry:
 //!
 //! ```
 //! tracing::subscriber::with_default(fdr_tracing::subscriber(), || {

@@ -29,8 +29,6 @@ pub(crate) struct Slot {
     /// Field values until the first entry takes them: `fields` many (`NO_FIELDS`: taken).
     pub(crate) fields: [AtomicU64; MAX_FIELDS],
     pub(crate) nfields: AtomicU8,
-    /// The parent span's task, plus one (0: none).
-    pub(crate) parent: AtomicU64,
 }
 
 /// `nfields` once the first entry took the values (or there were none to take).
@@ -124,6 +122,13 @@ pub(crate) fn clone_ref(id: u64) {
 /// its close is recorded).
 pub(crate) fn drop_ref(id: u64) -> Option<&'static Slot> {
     let s = get(id)?;
+    // A caller holding the only reference is the only one that may clone it: nobody can add
+    // one between the load and the store, and a span made, entered and closed on one thread
+    // (most spans) pays no atomic read-modify-write here.
+    if s.refs.load(Ordering::Acquire) == 1 {
+        s.refs.store(0, Ordering::Relaxed);
+        return Some(s);
+    }
     (s.refs.fetch_sub(1, Ordering::AcqRel) == 1).then_some(s)
 }
 
@@ -134,9 +139,10 @@ pub(crate) fn free(id: u64) {
         return;
     };
     s.has_task.store(false, Ordering::Relaxed);
-    s.parent.store(0, Ordering::Relaxed);
-    // A stale id reads a newer generation from here on.
-    s.gen.fetch_add(1, Ordering::Release);
+    // A stale id reads a newer generation from here on. Only the caller that dropped the last
+    // reference frees a slot, so the generation has one writer: a plain store.
+    let gen = s.gen.load(Ordering::Relaxed);
+    s.gen.store(gen.wrapping_add(1), Ordering::Release);
     let spill = FREE_HERE.try_with(|c| {
         let mut c = c.borrow_mut();
         c.0.push(index);

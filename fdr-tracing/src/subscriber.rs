@@ -3,7 +3,7 @@
 
 use std::sync::atomic::Ordering;
 
-use fdr_runtime::{hooks, CallGuard};
+use fdr_runtime::{hooks, CallGuard, LinkKind};
 use tracing_core::span::{Attributes, Current, Id, Record};
 use tracing_core::subscriber::Interest;
 use tracing_core::{Event, LevelFilter, Metadata, Subscriber};
@@ -68,13 +68,25 @@ impl Subscriber for FdrSubscriber {
         // a callsite registered but never used (or used only under another dispatcher) takes
         // none.
         match self.wanted(meta) {
+            // Asked again at each span (`enabled`): a span whose call would record nothing is
+            // not made at all.
+            true if meta.is_span() => Interest::sometimes(),
             true => Interest::always(),
             false => Interest::never(),
         }
     }
 
     fn enabled(&self, meta: &Metadata<'_>) -> bool {
-        self.wanted(meta)
+        if !self.wanted(meta) {
+            return false;
+        }
+        // A span whose call the runtime would skip (no recorder runs, or its callsite is culled:
+        // its spans were all short for a long run) costs nothing more than this question, as a
+        // culled `#[instrument_fdr]` call costs one load: no slot, no id, no entry. The runtime
+        // clears the cull now and then to let a few calls through, and from then on spans are
+        // made again until it culls once more. Tasks are always made: their latency is kept
+        // whatever their polls take.
+        callsites::records(meta)
     }
 
     fn max_level_hint(&self) -> Option<LevelFilter> {
@@ -91,9 +103,16 @@ impl Subscriber for FdrSubscriber {
         };
         s.callsite.store(u32::from(c.index()), Ordering::Relaxed);
         if c.tasks() {
-            s.task
-                .store(hooks::task_created(c.desc()), Ordering::Relaxed);
+            let task = hooks::task_created(c.desc());
+            s.task.store(task, Ordering::Relaxed);
             s.has_task.store(true, Ordering::Relaxed);
+            let parent = match attrs.is_contextual() {
+                true => thread_spans::current(),
+                false => attrs.parent().map(Id::into_u64),
+            };
+            if let Some((pc, ptask)) = parent.and_then(task_of) {
+                hooks::task_linked(c.desc(), task, LinkKind::Parent, pc.desc(), ptask);
+            }
         }
         if self.fields {
             let mut v = Values::new(meta.fields().len());
@@ -127,7 +146,13 @@ impl Subscriber for FdrSubscriber {
         }
     }
 
-    fn record_follows_from(&self, _span: &Id, _follows: &Id) {}
+    fn record_follows_from(&self, span: &Id, follows: &Id) {
+        if let (Some((c, task)), Some((fc, ftask))) =
+            (task_of(span.into_u64()), task_of(follows.into_u64()))
+        {
+            hooks::task_linked(c.desc(), task, LinkKind::FollowsFrom, fc.desc(), ftask);
+        }
+    }
 
     fn event(&self, event: &Event<'_>) {
         if self.fields {
@@ -199,4 +224,12 @@ fn lookup(id: u64) -> Option<(Callsite, &'static slab::Slot)> {
     let s = slab::get(id)?;
     let c = Callsite::from_index(s.callsite.load(Ordering::Relaxed) as u16)?;
     Some((c, s))
+}
+
+/// The callsite and task of live span `id`, if it is a task.
+fn task_of(id: u64) -> Option<(Callsite, u64)> {
+    let (c, s) = lookup(id)?;
+    s.has_task
+        .load(Ordering::Relaxed)
+        .then(|| (c, s.task.load(Ordering::Relaxed)))
 }

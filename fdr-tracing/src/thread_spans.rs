@@ -11,18 +11,30 @@ use fdr_runtime::CallGuard;
 /// as entered elsewhere, which only makes its callsite's spans tasks.
 const FRESH: usize = 8;
 
+/// The spans a thread made and did not enter yet, in a ring: cells, so that a look-up reads
+/// the ids in place rather than copying the ring out and back.
+struct Made {
+    ids: [Cell<u64>; FRESH],
+    next: Cell<usize>,
+}
+
 thread_local! {
     static ENTERED: RefCell<Vec<(u64, Option<CallGuard>)>> = const { RefCell::new(Vec::new()) };
-    static MADE: Cell<([u64; FRESH], usize)> = const { Cell::new(([0; FRESH], 0)) };
+    static MADE: Made = const {
+        Made {
+            ids: [const { Cell::new(0) }; FRESH],
+            next: Cell::new(0),
+        }
+    };
 }
 
 /// Span `id` was made on this thread.
 #[inline]
 pub(crate) fn made(id: u64) {
     let _ = MADE.try_with(|m| {
-        let (mut ids, next) = m.get();
-        ids[next % FRESH] = id;
-        m.set((ids, next.wrapping_add(1)));
+        let next = m.next.get();
+        m.ids[next % FRESH].set(id);
+        m.next.set(next.wrapping_add(1));
     });
 }
 
@@ -30,13 +42,12 @@ pub(crate) fn made(id: u64) {
 #[inline]
 pub(crate) fn first_entry(id: u64) -> bool {
     MADE.try_with(|m| {
-        let (mut ids, next) = m.get();
+        let next = m.next.get();
         // Newest first: a span is usually entered right after it is made.
         for k in 1..=FRESH {
-            let at = next.wrapping_sub(k) % FRESH;
-            if ids[at] == id {
-                ids[at] = 0;
-                m.set((ids, next));
+            let at = &m.ids[next.wrapping_sub(k) % FRESH];
+            if at.get() == id {
+                at.set(0);
                 return true;
             }
         }
@@ -49,10 +60,8 @@ pub(crate) fn first_entry(id: u64) -> bool {
 #[inline]
 pub(crate) fn closed(id: u64) {
     let _ = MADE.try_with(|m| {
-        let (mut ids, next) = m.get();
-        if let Some(x) = ids.iter_mut().find(|x| **x == id) {
-            *x = 0;
-            m.set((ids, next));
+        if let Some(at) = m.ids.iter().find(|x| x.get() == id) {
+            at.set(0);
         }
     });
 }

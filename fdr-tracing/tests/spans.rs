@@ -119,6 +119,70 @@ macro_rules! scenarios {
         }
 
         #[test]
+        fn task_spans_link_to_their_parent_task_and_to_the_task_they_follow() {
+            let d = dispatch();
+            let log = record_log(every_call(), || {
+                tracing::dispatcher::with_default(&d, || {
+                    let request = || info_span!("request");
+                    let fetch = || info_span!("fetch");
+                    let retry = |p: &tracing::Span| info_span!(parent: p, "retry");
+                    // A span of each callsite entered twice: their later spans are tasks.
+                    let teach = |s: tracing::Span| {
+                        s.in_scope(|| {});
+                        s.in_scope(|| {});
+                    };
+                    teach(request());
+                    teach(fetch());
+                    teach(retry(&tracing::Span::none()));
+
+                    let first = request();
+                    // Made inside the request: its parent by context.
+                    let f = first.in_scope(fetch);
+                    // Made outside, with the request as its parent.
+                    let r = retry(&first);
+                    let second = request();
+                    second.follows_from(&first);
+                    // A span that is not a task (entered once, right away) links nothing.
+                    let plain = || info_span!("plain");
+                    plain().in_scope(|| first.in_scope(|| plain().in_scope(|| {})));
+                    drop((f, r, second));
+                });
+            });
+            let t = only_thread(&log);
+            let created: Vec<(String, u64)> = tasks(&log, t)
+                .into_iter()
+                .filter(|(k, ..)| *k == TaskKind::Created)
+                .map(|(_, name, task)| (name, task))
+                .collect();
+            let names: Vec<&str> = created.iter().map(|(n, _)| n.as_str()).collect();
+            assert_eq!(names, [n("request"), n("fetch"), n("retry"), n("request")]);
+            let task = |i: usize| created[i].1;
+            let links: Vec<(String, u64, fdr_format::LinkKind, String, u64)> = log
+                .thread_records(t)
+                .into_iter()
+                .filter_map(|r| match r {
+                    Rec::Link(l, _) => Some((
+                        log.name(l.id).unwrap_or("?").to_string(),
+                        l.task,
+                        l.kind,
+                        log.name(l.other_id).unwrap_or("?").to_string(),
+                        l.other_task,
+                    )),
+                    _ => None,
+                })
+                .collect();
+            use fdr_format::LinkKind::{FollowsFrom, Parent};
+            assert_eq!(
+                links,
+                [
+                    (n("fetch"), task(1), Parent, n("request"), task(0)),
+                    (n("retry"), task(2), Parent, n("request"), task(0)),
+                    (n("request"), task(3), FollowsFrom, n("request"), task(0)),
+                ]
+            );
+        }
+
+        #[test]
         fn a_span_entered_again_makes_its_callsite_record_tasks() {
             let d = dispatch();
             let log = record_log(every_call(), || {
@@ -355,6 +419,58 @@ mod subscriber {
         super::Dispatch::new(fdr_tracing::subscriber().with_fields(true))
     }
     scenarios!();
+
+    // The layer cannot do this: a layer that disables a span disables it for every layer, and
+    // a per-layer filter leaves the registry making it anyway (it only spares fdr's work).
+    #[test]
+    fn a_culled_callsite_makes_no_spans_until_a_probe_finds_one_slow() {
+        let d = dispatch();
+        let config = fdr::Config::default().cull_after(50);
+        let mut made = Vec::new();
+        let log = record_log(config, || {
+            tracing::dispatcher::with_default(&d, || {
+                // Every span lasts 0 ns on the injected clock: erased, then culled.
+                let mut short = |slow: bool| {
+                    let span = info_span!("short");
+                    made.push(!span.is_disabled());
+                    let _e = span.entered();
+                    if slow {
+                        fdr_runtime::testing::advance(20_000);
+                    }
+                };
+                for _ in 0..60 {
+                    short(false);
+                }
+                // A probe lets the next calls through; the first is slow: restored.
+                fdr_runtime::testing::probe_culled();
+                short(true);
+                for _ in 0..3 {
+                    short(false);
+                }
+            });
+        });
+        // The 50th erased call culled the callsite: the spans after it were not made.
+        let expect: Vec<bool> = (0..64).map(|i| !(50..60).contains(&i)).collect();
+        assert_eq!(made, expect);
+        let t = only_thread(&log);
+        let culls: Vec<(fdr_format::CullKind, String)> = log
+            .thread_records(t)
+            .into_iter()
+            .filter_map(|r| match r {
+                Rec::Cull(k, id, ..) => Some((k, log.name(id).unwrap_or("?").to_string())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            culls,
+            [
+                (fdr_format::CullKind::Culled, n("short")),
+                (fdr_format::CullKind::Restored, n("short"))
+            ]
+        );
+        // The slow call is kept; the short ones after it are erased again.
+        assert_eq!(calls(&log, t), pair("short"));
+    }
 }
 
 #[test]
@@ -396,4 +512,3 @@ fn the_subscriber_records_only_spans_at_its_level() {
     );
     assert!(log.functions.iter().all(|f| f.name != "spans::hidden"));
 }
-
