@@ -169,6 +169,8 @@ fn shape(name: &str, n: u32) -> Option<Vec<u8>> {
                 start_tsc: 1000,
                 duration_ticks: 100 * n64,
                 suppressed: 2,
+                limit_ticks: 50 * n64,
+                p99_ticks: 0,
             });
             log.function(1, "app::main", &[]);
             log.function(2, "app::len", &[]);

@@ -178,6 +178,56 @@ pub fn write(nanos: u64) -> String {
     format!("{}{unit}", nanos / scale)
 }
 
+/// How a learned limit is written, for error messages and help texts.
+pub const AUTO_FORM: &str =
+    "`auto` (3 × the function's p99) or `auto:k=K` (K × its p99, K from 1 to 1000)";
+
+/// A learned limit's multiple `k` in tenths, as descriptors and triggers keep it: `None` unless
+/// `k` is from 1 to 1000.
+///
+/// ```
+/// use fdr_format::duration::auto_k_tenths;
+/// assert_eq!(auto_k_tenths(3.0), Some(30));
+/// assert_eq!(auto_k_tenths(2.5), Some(25));
+/// assert_eq!(auto_k_tenths(0.5), None);
+/// assert_eq!(auto_k_tenths(f64::NAN), None);
+/// ```
+pub fn auto_k_tenths(k: f64) -> Option<u32> {
+    (1.0..=1000.0)
+        .contains(&k)
+        .then(|| (k * 10.0).round() as u32)
+}
+
+/// Reads a learned limit, `auto` or `auto:k=K`, wherever a trigger's limit is written (the
+/// attribute and `FDR_OPTIONS`): `None` if `text` is not one (then it is a duration), else its
+/// `k` in tenths or what is wrong with it.
+///
+/// ```
+/// use fdr_format::duration::parse_auto;
+/// assert_eq!(parse_auto("auto"), Some(Ok(30)));
+/// assert_eq!(parse_auto("auto:k=5"), Some(Ok(50)));
+/// assert_eq!(parse_auto("50ms"), None);
+/// assert!(parse_auto("auto:k=0").unwrap().unwrap_err().contains("from 1 to 1000"));
+/// assert!(parse_auto("auto:x").unwrap().is_err());
+/// ```
+pub fn parse_auto(text: &str) -> Option<Result<u32, String>> {
+    let rest = text.strip_prefix("auto")?;
+    if rest.is_empty() {
+        return Some(Ok(30));
+    }
+    let Some(k) = rest.strip_prefix(":k=") else {
+        return Some(Err(format!(
+            "`{text}` is not a learned limit; write {AUTO_FORM}"
+        )));
+    };
+    Some(match k.parse::<f64>().ok().and_then(auto_k_tenths) {
+        Some(tenths) => Ok(tenths),
+        None => Err(format!(
+            "`k={k}` in `{text}` is not a number from 1 to 1000; write {AUTO_FORM}"
+        )),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -156,6 +156,12 @@ pub struct ReasonInfo {
     /// Triggers suppressed so far in the recording (by the cooldown, the snapshot cap, or one
     /// already waiting to be written).
     pub suppressed: u64,
+    /// The limit in force when the trigger fired, in ticks (0: not recorded, or no limit: a
+    /// signal, a panic). Absent from logs written before it existed: read as 0.
+    pub limit_ticks: u64,
+    /// For a learned limit (`trigger = "auto"`), the function's running p99 it was derived
+    /// from, in ticks (0: a limit written by hand).
+    pub p99_ticks: u64,
 }
 
 /// One instrumented function (or scope) in the function table.
@@ -379,6 +385,8 @@ impl Extension {
                 o.u64(r.start_tsc);
                 o.u64(r.duration_ticks);
                 o.u64(r.suppressed);
+                o.u64(r.limit_ticks);
+                o.u64(r.p99_ticks);
             }
             Extension::Unknown(tag) => o.u8(*tag),
         }
@@ -484,6 +492,8 @@ impl Extension {
                 start_tsc: i.u64("start timestamp")?,
                 duration_ticks: i.u64("duration")?,
                 suppressed: i.u64("suppressed-trigger counter")?,
+                limit_ticks: i.u64_or_zero("trigger limit")?,
+                p99_ticks: i.u64_or_zero("learned p99")?,
             }),
             tag => Extension::Unknown(tag),
         };
@@ -540,11 +550,39 @@ mod tests {
                 start_tsc: 10,
                 duration_ticks: 11,
                 suppressed: 12,
+                limit_ticks: 13,
+                p99_ticks: 4,
             }),
             Extension::Unknown(200),
         ] {
             assert_eq!(Extension::decode(&e.encode()).unwrap(), Some(e));
         }
+    }
+
+    #[test]
+    fn a_reason_written_before_the_limit_was_recorded_reads_as_no_limit() {
+        let r = ReasonInfo {
+            reason: Reason::SlowCall,
+            function: 4,
+            tid: 9,
+            start_tsc: 10,
+            duration_ticks: 11,
+            suppressed: 12,
+            limit_ticks: 13,
+            p99_ticks: 4,
+        };
+        let b = Extension::Reason(r.clone()).encode();
+        // The layout before: the same without the last two fields.
+        let old = &b[..b.len() - 16];
+        let want = ReasonInfo {
+            limit_ticks: 0,
+            p99_ticks: 0,
+            ..r
+        };
+        assert_eq!(
+            Extension::decode(old).unwrap(),
+            Some(Extension::Reason(want))
+        );
     }
 
     #[test]

@@ -65,7 +65,9 @@ use proc_macro::TokenStream;
 ///   arguments as 64-bit values through `fdr::LogArg`.
 /// - `tail`: the body ends with a call; record the exit just before it, as a tail exit.
 /// - `trigger = "50ms"`: a call that lasts longer than this writes a snapshot. The limit is a
-///   whole number followed by `ns`, `us`, `ms` or `s`, and is not zero.
+///   duration (`5us`, `1.5ms`, `2s`, `1m`) above zero.
+/// - `trigger = "auto"` (or `"auto:k=5"`): the limit is learned, 3 (or k) times the running p99
+///   of the function's own calls, once 1,000 calls are seen, and never under 50 µs.
 /// - `always`: inside an annotated block or module, record this function even if its body
 ///   cannot take long (below). On a block or module, do so for all of them. On a function
 ///   annotated alone it changes nothing.

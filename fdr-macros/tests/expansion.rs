@@ -234,6 +234,16 @@ fn without_the_feature_mistakes_still_fail() {
             "fn f() {}",
             "zero would fire on every call",
         ),
+        (
+            "trigger = \"auto:k=0.5\"",
+            "fn f() {}",
+            "is not a number from 1 to 1000",
+        ),
+        (
+            "trigger = \"auto:5\"",
+            "fn f() {}",
+            "is not a learned limit",
+        ),
         ("trigger = \"1ms\"", "impl S {}", "put it on the method"),
         ("trigger = \"1ms\"", "mod m {}", "put it on the function"),
         ("log_args", "mod m {}", "put it on the function"),

@@ -60,7 +60,49 @@ pub struct Trigger {
     /// The full function name as `fdr account` prints it, with `*` wildcards.
     pub pattern: String,
     /// How long a call may last.
-    pub limit: Duration,
+    pub limit: Limit,
+}
+
+/// How long a call of a function with a trigger may last.
+///
+/// ```
+/// use std::time::Duration;
+/// use fdr_runtime::Limit;
+/// assert_eq!(Limit::After(Duration::from_millis(50)).to_string(), "50ms");
+/// assert_eq!(Limit::auto(3.0).unwrap().to_string(), "auto:k=3");
+/// assert_eq!(Limit::auto(0.5), None);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// A limit written by hand.
+    After(Duration),
+    /// A limit learned from the function's own calls: `k` (in tenths) times their running p99,
+    /// once [`AUTO_WARMUP`](crate::AUTO_WARMUP) calls are seen, and at least
+    /// [`AUTO_FLOOR`](crate::AUTO_FLOOR).
+    Auto {
+        /// The multiple of the p99, in tenths (30: 3 × p99).
+        k_tenths: u32,
+    },
+}
+
+impl Limit {
+    /// A learned limit of `k` times the p99 (`k` from 1 to 1000), or `None`.
+    pub fn auto(k: f64) -> Option<Limit> {
+        fdr_format::duration::auto_k_tenths(k).map(|k_tenths| Limit::Auto { k_tenths })
+    }
+}
+
+impl std::fmt::Display for Limit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Limit::After(d) => {
+                let nanos = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+                f.write_str(&fdr_format::duration::write(nanos))
+            }
+            Limit::Auto { k_tenths } if k_tenths % 10 == 0 => write!(f, "auto:k={}", k_tenths / 10),
+            Limit::Auto { k_tenths } => write!(f, "auto:k={}.{}", k_tenths / 10, k_tenths % 10),
+        }
+    }
 }
 
 /// Recorder settings.
@@ -191,7 +233,26 @@ impl Config {
     pub fn trigger(mut self, pattern: impl Into<String>, limit: Duration) -> Self {
         self.triggers.push(Trigger {
             pattern: pattern.into(),
-            limit,
+            limit: Limit::After(limit),
+        });
+        self
+    }
+
+    /// Adds a trigger whose limit is learned: a call of a function matching `pattern` fires
+    /// when it lasts longer than `k` times the running p99 of the function's calls (after
+    /// [`AUTO_WARMUP`](crate::AUTO_WARMUP) calls, and never under
+    /// [`AUTO_FLOOR`](crate::AUTO_FLOOR)); `k` is clamped to 1 to 1000. `FDR_OPTIONS`:
+    /// `trigger=PATTERN:auto` (k = 3) or `trigger=PATTERN:auto:k=5`.
+    ///
+    /// ```
+    /// let c = fdr_runtime::Config::default().trigger_auto("app::handle*", 3.0);
+    /// assert_eq!(c.get_triggers()[0].limit.to_string(), "auto:k=3");
+    /// ```
+    pub fn trigger_auto(mut self, pattern: impl Into<String>, k: f64) -> Self {
+        let k_tenths = fdr_format::duration::auto_k_tenths(k.clamp(1.0, 1000.0)).unwrap_or(30);
+        self.triggers.push(Trigger {
+            pattern: pattern.into(),
+            limit: Limit::Auto { k_tenths },
         });
         self
     }
@@ -331,7 +392,7 @@ impl Config {
             ));
         }
         for t in &self.triggers {
-            if t.limit.is_zero() {
+            if t.limit == Limit::After(Duration::ZERO) {
                 return Err(Error::Config {
                     key: "trigger".into(),
                     message: format!(
@@ -404,7 +465,7 @@ pub(crate) const OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         key: "trigger",
-        form: "PATTERN:LIMIT, such as app::handle*:50ms (repeatable)",
+        form: "PATTERN:LIMIT, such as app::handle*:50ms, or PATTERN:auto, PATTERN:auto:k=5 for a limit learned from the calls (repeatable)",
         default: |_| "none".into(),
     },
     OptionSpec {

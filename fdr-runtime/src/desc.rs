@@ -10,6 +10,8 @@ use std::borrow::Cow;
 use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 use std::time::Duration;
 
+use crate::Limit;
+
 /// Every instrumented function of the program, in link order.
 #[cfg(feature = "record")]
 #[linkme::distributed_slice]
@@ -23,6 +25,9 @@ pub use fdr_format::FunctionKind as FnKindTag;
 
 /// A function's run of erased calls, as culling counts it.
 pub(crate) type Run = AtomicU32;
+
+/// In `FnDesc::trigger_ns`: the limit is learned, and the rest is its `k` in tenths.
+const AUTO_TRIGGER: u64 = 1 << 63;
 
 /// The static description of one instrumented function.
 ///
@@ -50,7 +55,8 @@ pub struct FnDesc {
     flags: AtomicU8,
     kind: FnKindTag,
     line: u32,
-    /// A slow-call limit written in the attribute, in nanoseconds (0: none).
+    /// A slow-call limit written in the attribute, in nanoseconds (0: none), or with
+    /// [`AUTO_TRIGGER`] a learned limit's `k` in tenths.
     trigger_ns: u64,
     name: &'static str,
     file: &'static str,
@@ -135,21 +141,44 @@ impl FnDesc {
     /// nanoseconds writes a snapshot (`#[instrument_fdr(trigger = "50ms")]`).
     ///
     /// ```
-    /// use fdr_runtime::{FnDesc, FnKindTag};
+    /// use fdr_runtime::{FnDesc, FnKindTag, Limit};
     /// static D: FnDesc =
     ///     FnDesc::new("app::handle", "src/main.rs", 3, FnKindTag::Function, &[]).with_trigger(50_000_000);
-    /// assert_eq!(D.trigger(), Some(std::time::Duration::from_millis(50)));
+    /// assert_eq!(D.trigger(), Some(Limit::After(std::time::Duration::from_millis(50))));
     /// ```
     pub const fn with_trigger(self, limit_ns: u64) -> FnDesc {
         FnDesc {
-            trigger_ns: limit_ns,
+            trigger_ns: limit_ns & !AUTO_TRIGGER,
+            ..self
+        }
+    }
+
+    /// The same descriptor with a learned trigger: a call that lasts longer than `k_tenths / 10`
+    /// times the running p99 of the function's calls writes a snapshot
+    /// (`#[instrument_fdr(trigger = "auto")]`; see [`Limit::Auto`]).
+    ///
+    /// ```
+    /// use fdr_runtime::{FnDesc, FnKindTag, Limit};
+    /// static D: FnDesc =
+    ///     FnDesc::new("app::handle", "src/main.rs", 3, FnKindTag::Function, &[]).with_auto_trigger(30);
+    /// assert_eq!(D.trigger(), Some(Limit::Auto { k_tenths: 30 }));
+    /// ```
+    pub const fn with_auto_trigger(self, k_tenths: u32) -> FnDesc {
+        FnDesc {
+            trigger_ns: AUTO_TRIGGER | k_tenths as u64,
             ..self
         }
     }
 
     /// The slow-call limit written in the attribute, if any.
-    pub fn trigger(&self) -> Option<Duration> {
-        (self.trigger_ns != 0).then(|| Duration::from_nanos(self.trigger_ns))
+    pub fn trigger(&self) -> Option<Limit> {
+        match self.trigger_ns {
+            0 => None,
+            t if t & AUTO_TRIGGER != 0 => Some(Limit::Auto {
+                k_tenths: (t & !AUTO_TRIGGER) as u32,
+            }),
+            t => Some(Limit::After(Duration::from_nanos(t))),
+        }
     }
 
     /// The run-time flags: `gate::OFF`, `trigger::TRIGGER`, `cull::CULLED`.

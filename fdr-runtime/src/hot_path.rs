@@ -458,8 +458,11 @@ fn special(f: &'static FnDesc, kind: FnKind, args: &[u64]) -> Entry {
                     t.id_field(f) >> ID_SHIFT,
                     clock::now().0,
                 );
-                if let Some(start) = s.triggers().time_call(s.threads(), key, id, kind, now) {
-                    s.fire(Reason::SlowCall, id, s.threads().tid(key), start, now);
+                if let Some(end) = s.triggers().time_call(s.threads(), key, id, kind, now) {
+                    if end.slow {
+                        s.fire(Reason::SlowCall, id, s.threads().tid(key), end.start, now);
+                    }
+                    s.triggers().observe(id, now.wrapping_sub(end.start));
                 }
             }
             len

@@ -71,6 +71,7 @@ mod host;
 mod hot_path;
 #[cfg(feature = "record")]
 mod injected;
+mod learned;
 #[cfg(feature = "record")]
 mod local;
 #[cfg(feature = "record")]
@@ -120,7 +121,8 @@ pub use args::LogArg;
 #[cfg(feature = "record")]
 pub use clock::{calibration, Calibration};
 pub use config::{
-    Clock, Config, Mode, Signal, Trigger, DEFAULT_THRESHOLD, MAX_BUFFER_SIZE, MIN_BUFFER_SIZE,
+    Clock, Config, Limit, Mode, Signal, Trigger, DEFAULT_THRESHOLD, MAX_BUFFER_SIZE,
+    MIN_BUFFER_SIZE,
 };
 #[cfg(feature = "record")]
 pub use cull::{memory as culling_memory, PROBES_PER_ROUND, PROBE_CALLS, PROBE_PERIOD_MS};
@@ -132,6 +134,7 @@ pub use error::Error;
 pub use fdr_format::LinkKind;
 #[cfg(feature = "record")]
 pub use hooks::{Args, CallGuard, Instrumented, NoArgs, PollEntry};
+pub use learned::{AUTO_FLOOR, AUTO_K, AUTO_RECOMPUTE, AUTO_WARMUP};
 #[cfg(feature = "record")]
 pub use linkme;
 pub use options::parse_duration;

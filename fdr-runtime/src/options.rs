@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::config::{Clock, Config, Mode, Signal, Trigger};
+use crate::config::{Clock, Config, Limit, Mode, Signal, Trigger};
 use crate::Error;
 
 impl Config {
@@ -116,6 +116,10 @@ impl Config {
                     }
                 }
                 "trigger" => {
+                    if let Some((pattern, limit)) = auto_trigger(value).map_err(&bad)? {
+                        c.triggers.push(Trigger { pattern, limit });
+                        continue;
+                    }
                     // The limit follows the last `:` that is not half of a path's `::`.
                     let colon = value
                         .char_indices()
@@ -143,7 +147,7 @@ impl Config {
                         parse_duration(limit).map_err(|m| bad(format!("{m} in `{value}`")))?;
                     c.triggers.push(Trigger {
                         pattern: pattern.to_string(),
-                        limit,
+                        limit: Limit::After(limit),
                     });
                 }
                 "trigger_cooldown_ms" => {
@@ -222,6 +226,31 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         Ok(nanos) => Ok(Duration::from_nanos(nanos)),
         Err(e) => Err(e.to_string()),
     }
+}
+
+/// Reads a trigger whose limit is learned, `PATTERN:auto` or `PATTERN:auto:k=K`: the pattern
+/// and the limit, `None` if `value` is not one, or what is wrong with it.
+fn auto_trigger(value: &str) -> Result<Option<(String, Limit)>, String> {
+    // The separator is a single `:`, not half of a path's `::` (`app::auto:5ms` is a function
+    // named `auto` with a written limit).
+    let Some(at) = value
+        .rfind(":auto")
+        .filter(|&at| !value[..at].ends_with(':'))
+    else {
+        return Ok(None);
+    };
+    let (pattern, limit) = (&value[..at], &value[at + 1..]);
+    let Some(k) = fdr_format::duration::parse_auto(limit) else {
+        return Ok(None);
+    };
+    let k_tenths = k.map_err(|m| format!("{m} (in `{value}`)"))?;
+    if pattern.is_empty() || pattern.ends_with(':') {
+        return Err(format!(
+            "the pattern before `:auto` is empty in `{value}`; name a function, `*` matching \
+             any run of characters"
+        ));
+    }
+    Ok(Some((pattern.to_string(), Limit::Auto { k_tenths })))
 }
 
 /// Splits options at white space, keeping quoted values (`out="a b.fdr"`) whole.
@@ -352,11 +381,11 @@ mod tests {
             &[
                 Trigger {
                     pattern: "app::handle".into(),
-                    limit: Duration::from_millis(50)
+                    limit: Limit::After(Duration::from_millis(50))
                 },
                 Trigger {
                     pattern: "app::*".into(),
-                    limit: Duration::from_secs(2)
+                    limit: Limit::After(Duration::from_secs(2))
                 }
             ]
         );
@@ -371,7 +400,7 @@ mod tests {
 
 #[cfg(test)]
 mod option_errors {
-    use crate::Config;
+    use crate::{Config, Limit};
 
     fn error(options: &str) -> String {
         Config::parse_options(options).unwrap_err().to_string()
@@ -383,7 +412,8 @@ mod option_errors {
             error("trigger=app::handle*"),
             "fdr: bad option `trigger`: `app::handle*` has no limit: a trigger is PATTERN:LIMIT, \
              the limit after a single `:` (`app::handle*:50ms`); write trigger=VALUE with VALUE \
-             PATTERN:LIMIT, such as app::handle*:50ms (repeatable) (default none)"
+             PATTERN:LIMIT, such as app::handle*:50ms, or PATTERN:auto, PATTERN:auto:k=5 for a \
+             limit learned from the calls (repeatable) (default none)"
         );
         assert_eq!(
             error("buffer_size=12"),
@@ -413,7 +443,52 @@ mod option_errors {
             Config::parse_options("trigger=\"<app::Cache as app::Store>::get:1.5ms\"").unwrap();
         let t = &c.get_triggers()[0];
         assert_eq!(t.pattern, "<app::Cache as app::Store>::get");
-        assert_eq!(t.limit, std::time::Duration::from_micros(1500));
+        assert_eq!(
+            t.limit,
+            Limit::After(std::time::Duration::from_micros(1500))
+        );
+    }
+
+    #[test]
+    fn learned_triggers_are_read_with_their_k() {
+        let (c, _) = Config::parse_options(
+            "trigger=app::handle:auto trigger=\"<app::A as app::B>::get:auto:k=5\" \
+             trigger=app::x:auto:k=2.5 trigger=app::auto:5ms trigger=app::autosave:auto",
+        )
+        .unwrap();
+        let got: Vec<(String, String)> = c
+            .get_triggers()
+            .iter()
+            .map(|t| (t.pattern.clone(), t.limit.to_string()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("app::handle".to_string(), "auto:k=3".to_string()),
+                (
+                    "<app::A as app::B>::get".to_string(),
+                    "auto:k=5".to_string()
+                ),
+                ("app::x".to_string(), "auto:k=2.5".to_string()),
+                ("app::auto".to_string(), "5ms".to_string()),
+                ("app::autosave".to_string(), "auto:k=3".to_string()),
+            ]
+        );
+        for (bad, says) in [
+            ("trigger=:auto", "the pattern before `:auto` is empty"),
+            (
+                "trigger=app::x:auto:k=0.5",
+                "is not a number from 1 to 1000",
+            ),
+            (
+                "trigger=app::x:auto:k=three",
+                "is not a number from 1 to 1000",
+            ),
+            ("trigger=app::x:auto:5", "is not a learned limit"),
+        ] {
+            let e = Config::parse_options(bad).unwrap_err().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
     }
 
     #[test]

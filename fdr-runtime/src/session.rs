@@ -341,6 +341,8 @@ impl Session {
             start_tsc: start,
             duration_ticks: now.wrapping_sub(start),
             suppressed: 0,
+            limit_ticks: self.triggers.limit(function),
+            p99_ticks: self.triggers.p99(function),
         };
         if self.triggers.fire(call, now, true) {
             self.wakeup.wake();

@@ -66,10 +66,10 @@ pub(crate) fn ended(f: &'static FnDesc, task: u64, completed: bool) {
             let Some((id, start)) = s.triggers().tasks.close(task) else {
                 return;
             };
-            let limit = s.triggers().limit(id);
-            if limit != 0 && now.wrapping_sub(start) > limit {
+            if s.triggers().is_slow(id, now.wrapping_sub(start)) {
                 s.fire(Reason::SlowCall, id, host::thread_id(), start, now);
             }
+            s.triggers().observe(id, now.wrapping_sub(start));
         });
     }
 }

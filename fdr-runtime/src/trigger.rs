@@ -14,11 +14,17 @@
 
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
+use std::sync::OnceLock;
+
 use fdr_format::{FnKind, Reason, ReasonInfo};
 
 use crate::desc;
+use crate::learned::{Learned, AUTO_FLOOR};
 use crate::registry::Registry;
-use crate::Config;
+use crate::{Config, Limit};
+
+/// The limit of a function whose learned limit is still warming up: no call passes it.
+pub(crate) const LEARNING: u64 = u64::MAX;
 
 /// The descriptor flag of an armed function.
 pub(crate) const TRIGGER: u8 = 1;
@@ -28,11 +34,16 @@ static SNAPSHOT_FILES: AtomicU32 = AtomicU32::new(0);
 
 /// A recording's triggers.
 pub(crate) struct Triggers {
-    /// Limit in ticks per function id - 1 (0: none). Atomic: a descriptor named while the
-    /// recording runs (a `tracing` span callsite) is armed then (see [`Triggers::arm_named`]).
+    /// Limit in ticks per function id - 1 (0: none; `u64::MAX` for a learned limit still
+    /// warming up). Atomic: a descriptor named while the recording runs (a `tracing` span
+    /// callsite) is armed then (see [`Triggers::arm_named`]), and a learned limit moves.
     limits: Box<[AtomicU64]>,
-    /// The configuration's patterns and their limits in ticks, for names given later.
-    patterns: Vec<(String, u64)>,
+    /// The learned limits, by function id - 1 (empty for the functions with none).
+    learned: Box<[OnceLock<Learned>]>,
+    /// The configuration's patterns and their limits, for names given later.
+    patterns: Vec<(String, PatternLimit)>,
+    /// [`AUTO_FLOOR`] in ticks.
+    floor: u64,
     pub cooldown_ticks: u64,
     pub max_snapshots: u32,
     /// The shortest limit, which paces the watchdog (0: no triggers).
@@ -45,6 +56,19 @@ pub(crate) struct Triggers {
     pub tasks: OpenTasks,
 }
 
+/// A pattern's limit, in ticks or learned.
+#[derive(Clone, Copy)]
+enum PatternLimit {
+    Ticks(u64),
+    Auto(u32),
+}
+
+/// A call of an armed function that ended: when it started, and whether it passed its limit.
+pub(crate) struct Ended {
+    pub start: u64,
+    pub slow: bool,
+}
+
 impl Triggers {
     /// The limits of `config`'s patterns (which win) and of the attributes, in ticks.
     pub(crate) fn new(config: &Config, ticks_per_second: u64) -> Triggers {
@@ -52,29 +76,50 @@ impl Triggers {
             (d.as_nanos() * u128::from(ticks_per_second) / 1_000_000_000)
                 .clamp(1, u128::from(u64::MAX)) as u64
         };
+        let pattern_limit = |l: Limit| match l {
+            Limit::After(d) => PatternLimit::Ticks(ticks(d)),
+            Limit::Auto { k_tenths } => PatternLimit::Auto(k_tenths),
+        };
+        let floor = ticks(AUTO_FLOOR);
         let table = desc::table();
+        let learned: Box<[OnceLock<Learned>]> = (0..table.len()).map(|_| OnceLock::new()).collect();
         let limits: Vec<u64> = table
             .iter()
-            .map(|f| {
+            .enumerate()
+            .map(|(i, f)| {
                 let name = if config.get_triggers().is_empty() {
                     None
                 } else {
                     Some(f.name())
                 };
-                config
+                let limit = config
                     .get_triggers()
                     .iter()
                     .find(|t| name.as_deref().is_some_and(|n| matches(&t.pattern, n)))
                     .map(|t| t.limit)
                     .or_else(|| f.trigger())
-                    .map_or(0, ticks)
+                    .map(pattern_limit);
+                match limit {
+                    None => 0,
+                    Some(PatternLimit::Ticks(t)) => t,
+                    Some(PatternLimit::Auto(k)) => {
+                        let _ = learned[i].set(Learned::new(k, floor));
+                        LEARNING
+                    }
+                }
             })
             .collect();
-        let shortest = limits.iter().copied().filter(|&l| l > 0).min().unwrap_or(0);
-        let patterns: Vec<(String, u64)> = config
+        // A learned limit is never below the floor: the watchdog need not look sooner.
+        let shortest = limits
+            .iter()
+            .map(|&l| if l == LEARNING { floor } else { l })
+            .filter(|&l| l > 0)
+            .min()
+            .unwrap_or(0);
+        let patterns: Vec<(String, PatternLimit)> = config
             .get_triggers()
             .iter()
-            .map(|t| (t.pattern.clone(), ticks(t.limit)))
+            .map(|t| (t.pattern.clone(), pattern_limit(t.limit)))
             .collect();
         // Tasks of functions named later may be armed too when patterns are given.
         let open_tasks = if shortest != 0 || !patterns.is_empty() {
@@ -84,7 +129,9 @@ impl Triggers {
         };
         Triggers {
             limits: limits.into_iter().map(AtomicU64::new).collect(),
+            learned,
             patterns,
+            floor,
             cooldown_ticks: ticks(config.get_trigger_cooldown()),
             max_snapshots: config.get_max_snapshots(),
             shortest: AtomicU64::new(shortest),
@@ -111,28 +158,72 @@ impl Triggers {
         let Some(&(_, limit)) = self.patterns.iter().find(|(p, _)| matches(p, name)) else {
             return false;
         };
-        let Some(slot) = id.checked_sub(1).and_then(|i| self.limits.get(i as usize)) else {
+        let Some(i) = id.checked_sub(1).map(|i| i as usize) else {
             return false;
         };
-        slot.store(limit, Ordering::Relaxed);
+        let (Some(slot), Some(learned)) = (self.limits.get(i), self.learned.get(i)) else {
+            return false;
+        };
+        let (value, shortest) = match limit {
+            PatternLimit::Ticks(t) => (t, t),
+            PatternLimit::Auto(k) => {
+                let _ = learned.set(Learned::new(k, self.floor));
+                (LEARNING, self.floor)
+            }
+        };
+        slot.store(value, Ordering::Relaxed);
+        self.lower_shortest(shortest);
+        true
+    }
+
+    fn lower_shortest(&self, limit: u64) {
         let _ = self
             .shortest
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |s| {
                 (s == 0 || limit < s).then_some(limit)
             });
-        true
     }
 
-    /// The limit of function `id` in ticks (0: none).
+    /// The limit of function `id` in ticks (0: none; `u64::MAX`: learned, still warming up).
     pub(crate) fn limit(&self, id: u32) -> u64 {
         id.checked_sub(1)
             .and_then(|i| self.limits.get(i as usize))
             .map_or(0, |l| l.load(Ordering::Relaxed))
     }
 
+    /// For a learned limit, the p99 of function `id` it was derived from, in ticks (0: a limit
+    /// written by hand, or none yet).
+    pub(crate) fn p99(&self, id: u32) -> u64 {
+        id.checked_sub(1)
+            .and_then(|i| self.learned.get(i as usize))
+            .and_then(OnceLock::get)
+            .map_or(0, Learned::p99)
+    }
+
+    /// A call (or task) of armed function `id` lasted `d` ticks: if its limit is learned, it
+    /// counts towards it. Called after the call was judged, so it is judged by the calls before.
+    pub(crate) fn observe(&self, id: u32, d: u64) {
+        let Some(i) = id.checked_sub(1).map(|i| i as usize) else {
+            return;
+        };
+        let Some(learned) = self.learned.get(i).and_then(OnceLock::get) else {
+            return;
+        };
+        if let Some(limit) = learned.observe(d) {
+            self.limits[i].store(limit, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether a call of function `id` that lasted `d` ticks passed its limit.
+    pub(crate) fn is_slow(&self, id: u32, d: u64) -> bool {
+        let limit = self.limit(id);
+        limit != 0 && d > limit
+    }
+
     /// Times an event of armed function `id` at `now` on the thread of registry entry `key`:
-    /// an entry goes on the thread's list of open trigger calls; an exit takes its call off and,
-    /// if the call ran past the function's limit, answers when it started (the trigger fires).
+    /// an entry goes on the thread's list of open trigger calls; an exit takes its call off and
+    /// answers when it started and whether it ran past the function's limit (the trigger
+    /// fires; the caller then counts the call towards a learned limit, [`Triggers::observe`]).
     pub(crate) fn time_call(
         &self,
         threads: &Registry,
@@ -140,14 +231,17 @@ impl Triggers {
         id: u32,
         kind: FnKind,
         now: u64,
-    ) -> Option<u64> {
+    ) -> Option<Ended> {
         if kind.is_entry() {
             threads.open_call(key, id, now);
             return None;
         }
         let (open, start) = threads.close_call(key)?;
-        let limit = self.limit(id);
-        (open == id && limit != 0 && now.wrapping_sub(start) > limit).then_some(start)
+        if open != id {
+            return None;
+        }
+        let slow = self.is_slow(id, now.wrapping_sub(start));
+        Some(Ended { start, slow })
     }
 
     /// A trigger fired: lets it through to the mailbox if the cooldown and the cap allow, and
@@ -338,6 +432,8 @@ pub(crate) struct Mailbox {
     tid: AtomicI32,
     start: AtomicU64,
     duration: AtomicU64,
+    limit: AtomicU64,
+    p99: AtomicU64,
     n: AtomicU32,
     /// The writer is writing a snapshot (finish waits a little for it).
     pub writing: AtomicBool,
@@ -364,6 +460,8 @@ impl Mailbox {
         self.tid.store(call.tid, Ordering::Relaxed);
         self.start.store(call.start_tsc, Ordering::Relaxed);
         self.duration.store(call.duration_ticks, Ordering::Relaxed);
+        self.limit.store(call.limit_ticks, Ordering::Relaxed);
+        self.p99.store(call.p99_ticks, Ordering::Relaxed);
         self.n.store(n, Ordering::Relaxed);
         self.state.store(FULL, Ordering::Release);
         true
@@ -385,6 +483,8 @@ impl Mailbox {
             start_tsc: self.start.load(Ordering::Relaxed),
             duration_ticks: self.duration.load(Ordering::Relaxed),
             suppressed: 0,
+            limit_ticks: self.limit.load(Ordering::Relaxed),
+            p99_ticks: self.p99.load(Ordering::Relaxed),
         };
         let n = self.n.load(Ordering::Relaxed);
         self.state.store(EMPTY, Ordering::Release);
@@ -418,6 +518,8 @@ mod tests {
             start_tsc: 5,
             duration_ticks: 6,
             suppressed: 0,
+            limit_ticks: 7,
+            p99_ticks: 2,
         };
         assert!(m.put(&call, 1));
         assert!(!m.put(&call, 2), "one waits already");

@@ -481,6 +481,11 @@ fn limited(x: u32) -> u32 {
     x + 2
 }
 
+#[instrument_fdr(trigger = "auto:k=5")]
+fn learned_limit(x: u32) -> u32 {
+    x + 3
+}
+
 #[instrument_fdr(trigger = "2s", log_args)]
 async fn limited_task(x: u32) -> u32 {
     x * 2
@@ -1207,13 +1212,18 @@ fn descriptors_carry_the_trigger_limit() {
             .expect("the descriptor is in the table")
             .trigger()
     };
-    assert_eq!(limit("limited"), Some(Duration::from_micros(500)));
-    assert_eq!(limit("limited_task"), Some(Duration::from_secs(2)));
+    let after = |d: Duration| Some(fdr::Limit::After(d));
+    assert_eq!(limit("limited"), after(Duration::from_micros(500)));
+    assert_eq!(limit("limited_task"), after(Duration::from_secs(2)));
     assert_eq!(
         limit("accessors::Interval::limited_method"),
-        Some(Duration::from_nanos(1))
+        after(Duration::from_nanos(1))
     );
-    assert_eq!(limit("parser::guarded"), Some(Duration::from_millis(50)));
+    assert_eq!(limit("parser::guarded"), after(Duration::from_millis(50)));
+    assert_eq!(
+        limit("learned_limit"),
+        Some(fdr::Limit::Auto { k_tenths: 50 })
+    );
     assert_eq!(limit("plain"), None);
     assert_eq!(limit("parser::count"), None);
     assert_eq!(
@@ -1223,6 +1233,7 @@ fn descriptors_carry_the_trigger_limit() {
     assert_eq!(descriptor(&format!("{M}::limited_task")).args(), &["x"]);
     // And they still run as written.
     assert_eq!(limited(1), 3);
+    assert_eq!(learned_limit(1), 4);
     assert_eq!(block_on(limited_task(2)), 4);
     let interval = accessors::Interval { lower: 1, upper: 3 };
     assert_eq!(interval.limited_method(), 2);

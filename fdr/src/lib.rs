@@ -80,7 +80,10 @@ use std::io::Write;
 use std::path::Path;
 
 pub use fdr_macros::{fdr_scope, instrument_fdr};
-pub use fdr_runtime::{Clock, Config, Error, LogArg, Mode, Signal, Stats, Trigger};
+pub use fdr_runtime::{
+    Clock, Config, Error, Limit, LogArg, Mode, Signal, Stats, Trigger, AUTO_FLOOR, AUTO_K,
+    AUTO_RECOMPUTE, AUTO_WARMUP,
+};
 
 // The README's code blocks are compiled and run as this crate's doc tests, with and without the
 // instrumentation (`cargo test --workspace` builds `fdr` with `enable`, as `fdr-tests` asks).

@@ -107,13 +107,16 @@ impl Dumper for Printer<'_> {
                     t.tid, t.name, t.records_dropped
                 ),
                 Ok(Some(Extension::Reason(r))) => format!(
-                    "fdr reason: {} function={} tid={} start_tsc={} duration_ticks={} suppressed={}",
+                    "fdr reason: {} function={} tid={} start_tsc={} duration_ticks={} suppressed={} \
+                     limit_ticks={} p99_ticks={}",
                     r.reason.describe(),
                     r.function,
                     r.tid,
                     r.start_tsc,
                     r.duration_ticks,
-                    r.suppressed
+                    r.suppressed,
+                    r.limit_ticks,
+                    r.p99_ticks
                 ),
                 Ok(Some(Extension::Unknown(tag))) => format!("fdr record of unknown tag {tag}"),
                 Ok(None) => {

@@ -45,22 +45,36 @@ pub fn thread_label(names: &Names, tid: i32) -> String {
 /// use fdr_cli::units::Clock;
 /// use fdr_format::{Reason, ReasonInfo};
 /// let r = ReasonInfo { reason: Reason::StillRunning, function: 4, tid: 9, start_tsc: 2_000,
-///                      duration_ticks: 3_000_000, suppressed: 0 };
+///                      duration_ticks: 3_000_000, ..ReasonInfo::default() };
 /// assert_eq!(
 ///     describe_call(&r, &Names::default(), &Clock::new(1_000_000_000), 1_000),
 ///     "call still running past its limit: #4 on thread 9, started at +1.00 µs, running for 3.00 ms"
 /// );
+/// // With the limit in force, learned (`trigger = "auto"`) from the function's p99.
+/// let r = ReasonInfo { reason: Reason::SlowCall, limit_ticks: 61_437, p99_ticks: 20_479, ..r };
+/// assert!(describe_call(&r, &Names::default(), &Clock::new(1_000_000_000), 1_000)
+///     .ends_with("lasted 3.00 ms (limit 61.4 µs, learned from the function's p99 of 20.5 µs)"));
 /// ```
 pub fn describe_call(r: &ReasonInfo, names: &Names, clock: &Clock, origin: u64) -> String {
     let f = shown(&names.function(r.function)).into_owned();
     let thread = thread_label(names, r.tid);
     let start = relative(r.start_tsc, origin, clock);
     let d = human(clock.ns(r.duration_ticks));
-    match r.reason {
+    let call = match r.reason {
         Reason::StillRunning => format!(
             "call still running past its limit: {f} on {thread}, started at {start}, running for {d}"
         ),
         _ => format!("slow call of {f} on {thread}, started at {start}, lasted {d}"),
+    };
+    // Logs written before the limit was recorded have none.
+    match (r.limit_ticks, r.p99_ticks) {
+        (0, _) => call,
+        (limit, 0) => format!("{call} (limit {})", human(clock.ns(limit))),
+        (limit, p99) => format!(
+            "{call} (limit {}, learned from the function's p99 of {})",
+            human(clock.ns(limit)),
+            human(clock.ns(p99))
+        ),
     }
 }
 

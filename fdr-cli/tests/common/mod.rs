@@ -222,6 +222,7 @@ pub fn triggered_log() -> Vec<u8> {
         start_tsc: 1200,
         duration_ticks: 3600,
         suppressed: 3,
+        ..ReasonInfo::default()
     });
     log.function(1, "app::serve", &[]);
     log.function(2, "app::handle", &[]);

@@ -11,6 +11,7 @@ use super::async_fn::{self, Lowered};
 use super::model::{
     Annotated, Body, Descriptor, FnName, Member, ModMember, Recorded, TailBody, TailEnd, WithBody,
 };
+use super::options::Limit;
 use super::private;
 
 /// The item with every recorded function instrumented.
@@ -230,9 +231,15 @@ fn descriptor_static(descriptor: &Descriptor, desc: &Ident, async_: bool) -> Tok
         #[linkme(crate = #private::linkme)]
     };
     // A slow-call limit, through the descriptor's `const` builder.
-    let trigger = descriptor.trigger.map(|nanos| {
-        let nanos = syn::LitInt::new(&grouped(nanos), Span::call_site());
-        quote!(.with_trigger(#nanos))
+    let trigger = descriptor.trigger.map(|limit| match limit {
+        Limit::Nanos(nanos) => {
+            let nanos = syn::LitInt::new(&grouped(nanos), Span::call_site());
+            quote!(.with_trigger(#nanos))
+        }
+        Limit::Auto { k_tenths } => {
+            let k = syn::LitInt::new(&k_tenths.to_string(), Span::call_site());
+            quote!(.with_auto_trigger(#k))
+        }
     });
     match &descriptor.name {
         FnName::Known(name) => quote! {

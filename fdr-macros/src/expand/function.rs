@@ -47,7 +47,7 @@ pub fn plan(
         name,
         args,
         at: sig.ident.span(),
-        trigger: options.trigger.as_ref().map(|t| t.value.nanos),
+        trigger: options.trigger.as_ref().map(|t| t.value.limit),
     };
     Ok((body, descriptor))
 }

@@ -158,8 +158,8 @@ pub struct Descriptor {
     pub args: Vec<Ident>,
     /// The span of the function's name, whose file and line the table records.
     pub at: Span,
-    /// `trigger = "..."`: the slow-call limit in nanoseconds, never zero.
-    pub trigger: Option<u64>,
+    /// `trigger = "..."`: the slow-call limit (in nanoseconds, never zero, or learned).
+    pub trigger: Option<super::options::Limit>,
 }
 
 /// Where a function's name in the table comes from.

@@ -7,7 +7,7 @@ use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::{Error, Ident, LitStr, Result, Token};
 
-const EXPECTED: &str = "expected one of: `name = \"...\"`, `log_args`, `log_args(a, b)`, `tail`, `trigger = \"50ms\"`, `always`, `skip`";
+const EXPECTED: &str = "expected one of: `name = \"...\"`, `log_args`, `log_args(a, b)`, `tail`, `trigger = \"50ms\"`, `trigger = \"auto\"`, `always`, `skip`";
 
 /// What a trigger limit looks like, in every error about one.
 const DURATION: &str = fdr_format::duration::FORM;
@@ -30,13 +30,21 @@ pub struct Options {
     pub skip: Option<Span>,
 }
 
-/// A slow-call limit, `trigger = "50ms"`.
+/// A slow-call limit, `trigger = "50ms"` or `trigger = "auto"`.
 #[derive(Clone)]
 pub struct Trigger {
-    /// The limit in nanoseconds: never zero.
-    pub nanos: u64,
+    pub limit: Limit,
     /// The string as written, which errors about the option quote.
     pub lit: LitStr,
+}
+
+/// How long a call may last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// In nanoseconds: never zero.
+    Nanos(u64),
+    /// Learned: `k` (in tenths) times the function's running p99.
+    Auto { k_tenths: u32 },
 }
 
 /// An option's value and where its keyword was written: errors about the option as a whole
@@ -258,8 +266,12 @@ fn parse_trigger(key: &Ident, input: ParseStream) -> Result<Trigger> {
             ))
         }
     };
-    match duration_nanos(&lit.value()) {
-        Ok(nanos) => Ok(Trigger { nanos, lit }),
+    let limit = match fdr_format::duration::parse_auto(&lit.value()) {
+        Some(k) => k.map(|k_tenths| Limit::Auto { k_tenths }),
+        None => duration_nanos(&lit.value()).map(Limit::Nanos),
+    };
+    match limit {
+        Ok(limit) => Ok(Trigger { limit, lit }),
         Err(message) => Err(Error::new(lit.span(), message)),
     }
 }
