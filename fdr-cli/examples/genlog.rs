@@ -24,7 +24,7 @@ use std::io::{BufWriter, Write};
 use fdr_cli::testing::synth::LogBuilder;
 use fdr_format::{
     block_preamble, function_record, meta, meta_bytes, BlockStart, CullKind, Extension, FnKind,
-    FunctionKind, Mode, Reason, ReasonInfo, RunInfo, TaskKind, ThreadInfo,
+    FunctionKind, LinkKind, Mode, Reason, ReasonInfo, RunInfo, TaskKind, TaskLink, ThreadInfo,
     BLOCK_PREAMBLE_AFTER_EXTENTS, BLOCK_PREAMBLE_SIZE,
 };
 
@@ -142,6 +142,19 @@ fn shape(name: &str, n: u32) -> Option<Vec<u8>> {
             for k in 0..n64 {
                 if k >= 3 {
                     b.task(TaskKind::Created, 1, k, 1000 + 10 * k);
+                    // Each task made inside the one before (a parent link), every third one
+                    // also following from the one before that.
+                    let link = |kind, other_task| TaskLink {
+                        kind,
+                        id: 1,
+                        task: k,
+                        other_id: 1,
+                        other_task,
+                    };
+                    b.link(link(LinkKind::Parent, k - 1), 1000 + 10 * k);
+                    if k % 3 == 0 {
+                        b.link(link(LinkKind::FollowsFrom, k - 2), 1000 + 10 * k);
+                    }
                 }
             }
             b.exit(2, 1000 + 10 * n64 + 5);

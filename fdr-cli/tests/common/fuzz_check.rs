@@ -23,6 +23,9 @@ pub const COMMANDS: &[&[&str]] = &[
     &["calls"],
     &["calls", "--format", "json", "--depth", "3"],
     &["replay"],
+    // The tasks and their links are listed when a function is chosen.
+    &["calls", "--function", "*"],
+    &["dump"],
     &[
         "account",
         "--format",
