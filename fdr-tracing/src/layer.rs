@@ -46,7 +46,6 @@ where
         let Some(c) = callsites::register(attrs.metadata(), self.fields) else {
             return;
         };
-        thread_spans::made(id.into_u64());
         let task = c.tasks().then(|| hooks::task_created(c.desc()));
         if let Some(task) = task {
             // The registry knows the parent, contextual or explicit.
@@ -60,7 +59,9 @@ where
             attrs.record(&mut v);
             v
         });
-        if task.is_some() || fields.is_some() {
+        let plain = task.is_none() && fields.is_none();
+        thread_spans::made_plain(id.into_u64(), plain.then_some(c));
+        if !plain {
             if let Some(span) = ctx.span(id) {
                 span.extensions_mut().insert(Kept { task, fields });
             }
@@ -97,13 +98,23 @@ where
     }
 
     fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
+        let first = thread_spans::first_entry_plain(id.into_u64());
+        if let Some(Some(c)) = first {
+            // Made on this thread, entered here first, keeping nothing in the registry: the
+            // usual span needs no look-up.
+            thread_spans::entered(id.into_u64(), Some(CallGuard::enter(c.desc())));
+            return;
+        }
         let Some(span) = ctx.span(id) else {
             return;
         };
         let Some(c) = callsites::find(span.metadata()) else {
             return;
         };
-        learn(c, id.into_u64());
+        if first.is_none() && !c.tasks() {
+            // Entered again, or on another thread than the one that made it.
+            c.make_tasks();
+        }
         let guard = match self.fields {
             false => CallGuard::enter(c.desc()),
             true => {
@@ -125,7 +136,10 @@ where
     }
 
     fn on_close(&self, id: Id, ctx: Context<'_, S>) {
-        thread_spans::closed(id.into_u64());
+        if thread_spans::closed_plain(id.into_u64()) {
+            // No task to end, nothing kept.
+            return;
+        }
         let Some(span) = ctx.span(&id) else {
             return;
         };

@@ -1,69 +1,126 @@
 //! What each thread knows of spans: the spans it is in, innermost last, each with the guard
-//! that records its exit; and the spans it made that were not entered yet, which tell a span
+//! that records its exit; the spans it made that were not entered yet, which tell a span
 //! entered once right after it was made (a call) from one entered again or elsewhere (a task,
-//! see `Callsite::tasks`).
+//! see `Callsite::tasks`); and, for the layer, the callsite of each such span and the spans it
+//! entered that keep nothing in the registry, so that the usual span (made, entered, exited and
+//! closed on one thread) costs the layer no registry look-up.
+//!
+//! Why an id remembered here cannot name another span: `tracing-subscriber`'s registry (like
+//! the standalone subscriber's slab) gives a freed slot back only to the thread whose shard it
+//! is, with a new generation in the id, and each span that thread makes goes through [`made`],
+//! which pushes the oldest memo out and forgets any other memo of the same id; an id's slot would
+//! have to come back to the same generation (thousands of reuses) within the last [`FRESH`]
+//! spans the thread made.
 
 use std::cell::{Cell, RefCell};
 
 use fdr_runtime::CallGuard;
 
+use crate::callsites::Callsite;
+
 /// Spans made and not entered yet that a thread remembers; an older one entered later counts
 /// as entered elsewhere, which only makes its callsite's spans tasks.
 const FRESH: usize = 8;
 
-/// The spans a thread made and did not enter yet, in a ring: cells, so that a look-up reads
-/// the ids in place rather than copying the ring out and back.
-struct Made {
+/// A ring of span ids, with a word beside each: cells, so that a look-up reads them in place
+/// rather than copying the ring out and back.
+struct Ring {
     ids: [Cell<u64>; FRESH],
+    memo: [Cell<u16>; FRESH],
     next: Cell<usize>,
+}
+
+impl Ring {
+    const fn new() -> Ring {
+        Ring {
+            ids: [const { Cell::new(0) }; FRESH],
+            memo: [const { Cell::new(0) }; FRESH],
+            next: Cell::new(0),
+        }
+    }
+
+    fn push(&self, id: u64, memo: u16) {
+        let next = self.next.get();
+        self.ids[next % FRESH].set(id);
+        self.memo[next % FRESH].set(memo);
+        self.next.set(next.wrapping_add(1));
+    }
+
+    /// Forgets `id`; its memo if it was there. Newest first: a span is usually entered right
+    /// after it is made, and closed right after it is exited.
+    fn take(&self, id: u64) -> Option<u16> {
+        let next = self.next.get();
+        for k in 1..=FRESH {
+            let at = next.wrapping_sub(k) % FRESH;
+            if self.ids[at].get() == id {
+                self.ids[at].set(0);
+                return Some(self.memo[at].get());
+            }
+        }
+        None
+    }
 }
 
 thread_local! {
     static ENTERED: RefCell<Vec<(u64, Option<CallGuard>)>> = const { RefCell::new(Vec::new()) };
-    static MADE: Made = const {
-        Made {
-            ids: [const { Cell::new(0) }; FRESH],
-            next: Cell::new(0),
-        }
-    };
+    /// Spans made here and not entered yet; the memo is the callsite's index plus one when the
+    /// span keeps nothing in the registry (the layer's), else 0.
+    static MADE: Ring = const { Ring::new() };
+    /// Spans of the layer that keep nothing in the registry, entered here (first entry) and not
+    /// closed yet.
+    static PLAIN: Ring = const { Ring::new() };
 }
 
 /// Span `id` was made on this thread.
 #[inline]
 pub(crate) fn made(id: u64) {
+    made_plain(id, None);
+}
+
+/// Span `id` was made on this thread; `plain` is its callsite when it keeps nothing in the
+/// registry (no task, no fields).
+#[inline]
+pub(crate) fn made_plain(id: u64, plain: Option<Callsite>) {
     let _ = MADE.try_with(|m| {
-        let next = m.next.get();
-        m.ids[next % FRESH].set(id);
-        m.next.set(next.wrapping_add(1));
+        // An id of a span closed elsewhere that this thread had seen is a new span now.
+        let _ = m.take(id);
+        let _ = PLAIN.try_with(|p| p.take(id));
+        m.push(id, plain.map_or(0, |c| c.index() + 1));
     });
 }
 
 /// Whether span `id` was made on this thread and not entered since (it is forgotten).
 #[inline]
 pub(crate) fn first_entry(id: u64) -> bool {
-    MADE.try_with(|m| {
-        let next = m.next.get();
-        // Newest first: a span is usually entered right after it is made.
-        for k in 1..=FRESH {
-            let at = &m.ids[next.wrapping_sub(k) % FRESH];
-            if at.get() == id {
-                at.set(0);
-                return true;
-            }
-        }
-        false
-    })
-    .unwrap_or(false)
+    MADE.try_with(|m| m.take(id).is_some()).unwrap_or(false)
+}
+
+/// The first entry of a span of the layer on the thread that made it: `Some(Some(callsite))`
+/// for a span that keeps nothing in the registry (remembered until it closes, see
+/// [`closed_plain`]), `Some(None)` for one that keeps something, `None` if it is not a first
+/// entry here.
+#[inline]
+pub(crate) fn first_entry_plain(id: u64) -> Option<Option<Callsite>> {
+    let memo = MADE.try_with(|m| m.take(id)).ok().flatten()?;
+    let c = memo.checked_sub(1).and_then(Callsite::from_index);
+    if c.is_some() {
+        let _ = PLAIN.try_with(|p| p.push(id, 0));
+    }
+    Some(c)
+}
+
+/// Span `id` of the layer closed: true if it is one that keeps nothing in the registry, which
+/// this thread made and entered (nothing to look up).
+#[inline]
+pub(crate) fn closed_plain(id: u64) -> bool {
+    closed(id);
+    PLAIN.try_with(|p| p.take(id).is_some()).unwrap_or(false)
 }
 
 /// Span `id` closed: an id made again later is another span.
 #[inline]
 pub(crate) fn closed(id: u64) {
-    let _ = MADE.try_with(|m| {
-        if let Some(at) = m.ids.iter().find(|x| x.get() == id) {
-            at.set(0);
-        }
-    });
+    let _ = MADE.try_with(|m| m.take(id));
 }
 
 /// This thread entered span `id`; `guard` records its exit (`None`: a span not recorded, kept so
