@@ -109,9 +109,11 @@ fn watch(s: &Session, reported: &mut HashSet<(u32, u64)>, open: &mut Vec<(u32, i
     s.threads().open_calls(open);
     let now = clock::now().0;
     let grace = s.setup().calibration.ticks_per_second / 10;
+    // A call that started after `now` (another thread's clock a little ahead; with the
+    // injected clock, each thread's own time) has not run at all yet, not for ever.
     let hung = |id: u32, start: u64| {
         let limit = s.triggers().limit(id);
-        limit != 0 && now.wrapping_sub(start) > limit.saturating_mul(2).saturating_add(grace)
+        limit != 0 && now.saturating_sub(start) > limit.saturating_mul(2).saturating_add(grace)
     };
     reported.retain(|&(key, start)| open.iter().any(|&(k, _, _, st)| k == key && st == start));
     for &(key, tid, id, start) in open.iter() {

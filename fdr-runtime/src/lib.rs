@@ -39,7 +39,7 @@
 //! | `cull`, `rewind`, `session`, `window` | culling functions whose calls are always erased; erasing calls shorter than the threshold; one recording, which one is running, fork handling; the window by age (`max_age`) |
 //! | `gate`, `snapshot`, `thread_state` | the recorder gate copied into every descriptor; copying buffers while their owners write; a thread's recording state |
 //! | `clock`, `host`, `options`, `pool`, `record_writer`, `signal`, `trigger` | time and CPU; ids, names and wall time; reading `FDR_OPTIONS`; the buffers; how words go into a buffer and are published; the snapshot signal's handler; slow-call triggers |
-//! | `args`, `config`, `desc`, `error`, `injected`, `out_name`, `queue`, `registry`, `slot`, `stats`, `wakeup` | logged arguments; the settings and their limits; the function table; errors; values tests inject; log file names; the free and retired queues; the threads; what an owner publishes for snapshots; counters; waking the writer |
+//! | `args`, `config`, `desc`, `error`, `injected`, `learned`, `out_name`, `queue`, `registry`, `slot`, `stats`, `wakeup` | logged arguments; the settings and their limits; the function table; errors; values tests inject; learned slow-call limits; log file names; the free and retired queues; the threads; what an owner publishes for snapshots; counters; waking the writer |
 //!
 //! The record layout itself belongs to `fdr_format`.
 
