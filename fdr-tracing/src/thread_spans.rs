@@ -71,10 +71,11 @@ thread_local! {
     static PLAIN: Ring = const { Ring::new() };
 }
 
-/// Span `id` was made on this thread.
+/// Span `id` was made on this thread (the subscriber's: its ids are never reused, a slot's
+/// generation is in them, so there is no older memo of the same id to forget).
 #[inline]
 pub(crate) fn made(id: u64) {
-    made_plain(id, None);
+    let _ = MADE.try_with(|m| m.push(id, 0));
 }
 
 /// Span `id` was made on this thread; `plain` is its callsite when it keeps nothing in the

@@ -56,6 +56,10 @@ const CONFIGS: &[Config] = &[
         what: "tracing, a subscriber that keeps nothing (tracing's own cost)",
     },
     Config {
+        key: "registry",
+        what: "tracing, the registry with a layer that keeps nothing (any layer's floor)",
+    },
+    Config {
         key: "mem",
         what: "tracing, in-memory subscriber (cheapest that keeps spans)",
     },
