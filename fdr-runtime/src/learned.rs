@@ -162,7 +162,11 @@ mod tests {
         }
         let p = l.quantile(n, 99, 100);
         assert!((12_672..=12_672 + 12_672 / 8).contains(&p), "{p}");
-        assert_eq!(l.p99(), p, "n is a multiple of 64: recomputed at the last call");
+        assert_eq!(
+            l.p99(),
+            p,
+            "n is a multiple of 64: recomputed at the last call"
+        );
     }
 
     #[test]
