@@ -10,6 +10,8 @@
 //! | `nocull` | fdr, 5 µs, culling off |
 //! | `check` | `default` with a pool of 8,192 buffers (128 MiB), which holds a whole run |
 //! | `tracing` | `tracing` with the cheapest subscriber that keeps the data (`fdr_benches::peers::tracing_mem`) |
+//! | `tracing-sub` | `tracing` into fdr's recorder (default configuration) through `fdr_tracing::subscriber()` |
+//! | `tracing-layer` | the same through `fdr_tracing::layer()` on `tracing-subscriber`'s registry |
 //! | `fastrace` | `fastrace` with a reporter that discards (`fdr_benches::peers::fastrace_discard`), a root span per item |
 //!
 //! `OUT=PATH` writes fdr's log there at the end.
@@ -58,6 +60,15 @@ pub fn main<T>(
     if mode == "tracing" {
         fdr_benches::peers::tracing_mem::setup();
     }
+    #[cfg(feature = "tracing")]
+    let spans = {
+        use fdr_benches::peers::fdr_spans::{setup, Way};
+        match mode.as_str() {
+            "tracing-sub" => Some(setup(Way::Subscriber)),
+            "tracing-layer" => Some(setup(Way::Layer)),
+            _ => None,
+        }
+    };
     #[cfg(feature = "fastrace")]
     if mode == "fastrace" {
         fdr_benches::peers::fastrace_discard::setup();
@@ -89,6 +100,10 @@ pub fn main<T>(
         fastrace::flush();
     }
     let took = cpu_ns() - start;
+    #[cfg(feature = "tracing")]
+    if let Some(rec) = spans {
+        rec.finish_to(&mut std::io::sink()).expect("finish");
+    }
     #[cfg(feature = "fdr")]
     if let Some(rec) = rec {
         match std::env::var_os("OUT") {

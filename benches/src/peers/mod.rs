@@ -6,6 +6,7 @@
 //! spread over the batch, as it is in a real program.
 
 pub mod fastrace_discard;
+pub mod fdr_spans;
 pub mod puffin_frames;
 pub mod tracing_mem;
 

@@ -11,7 +11,7 @@
 //! 4. Reads the log of the default configuration: functions seen, culled, restored, probes.
 //!
 //! ```sh
-//! cargo run --release --manifest-path benches/real/Cargo.toml -- [--rounds N] [--crate NAME] [--check-slow]
+//! cargo run --release --manifest-path benches/real/Cargo.toml -- [--rounds N] [--crate NAME] [--modes plain,tracing,...] [--check-slow]
 //! ```
 //!
 //! `--check-slow` runs only the check: after a point of the workload one culled function sleeps
@@ -56,7 +56,7 @@ const CRATES: [Crate; 2] = [
 ];
 
 /// One row of the table: a copy of the crate and the driver's `MODE`.
-const CONFIGS: [(&str, Way, &str); 11] = [
+const CONFIGS: [(&str, Way, &str); 13] = [
     ("uninstrumented", Way::None, "plain"),
     ("fdr each, compiled in, no recorder", Way::Each, "plain"),
     ("fdr each, threshold 0", Way::Each, "zero"),
@@ -70,6 +70,16 @@ const CONFIGS: [(&str, Way, &str); 11] = [
         "tracing each (cheapest subscriber)",
         Way::Tracing,
         "tracing",
+    ),
+    (
+        "tracing each, fdr_tracing::subscriber (default)",
+        Way::Tracing,
+        "tracing-sub",
+    ),
+    (
+        "tracing each, fdr_tracing::layer (default)",
+        Way::Tracing,
+        "tracing-layer",
     ),
     ("fastrace each", Way::Fastrace, "fastrace"),
 ];
@@ -123,6 +133,7 @@ fn main() {
 fn run() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
     let (mut rounds, mut only, mut check) = (5usize, None, false);
+    let mut modes: Option<Vec<String>> = None;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--rounds" => {
@@ -133,6 +144,12 @@ fn run() -> Result<(), String> {
             }
             "--crate" => only = Some(args.next().ok_or("--crate takes a name")?),
             "--check-slow" => check = true,
+            "--modes" => {
+                let list = args
+                    .next()
+                    .ok_or("--modes takes a list: plain,tracing,...")?;
+                modes = Some(list.split(',').map(str::to_string).collect());
+            }
             _ => {
                 return Err(format!(
                     "unknown argument `{a}`; see the doc of src/main.rs"
@@ -163,7 +180,7 @@ fn run() -> Result<(), String> {
         if check {
             check_slow(&p, c)?;
         } else {
-            table(&p, c, rounds)?;
+            table(&p, c, rounds, modes.as_deref())?;
         }
     }
     Ok(())
@@ -350,7 +367,14 @@ fn median(v: &mut [f64]) -> f64 {
     }
 }
 
-fn table(p: &Paths, c: &Crate, rounds: usize) -> Result<(), String> {
+fn table(p: &Paths, c: &Crate, rounds: usize, modes: Option<&[String]>) -> Result<(), String> {
+    // The uninstrumented row, which the ratios divide by, and the rows asked for.
+    let configs: Vec<&(&str, Way, &str)> = CONFIGS
+        .iter()
+        .enumerate()
+        .filter(|(i, (_, _, mode))| *i == 0 || modes.is_none_or(|m| m.iter().any(|x| x == mode)))
+        .map(|(_, c)| c)
+        .collect();
     let mut bins = std::collections::BTreeMap::new();
     let mut annotated = std::collections::BTreeMap::new();
     for way in Way::ALL {
@@ -367,10 +391,10 @@ fn table(p: &Paths, c: &Crate, rounds: usize) -> Result<(), String> {
         annotated["each"], annotated["bulk"], annotated["tracing"], annotated["fastrace"]
     );
     // A warm-up run of each, then `rounds` rounds of every configuration in turn.
-    let mut times: Vec<Vec<f64>> = vec![Vec::new(); CONFIGS.len()];
-    let mut checks: Vec<String> = vec![String::new(); CONFIGS.len()];
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); configs.len()];
+    let mut checks: Vec<String> = vec![String::new(); configs.len()];
     for round in 0..=rounds {
-        for (i, (_, way, mode)) in CONFIGS.iter().enumerate() {
+        for (i, (_, way, mode)) in configs.iter().enumerate() {
             let (cpu, check, _) = run_driver(&bins[way.name()], c.rounds, mode, &[])?;
             if round > 0 {
                 times[i].push(cpu as f64 / 1e6);
@@ -381,14 +405,14 @@ fn table(p: &Paths, c: &Crate, rounds: usize) -> Result<(), String> {
     if let Some(i) = checks.iter().position(|k| *k != checks[0]) {
         return Err(format!(
             "{} computed {} under `{}` but {} uninstrumented: instrumentation changed a result",
-            c.name, checks[i], CONFIGS[i].0, checks[0]
+            c.name, checks[i], configs[i].0, checks[0]
         ));
     }
     println!("\n| configuration | median ms | best ms | x median | x best | x paired |\n|---|---|---|---|---|---|");
     let base = times[0].clone();
     let base_median = median(&mut base.clone());
     let base_best = base.iter().copied().fold(f64::INFINITY, f64::min);
-    for (i, (name, _, _)) in CONFIGS.iter().enumerate() {
+    for (i, (name, _, _)) in configs.iter().enumerate() {
         let mut ratios: Vec<f64> = times[i].iter().zip(&base).map(|(t, b)| t / b).collect();
         let best = times[i].iter().copied().fold(f64::INFINITY, f64::min);
         let m = median(&mut times[i].clone());
