@@ -78,7 +78,7 @@ pub fn annotate(
             inserts.push((offset(src, line, col) + 1, format!(" {stmt} ")));
         }
     }
-    inserts.sort_by(|a, b| b.0.cmp(&a.0));
+    inserts.sort_by_key(|b| std::cmp::Reverse(b.0));
     let mut out = src.to_string();
     for (off, text) in &inserts {
         out.insert_str(*off, text);
