@@ -10,6 +10,7 @@
 //! | `nocull` | fdr, 5 µs, culling off |
 //! | `check` | `default` with a pool of 8,192 buffers (128 MiB), which holds a whole run |
 //! | `tracing` | `tracing` with the cheapest subscriber that keeps the data (`fdr_benches::peers::tracing_mem`) |
+//! | `tracing-null` | `tracing` with a subscriber that keeps nothing (`fdr_benches::peers::tracing_null`): `tracing`'s own cost |
 //! | `tracing-sub` | `tracing` into fdr's recorder (default configuration) through `fdr_tracing::subscriber()` |
 //! | `tracing-layer` | the same through `fdr_tracing::layer()` on `tracing-subscriber`'s registry |
 //! | `fastrace` | `fastrace` with a reporter that discards (`fdr_benches::peers::fastrace_discard`), a root span per item |
@@ -59,6 +60,10 @@ pub fn main<T>(
     #[cfg(feature = "tracing")]
     if mode == "tracing" {
         fdr_benches::peers::tracing_mem::setup();
+    }
+    #[cfg(feature = "tracing")]
+    if mode == "tracing-null" {
+        fdr_benches::peers::tracing_null::setup();
     }
     #[cfg(feature = "tracing")]
     let spans = {

@@ -209,7 +209,9 @@ fn child(key: &str, part: &str) -> f64 {
             ));
             chrome = Some(guard);
         }
-        "null" => global(tracing::Dispatch::new(Null)),
+        "null" => global(tracing::Dispatch::new(
+            fdr_benches::peers::tracing_null::Null,
+        )),
         "registry" => global(tracing::Dispatch::new(
             tracing_subscriber::registry().with(NopLayer),
         )),
@@ -278,24 +280,6 @@ fn child(key: &str, part: &str) -> f64 {
         r.finish_to(&mut std::io::sink()).expect("finish");
     }
     figure
-}
-
-/// A subscriber that keeps nothing: what `tracing` costs by itself for a span that a
-/// subscriber wants (its callsite check, its calls into the subscriber, the span's handle).
-struct Null;
-
-impl tracing::Subscriber for Null {
-    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        tracing::span::Id::from_u64(1)
-    }
-    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
-    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-    fn event(&self, _: &tracing::Event<'_>) {}
-    fn enter(&self, _: &tracing::span::Id) {}
-    fn exit(&self, _: &tracing::span::Id) {}
 }
 
 /// A layer that keeps nothing: what the registry costs any layer.

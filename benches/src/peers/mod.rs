@@ -9,6 +9,7 @@ pub mod fastrace_discard;
 pub mod fdr_spans;
 pub mod puffin_frames;
 pub mod tracing_mem;
+pub mod tracing_null;
 
 /// Calls per root span (fastrace) or per frame (puffin).
 ///

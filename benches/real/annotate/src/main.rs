@@ -56,7 +56,7 @@ const CRATES: [Crate; 2] = [
 ];
 
 /// One row of the table: a copy of the crate and the driver's `MODE`.
-const CONFIGS: [(&str, Way, &str); 13] = [
+const CONFIGS: [(&str, Way, &str); 14] = [
     ("uninstrumented", Way::None, "plain"),
     ("fdr each, compiled in, no recorder", Way::Each, "plain"),
     ("fdr each, threshold 0", Way::Each, "zero"),
@@ -70,6 +70,11 @@ const CONFIGS: [(&str, Way, &str); 13] = [
         "tracing each (cheapest subscriber)",
         Way::Tracing,
         "tracing",
+    ),
+    (
+        "tracing each, a subscriber that keeps nothing",
+        Way::Tracing,
+        "tracing-null",
     ),
     (
         "tracing each, fdr_tracing::subscriber (default)",

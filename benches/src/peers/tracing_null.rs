@@ -1,0 +1,37 @@
+//! A `tracing` subscriber that keeps nothing: what `tracing` costs by itself for a span that a
+//! subscriber wants (the callsite check, the calls into the subscriber, the span's handle), the
+//! floor under every subscriber.
+
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Metadata, Subscriber};
+
+/// The subscriber: every span wanted, one id for all, nothing kept.
+pub struct Null;
+
+impl Subscriber for Null {
+    fn enabled(&self, _: &Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &Attributes<'_>) -> Id {
+        Id::from_u64(1)
+    }
+    fn record(&self, _: &Id, _: &Record<'_>) {}
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+    fn event(&self, _: &Event<'_>) {}
+    fn enter(&self, _: &Id) {}
+    fn exit(&self, _: &Id) {}
+}
+
+/// Installs [`Null`] as the global default (once per process).
+///
+/// ```
+/// fdr_benches::peers::tracing_null::setup();
+/// let _span = tracing::info_span!("nothing").entered();
+/// ```
+pub fn setup() {
+    static DONE: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    DONE.get_or_init(|| {
+        tracing::subscriber::set_global_default(Null)
+            .expect("another global tracing subscriber is already installed");
+    });
+}
