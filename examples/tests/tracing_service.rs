@@ -36,6 +36,9 @@ fn the_slow_request_fires_its_trigger_and_shows_its_span_tree() {
         .skip(1)
         .take_while(|l| !l.is_empty())
         .map(|l| {
+            // The connection's poll may still be running when the writer copies the window
+            // (the trigger fires at the lookup's exit): then it is marked open.
+            let l = l.trim_end().trim_end_matches(" (open)");
             let name = l.split("  ").last().unwrap_or_default().trim();
             (l[..l.rfind(name).unwrap()].chars().count(), name)
         })
