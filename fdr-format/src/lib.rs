@@ -22,6 +22,7 @@ pub mod events;
 pub mod ext;
 mod header;
 mod lead;
+pub mod profile;
 pub mod reader;
 mod record;
 pub mod verify;
