@@ -66,6 +66,14 @@ fn join(l: &Local, epoch: u64) -> bool {
     t.cpu_id.set(crate::clock::fast_cpu_id());
     t.writer.clear();
     let m = &l.member;
+    if let Some(profiles) = s.profiles() {
+        let tid = s.threads().tid(key);
+        m.profile.set(
+            profiles
+                .attach(tid, host::thread_name())
+                .unwrap_or(std::ptr::null()),
+        );
+    }
     m.key.set(key);
     m.epoch.set(epoch);
     m.session.set(Arc::into_raw(s));
@@ -89,6 +97,10 @@ pub(crate) fn leave(l: &Local, len: u32) {
     }
     if !forked && m.dead.get() {
         s.threads().exited(m.key.get());
+    }
+    let profile = m.profile.replace(std::ptr::null());
+    if !forked && !profile.is_null() {
+        crate::profiles::Profiles::end(profile);
     }
     t.writer.clear();
     m.session.set(std::ptr::null());

@@ -24,6 +24,7 @@ pub(crate) fn start(session: &Arc<Session>) {
     if !session.triggers().any()
         && session.setup().config.get_signal().is_none()
         && !probes(session)
+        && session.profiles().is_none()
     {
         return;
     }
@@ -56,10 +57,14 @@ fn period(s: &Session, probe_ms: Option<i32>) -> i32 {
             / u128::from(s.setup().calibration.ticks_per_second.max(1));
         (quarter_ns / 1_000_000).clamp(1, 100) as i32
     });
-    match (watch_ms, probe_ms) {
-        (Some(a), Some(b)) => a.min(b),
-        (a, b) => a.or(b).unwrap_or(-1),
-    }
+    // With a profile, the tries of threads that exited are merged at least every second, so
+    // that a program that keeps starting threads keeps a bounded profile.
+    let collect_ms = s.profiles().map(|_| 1000);
+    [watch_ms, probe_ms, collect_ms]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(-1)
 }
 
 fn run(s: &Session) {
@@ -95,6 +100,9 @@ fn run(s: &Session) {
         }
         if probe_ms.is_some() {
             s.counters().add_probes(cull::probe(&mut cursor));
+        }
+        if let Some(p) = s.profiles() {
+            p.collect_ended();
         }
     }
 }
@@ -168,5 +176,5 @@ fn write(s: &Session, mut call: ReasonInfo, n: u32) {
 }
 
 fn write_once(s: &Session, path: &Path, call: &ReasonInfo) -> Result<(), Error> {
-    snapshot_log::snapshot_file(s, path, call.clone())
+    snapshot_log::snapshot_with_profile(s, path, call.clone())
 }

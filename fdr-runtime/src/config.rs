@@ -13,6 +13,10 @@ pub enum Mode {
     Ring,
     /// Stop recording once the pool is full, and count what could not be written.
     Fill,
+    /// Record no window: each thread keeps a call tree with counts, times and latency
+    /// histograms instead, written as a profile (`fdr profile`). To have both, keep `Ring` or
+    /// `Fill` and turn [`Config::profile`] on.
+    Profile,
 }
 
 /// Where timestamps come from. See the table in the `clock` module's documentation.
@@ -131,12 +135,22 @@ pub struct Config {
     pub(crate) max_age: Option<Duration>,
     pub(crate) cull: bool,
     pub(crate) cull_after: u32,
+    pub(crate) profile: bool,
+    pub(crate) profile_nodes: u32,
+    pub(crate) profile_threads: bool,
 }
 
 /// Smallest buffer that holds a block preamble and a useful number of records.
 pub const MIN_BUFFER_SIZE: usize = 256;
 /// Largest buffer: offsets within a buffer are 32-bit.
 pub const MAX_BUFFER_SIZE: usize = 1 << 30;
+
+/// The bound on call-tree nodes per thread of [`Config::default`] (see [`Config::profile_nodes`]).
+pub const DEFAULT_PROFILE_NODES: u32 = 4096;
+/// Calls nested deeper than this on one thread are folded into the deepest node of its profile.
+pub const PROFILE_DEPTH: u32 = 512;
+/// The largest [`Config::profile_nodes`].
+pub const MAX_PROFILE_NODES: u32 = 1 << 20;
 
 /// The rewind threshold of [`Config::default`].
 pub const DEFAULT_THRESHOLD: Duration = Duration::from_micros(5);
@@ -160,6 +174,9 @@ impl Default for Config {
             max_age: None,
             cull: true,
             cull_after: 10_000,
+            profile: false,
+            profile_nodes: DEFAULT_PROFILE_NODES,
+            profile_threads: false,
         }
     }
 }
@@ -196,7 +213,8 @@ impl Config {
         self
     }
 
-    /// Ring (keep the newest window) or Fill (stop when full).
+    /// Ring (keep the newest window), Fill (stop when full) or Profile (no window: call trees
+    /// with latency histograms, see [`Config::profile`]).
     pub fn mode(mut self, mode: Mode) -> Self {
         self.mode = mode;
         self
@@ -311,6 +329,55 @@ impl Config {
         self
     }
 
+    /// Keeps a profile beside the window: per thread, a tree of call paths, each node with the
+    /// calls' count, total and self time, min, max and a latency histogram; written by
+    /// [`Recorder::write_profile`](crate::Recorder::write_profile), at exit and on the snapshot
+    /// signal (`FDR_OPTIONS` `profile=on`). [`Mode::Profile`] is the same without the window.
+    /// A profile counts every call, so culling is off while profiling.
+    ///
+    /// ```
+    /// let c = fdr_runtime::Config::default().profile(true);
+    /// assert!(c.profiles());
+    /// assert!(fdr_runtime::Config::default().mode(fdr_runtime::Mode::Profile).profiles());
+    /// ```
+    pub fn profile(mut self, on: bool) -> Self {
+        self.profile = on;
+        self
+    }
+
+    /// At most this many call-tree nodes per thread (default 4096, up to 1,048,576; about
+    /// 1.3 KiB each, taken as the thread meets new call paths). Past it, a call along a new path
+    /// is counted into its caller's node (its time is the caller's self time) and the profile
+    /// says how many calls were folded so; so are calls nested deeper than
+    /// [`PROFILE_DEPTH`](crate::PROFILE_DEPTH).
+    pub fn profile_nodes(mut self, nodes: u32) -> Self {
+        self.profile_nodes = nodes;
+        self
+    }
+
+    /// Profiles keep one call tree per thread alive when written, and one for the threads that
+    /// exited, instead of one tree merged over every thread (`FDR_OPTIONS`
+    /// `profile_threads=on`). `fdr profile --threads` shows them apart.
+    pub fn profile_threads(mut self, on: bool) -> Self {
+        self.profile_threads = on;
+        self
+    }
+
+    /// Whether profiles are written per thread.
+    pub fn get_profile_threads(&self) -> bool {
+        self.profile_threads
+    }
+
+    /// Whether a profile is kept ([`Config::profile`] or [`Mode::Profile`]).
+    pub fn profiles(&self) -> bool {
+        self.profile || self.mode == Mode::Profile
+    }
+
+    /// The bound on call-tree nodes per thread.
+    pub fn get_profile_nodes(&self) -> u32 {
+        self.profile_nodes
+    }
+
     /// Whether culling is on.
     pub fn get_cull(&self) -> bool {
         self.cull
@@ -403,6 +470,12 @@ impl Config {
                 });
             }
         }
+        if self.profile_nodes == 0 || self.profile_nodes > MAX_PROFILE_NODES {
+            return Err(option_error(
+                "profile_nodes",
+                format!("{} nodes is out of range", self.profile_nodes),
+            ));
+        }
         if self.max_age.is_some_and(|a| a.is_zero()) {
             return Err(Error::Config {
                 key: "max_age".into(),
@@ -447,11 +520,27 @@ pub(crate) const OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         key: "mode",
-        form: "ring or fill",
+        form: "ring, fill, profile (call trees, no window) or record+profile (ring and a profile)",
         default: |c| match c.mode {
             Mode::Ring => "ring".into(),
             Mode::Fill => "fill".into(),
+            Mode::Profile => "profile".into(),
         },
+    },
+    OptionSpec {
+        key: "profile",
+        form: "on or off (a profile beside the window)",
+        default: |c| if c.profile { "on".into() } else { "off".into() },
+    },
+    OptionSpec {
+        key: "profile_nodes",
+        form: "a number of call-tree nodes per thread, 1 to 1048576",
+        default: |c| c.profile_nodes.to_string(),
+    },
+    OptionSpec {
+        key: "profile_threads",
+        form: "on or off (a call tree per thread rather than one merged)",
+        default: |c| if c.profile_threads { "on".into() } else { "off".into() },
     },
     OptionSpec {
         key: "out",

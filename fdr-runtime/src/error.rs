@@ -34,6 +34,8 @@ pub enum Error {
     /// This handle refers to the recording of the parent process: after `fork` a child records
     /// into a recorder of its own, and never writes its parent's.
     ParentsRecording,
+    /// A profile was asked of a recording that keeps none.
+    NotProfiling,
     /// Writing the log failed.
     Io {
         /// The file, when writing to one.
@@ -61,6 +63,11 @@ impl fmt::Display for Error {
                 f,
                 "fdr: another snapshot is being written right now; only one runs at a time, so \
                  try again when it is done"
+            ),
+            Error::NotProfiling => write!(
+                f,
+                "fdr: this recording keeps no profile; start it with Config::profile(true) or \
+                 Mode::Profile (FDR_OPTIONS profile=on or mode=profile)"
             ),
             Error::ParentsRecording => write!(
                 f,

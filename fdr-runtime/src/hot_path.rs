@@ -12,7 +12,7 @@ use fdr_format::{
 use crate::desc::FnDesc;
 use crate::local::{self, Local};
 use crate::thread_state::{ThreadState, BUSY};
-use crate::{attach, autostart, clock, controller, cull, gate, session, trigger};
+use crate::{attach, autostart, clock, controller, cull, gate, profile, session, trigger};
 
 /// Records one function event.
 ///
@@ -87,7 +87,11 @@ pub(crate) fn exit_guarded(f: &'static FnDesc, entry: Entry, kind: FnKind) {
 /// one. A function culled since the caller looked is recorded as any other.
 #[inline(never)]
 fn guarded_entry(f: &'static FnDesc) -> Entry {
-    if f.flags() & trigger::TRIGGER != 0 {
+    let flags = f.flags();
+    if flags & SPECIAL != 0 {
+        if flags == PROFILE_ONLY {
+            return profile_event(f, FnKind::Enter);
+        }
         return special(f, FnKind::Enter, &[]);
     }
     record_one(f, FnKind::Enter)
@@ -96,13 +100,22 @@ fn guarded_entry(f: &'static FnDesc) -> Entry {
 /// The recording path of a guarded exit whose entry was recorded.
 #[inline(never)]
 fn guarded_exit(f: &'static FnDesc) -> Entry {
-    if f.flags() & trigger::TRIGGER != 0 {
+    let flags = f.flags();
+    if flags & SPECIAL != 0 {
+        if flags == PROFILE_ONLY {
+            return profile_event(f, FnKind::Exit);
+        }
         return special(f, FnKind::Exit, &[]);
     }
     record_one(f, FnKind::Exit)
 }
 
-// A function the running recording treats specially (a trigger) has flags set in its
+/// The descriptor flags that send a hook to [`special`].
+const SPECIAL: u8 = trigger::TRIGGER | profile::PROFILED;
+/// The flags of a function in profile mode with nothing else to do.
+const PROFILE_ONLY: u8 = profile::PROFILED | profile::UNLOGGED;
+
+// A function the running recording treats specially (a trigger, a profile) has flags set in its
 // descriptor; every other function's hook pays one load and a branch for it, here, out of line.
 // A culled function reaches these only through a call entered before it was culled, or through
 // the bare hooks, which do not cull: it is recorded as any other.
@@ -123,7 +136,7 @@ fn record_kind<const KIND: u8>(f: &'static FnDesc) -> Entry {
         2 => FnKind::TailExit,
         _ => FnKind::EnterArgs,
     };
-    if f.flags() & trigger::TRIGGER != 0 {
+    if f.flags() & SPECIAL != 0 {
         return special(f, kind, &[]);
     }
     record_one(f, kind)
@@ -218,7 +231,7 @@ pub(crate) fn record_args(f: &'static FnDesc, args: &[u64]) -> Entry {
     if !session::may_record() {
         return SKIPPED;
     }
-    if f.flags() & trigger::TRIGGER != 0 {
+    if f.flags() & SPECIAL != 0 {
         return special(f, FnKind::EnterArgs, args);
     }
     record_args_one(f, args)
@@ -254,11 +267,18 @@ fn record_args_one(f: &'static FnDesc, args: &[u64]) -> Entry {
 #[cold]
 #[inline(never)]
 fn cold(l: &Local, f: &'static FnDesc, kind: FnKind, args: &[u64]) -> Entry {
-    cold_event(l, |t| Event::Call {
+    let before = f.flags();
+    let entry = cold_event(l, |t| Event::Call {
         id: t.id_field(f),
         kind,
         args,
-    })
+    });
+    // The recording that profiles started in this hook (the process's first, which read
+    // `FDR_OPTIONS`): the call is profiled too, or its exit would find no entry.
+    if before & profile::PROFILED == 0 && f.flags() & profile::PROFILED != 0 {
+        profile_event(f, kind);
+    }
+    entry
 }
 
 /// [`USUAL`] when the thread records into a session (the event is written, or counted as
@@ -296,6 +316,9 @@ fn cold_event<'a>(
 /// Records a task event of async function `f`. Out of line: tasks are rarer than calls.
 #[inline(never)]
 pub(crate) fn record_task(f: &'static FnDesc, kind: TaskKind, task: u64) {
+    if f.flags() & profile::UNLOGGED != 0 {
+        return;
+    }
     record_custom(|t| {
         let [a, b] = task_payload(kind, t.id_field(f) >> ID_SHIFT, task);
         Custom::new([a, b, 0, 0], 2)
@@ -311,6 +334,9 @@ pub(crate) fn record_link(
     other: &'static FnDesc,
     other_task: u64,
 ) {
+    if f.flags() & profile::UNLOGGED != 0 {
+        return;
+    }
     record_custom(|t| {
         let link = TaskLink {
             kind,
@@ -436,11 +462,23 @@ fn next_buffer(l: &Local, len: u32, tsc: u64, cpu: u32, ev: Event<'_>) -> u32 {
 /// to the background writer.
 #[inline(never)]
 fn special(f: &'static FnDesc, kind: FnKind, args: &[u64]) -> Entry {
-    let entry = if kind == FnKind::EnterArgs {
-        record_args_one(f, args)
+    let flags = f.flags();
+    let entry = if flags & profile::UNLOGGED != 0 {
+        profile_event(f, kind)
     } else {
-        record_one(f, kind)
+        let entry = if kind == FnKind::EnterArgs {
+            record_args_one(f, args)
+        } else {
+            record_one(f, kind)
+        };
+        if flags & profile::PROFILED != 0 {
+            profile_event(f, kind);
+        }
+        entry
     };
+    if flags & trigger::TRIGGER == 0 {
+        return entry;
+    }
     local::with(|l| {
         let t = &l.state;
         let len = t.len.get();
@@ -469,6 +507,61 @@ fn special(f: &'static FnDesc, kind: FnKind, args: &[u64]) -> Entry {
         });
     });
     entry
+}
+
+/// Adds an event of `f` to the thread's call trie: the profile's path. Says whether the thread
+/// profiles, as [`record_one`] says whether it records.
+#[inline]
+fn profile_event(f: &'static FnDesc, kind: FnKind) -> Entry {
+    let l = local::get();
+    let t = &l.state;
+    let len = t.len.get();
+    let p = l.member.profile.get();
+    if len == BUSY || p.is_null() || l.member.epoch.get() != session::epoch() {
+        return profile_cold(l, f, kind);
+    }
+    t.begin_write();
+    let now = clock::ticks();
+    let id = t.id_field(f) >> ID_SHIFT;
+    // SAFETY: the trie stays mapped while the thread is a member of the session that owns it
+    // (the membership's strong count), and only this thread writes it.
+    let p = unsafe { &*p };
+    if kind == FnKind::Enter || kind == FnKind::EnterArgs {
+        p.enter(id, now);
+    } else {
+        p.exit(id, now);
+    }
+    t.end_write(len);
+    USUAL
+}
+
+/// [`profile_event`] for a thread that is busy, has not joined the recording, or belongs to an
+/// older one.
+#[cold]
+#[inline(never)]
+fn profile_cold(l: &Local, f: &'static FnDesc, kind: FnKind) -> Entry {
+    let t = &l.state;
+    let len = t.len.get();
+    if len == BUSY || l.member.dead.get() {
+        return SKIPPED;
+    }
+    let mut joined = false;
+    t.busy(|| {
+        if session::claim_autostart() {
+            autostart::run();
+        }
+        match attach::ensure(l, len) {
+            Some(len) => {
+                joined = true;
+                len
+            }
+            None => 0,
+        }
+    });
+    if !joined || l.member.profile.get().is_null() {
+        return SKIPPED;
+    }
+    profile_event(f, kind)
 }
 
 /// Runs `f` with the session this thread records into, if any (and not a forked parent's).

@@ -34,11 +34,13 @@
 //! | `autostart` | `FDR_OPTIONS`: recording from the first call, logs at exit and on panic |
 //! | `recorder` | the public API: start, snapshots, finish |
 //! | `attach`, `background` | a thread joining a recording, taking buffers, leaving; the background writer: trigger and signal snapshots, the watchdog |
-//! | `snapshot_log` | a window written as a log, the final one or a snapshot, to a writer or a file |
+//! | `snapshot_log` | a window written as a log, the final one or a snapshot, to a writer or a file, with the profile beside it |
+//! | `profile_log` | the profile written as a profile file |
 //! | `atomic_file`, `controller`, `local`, `log_file` | writing a log through its own temporary file; what to write for each event (policy); the thread-local; the log's layout on disk |
 //! | `cull`, `rewind`, `session`, `window` | culling functions whose calls are always erased; erasing calls shorter than the threshold; one recording, which one is running, fork handling; the window by age (`max_age`) |
 //! | `gate`, `snapshot`, `thread_state` | the recorder gate copied into every descriptor; copying buffers while their owners write; a thread's recording state |
-//! | `clock`, `host`, `options`, `pool`, `record_writer`, `signal`, `trigger` | time and CPU; ids, names and wall time; reading `FDR_OPTIONS`; the buffers; how words go into a buffer and are published; the snapshot signal's handler; slow-call triggers |
+//! | `profiles` | a recording's profile: the threads' call tries, merged |
+//! | `clock`, `host`, `options`, `pool`, `profile`, `record_writer`, `signal`, `trigger` | time and CPU; ids, names and wall time; reading `FDR_OPTIONS`; the buffers; one thread's call trie (profile mode); how words go into a buffer and are published; the snapshot signal's handler; slow-call triggers |
 //! | `args`, `config`, `desc`, `error`, `injected`, `learned`, `out_name`, `queue`, `registry`, `slot`, `stats`, `wakeup` | logged arguments; the settings and their limits; the function table; errors; values tests inject; learned slow-call limits; log file names; the free and retired queues; the threads; what an owner publishes for snapshots; counters; waking the writer |
 //!
 //! The record layout itself belongs to `fdr_format`.
@@ -82,6 +84,12 @@ mod out_name;
 #[cfg(feature = "record")]
 mod pool;
 #[cfg(feature = "record")]
+mod profile;
+#[cfg(feature = "record")]
+mod profile_log;
+#[cfg(feature = "record")]
+mod profiles;
+#[cfg(feature = "record")]
 mod queue;
 #[cfg(all(test, feature = "record"))]
 mod race_tests;
@@ -121,8 +129,8 @@ pub use args::LogArg;
 #[cfg(feature = "record")]
 pub use clock::{calibration, Calibration};
 pub use config::{
-    Clock, Config, Limit, Mode, Signal, Trigger, DEFAULT_THRESHOLD, MAX_BUFFER_SIZE,
-    MIN_BUFFER_SIZE,
+    Clock, Config, Limit, Mode, Signal, Trigger, DEFAULT_PROFILE_NODES, DEFAULT_THRESHOLD,
+    MAX_BUFFER_SIZE, MAX_PROFILE_NODES, MIN_BUFFER_SIZE, PROFILE_DEPTH,
 };
 #[cfg(feature = "record")]
 pub use cull::{memory as culling_memory, PROBES_PER_ROUND, PROBE_CALLS, PROBE_PERIOD_MS};

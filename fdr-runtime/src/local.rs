@@ -7,6 +7,7 @@
 
 use std::cell::Cell;
 
+use crate::profile::ThreadProfile;
 use crate::session::Session;
 use crate::thread_state::ThreadState;
 
@@ -22,6 +23,8 @@ pub(crate) struct Membership {
     pub buffer: Cell<u32>,
     /// The thread is exiting: it records nothing more.
     pub dead: Cell<bool>,
+    /// The thread's call trie in that session, if it profiles (null otherwise).
+    pub profile: Cell<*const ThreadProfile>,
 }
 
 pub(crate) struct Local {
@@ -39,6 +42,7 @@ thread_local! {
                 key: Cell::new(0),
                 buffer: Cell::new(0),
                 dead: Cell::new(false),
+                profile: Cell::new(std::ptr::null()),
             },
         }
     };

@@ -73,7 +73,7 @@ fn write_log<W: Write + ?Sized>(
         ticks_per_second: cal.ticks_per_second,
         calibration_ns: cal.window.as_nanos() as u64,
         mode: match config.get_mode() {
-            Mode::Ring => fdr_format::Mode::Ring,
+            Mode::Ring | Mode::Profile => fdr_format::Mode::Ring,
             Mode::Fill => fdr_format::Mode::Fill,
         },
         threshold_ns: config.get_threshold().as_nanos().min(u128::from(u64::MAX)) as u64,

@@ -97,8 +97,16 @@ impl Config {
                     c.mode = match value {
                         "ring" => Mode::Ring,
                         "fill" => Mode::Fill,
+                        "profile" => Mode::Profile,
+                        "record+profile" => {
+                            c.profile = true;
+                            Mode::Ring
+                        }
                         _ => {
-                            return Err(bad(format!("expected `ring` or `fill`, found `{value}`")))
+                            return Err(bad(format!(
+                                "expected `ring`, `fill`, `profile` or `record+profile`, found \
+                                 `{value}`"
+                            )))
                         }
                     }
                 }
@@ -175,6 +183,26 @@ impl Config {
                         "off" => false,
                         _ => return Err(bad(format!("expected `on` or `off`, found `{value}`"))),
                     }
+                }
+                "profile" => {
+                    c.profile = match value {
+                        "on" => true,
+                        "off" => false,
+                        _ => return Err(bad(format!("expected `on` or `off`, found `{value}`"))),
+                    }
+                }
+                "profile_threads" => {
+                    c.profile_threads = match value {
+                        "on" => true,
+                        "off" => false,
+                        _ => return Err(bad(format!("expected `on` or `off`, found `{value}`"))),
+                    }
+                }
+                "profile_nodes" => {
+                    c.profile_nodes = u32::try_from(number("a number of nodes")?)
+                        .ok()
+                        .filter(|&n| (1..=crate::config::MAX_PROFILE_NODES).contains(&n))
+                        .ok_or_else(|| bad(format!("{value} is out of range")))?
                 }
                 "cull_after" => {
                     c.cull_after = u32::try_from(number("a number of calls")?)
@@ -427,8 +455,9 @@ mod option_errors {
         );
         assert_eq!(
             error("mode=circular"),
-            "fdr: bad option `mode`: expected `ring` or `fill`, found `circular`; write \
-             mode=VALUE with VALUE ring or fill (default ring)"
+            "fdr: bad option `mode`: expected `ring`, `fill`, `profile` or `record+profile`, \
+             found `circular`; write mode=VALUE with VALUE ring, fill, profile (call trees, no \
+             window) or record+profile (ring and a profile) (default ring)"
         );
         assert_eq!(
             error("cull_after=0"),

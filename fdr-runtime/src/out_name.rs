@@ -9,12 +9,13 @@
 use std::path::{Path, PathBuf};
 
 /// The default template: `PROGRAM-{pid}.fdr`.
-pub(crate) fn default_template() -> PathBuf {
+pub(crate) fn default_template(profile_only: bool) -> PathBuf {
     let program = std::env::current_exe()
         .ok()
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_else(|| "fdr".into());
-    PathBuf::from(format!("{program}-{{pid}}.fdr"))
+    let ext = if profile_only { "fdrprof" } else { "fdr" };
+    PathBuf::from(format!("{program}-{{pid}}.{ext}"))
 }
 
 /// Inserts `.{pid}` before the extension of a template without `{pid}` (a forked child's).

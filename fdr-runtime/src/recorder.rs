@@ -10,8 +10,8 @@ use fdr_format::{Reason, ReasonInfo};
 
 use crate::session::{self, Session, State};
 use crate::{
-    atomic_file, attach, background, clock, gate, host, out_name, signal, snapshot_log, Config,
-    Error, Stats,
+    atomic_file, attach, background, clock, gate, host, out_name, profile_log, signal,
+    snapshot_log, Config, Error, Stats,
 };
 
 /// Starts the process's recorder.
@@ -65,7 +65,7 @@ pub(crate) fn start_with(config: Config, autostarted: bool) -> Result<Recorder, 
     let mut template = config
         .get_out()
         .map(Path::to_path_buf)
-        .unwrap_or_else(out_name::default_template);
+        .unwrap_or_else(|| out_name::default_template(config.get_mode() == crate::Mode::Profile));
     if autostarted && session::forks() > 0 {
         template = out_name::for_child(&template);
     }
@@ -81,9 +81,12 @@ pub(crate) fn start_with(config: Config, autostarted: bool) -> Result<Recorder, 
     let auto_out = autostarted.then_some(final_path);
     let session = Arc::new(Session::new(config, calibration, auto_out, template)?);
     session::install(Arc::clone(&session))?;
+    // Profile mode writes no window, so its triggers would write empty logs: none is armed.
+    let windows = session.setup().config.get_mode() != crate::Mode::Profile;
     gate::open(
         session.setup().epoch,
-        |id| session.triggers().limit(id) != 0,
+        |id| windows && session.triggers().limit(id) != 0,
+        session.profile_flags(),
         session::epoch,
     );
     if let Some(sig) = session.setup().config.get_signal() {
@@ -150,22 +153,64 @@ impl Recorder {
 
     pub(crate) fn write_snapshot_for(&self, path: &Path, reason: Reason) -> Result<(), Error> {
         self.check_process()?;
-        snapshot_log::snapshot_file(&self.session, path, info(reason))
+        snapshot_log::snapshot_with_profile(&self.session, path, info(reason))
     }
 
     /// Stops recording and writes everything kept to a file (through a temporary file, as
-    /// [`Recorder::write_snapshot`]). If the write fails the recording stays stopped with its
+    /// [`Recorder::write_snapshot`]). A recording that keeps a profile beside its window also
+    /// writes the profile, to the same path with the extension `fdrprof`; in
+    /// [`Mode::Profile`](crate::Mode::Profile) the profile is what goes to `path`. If the write fails the recording stays stopped with its
     /// data, and `finish` can be called again, for example with another path.
     pub fn finish(&self, path: impl AsRef<Path>) -> Result<(), Error> {
         self.finish_for(path.as_ref(), Reason::Api)
     }
 
     pub(crate) fn finish_for(&self, path: &Path, reason: Reason) -> Result<(), Error> {
+        let s = &self.session;
         self.finishing(|| {
-            atomic_file::write(&self.session, path, true, |f| {
-                snapshot_log::write(&self.session, f, false, info(reason))
-            })
+            if self.profile_only() {
+                return profile_log::write_file(s, path, true);
+            }
+            atomic_file::write(s, path, true, |f| {
+                snapshot_log::write(s, f, false, info(reason))
+            })?;
+            if s.profiles().is_some() {
+                profile_log::write_file(s, &profile_log::beside(path), true)?;
+            }
+            Ok(())
         })
+    }
+
+    /// Whether the recording keeps a profile and no window ([`Mode::Profile`](crate::Mode)).
+    fn profile_only(&self) -> bool {
+        self.session.setup().config.get_mode() == crate::Mode::Profile
+    }
+
+    /// Writes the profile as it stands to `out`, while every thread goes on recording: per call
+    /// path, the calls' count, total and self time, min, max and latency histogram (read by `fdr
+    /// profile`). Threads are never stopped: each node is copied as its thread updates it.
+    /// [`Error::NotProfiling`] if the recording keeps no profile ([`Config::profile`]).
+    ///
+    /// ```
+    /// let rec = fdr_runtime::start(fdr_runtime::Config::default().mode(fdr_runtime::Mode::Profile))?;
+    /// let mut profile = Vec::new();
+    /// rec.profile_to(&mut profile)?;
+    /// assert!(profile.starts_with(b"FDRPROF"));
+    /// rec.finish_to(&mut std::io::sink())?;
+    /// # Ok::<(), fdr_runtime::Error>(())
+    /// ```
+    ///
+    /// [`Config::profile`]: crate::Config::profile
+    pub fn profile_to<W: Write + ?Sized>(&self, out: &mut W) -> Result<(), Error> {
+        self.check_process()?;
+        profile_log::write(&self.session, out)
+    }
+
+    /// Writes the profile as it stands to a file (through a temporary file renamed into place,
+    /// as [`Recorder::write_snapshot`]), while recording goes on.
+    pub fn write_profile(&self, path: impl AsRef<Path>) -> Result<(), Error> {
+        self.check_process()?;
+        profile_log::write_file(&self.session, path.as_ref(), false)
     }
 
     /// Stops recording and writes everything kept to `out`. As with [`Recorder::finish`], a
@@ -179,7 +224,12 @@ impl Recorder {
     /// # Ok::<(), fdr_runtime::Error>(())
     /// ```
     pub fn finish_to<W: Write + ?Sized>(&self, out: &mut W) -> Result<(), Error> {
-        self.finishing(|| snapshot_log::write(&self.session, out, false, info(Reason::Api)))
+        self.finishing(|| {
+            if self.profile_only() {
+                return profile_log::write(&self.session, out);
+            }
+            snapshot_log::write(&self.session, out, false, info(Reason::Api))
+        })
     }
 
     /// One finish at a time: stops recording (once), then `write`s the final log; the recording

@@ -19,6 +19,7 @@ use fdr_format::{Reason, ReasonInfo};
 
 use crate::clock::Calibration;
 use crate::pool::Pool;
+use crate::profiles::Profiles;
 use crate::registry::Registry;
 use crate::trigger::Triggers;
 use crate::wakeup::Wakeup;
@@ -192,13 +193,30 @@ pub(crate) struct Session {
     lifecycle: Lifecycle,
     outputs: Outputs,
     counters: Counters,
+    /// The threads' call tries, when the recording profiles.
+    profiles: Option<Profiles>,
 }
 
 impl Session {
-    /// Whether this recording culls functions: culling on, and a threshold above 0 (with none,
-    /// no call is erased, so none is ever culled).
+    /// Whether this recording culls functions: culling on, a threshold above 0 (with none, no
+    /// call is erased, so none is ever culled), and no profile (which counts every call).
     pub(crate) fn culling(&self) -> bool {
-        self.setup.config.get_cull() && self.setup.threshold_ticks > 0
+        self.setup.config.get_cull() && self.setup.threshold_ticks > 0 && self.profiles.is_none()
+    }
+
+    /// The call tries, when the recording profiles.
+    pub(crate) fn profiles(&self) -> Option<&Profiles> {
+        self.profiles.as_ref()
+    }
+
+    /// The descriptor flags every function of this recording gets: profiled, and not logged in
+    /// profile mode.
+    pub(crate) fn profile_flags(&self) -> u8 {
+        match (self.profiles.is_some(), self.setup.config.get_mode()) {
+            (false, _) => 0,
+            (true, crate::Mode::Profile) => crate::profile::PROFILED | crate::profile::UNLOGGED,
+            (true, _) => crate::profile::PROFILED,
+        }
     }
 
     pub(crate) fn new(
@@ -208,7 +226,16 @@ impl Session {
         out_template: PathBuf,
     ) -> Result<Session, Error> {
         let buffer_size = config.get_buffer_size() / 8 * 8;
-        let pool = Pool::new(buffer_size, config.get_buffer_count(), config.get_mode())?;
+        let config_profiles = config
+            .profiles()
+            .then(|| Profiles::new(config.get_profile_nodes()));
+        // Profile mode writes no window: one buffer, for the records a hook may write before the
+        // recording's flags reach it.
+        let buffers = match config.get_mode() {
+            crate::Mode::Profile => 1,
+            _ => config.get_buffer_count(),
+        };
+        let pool = Pool::new(buffer_size, buffers, config.get_mode())?;
         let threshold_ticks = (config.get_threshold().as_nanos()
             * u128::from(calibration.ticks_per_second)
             / 1_000_000_000)
@@ -243,6 +270,7 @@ impl Session {
                 write_failed: AtomicBool::new(false),
             },
             counters: Counters::default(),
+            profiles: config_profiles,
         })
     }
 

@@ -8,7 +8,7 @@ use std::path::Path;
 use fdr_format::ReasonInfo;
 
 use crate::session::{Session, State};
-use crate::{atomic_file, log_file, Error};
+use crate::{atomic_file, log_file, profile_log, Error};
 
 /// The window of `s` as a log on `out`: a snapshot while recording goes on, or the final log;
 /// `reason` says why it was written.
@@ -40,4 +40,29 @@ pub(crate) fn snapshot_to<W: Write + ?Sized>(
 /// whole; a final log written to the same path meanwhile wins ([`Error::NotRecording`]).
 pub(crate) fn snapshot_file(s: &Session, path: &Path, reason: ReasonInfo) -> Result<(), Error> {
     atomic_file::write(s, path, false, |f| snapshot_to(s, f, reason))
+}
+
+/// What the exit writers and the background writer write for a panic, the signal or a trigger:
+/// the window in `path`, and the profile beside it ([`profile_log::beside`]) when the recording
+/// keeps one; in profile mode the profile alone, in `path`.
+pub(crate) fn snapshot_with_profile(
+    s: &Session,
+    path: &Path,
+    reason: ReasonInfo,
+) -> Result<(), Error> {
+    if s.setup().config.get_mode() == crate::Mode::Profile {
+        if s.state() != State::Recording {
+            return Err(Error::NotRecording);
+        }
+        return profile_log::write_file(s, path, false);
+    }
+    let why = reason.reason;
+    snapshot_file(s, path, reason)?;
+    if s.profiles().is_some()
+        && why != fdr_format::Reason::SlowCall
+        && why != fdr_format::Reason::StillRunning
+    {
+        profile_log::write_file(s, &profile_log::beside(path), false)?;
+    }
+    Ok(())
 }

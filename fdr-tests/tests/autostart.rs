@@ -169,3 +169,55 @@ fn the_first_call_that_finds_nothing_recording_records_no_exit() {
     );
     std::fs::remove_dir_all(dir).ok();
 }
+
+#[test]
+#[ignore = "a child process of fdr_options_mode_profile_writes_a_profile_at_exit_and_on_panic"]
+fn child_profiling() {
+    // The process's first hook reads FDR_OPTIONS: that call is profiled too.
+    let outer = CallGuard::enter(&WORK);
+    for _ in 0..3 {
+        drop(CallGuard::enter(&DOOMED));
+    }
+    drop(outer);
+    let caught = std::panic::catch_unwind(|| {
+        let _g = CallGuard::enter(&WORK);
+        panic!("deliberate");
+    });
+    assert!(caught.is_err());
+}
+
+#[test]
+fn fdr_options_mode_profile_writes_a_profile_at_exit_and_on_panic() {
+    use fdr_format::profile::Profile;
+    let dir = scratch("profile");
+    let out = dir.join("auto.fdrprof");
+    let child = run_child(
+        "child_profiling",
+        &format!("mode=profile out={}", out.display()),
+    );
+    let stderr = String::from_utf8_lossy(&child.stderr);
+    assert!(child.status.success(), "child failed: {stderr}");
+    let read = |p: &Path| {
+        let bytes = std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}; {stderr}", p.display()));
+        Profile::decode(&bytes).unwrap()
+    };
+    // (function, parent's function, count, open) of every node.
+    let rows = |p: &Profile| {
+        let t = &p.trees[0];
+        t.nodes
+            .iter()
+            .map(|n| {
+                let parent = n.parent.map(|i| t.nodes[i as usize].function);
+                (n.function, parent, n.count, n.open)
+            })
+            .collect::<Vec<_>>()
+    };
+    let (w, d) = (WORK.id(), DOOMED.id());
+    // At the panic, the second call of WORK had not unwound: it is open.
+    let at_panic = read(&dir.join("auto-1.fdrprof"));
+    assert_eq!(rows(&at_panic), [(w, None, 1, 1), (d, Some(w), 3, 0)]);
+    let at_exit = read(&out);
+    assert_eq!(rows(&at_exit), [(w, None, 2, 0), (d, Some(w), 3, 0)]);
+    assert_eq!(at_exit.function_name(w), Some("auto::work"));
+    std::fs::remove_dir_all(dir).ok();
+}

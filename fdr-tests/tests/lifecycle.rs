@@ -770,3 +770,114 @@ fn a_signal_handlers_first_call_inside_the_api_does_not_deadlock() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+// Profile mode under the same pressure.
+
+/// `(function name, count)` of the merged tree's nodes of a profile that must decode.
+fn profile_counts(bytes: &[u8]) -> Vec<(String, u64)> {
+    let p = fdr_format::profile::Profile::decode(bytes).unwrap();
+    let t = p.merged();
+    t.nodes
+        .iter()
+        .map(|n| (p.function_name(n.function).unwrap().to_string(), n.count))
+        .collect()
+}
+
+fn finish_races_profiling_threads(config: fn() -> Config) {
+    let _turn = testing::exclusive();
+    let dir = scratch("finish-profile");
+    for round in 0..50 {
+        let rec = fdr_runtime::start(config()).unwrap();
+        let busy = Busy::start(8);
+        std::thread::sleep(Duration::from_millis(3));
+        let mut now = Vec::new();
+        rec.profile_to(&mut now).unwrap();
+        profile_counts(&now);
+        let path = dir.join(format!("{round}.fdr"));
+        rec.finish(&path)
+            .unwrap_or_else(|e| panic!("round {round}: {e}"));
+        drop(busy);
+        let profile = if config().get_mode() == Mode::Profile {
+            path
+        } else {
+            assert_nests(&read_log(&path));
+            path.with_extension("fdrprof")
+        };
+        let counts = profile_counts(&std::fs::read(&profile).unwrap());
+        let mids: u64 = counts
+            .iter()
+            .filter(|(n, _)| n == "life::mid")
+            .map(|c| c.1)
+            .sum();
+        // Every thread made its first call before `finish`.
+        assert!(mids >= 8, "round {round}: {counts:?}");
+    }
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn finish_races_eight_profiling_threads_in_profile_mode() {
+    finish_races_profiling_threads(|| Config::default().mode(Mode::Profile));
+}
+
+#[test]
+fn finish_races_eight_profiling_threads_beside_a_ring() {
+    finish_races_profiling_threads(|| {
+        fdr_tests::every_call()
+            .buffer_size(4096)
+            .buffer_count(16)
+            .profile(true)
+    });
+}
+
+#[test]
+fn exit_with_busy_threads_writes_a_valid_profile() {
+    let dir = scratch("exit-profile");
+    for run in 0..10 {
+        let out = dir.join(format!("{run}.fdrprof"));
+        let child = run_child(
+            "child_exits_while_threads_record",
+            Some(&format!("mode=profile out={}", out.display())),
+        );
+        let stderr = String::from_utf8_lossy(&child.stderr);
+        assert!(child.status.success(), "run {run}: {stderr}");
+        let counts = profile_counts(&std::fs::read(&out).unwrap());
+        let mids: u64 = counts
+            .iter()
+            .filter(|(n, _)| n == "life::mid")
+            .map(|c| c.1)
+            .sum();
+        assert!(mids >= 9, "run {run}: {counts:?}");
+    }
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn a_forked_child_profiles_as_its_own_process() {
+    let dir = scratch("fork-profile");
+    let out = dir.join("app.fdrprof");
+    let ids = dir.join("ids");
+    let child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "child_forks",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("FDR_OPTIONS", format!("mode=profile out={}", out.display()))
+        .env("FORK_TIDS", &ids)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&child.stderr);
+    assert!(child.status.success(), "{stderr}");
+    let ids = std::fs::read_to_string(&ids).unwrap();
+    let child_pid: u32 = ids.split(' ').next().unwrap().parse().unwrap();
+    // Each process its own calls: two of mid, eight of leaf under them.
+    let want = [("life::mid".to_string(), 2), ("life::leaf".to_string(), 8)];
+    for path in [out.clone(), dir.join(format!("app.{child_pid}.fdrprof"))] {
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(profile_counts(&bytes), want, "{}", path.display());
+    }
+    std::fs::remove_dir_all(dir).ok();
+}

@@ -46,6 +46,16 @@ impl Recorder {
     }
 
     #[inline]
+    pub fn profile_to<W: Write + ?Sized>(&self, _out: &mut W) -> Result<(), Error> {
+        Ok(())
+    }
+
+    #[inline]
+    pub fn write_profile(&self, _path: impl AsRef<Path>) -> Result<(), Error> {
+        Ok(())
+    }
+
+    #[inline]
     pub fn is_recording(&self) -> bool {
         false
     }

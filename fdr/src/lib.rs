@@ -142,6 +142,23 @@ pub fn recorder() -> Option<Recorder> {
     mode::recorder().map(|inner| Recorder { inner })
 }
 
+/// Writes the running recorder's profile to `path` now, from any thread, while every thread
+/// goes on recording: the call paths with their counts, times and latency histograms (see
+/// [`Config::profile`]). Does nothing when no recorder runs (or without the `enable` feature);
+/// [`Error::NotProfiling`] when the running one keeps no profile.
+///
+/// ```no_run
+/// // FDR_OPTIONS="mode=profile" ./app, then, somewhere in the app:
+/// fdr::profile("now.fdrprof")?;
+/// # Ok::<(), fdr::Error>(())
+/// ```
+pub fn profile(path: impl AsRef<Path>) -> Result<(), Error> {
+    match recorder() {
+        Some(rec) => rec.write_profile(path),
+        None => Ok(()),
+    }
+}
+
 /// A handle on the running recorder. Clones refer to the same recording.
 ///
 /// ```no_run
@@ -207,6 +224,33 @@ impl Recorder {
     #[inline]
     pub fn finish_to<W: Write + ?Sized>(&self, out: &mut W) -> Result<(), Error> {
         self.inner.finish_to(out)
+    }
+
+    /// Writes the profile as it stands to `out` while every thread goes on recording (the
+    /// recording must keep one: [`Config::profile`] or [`Mode::Profile`]; else
+    /// [`Error::NotProfiling`]). `fdr profile` reads it.
+    ///
+    /// ```no_run
+    /// let rec = fdr::start(fdr::Config::default().mode(fdr::Mode::Profile))?;
+    /// let mut profile = Vec::new();
+    /// rec.profile_to(&mut profile)?;
+    /// # Ok::<(), fdr::Error>(())
+    /// ```
+    #[inline]
+    pub fn profile_to<W: Write + ?Sized>(&self, out: &mut W) -> Result<(), Error> {
+        self.inner.profile_to(out)
+    }
+
+    /// Writes the profile as it stands to a file, while recording goes on.
+    ///
+    /// ```no_run
+    /// let rec = fdr::start(fdr::Config::default().profile(true))?;
+    /// rec.write_profile("now.fdrprof")?;
+    /// # Ok::<(), fdr::Error>(())
+    /// ```
+    #[inline]
+    pub fn write_profile(&self, path: impl AsRef<Path>) -> Result<(), Error> {
+        self.inner.write_profile(path)
     }
 
     /// True until the recording is finished (always false without the `enable` feature).

@@ -62,6 +62,17 @@ pub(crate) fn now() -> (u64, u32) {
     }
 }
 
+/// The timestamp alone (profiles need no CPU): the counter read without its CPU number for both
+/// counter sources, the same ticks as [`now`]'s.
+#[inline(always)]
+pub(crate) fn ticks() -> u64 {
+    match SOURCE.load(Ordering::Relaxed) {
+        RDTSC_RSEQ | RDTSCP => arch::rdtsc(),
+        INJECTED => injected::now().0,
+        _ => monotonic_ns(),
+    }
+}
+
 /// What a thread reads as its CPU number on the hot path when the clock is not `rdtsc` with rseq:
 /// this one means "not a counter source" (see [`fast`]).
 pub(crate) static NOT_FAST: i32 = i32::MIN;
