@@ -17,7 +17,9 @@
 //! characters, arguments, tail calls), `backwards` (time running backwards, a thread that lost
 //! everything), `args` (calls with many logged arguments), `tasks` (async tasks moving between
 //! threads, cancelled, created before the window), `culled` (cull and restore events, and a
-//! trigger's reason record).
+//! trigger's reason record). Profiles (`.fdrprof`): `profile` (the known profile of the tests,
+//! `fdr_cli::testing::profile::known`), `profile-deep` (a recursion N deep, with a callee at
+//! each level, on two threads).
 
 use std::io::{BufWriter, Write};
 
@@ -27,6 +29,45 @@ use fdr_format::{
     FunctionKind, LinkKind, Mode, Reason, ReasonInfo, RunInfo, TaskKind, TaskLink, ThreadInfo,
     BLOCK_PREAMBLE_AFTER_EXTENTS, BLOCK_PREAMBLE_SIZE,
 };
+
+/// A small crafted profile of the given shape.
+fn profile_shape(name: &str, n: u32) -> Option<Vec<u8>> {
+    use fdr_cli::testing::profile::{known, TreeBuilder};
+    use fdr_format::profile::{Profile, PER_THREAD};
+    match name {
+        "profile" => Some(known().encode()),
+        "profile-deep" => {
+            let trees = [(7, "main"), (8, "")]
+                .into_iter()
+                .map(|(tid, name)| {
+                    let mut t = TreeBuilder::new(tid, name);
+                    let mut parent = None;
+                    for i in 0..u64::from(n) {
+                        let d = (u64::from(n) - i) * 100;
+                        let node = t.calls(parent, 1, &[d, d + 7], 70);
+                        t.calls(Some(node), 2, &[30, 30], 60);
+                        parent = Some(node);
+                    }
+                    t.finish()
+                })
+                .collect();
+            Some(
+                Profile {
+                    flags: PER_THREAD,
+                    ticks_per_second: 3_000_000_000,
+                    elapsed_ticks: u64::from(n) * 1000,
+                    pid: 1,
+                    program: "genlog-profile-deep".into(),
+                    functions: vec![(1, "deep::recurse".into()), (2, "deep::leaf".into())],
+                    trees,
+                    ..Profile::default()
+                }
+                .encode(),
+            )
+        }
+        _ => None,
+    }
+}
 
 /// A small crafted log of the given shape.
 fn shape(name: &str, n: u32) -> Option<Vec<u8>> {
@@ -236,7 +277,7 @@ fn main() -> std::io::Result<()> {
         let n = args
             .get(4)
             .map_or(300, |s| s.parse().expect("N must be a number"));
-        let Some(bytes) = shape(&args[2], n) else {
+        let Some(bytes) = profile_shape(&args[2], n).or_else(|| shape(&args[2], n)) else {
             eprintln!("genlog: unknown shape {}", args[2]);
             std::process::exit(2);
         };

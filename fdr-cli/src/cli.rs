@@ -6,8 +6,9 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::commands::account::SortKey;
+use crate::model::filter::parse_duration;
 use crate::model::filter::FilterArgs;
-use crate::render::{account, calls, diff, stack};
+use crate::render::{account, calls, diff, profile, stack};
 
 const AFTER_HELP: &str = "\
 Times: ns, µs, ms and s on a terminal; integer nanoseconds in JSON and CSV.
@@ -41,7 +42,7 @@ flame graph renderer. Past a limit a command says so, in its output or as an err
 #[command(
     name = "fdr",
     version,
-    about = "Read fdr flight-recorder logs: latency tables, call trees, flame graphs, Perfetto timelines",
+    about = "Read fdr flight-recorder logs and profiles: latency tables, call trees, flame graphs, Perfetto timelines, pprof",
     after_help = AFTER_HELP
 )]
 pub struct Cli {
@@ -124,8 +125,10 @@ reads it) or a filter then.")]
         #[command(flatten)]
         filter: FilterArgs,
     },
-    /// A flame graph SVG (self time per call path).
+    /// A flame graph SVG (self time per call path), from a log or a profile.
     #[command(after_help = "\
+Given a profile (.fdrprof, from profile mode) instead of a log, the graph is of its trees merged by
+call path, each path's self time; a profile takes no filter and has no time order for --chart.
 The graph merges call paths across threads (paths as for `fdr stack`: at most 262144, at most
 1024 frames deep). The chart keeps time order, one root per thread, up to 1024 frames deep.
 The renderer is handed at most 1048576 frames and 64 MiB of call paths. Past that, the graph folds
@@ -133,7 +136,7 @@ its narrowest paths into their callers and the chart samples each thread's stack
 interval, doubled until it fits; the SVG's subtitle says which. Paths narrower than the renderer
 draws (0.01% of the width) are always folded into their callers, which changes nothing drawn.")]
     Flame {
-        /// The log (.fdr; `-` for standard input).
+        /// The log (.fdr) or profile (.fdrprof); `-` for standard input.
         log: PathBuf,
         /// Output file (`-` for standard output).
         #[arg(short, long, value_name = "OUT.svg")]
@@ -179,6 +182,46 @@ draws (0.01% of the width) are always folded into their callers, which changes n
         #[command(flatten)]
         filter: FilterArgs,
     },
+    /// Per function from a profile (.fdrprof): count, total, self, min, p50, p90, p99, max;
+    /// `--tree` the call paths; `--function F` its callers and callees; `--pprof` for pprof.
+    #[command(after_help = PROFILE_HELP)]
+    Profile {
+        /// The profile (.fdrprof, written by profile mode; `-` for standard input).
+        profile: PathBuf,
+        /// The call tree: per call path, count, total, self, share of the run and p99.
+        #[arg(long, conflicts_with_all = ["function", "sort", "top"])]
+        tree: bool,
+        /// The callers and callees of the functions whose full name matches PATTERN ('*'
+        /// matches any run of characters; a pattern without '*' also matches the last
+        /// segments of a name: 'Worker::step' matches 'app::Worker::step'), then their rows.
+        #[arg(long, value_name = "PATTERN")]
+        function: Option<String>,
+        /// One section per tree of the file (per thread, and the threads that exited) instead
+        /// of all merged.
+        #[arg(long)]
+        threads: bool,
+        /// Sort functions by this column (numbers: largest first).
+        #[arg(long, value_enum, default_value_t = SortKey::SelfTime)]
+        sort: SortKey,
+        /// Show only the first N functions.
+        #[arg(long, value_name = "N")]
+        top: Option<usize>,
+        /// Leave out functions, call paths, callers and callees whose total is below DURATION
+        /// (e.g. 1.5ms; units ns, us, ms, s).
+        #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+        min: Option<u64>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = profile::Format::Text)]
+        format: profile::Format,
+        /// Output file (`-` for standard output).
+        #[arg(short, long, value_name = "OUT", default_value = "-")]
+        output: PathBuf,
+        /// Write pprof protobuf to OUT instead of the report, gzipped when OUT ends in .gz
+        /// (needs the `otlp` feature, on by default).
+        #[arg(long, value_name = "OUT.pb.gz",
+              conflicts_with_all = ["tree", "function", "sort", "top", "min", "format", "output"])]
+        pprof: Option<PathBuf>,
+    },
     /// Per function, count, p50, p99, total and self time in two logs, and the change.
     #[command(after_help = DIFF_HELP)]
     Diff {
@@ -191,6 +234,46 @@ draws (0.01% of the width) are always folded into their callers, which changes n
         format: diff::Format,
     },
 }
+
+const PROFILE_HELP: &str = "\
+A profile (.fdrprof) is what the runtime's profile mode writes (FDR_OPTIONS mode=profile, or
+profile=on beside recording): per thread, a call tree with, per call path, the calls' count,
+total, self, min and max time and a latency histogram. The trees are merged by call path unless
+--threads is given (then one section per tree: each thread's, and 'exited threads' for the
+threads that ended before the profile was written; 'all threads' for a profile merged as it ran).
+
+Columns: count, the calls that returned; total, their time (for a recursive function, only its
+outermost calls', which hold the nested ones: f calling f calling f counts 3 calls and the outer
+call's time); self, their time outside recorded callees, summed over every call; min and max,
+exact; p50, p90, p99, from the call paths' histograms merged: within 1/16 (6.25%) of a duration
+in their bucket, and kept within min..max. '(N folded)': N calls along deeper paths counted into
+this one when the profile had no node left for them (profile_nodes bounds the nodes per thread)
+or they were too deep; their time is in self. '(N open, ≥ T)': calls still running when the
+profile was written, T their time so far, not in the other columns. The first line gives the
+program, its pid, how long it was profiled, the trees, and how many calls were folded or open.
+
+--tree: per call path, count, total, self, share (the path's total as a share of the run's, the
+sum of the roots' totals) and p99, callees under their caller by total; paths at most 1024 frames
+deep (deeper calls are one '[calls deeper than 1024 frames]' path holding their time).
+--function PATTERN: for each matching function, its callers (with the count and time of the calls
+each made to it; '(no recorded caller)' for calls from unrecorded code), its callees (count and
+time of its calls to each), then its row. --min DURATION leaves out functions, paths (with
+everything under them), callers and callees whose total is below DURATION.
+
+JSON: without --threads, one array: per function an object with the keys function, count,
+total_ns, self_ns, min_ns, p50_ns, p90_ns, p99_ns, max_ns, folded, open, open_ns; with --tree the
+same objects per call path, callees nested under children; with --function each object adds
+callers and callees (arrays of {function, count, total_ns}, function null for no recorded caller).
+With --threads: one object per tree, with tid, thread (its name), label, and that array under
+functions (tree with --tree).
+
+--pprof OUT writes the profile as pprof protobuf (google/pprof's profile.proto; `go tool pprof OUT`
+reads it), gzipped if OUT ends in .gz: sample types calls/count and time/nanoseconds (the default),
+one sample per call path with the path's call count and its SELF time, so that pprof's flat time
+of a function is its self time and its cumulative time its total; one function and location per
+fdr function; period type time/nanoseconds, duration the time profiled. With --threads the samples
+are per tree, labelled thread_id and thread_name. Names are written exactly; text escapes control
+characters in them (\\x1b, \\n).";
 
 const ACCOUNT_HELP: &str = "\
 Count, min, max, total and self are exact. p50/p90/p99 are read from a log-linear histogram per

@@ -1,5 +1,5 @@
 //! The `fdr` command: latency tables, call trees, flame graphs and Perfetto timelines from the
-//! logs fdr records.
+//! logs fdr records, and reports and pprof exports of the profiles its profile mode writes.
 //!
 //! [`run`] is the whole command behind a function, so that programs (and tests) can call it:
 //!
@@ -10,7 +10,8 @@
 //! ```
 //!
 //! Every command reads the log as a stream: memory grows with the number of functions, threads
-//! and stack depth, never with the size of the file.
+//! and stack depth, never with the size of the file. A profile (`fdr profile`, `fdr flame`) is
+//! read whole: its size grows with its call paths, which the runtime bounds, not with the run.
 //!
 //! The crate is in layers: a core that turns records into calls ([`model`]), one module per
 //! command that computes what it shows ([`commands`]), one per output that prints it
@@ -22,17 +23,17 @@
 //! |---|---|
 //! | `runner` | runs a parsed command: open, filter, progress once; the command; its renderer |
 //! | `cli` | the commands' arguments and help, as clap parses them |
-//! | `render::account`, `render::calls`, `render::diff`, `render::dump`, `render::flame`, `render::fxt`, `render::info`, `render::replay`, `render::stack` | each command's output: text, CSV, JSON, SVG, FXT |
+//! | `render::account`, `render::calls`, `render::diff`, `render::dump`, `render::flame`, `render::fxt`, `render::info`, `render::pprof`, `render::profile`, `render::replay`, `render::stack` | each command's output: text, CSV, JSON, SVG, FXT, pprof protobuf |
 //! | `render::chrome`, `render::culls` | Chrome JSON (and the process ids FXT shares); the culled functions' list |
 //! | `render::time`, `render::trigger` | dates and time zones; why the log was written, times and thread labels |
-//! | `commands::diff` | two logs accounted and compared |
+//! | `commands::diff`, `commands::profile` | two logs accounted and compared; a profile file per function, per call path, around a function |
 //! | `commands::account`, `commands::calls`, `commands::convert`, `commands::dump`, `commands::flame`, `commands::info`, `commands::replay`, `commands::stack` | what each command shows, from the model |
 //! | `model::trie` | the call trie (`stack`, flame graphs) |
 //! | `model::pass` | a pass over a log behind the filter, in shares; the plan |
 //! | `model::filter` | `--thread`, `--function`, `--from`/`--to`/`--around`, `--min` |
-//! | `model::replay`, `model::tasks`, `model::culls`, `model::window`, `model::trigger` | the replay engine; async tasks; culled functions; what a window says of itself; the call that fired a trigger |
+//! | `model::replay`, `model::tasks`, `model::culls`, `model::window`, `model::trigger`, `model::profile` | the replay engine; async tasks; culled functions; what a window says of itself; the call that fired a trigger; a profile file and its call paths |
 //! | `model::call`, `model::names`, `model::input`, `model::hist` | a call and the sink that receives calls; names from the log's tables; opening a log; histograms |
-//! | `testing`, `output` | synthetic logs for tests; output files written atomically |
+//! | `testing`, `output` | synthetic logs and profiles for tests; output files written atomically |
 //! | `units`, `progress`, `error` | durations as shown and ticks to nanoseconds; the progress bar; errors |
 //! | `escape` | names from a log made safe to show |
 

@@ -29,7 +29,11 @@ impl Job {
         args: &FilterArgs,
         passes: impl Fn(&Filter) -> u64,
     ) -> Result<Job, CliError> {
-        let log = Log::open(path)?;
+        Job::of(Log::open(path)?, args, passes)
+    }
+
+    /// [`Job::open`] of a log already open.
+    fn of(log: Log, args: &FilterArgs, passes: impl Fn(&Filter) -> u64) -> Result<Job, CliError> {
         let filter = Filter::resolve(args, &log)?;
         let progress = Progress::new(log.len(), passes(&filter));
         Ok(Job {
@@ -118,8 +122,12 @@ pub fn run(command: Command, out: &mut dyn Write) -> Result<(), CliError> {
             chart,
             filter,
         } => {
-            let job = Job::open(&log, &filter, |_| 2)?;
+            let file = Log::open_any(&log)?;
             let dest = shown_path(&output);
+            if file.is_profile()? {
+                return flame_of_profile(&file, &output, chart, &filter, out);
+            }
+            let job = Job::of(file, &filter, |_| 2)?;
             job.run(|j| {
                 crate::output::write(&output, j.log.path(), out, |o| {
                     let d = commands::flame::drawing(&j.log, &j.filter, chart, &j.progress)?;
@@ -160,6 +168,42 @@ pub fn run(command: Command, out: &mut dyn Write) -> Result<(), CliError> {
                 })
             })
         }
+        Command::Profile {
+            profile,
+            tree,
+            function,
+            threads,
+            sort,
+            top,
+            min,
+            format,
+            output,
+            pprof,
+        } => {
+            let file = Log::open_any(&profile)?;
+            let p = crate::model::profile::read(&file)?;
+            if let Some(dest) = pprof {
+                return write_pprof(&p, &file, &dest, threads, out);
+            }
+            let view = match (tree, function) {
+                (true, _) => commands::profile::View::Tree,
+                (false, Some(f)) => commands::profile::View::Function(f),
+                (false, None) => commands::profile::View::Functions,
+            };
+            let opts = commands::profile::Options {
+                view,
+                threads,
+                sort,
+                top,
+                min_ns: min,
+            };
+            let r = commands::profile::report(&p, file.name(), &opts)?;
+            let dest = shown_path(&output);
+            crate::output::write(&output, file.path(), out, |o| {
+                render::profile::write(&r, format, o)
+                    .map_err(|e| CliError::io(&dest, "cannot write the report", e))
+            })
+        }
         Command::Diff {
             before,
             after,
@@ -179,6 +223,70 @@ pub fn run(command: Command, out: &mut dyn Write) -> Result<(), CliError> {
         }
     }
 }
+/// `fdr flame` of a profile: its trees merged by call path; no chart, no filter.
+fn flame_of_profile(
+    file: &Log,
+    output: &Path,
+    chart: bool,
+    filter: &FilterArgs,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    if !filter.is_empty() {
+        return Err(CliError::Usage(format!(
+            "fdr: flame: {} is a profile: the filters (--thread, --function, --from, --to, \
+             --around, --min) apply to logs only",
+            file.name()
+        )));
+    }
+    let p = crate::model::profile::read(file)?;
+    if chart {
+        return Err(CliError::Empty {
+            path: file.name().to_string(),
+            what: "a profile keeps no time order, so it has no flame chart: draw its flame graph \
+                   (without --chart), or record a log for a chart"
+                .into(),
+        });
+    }
+    let dest = shown_path(output);
+    crate::output::write(output, file.path(), out, |o| {
+        let d = commands::flame::profile_drawing(file.name(), &p)?;
+        render::flame::write(&d, o, &dest)
+    })
+}
+
+/// `fdr profile --pprof`: the profile as pprof protobuf in `dest`, gzipped if its name ends in
+/// `.gz`.
+#[cfg(feature = "otlp")]
+fn write_pprof(
+    p: &fdr_format::profile::Profile,
+    file: &Log,
+    dest: &Path,
+    threads: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let gzip = dest.to_string_lossy().ends_with(".gz");
+    let shown = shown_path(dest);
+    crate::output::write(dest, file.path(), out, |o| {
+        render::pprof::write(p, threads, gzip, o, &shown)
+    })
+}
+
+/// Without the `otlp` feature there is no protobuf writer.
+#[cfg(not(feature = "otlp"))]
+fn write_pprof(
+    _: &fdr_format::profile::Profile,
+    _: &Log,
+    _: &Path,
+    _: bool,
+    _: &mut dyn Write,
+) -> Result<(), CliError> {
+    Err(CliError::Usage(
+        "fdr: profile: --pprof needs fdr built with the cargo feature `otlp` (on by default; \
+         this fdr was built without it)"
+            .into(),
+    ))
+}
+
 /// Logs at least this large are accounted by two reader threads when the machine has two
 /// cores: each decodes the blocks of half of the log's threads.
 const PARALLEL_BYTES: u64 = 32 << 20;

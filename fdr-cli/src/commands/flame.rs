@@ -15,8 +15,13 @@
 //!   deep) stayed the same: exact while they fit; past the limits, each thread's stack is
 //!   sampled at regular intervals instead (like a sampling profiler), the interval doubling
 //!   until the runs fit, and the chart says so in its subtitle.
+//! - A profile's graph ([`profile_drawing`]) comes from its trees merged by call path (see
+//!   [`crate::model::profile::Paths`]: at most 1024 frames deep), each path's self time, folded
+//!   to fit as the log's. A profile has no time order, so no chart.
 
 use std::collections::HashMap;
+
+use fdr_format::profile::Profile;
 
 use crate::escape::shown;
 use crate::model::call::{Close, Frame, Sink};
@@ -24,6 +29,7 @@ use crate::model::filter::Filter;
 use crate::model::input::Log;
 use crate::model::names::Names;
 use crate::model::pass::{plan, replay};
+use crate::model::profile::{Functions, Paths};
 use crate::model::trie::{NodeKind, Trie, DISPLAY_DEPTH, MAX_NODES};
 use crate::model::window;
 use crate::progress::Progress;
@@ -67,6 +73,74 @@ fn digits(n: u64) -> usize {
     n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
+/// A call tree as the flame graph folds it: node 0 is the root above every path (it draws
+/// nothing), and each node comes after its caller.
+trait Forest {
+    /// Nodes, the root included.
+    fn len(&self) -> usize;
+    /// Calls `f` with each callee of node `i`.
+    fn each_child(&self, i: usize, f: &mut dyn FnMut(usize));
+    /// Node `i`'s self time, ns.
+    fn self_ns(&self, i: usize) -> u64;
+    /// Node `i`'s frame, as the renderer gets it (see `frame_label`).
+    fn label(&self, i: usize) -> String;
+}
+
+/// The call trie of a log.
+struct TrieForest<'a> {
+    t: &'a Trie,
+    names: &'a Names,
+    clock: &'a Clock,
+}
+
+impl Forest for TrieForest<'_> {
+    fn len(&self) -> usize {
+        self.t.nodes.len()
+    }
+    fn each_child(&self, i: usize, f: &mut dyn FnMut(usize)) {
+        for &(_, c) in &self.t.nodes[i].children {
+            f(c as usize);
+        }
+    }
+    fn self_ns(&self, i: usize) -> u64 {
+        self.clock.ns(self.t.nodes[i].self_)
+    }
+    fn label(&self, i: usize) -> String {
+        frame_label(&self.t.label(&self.t.nodes[i], self.names))
+    }
+}
+
+/// The call paths of a profile: node `i + 1` is path `i`.
+struct PathsForest<'a> {
+    paths: &'a Paths,
+    functions: &'a Functions,
+    clock: &'a Clock,
+}
+
+impl Forest for PathsForest<'_> {
+    fn len(&self) -> usize {
+        self.paths.paths.len() + 1
+    }
+    fn each_child(&self, i: usize, f: &mut dyn FnMut(usize)) {
+        let list = match i {
+            0 => &self.paths.roots,
+            i => &self.paths.paths[i - 1].children,
+        };
+        for &c in list {
+            f(c as usize + 1);
+        }
+    }
+    fn self_ns(&self, i: usize) -> u64 {
+        match i {
+            0 => 0,
+            i => self.clock.ns(self.paths.paths[i - 1].calls.self_ticks),
+        }
+    }
+    fn label(&self, i: usize) -> String {
+        frame_label(&self.paths.label(i - 1, self.functions))
+    }
+}
+
 /// The flame graph's lines (`a;b;c <ns>`): per path kept, its self time plus that of the paths
 /// folded into it. Paths narrower than the renderer draws are always folded into their caller
 /// (top-level ones into one `[narrow call paths]` line); past `limits`, ever wider ones, and
@@ -78,23 +152,41 @@ pub fn graph_lines(
     limits: Limits,
     notes: &mut Vec<String>,
 ) -> Vec<String> {
-    let n = t.nodes.len();
+    fold_graph(&TrieForest { t, names, clock }, limits, notes)
+}
+
+/// [`graph_lines`] of a profile's call paths (see [`crate::model::profile::Paths`]): each
+/// path's self time.
+pub fn profile_lines(
+    paths: &Paths,
+    functions: &Functions,
+    clock: &Clock,
+    limits: Limits,
+    notes: &mut Vec<String>,
+) -> Vec<String> {
+    let f = PathsForest {
+        paths,
+        functions,
+        clock,
+    };
+    fold_graph(&f, limits, notes)
+}
+
+fn fold_graph(t: &dyn Forest, limits: Limits, notes: &mut Vec<String>) -> Vec<String> {
+    let n = t.len();
     // Width of a path in the graph: its self time and that of every path under it. Children
     // have larger indices than their parents.
-    let self_ns: Vec<u64> = t.nodes.iter().map(|x| clock.ns(x.self_)).collect();
+    let self_ns: Vec<u64> = (0..n).map(|i| t.self_ns(i)).collect();
     let mut width = self_ns.clone();
     for i in (0..n).rev() {
-        let below: u64 = t.nodes[i]
-            .children
-            .iter()
-            .map(|&(_, c)| width[c as usize])
-            .fold(0, u64::saturating_add);
+        let mut below = 0u64;
+        t.each_child(i, &mut |c| below = below.saturating_add(width[c]));
         width[i] = width[i].saturating_add(below);
     }
     let total = width[0];
     let mut labels: Vec<Option<String>> = vec![None; n];
-    fn label<'a>(labels: &'a mut [Option<String>], t: &Trie, names: &Names, i: usize) -> &'a str {
-        labels[i].get_or_insert_with(|| frame_label(&t.label(&t.nodes[i], names)))
+    fn label<'a>(labels: &'a mut [Option<String>], t: &dyn Forest, i: usize) -> &'a str {
+        labels[i].get_or_insert_with(|| t.label(i))
     }
     const NARROW: &str = "[narrow call paths]";
     // Walks the paths at least `min` wide; `f` gets each line's nodes and count (an empty
@@ -103,25 +195,24 @@ pub fn graph_lines(
         let mut path: Vec<usize> = Vec::new();
         let mut narrow_top = 0u64;
         let mut todo: Vec<(usize, usize)> = Vec::new();
-        for &(_, c) in &t.nodes[0].children {
-            if (width[c as usize] as f64) < min {
-                narrow_top = narrow_top.saturating_add(width[c as usize]);
+        t.each_child(0, &mut |c| {
+            if (width[c] as f64) < min {
+                narrow_top = narrow_top.saturating_add(width[c]);
             } else {
-                todo.push((c as usize, 0));
+                todo.push((c, 0));
             }
-        }
+        });
         while let Some((c, depth)) = todo.pop() {
             path.truncate(depth);
             path.push(c);
             let mut count = self_ns[c];
-            for &(_, k) in &t.nodes[c].children {
-                let k = k as usize;
+            t.each_child(c, &mut |k| {
                 if (width[k] as f64) < min {
                     count = count.saturating_add(width[k]);
                 } else {
                     todo.push((k, depth + 1));
                 }
-            }
+            });
             if count > 0 {
                 f(&path, count);
             }
@@ -140,7 +231,7 @@ pub fn graph_lines(
                 NARROW.len()
             } else {
                 path.iter()
-                    .map(|&i| label(&mut labels, t, names, i).len() + 1)
+                    .map(|&i| label(&mut labels, t, i).len() + 1)
                     .sum::<usize>()
             } + digits(count)
                 + 1;
@@ -170,7 +261,7 @@ pub fn graph_lines(
             if k > 0 {
                 line.push(';');
             }
-            line.push_str(label(&mut labels, t, names, i));
+            line.push_str(label(&mut labels, t, i));
         }
         line.push(' ');
         line.push_str(&count.to_string());
@@ -555,6 +646,41 @@ pub fn drawing(
     Ok(Drawing {
         name,
         chart,
+        lines,
+        notes: said,
+    })
+}
+
+/// The flame graph of profile `p` (named `name`): its trees merged by call path, each path's
+/// self time; an error when there is nothing to draw.
+///
+/// ```
+/// let p = fdr_cli::testing::profile::known();
+/// let d = fdr_cli::commands::flame::profile_drawing("demo.fdrprof", &p).unwrap();
+/// assert!(d.lines.contains(&"app::main;app::handle;app::walk;app::walk 900".to_string()));
+/// ```
+pub fn profile_drawing(name: &str, p: &Profile) -> Result<Drawing, CliError> {
+    let paths = Paths::new(&p.merged(), DISPLAY_DEPTH);
+    let functions = Functions::new(p);
+    let clock = Clock::new(p.ticks_per_second);
+    let mut said = Vec::new();
+    let mut lines = profile_lines(&paths, &functions, &clock, Limits::default(), &mut said);
+    fit_counts(&mut lines, &mut said);
+    if paths.paths.iter().any(|x| x.deeper) {
+        said.push(format!(
+            "[calls deeper than {DISPLAY_DEPTH} frames] holds each call made at that depth with \
+             everything it called"
+        ));
+    }
+    if lines.is_empty() {
+        return Err(CliError::Empty {
+            path: name.to_string(),
+            what: "the profile has no calls to draw".to_string(),
+        });
+    }
+    Ok(Drawing {
+        name: name.to_string(),
+        chart: false,
         lines,
         notes: said,
     })

@@ -1,6 +1,6 @@
 //! One module per command. Each takes the model (a log, its filter, a progress bar) and returns
 //! what the command shows, or drives the model into a writer it is handed; printing is the
-//! renderers' ([`crate::render`]).
+//! renderers' ([`crate::render`]). `profile` reads a profile file instead of a log.
 
 pub mod account;
 pub mod calls;
@@ -9,5 +9,6 @@ pub mod diff;
 pub mod dump;
 pub mod flame;
 pub mod info;
+pub mod profile;
 pub mod replay;
 pub mod stack;

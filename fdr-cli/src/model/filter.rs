@@ -310,7 +310,7 @@ impl Filter {
             if !names.iter().any(|n| p.matches(n)) {
                 return Err(CliError::Empty {
                     path: log.name().to_string(),
-                    what: no_function_matches(&p.0, &names),
+                    what: no_function_matches(&p.0, &names, "log"),
                 });
             }
         }
@@ -930,8 +930,15 @@ impl<S: Sink> Sink for Filtered<'_, S> {
 
 /// What to say when `--function pattern` matches none of `names`: the closest names (those
 /// whose last segment contains the pattern's, else the nearest by edit distance of their last
-/// segments), at most five.
-fn no_function_matches(pattern: &str, names: &[&str]) -> String {
+/// segments), at most five. `source` names what was searched (`log`, `profile`).
+///
+/// ```
+/// use fdr_cli::model::filter::no_function_matches;
+/// let what = no_function_matches("hadnle", &["app::handle", "app::main"], "profile");
+/// assert_eq!(what, "no function in the profile matches --function hadnle; the closest: \
+///                   app::handle, app::main");
+/// ```
+pub fn no_function_matches(pattern: &str, names: &[&str], source: &str) -> String {
     let last = |n: &str| n.rsplit("::").next().unwrap_or(n).to_ascii_lowercase();
     let want = last(pattern.trim_matches('*'));
     let mut ranked: Vec<(usize, &str)> = names
@@ -954,7 +961,7 @@ fn no_function_matches(pattern: &str, names: &[&str]) -> String {
         .map(|(_, n)| crate::escape::shown(n).into_owned())
         .collect();
     let mut what = format!(
-        "no function in the log matches --function {}",
+        "no function in the {source} matches --function {}",
         crate::escape::shown(pattern)
     );
     if !close.is_empty() {

@@ -5,6 +5,9 @@
 //! `<(zcat app.fdr.gz)`) is therefore copied first into a temporary file of its own (created
 //! exclusively in the temporary directory, removed when the command ends): memory stays
 //! bounded whatever the size of the input, and messages name the log `-` (or its path).
+//!
+//! The same goes for a profile (`.fdrprof`), which `fdr profile` and `fdr flame` read with
+//! [`Log::open_any`]; [`Log::open`], which the commands for logs use, refuses one.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read};
@@ -12,6 +15,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use fdr_format::events::EventDecoder;
+use fdr_format::profile::{Profile, PROFILE_MAGIC};
+use fdr_format::FormatError;
 
 use crate::error::shown_path;
 use crate::CliError;
@@ -47,8 +52,28 @@ impl Drop for Log {
 }
 
 impl Log {
-    /// The log at `arg`; `-` copies standard input into a temporary file first.
+    /// The log at `arg`; `-` copies standard input into a temporary file first. A profile
+    /// file (`.fdrprof`, see [`fdr_format::profile`]) is refused with an error naming the
+    /// commands that read it.
     pub fn open(arg: &Path) -> Result<Log, CliError> {
+        let log = Log::open_any(arg)?;
+        if log.is_profile()? {
+            return Err(CliError::Input {
+                path: log.name.clone(),
+                err: FormatError::new(
+                    0,
+                    "this is a profile (it starts with FDRPROF), not a log: use `fdr profile` \
+                     or `fdr flame`"
+                        .into(),
+                ),
+            });
+        }
+        Ok(log)
+    }
+
+    /// The file at `arg` whatever it holds, a log or a profile; `-` copies standard input
+    /// into a temporary file first.
+    pub fn open_any(arg: &Path) -> Result<Log, CliError> {
         if arg.as_os_str() == "-" {
             return Log::spool(&mut io::stdin().lock());
         }
@@ -131,6 +156,22 @@ impl Log {
             path: self.name.clone(),
             err,
         })
+    }
+
+    /// Its first bytes, at most `n` (fewer in a shorter file).
+    pub fn head(&self, n: usize) -> Result<Vec<u8>, CliError> {
+        let mut head = Vec::with_capacity(n);
+        self.file()?
+            .take(n as u64)
+            .read_to_end(&mut head)
+            .map_err(|e| CliError::io(&self.name, "cannot read the log", e))?;
+        Ok(head)
+    }
+
+    /// True if the file is a profile (`.fdrprof`) rather than a log: it starts with
+    /// [`PROFILE_MAGIC`].
+    pub fn is_profile(&self) -> Result<bool, CliError> {
+        Ok(Profile::is_profile(&self.head(PROFILE_MAGIC.len())?))
     }
 
     /// The log's file, from its start.

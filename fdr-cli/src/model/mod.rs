@@ -1,10 +1,10 @@
 //! What a log holds, as calls: the records of each thread replayed into calls (one engine,
 //! [`replay`]), the filters every analysing command takes ([`filter`]), a pass over the log
 //! behind them ([`pass`]), async tasks, culled functions, the call trie, and what a window says
-//! about itself. Nothing here prints.
+//! about itself; a profile file and its call paths. Nothing here prints.
 //!
 //! Inside, modules use only those above them in this list: `input`, `names`, `hist`, `call`,
-//! `trigger`, `window`, `tasks`, `culls`, `replay`, `filter`, `pass`, `trie`.
+//! `trigger`, `window`, `tasks`, `culls`, `profile`, `replay`, `filter`, `pass`, `trie`.
 
 pub mod call;
 pub mod culls;
@@ -13,6 +13,7 @@ pub mod hist;
 pub mod input;
 pub mod names;
 pub mod pass;
+pub mod profile;
 pub mod replay;
 pub mod tasks;
 pub mod trie;

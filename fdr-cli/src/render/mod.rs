@@ -1,6 +1,6 @@
 //! One module per output: the text, CSV and JSON reports of each command, the flame graph SVG,
-//! the Chrome JSON and FXT timelines, and the parts they share (why the log was written, the
-//! culled functions, dates).
+//! the Chrome JSON and FXT timelines, the pprof export of a profile (with the `otlp` feature),
+//! and the parts they share (why the log was written, the culled functions, dates).
 
 pub mod account;
 pub mod calls;
@@ -11,6 +11,9 @@ pub mod dump;
 pub mod flame;
 pub mod fxt;
 pub mod info;
+#[cfg(feature = "otlp")]
+pub mod pprof;
+pub mod profile;
 pub mod replay;
 pub mod stack;
 pub mod time;

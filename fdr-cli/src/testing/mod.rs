@@ -1,4 +1,5 @@
 //! Test support, compiled only for tests (and with the `testing` feature, which the crate's own
 //! tests, examples and benches turn on): nothing here is part of the `fdr` command.
 
+pub mod profile;
 pub mod synth;

@@ -37,6 +37,11 @@ pub const COMMANDS: &[&[&str]] = &[
     ],
     &["stack", "--from", "1us", "--to", "1ms", "--thread", "1"],
     &["diff"],
+    // A log is refused, a profile (FDRPROF) read; nested tree JSON is left to the `profile`
+    // target (it may nest deeper than the JSON parser's recursion limit).
+    &["profile"],
+    &["profile", "--tree", "--threads"],
+    &["profile", "--format", "json", "--function", "*"],
 ];
 
 /// Characters a terminal acts on: C0 and C1 controls, DEL, bidirectional controls, line and
