@@ -8,6 +8,8 @@
 //! | `zero` | fdr, threshold 0: every call kept |
 //! | `default` | fdr, `Config::default()`: 5 µs, culling on |
 //! | `nocull` | fdr, 5 µs, culling off |
+//! | `profile` | fdr's profile mode: call trees, no window |
+//! | `default+profile` | the default window and a profile beside it (culling off) |
 //! | `check` | `default` with a pool of 8,192 buffers (128 MiB), which holds a whole run |
 //! | `tracing` | `tracing` with the cheapest subscriber that keeps the data (`fdr_benches::peers::tracing_mem`) |
 //! | `tracing-null` | `tracing` with a subscriber that keeps nothing (`fdr_benches::peers::tracing_null`): `tracing`'s own cost |
@@ -53,6 +55,8 @@ pub fn main<T>(
             // finds the culls and restores from its start.
             "check" => Some(fdr::Config::default().buffer_count(8192)),
             "nocull" => Some(fdr::Config::default().cull(false)),
+            "profile" => Some(fdr::Config::default().mode(fdr::Mode::Profile)),
+            "default+profile" => Some(fdr::Config::default().profile(true)),
             _ => None,
         };
         config.map(|c| fdr::start(c).expect("start the recorder"))

@@ -56,12 +56,18 @@ const CRATES: [Crate; 2] = [
 ];
 
 /// One row of the table: a copy of the crate and the driver's `MODE`.
-const CONFIGS: [(&str, Way, &str); 14] = [
+const CONFIGS: [(&str, Way, &str); 16] = [
     ("uninstrumented", Way::None, "plain"),
     ("fdr each, compiled in, no recorder", Way::Each, "plain"),
     ("fdr each, threshold 0", Way::Each, "zero"),
     ("fdr each, default (5 us, culling)", Way::Each, "default"),
     ("fdr each, 5 us, culling off", Way::Each, "nocull"),
+    ("fdr each, profile mode", Way::Each, "profile"),
+    (
+        "fdr each, default and a profile",
+        Way::Each,
+        "default+profile",
+    ),
     ("fdr bulk, compiled in, no recorder", Way::Bulk, "plain"),
     ("fdr bulk, threshold 0", Way::Bulk, "zero"),
     ("fdr bulk, default (5 us, culling)", Way::Bulk, "default"),

@@ -61,6 +61,8 @@ mod row {
     pub const KEPT: &str = "fdr recording, call kept (threshold 0)";
     pub const REWIND: &str = "fdr recording, call erased (threshold 1 s)";
     pub const CULLED: &str = "fdr recording, call culled (always erased)";
+    pub const PROFILE: &str = "fdr profile mode, call counted";
+    pub const PROFILE_KEPT: &str = "fdr recording + profile, call kept";
     pub const TASK: &str = "fdr async fn: task created, 1 poll, completed";
     pub const TASK_DROPPED: &str = "fdr async fn: task created, 1 poll, cancelled";
     pub const SCOPE: &str = "fdr_scope!, recording (threshold 0)";
@@ -80,7 +82,7 @@ mod row {
     pub const BIG: &str = "  (kept, 1 MiB buffers)";
 
     /// In print order.
-    pub const ALL: [&str; 29] = [
+    pub const ALL: [&str; 31] = [
         FLOOR,
         RDTSCP,
         FLOOR_T0,
@@ -93,6 +95,8 @@ mod row {
         KEPT,
         REWIND,
         CULLED,
+        PROFILE,
+        PROFILE_KEPT,
         TASK,
         TASK_DROPPED,
         SCOPE,
@@ -436,6 +440,11 @@ fn round(t: &mut Table, logs: &mut Logs) -> Result<(), String> {
     logs.rewind = bytes;
     let culled = fdr::Config::default().threshold(Duration::from_secs(1));
     recording(culled, |_| t.sample(row::CULLED, workload::run_fdr))?;
+    let profile = fdr::Config::default().mode(fdr::Mode::Profile);
+    recording(profile, |_| t.sample(row::PROFILE, workload::run_fdr))?;
+    recording(kept_config().profile(true), |_| {
+        t.sample(row::PROFILE_KEPT, workload::run_fdr)
+    })?;
     recording(kept_config(), |_| {
         t.sample(row::TASK, workload::run_task);
         t.sample(row::TASK_DROPPED, workload::run_task_dropped);

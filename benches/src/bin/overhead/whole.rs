@@ -44,10 +44,20 @@ fn t5_no_cull() -> fdr::Config {
     t5().cull(false)
 }
 
+/// Profile mode: call trees, no window.
+fn profile() -> fdr::Config {
+    fdr::Config::default().mode(fdr::Mode::Profile)
+}
+
+/// The default window and a profile beside it (culling is off while profiling).
+fn t5_profile() -> fdr::Config {
+    t5().profile(true)
+}
+
 pub const UNINSTRUMENTED: &str = "uninstrumented";
 pub const FDR_DEFAULT: &str = "fdr, threshold 5 us, culling on (default)";
 
-const ROWS: [Row; 10] = [
+const ROWS: [Row; 12] = [
     Row {
         name: UNINSTRUMENTED,
         run: whole::run_plain,
@@ -76,6 +86,18 @@ const ROWS: [Row; 10] = [
         name: "fdr, threshold 5 us, culling off",
         run: whole::run_fdr_rule,
         config: Some(t5_no_cull),
+        warm: 1,
+    },
+    Row {
+        name: "fdr profile mode (mode=profile)",
+        run: whole::run_fdr_rule,
+        config: Some(profile),
+        warm: 1,
+    },
+    Row {
+        name: "fdr, 5 us, and a profile (profile=on)",
+        run: whole::run_fdr_rule,
+        config: Some(t5_profile),
         warm: 1,
     },
     Row {
