@@ -79,12 +79,9 @@ fn handle(line: &str, cache: &Cache, stall: Option<Duration>) -> u64 {
 fn worker(index: u32, cache: &Cache) -> u64 {
     (0..REQUESTS_PER_WORKER)
         .map(|i| {
-            // Mostly new items: the cache hits one request in four.
-            let item = if i % 4 == 3 {
-                i - 1
-            } else {
-                index * 10_000 + i
-            };
+            // Mostly new items; one request in four asks again for the worker's previous item
+            // (its own, so the hit does not depend on the other worker's pace).
+            let item = index * 10_000 + if i % 4 == 3 { i - 1 } else { i };
             handle(&format!("GET /item/{item}"), cache, None)
         })
         .fold(0, u64::wrapping_add)
