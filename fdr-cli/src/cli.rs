@@ -18,7 +18,7 @@ marked in the outputs.
 A log written by a trigger (a slow call, or one still running past its limit) names that call:
 `info` prints why the log was written, `account` and `stack` name the call in their first line,
 `convert` marks the moment the trigger fired with an instant event on the call's thread.
-Filters, on account, stack, calls, replay, convert and flame: --thread TID|NAME (repeatable) keeps
+Filters, on account, stack, calls, replay, convert, flame and export: --thread TID|NAME (repeatable) keeps
 those threads; --from TIME and --to TIME (after the window start) cut every thread's window to
 that range, as a recording window would (calls running at its start start there, marked
 inferred; calls running at its end end there, marked open); --around [MARGIN] is the range of the
@@ -122,6 +122,45 @@ reads it) or a filter then.")]
         /// Output file (`-` for standard output).
         #[arg(short, long, value_name = "OUT")]
         output: PathBuf,
+        #[command(flatten)]
+        filter: FilterArgs,
+    },
+    /// Sends a log's window to an OpenTelemetry collector as a trace (OTLP/HTTP, one span per
+    /// call), or writes the OTLP request to a file.
+    #[command(after_help = EXPORT_HELP,
+              group(clap::ArgGroup::new("dest").required(true).args(["otlp", "otlp_file"])))]
+    Export {
+        /// The log (.fdr; `-` for standard input).
+        log: PathBuf,
+        /// Send to the collector's OTLP/HTTP receiver: http://HOST:PORT[/PATH] (the path
+        /// defaults to /v1/traces; plain HTTP only, no TLS).
+        #[arg(long, value_name = "URL")]
+        otlp: Option<String>,
+        /// Write the protobuf ExportTraceServiceRequest, every span in one request, to OUT
+        /// instead (`-` for standard output).
+        #[arg(long, value_name = "OUT.pb")]
+        otlp_file: Option<PathBuf>,
+        /// The resource's service.name [default: the program's name, from the log].
+        #[arg(long, value_name = "NAME")]
+        service_name: Option<String>,
+        /// The resource's host.name [default: none; a log does not say which machine wrote it].
+        #[arg(long, value_name = "NAME")]
+        host_name: Option<String>,
+        /// Join this W3C trace context (00-<32 hex trace id>-<16 hex span id>-<2 hex flags>):
+        /// the spans take its trace id, the calls without a caller its span id as parent.
+        #[arg(long, value_name = "TRACEPARENT")]
+        traceparent: Option<String>,
+        /// With --otlp, at most N spans per request; a larger window is sent in several.
+        #[arg(long, value_name = "N", default_value_t = 10_000,
+              value_parser = clap::value_parser!(u32).range(1..))]
+        max_spans: u32,
+        /// With --otlp, one attempt's time limit (connect, send, answer).
+        #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = positive_duration)]
+        timeout: u64,
+        /// With --otlp, how long to keep retrying a request the collector did not take (no
+        /// connection, timeout, 429, 502, 503, 504), waits included; 0: try once.
+        #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+        retry_for: u64,
         #[command(flatten)]
         filter: FilterArgs,
     },
@@ -234,6 +273,38 @@ draws (0.01% of the width) are always folded into their callers, which changes n
         format: diff::Format,
     },
 }
+
+/// A duration over zero, in nanoseconds.
+fn positive_duration(s: &str) -> Result<u64, String> {
+    match parse_duration(s)? {
+        0 => Err("must be more than 0".to_string()),
+        ns => Ok(ns),
+    }
+}
+
+const EXPORT_HELP: &str = "\
+One span per call of the window, of every thread (behind the filters): the calls `fdr calls
+--format json --top 100000` lists, each once. Name: the function's full name. Start: the window
+start's Unix time (from the log's wall clock) plus the call's start_ns; end: the start plus its
+duration_ns. Parent: its caller. Kind internal. Attributes: thread.id, thread.name (when the log
+names the thread), fdr.open = true on a call still running when the window was written (it ends
+there: its time so far), fdr.inferred_start = true on a call entered before the window (it
+starts there), fdr.arg.NAME per logged argument (int). The calls without a caller also carry why
+the log was written: fdr.reason (slow call, still running, signal, panic, exit, api),
+fdr.trigger.function, fdr.trigger.limit_ns, fdr.trigger.duration_ns. Resource: service.name,
+host.name (with --host-name), process.pid, process.executable.name, telemetry.sdk.name = fdr,
+telemetry.sdk.language = rust, telemetry.sdk.version. Scope: fdr.
+Trace id: one per window, derived from the process id and the window's start and end (the same
+log always gives the same ids), or --traceparent's. Polls of async tasks are spans like other
+calls; tasks themselves are not exported yet.
+--otlp URL: POST application/x-protobuf to URL (http only), at most --max-spans spans per
+request (a span's parent may be in an earlier request). Retries as the OTLP specification says:
+on no connection, a timeout, 429, 502, 503 or 504, after the collector's Retry-After or a backoff
+doubling from 1 s up to 30 s, for at most --retry-for per request; any other error status stops
+at once. Standard error gets one line: 'sent N spans in M requests to URL', and the spans the
+collector rejected, if any; a failure exits non-zero with why, and how much was sent before.
+--otlp-file OUT: the request, all spans in one ExportTraceServiceRequest, written to OUT.
+At most 2097152 calls per export: use a filter for a larger window.";
 
 const PROFILE_HELP: &str = "\
 A profile (.fdrprof) is what the runtime's profile mode writes (FDR_OPTIONS mode=profile, or

@@ -43,6 +43,13 @@ pub enum CliError {
         /// Which limit, and what to do.
         what: String,
     },
+    /// `fdr export` could not send the window to the collector.
+    Export {
+        /// The collector's URL as given.
+        to: String,
+        /// What failed, and what was sent before.
+        what: String,
+    },
     /// A file could not be opened, read or written.
     Io {
         /// The file's path as given.
@@ -110,6 +117,7 @@ impl fmt::Display for CliError {
                 write!(f, "fdr: {path}: {what}")
             }
             CliError::Io { path, action, err } => write!(f, "fdr: {path}: {action}: {err}"),
+            CliError::Export { to, what } => write!(f, "fdr: export to {to}: {what}"),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The `fdr` command: latency tables, call trees, flame graphs and Perfetto timelines from the
-//! logs fdr records, and reports and pprof exports of the profiles its profile mode writes.
+//! logs fdr records, and reports and pprof exports of the profiles its profile mode writes;
+//! `fdr export` sends a log's window to an OpenTelemetry collector (OTLP/HTTP).
 //!
 //! [`run`] is the whole command behind a function, so that programs (and tests) can call it:
 //!
@@ -27,7 +28,7 @@
 //! | `render::chrome`, `render::culls` | Chrome JSON (and the process ids FXT shares); the culled functions' list |
 //! | `render::time`, `render::trigger` | dates and time zones; why the log was written, times and thread labels |
 //! | `commands::diff`, `commands::profile` | two logs accounted and compared; a profile file per function, per call path, around a function |
-//! | `commands::account`, `commands::calls`, `commands::convert`, `commands::dump`, `commands::flame`, `commands::info`, `commands::replay`, `commands::stack` | what each command shows, from the model |
+//! | `commands::account`, `commands::calls`, `commands::convert`, `commands::dump`, `commands::export`, `commands::flame`, `commands::info`, `commands::replay`, `commands::stack` | what each command shows, from the model (`export`: the window as OTLP spans, sent) |
 //! | `model::trie` | the call trie (`stack`, flame graphs) |
 //! | `model::pass` | a pass over a log behind the filter, in shares; the plan |
 //! | `model::filter` | `--thread`, `--function`, `--from`/`--to`/`--around`, `--min` |

@@ -116,6 +116,35 @@ pub fn run(command: Command, out: &mut dyn Write) -> Result<(), CliError> {
                 })
             })
         }
+        Command::Export {
+            log,
+            otlp,
+            otlp_file,
+            service_name,
+            host_name,
+            traceparent,
+            max_spans,
+            timeout,
+            retry_for,
+            filter,
+        } => {
+            let dest = match (otlp, otlp_file) {
+                (Some(url), _) => Export::Send {
+                    url,
+                    max_spans: max_spans as usize,
+                    timeout: std::time::Duration::from_nanos(timeout),
+                    retry_for: std::time::Duration::from_nanos(retry_for),
+                },
+                (None, Some(path)) => Export::File(path),
+                (None, None) => unreachable!("clap requires --otlp or --otlp-file"),
+            };
+            let names = ExportNames {
+                service_name,
+                host_name,
+                traceparent,
+            };
+            export(&log, dest, names, &filter, out)
+        }
         Command::Flame {
             log,
             output,
@@ -283,6 +312,121 @@ fn write_pprof(
     Err(CliError::Usage(
         "fdr: profile: --pprof needs fdr built with the cargo feature `otlp` (on by default; \
          this fdr was built without it)"
+            .into(),
+    ))
+}
+
+/// Where `fdr export` puts the window.
+#[cfg_attr(not(feature = "otlp"), allow(dead_code))]
+enum Export {
+    /// Sent to a collector.
+    Send {
+        url: String,
+        max_spans: usize,
+        timeout: std::time::Duration,
+        retry_for: std::time::Duration,
+    },
+    /// Written to a file.
+    File(std::path::PathBuf),
+}
+
+/// What `fdr export` names besides the log.
+#[cfg_attr(not(feature = "otlp"), allow(dead_code))]
+struct ExportNames {
+    service_name: Option<String>,
+    host_name: Option<String>,
+    traceparent: Option<String>,
+}
+
+/// `fdr export`: the window of `log` behind `filter`, sent to a collector or written to a file;
+/// one line on standard error says what was done.
+#[cfg(feature = "otlp")]
+fn export(
+    log: &Path,
+    dest: Export,
+    names: ExportNames,
+    filter: &FilterArgs,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    // What can be checked without the log, first.
+    if let Export::Send { url, .. } = &dest {
+        fdr_otlp::http::Endpoint::parse(url)
+            .map_err(|e| CliError::Usage(format!("fdr: export: --otlp {e}")))?;
+    }
+    if let Some(tp) = &names.traceparent {
+        if fdr_otlp::TraceParent::parse(tp).is_none() {
+            return Err(CliError::Usage(format!(
+                "fdr: export: --traceparent {}: not a W3C traceparent \
+                 (00-<32 hex digits>-<16 hex digits>-<2 hex digits>, lowercase, ids not all zero)",
+                crate::escape::shown(tp)
+            )));
+        }
+    }
+    let job = Job::open(log, filter, |_| 2)?;
+    let opts = commands::export::Options {
+        service_name: names.service_name,
+        host_name: names.host_name,
+        traceparent: names.traceparent,
+    };
+    let w = job.run(|j| commands::export::window(&j.log, &j.filter, &opts, &j.progress))?;
+    let spans = w.calls.len();
+    match dest {
+        Export::File(path) => {
+            let shown = shown_path(&path);
+            crate::output::write(&path, job.log.path(), out, |o| {
+                o.write_all(&commands::export::request_bytes(&w))
+                    .map_err(|e| CliError::io(&shown, "cannot write the output", e))
+            })?;
+            eprintln!(
+                "wrote {spans} span{} in 1 request to {shown}",
+                if spans == 1 { "" } else { "s" }
+            );
+        }
+        Export::Send {
+            url,
+            max_spans,
+            timeout,
+            retry_for,
+        } => {
+            let policy = fdr_otlp::http::RetryPolicy {
+                timeout,
+                max_elapsed: retry_for,
+                ..fdr_otlp::http::RetryPolicy::default()
+            };
+            let r = commands::export::send(&w, &url, max_spans, &policy)?;
+            eprintln!(
+                "sent {} span{} in {} request{} to {}",
+                r.spans,
+                if r.spans == 1 { "" } else { "s" },
+                r.requests,
+                if r.requests == 1 { "" } else { "s" },
+                crate::escape::shown(&url)
+            );
+            if r.rejected_spans > 0 || !r.messages.is_empty() {
+                eprintln!(
+                    "the collector rejected {} of them{}{}",
+                    r.rejected_spans,
+                    if r.messages.is_empty() { "" } else { ": " },
+                    crate::escape::shown(&r.messages.join("; "))
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Without the `otlp` feature there is no OTLP exporter.
+#[cfg(not(feature = "otlp"))]
+fn export(
+    _: &Path,
+    _: Export,
+    _: ExportNames,
+    _: &FilterArgs,
+    _: &mut dyn Write,
+) -> Result<(), CliError> {
+    Err(CliError::Usage(
+        "fdr: export needs fdr built with the cargo feature `otlp` (on by default; this fdr \
+         was built without it)"
             .into(),
     ))
 }

@@ -1,12 +1,15 @@
 //! One module per command. Each takes the model (a log, its filter, a progress bar) and returns
 //! what the command shows, or drives the model into a writer it is handed; printing is the
-//! renderers' ([`crate::render`]). `profile` reads a profile file instead of a log.
+//! renderers' ([`crate::render`]). `profile` reads a profile file instead of a log. `export`
+//! (with the `otlp` feature) hands the window to [`fdr_otlp`], which sends it.
 
 pub mod account;
 pub mod calls;
 pub mod convert;
 pub mod diff;
 pub mod dump;
+#[cfg(feature = "otlp")]
+pub mod export;
 pub mod flame;
 pub mod info;
 pub mod profile;

@@ -1,0 +1,730 @@
+//! `fdr export`: what it writes and sends, decoded by a receiver we did not write (the official
+//! OpenTelemetry protobuf classes, PyPI package `opentelemetry-proto`, in `tests/otlp_check.py`),
+//! matches `fdr calls --format json` of the same log exactly: one span per call, names, counts,
+//! nesting, Unix start and end times, open and inferred marks, arguments, thread, the window's
+//! reason; and a test collector receives the same over HTTP at `/v1/traces`.
+//!
+//! Needs python3 with opentelemetry-proto (`scripts/test` installs it): without them the tests
+//! fail, saying what to install.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Arc, Mutex};
+
+use common::{basic_log, fdr, midstack_log, temp_dir, triggered_log, write_log};
+use fdr_cli::testing::synth::LogBuilder;
+use fdr_format::{ClockSource, Mode, Reason, ReasonInfo, RunInfo};
+use serde_json::Value;
+
+/// Runs `tests/otlp_check.py` on `files`. Fails (does not skip) without python3 or
+/// opentelemetry-proto.
+fn otlp_check(files: &[PathBuf]) -> Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/otlp_check.py");
+    let out = Command::new("python3")
+        .arg(&script)
+        .args(files)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!(
+                "python3 is needed to decode fdr export's output with the official OpenTelemetry \
+                 schema ({e}): install python3, then `python3 -m pip install opentelemetry-proto` \
+                 (scripts/test does)"
+            )
+        });
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.code() != Some(3),
+        "the OTLP check needs the Python package opentelemetry-proto: run \
+         `python3 -m pip install opentelemetry-proto` (scripts/test does): {stderr}"
+    );
+    assert!(
+        out.status.success(),
+        "otlp_check.py rejected {files:?} (exit {:?}): {stderr}",
+        out.status.code()
+    );
+    serde_json::from_slice(&out.stdout).expect("otlp_check.py prints JSON")
+}
+
+/// Runs the `fdr` binary (for its standard error and exit status).
+fn fdr_bin(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fdr"))
+        .args(args)
+        .env("TZ", "UTC")
+        .output()
+        .expect("run fdr")
+}
+
+/// A span as both sides can say it: name, thread, Unix start and end, open, inferred start,
+/// arguments, and the parent's name and start.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct S {
+    tid: i64,
+    start: u64,
+    name: String,
+    end: u64,
+    open: bool,
+    inferred: bool,
+    args: Vec<(String, i64)>,
+    parent: Option<(String, u64)>,
+}
+
+/// The spans that `fdr calls --format json` of `log` (with `filter`) says the window has, its
+/// start at Unix time `base`: every call is listed at the top level (the top 100000 are all of
+/// them), and its parent is the listed call whose children hold it.
+fn from_calls(log: &str, base: u64, filter: &[&str]) -> Vec<S> {
+    let mut args = vec![
+        "calls", log, "--format", "json", "--top", "100000", "--depth", "1000",
+    ];
+    args.extend_from_slice(filter);
+    let out = fdr(&args).unwrap_or_else(|e| panic!("fdr {args:?}: {e}"));
+    let calls: Value = serde_json::from_str(&out).unwrap();
+    let calls = calls.as_array().unwrap();
+    let key = |c: &Value| {
+        (
+            c["thread"].as_i64().unwrap(),
+            c["function"].as_str().unwrap().to_string(),
+            c["start_ns"].as_u64().unwrap(),
+            c["duration_ns"].as_u64().unwrap(),
+        )
+    };
+    let mut parent_of = BTreeMap::new();
+    for c in calls {
+        for child in c["children"].as_array().unwrap() {
+            let had = parent_of.insert(key(child), key(c));
+            assert!(had.is_none(), "{child} has two parents");
+        }
+    }
+    let listed: Vec<_> = calls.iter().map(key).collect();
+    for k in parent_of.keys() {
+        assert!(listed.contains(k), "{k:?} is a child but not listed");
+    }
+    let mut spans: Vec<S> = calls
+        .iter()
+        .map(|c| {
+            let k = key(c);
+            let start = base + k.2;
+            S {
+                tid: k.0,
+                start,
+                name: k.1.clone(),
+                end: start + k.3,
+                open: c["open_at_end"].as_bool().unwrap(),
+                inferred: c["inferred_start"].as_bool().unwrap(),
+                args: c["args"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .map(|x| {
+                                (
+                                    x["name"].as_str().unwrap().to_string(),
+                                    x["value"].as_i64().unwrap(),
+                                )
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                parent: parent_of.get(&k).map(|p| (p.1.clone(), base + p.2)),
+            }
+        })
+        .collect();
+    spans.sort();
+    let mut unique = spans.clone();
+    unique.dedup();
+    assert_eq!(
+        unique.len(),
+        spans.len(),
+        "the fixture's calls are distinct"
+    );
+    spans
+}
+
+/// The spans the decoder read.
+fn from_otlp(v: &Value) -> Vec<S> {
+    let mut spans: Vec<S> = v["spans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let a = s["attributes"].as_object().unwrap();
+            assert_eq!(s["kind"], "SPAN_KIND_INTERNAL");
+            let mut args: Vec<(String, i64)> = a
+                .iter()
+                .filter_map(|(k, v)| {
+                    k.strip_prefix("fdr.arg.")
+                        .map(|n| (n.to_string(), v.as_i64().unwrap()))
+                })
+                .collect();
+            args.sort();
+            let flag = |k: &str| {
+                a.get(k).is_some_and(|v| {
+                    assert_eq!(v, &Value::Bool(true), "{k} is true when present");
+                    true
+                })
+            };
+            S {
+                tid: a["thread.id"].as_i64().unwrap(),
+                start: s["start"].as_u64().unwrap(),
+                name: s["name"].as_str().unwrap().to_string(),
+                end: s["end"].as_u64().unwrap(),
+                open: flag("fdr.open"),
+                inferred: flag("fdr.inferred_start"),
+                args,
+                parent: match &s["parent"] {
+                    Value::Null => None,
+                    p => Some((
+                        p["name"].as_str().unwrap().to_string(),
+                        p["start"].as_u64().unwrap(),
+                    )),
+                },
+            }
+        })
+        .collect();
+    spans.sort();
+    spans
+}
+
+/// Arguments sorted by name, as `from_otlp` has them.
+fn sorted_args(mut spans: Vec<S>) -> Vec<S> {
+    for s in &mut spans {
+        s.args.sort();
+    }
+    spans.sort();
+    spans
+}
+
+/// `fdr export --otlp-file` of `log` with `extra` arguments: the file and its decoding.
+fn export_file(dir: &Path, log: &str, name: &str, extra: &[&str]) -> (PathBuf, Value) {
+    let out = dir.join(name);
+    let mut args = vec!["export", log, "--otlp-file", out.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let o = fdr_bin(&args);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "fdr {args:?}: {stderr}");
+    assert!(o.stdout.is_empty(), "nothing on standard output");
+    let v = otlp_check(std::slice::from_ref(&out));
+    let n = v["spans"].as_array().unwrap().len();
+    assert_eq!(
+        stderr.trim_end(),
+        format!(
+            "wrote {n} span{} in 1 request to {}",
+            if n == 1 { "" } else { "s" },
+            out.display()
+        )
+    );
+    assert_eq!(v["requests"], 1);
+    (out, v)
+}
+
+/// The resource's attributes.
+fn resource(v: &Value) -> &serde_json::Map<String, Value> {
+    v["resource"].as_object().unwrap()
+}
+
+/// The attributes every span without a parent has, and no other span.
+fn check_root_attributes(v: &Value, want: &[(&str, Value)]) {
+    for s in v["spans"].as_array().unwrap() {
+        let a = s["attributes"].as_object().unwrap();
+        let root = s["parent"].is_null();
+        for (k, val) in want {
+            if root {
+                assert_eq!(a.get(*k), Some(val), "{k} on root {}", s["name"]);
+            } else {
+                assert!(!a.contains_key(*k), "{k} on {}, not a root", s["name"]);
+            }
+        }
+        for k in a
+            .keys()
+            .filter(|k| k.starts_with("fdr.trigger") || *k == "fdr.reason")
+        {
+            assert!(want.iter().any(|(w, _)| w == k), "{k} unexpected");
+        }
+    }
+}
+
+/// Three threads at 2.4 GHz (so ticks to nanoseconds round), a real wall clock, a hang: the
+/// log was written because `app::wait` had run past its limit and still runs; thread 33 is not
+/// named. Recording started at 1_700_000_000.123456789 s, tick 2_400_000; the earliest window
+/// (thread 31's) starts at tick 24_000_000: 9 ms later.
+fn hang_log() -> (Vec<u8>, u64) {
+    let mut log = LogBuilder::new(2_400_000_000);
+    log.leading_block(31, 2_400_000);
+    log.run(RunInfo {
+        clock: ClockSource::Tsc,
+        ticks_per_second: 2_400_000_000,
+        mode: Mode::Ring,
+        buffer_size: 65536,
+        buffer_count: 8,
+        pid: 4321,
+        program: "/usr/local/bin/hangs".into(),
+        start_unix_secs: 1_700_000_000,
+        start_unix_nanos: 123_456_789,
+        start_tsc: 2_400_000,
+        end_tsc: 30_000_000,
+        snapshot: true,
+        ..RunInfo::default()
+    });
+    log.reason(ReasonInfo {
+        reason: Reason::StillRunning,
+        function: 3,
+        tid: 32,
+        start_tsc: 24_100_001,
+        duration_ticks: 5_899_999,
+        limit_ticks: 2_400_000,
+        ..ReasonInfo::default()
+    });
+    log.function(1, "app::serve", &[]);
+    log.function(2, "app::handle", &["id", "size"]);
+    log.function(3, "app::wait", &[]);
+    log.function(4, "app::io", &[]);
+    log.thread(31, "acceptor");
+    log.thread(32, "handler");
+    let mut b = log.block(31, 0, 24_000_000);
+    b.enter(1, 24_000_000);
+    b.enter_args(2, 24_000_007, &[17, 4096]);
+    b.enter(4, 24_000_100);
+    b.exit(4, 24_000_333);
+    b.exit(2, 24_001_001);
+    b.enter_args(2, 24_002_000, &[18, 1]);
+    b.exit(2, 24_002_777);
+    b.finish();
+    let mut b = log.block(32, 1, 24_050_000);
+    b.enter(2, 24_050_000);
+    b.enter(3, 24_100_001);
+    b.enter(4, 24_100_500);
+    b.exit(4, 24_101_000);
+    b.finish();
+    let mut b = log.block(33, 1, 24_060_000);
+    b.enter(4, 24_060_003);
+    b.exit(4, 24_060_004);
+    b.exit(1, 24_070_000);
+    b.finish();
+    (log.finish(), 1_700_000_000_123_456_789 + 9_000_000)
+}
+
+#[test]
+fn the_exported_file_decodes_to_the_calls_of_the_log() {
+    let dir = temp_dir("otlp-file");
+    let (hang, hang_base) = hang_log();
+    // (name, bytes, the window start's Unix time, the program, the pid)
+    let cases: Vec<(&str, Vec<u8>, u64, &str, i64)> = vec![
+        // Two threads, arguments, a tail call, an id not in the table, a call open at the end.
+        ("basic.fdr", basic_log(), 1_000, "demo", 1),
+        // Entries before the window (inferred) and calls still running (open).
+        ("midstack.fdr", midstack_log(), 5_000, "ring", 1),
+        // Written by a slow-call trigger.
+        ("triggered.fdr", triggered_log(), 1_000, "server", 1),
+        // A hang, a real wall clock, a clock whose ticks are not nanoseconds.
+        ("hang.fdr", hang, hang_base, "hangs", 4321),
+    ];
+    for (name, bytes, base, program, pid) in cases {
+        let log = write_log(&dir, name, &bytes);
+        let (_, v) = export_file(&dir, &log, &format!("{name}.pb"), &[]);
+        let want = sorted_args(from_calls(&log, base, &[]));
+        let got = from_otlp(&v);
+        assert_eq!(got.len(), want.len(), "{name}: one span per call");
+        assert_eq!(got, want, "{name}");
+        assert!(!got.is_empty());
+        if ["midstack.fdr", "hang.fdr"].contains(&name) {
+            assert!(got.iter().any(|s| s.open), "{name} has open calls");
+            assert!(got.iter().any(|s| s.inferred), "{name} has inferred starts");
+        }
+        let r = resource(&v);
+        assert_eq!(r["service.name"], program, "{name}");
+        assert_eq!(r["process.executable.name"], program, "{name}");
+        assert_eq!(r["process.pid"], pid, "{name}");
+        assert_eq!(r["telemetry.sdk.name"], "fdr");
+        assert_eq!(r["telemetry.sdk.language"], "rust");
+        assert_eq!(r["telemetry.sdk.version"], env!("CARGO_PKG_VERSION"));
+        assert!(!r.contains_key("host.name"), "a log does not say its host");
+        assert_eq!(
+            v["scope"],
+            serde_json::json!({"name": "fdr", "version": env!("CARGO_PKG_VERSION")})
+        );
+        // Flags: sampled, and the parent (when there is one) is local.
+        for s in v["spans"].as_array().unwrap() {
+            assert_eq!(s["flags"], 0x101, "{name}: {}", s["name"]);
+        }
+        // Thread names where the log has them.
+        for s in v["spans"].as_array().unwrap() {
+            let a = s["attributes"].as_object().unwrap();
+            let want = match a["thread.id"].as_i64().unwrap() {
+                11 => Some("main"),
+                12 if name == "basic.fdr" => Some("worker"),
+                12 => Some("pool"),
+                21 => Some("ring-thread"),
+                31 => Some("acceptor"),
+                32 => Some("handler"),
+                _ => None,
+            };
+            assert_eq!(a.get("thread.name").and_then(Value::as_str), want, "{name}");
+        }
+        match name {
+            "triggered.fdr" => check_root_attributes(
+                &v,
+                &[
+                    ("fdr.reason", "slow call".into()),
+                    ("fdr.trigger.function", "app::handle".into()),
+                    ("fdr.trigger.duration_ns", 3600.into()),
+                ],
+            ),
+            "hang.fdr" => check_root_attributes(
+                &v,
+                &[
+                    ("fdr.reason", "still running".into()),
+                    ("fdr.trigger.function", "app::wait".into()),
+                    // 2_400_000 and 5_899_999 ticks at 2.4 GHz.
+                    ("fdr.trigger.limit_ns", 1_000_000.into()),
+                    ("fdr.trigger.duration_ns", 2_458_332.into()),
+                ],
+            ),
+            _ => check_root_attributes(&v, &[]),
+        }
+    }
+}
+
+#[test]
+fn the_hung_call_is_open_and_ends_when_the_window_was_written() {
+    let dir = temp_dir("otlp-hang");
+    let (hang, base) = hang_log();
+    let log = write_log(&dir, "hang.fdr", &hang);
+    let (_, v) = export_file(&dir, &log, "hang.pb", &[]);
+    let wait = v["spans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "app::wait")
+        .unwrap();
+    assert_eq!(wait["attributes"]["fdr.open"], true);
+    assert_eq!(wait["parent"]["name"], "app::handle");
+    // Entered at tick 24_100_001, the log taken at 30_000_000: (tick - 24_000_000) / 2.4.
+    assert_eq!(wait["start"].as_u64().unwrap(), base + 41_667);
+    assert_eq!(wait["end"].as_u64().unwrap(), base + 41_667 + 2_458_332);
+}
+
+#[test]
+fn filters_options_and_a_traceparent_shape_the_export() {
+    let dir = temp_dir("otlp-options");
+    let log = write_log(&dir, "basic.fdr", &basic_log());
+    // --thread keeps that thread's calls, as `fdr calls --thread` does.
+    let (_, v) = export_file(&dir, &log, "worker.pb", &["--thread", "worker"]);
+    let got = from_otlp(&v);
+    assert!(got.iter().all(|s| s.tid == 12) && !got.is_empty());
+    assert_eq!(
+        got,
+        sorted_args(from_calls(&log, 1_500, &["--thread", "worker"]))
+    );
+    // --from and --function too. (At 1 GHz from Unix time 0 and tick 0, the window start's
+    // Unix time in ns is its tick: --from 1us cuts the windows at tick 2000.)
+    for (filter, base) in [
+        (&["--from", "1us"][..], 2_000),
+        (&["--function", "Worker::step"], 1_000),
+    ] {
+        let (_, v) = export_file(&dir, &log, "f.pb", filter);
+        assert_eq!(
+            from_otlp(&v),
+            sorted_args(from_calls(&log, base, filter)),
+            "{filter:?}"
+        );
+    }
+    // Names.
+    let (_, v) = export_file(
+        &dir,
+        &log,
+        "named.pb",
+        &["--service-name", "checkout", "--host-name", "box-7"],
+    );
+    assert_eq!(resource(&v)["service.name"], "checkout");
+    assert_eq!(resource(&v)["host.name"], "box-7");
+    assert_eq!(resource(&v)["process.executable.name"], "demo");
+    // The same log exports the same trace; a traceparent puts it in the caller's trace.
+    let (a, v0) = export_file(&dir, &log, "a.pb", &[]);
+    let (b, _) = export_file(&dir, &log, "b.pb", &[]);
+    assert_eq!(std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+    let tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let (_, v) = export_file(&dir, &log, "tp.pb", &["--traceparent", tp]);
+    assert_eq!(v["trace_id"], "4bf92f3577b34da6a3ce929d0e0e4736");
+    assert_ne!(v0["trace_id"], v["trace_id"]);
+    for s in v["spans"].as_array().unwrap() {
+        let p = &s["parent"];
+        if p.get("remote").is_some() {
+            assert_eq!(p["remote"], "00f067aa0ba902b7");
+            assert_eq!(s["flags"], 0x301, "sampled, remote parent");
+            assert!(s["attributes"]["thread.id"].as_i64().is_some());
+        } else {
+            assert!(!p.is_null(), "every root's parent is the remote span");
+            assert_eq!(s["flags"], 0x101);
+        }
+    }
+    let roots = v0["spans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["parent"].is_null())
+        .count();
+    let remote = v["spans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["parent"].get("remote").is_some())
+        .count();
+    assert_eq!(remote, roots);
+    assert!(roots >= 2);
+}
+
+/// A request as the test collector read it.
+#[derive(Clone, Debug)]
+struct Received {
+    line: String,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Received {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+fn read_request(s: &mut TcpStream) -> Option<Received> {
+    s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .ok()?;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 65536];
+    let head_end = loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i;
+        }
+        let n = s.read(&mut chunk).ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8(buf[..head_end].to_vec()).ok()?;
+    let mut lines = head.split("\r\n");
+    let line = lines.next()?.to_string();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let mut r = Received {
+        line,
+        headers,
+        body: buf[head_end + 4..].to_vec(),
+    };
+    let len: usize = r.header("content-length")?.parse().ok()?;
+    while r.body.len() < len {
+        let n = s.read(&mut chunk).ok()?;
+        if n == 0 {
+            return None;
+        }
+        r.body.extend_from_slice(&chunk[..n]);
+    }
+    Some(r)
+}
+
+/// A collector on 127.0.0.1 that answers every request with `answer` (a whole HTTP response);
+/// what it received is in the returned list. Its thread ends with the test process.
+fn collector(answer: &'static [u8]) -> (u16, Arc<Mutex<Vec<Received>>>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let g = got.clone();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { continue };
+            if let Some(r) = read_request(&mut s) {
+                g.lock().unwrap().push(r);
+                let _ = s.write_all(answer);
+            }
+        }
+    });
+    (port, got)
+}
+
+/// 200 with an empty ExportTraceServiceResponse (full success).
+const OK: &[u8] =
+    b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n";
+
+#[test]
+fn a_collector_receives_what_the_file_holds() {
+    let dir = temp_dir("otlp-http");
+    let (hang, _) = hang_log();
+    for (name, bytes) in [("triggered.fdr", triggered_log()), ("hang.fdr", hang)] {
+        let log = write_log(&dir, name, &bytes);
+        let (file, from_file) = export_file(&dir, &log, &format!("{name}.pb"), &[]);
+        let spans = from_file["spans"].as_array().unwrap().len();
+        assert!(spans > 3, "{name}");
+        let (port, got) = collector(OK);
+        let url = format!("http://127.0.0.1:{port}");
+        let o = fdr_bin(&["export", "--otlp", &url, &log]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{name}: {stderr}");
+        assert_eq!(
+            stderr.trim_end(),
+            format!("sent {spans} spans in 1 request to {url}")
+        );
+        let got = got.lock().unwrap().clone();
+        assert_eq!(got.len(), 1);
+        let r = &got[0];
+        assert_eq!(r.line, "POST /v1/traces HTTP/1.1");
+        assert_eq!(r.header("content-type"), Some("application/x-protobuf"));
+        assert_eq!(r.header("host"), Some(&url["http://".len()..]));
+        assert_eq!(
+            r.body,
+            std::fs::read(&file).unwrap(),
+            "{name}: the same bytes"
+        );
+        let body = dir.join(format!("{name}.received.pb"));
+        std::fs::write(&body, &r.body).unwrap();
+        assert_eq!(otlp_check(&[body]), from_file, "{name}");
+
+        // Split: at most 2 spans per request, to a path of the URL's; together, the same spans.
+        let (port, got) = collector(OK);
+        let url = format!("http://127.0.0.1:{port}/otlp/v1/traces");
+        let o = fdr_bin(&["export", &log, "--otlp", &url, "--max-spans", "2"]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{name}: {stderr}");
+        let requests = spans.div_ceil(2);
+        assert_eq!(
+            stderr.trim_end(),
+            format!("sent {spans} spans in {requests} requests to {url}")
+        );
+        let got = got.lock().unwrap().clone();
+        assert_eq!(got.len(), requests);
+        let mut files = Vec::new();
+        for (i, r) in got.iter().enumerate() {
+            assert_eq!(r.line, "POST /otlp/v1/traces HTTP/1.1");
+            let p = dir.join(format!("{name}.part{i}.pb"));
+            std::fs::write(&p, &r.body).unwrap();
+            files.push(p);
+        }
+        let parts = otlp_check(&files);
+        assert!(parts["spans_per_request"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|n| n.as_u64().unwrap() <= 2));
+        assert_eq!(parts["resource"], from_file["resource"]);
+        assert_eq!(parts["trace_id"], from_file["trace_id"]);
+        assert_eq!(
+            parts["spans"], from_file["spans"],
+            "{name}: the same spans, in order"
+        );
+    }
+}
+
+#[test]
+fn collector_faults_and_bad_input_fail_clearly() {
+    let dir = temp_dir("otlp-bad");
+    let log = write_log(&dir, "basic.fdr", &basic_log());
+    let fails = |args: &[&str], code: i32, says: &str| {
+        let o = fdr_bin(args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        stderr.into_owned()
+    };
+    // TLS is not supported, and the log is not read for nothing.
+    fails(
+        &["export", &log, "--otlp", "https://collector:4318"],
+        2,
+        "TLS (https) is not supported: use the collector's plain-HTTP OTLP receiver",
+    );
+    fails(
+        &["export", &log, "--otlp", "localhost:4318"],
+        2,
+        "not an http:// URL",
+    );
+    fails(&["export", &log], 2, "--otlp");
+    fails(
+        &[
+            "export",
+            &log,
+            "--otlp",
+            "http://h:1",
+            "--otlp-file",
+            "x.pb",
+        ],
+        2,
+        "cannot be used with",
+    );
+    fails(
+        &[
+            "export",
+            &log,
+            "--otlp-file",
+            "x.pb",
+            "--traceparent",
+            "00-abc-def-01",
+        ],
+        2,
+        "not a W3C traceparent",
+    );
+    // Nobody listening: retried within --retry-for, then the error.
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    drop(l);
+    let t0 = std::time::Instant::now();
+    let msg = fails(
+        &["export", &log, "--otlp", &url, "--retry-for", "1500ms"],
+        1,
+        "connection refused (is the collector running and listening there?)",
+    );
+    assert!(t0.elapsed() < std::time::Duration::from_secs(10));
+    assert!(
+        msg.starts_with(&format!("fdr: export to {url}: gave up after 2 attempts")),
+        "{msg}"
+    );
+    // A collector that refuses the request: not retried.
+    let (port, got) = collector(
+        b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: 8\r\n\r\nno spans",
+    );
+    let url = format!("http://127.0.0.1:{port}");
+    fails(
+        &["export", &log, "--otlp", &url],
+        1,
+        "the collector answered HTTP 400 (the request is refused; not retried): no spans",
+    );
+    assert_eq!(got.lock().unwrap().len(), 1);
+    // A collector that hangs: the attempt's timeout, then given up.
+    let hung = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", hung.local_addr().unwrap());
+    let t0 = std::time::Instant::now();
+    fails(
+        &[
+            "export",
+            &log,
+            "--otlp",
+            &url,
+            "--timeout",
+            "300ms",
+            "--retry-for",
+            "0",
+        ],
+        1,
+        "did not answer within 300 ms",
+    );
+    assert!(t0.elapsed() < std::time::Duration::from_secs(10));
+    drop(hung);
+    // A profile is not a log.
+    let profile = write_log(
+        &dir,
+        "p.fdrprof",
+        &fdr_cli::testing::profile::known().encode(),
+    );
+    fails(
+        &["export", &profile, "--otlp-file", "x.pb"],
+        1,
+        "this is a profile",
+    );
+    assert!(!Path::new("x.pb").exists());
+}
