@@ -26,6 +26,7 @@ pub mod profile;
 pub mod reader;
 mod record;
 pub mod verify;
+pub mod window;
 
 pub use error::FormatError;
 pub use ext::{

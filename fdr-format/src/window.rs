@@ -1,0 +1,1446 @@
+//! A log's window as calls: every call of every thread with its caller, its times in
+//! nanoseconds and its arguments, rebuilt from the records alone, in one read of the log
+//! (so from any [`Read`]: a file, or the bytes the runtime has just written).
+//!
+//! The calls are exactly those `fdr calls --format json` lists for the log and `fdr export`
+//! turns into spans (without their filters), by the same rules (`docs/FORMAT.md`, "How time is
+//! reconstructed" and "Windows, and calls cut by them"; in the `fdr` command, the replay of
+//! `model/replay.rs` with the plan of `model/pass.rs`), without depending on the command:
+//!
+//! - Each thread has a shadow stack. An entry opens a call; an exit or a tail exit closes the
+//!   topmost open call of its function, and first the calls above it, at the same time (they
+//!   unwound).
+//! - A ring window may start mid-stack: an exit whose function is not open on the thread
+//!   closes every open call, and is a call *inferred* to have started at the thread's window
+//!   start (the start of its first block with a function record), marked
+//!   [`WindowCall::inferred_start`]. The calls completed before it at the bottom of the stack,
+//!   the previous inferred call included, are its callees. These calls are listed as if they
+//!   had been opened, outermost first, when the thread's window started, which is what `fdr`'s
+//!   two passes over the log do; here one pass is enough, as the callers are filled in when
+//!   the exit arrives.
+//! - Calls still open when the thread's records end are closed at the window's end (the run
+//!   record's `end_tsc`, or the thread's last record if that is later) and marked
+//!   [`WindowCall::open_at_end`].
+//! - Durations are differences of timestamps (0 when time went backwards), converted to
+//!   nanoseconds as `fdr` does: `ticks * 10^9 / ticks_per_second`, rounded down, computed
+//!   exactly; start times count from [`WindowCalls::origin_tsc`], the earliest window start of a
+//!   thread with calls. A call's self time is its duration less its callees' durations.
+//! - At most [`MAX_ARGS`] arguments are kept per call (more are ignored); calls nested more
+//!   than [`MAX_DEPTH`] deep on one thread (counting the inferred ones) make the log an error.
+//!
+//! Memory is bounded by [`Limits`], not by the log: the calls themselves (about 100 bytes
+//! each, twice that while they are put in order at the end, plus 8 bytes per argument), at
+//! most [`MAX_CALLS`] of them and [`MAX_ARG_VALUES`] argument values by default, past which the
+//! read stops with an error naming the limit; each thread's open calls (at most [`MAX_DEPTH`],
+//! 24 bytes each, and 16 bytes per level of the deepest stack); the reader's 1 MiB window of
+//! the input. Nothing recurses on the log's depth.
+//!
+//! ```
+//! use fdr_format::window::calls;
+//! use fdr_format::{block_preamble, function_record, BlockStart, FileHeader, FnKind};
+//! use fdr_format::BLOCK_PREAMBLE_AFTER_EXTENTS;
+//!
+//! // Thread 7's window starts at tick 1000, inside a call of function 1 that is not in it.
+//! let mut log = FileHeader { cycle_frequency: 1_000_000_000, ..FileHeader::default() }
+//!     .encode()
+//!     .to_vec();
+//! let records = [(2, FnKind::Enter, 100), (2, FnKind::Exit, 200), (1, FnKind::Exit, 50)];
+//! let start = BlockStart { tid: 7, wall_secs: 0, wall_micros: 0, pid: 1, cpu: 0, tsc: 1000 };
+//! for w in block_preamble(&start, BLOCK_PREAMBLE_AFTER_EXTENTS as u64 + 8 * records.len() as u64) {
+//!     log.extend_from_slice(&w.to_le_bytes());
+//! }
+//! for (id, kind, delta) in records {
+//!     log.extend_from_slice(&function_record(id, kind, delta).to_le_bytes());
+//! }
+//!
+//! let w = calls(&log[..])?;
+//! assert_eq!(w.calls.len(), 2);
+//! let (outer, inner) = (&w.calls[0], &w.calls[1]);
+//! assert_eq!((outer.function, outer.start_ns, outer.duration_ns), (1, 0, 350));
+//! assert!(outer.inferred_start && outer.parent.is_none());
+//! assert_eq!((inner.function, inner.start_ns, inner.duration_ns), (2, 100, 200));
+//! assert_eq!(inner.parent, Some(0));
+//! assert_eq!(outer.self_ns, 150);
+//! assert_eq!(w.function_name(2), "#2"); // no function table in this log
+//! # Ok::<(), fdr_format::FormatError>(())
+//! ```
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+
+use crate::events::{EventDecoder, EventKind, LogInfo, ThreadStats};
+use crate::{FormatError, FunctionInfo, ReasonInfo};
+
+/// Calls nested deeper than this on one thread (inferred calls included) make the log an
+/// error, as in `fdr`: such a stack is taken as a corrupt log.
+///
+/// ```
+/// assert_eq!(fdr_format::window::MAX_DEPTH, 1_048_576);
+/// ```
+pub const MAX_DEPTH: usize = 1 << 20;
+
+/// Arguments kept per call, as in `fdr`; more are ignored.
+///
+/// ```
+/// assert_eq!(fdr_format::window::MAX_ARGS, 64);
+/// ```
+pub const MAX_ARGS: usize = 64;
+
+/// The most calls [`calls`] holds by default ([`Limits::calls`]).
+///
+/// ```
+/// assert_eq!(fdr_format::window::MAX_CALLS, 4_194_304);
+/// ```
+pub const MAX_CALLS: usize = 1 << 22;
+
+/// The most argument values, all calls together, [`calls`] holds by default
+/// ([`Limits::arg_values`]): 128 MiB.
+///
+/// ```
+/// assert_eq!(fdr_format::window::MAX_ARG_VALUES, 16_777_216);
+/// ```
+pub const MAX_ARG_VALUES: usize = 1 << 24;
+
+/// How much a window may hold; past a limit, [`calls_with`] stops with an error naming it.
+///
+/// ```
+/// use fdr_format::window::{Limits, MAX_CALLS};
+/// let l = Limits::default();
+/// assert_eq!(l.calls, MAX_CALLS);
+/// let small = Limits { calls: 10_000, ..Limits::default() };
+/// assert_eq!(small.calls, 10_000);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Calls, all threads together (default [`MAX_CALLS`]).
+    pub calls: usize,
+    /// Argument values, all calls together (default [`MAX_ARG_VALUES`]).
+    pub arg_values: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            calls: MAX_CALLS,
+            arg_values: MAX_ARG_VALUES,
+        }
+    }
+}
+
+/// One call of a window.
+///
+/// ```
+/// use fdr_format::window::WindowCall;
+/// let c = WindowCall { function: 3, thread: 7, start_ns: 100, duration_ns: 50, self_ns: 50,
+///                      inferred_start: false, open_at_end: false, parent: None, args: vec![],
+///                      start_tsc: 1100, end_tsc: 1150 };
+/// assert_eq!(c.end_ns(), 150);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WindowCall {
+    /// Function id (its name: [`WindowCalls::function_name`]).
+    pub function: u32,
+    /// Thread id, as in the log's blocks.
+    pub thread: i32,
+    /// Start, ns after [`WindowCalls::origin_tsc`] (the thread's window start for an inferred
+    /// call): `fdr calls`' `start_ns`.
+    pub start_ns: u64,
+    /// Duration, ns (for an open call, its time so far: a lower bound).
+    pub duration_ns: u64,
+    /// Duration less its callees' durations, ns.
+    pub self_ns: u64,
+    /// Entered before the window started: the entry is inferred at the thread's window start.
+    pub inferred_start: bool,
+    /// Still running when the window was written: closed at the window's end.
+    pub open_at_end: bool,
+    /// The caller: its index in [`WindowCalls::calls`], always before this call's.
+    pub parent: Option<usize>,
+    /// Logged arguments, at most [`MAX_ARGS`] (names: [`WindowCalls::arg_name`]).
+    pub args: Vec<u64>,
+    /// The start's timestamp, ticks (as the log has it; `start_ns` is from it).
+    pub start_tsc: u64,
+    /// The end's timestamp, ticks: before the start when time went backwards on the thread
+    /// in between (the duration is then 0; `fdr calls` lists such a call only in its caller's
+    /// tree, not at the top with the others, while `fdr export` has it).
+    pub end_tsc: u64,
+}
+
+impl WindowCall {
+    /// The end, ns after the origin: start plus duration.
+    ///
+    /// ```
+    /// use fdr_format::window::WindowCall;
+    /// let c = WindowCall { function: 3, thread: 7, start_ns: u64::MAX - 1, duration_ns: 5,
+    ///                      self_ns: 5, inferred_start: false, open_at_end: true, parent: None,
+    ///                      args: vec![], start_tsc: 0, end_tsc: 5 };
+    /// assert_eq!(c.end_ns(), u64::MAX); // saturated
+    /// ```
+    pub fn end_ns(&self) -> u64 {
+        self.start_ns.saturating_add(self.duration_ns)
+    }
+}
+
+/// A window's calls, with what is needed to name and date them.
+///
+/// ```
+/// use fdr_format::window::WindowCalls;
+/// let w = WindowCalls::default();
+/// assert!(w.calls.is_empty());
+/// assert_eq!(w.function_name(5), "#5");
+/// assert_eq!(w.arg_name(5, 0), "arg0");
+/// assert_eq!(w.thread_name(7), "");
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WindowCalls {
+    /// Time zero, in ticks: the earliest window start of a thread with calls (0 when there is
+    /// none).
+    pub origin_tsc: u64,
+    /// The Unix time of the origin, ns, as `fdr export` computes it: the run record's wall
+    /// clock at the start of recording plus the ticks from then to the origin; in a log without
+    /// a run record, the wall-clock marker of the block that opened the earliest window
+    /// (microseconds); `None` when neither is there (no run record and no call).
+    pub origin_unix_ns: Option<u64>,
+    /// Ticks per second of the log's timestamps (from its header).
+    pub ticks_per_second: u64,
+    /// Why the log was written, if it says.
+    pub reason: Option<ReasonInfo>,
+    /// The name of every function the calls use, by id: from the log's function table (its
+    /// last entry for the id), or `#<id>` when the table has no name for it, as `fdr` prints.
+    pub functions: BTreeMap<u32, String>,
+    /// The argument names the function table gives the functions whose calls have arguments.
+    pub arg_names: BTreeMap<u32, Vec<String>>,
+    /// The threads with calls, in order of their first block: (thread id, name; empty if the
+    /// log names none).
+    pub threads: Vec<(i32, String)>,
+    /// Every call, in the order `fdr export` gives them: the order in which calls are entered
+    /// in the log (threads interleaved as their blocks are), a thread's inferred calls at its
+    /// window start, outermost first. A caller always comes before its callees, and on one
+    /// thread a call before those entered after it.
+    pub calls: Vec<WindowCall>,
+}
+
+impl WindowCalls {
+    /// The function's name: [`WindowCalls::functions`], or `#<id>`.
+    ///
+    /// ```
+    /// let mut w = fdr_format::window::WindowCalls::default();
+    /// w.functions.insert(2, "app::run".into());
+    /// assert_eq!(w.function_name(2), "app::run");
+    /// assert_eq!(w.function_name(3), "#3");
+    /// ```
+    pub fn function_name(&self, id: u32) -> Cow<'_, str> {
+        match self.functions.get(&id) {
+            Some(n) => Cow::Borrowed(n),
+            None => Cow::Owned(format!("#{id}")),
+        }
+    }
+
+    /// The name of argument `i` of function `id`: from the table, else `arg<i>`, as `fdr`
+    /// names it.
+    ///
+    /// ```
+    /// let mut w = fdr_format::window::WindowCalls::default();
+    /// w.arg_names.insert(2, vec!["len".into()]);
+    /// assert_eq!(w.arg_name(2, 0), "len");
+    /// assert_eq!(w.arg_name(2, 1), "arg1");
+    /// ```
+    pub fn arg_name(&self, id: u32, i: usize) -> Cow<'_, str> {
+        match self.arg_names.get(&id).and_then(|a| a.get(i)) {
+            Some(n) => Cow::Borrowed(n),
+            None => Cow::Owned(format!("arg{i}")),
+        }
+    }
+
+    /// The thread's name, empty if the log names none (or the thread has no calls).
+    ///
+    /// ```
+    /// let mut w = fdr_format::window::WindowCalls::default();
+    /// w.threads.push((7, "worker".into()));
+    /// assert_eq!(w.thread_name(7), "worker");
+    /// assert_eq!(w.thread_name(8), "");
+    /// ```
+    pub fn thread_name(&self, tid: i32) -> &str {
+        self.threads
+            .iter()
+            .find(|t| t.0 == tid)
+            .map_or("", |t| t.1.as_str())
+    }
+
+    /// Ticks to nanoseconds at the log's rate, as every time here is converted.
+    ///
+    /// ```
+    /// let w = fdr_format::window::WindowCalls { ticks_per_second: 3_000_000_000, ..Default::default() };
+    /// assert_eq!(w.ns(3_000), 1_000);
+    /// assert_eq!(w.ns(2), 0); // rounded down
+    /// ```
+    pub fn ns(&self, ticks: u64) -> u64 {
+        ns(ticks, self.ticks_per_second)
+    }
+}
+
+/// The calls of the window `log` holds, within the default [`Limits`].
+///
+/// ```
+/// let log = fdr_format::FileHeader::default().encode();
+/// let w = fdr_format::window::calls(&log[..])?;
+/// assert!(w.calls.is_empty() && w.origin_unix_ns.is_none());
+/// # Ok::<(), fdr_format::FormatError>(())
+/// ```
+pub fn calls<R: Read>(log: R) -> Result<WindowCalls, FormatError> {
+    calls_with(log, &Limits::default())
+}
+
+/// The calls of the window `log` holds, within `limits`. An error is the log's (with the byte
+/// offset of the record where it went wrong), or a limit passed (at the record that passed it).
+///
+/// ```
+/// use fdr_format::window::{calls_with, Limits};
+/// use fdr_format::{block_preamble, function_record, BlockStart, FileHeader, FnKind, BLOCK_PREAMBLE_AFTER_EXTENTS};
+/// let mut log = FileHeader::default().encode().to_vec();
+/// let start = BlockStart { tid: 7, wall_secs: 0, wall_micros: 0, pid: 1, cpu: 0, tsc: 0 };
+/// for w in block_preamble(&start, BLOCK_PREAMBLE_AFTER_EXTENTS as u64 + 16) {
+///     log.extend_from_slice(&w.to_le_bytes());
+/// }
+/// for id in [1, 2] {
+///     log.extend_from_slice(&function_record(id, FnKind::Enter, 10).to_le_bytes());
+/// }
+/// let e = calls_with(&log[..], &Limits { calls: 1, ..Limits::default() }).unwrap_err();
+/// assert!(e.message.contains("more than 1 calls"), "{e}");
+/// assert_eq!(calls_with(&log[..], &Limits::default())?.calls.len(), 2);
+/// # Ok::<(), fdr_format::FormatError>(())
+/// ```
+pub fn calls_with<R: Read>(log: R, limits: &Limits) -> Result<WindowCalls, FormatError> {
+    let mut dec = EventDecoder::new(log)?;
+    let mut b = Builder {
+        limits: *limits,
+        recs: Vec::new(),
+        ts: Vec::new(),
+        markers: Vec::new(),
+        arg_values: 0,
+    };
+    dec.for_each(|ev, at| b.event(ev.thread as usize, ev.tsc, ev.kind, at))?;
+    let end = dec.offset();
+    let taken = dec.info().run.as_ref().map_or(0, |r| r.end_tsc);
+    for t in 0..b.ts.len() {
+        if b.ts[t].pending {
+            b.flush(t, end)?;
+        }
+        let last = dec.threads().get(t).map_or(0, |s| s.last_tsc);
+        let window_end = last.max(taken);
+        while !b.ts[t].stack.is_empty() {
+            b.pop(t, window_end, true);
+        }
+    }
+    b.check_depth()?;
+    Ok(b.finish(dec.info(), dec.threads()))
+}
+
+/// Exact ticks to ns, rounded down (as `fdr`'s `Clock::ns`).
+fn ns(ticks: u64, freq: u64) -> u64 {
+    (u128::from(ticks) * 1_000_000_000 / u128::from(freq.max(1))).min(u128::from(u64::MAX)) as u64
+}
+
+fn too_deep(offset: u64) -> FormatError {
+    FormatError::new(
+        offset,
+        format!(
+            "calls are nested more than {MAX_DEPTH} deep on one thread; expected exits (is the \
+             log corrupt?)"
+        ),
+    )
+}
+
+/// A call's caller while the log is read.
+#[derive(Clone, Copy, Debug)]
+enum Caller {
+    /// The call at this index of [`Builder::recs`].
+    Call(u32),
+    /// The thread's inferred call of this discovery index (0: the first exit without an entry),
+    /// if there is one by the end; else a root.
+    Inferred(u32),
+}
+
+/// A call while the log is read: times in ticks.
+struct Rec {
+    id: u32,
+    thread: u32,
+    start: u64,
+    end: u64,
+    self_ticks: u64,
+    inferred: bool,
+    open: bool,
+    caller: Caller,
+    args: Vec<u64>,
+}
+
+/// An open call on a thread's stack.
+struct Open {
+    id: u32,
+    /// Its index in [`Builder::recs`]; [`PENDING`] while its arguments are still arriving.
+    call: u32,
+    start: u64,
+    /// Ticks in its completed callees.
+    child: u64,
+}
+
+const PENDING: u32 = u32::MAX;
+
+#[derive(Default)]
+struct Thread {
+    /// The calls entered in the window and still open, bottom first.
+    stack: Vec<Open>,
+    started: bool,
+    /// The window's start: the start of the block of the thread's first call.
+    first: u64,
+    block_tsc: u64,
+    /// The top call was entered with arguments that are still arriving.
+    pending: bool,
+    pending_args: Vec<u64>,
+    /// Ticks of the calls completed at the bottom of the stack since the last inferred call
+    /// (that one included): the callees of the next inferred call.
+    root_child: u64,
+    /// The inferred calls' indices in [`Builder::recs`], in the order their exits came
+    /// (innermost first).
+    inferred: Vec<u32>,
+    /// Byte offset of the thread's first event of the window.
+    first_at: u64,
+    /// Where entries came with `open - inferred` (open: the calls entered and open before the
+    /// entry; inferred: the inferred calls seen so far) at a new high, from 0: (value, offset).
+    /// With `k` inferred calls in all, `fdr` would hold `open + k - inferred` calls on the
+    /// stack before that entry, the inferred ones still open included (see
+    /// [`Builder::check_depth`]).
+    highs: Vec<(u32, u64)>,
+}
+
+struct Builder {
+    limits: Limits,
+    recs: Vec<Rec>,
+    ts: Vec<Thread>,
+    /// (`recs.len()` when a thread's window started, the thread): where its inferred calls go.
+    markers: Vec<(usize, u32)>,
+    arg_values: usize,
+}
+
+impl Builder {
+    #[inline]
+    fn event(&mut self, t: usize, tsc: u64, kind: EventKind, at: u64) -> Result<(), FormatError> {
+        if t >= self.ts.len() {
+            self.ts.resize_with(t + 1, Thread::default);
+        }
+        if self.ts[t].pending && !matches!(kind, EventKind::Arg { .. }) {
+            self.flush(t, at)?;
+        }
+        let th = &mut self.ts[t];
+        if !th.started
+            && !matches!(
+                kind,
+                EventKind::Block
+                    | EventKind::Cpu { .. }
+                    | EventKind::Task { .. }
+                    | EventKind::Link(_)
+                    | EventKind::Cull { .. }
+            )
+        {
+            // The window opens with the block of the thread's first call.
+            th.started = true;
+            th.first = th.block_tsc;
+            th.first_at = at;
+            self.markers.push((self.recs.len(), t as u32));
+        }
+        match kind {
+            EventKind::Enter { id } => {
+                self.push(t, id, tsc, at)?;
+                self.flush(t, at)?;
+            }
+            EventKind::EnterArgs { id } => {
+                self.push(t, id, tsc, at)?;
+                self.ts[t].pending = true;
+            }
+            EventKind::Arg { value } => {
+                let th = &mut self.ts[t];
+                if th.pending && th.pending_args.len() < MAX_ARGS {
+                    th.pending_args.push(value);
+                }
+            }
+            EventKind::Exit { id } | EventKind::TailExit { id } => self.close(t, id, tsc, at)?,
+            EventKind::Block => self.ts[t].block_tsc = tsc,
+            EventKind::Cpu { .. }
+            | EventKind::Task { .. }
+            | EventKind::Link(_)
+            | EventKind::Cull { .. } => {}
+        }
+        Ok(())
+    }
+
+    /// Opens a call of `id` at `tsc` on thread `t`; its record is made by [`Builder::flush`].
+    fn push(&mut self, t: usize, id: u32, tsc: u64, at: u64) -> Result<(), FormatError> {
+        let th = &mut self.ts[t];
+        let open = th.stack.len();
+        if open >= MAX_DEPTH {
+            return Err(too_deep(at));
+        }
+        // Both below MAX_DEPTH (inferred calls are counted in u32 by `recs`' limit).
+        let high = open as i64 - th.inferred.len() as i64;
+        if high >= 0 && th.highs.last().map_or(true, |&(h, _)| high > i64::from(h)) {
+            th.highs.push((high as u32, at));
+        }
+        th.stack.push(Open {
+            id,
+            call: PENDING,
+            start: tsc,
+            child: 0,
+        });
+        Ok(())
+    }
+
+    /// A new call record, within the limits.
+    fn record(&mut self, rec: Rec, at: u64) -> Result<u32, FormatError> {
+        if self.recs.len() >= self.limits.calls.min(PENDING as usize) {
+            return Err(FormatError::new(
+                at,
+                format!(
+                    "the window holds more than {} calls, the limit of this reader \
+                     (fdr_format::window::Limits::calls)",
+                    self.limits.calls
+                ),
+            ));
+        }
+        self.arg_values += rec.args.len();
+        if self.arg_values > self.limits.arg_values {
+            return Err(FormatError::new(
+                at,
+                format!(
+                    "the window's calls hold more than {} argument values, the limit of this \
+                     reader (fdr_format::window::Limits::arg_values)",
+                    self.limits.arg_values
+                ),
+            ));
+        }
+        let i = self.recs.len() as u32;
+        self.recs.push(rec);
+        Ok(i)
+    }
+
+    /// Makes the record of thread `t`'s top call, now that its arguments are known: the call
+    /// is entered.
+    fn flush(&mut self, t: usize, at: u64) -> Result<(), FormatError> {
+        let th = &mut self.ts[t];
+        th.pending = false;
+        let args = std::mem::take(&mut th.pending_args);
+        let n = th.stack.len();
+        let Some(top) = th.stack.last() else {
+            return Ok(());
+        };
+        let caller = match n.checked_sub(2).map(|i| th.stack[i].call) {
+            Some(c) => Caller::Call(c),
+            // At the bottom: inside the next inferred call, if any.
+            None => Caller::Inferred(th.inferred.len() as u32),
+        };
+        let rec = Rec {
+            id: top.id,
+            thread: t as u32,
+            start: top.start,
+            end: top.start,
+            self_ticks: 0,
+            inferred: false,
+            open: false,
+            caller,
+            args,
+        };
+        let i = self.record(rec, at)?;
+        if let Some(top) = self.ts[t].stack.last_mut() {
+            top.call = i;
+        }
+        Ok(())
+    }
+
+    /// Closes thread `t`'s top call at `end`.
+    fn pop(&mut self, t: usize, end: u64, open: bool) {
+        let th = &mut self.ts[t];
+        let Some(f) = th.stack.pop() else {
+            return;
+        };
+        let dur = end.saturating_sub(f.start);
+        match th.stack.last_mut() {
+            Some(p) => p.child = p.child.saturating_add(dur),
+            None => th.root_child = th.root_child.saturating_add(dur),
+        }
+        if let Some(r) = self.recs.get_mut(f.call as usize) {
+            r.end = end;
+            r.self_ticks = dur.saturating_sub(f.child);
+            r.open = open;
+        }
+    }
+
+    /// An exit (or tail exit) of `id` at `end` on thread `t`.
+    fn close(&mut self, t: usize, id: u32, end: u64, at: u64) -> Result<(), FormatError> {
+        let th = &self.ts[t];
+        if let Some(pos) = th.stack.iter().rposition(|f| f.id == id) {
+            // Calls above it unwound.
+            while self.ts[t].stack.len() > pos {
+                self.pop(t, end, false);
+            }
+            return Ok(());
+        }
+        // Entered before the window: everything open now, and everything completed at the
+        // bottom of the stack since the previous such call (that one included), ran inside it.
+        while !self.ts[t].stack.is_empty() {
+            self.pop(t, end, false);
+        }
+        let th = &self.ts[t];
+        let start = th.first;
+        let dur = end.saturating_sub(start);
+        let rec = Rec {
+            id,
+            thread: t as u32,
+            start,
+            end,
+            self_ticks: dur.saturating_sub(th.root_child),
+            inferred: true,
+            open: false,
+            caller: Caller::Inferred(th.inferred.len() as u32 + 1),
+            args: Vec::new(),
+        };
+        let i = self.record(rec, at)?;
+        let th = &mut self.ts[t];
+        th.inferred.push(i);
+        th.root_child = dur;
+        Ok(())
+    }
+
+    /// `fdr` opens a thread's inferred calls when its window starts, and so holds them on the
+    /// stack, under the calls entered, until their exits: an entry made with `open` calls open
+    /// above `k - seen` inferred ones (`k` in all, `seen` of them closed so far) finds
+    /// `open + k - seen` calls on the stack, which may not reach [`MAX_DEPTH`] (nor may `k`
+    /// pass it). The first such entry of the log is the error.
+    fn check_depth(&self) -> Result<(), FormatError> {
+        let mut first: Option<u64> = None;
+        for th in &self.ts {
+            let k = th.inferred.len();
+            if k == 0 {
+                continue;
+            }
+            let at = if k > MAX_DEPTH {
+                Some(th.first_at)
+            } else {
+                let need = (MAX_DEPTH - k) as u32;
+                let i = th.highs.partition_point(|&(h, _)| h < need);
+                th.highs.get(i).map(|&(_, at)| at)
+            };
+            if let Some(at) = at {
+                first = Some(first.map_or(at, |f| f.min(at)));
+            }
+        }
+        match first {
+            Some(at) => Err(too_deep(at)),
+            None => Ok(()),
+        }
+    }
+
+    /// The calls in entry order, in nanoseconds, with their names.
+    fn finish(mut self, info: &LogInfo, threads: &[ThreadStats]) -> WindowCalls {
+        let freq = info.header.cycle_frequency;
+        let origin = threads
+            .iter()
+            .filter(|t| t.function_records > 0)
+            .map(|t| t.first_tsc)
+            .min()
+            .unwrap_or(0);
+        // Entry order: each thread's inferred calls, outermost first, where its window started.
+        let mut order: Vec<u32> = Vec::with_capacity(self.recs.len());
+        let mut m = 0;
+        for i in 0..=self.recs.len() {
+            while let Some(&(_, t)) = self.markers.get(m).filter(|mk| mk.0 == i) {
+                order.extend(self.ts[t as usize].inferred.iter().rev());
+                m += 1;
+            }
+            if self.recs.get(i).is_some_and(|r| !r.inferred) {
+                order.push(i as u32);
+            }
+        }
+        let mut pos = vec![0u32; self.recs.len()];
+        for (p, &r) in order.iter().enumerate() {
+            pos[r as usize] = p as u32;
+        }
+        let tid = |t: u32| threads.get(t as usize).map_or(0, |s| s.tid);
+        let table: HashMap<u32, &FunctionInfo> = info.functions.iter().map(|f| (f.id, f)).collect();
+        let mut functions = BTreeMap::new();
+        let mut arg_names = BTreeMap::new();
+        let mut calls = Vec::with_capacity(order.len());
+        for &r in &order {
+            let rec = &mut self.recs[r as usize];
+            let entry = table.get(&rec.id);
+            functions.entry(rec.id).or_insert_with(|| match entry {
+                Some(f) if !f.name.is_empty() => f.name.clone(),
+                _ => format!("#{}", rec.id),
+            });
+            if !rec.args.is_empty() {
+                arg_names
+                    .entry(rec.id)
+                    .or_insert_with(|| entry.map_or_else(Vec::new, |f| f.args.clone()));
+            }
+            let parent = match rec.caller {
+                Caller::Call(c) => Some(pos[c as usize] as usize),
+                Caller::Inferred(j) => self.ts[rec.thread as usize]
+                    .inferred
+                    .get(j as usize)
+                    .map(|&c| pos[c as usize] as usize),
+            };
+            calls.push(WindowCall {
+                function: rec.id,
+                thread: tid(rec.thread),
+                start_ns: ns(rec.start.saturating_sub(origin), freq),
+                duration_ns: ns(rec.end.saturating_sub(rec.start), freq),
+                self_ns: ns(rec.self_ticks, freq),
+                inferred_start: rec.inferred,
+                open_at_end: rec.open,
+                parent,
+                args: std::mem::take(&mut rec.args),
+                start_tsc: rec.start,
+                end_tsc: rec.end,
+            });
+        }
+        let mut names: HashMap<i32, &str> = HashMap::new();
+        for t in &info.threads {
+            if !t.name.is_empty() {
+                names.insert(t.tid, &t.name);
+            }
+        }
+        let shown: Vec<(i32, String)> = self
+            .ts
+            .iter()
+            .enumerate()
+            .filter(|(_, th)| th.started)
+            .map(|(t, _)| {
+                let tid = tid(t as u32);
+                (
+                    tid,
+                    names.get(&tid).map_or_else(String::new, |n| n.to_string()),
+                )
+            })
+            .collect();
+        WindowCalls {
+            origin_tsc: origin,
+            origin_unix_ns: origin_unix_ns(info, threads, origin),
+            ticks_per_second: freq,
+            reason: info.reason.clone(),
+            functions,
+            arg_names,
+            threads: shown,
+            calls,
+        }
+    }
+}
+
+/// The Unix time of `origin`, ns, as `fdr export`'s `window_start_unix_ns`.
+fn origin_unix_ns(info: &LogInfo, threads: &[ThreadStats], origin: u64) -> Option<u64> {
+    let freq = info.header.cycle_frequency;
+    let ns = match &info.run {
+        Some(r) => {
+            let start =
+                i128::from(r.start_unix_secs) * 1_000_000_000 + i128::from(r.start_unix_nanos);
+            let delta = if origin >= r.start_tsc {
+                i128::from(ns(origin - r.start_tsc, freq))
+            } else {
+                -i128::from(ns(r.start_tsc - origin, freq))
+            };
+            start + delta
+        }
+        None => {
+            let first = threads
+                .iter()
+                .filter(|t| t.function_records > 0)
+                .min_by_key(|t| t.first_tsc)?;
+            i128::from(first.walltime.0) * 1_000_000_000 + i128::from(first.walltime.1) * 1_000
+        }
+    };
+    Some(ns.clamp(0, i128::from(u64::MAX)) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        block_preamble, function_record, lead_block, meta, meta_bytes, task_payload, BlockStart,
+        Extension, FileHeader, FnKind, LeadStart, Reason, RunInfo, TaskKind, ThreadInfo,
+        BLOCK_PREAMBLE_AFTER_EXTENTS,
+    };
+    use proptest::prelude::*;
+
+    /// One record of a block, as written.
+    #[derive(Clone, Debug)]
+    enum It {
+        /// A function record: id, kind, delta.
+        F(u32, FnKind, u32),
+        /// A call argument.
+        Arg(u64),
+        /// A migration: cpu, full timestamp.
+        Cpu(u16, u64),
+        /// A TSC wrap: full timestamp.
+        Wrap(u64),
+        /// A task event, with its delta.
+        Task(u32, u64, i32),
+    }
+
+    /// A log under construction, made with the crate's own encoders.
+    struct Log {
+        freq: u64,
+        exts: Vec<Extension>,
+        lead: (i32, u64),
+        blocks: Vec<u8>,
+    }
+
+    impl Log {
+        fn new(freq: u64) -> Log {
+            Log {
+                freq,
+                exts: Vec::new(),
+                lead: (0, 0),
+                blocks: Vec::new(),
+            }
+        }
+
+        fn function(&mut self, id: u32, name: &str, args: &[&str]) {
+            self.exts.push(Extension::Function(FunctionInfo {
+                id,
+                name: name.into(),
+                args: args.iter().map(|a| a.to_string()).collect(),
+                ..FunctionInfo::default()
+            }));
+        }
+
+        fn thread(&mut self, tid: i32, name: &str) {
+            self.exts.push(Extension::Thread(ThreadInfo {
+                tid,
+                name: name.into(),
+                records_dropped: 0,
+            }));
+        }
+
+        fn block_at(&mut self, tid: i32, tsc: u64, wall: (i64, i32), items: &[It]) {
+            let mut body = Vec::new();
+            for it in items {
+                match *it {
+                    It::F(id, kind, delta) => {
+                        body.extend_from_slice(&function_record(id, kind, delta).to_le_bytes())
+                    }
+                    It::Arg(v) => body.extend_from_slice(&meta_bytes(meta::call_argument(v))),
+                    It::Cpu(cpu, tsc) => {
+                        body.extend_from_slice(&meta_bytes(meta::new_cpu_id(cpu, tsc)))
+                    }
+                    It::Wrap(tsc) => body.extend_from_slice(&meta_bytes(meta::tsc_wrap(tsc))),
+                    It::Task(id, task, delta) => {
+                        body.extend_from_slice(&meta_bytes(meta::custom_event(16, delta)));
+                        for w in task_payload(TaskKind::Created, id, task) {
+                            body.extend_from_slice(&w.to_le_bytes());
+                        }
+                    }
+                }
+            }
+            let start = BlockStart {
+                tid,
+                wall_secs: wall.0,
+                wall_micros: wall.1,
+                pid: 1,
+                cpu: 0,
+                tsc,
+            };
+            let extents = (BLOCK_PREAMBLE_AFTER_EXTENTS + body.len()) as u64;
+            for w in block_preamble(&start, extents) {
+                self.blocks.extend_from_slice(&w.to_le_bytes());
+            }
+            self.blocks.extend_from_slice(&body);
+        }
+
+        fn block(&mut self, tid: i32, tsc: u64, items: &[It]) {
+            self.block_at(tid, tsc, (0, 0), items);
+        }
+
+        fn finish(&self) -> Vec<u8> {
+            let header = FileHeader {
+                cycle_frequency: self.freq,
+                ..FileHeader::default()
+            };
+            let mut out = header.encode().to_vec();
+            let start = LeadStart {
+                tid: self.lead.0,
+                pid: 1,
+                start_secs: 0,
+                start_nanos: 1000,
+                start_tsc: self.lead.1,
+            };
+            out.extend_from_slice(&lead_block(&start, &self.exts));
+            out.extend_from_slice(&self.blocks);
+            out
+        }
+    }
+
+    fn e(id: u32, d: u32) -> It {
+        It::F(id, FnKind::Enter, d)
+    }
+    fn x(id: u32, d: u32) -> It {
+        It::F(id, FnKind::Exit, d)
+    }
+
+    /// (function, thread, start, duration, self, inferred, open, parent), args left out.
+    type Row = (u32, i32, u64, u64, u64, bool, bool, Option<usize>);
+
+    fn rows(w: &WindowCalls) -> Vec<Row> {
+        w.calls
+            .iter()
+            .map(|c| {
+                (
+                    c.function,
+                    c.thread,
+                    c.start_ns,
+                    c.duration_ns,
+                    c.self_ns,
+                    c.inferred_start,
+                    c.open_at_end,
+                    c.parent,
+                )
+            })
+            .collect()
+    }
+
+    fn run_info(end_tsc: u64) -> RunInfo {
+        RunInfo {
+            ticks_per_second: 1_000_000_000,
+            pid: 1,
+            program: "test".into(),
+            end_tsc,
+            ..RunInfo::default()
+        }
+    }
+
+    #[test]
+    fn the_mid_stack_window_of_the_format_docs() {
+        // docs/FORMAT.md: the window starts inside main > step; the log is taken at +2000.
+        let mut log = Log::new(1_000_000_000);
+        log.exts.push(Extension::Run(run_info(3000)));
+        log.function(1, "main", &[]);
+        log.function(2, "step", &[]);
+        log.function(3, "get", &[]);
+        log.thread(7, "worker");
+        log.block(
+            7,
+            1000,
+            &[
+                e(3, 100),
+                x(3, 100),
+                x(2, 100),
+                e(3, 100),
+                x(3, 100),
+                x(1, 500),
+                e(2, 200),
+                e(3, 100),
+            ],
+        );
+        let w = calls(&log.finish()[..]).unwrap();
+        assert_eq!(
+            rows(&w),
+            [
+                (1, 7, 0, 1000, 600, true, false, None),
+                (2, 7, 0, 300, 200, true, false, Some(0)),
+                (3, 7, 100, 100, 100, false, false, Some(1)),
+                (3, 7, 400, 100, 100, false, false, Some(0)),
+                (2, 7, 1200, 800, 100, false, true, None),
+                (3, 7, 1300, 700, 700, false, true, Some(4)),
+            ]
+        );
+        assert_eq!((w.origin_tsc, w.ticks_per_second), (1000, 1_000_000_000));
+        assert_eq!(w.threads, [(7, "worker".to_string())]);
+        assert_eq!(w.function_name(2), "step");
+        assert_eq!(w.thread_name(7), "worker");
+        // Run record: wall clock 0 at tick 0.
+        assert_eq!(w.origin_unix_ns, Some(1000));
+    }
+
+    #[test]
+    fn exits_below_the_top_unwind_and_tail_exits_close_their_frame() {
+        let mut log = Log::new(1_000_000_000);
+        log.block(
+            5,
+            0,
+            &[
+                e(1, 10),
+                e(2, 10),
+                e(3, 10),
+                x(1, 10), // 3 and 2 unwound at 40
+                e(4, 10),
+                It::F(4, FnKind::TailExit, 10),
+                e(5, 0),
+                x(5, 10),
+            ],
+        );
+        let w = calls(&log.finish()[..]).unwrap();
+        assert_eq!(
+            rows(&w),
+            [
+                (1, 5, 10, 30, 10, false, false, None),
+                (2, 5, 20, 20, 10, false, false, Some(0)),
+                (3, 5, 30, 10, 10, false, false, Some(1)),
+                (4, 5, 50, 10, 10, false, false, None),
+                (5, 5, 60, 10, 10, false, false, None),
+            ]
+        );
+        // No run record, no end: origin from the block's wall clock marker.
+        assert_eq!(w.origin_unix_ns, Some(0));
+    }
+
+    #[test]
+    fn an_exit_without_entry_closes_every_open_call_and_holds_the_earlier_roots() {
+        let mut log = Log::new(1_000_000_000);
+        log.block(
+            5,
+            100,
+            &[
+                e(1, 10), // [110, 130]
+                x(1, 20),
+                e(2, 10), // [140, 160], unwound by the exit of 9
+                e(3, 10), // [150, 160], unwound
+                x(9, 10), // 9 inferred [100, 160]
+                e(4, 10), // [170, 180]
+                x(4, 10),
+                x(8, 10), // 8 inferred [100, 190] holding 9 and 4
+                x(8, 10), // another 8 [100, 200] holding the first
+            ],
+        );
+        let w = calls(&log.finish()[..]).unwrap();
+        assert_eq!(
+            rows(&w),
+            [
+                (8, 5, 0, 100, 10, true, false, None),
+                (8, 5, 0, 90, 20, true, false, Some(0)),
+                (9, 5, 0, 60, 20, true, false, Some(1)),
+                (1, 5, 10, 20, 20, false, false, Some(2)),
+                (2, 5, 40, 20, 10, false, false, Some(2)),
+                (3, 5, 50, 10, 10, false, false, Some(4)),
+                (4, 5, 70, 10, 10, false, false, Some(1)),
+            ]
+        );
+    }
+
+    #[test]
+    fn arguments_are_capped_and_a_call_is_entered_when_they_are_all_read() {
+        let mut log = Log::new(1_000_000_000);
+        log.function(1, "f", &["a", "b"]);
+        let mut items = vec![It::F(1, FnKind::EnterArgs, 10)];
+        items.extend((0..70).map(It::Arg));
+        log.block(5, 0, &items);
+        // Another thread's call, read before thread 5's next record: entered first.
+        log.block(6, 5, &[e(2, 1), x(2, 1)]);
+        log.block(5, 20, &[x(1, 5)]);
+        let w = calls(&log.finish()[..]).unwrap();
+        assert_eq!(
+            rows(&w),
+            [
+                (2, 6, 6, 1, 1, false, false, None),
+                (1, 5, 10, 15, 15, false, false, None),
+            ]
+        );
+        assert_eq!(w.calls[1].args, (0..64).collect::<Vec<u64>>());
+        assert_eq!(w.arg_name(1, 1), "b");
+        assert_eq!(w.arg_name(1, 2), "arg2");
+        assert_eq!(w.arg_names.len(), 1);
+        assert_eq!(w.threads, [(5, String::new()), (6, String::new())]);
+    }
+
+    #[test]
+    fn open_calls_end_when_the_log_was_taken_or_at_the_last_record() {
+        let mut log = Log::new(1_000_000_000);
+        log.exts.push(Extension::Run(run_info(500)));
+        log.block(5, 100, &[e(1, 10), e(2, 10)]);
+        log.block(6, 200, &[e(3, 1000)]); // its last record is after end_tsc
+        let w = calls(&log.finish()[..]).unwrap();
+        assert_eq!(
+            rows(&w),
+            [
+                (1, 5, 10, 390, 10, false, true, None),
+                (2, 5, 20, 380, 380, false, true, Some(0)),
+                (3, 6, 1100, 0, 0, false, true, None),
+            ]
+        );
+    }
+
+    #[test]
+    fn times_are_converted_as_fdr_does_and_the_origin_is_dated() {
+        let mut log = Log::new(3_000_000_000);
+        log.exts.push(Extension::Run(RunInfo {
+            ticks_per_second: 3_000_000_000,
+            start_unix_secs: 1_700_000_000,
+            start_unix_nanos: 5,
+            start_tsc: 10_000,
+            ..RunInfo::default()
+        }));
+        log.exts.push(Extension::Reason(ReasonInfo {
+            reason: Reason::SlowCall,
+            function: 1,
+            ..ReasonInfo::default()
+        }));
+        // The window starts before the recording did: a negative offset.
+        log.block(5, 7_000, &[e(1, 2), e(2, 4), x(2, 4), x(1, 1)]);
+        let w = calls(&log.finish()[..]).unwrap();
+        // 2 ticks: 0 ns; 6: 2 ns; 4: 1 ns; 9: 3 ns; self 9 - 4 = 5 ticks: 1 ns.
+        assert_eq!(
+            rows(&w),
+            [
+                (1, 5, 0, 3, 1, false, false, None),
+                (2, 5, 2, 1, 1, false, false, Some(0)),
+            ]
+        );
+        assert_eq!(w.origin_unix_ns, Some(1_700_000_000_000_000_005 - 1_000));
+        assert_eq!(w.reason.as_ref().map(|r| r.reason), Some(Reason::SlowCall));
+    }
+
+    #[test]
+    fn threads_without_function_records_have_no_window() {
+        let mut log = Log::new(1_000_000_000);
+        log.lead = (8, 0);
+        // Thread 8 owns the leading block, and has only a task event before its first call.
+        log.block(9, 10, &[It::Task(1, 1, 5)]);
+        log.block_at(8, 50, (3, 4), &[It::Task(1, 2, 5)]);
+        log.block_at(8, 100, (5, 6), &[e(1, 10), x(1, 10)]);
+        let w = calls(&log.finish()[..]).unwrap();
+        assert_eq!(rows(&w), [(1, 8, 10, 10, 10, false, false, None)]);
+        assert_eq!(w.origin_tsc, 100);
+        assert_eq!(w.threads, [(8, String::new())]);
+        // No run record: the wall clock of the block that opened the window.
+        assert_eq!(w.origin_unix_ns, Some(5_000_006_000));
+    }
+
+    #[test]
+    fn time_going_backwards_gives_zero_durations() {
+        let mut log = Log::new(1_000_000_000);
+        log.block(
+            5,
+            1000,
+            &[
+                e(1, 10),
+                It::Cpu(1, 400),
+                x(1, 100),
+                It::Wrap(2000),
+                e(2, 0),
+            ],
+        );
+        log.block(5, 600, &[x(2, 50)]);
+        let w = calls(&log.finish()[..]).unwrap();
+        assert_eq!(
+            rows(&w),
+            [
+                (1, 5, 10, 0, 0, false, false, None),
+                (2, 5, 1000, 0, 0, false, false, None),
+            ]
+        );
+    }
+
+    #[test]
+    fn limits_are_errors_naming_them() {
+        let mut log = Log::new(1_000_000_000);
+        let mut items = vec![It::F(1, FnKind::EnterArgs, 10)];
+        items.extend((0..10).map(It::Arg));
+        items.push(x(1, 1));
+        items.push(e(2, 1));
+        log.block(5, 0, &items);
+        let bytes = log.finish();
+        let e = calls_with(
+            &bytes[..],
+            &Limits {
+                arg_values: 9,
+                ..Limits::default()
+            },
+        )
+        .unwrap_err();
+        assert!(e.message.contains("more than 9 argument values"), "{e}");
+        let e = calls_with(
+            &bytes[..],
+            &Limits {
+                calls: 1,
+                ..Limits::default()
+            },
+        )
+        .unwrap_err();
+        assert!(e.message.contains("more than 1 calls"), "{e}");
+        assert_eq!(calls(&bytes[..]).unwrap().calls.len(), 2);
+    }
+
+    #[test]
+    fn a_log_error_is_the_decoders() {
+        let mut log = Log::new(1_000_000_000);
+        log.block(5, 0, &[e(1, 10)]);
+        let mut bytes = log.finish();
+        bytes.truncate(bytes.len() - 4);
+        assert!(calls(&bytes[..]).is_err());
+    }
+
+    /// A log of one thread: `open` nested entries, then (if `exit`) an exit of a function that
+    /// is not open.
+    fn deep(open: usize, exit: bool) -> Vec<u8> {
+        let mut log = Log::new(1_000_000_000);
+        let mut items: Vec<It> = (0..open).map(|_| e(1, 1)).collect();
+        if exit {
+            items.push(x(2, 1));
+        }
+        log.block(5, 0, &items);
+        log.finish()
+    }
+
+    #[test]
+    fn stacks_deeper_than_the_limit_are_errors_inferred_calls_included() {
+        let enter_at = |i: usize| (32 + 80 + 80 + 8 * i) as u64;
+        // Entered calls alone.
+        let e = calls(&deep(MAX_DEPTH + 1, false)[..]).unwrap_err();
+        assert_eq!(e, too_deep(enter_at(MAX_DEPTH)));
+        // MAX_DEPTH entries fit; with the call inferred at the window start under them, the
+        // last one does not.
+        let e = calls(&deep(MAX_DEPTH, true)[..]).unwrap_err();
+        assert_eq!(e, too_deep(enter_at(MAX_DEPTH - 1)));
+        let w = calls(&deep(MAX_DEPTH - 1, true)[..]).unwrap();
+        assert_eq!(w.calls.len(), MAX_DEPTH);
+        assert_eq!(w.calls[MAX_DEPTH - 1].parent, Some(MAX_DEPTH - 2));
+        assert_eq!(w.calls[0].parent, None);
+        assert!(w.calls[0].inferred_start);
+    }
+
+    /// The same calls by the book: a first pass finds the frames each window opened inside of,
+    /// a second opens them at the window's start and replays (as `fdr` does).
+    fn two_passes(bytes: &[u8]) -> Result<WindowCalls, FormatError> {
+        let mut dec = EventDecoder::new(bytes)?;
+        let mut evs = Vec::new();
+        dec.for_each(|ev, at| {
+            evs.push((ev, at));
+            Ok::<(), FormatError>(())
+        })?;
+        let n = dec.threads().len();
+        let fn_event = |k: &EventKind| {
+            !matches!(
+                k,
+                EventKind::Block
+                    | EventKind::Cpu { .. }
+                    | EventKind::Task { .. }
+                    | EventKind::Link(_)
+                    | EventKind::Cull { .. }
+            )
+        };
+        // First pass.
+        let mut stacks: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut initial: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (ev, at) in &evs {
+            let s = &mut stacks[ev.thread as usize];
+            match ev.kind {
+                EventKind::Enter { id } | EventKind::EnterArgs { id } => {
+                    if s.len() >= MAX_DEPTH {
+                        return Err(too_deep(*at));
+                    }
+                    s.push(id);
+                }
+                EventKind::Exit { id } | EventKind::TailExit { id } => {
+                    match s.iter().rposition(|&f| f == id) {
+                        Some(p) => s.truncate(p),
+                        None => {
+                            s.clear();
+                            initial[ev.thread as usize].insert(0, id);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        // Second pass: (id, call, start, child) frames; calls as (thread, id, start, end,
+        // self, inferred, open, parent, args).
+        type Call = (
+            usize,
+            u32,
+            u64,
+            u64,
+            u64,
+            bool,
+            bool,
+            Option<usize>,
+            Vec<u64>,
+        );
+        let mut calls: Vec<Call> = Vec::new();
+        let mut frames: Vec<Vec<(u32, usize, u64, u64)>> = vec![Vec::new(); n];
+        let mut started = vec![false; n];
+        let mut first = vec![0u64; n];
+        let mut block = vec![0u64; n];
+        let mut pending: Vec<Option<(u32, u64, Vec<u64>)>> = vec![None; n];
+        fn enter(
+            calls: &mut Vec<Call>,
+            frames: &mut Vec<(u32, usize, u64, u64)>,
+            t: usize,
+            id: u32,
+            start: u64,
+            inferred: bool,
+            args: Vec<u64>,
+        ) {
+            let parent = frames.last().map(|f| f.1);
+            calls.push((t, id, start, start, 0, inferred, false, parent, args));
+            frames.push((id, calls.len() - 1, start, 0));
+        }
+        fn pop(calls: &mut [Call], frames: &mut Vec<(u32, usize, u64, u64)>, end: u64, open: bool) {
+            let (_, c, start, child) = frames.pop().unwrap();
+            let dur = end.saturating_sub(start);
+            if let Some(p) = frames.last_mut() {
+                p.3 = p.3.saturating_add(dur);
+            }
+            calls[c].3 = end;
+            calls[c].4 = dur.saturating_sub(child);
+            calls[c].6 = open;
+        }
+        for (ev, at) in &evs {
+            let t = ev.thread as usize;
+            if !matches!(ev.kind, EventKind::Arg { .. }) {
+                if let Some((id, start, args)) = pending[t].take() {
+                    enter(&mut calls, &mut frames[t], t, id, start, false, args);
+                }
+            }
+            if !started[t] && fn_event(&ev.kind) {
+                started[t] = true;
+                first[t] = block[t];
+                for &id in &initial[t] {
+                    if frames[t].len() >= MAX_DEPTH {
+                        return Err(too_deep(*at));
+                    }
+                    enter(
+                        &mut calls,
+                        &mut frames[t],
+                        t,
+                        id,
+                        first[t],
+                        true,
+                        Vec::new(),
+                    );
+                }
+            }
+            // Frames of the pending call count on the stack.
+            let depth = frames[t].len();
+            match ev.kind {
+                EventKind::Block => block[t] = ev.tsc,
+                EventKind::Enter { id } => {
+                    if depth >= MAX_DEPTH {
+                        return Err(too_deep(*at));
+                    }
+                    enter(&mut calls, &mut frames[t], t, id, ev.tsc, false, Vec::new());
+                }
+                EventKind::EnterArgs { id } => {
+                    if depth >= MAX_DEPTH {
+                        return Err(too_deep(*at));
+                    }
+                    pending[t] = Some((id, ev.tsc, Vec::new()));
+                }
+                EventKind::Arg { value } => {
+                    if let Some((_, _, args)) = pending[t].as_mut() {
+                        if args.len() < MAX_ARGS {
+                            args.push(value);
+                        }
+                    }
+                }
+                EventKind::Exit { id } | EventKind::TailExit { id } => {
+                    let p = frames[t]
+                        .iter()
+                        .rposition(|f| f.0 == id)
+                        .expect("with the first pass's frames, every exit has its entry");
+                    while frames[t].len() > p {
+                        pop(&mut calls, &mut frames[t], ev.tsc, false);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let taken = dec.info().run.as_ref().map_or(0, |r| r.end_tsc);
+        for t in 0..n {
+            if let Some((id, start, args)) = pending[t].take() {
+                enter(&mut calls, &mut frames[t], t, id, start, false, args);
+            }
+            let end = dec.threads()[t].last_tsc.max(taken);
+            while !frames[t].is_empty() {
+                pop(&mut calls, &mut frames[t], end, true);
+            }
+        }
+        let freq = dec.info().header.cycle_frequency;
+        let origin = (0..n)
+            .filter(|&t| started[t])
+            .map(|t| first[t])
+            .min()
+            .unwrap_or(0);
+        let mut w = WindowCalls {
+            origin_tsc: origin,
+            ticks_per_second: freq,
+            ..WindowCalls::default()
+        };
+        for (t, id, start, end, self_ticks, inferred, open, parent, args) in calls {
+            w.calls.push(WindowCall {
+                function: id,
+                thread: dec.threads()[t].tid,
+                start_ns: ns(start.saturating_sub(origin), freq),
+                duration_ns: ns(end.saturating_sub(start), freq),
+                self_ns: ns(self_ticks, freq),
+                inferred_start: inferred,
+                open_at_end: open,
+                parent,
+                args,
+                start_tsc: start,
+                end_tsc: end,
+            });
+        }
+        Ok(w)
+    }
+
+    /// Random records of a few threads, in blocks interleaved in the file: entries (some with
+    /// arguments), exits and tail exits of functions that may or may not be open (so windows
+    /// start mid-stack and stacks unwind), migrations that may send time backwards, wraps.
+    fn arb_log() -> impl Strategy<Value = Vec<u8>> {
+        let item = prop_oneof![
+            6 => (1u32..6, 0u32..40).prop_map(|(id, d)| vec![e(id, d)]),
+            2 => (1u32..6, 0u32..40, 0usize..70).prop_map(|(id, d, n)| {
+                let mut v = vec![It::F(id, FnKind::EnterArgs, d)];
+                v.extend((0..n as u64).map(It::Arg));
+                v
+            }),
+            6 => (1u32..6, 0u32..40).prop_map(|(id, d)| vec![x(id, d)]),
+            1 => (1u32..6, 0u32..40).prop_map(|(id, d)| vec![It::F(id, FnKind::TailExit, d)]),
+            1 => (0u64..3000).prop_map(|t| vec![It::Cpu(1, t)]),
+            1 => (0u64..3000).prop_map(|t| vec![It::Wrap(t)]),
+            1 => (1u64..5, -5i32..20).prop_map(|(task, d)| vec![It::Task(1, task, d)]),
+        ];
+        let block = (0usize..3, 0u64..2000, prop::collection::vec(item, 0..12));
+        (
+            prop::collection::vec(block, 0..10),
+            prop::option::of(0u64..4000),
+            prop::sample::select(vec![1_000_000_000u64, 3_000_000_000, 2_500_000]),
+            0usize..3,
+        )
+            .prop_map(|(blocks, end, freq, lead)| {
+                let mut log = Log::new(freq);
+                if let Some(end) = end {
+                    log.exts.push(Extension::Run(run_info(end)));
+                }
+                log.lead = ([11, 12, 13][lead], 0);
+                for (t, tsc, items) in blocks {
+                    let items: Vec<It> = items.into_iter().flatten().collect();
+                    log.block([11, 12, 13][t], tsc, &items);
+                }
+                log.finish()
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn one_pass_gives_the_calls_of_two(bytes in arb_log()) {
+            let want = two_passes(&bytes).unwrap();
+            let got = calls(&bytes[..]).unwrap();
+            prop_assert_eq!(&got.calls, &want.calls);
+            prop_assert_eq!(got.origin_tsc, want.origin_tsc);
+            for (i, c) in got.calls.iter().enumerate() {
+                prop_assert!(c.parent.map_or(true, |p| p < i));
+                if let Some(p) = c.parent {
+                    prop_assert_eq!(got.calls[p].thread, c.thread);
+                }
+            }
+        }
+    }
+}
