@@ -32,9 +32,8 @@ use fdr_cli::CliError;
 use fdr_format::window::{calls, WindowCalls};
 use fdr_format::FormatError;
 use fdr_format::{
-    block_preamble, function_record, meta, meta_bytes, BlockStart, ClockSource, CullKind,
-    Extension, FnKind, FunctionKind, LinkKind, Mode, Reason, ReasonInfo, RunInfo, TaskKind,
-    TaskLink, ThreadInfo, BLOCK_PREAMBLE_AFTER_EXTENTS, BLOCK_PREAMBLE_SIZE,
+    block_preamble, function_record, meta, meta_bytes, BlockStart, ClockSource, FnKind, Mode,
+    Reason, ReasonInfo, RunInfo, TaskKind, BLOCK_PREAMBLE_AFTER_EXTENTS, BLOCK_PREAMBLE_SIZE,
 };
 use proptest::prelude::*;
 use serde_json::{Map, Value};
@@ -486,206 +485,10 @@ fn against_calls(path: &str, name: &str, w: &WindowCalls) -> Seen {
     }
 }
 
-// ---- Logs: the shapes of examples/genlog.rs, made the same way. ----
+// ---- Logs: the shapes of examples/genlog.rs (`fdr_cli::testing::shapes`), and more. ----
 
-fn shape_log(name: &str) -> LogBuilder {
-    let mut log = LogBuilder::new(1_000_000_000);
-    log.run(RunInfo {
-        ticks_per_second: 1_000_000_000,
-        pid: 1,
-        mode: Mode::Ring,
-        program: format!("genlog-{name}"),
-        ..RunInfo::default()
-    });
-    log
-}
-
-/// `deep` (a recursion `n` deep) or `ring` (the same seen from a ring window: exits only).
-fn deep(ring: bool, n: u32) -> Vec<u8> {
-    let mut log = shape_log("deep");
-    log.function(1, "deep::recurse", &[]);
-    log.function(2, "deep::leaf", &[]);
-    let mut b = log.block(7, 0, 1000);
-    let mut t = 1000;
-    if !ring {
-        for _ in 0..n {
-            b.enter(1, t);
-            t += 10;
-        }
-    }
-    b.enter(2, t);
-    b.exit(2, t + 10);
-    for _ in 0..n {
-        t += 10;
-        b.exit(1, t + 10);
-    }
-    b.finish();
-    log.finish()
-}
-
-/// One caller of `n` different functions.
-fn siblings(n: u64) -> Vec<u8> {
-    let mut log = shape_log("siblings");
-    log.function(1, "app::main", &[]);
-    let mut b = log.block(7, 0, 0);
-    b.enter(1, 0);
-    for i in 0..n {
-        b.enter(10 + i as u32, 5 * i + 1);
-        b.exit(10 + i as u32, 5 * i + 4);
-    }
-    b.exit(1, 5 * n + 1);
-    b.finish();
-    log.finish()
-}
-
-/// `n` functions with huge ids, not in the table.
-fn functions(n: u32) -> Vec<u8> {
-    let mut log = shape_log("functions");
-    let mut b = log.block(7, 0, 0);
-    for i in 0..n {
-        let t = 2000 * u64::from(i);
-        b.enter((1 << 27) + i, t);
-        b.exit((1 << 27) + i, t + 1000 + u64::from(i));
-    }
-    b.finish();
-    log.finish()
-}
-
-/// Names with terminal escapes and newlines, arguments, tail calls, a call open at the end.
-fn hostile(n: u64) -> Vec<u8> {
-    let mut log = shape_log("hostile");
-    log.function(
-        1,
-        "evil\u{1b}]0;pwned\u{7}\nforged <b>&amp;\"q\"'s\u{9b}\u{202e}",
-        &["a\nb"],
-    );
-    log.function(2, "semi;colon", &[]);
-    log.function(3, "tail::callee", &[]);
-    log.thread(11, "t\u{1b}[31m\r\nrow");
-    let mut b = log.block(11, 0, 1000);
-    for k in 0..n.max(1) {
-        let t = 1000 + k * 1000;
-        b.enter_args(1, t, &[k, u64::MAX]);
-        b.enter(2, t + 100);
-        b.cpu(1, t + 150);
-        b.tail_exit(2, t + 200);
-        b.enter(3, t + 200);
-        b.exit(3, t + 300);
-        b.exit(1, t + 900);
-    }
-    b.enter(1, 1000 + n * 1000);
-    b.finish();
-    log.finish()
-}
-
-/// Time running backwards, and a thread that lost everything.
-fn backwards() -> Vec<u8> {
-    let mut log = shape_log("backwards");
-    log.function(1, "app::f", &[]);
-    log.thread(11, "main");
-    log.extension(&Extension::Thread(ThreadInfo {
-        tid: 13,
-        name: "lost".into(),
-        records_dropped: 500,
-    }));
-    let mut b = log.block(11, 0, 1000);
-    b.enter(1, 1000);
-    b.cpu(1, 400);
-    b.exit(1, 500);
-    b.enter(1, 450);
-    b.exit(1, 700);
-    b.finish();
-    let mut b = log.block(11, 1, 600);
-    b.enter(1, 650);
-    b.exit(1, 660);
-    b.finish();
-    log.finish()
-}
-
-/// Calls with up to 69 logged arguments (64 are kept).
-fn args(n: u64) -> Vec<u8> {
-    let mut log = shape_log("args");
-    log.function(1, "app::with_args", &["a", "b", "c"]);
-    let mut b = log.block(7, 0, 0);
-    for k in 0..n.max(1) {
-        let args: Vec<u64> = (0..(k % 70)).collect();
-        b.enter_args(1, k * 100, &args);
-        b.exit(1, k * 100 + 50);
-    }
-    b.finish();
-    log.finish()
-}
-
-/// Async tasks created on one thread and polled, completed or cancelled on another.
-fn tasks(n: u64) -> Vec<u8> {
-    let mut log = shape_log("tasks");
-    log.function_of_kind(1, "app::request", &[], FunctionKind::Async);
-    log.function(2, "app::serve", &[]);
-    let mut b = log.block(7, 0, 1000);
-    b.enter(2, 1000);
-    for k in 3..n {
-        b.task(TaskKind::Created, 1, k, 1000 + 10 * k);
-        let link = |kind, other_task| TaskLink {
-            kind,
-            id: 1,
-            task: k,
-            other_id: 1,
-            other_task,
-        };
-        b.link(link(LinkKind::Parent, k - 1), 1000 + 10 * k);
-        if k % 3 == 0 {
-            b.link(link(LinkKind::FollowsFrom, k - 2), 1000 + 10 * k);
-        }
-    }
-    b.exit(2, 1000 + 10 * n + 5);
-    b.finish();
-    let mut b = log.block(8, 1, 1000);
-    for k in 0..n {
-        let t = 1000 + 10 * n + 100 * k;
-        b.enter(1, t + 10);
-        b.exit(1, t + 20);
-        let kind = if k % 5 == 4 {
-            TaskKind::Cancelled
-        } else {
-            TaskKind::Completed
-        };
-        b.task(kind, 1, k, t + 30);
-    }
-    b.finish();
-    log.finish()
-}
-
-/// Cull and restore events, and a trigger's reason record.
-fn culled(n: u64) -> Vec<u8> {
-    let mut log = shape_log("culled");
-    log.reason(ReasonInfo {
-        reason: Reason::SlowCall,
-        function: 1,
-        tid: 7,
-        start_tsc: 1000,
-        duration_ticks: 100 * n,
-        suppressed: 2,
-        limit_ticks: 50 * n,
-        p99_ticks: 0,
-    });
-    log.function(1, "app::main", &[]);
-    log.function(2, "app::len", &[]);
-    let mut b = log.block(7, 0, 1000);
-    b.enter(1, 1000);
-    for k in 0..n {
-        let t = 1000 + 100 * k;
-        b.enter(2, t + 10);
-        b.exit(2, t + 20);
-        let kind = if k % 2 == 0 {
-            CullKind::Culled
-        } else {
-            CullKind::Restored
-        };
-        b.cull(kind, 2, k, t + 30);
-    }
-    b.exit(1, 1000 + 100 * n);
-    b.finish();
-    log.finish()
+fn shape(name: &str, n: u32) -> Vec<u8> {
+    fdr_cli::testing::shapes::shape(name, n).expect("a known shape")
 }
 
 /// genlog's large log, small: runtime-sized blocks of threads interleaved block by block,
@@ -863,17 +666,17 @@ fn too_deep(open: u32, exit: bool) -> Vec<u8> {
 fn every_synthetic_shape_gives_the_calls_fdr_shows() {
     let dir = temp_dir("window-calls-shapes");
     let logs: Vec<(&str, Vec<u8>)> = vec![
-        ("deep", deep(false, 300)),
-        ("deep-1100", deep(false, 1100)),
-        ("ring", deep(true, 300)),
-        ("siblings", siblings(300)),
-        ("siblings-past-4096", siblings(5000)),
-        ("functions", functions(300)),
-        ("hostile", hostile(300)),
-        ("backwards", backwards()),
-        ("args", args(300)),
-        ("tasks", tasks(30)),
-        ("culled", culled(300)),
+        ("deep", shape("deep", 300)),
+        ("deep-1100", shape("deep", 1100)),
+        ("ring", shape("ring", 300)),
+        ("siblings", shape("siblings", 300)),
+        ("siblings-past-4096", shape("siblings", 5000)),
+        ("functions", shape("functions", 300)),
+        ("hostile", shape("hostile", 300)),
+        ("backwards", shape("backwards", 300)),
+        ("args", shape("args", 300)),
+        ("tasks", shape("tasks", 30)),
+        ("culled", shape("culled", 300)),
         ("bench", bench_like(6000, 4, 4096, false)),
         ("bench-ring", bench_like(6000, 3, 2048, true)),
         ("basic", basic_log()),

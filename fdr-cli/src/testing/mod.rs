@@ -2,4 +2,5 @@
 //! tests, examples and benches turn on): nothing here is part of the `fdr` command.
 
 pub mod profile;
+pub mod shapes;
 pub mod synth;
