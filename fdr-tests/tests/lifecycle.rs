@@ -783,6 +783,11 @@ fn profile_counts(bytes: &[u8]) -> Vec<(String, u64)> {
         .collect()
 }
 
+/// Calls of `name` over every path of `counts`.
+fn calls_of(counts: &[(String, u64)], name: &str) -> u64 {
+    counts.iter().filter(|(n, _)| n == name).map(|c| c.1).sum()
+}
+
 fn finish_races_profiling_threads(config: fn() -> Config) {
     let _turn = testing::exclusive();
     let dir = scratch("finish-profile");
@@ -804,11 +809,7 @@ fn finish_races_profiling_threads(config: fn() -> Config) {
             path.with_extension("fdrprof")
         };
         let counts = profile_counts(&std::fs::read(&profile).unwrap());
-        let mids: u64 = counts
-            .iter()
-            .filter(|(n, _)| n == "life::mid")
-            .map(|c| c.1)
-            .sum();
+        let mids = calls_of(&counts, "life::mid");
         // Every thread made its first call before `finish`.
         assert!(mids >= 8, "round {round}: {counts:?}");
     }
@@ -842,11 +843,7 @@ fn exit_with_busy_threads_writes_a_valid_profile() {
         let stderr = String::from_utf8_lossy(&child.stderr);
         assert!(child.status.success(), "run {run}: {stderr}");
         let counts = profile_counts(&std::fs::read(&out).unwrap());
-        let mids: u64 = counts
-            .iter()
-            .filter(|(n, _)| n == "life::mid")
-            .map(|c| c.1)
-            .sum();
+        let mids = calls_of(&counts, "life::mid");
         assert!(mids >= 9, "run {run}: {counts:?}");
     }
     std::fs::remove_dir_all(dir).ok();
