@@ -51,6 +51,14 @@ pub enum EventKind {
         /// The task's process-unique id.
         task: u64,
     },
+    /// The poll that ended just before, on this thread (its exit is the thread's previous
+    /// event), served this task (a custom event written after a poll that was kept).
+    Polled {
+        /// The async function's id.
+        id: u32,
+        /// The task's process-unique id.
+        task: u64,
+    },
     /// An async task is tied to another: its parent, or a task it follows from (a custom
     /// event in the block of the thread that made the link).
     Link(crate::TaskLink),
@@ -659,6 +667,9 @@ fn custom(
 ) -> Result<Option<EventKind>, FormatError> {
     if let Some((kind, id, task)) = crate::decode_task_event(payload) {
         return Ok((!muted).then_some(EventKind::Task { kind, id, task }));
+    }
+    if let Some((id, task)) = crate::decode_polled_event(payload) {
+        return Ok((!muted).then_some(EventKind::Polled { id, task }));
     }
     if let Some(link) = crate::decode_link_event(payload) {
         return Ok((!muted).then_some(EventKind::Link(link)));

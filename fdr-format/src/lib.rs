@@ -25,6 +25,7 @@ mod lead;
 pub mod profile;
 pub mod reader;
 mod record;
+pub mod trace_context;
 pub mod verify;
 pub mod window;
 
@@ -37,10 +38,10 @@ pub use header::{FileHeader, FDR_LOG_TYPE, FDR_VERSION, HEADER_SIZE};
 pub use lead::{lead_block, LeadStart};
 pub use record::{
     block_preamble, cull_payload, decode_cull_event, decode_function_record, decode_link_event,
-    decode_task_event, delta_of, function_record, function_record_head, function_word, id_field,
-    id_field_of, is_metadata, kind_bits, link_payload, meta, meta_bytes, task_payload, BlockStart,
-    CullKind, FnKind, LinkKind, MetaKind, MetaWords, TaskKind, TaskLink,
-    BLOCK_PREAMBLE_AFTER_EXTENTS, BLOCK_PREAMBLE_SIZE, BLOCK_PREAMBLE_WORDS, CULL_MAGIC,
-    FUNCTION_RECORD_SIZE, ID_SHIFT, KIND_MASK, LINK_MAGIC, LINK_PAYLOAD_SIZE, MAX_FUNCTION_ID,
-    METADATA_RECORD_SIZE, TASK_MAGIC, TASK_PAYLOAD_SIZE,
+    decode_polled_event, decode_task_event, delta_of, function_record, function_record_head,
+    function_word, id_field, id_field_of, is_metadata, kind_bits, link_payload, meta, meta_bytes,
+    polled_payload, task_payload, BlockStart, CullKind, FnKind, LinkKind, MetaKind, MetaWords,
+    TaskKind, TaskLink, BLOCK_PREAMBLE_AFTER_EXTENTS, BLOCK_PREAMBLE_SIZE, BLOCK_PREAMBLE_WORDS,
+    CULL_MAGIC, FUNCTION_RECORD_SIZE, ID_SHIFT, KIND_MASK, LINK_MAGIC, LINK_PAYLOAD_SIZE,
+    MAX_FUNCTION_ID, METADATA_RECORD_SIZE, POLLED_KIND, TASK_MAGIC, TASK_PAYLOAD_SIZE,
 };

@@ -424,6 +424,46 @@ pub fn decode_task_event(payload: &[u8]) -> Option<(TaskKind, u32, u64)> {
     Some((kind, function, u64::from_le_bytes(task)))
 }
 
+/// The kind byte of a poll event: a task event's layout, kind 4 (not a [`TaskKind`]: it is
+/// about one poll, not the task's life). Written right after the exit of a poll that was kept
+/// (not erased by the rewind), on the same thread: that poll served the task.
+pub const POLLED_KIND: u8 = 4;
+
+/// A poll event's payload: the task event layout ([`task_payload`]) with kind
+/// [`POLLED_KIND`].
+///
+/// ```
+/// use fdr_format::{decode_polled_event, decode_task_event, polled_payload};
+/// let w = polled_payload(7, 42);
+/// let payload: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
+/// assert_eq!(decode_polled_event(&payload), Some((7, 42)));
+/// assert_eq!(decode_task_event(&payload), None);
+/// ```
+#[inline(always)]
+pub const fn polled_payload(function: u32, task: u64) -> [u64; 2] {
+    let first = TASK_MAGIC[0] as u64
+        | (TASK_MAGIC[1] as u64) << 8
+        | (POLLED_KIND as u64) << 16
+        | (function as u64) << 32;
+    [first, task]
+}
+
+/// Reads a custom event's payload as a poll event: (function id, task id), or `None` if it is
+/// not one.
+pub fn decode_polled_event(payload: &[u8]) -> Option<(u32, u64)> {
+    if payload.len() != TASK_PAYLOAD_SIZE
+        || payload[..2] != TASK_MAGIC
+        || payload[2] != POLLED_KIND
+        || payload[3] != 0
+    {
+        return None;
+    }
+    let function = u32::from_le_bytes([payload[4], payload[5], payload[6], payload[7]]);
+    let mut task = [0u8; 8];
+    task.copy_from_slice(&payload[8..16]);
+    Some((function, u64::from_le_bytes(task)))
+}
+
 /// How one task is tied to another (see [`link_payload`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]

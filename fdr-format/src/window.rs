@@ -70,7 +70,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 
 use crate::events::{EventDecoder, EventKind, LogInfo, ThreadStats};
-use crate::{FormatError, FunctionInfo, ReasonInfo};
+use crate::{FormatError, FunctionInfo, ReasonInfo, RunInfo, TaskKind};
 
 /// Calls nested deeper than this on one thread (inferred calls included) make the log an
 /// error, as in `fdr`: such a stack is taken as a corrupt log.
@@ -134,7 +134,7 @@ impl Default for Limits {
 /// use fdr_format::window::WindowCall;
 /// let c = WindowCall { function: 3, thread: 7, start_ns: 100, duration_ns: 50, self_ns: 50,
 ///                      inferred_start: false, open_at_end: false, parent: None, args: vec![],
-///                      start_tsc: 1100, end_tsc: 1150 };
+///                      start_tsc: 1100, end_tsc: 1150, task: None };
 /// assert_eq!(c.end_ns(), 150);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -164,6 +164,9 @@ pub struct WindowCall {
     /// in between (the duration is then 0; `fdr calls` lists such a call only in its caller's
     /// tree, not at the top with the others, while `fdr export` has it).
     pub end_tsc: u64,
+    /// For a poll of an async task, the task it served, when the log says (a poll event right
+    /// after its exit: polls that were kept, since the runtime writes them).
+    pub task: Option<u64>,
 }
 
 impl WindowCall {
@@ -173,12 +176,54 @@ impl WindowCall {
     /// use fdr_format::window::WindowCall;
     /// let c = WindowCall { function: 3, thread: 7, start_ns: u64::MAX - 1, duration_ns: 5,
     ///                      self_ns: 5, inferred_start: false, open_at_end: true, parent: None,
-    ///                      args: vec![], start_tsc: 0, end_tsc: 5 };
+    ///                      args: vec![], start_tsc: 0, end_tsc: 5, task: None };
     /// assert_eq!(c.end_ns(), u64::MAX); // saturated
     /// ```
     pub fn end_ns(&self) -> u64 {
         self.start_ns.saturating_add(self.duration_ns)
     }
+}
+
+/// One async task of a window: one call of an instrumented `async fn`, from its creation to
+/// its completion or cancellation, on whichever threads those happened (its polls are calls of
+/// the same function in [`WindowCalls::calls`]; the log does not say which task a poll served).
+///
+/// ```
+/// use fdr_format::window::WindowTask;
+/// let t = WindowTask { function: 3, task: 9, thread: 7, end_thread: 8, start_ns: 10,
+///                      duration_ns: 5, inferred_start: false, open_at_end: false,
+///                      cancelled: false, parent: None, start_tsc: 10, end_tsc: 15 };
+/// assert_eq!(t.start_ns + t.duration_ns, 15);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WindowTask {
+    /// The async function's id.
+    pub function: u32,
+    /// The task's process-unique id.
+    pub task: u64,
+    /// The thread that created it (the one that ended it, when its creation is before the
+    /// window).
+    pub thread: i32,
+    /// The thread that completed or cancelled it (the creator, when it was still running).
+    pub end_thread: i32,
+    /// Creation, ns after [`WindowCalls::origin_tsc`] (for an inferred start, the window start
+    /// of the thread that ended it).
+    pub start_ns: u64,
+    /// Creation to completion or cancellation, ns (to the log's end when still running).
+    pub duration_ns: u64,
+    /// Created before the window.
+    pub inferred_start: bool,
+    /// Still running when the window was written.
+    pub open_at_end: bool,
+    /// Dropped before completing.
+    pub cancelled: bool,
+    /// The call that created it (open on the creating thread then): its index in
+    /// [`WindowCalls::calls`].
+    pub parent: Option<usize>,
+    /// The creation's timestamp, ticks.
+    pub start_tsc: u64,
+    /// The end's timestamp, ticks.
+    pub end_tsc: u64,
 }
 
 /// A window's calls, with what is needed to name and date them.
@@ -205,19 +250,24 @@ pub struct WindowCalls {
     pub ticks_per_second: u64,
     /// Why the log was written, if it says.
     pub reason: Option<ReasonInfo>,
+    /// The log's run record (program, pid, when the log was taken ...), if it has one.
+    pub run: Option<RunInfo>,
     /// The name of every function the calls use, by id: from the log's function table (its
     /// last entry for the id), or `#<id>` when the table has no name for it, as `fdr` prints.
     pub functions: BTreeMap<u32, String>,
     /// The argument names the function table gives the functions whose calls have arguments.
     pub arg_names: BTreeMap<u32, Vec<String>>,
-    /// The threads with calls, in order of their first block: (thread id, name; empty if the
-    /// log names none).
+    /// The threads with calls or tasks, in order of their first block: (thread id, name; empty
+    /// if the log names none).
     pub threads: Vec<(i32, String)>,
     /// Every call, in the order `fdr export` gives them: the order in which calls are entered
     /// in the log (threads interleaved as their blocks are), a thread's inferred calls at its
     /// window start, outermost first. A caller always comes before its callees, and on one
     /// thread a call before those entered after it.
     pub calls: Vec<WindowCall>,
+    /// Every async task with an end in the window, in the order of the task ids (as `fdr`
+    /// lists them). At most [`Limits::calls`].
+    pub tasks: Vec<WindowTask>,
 }
 
 impl WindowCalls {
@@ -318,10 +368,20 @@ pub fn calls_with<R: Read>(log: R, limits: &Limits) -> Result<WindowCalls, Forma
         ts: Vec::new(),
         markers: Vec::new(),
         arg_values: 0,
+        tasks: Vec::new(),
+        created: HashMap::new(),
+        ended: HashMap::new(),
     };
     dec.for_each(|ev, at| b.event(ev.thread as usize, ev.tsc, ev.kind, at))?;
     let end = dec.offset();
     let taken = dec.info().run.as_ref().map_or(0, |r| r.end_tsc);
+    let log_end = dec
+        .threads()
+        .iter()
+        .map(|s| s.last_tsc)
+        .max()
+        .unwrap_or(0)
+        .max(taken);
     for t in 0..b.ts.len() {
         if b.ts[t].pending {
             b.flush(t, end)?;
@@ -333,7 +393,23 @@ pub fn calls_with<R: Read>(log: R, limits: &Limits) -> Result<WindowCalls, Forma
         }
     }
     b.check_depth()?;
-    Ok(b.finish(dec.info(), dec.threads()))
+    Ok(b.finish(dec.info(), dec.threads(), log_end))
+}
+
+/// A task whose two ends were read.
+fn pair(task: u64, c: Created, e: Ended) -> TaskRec {
+    TaskRec {
+        function: c.function,
+        task,
+        start: c.tsc,
+        end: e.tsc,
+        thread: c.thread,
+        end_thread: e.thread,
+        caller: c.caller,
+        inferred: false,
+        open: false,
+        cancelled: e.cancelled,
+    }
 }
 
 /// Exact ticks to ns, rounded down (as `fdr`'s `Clock::ns`).
@@ -372,6 +448,8 @@ struct Rec {
     open: bool,
     caller: Caller,
     args: Vec<u64>,
+    /// The task this poll served.
+    task: Option<u64>,
 }
 
 /// An open call on a thread's stack.
@@ -394,6 +472,9 @@ struct Thread {
     /// The window's start: the start of the block of the thread's first call.
     first: u64,
     block_tsc: u64,
+    /// The call whose exit was the thread's previous event: (function id, its index in
+    /// [`Builder::recs`]).
+    last_exit: Option<(u32, u32)>,
     /// The top call was entered with arguments that are still arriving.
     pending: bool,
     pending_args: Vec<u64>,
@@ -420,6 +501,46 @@ struct Builder {
     /// (`recs.len()` when a thread's window started, the thread): where its inferred calls go.
     markers: Vec<(usize, u32)>,
     arg_values: usize,
+    /// Tasks whose two ends were read.
+    tasks: Vec<TaskRec>,
+    /// Tasks created, waiting for their end (either end may come first: threads' blocks come in
+    /// any order), as `fdr` matches them: a later event of the same kind for the same id
+    /// replaces the earlier.
+    created: HashMap<u64, Created>,
+    ended: HashMap<u64, Ended>,
+}
+
+/// A task's creation: function, tsc, thread, and the call open on that thread then.
+#[derive(Clone, Copy)]
+struct Created {
+    function: u32,
+    tsc: u64,
+    thread: u32,
+    caller: Option<Caller>,
+}
+
+/// A task's end: tsc, thread, the thread's window start then, cancelled.
+#[derive(Clone, Copy)]
+struct Ended {
+    tsc: u64,
+    thread: u32,
+    window: u64,
+    cancelled: bool,
+    function: u32,
+}
+
+/// A task of the window, times in ticks.
+struct TaskRec {
+    function: u32,
+    task: u64,
+    start: u64,
+    end: u64,
+    thread: u32,
+    end_thread: u32,
+    caller: Option<Caller>,
+    inferred: bool,
+    open: bool,
+    cancelled: bool,
 }
 
 impl Builder {
@@ -431,6 +552,12 @@ impl Builder {
         if self.ts[t].pending && !matches!(kind, EventKind::Arg { .. }) {
             self.flush(t, at)?;
         }
+        // A CPU change record may sit between a poll's exit and its poll event (the thread
+        // migrated): it does not come between them. Anything else does, a new block included.
+        let previous_exit = match kind {
+            EventKind::Cpu { .. } => self.ts[t].last_exit,
+            _ => self.ts[t].last_exit.take(),
+        };
         let th = &mut self.ts[t];
         if !th.started
             && !matches!(
@@ -438,6 +565,7 @@ impl Builder {
                 EventKind::Block
                     | EventKind::Cpu { .. }
                     | EventKind::Task { .. }
+                    | EventKind::Polled { .. }
                     | EventKind::Link(_)
                     | EventKind::Cull { .. }
             )
@@ -465,10 +593,77 @@ impl Builder {
             }
             EventKind::Exit { id } | EventKind::TailExit { id } => self.close(t, id, tsc, at)?,
             EventKind::Block => self.ts[t].block_tsc = tsc,
-            EventKind::Cpu { .. }
-            | EventKind::Task { .. }
-            | EventKind::Link(_)
-            | EventKind::Cull { .. } => {}
+            EventKind::Task { kind, id, task } => self.task(t, tsc, kind, id, task, at)?,
+            EventKind::Polled { id, task } => {
+                if let Some((_, i)) = previous_exit.filter(|&(f, _)| f == id) {
+                    if let Some(r) = self.recs.get_mut(i as usize) {
+                        r.task = Some(task);
+                    }
+                }
+            }
+            EventKind::Cpu { .. } | EventKind::Link(_) | EventKind::Cull { .. } => {}
+        }
+        Ok(())
+    }
+
+    /// A task event of thread `t` at `tsc`, matched with its other end as `fdr` does.
+    fn task(
+        &mut self,
+        t: usize,
+        tsc: u64,
+        kind: TaskKind,
+        id: u32,
+        task: u64,
+        at: u64,
+    ) -> Result<(), FormatError> {
+        if self.tasks.len() + self.created.len() + self.ended.len() >= self.limits.calls {
+            return Err(FormatError::new(
+                at,
+                format!(
+                    "the window holds more than {} tasks, the limit of this reader \
+                     (fdr_format::window::Limits::calls)",
+                    self.limits.calls
+                ),
+            ));
+        }
+        let th = &self.ts[t];
+        match kind {
+            TaskKind::Created => {
+                let caller = match th.stack.last() {
+                    Some(top) if top.call != PENDING => Some(Caller::Call(top.call)),
+                    Some(_) => None,
+                    // Before the thread's window (its first call), none.
+                    None if th.started => Some(Caller::Inferred(th.inferred.len() as u32)),
+                    None => None,
+                };
+                let c = Created {
+                    function: id,
+                    tsc,
+                    thread: t as u32,
+                    caller,
+                };
+                match self.ended.remove(&task) {
+                    Some(e) => self.tasks.push(pair(task, c, e)),
+                    None => {
+                        self.created.insert(task, c);
+                    }
+                }
+            }
+            TaskKind::Completed | TaskKind::Cancelled => {
+                let e = Ended {
+                    tsc,
+                    thread: t as u32,
+                    window: if th.started { th.first } else { th.block_tsc },
+                    cancelled: kind == TaskKind::Cancelled,
+                    function: id,
+                };
+                match self.created.remove(&task) {
+                    Some(c) => self.tasks.push(pair(task, c, e)),
+                    None => {
+                        self.ended.insert(task, e);
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -547,6 +742,7 @@ impl Builder {
             open: false,
             caller,
             args,
+            task: None,
         };
         let i = self.record(rec, at)?;
         if let Some(top) = self.ts[t].stack.last_mut() {
@@ -577,10 +773,12 @@ impl Builder {
     fn close(&mut self, t: usize, id: u32, end: u64, at: u64) -> Result<(), FormatError> {
         let th = &self.ts[t];
         if let Some(pos) = th.stack.iter().rposition(|f| f.id == id) {
+            let call = th.stack[pos].call;
             // Calls above it unwound.
             while self.ts[t].stack.len() > pos {
                 self.pop(t, end, false);
             }
+            self.ts[t].last_exit = Some((id, call));
             return Ok(());
         }
         // Entered before the window: everything open now, and everything completed at the
@@ -601,11 +799,13 @@ impl Builder {
             open: false,
             caller: Caller::Inferred(th.inferred.len() as u32 + 1),
             args: Vec::new(),
+            task: None,
         };
         let i = self.record(rec, at)?;
         let th = &mut self.ts[t];
         th.inferred.push(i);
         th.root_child = dur;
+        th.last_exit = Some((id, i));
         Ok(())
     }
 
@@ -639,7 +839,7 @@ impl Builder {
     }
 
     /// The calls in entry order, in nanoseconds, with their names.
-    fn finish(mut self, info: &LogInfo, threads: &[ThreadStats]) -> WindowCalls {
+    fn finish(mut self, info: &LogInfo, threads: &[ThreadStats], log_end: u64) -> WindowCalls {
         let freq = info.header.cycle_frequency;
         let origin = threads
             .iter()
@@ -668,6 +868,16 @@ impl Builder {
         let mut functions = BTreeMap::new();
         let mut arg_names = BTreeMap::new();
         let mut calls = Vec::with_capacity(order.len());
+        let resolve = |ts: &[Thread], thread: u32, caller: Caller| {
+            let th = &ts[thread as usize];
+            let j = match caller {
+                Caller::Call(c) => return Some(pos[c as usize] as usize),
+                Caller::Inferred(j) => j,
+            };
+            th.inferred
+                .get(j as usize)
+                .map(|&c| pos[c as usize] as usize)
+        };
         for &r in &order {
             let rec = &mut self.recs[r as usize];
             let entry = table.get(&rec.id);
@@ -680,13 +890,7 @@ impl Builder {
                     .entry(rec.id)
                     .or_insert_with(|| entry.map_or_else(Vec::new, |f| f.args.clone()));
             }
-            let parent = match rec.caller {
-                Caller::Call(c) => Some(pos[c as usize] as usize),
-                Caller::Inferred(j) => self.ts[rec.thread as usize]
-                    .inferred
-                    .get(j as usize)
-                    .map(|&c| pos[c as usize] as usize),
-            };
+            let parent = resolve(&self.ts, rec.thread, rec.caller);
             calls.push(WindowCall {
                 function: rec.id,
                 thread: tid(rec.thread),
@@ -699,6 +903,7 @@ impl Builder {
                 args: std::mem::take(&mut rec.args),
                 start_tsc: rec.start,
                 end_tsc: rec.end,
+                task: rec.task,
             });
         }
         let mut names: HashMap<i32, &str> = HashMap::new();
@@ -707,11 +912,82 @@ impl Builder {
                 names.insert(t.tid, &t.name);
             }
         }
+        // The tasks cut by the window: those whose creation is missing (dated at the start of
+        // the window of the thread that ended them) and those never completed (closed at the
+        // log's end).
+        let mut recs = std::mem::take(&mut self.tasks);
+        recs.extend(self.ended.drain().map(|(task, e)| TaskRec {
+            function: e.function,
+            task,
+            start: e.window.min(e.tsc),
+            end: e.tsc,
+            thread: e.thread,
+            end_thread: e.thread,
+            caller: None,
+            inferred: true,
+            open: false,
+            cancelled: e.cancelled,
+        }));
+        recs.extend(self.created.drain().map(|(task, c)| TaskRec {
+            function: c.function,
+            task,
+            start: c.tsc,
+            end: log_end.max(c.tsc),
+            thread: c.thread,
+            end_thread: c.thread,
+            caller: c.caller,
+            inferred: false,
+            open: true,
+            cancelled: false,
+        }));
+        let mut tasks: Vec<WindowTask> = recs
+            .iter()
+            .map(|r| {
+                functions
+                    .entry(r.function)
+                    .or_insert_with(|| match table.get(&r.function) {
+                        Some(f) if !f.name.is_empty() => f.name.clone(),
+                        _ => format!("#{}", r.function),
+                    });
+                WindowTask {
+                    function: r.function,
+                    task: r.task,
+                    thread: tid(r.thread),
+                    end_thread: tid(r.end_thread),
+                    start_ns: ns(r.start.saturating_sub(origin), freq),
+                    duration_ns: ns(r.end.saturating_sub(r.start), freq),
+                    inferred_start: r.inferred,
+                    open_at_end: r.open,
+                    cancelled: r.cancelled,
+                    parent: r.caller.and_then(|c| resolve(&self.ts, r.thread, c)),
+                    start_tsc: r.start,
+                    end_tsc: r.end,
+                }
+            })
+            .collect();
+        // By id; the same id twice (a hostile log) in a fixed order.
+        tasks.sort_unstable_by_key(|t| {
+            (
+                t.task,
+                t.start_tsc,
+                t.end_tsc,
+                t.thread,
+                t.end_thread,
+                t.function,
+                t.cancelled,
+                t.inferred_start,
+                t.open_at_end,
+                t.parent,
+            )
+        });
         let shown: Vec<(i32, String)> = self
             .ts
             .iter()
             .enumerate()
-            .filter(|(_, th)| th.started)
+            .filter(|(t, th)| {
+                let t = *t as u32;
+                th.started || recs.iter().any(|r| r.thread == t || r.end_thread == t)
+            })
             .map(|(t, _)| {
                 let tid = tid(t as u32);
                 (
@@ -725,10 +1001,12 @@ impl Builder {
             origin_unix_ns: origin_unix_ns(info, threads, origin),
             ticks_per_second: freq,
             reason: info.reason.clone(),
+            run: info.run.clone(),
             functions,
             arg_names,
             threads: shown,
             calls,
+            tasks,
         }
     }
 }
@@ -1105,7 +1383,14 @@ mod tests {
         let w = calls(&log.finish()[..]).unwrap();
         assert_eq!(rows(&w), [(1, 8, 10, 10, 10, false, false, None)]);
         assert_eq!(w.origin_tsc, 100);
-        assert_eq!(w.threads, [(8, String::new())]);
+        // Thread 9 has no window, but a task: it is named among the threads.
+        assert_eq!(w.threads, [(8, String::new()), (9, String::new())]);
+        let tasks: Vec<_> = w
+            .tasks
+            .iter()
+            .map(|t| (t.task, t.thread, t.open_at_end, t.parent))
+            .collect();
+        assert_eq!(tasks, [(1, 9, true, None), (2, 8, true, None)]);
         // No run record: the wall clock of the block that opened the window.
         assert_eq!(w.origin_unix_ns, Some(5_000_006_000));
     }
@@ -1383,6 +1668,7 @@ mod tests {
                 args,
                 start_tsc: start,
                 end_tsc: end,
+                task: None,
             });
         }
         Ok(w)
