@@ -25,6 +25,7 @@
 #![warn(missing_docs)]
 
 pub mod http;
+pub mod log;
 pub mod proto;
 pub mod spans;
 

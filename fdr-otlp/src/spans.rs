@@ -18,7 +18,9 @@
 //!   `fdr.open = true`;
 //! - attributes ([`attr`]): `thread.id`, `thread.name` (when known), `fdr.open` (open calls),
 //!   `fdr.inferred_start` (calls entered before the window: their start is the window's),
-//!   `fdr.arg.NAME` per logged argument, `fdr.task` for a poll of an async task; and on every
+//!   `fdr.arg.NAME` per logged argument; on the span of an async task's life `fdr.task` (the id),
+//!   `fdr.kind = task` and `fdr.cancelled` when it was dropped before completing, and on a poll
+//!   of a known task `fdr.task` and `fdr.kind = poll`; and on every
 //!   root span the window's attributes: `fdr.reason`, `fdr.trigger.function`,
 //!   `fdr.trigger.limit_ns`, `fdr.trigger.duration_ns` (those the window has).
 //!
@@ -83,8 +85,13 @@ pub mod attr {
     pub const INFERRED_START: &str = "fdr.inferred_start";
     /// Span: prefix of a logged argument's attribute, `fdr.arg.NAME` (int).
     pub const ARG_PREFIX: &str = "fdr.arg.";
-    /// Span: the async task a poll belongs to (int).
+    /// Span: an async task's id, on the span of the task's life and on the polls that served
+    /// it (int).
     pub const TASK: &str = "fdr.task";
+    /// Span: `task` on the span of an async task's life, `poll` on a poll of a known task.
+    pub const KIND: &str = "fdr.kind";
+    /// Span: true on a task dropped before completing.
+    pub const CANCELLED: &str = "fdr.cancelled";
     /// Root spans: why the window was written (`slow call`, `still running`, `signal` ...).
     pub const REASON: &str = "fdr.reason";
     /// Root spans: the function whose call fired the trigger.
@@ -176,8 +183,9 @@ pub struct Call {
     /// Exit, Unix nanoseconds (when the window was written when `open`). An end before the
     /// start is taken as the start.
     pub end_unix_ns: u64,
-    /// The caller: its index in [`Window::calls`], which is before this call's. `None`, or an
-    /// index not before this call's, makes the call a root span.
+    /// The parent: the caller's index in [`Window::calls`] (for a task's life, the call that
+    /// created it; for a poll of a known task, the task's life). `None`, an index out of range
+    /// or the call's own makes the call a root span.
     pub parent: Option<usize>,
     /// Still running when the window was written: `fdr.open = true`.
     pub open: bool,
@@ -186,8 +194,14 @@ pub struct Call {
     /// Logged arguments, (name, value): `fdr.arg.NAME`, an int attribute holding the value's 64
     /// bits (a value over `i64::MAX` reads as negative).
     pub args: Vec<(String, u64)>,
-    /// The async task this call is a poll of: `fdr.task`.
+    /// The async task this span belongs to: `fdr.task` = its id. With [`Call::life`], the
+    /// span is the task's life; without, the call is a poll that served it.
     pub task: Option<u64>,
+    /// The span is an async task's life, creation to completion or cancellation, not a call
+    /// (`fdr.kind = task`; a poll of a known task has `fdr.kind = poll`).
+    pub life: bool,
+    /// The task was dropped before completing: `fdr.cancelled = true`.
+    pub cancelled: bool,
 }
 
 /// A parsed W3C `traceparent` header value.
@@ -212,23 +226,6 @@ pub struct TraceParent {
     pub flags: u8,
 }
 
-fn hex_bytes<const N: usize>(s: &str) -> Option<[u8; N]> {
-    let b = s.as_bytes();
-    if b.len() != 2 * N {
-        return None;
-    }
-    let digit = |c: u8| match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        _ => None,
-    };
-    let mut out = [0u8; N];
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = (digit(b[2 * i])? << 4) | digit(b[2 * i + 1])?;
-    }
-    Some(out)
-}
-
 impl TraceParent {
     /// Parses a `traceparent` as the W3C Trace Context says: `version-traceid-parentid-flags`,
     /// lowercase hex of 2, 32, 16 and 2 digits; version `ff`, an all-zero trace id or parent id
@@ -241,24 +238,15 @@ impl TraceParent {
     /// assert!(TraceParent::parse("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-later").is_some());
     /// ```
     pub fn parse(s: &str) -> Option<TraceParent> {
-        let s = s.trim_matches(|c| c == ' ' || c == '\t');
-        let mut parts = s.splitn(5, '-');
-        let version = hex_bytes::<1>(parts.next()?)?[0];
-        let trace_id = hex_bytes::<16>(parts.next()?)?;
-        let parent_id = hex_bytes::<8>(parts.next()?)?;
-        let flags = hex_bytes::<1>(parts.next()?)?[0];
-        let rest = parts.next();
-        if version == 0xff || (version == 0 && rest.is_some()) {
-            return None;
-        }
-        if trace_id == [0; 16] || parent_id == [0; 8] {
-            return None;
-        }
+        let [hi, lo, parent, vf] = fdr_format::trace_context::encode(s)?;
+        let mut trace_id = [0u8; 16];
+        trace_id[..8].copy_from_slice(&hi.to_be_bytes());
+        trace_id[8..].copy_from_slice(&lo.to_be_bytes());
         Some(TraceParent {
-            version,
+            version: (vf >> 8) as u8,
             trace_id,
-            parent_id,
-            flags,
+            parent_id: parent.to_be_bytes(),
+            flags: vf as u8,
         })
     }
 }
@@ -426,7 +414,7 @@ impl<'a> Converter<'a> {
     /// The span of call `i`.
     fn span(&self, i: usize) -> Span {
         let c = &self.w.calls[i];
-        let parent = c.parent.filter(|&p| p < i);
+        let parent = c.parent.filter(|&p| p != i && p < self.w.calls.len());
         let mut flags = self.trace_flags | span_flags::CONTEXT_HAS_IS_REMOTE_MASK;
         let parent_span_id = match (parent, self.tp) {
             (Some(p), _) => span_id_salted(self.salt, p).to_vec(),
@@ -452,6 +440,13 @@ impl<'a> Converter<'a> {
         }
         if let Some(t) = c.task {
             a.push(KeyValue::int(attr::TASK, t as i64));
+            a.push(KeyValue::string(
+                attr::KIND,
+                if c.life { "task" } else { "poll" },
+            ));
+        }
+        if c.cancelled {
+            a.push(KeyValue::bool(attr::CANCELLED, true));
         }
         if parent.is_none() {
             a.extend(self.on_roots.iter().cloned());

@@ -1,0 +1,208 @@
+//! A log's window as a [`Window`]: what the runtime's exporter sends after it writes a window,
+//! and what any program holding a log's bytes can send. The calls are those of
+//! [`fdr_format::window::calls`], which are `fdr calls --format json`'s and `fdr export`'s: a
+//! span starts at the window origin's Unix time plus the call's `start_ns` and lasts its
+//! `duration_ns`. After them, one span per async task, its life from creation to completion,
+//! under the call that created it; a poll the log ties to its task (the polls that were kept)
+//! hangs under the task's life instead of its caller.
+
+use fdr_format::window::{calls_with, Limits, WindowCalls};
+use fdr_format::{FormatError, Reason, ReasonInfo};
+
+use crate::spans::{Call, Window, WindowReason};
+
+/// What a log does not say about the process that wrote it, or what the sender wants instead.
+///
+/// ```
+/// let a = fdr_otlp::log::About { service_name: "app".into(), ..Default::default() };
+/// assert_eq!(a.sequence, 0);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct About {
+    /// `service.name`; empty: the program's file name from the log (`unknown_service` when the
+    /// log has none).
+    pub service_name: String,
+    /// `host.name`; empty: left out.
+    pub host_name: String,
+    /// Which window of the process this is: see [`Window::sequence`]. 0: the log's end
+    /// timestamp, which tells two windows of one process apart.
+    pub sequence: u64,
+    /// A W3C `traceparent` to join; `None`: the trace the window's slow call ran in, if the
+    /// log says (see [`traceparent_of`]).
+    pub traceparent: Option<String>,
+}
+
+/// The window `log` holds, every call a [`Call`], within `limits`.
+///
+/// ```
+/// use fdr_otlp::log::{window, About};
+/// let log = fdr_format::FileHeader::default().encode();
+/// let w = window(&log, &About::default(), &Default::default())?;
+/// assert!(w.calls.is_empty());
+/// assert_eq!(w.service_name, "unknown_service");
+/// # Ok::<(), fdr_format::FormatError>(())
+/// ```
+pub fn window(log: &[u8], about: &About, limits: &Limits) -> Result<Window, FormatError> {
+    Ok(convert(&calls_with(log, limits)?, about))
+}
+
+/// Why the window was written, as the root spans say it (`fdr export`'s words).
+fn reason(w: &WindowCalls) -> Option<WindowReason> {
+    let r: &ReasonInfo = w.reason.as_ref()?;
+    let kind = match r.reason {
+        Reason::Unknown => return None,
+        Reason::SlowCall => "slow call",
+        Reason::StillRunning => "still running",
+        Reason::Signal => "signal",
+        Reason::Panic => "panic",
+        Reason::Exit => "exit",
+        Reason::Api => "api",
+    };
+    let fired = matches!(r.reason, Reason::SlowCall | Reason::StillRunning) && r.function != 0;
+    let call = fired.then_some(r);
+    Some(WindowReason {
+        kind: kind.to_string(),
+        function: call.map(|c| w.function_name(c.function).into_owned()),
+        limit_ns: call
+            .filter(|c| c.limit_ticks > 0)
+            .map(|c| w.ns(c.limit_ticks)),
+        duration_ns: call.map(|c| w.ns(c.duration_ticks)),
+    })
+}
+
+/// The window `w` (of a log already read), every call a [`Call`].
+///
+/// ```
+/// let w = fdr_otlp::log::convert(&Default::default(), &Default::default());
+/// assert_eq!(w.pid, 0);
+/// ```
+pub fn convert(w: &WindowCalls, about: &About) -> Window {
+    let base = w.origin_unix_ns.unwrap_or(0);
+    let mut calls: Vec<Call> = w
+        .calls
+        .iter()
+        .map(|c| {
+            let start = base.saturating_add(c.start_ns);
+            Call {
+                function: w.function_name(c.function).into_owned(),
+                tid: c.thread,
+                thread_name: w.thread_name(c.thread).to_string(),
+                start_unix_ns: start,
+                end_unix_ns: start.saturating_add(c.duration_ns),
+                parent: c.parent,
+                open: c.open_at_end,
+                inferred_start: c.inferred_start,
+                args: c
+                    .args
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &v)| (w.arg_name(c.function, i).into_owned(), v))
+                    .collect(),
+                task: c.task,
+                life: false,
+                cancelled: false,
+            }
+        })
+        .collect();
+    let lives = calls.len();
+    // Each task's life after the calls, under the call that created it.
+    calls.extend(w.tasks.iter().map(|t| {
+        let start = base.saturating_add(t.start_ns);
+        Call {
+            function: w.function_name(t.function).into_owned(),
+            tid: t.thread,
+            thread_name: w.thread_name(t.thread).to_string(),
+            start_unix_ns: start,
+            end_unix_ns: start.saturating_add(t.duration_ns),
+            parent: t.parent,
+            open: t.open_at_end,
+            inferred_start: t.inferred_start,
+            args: Vec::new(),
+            task: Some(t.task),
+            life: true,
+            cancelled: t.cancelled,
+        }
+    }));
+    // A poll that served a task of the window hangs under the task's life (the first, should
+    // a hostile log hold the id twice).
+    let mut life_of = std::collections::HashMap::new();
+    for (i, t) in w.tasks.iter().enumerate() {
+        life_of.entry(t.task).or_insert(lives + i);
+    }
+    for c in &mut calls[..lives] {
+        if let Some(&i) = c.task.and_then(|t| life_of.get(&t)) {
+            c.parent = Some(i);
+        }
+    }
+    let (program, pid, end_tsc) = w
+        .run
+        .as_ref()
+        .map_or(("", 0, 0), |r| (r.program.as_str(), r.pid, r.end_tsc));
+    let program = program.rsplit('/').next().unwrap_or("").to_string();
+    let service_name = if !about.service_name.is_empty() {
+        about.service_name.clone()
+    } else if !program.is_empty() {
+        program.clone()
+    } else {
+        "unknown_service".to_string()
+    };
+    let traceparent = about
+        .traceparent
+        .clone()
+        .or_else(|| traceparent_of(w).map(|t| t.to_string()));
+    Window {
+        service_name,
+        host_name: about.host_name.clone(),
+        pid: u32::try_from(pid).unwrap_or(0),
+        program,
+        fdr_version: env!("CARGO_PKG_VERSION").to_string(),
+        start_unix_ns: base,
+        sequence: if about.sequence != 0 {
+            about.sequence
+        } else {
+            end_tsc
+        },
+        reason: reason(w),
+        traceparent,
+        calls,
+    }
+}
+
+/// The trace the window's slow call ran in: the `traceparent` of the innermost marker call
+/// ([`fdr_format::trace_context::MARKER`], made by `fdr::join_trace`) among the callers of the
+/// call that fired the trigger (the call itself when it is a marker). `None` for a window not
+/// written by a trigger, when that call is not in the window, or when no caller is a marker.
+///
+/// ```
+/// assert_eq!(fdr_otlp::log::traceparent_of(&Default::default()), None);
+/// ```
+pub fn traceparent_of(w: &WindowCalls) -> Option<String> {
+    let r = w.reason.as_ref()?;
+    if !matches!(r.reason, Reason::SlowCall | Reason::StillRunning) || r.function == 0 {
+        return None;
+    }
+    // The call that fired: of that function on that thread, running at the trigger's start
+    // (which the trigger read from the clock itself, a little after the entry's record), the
+    // latest to start if several are (recursion: the innermost).
+    let fired = w
+        .calls
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| {
+            c.function == r.function
+                && c.thread == r.tid
+                && c.start_tsc <= r.start_tsc
+                && (c.open_at_end || c.end_tsc >= r.start_tsc)
+        })
+        .max_by_key(|(i, c)| (c.start_tsc, *i))
+        .map(|(i, _)| i)?;
+    let mut at = Some(fired);
+    while let Some(i) = at {
+        let c = &w.calls[i];
+        if w.function_name(c.function) == fdr_format::trace_context::MARKER {
+            return fdr_format::trace_context::decode(&c.args);
+        }
+        at = c.parent.filter(|&p| p < i);
+    }
+    None
+}
