@@ -9,7 +9,6 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -17,38 +16,10 @@ use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 
 use common::{basic_log, fdr, midstack_log, temp_dir, triggered_log, write_log};
+use fdr_cli::testing::otlp::{otlp_check, spans_of_calls, spans_of_otlp as from_otlp, Span as S};
 use fdr_cli::testing::synth::LogBuilder;
 use fdr_format::{ClockSource, Mode, Reason, ReasonInfo, RunInfo};
 use serde_json::Value;
-
-/// Runs `tests/otlp_check.py` on `files`. Fails (does not skip) without python3 or
-/// opentelemetry-proto.
-fn otlp_check(files: &[PathBuf]) -> Value {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/otlp_check.py");
-    let out = Command::new("python3")
-        .arg(&script)
-        .args(files)
-        .output()
-        .unwrap_or_else(|e| {
-            panic!(
-                "python3 is needed to decode fdr export's output with the official OpenTelemetry \
-                 schema ({e}): install python3, then `python3 -m pip install opentelemetry-proto` \
-                 (scripts/test does)"
-            )
-        });
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.code() != Some(3),
-        "the OTLP check needs the Python package opentelemetry-proto: run \
-         `python3 -m pip install opentelemetry-proto` (scripts/test does): {stderr}"
-    );
-    assert!(
-        out.status.success(),
-        "otlp_check.py rejected {files:?} (exit {:?}): {stderr}",
-        out.status.code()
-    );
-    serde_json::from_slice(&out.stdout).expect("otlp_check.py prints JSON")
-}
 
 /// Runs the `fdr` binary (for its standard error and exit status).
 fn fdr_bin(args: &[&str]) -> Output {
@@ -59,80 +30,15 @@ fn fdr_bin(args: &[&str]) -> Output {
         .expect("run fdr")
 }
 
-/// A span as both sides can say it: name, thread, Unix start and end, open, inferred start,
-/// arguments, and the parent's name and start.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct S {
-    tid: i64,
-    start: u64,
-    name: String,
-    end: u64,
-    open: bool,
-    inferred: bool,
-    args: Vec<(String, i64)>,
-    parent: Option<(String, u64)>,
-}
-
 /// The spans that `fdr calls --format json` of `log` (with `filter`) says the window has, its
-/// start at Unix time `base`: every call is listed at the top level (the top 100000 are all of
-/// them), and its parent is the listed call whose children hold it.
+/// start at Unix time `base` (every call listed at the top level: the top 100000 are all).
 fn from_calls(log: &str, base: u64, filter: &[&str]) -> Vec<S> {
     let mut args = vec![
         "calls", log, "--format", "json", "--top", "100000", "--depth", "1000",
     ];
     args.extend_from_slice(filter);
     let out = fdr(&args).unwrap_or_else(|e| panic!("fdr {args:?}: {e}"));
-    let calls: Value = serde_json::from_str(&out).unwrap();
-    let calls = calls.as_array().unwrap();
-    let key = |c: &Value| {
-        (
-            c["thread"].as_i64().unwrap(),
-            c["function"].as_str().unwrap().to_string(),
-            c["start_ns"].as_u64().unwrap(),
-            c["duration_ns"].as_u64().unwrap(),
-        )
-    };
-    let mut parent_of = BTreeMap::new();
-    for c in calls {
-        for child in c["children"].as_array().unwrap() {
-            let had = parent_of.insert(key(child), key(c));
-            assert!(had.is_none(), "{child} has two parents");
-        }
-    }
-    let listed: Vec<_> = calls.iter().map(key).collect();
-    for k in parent_of.keys() {
-        assert!(listed.contains(k), "{k:?} is a child but not listed");
-    }
-    let mut spans: Vec<S> = calls
-        .iter()
-        .map(|c| {
-            let k = key(c);
-            let start = base + k.2;
-            S {
-                tid: k.0,
-                start,
-                name: k.1.clone(),
-                end: start + k.3,
-                open: c["open_at_end"].as_bool().unwrap(),
-                inferred: c["inferred_start"].as_bool().unwrap(),
-                args: c["args"]
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .map(|x| {
-                                (
-                                    x["name"].as_str().unwrap().to_string(),
-                                    x["value"].as_i64().unwrap(),
-                                )
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-                parent: parent_of.get(&k).map(|p| (p.1.clone(), base + p.2)),
-            }
-        })
-        .collect();
-    spans.sort();
+    let spans = spans_of_calls(&serde_json::from_str(&out).unwrap(), base);
     let mut unique = spans.clone();
     unique.dedup();
     assert_eq!(
@@ -140,60 +46,6 @@ fn from_calls(log: &str, base: u64, filter: &[&str]) -> Vec<S> {
         spans.len(),
         "the fixture's calls are distinct"
     );
-    spans
-}
-
-/// The spans the decoder read.
-fn from_otlp(v: &Value) -> Vec<S> {
-    let mut spans: Vec<S> = v["spans"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            let a = s["attributes"].as_object().unwrap();
-            assert_eq!(s["kind"], "SPAN_KIND_INTERNAL");
-            let mut args: Vec<(String, i64)> = a
-                .iter()
-                .filter_map(|(k, v)| {
-                    k.strip_prefix("fdr.arg.")
-                        .map(|n| (n.to_string(), v.as_i64().unwrap()))
-                })
-                .collect();
-            args.sort();
-            let flag = |k: &str| {
-                a.get(k).is_some_and(|v| {
-                    assert_eq!(v, &Value::Bool(true), "{k} is true when present");
-                    true
-                })
-            };
-            S {
-                tid: a["thread.id"].as_i64().unwrap(),
-                start: s["start"].as_u64().unwrap(),
-                name: s["name"].as_str().unwrap().to_string(),
-                end: s["end"].as_u64().unwrap(),
-                open: flag("fdr.open"),
-                inferred: flag("fdr.inferred_start"),
-                args,
-                parent: match &s["parent"] {
-                    Value::Null => None,
-                    p => Some((
-                        p["name"].as_str().unwrap().to_string(),
-                        p["start"].as_u64().unwrap(),
-                    )),
-                },
-            }
-        })
-        .collect();
-    spans.sort();
-    spans
-}
-
-/// Arguments sorted by name, as `from_otlp` has them.
-fn sorted_args(mut spans: Vec<S>) -> Vec<S> {
-    for s in &mut spans {
-        s.args.sort();
-    }
-    spans.sort();
     spans
 }
 
@@ -324,7 +176,7 @@ fn the_exported_file_decodes_to_the_calls_of_the_log() {
     for (name, bytes, base, program, pid) in cases {
         let log = write_log(&dir, name, &bytes);
         let (_, v) = export_file(&dir, &log, &format!("{name}.pb"), &[]);
-        let want = sorted_args(from_calls(&log, base, &[]));
+        let want = from_calls(&log, base, &[]);
         let got = from_otlp(&v);
         assert_eq!(got.len(), want.len(), "{name}: one span per call");
         assert_eq!(got, want, "{name}");
@@ -414,10 +266,7 @@ fn filters_options_and_a_traceparent_shape_the_export() {
     let (_, v) = export_file(&dir, &log, "worker.pb", &["--thread", "worker"]);
     let got = from_otlp(&v);
     assert!(got.iter().all(|s| s.tid == 12) && !got.is_empty());
-    assert_eq!(
-        got,
-        sorted_args(from_calls(&log, 1_500, &["--thread", "worker"]))
-    );
+    assert_eq!(got, from_calls(&log, 1_500, &["--thread", "worker"]));
     // --from and --function too. (At 1 GHz from Unix time 0 and tick 0, the window start's
     // Unix time in ns is its tick: --from 1us cuts the windows at tick 2000.)
     for (filter, base) in [
@@ -425,11 +274,7 @@ fn filters_options_and_a_traceparent_shape_the_export() {
         (&["--function", "Worker::step"], 1_000),
     ] {
         let (_, v) = export_file(&dir, &log, "f.pb", filter);
-        assert_eq!(
-            from_otlp(&v),
-            sorted_args(from_calls(&log, base, filter)),
-            "{filter:?}"
-        );
+        assert_eq!(from_otlp(&v), from_calls(&log, base, filter), "{filter:?}");
     }
     // Names.
     let (_, v) = export_file(

@@ -256,6 +256,8 @@ mod export_window {
     pub struct Window {
         pub start_unix_ns: u64,
         pub spans: Vec<Span>,
+        /// What `fdr export` sends, whole.
+        pub sent: fdr_otlp::spans::Window,
     }
 
     pub fn window(path: &str) -> Result<Window, CliError> {
@@ -268,7 +270,9 @@ mod export_window {
         )?;
         let spans = w
             .calls
+            .clone()
             .into_iter()
+            .filter(|c| c.task.is_none())
             .map(|c| {
                 (
                     c.function,
@@ -286,6 +290,7 @@ mod export_window {
         Ok(Window {
             start_unix_ns: w.start_unix_ns,
             spans,
+            sent: w,
         })
     }
 }
@@ -372,6 +377,22 @@ fn against_export(path: &str, name: &str, bytes: &[u8]) -> Result<WindowCalls, F
         );
         assert_eq!(&span, s, "{name}: call {i} against export's span {i}");
     }
+    // The runtime's exporter (`fdr_otlp::log`) sends what `fdr export` sends: the calls, then
+    // each async task's life under the call that created it.
+    let about = fdr_otlp::log::About {
+        service_name: window.sent.service_name.clone(),
+        ..Default::default()
+    };
+    let sent = fdr_otlp::log::convert(&w, &about);
+    assert_eq!(sent.calls.len(), window.sent.calls.len(), "{name}: spans");
+    for (i, (a, b)) in sent.calls.iter().zip(&window.sent.calls).enumerate() {
+        assert_eq!(a, b, "{name}: span {i}");
+    }
+    assert_eq!(sent.reason, window.sent.reason, "{name}: the reason");
+    assert_eq!(
+        sent.traceparent, window.sent.traceparent,
+        "{name}: the trace joined"
+    );
     Ok(w)
 }
 
@@ -429,8 +450,9 @@ fn against_calls(path: &str, name: &str, w: &WindowCalls) -> Seen {
     want.sort();
     got.sort();
     if twins {
-        // One of each key is listed (with its tree, which may be either twin's): the listed
-        // trees are among ours, and every call's fields are listed.
+        // One of each key is listed, as either twin (twins may differ in what the key leaves
+        // out: arguments, self time, their trees): the listed trees are among ours, one per
+        // key, and each key's listed call is one of its twins.
         let all: BTreeSet<&Tree> = want.iter().collect();
         for t in &got {
             assert!(
@@ -438,8 +460,23 @@ fn against_calls(path: &str, name: &str, w: &WindowCalls) -> Seen {
                 "{name}: a listed tree the reconstruction lacks"
             );
         }
-        let roots = |v: &[Tree]| v.iter().map(|t| t[0].1).collect::<BTreeSet<usize>>();
-        assert_eq!(roots(&want), roots(&got), "{name}: the listed calls");
+        assert_eq!(got.len(), keys.len(), "{name}: one listed call per key");
+        let mut by_key: std::collections::BTreeMap<(i32, u32, u64, u64), BTreeSet<usize>> =
+            Default::default();
+        for &i in &listable {
+            let c = &w.calls[i];
+            by_key
+                .entry((c.thread, c.function, c.start_tsc, c.end_tsc))
+                .or_default()
+                .insert(table.id(our_fields(w, i)));
+        }
+        let listed_roots: Vec<usize> = got.iter().map(|t| t[0].1).collect();
+        for (key, twins) in &by_key {
+            assert!(
+                listed_roots.iter().any(|r| twins.contains(r)),
+                "{name}: no listed call for {key:?}"
+            );
+        }
     } else {
         if got.len() != want.len() {
             let roots = |v: &[Tree]| v.iter().map(|t| t[0].1).collect::<Vec<usize>>();

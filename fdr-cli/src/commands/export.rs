@@ -13,16 +13,17 @@
 use std::collections::HashMap;
 
 use fdr_format::events::ThreadStats;
-use fdr_format::Reason;
+use fdr_format::{Reason, TaskKind};
 use fdr_otlp::http::{RetryPolicy, SendReport};
 use fdr_otlp::spans::{each_request, encode, Call, Window, WindowReason};
 
-use crate::model::call::{Close, Frame, Sink};
+use crate::model::call::{Close, Frame, Sink, TaskEvent};
 use crate::model::filter::Filter;
 use crate::model::input::Log;
 use crate::model::names::Names;
 use crate::model::pass::{plan, replay};
-use crate::model::replay::Plan;
+use crate::model::replay::{log_end, Plan};
+use crate::model::tasks::{TaskSpan, Tasks};
 use crate::model::trigger::fired;
 use crate::progress::Progress;
 use crate::units::Clock;
@@ -66,6 +67,8 @@ struct Rec {
     inferred: bool,
     open: bool,
     args: Vec<u64>,
+    /// The task this poll served, when the log says.
+    task: Option<u64>,
 }
 
 /// Every call, with its caller: the index of the call below it on its thread's stack.
@@ -74,6 +77,14 @@ struct Collect {
     calls: Vec<Rec>,
     /// Per thread index, the open calls' indices from the bottom of the stack.
     stacks: Vec<Vec<u32>>,
+    /// The async tasks' two ends, matched.
+    tasks: Tasks,
+    /// The tasks whose both ends were read, with the call that created each.
+    spans: Vec<(TaskSpan, Option<u32>)>,
+    /// Tasks waiting for their end: the call open on the creating thread at the creation.
+    created_in: HashMap<u64, u32>,
+    /// Per thread index, the call of the thread's last exit, while nothing else came after.
+    last_exit: Vec<Option<u32>>,
 }
 
 impl Collect {
@@ -104,9 +115,19 @@ impl Collect {
             inferred: f.inferred,
             open: false,
             args: args.to_vec(),
+            task: None,
         });
         stack.push(i);
         Ok(i)
+    }
+}
+
+impl Collect {
+    /// Something other than an exit came on `thread`: a poll event no longer speaks of it.
+    fn forget_exit(&mut self, thread: u32) {
+        if let Some(e) = self.last_exit.get_mut(thread as usize) {
+            *e = None;
+        }
     }
 }
 
@@ -118,6 +139,39 @@ fn too_many() -> CliError {
 }
 
 impl Sink for Collect {
+    fn task(&mut self, thread: u32, tsc: u64, window: u64, ev: TaskEvent) -> Result<(), CliError> {
+        self.forget_exit(thread);
+        let task = ev.task;
+        let created = ev.kind == TaskKind::Created;
+        let top = self
+            .stacks
+            .get(thread as usize)
+            .and_then(|s| s.last())
+            .copied();
+        match (self.tasks.event(thread, tsc, window, ev)?, created) {
+            // Created after its end was read: made in the call open now.
+            (Some(span), true) => self.spans.push((span, top)),
+            (Some(span), false) => {
+                let parent = self.created_in.remove(&task);
+                self.spans.push((span, parent));
+            }
+            // Waiting for its end (a later creation of the same id replaces it, as in Tasks).
+            (None, true) => match top {
+                Some(i) => {
+                    self.created_in.insert(task, i);
+                }
+                None => {
+                    self.created_in.remove(&task);
+                }
+            },
+            (None, false) => {}
+        }
+        if self.spans.len() > MAX_CALLS {
+            return Err(too_many());
+        }
+        Ok(())
+    }
+
     fn enter(
         &mut self,
         thread: u32,
@@ -125,7 +179,18 @@ impl Sink for Collect {
         f: &Frame,
         args: &[u64],
     ) -> Result<(), CliError> {
+        self.forget_exit(thread);
         self.push(thread, depth, f, args).map(|_| ())
+    }
+
+    fn polled(&mut self, thread: u32, id: u32, task: u64) -> Result<(), CliError> {
+        let last = self.last_exit.get(thread as usize).copied().flatten();
+        if let Some(r) = last.and_then(|i| self.calls.get_mut(i as usize)) {
+            if r.id == id {
+                r.task = Some(task);
+            }
+        }
+        Ok(())
     }
 
     fn exit(
@@ -159,6 +224,10 @@ impl Sink for Collect {
         if let Some(s) = self.stacks.get_mut(t) {
             s.truncate(depth);
         }
+        if t >= self.last_exit.len() {
+            self.last_exit.resize(t + 1, None);
+        }
+        self.last_exit[t] = Some(i);
         Ok(())
     }
 }
@@ -227,6 +296,36 @@ fn reason(p: &Plan, names: &Names, clock: &Clock) -> Option<WindowReason> {
     })
 }
 
+/// The trace the slow call ran in: the context of the innermost `fdr::join_trace` marker
+/// among its callers (`fdr_otlp::log::traceparent_of`, on this command's calls).
+fn joined_trace(p: &Plan, names: &Names, calls: &[Rec]) -> Option<String> {
+    let r = fired(&p.info)?;
+    let tid = |t: u32| p.threads.get(t as usize).map_or(0, |t| t.tid);
+    let fired = calls
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| {
+            c.id == r.function
+                && tid(c.thread) == r.tid
+                && c.start <= r.start_tsc
+                && (c.open || c.end >= r.start_tsc)
+        })
+        .max_by_key(|(i, c)| (c.start, *i))
+        .map(|(i, _)| i)?;
+    let mut at = fired;
+    loop {
+        let c = &calls[at];
+        if names.function(c.id) == fdr_format::trace_context::MARKER {
+            return fdr_format::trace_context::decode(&c.args);
+        }
+        match c.parent {
+            NONE => return None,
+            parent if (parent as usize) < at => at = parent as usize,
+            _ => return None,
+        }
+    }
+}
+
 /// The file name of a program path.
 fn file_name(program: &str) -> &str {
     program.rsplit('/').next().unwrap_or(program)
@@ -255,6 +354,32 @@ pub fn window(
     }
     let mut c = Collect::default();
     replay(log, &mut c, Some(&p), filter, progress, 1)?;
+    let end = log_end(&p.info, &p.threads);
+    let mut tasks = std::mem::take(&mut c.spans);
+    for t in std::mem::take(&mut c.tasks).finish(end) {
+        let parent = if t.open {
+            c.created_in.get(&t.task).copied()
+        } else {
+            None
+        };
+        tasks.push((t, parent));
+    }
+    let tid = |t: u32| p.threads.get(t as usize).map_or(0, |t| t.tid);
+    // By id, and the same id twice (a hostile log) in the order fdr_format::window gives.
+    tasks.sort_unstable_by_key(|(t, parent)| {
+        (
+            t.task,
+            t.start,
+            t.end,
+            tid(t.start_thread),
+            tid(t.end_thread),
+            t.function,
+            t.cancelled,
+            t.inferred,
+            t.open,
+            *parent,
+        )
+    });
     let names = Names::new(&p.info);
     let clock = Clock::new(p.info.header.cycle_frequency);
     let base = window_start_unix_ns(&p);
@@ -298,10 +423,52 @@ pub fn window(
                     .enumerate()
                     .map(|(i, &v)| (names.arg(r.id, i), v))
                     .collect(),
-                task: None,
+                task: r.task,
+                life: false,
+                cancelled: false,
             }
         })
-        .collect();
+        .collect::<Vec<Call>>();
+    let lives = calls.len();
+    // Each task's life after the calls, under the call that created it (as fdr_otlp::log).
+    let thread_of = |t: u32| {
+        let tid = p.threads.get(t as usize).map_or(0, |t| t.tid);
+        let name = if names.has_thread_name(tid) {
+            names.thread(tid)
+        } else {
+            String::new()
+        };
+        (tid, name)
+    };
+    let mut calls = calls;
+    calls.extend(tasks.iter().map(|(t, parent)| {
+        let (tid, thread_name) = thread_of(t.start_thread);
+        let start = base.saturating_add(clock.ns(t.start.saturating_sub(p.origin)));
+        Call {
+            function: names.function(t.function).into_owned(),
+            tid,
+            thread_name,
+            start_unix_ns: start,
+            end_unix_ns: start.saturating_add(clock.ns(t.end.saturating_sub(t.start))),
+            parent: parent.map(|i| i as usize),
+            open: t.open,
+            inferred_start: t.inferred,
+            args: Vec::new(),
+            task: Some(t.task),
+            life: true,
+            cancelled: t.cancelled,
+        }
+    }));
+    // A poll that served a task of the window hangs under the task's life (as fdr_otlp::log).
+    let mut life_of = HashMap::new();
+    for (i, (t, _)) in tasks.iter().enumerate() {
+        life_of.entry(t.task).or_insert(lives + i);
+    }
+    for c in &mut calls[..lives] {
+        if let Some(&i) = c.task.and_then(|t| life_of.get(&t)) {
+            c.parent = Some(i);
+        }
+    }
     let run = p.info.run.as_ref();
     let program = run.map_or("", |r| file_name(&r.program)).to_string();
     let pid = run
@@ -325,7 +492,10 @@ pub fn window(
         // When the log was taken: two windows of one process differ in it.
         sequence: run.map_or(0, |r| r.end_tsc),
         reason: reason(&p, &names, &clock),
-        traceparent: opts.traceparent.clone(),
+        traceparent: opts
+            .traceparent
+            .clone()
+            .or_else(|| joined_trace(&p, &names, &c.calls)),
         calls,
     })
 }

@@ -97,6 +97,13 @@ pub trait Sink {
         Ok(())
     }
 
+    /// The call of `id` that just ended on `thread` (the last [`Sink::exit`] for that thread) was
+    /// a poll that served async task `task`. Filters do not pass it on.
+    fn polled(&mut self, thread: u32, id: u32, task: u64) -> Result<(), CliError> {
+        let _ = (thread, id, task);
+        Ok(())
+    }
+
     /// The log is read; `thread`'s calls still open were closed at `last`, the end of its
     /// window (called once per thread, after those closes).
     fn end(&mut self, thread: u32, last: u64) -> Result<(), CliError> {

@@ -248,6 +248,7 @@ fn plan_fast<R: Read, X: Sink>(
             EventKind::Arg { .. }
             | EventKind::Cpu { .. }
             | EventKind::Task { .. }
+            | EventKind::Polled { .. }
             | EventKind::Link(_)
             | EventKind::Cull { .. } => return Ok(()),
         };

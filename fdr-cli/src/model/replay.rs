@@ -73,6 +73,8 @@ struct ThreadState {
     started: bool,
     /// The top frame entered with arguments that are still arriving.
     pending: bool,
+    /// The function whose exit was the thread's previous event.
+    last_exit: Option<u32>,
 }
 
 pub(super) fn input(path: &str) -> impl Fn(FormatError) -> CliError + '_ {
@@ -136,12 +138,19 @@ pub fn replay_decoder<R: Read, S: Sink>(
             th.pending = false;
             flush_enter(th, ev.thread, sink)?;
         }
+        // As fdr_format::window: a CPU change record does not come between a poll's exit and
+        // its poll event; anything else does.
+        let previous_exit = match ev.kind {
+            EventKind::Cpu { .. } => th.last_exit,
+            _ => th.last_exit.take(),
+        };
         if !th.started
             && !matches!(
                 ev.kind,
                 EventKind::Block
                     | EventKind::Cpu { .. }
                     | EventKind::Task { .. }
+                    | EventKind::Polled { .. }
                     | EventKind::Link(_)
                     | EventKind::Cull { .. }
             )
@@ -161,7 +170,10 @@ pub fn replay_decoder<R: Read, S: Sink>(
                 push(th, id, ev.tsc, false, at)?;
                 flush_enter(th, ev.thread, sink)?;
             }
-            EventKind::Exit { id } => close(th, ev.thread, id, ev.tsc, Close::Exit, sink)?,
+            EventKind::Exit { id } => {
+                close(th, ev.thread, id, ev.tsc, Close::Exit, sink)?;
+                th.last_exit = Some(id);
+            }
             EventKind::EnterArgs { id } => {
                 push(th, id, ev.tsc, false, at)?;
                 th.pending = true;
@@ -174,12 +186,21 @@ pub fn replay_decoder<R: Read, S: Sink>(
                     }
                 }
             }
-            EventKind::TailExit { id } => close(th, ev.thread, id, ev.tsc, Close::TailExit, sink)?,
+            EventKind::TailExit { id } => {
+                close(th, ev.thread, id, ev.tsc, Close::TailExit, sink)?;
+                th.last_exit = Some(id);
+            }
             EventKind::Block => th.block_tsc = ev.tsc,
             // Task events do not change the call stack of the thread that polls.
             EventKind::Task { kind, id, task } => {
                 let window = if th.started { th.first } else { th.block_tsc };
                 sink.task(ev.thread, ev.tsc, window, TaskEvent { kind, id, task })?;
+            }
+            // Only right after the exit it speaks of (the poll whose exit came just before).
+            EventKind::Polled { id, task } => {
+                if previous_exit == Some(id) {
+                    sink.polled(ev.thread, id, task)?;
+                }
             }
             EventKind::Link(link) => sink.link(ev.thread, ev.tsc, link)?,
             EventKind::Cull { kind, id, .. } => sink.cull(ev.thread, ev.tsc, kind, id)?,

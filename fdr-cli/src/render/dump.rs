@@ -131,6 +131,8 @@ impl Dumper for Printer<'_> {
                             fdr_format::TaskKind::Cancelled => "cancelled",
                         };
                         format!("fdr task {k}: task={task} id={id}  {}", name(id))
+                    } else if let Some((id, task)) = fdr_format::decode_polled_event(payload) {
+                        format!("fdr task polled: task={task} id={id}  {}", name(id))
                     } else if let Some((kind, id, run)) = fdr_format::decode_cull_event(payload)
                     {
                         let k = match kind {
