@@ -235,7 +235,8 @@ impl<const N: usize> PollEntry for Args<N> {
 
 /// The future of an instrumented `async fn`: a task. Its creation, its completion and, if it is
 /// dropped first, its cancellation are recorded with a process-unique task id, and every poll is
-/// recorded as an entry/exit pair of `f` on the thread that polls it.
+/// recorded as an entry/exit pair of `f` on the thread that polls it; a poll that is kept (not
+/// erased as short) is followed by a poll event with the task id, which ties it to its task.
 ///
 /// ```
 /// use fdr_runtime::{FnDesc, FnKindTag, Instrumented};
@@ -296,10 +297,14 @@ impl<F: Future, A: PollEntry> Future for Instrumented<F, A> {
         let this = unsafe { self.get_unchecked_mut() };
         // SAFETY: as above.
         let inner = unsafe { Pin::new_unchecked(&mut this.inner) };
+        let mark = crate::hot_path::poll_mark(this.f);
         let polled = {
             let _guard = this.entry.enter(this.f);
             inner.poll(cx)
         };
+        if let Some(m) = mark {
+            crate::hot_path::polled(this.f, this.task, m);
+        }
         if polled.is_ready() && !this.done {
             this.done = true;
             crate::task::ended(this.f, this.task, true);

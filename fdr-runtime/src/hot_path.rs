@@ -6,7 +6,8 @@
 //! limit, one timestamp read and one 8-byte store, plus the bookkeeping the rewind needs.
 
 use fdr_format::{
-    link_payload, task_payload, FnKind, LinkKind, Reason, TaskKind, TaskLink, ID_SHIFT,
+    link_payload, polled_payload, task_payload, FnKind, LinkKind, Reason, TaskKind, TaskLink,
+    ID_SHIFT,
 };
 
 use crate::desc::FnDesc;
@@ -321,6 +322,60 @@ pub(crate) fn record_task(f: &'static FnDesc, kind: TaskKind, task: u64) {
     }
     record_custom(|t| {
         let [a, b] = task_payload(kind, t.id_field(f) >> ID_SHIFT, task);
+        Custom::new([a, b, 0, 0], 2)
+    });
+}
+
+/// Where this thread's buffer stood before a poll (see [`polled`]).
+#[derive(Clone, Copy)]
+pub(crate) struct PollMark {
+    words: usize,
+    len: u32,
+}
+
+/// The mark to take before a poll of `f`; `None` when the poll records nothing (no recorder,
+/// `f` culled, or profile mode).
+#[inline(always)]
+pub(crate) fn poll_mark(f: &'static FnDesc) -> Option<PollMark> {
+    if f.flags() & (gate::OFF | cull::CULLED | profile::UNLOGGED) != 0 {
+        return None;
+    }
+    let t = &local::get().state;
+    Some(PollMark {
+        words: t.writer.words(),
+        len: t.len.get(),
+    })
+}
+
+/// After a poll of `f` that served task `task` and began at mark `m`: when the poll was kept
+/// (the buffer grew past the mark, or another buffer took over, so its exit is the last record
+/// written), records a poll event right after the exit, which ties the poll to its task. A
+/// poll the rewind erased leaves the buffer at the mark (or before it) and gets none: the event
+/// must never follow another call's exit. Readers check that too: they tie the event to the
+/// thread's previous event only if that is an exit of `f`.
+#[inline]
+pub(crate) fn polled(f: &'static FnDesc, task: u64, m: PollMark) {
+    let t = &local::get().state;
+    let len = t.len.get();
+    if m.len == BUSY || len == BUSY {
+        return;
+    }
+    let words = t.writer.words();
+    let kept = if words == m.words {
+        len > m.len
+    } else {
+        words != 0
+    };
+    if kept {
+        record_polled(f, task);
+    }
+}
+
+/// The poll event of [`polled`]. Out of line: only kept polls, which are long, pay for it.
+#[inline(never)]
+fn record_polled(f: &'static FnDesc, task: u64) {
+    record_custom(|t| {
+        let [a, b] = polled_payload(t.id_field(f) >> ID_SHIFT, task);
         Custom::new([a, b, 0, 0], 2)
     });
 }

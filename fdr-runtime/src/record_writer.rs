@@ -43,6 +43,12 @@ impl RecordWriter {
         self.slot().limit.load(Ordering::Relaxed)
     }
 
+    /// The buffer's address (0 without one): tells one buffer from another.
+    #[inline(always)]
+    pub(crate) fn words(&self) -> usize {
+        self.data.get() as usize
+    }
+
     pub(crate) fn has_buffer(&self) -> bool {
         !self.data.get().is_null()
     }

@@ -214,7 +214,9 @@ fn absolute(records: &[Rec]) -> Vec<Event> {
             Rec::Exit(id, d) => (FnKind::Exit, id, d),
             Rec::Tail(id, d) => (FnKind::TailExit, id, d),
             Rec::Other(ref s) => panic!("unexpected record {s}"),
-            Rec::Task(..) | Rec::Cull(..) | Rec::Link(..) => panic!("no tasks or culling here"),
+            Rec::Task(..) | Rec::Polled(..) | Rec::Cull(..) | Rec::Link(..) => {
+                panic!("no tasks or culling here")
+            }
         };
         t += u64::from(d);
         out.push(Event { kind, f: f(id), t });

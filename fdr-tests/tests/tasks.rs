@@ -50,7 +50,7 @@ fn timed(log: &Log, tid: i32) -> Vec<(u64, Rec)> {
                 Rec::Enter(_, d) | Rec::Exit(_, d) | Rec::Tail(_, d) | Rec::EnterArgs(_, d) => {
                     t += u64::from(d)
                 }
-                Rec::Task(_, _, _, d) => t = t.wrapping_add(d as i64 as u64),
+                Rec::Task(_, _, _, d) | Rec::Polled(_, _, d) => t = t.wrapping_add(d as i64 as u64),
                 _ => {}
             }
             (t, r)
@@ -201,6 +201,59 @@ fn scenario() -> Result<(), String> {
     assert_eq!(tasks.values().filter(|t| t.0 == ready).count(), 10);
     // Requests were polled at least twice each (they wait for their channel).
     assert!(polls_of(req) >= 2000, "{} polls", polls_of(req));
+    // Every poll was kept (threshold 0), so each exit of a poll is followed by the poll event
+    // that names its task (after a CPU change record, if the thread migrated in between): a
+    // task of the same function, created before and ended after it. An exit that ends its
+    // block has its poll event in the next block, where readers do not tie it (blocks between
+    // may be gone): those are counted apart.
+    let mut polled: HashMap<u64, usize> = HashMap::new();
+    let mut at_block_end = 0;
+    for tid in log.tids() {
+        let recs = timed(&log, tid);
+        let mut ends = std::collections::HashSet::new();
+        let mut n = 0;
+        for b in log.blocks.iter().filter(|b| b.tid == tid) {
+            n += b.records.len();
+            ends.insert(n - 1);
+        }
+        for (i, (t, r)) in recs.iter().enumerate() {
+            let Rec::Exit(id, _) = r else { continue };
+            if ![req, ready, never].contains(id) {
+                continue;
+            }
+            if ends.contains(&i) {
+                at_block_end += 1;
+                continue;
+            }
+            let mut j = i + 1;
+            while matches!(recs.get(j), Some((_, Rec::Cpu(..)))) && !ends.contains(&j) {
+                j += 1;
+            }
+            let Some((_, Rec::Polled(pid, task, _))) = recs.get(j) else {
+                panic!("the exit of a poll of {id} at {t} has no poll event after it");
+            };
+            assert_eq!(pid, id);
+            let life = tasks[task];
+            assert_eq!(life.0, *id, "the task is the function's");
+            assert!(life.1 <= *t && life.2.map_or(true, |(end, _)| end >= *t));
+            *polled.entry(*task).or_default() += 1;
+        }
+    }
+    assert!(at_block_end <= log.blocks.len(), "{at_block_end}");
+    assert_eq!(
+        polled.values().sum::<usize>() + at_block_end,
+        polls_of(req) + polls_of(ready) + polls_of(never)
+    );
+    if at_block_end == 0 {
+        for (task, life) in &tasks {
+            let n = polled.get(task).copied().unwrap_or(0);
+            match life.0 {
+                f if f == ready => assert_eq!(n, 1, "a ready task: one poll"),
+                f if f == req => assert!(n >= 2, "a request: two polls at least"),
+                _ => assert!(n >= 1),
+            }
+        }
+    }
     // The cancelled task: counted as cancelled, with its latency up to the drop.
     let gone: Vec<_> = tasks.values().filter(|t| t.0 == never).collect();
     assert_eq!(gone.len(), 1);
