@@ -29,6 +29,12 @@ static WITH_FIELDS: [AtomicBool; SPARES] = [const { AtomicBool::new(false) }; SP
 /// The callsites' metadata.
 static METAS: [OnceLock<&'static Metadata<'static>>; SPARES] = [const { OnceLock::new() }; SPARES];
 
+/// The field whose value, a W3C `traceparent`, puts a span's calls into that trace.
+pub const TRACEPARENT_FIELD: &str = "traceparent";
+
+/// Whether a callsite has a [`TRACEPARENT_FIELD`].
+static JOINS: [AtomicBool; SPARES] = [const { AtomicBool::new(false) }; SPARES];
+
 /// Whether the spans of a callsite are tasks (see [`Callsite::tasks`]).
 static TASKS: [AtomicBool; SPARES] = [const { AtomicBool::new(false) }; SPARES];
 
@@ -86,6 +92,12 @@ impl Callsite {
     #[inline]
     pub(crate) fn tasks(self) -> bool {
         TASKS[usize::from(self.0)].load(Ordering::Relaxed)
+    }
+
+    /// Whether the callsite's spans have a [`TRACEPARENT_FIELD`].
+    #[inline]
+    pub(crate) fn joins_trace(self) -> bool {
+        JOINS[usize::from(self.0)].load(Ordering::Relaxed)
     }
 
     /// From now on the callsite's spans are tasks.
@@ -157,6 +169,9 @@ fn claim(meta: &'static Metadata<'static>) -> Option<Callsite> {
         ..plain
     };
     let _ = NAMES[slot].set([plain, with]);
+    if meta.fields().field(TRACEPARENT_FIELD).is_some() {
+        JOINS[slot].store(true, Ordering::Relaxed);
+    }
     let _ = METAS[slot].set(meta);
     CLAIMED.store(slot + 1, Ordering::Release);
     let key = meta as *const Metadata<'static> as usize;

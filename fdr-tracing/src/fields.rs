@@ -104,3 +104,21 @@ impl Visit for Values {
         }
     }
 }
+
+/// The value of a span's [`TRACEPARENT_FIELD`](crate::callsites::TRACEPARENT_FIELD), as text
+/// (a `%` or `?` value is formatted).
+#[derive(Default)]
+pub(crate) struct TraceParent(pub Option<String>);
+
+impl Visit for TraceParent {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        if field.name() == crate::callsites::TRACEPARENT_FIELD {
+            self.0 = Some(value.to_string());
+        }
+    }
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        if field.name() == crate::callsites::TRACEPARENT_FIELD {
+            self.0 = Some(format!("{value:?}"));
+        }
+    }
+}

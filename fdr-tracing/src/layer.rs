@@ -7,7 +7,7 @@ use tracing_subscriber::layer::Context;
 use tracing_subscriber::registry::LookupSpan;
 
 use crate::callsites::{self, Callsite};
-use crate::fields::Values;
+use crate::fields::{TraceParent, Values};
 use crate::{record_event, thread_spans};
 
 /// The layer; see the crate's documentation and [`layer`](crate::layer).
@@ -34,6 +34,8 @@ impl FdrLayer {
 struct Kept {
     task: Option<u64>,
     fields: Option<Values>,
+    /// The span's `traceparent` field: its calls run inside that trace.
+    trace: Option<String>,
 }
 
 impl<S> tracing_subscriber::Layer<S> for FdrLayer
@@ -59,11 +61,21 @@ where
             attrs.record(&mut v);
             v
         });
-        let plain = task.is_none() && fields.is_none();
+        let trace = c.joins_trace().then(|| {
+            let mut t = TraceParent::default();
+            attrs.record(&mut t);
+            t.0
+        });
+        let trace = trace.flatten();
+        let plain = task.is_none() && fields.is_none() && trace.is_none();
         thread_spans::made_plain(id.into_u64(), plain.then_some(c));
         if !plain {
             if let Some(span) = ctx.span(id) {
-                span.extensions_mut().insert(Kept { task, fields });
+                span.extensions_mut().insert(Kept {
+                    task,
+                    fields,
+                    trace,
+                });
             }
         }
     }
@@ -115,20 +127,18 @@ where
             // Entered again, or on another thread than the one that made it.
             c.make_tasks();
         }
-        let guard = match self.fields {
-            false => CallGuard::enter(c.desc()),
-            true => {
-                let fields = span
-                    .extensions_mut()
-                    .get_mut::<Kept>()
-                    .and_then(|k| k.fields.take());
-                match fields {
-                    Some(v) => CallGuard::enter_args(c.desc(), v.args()),
-                    None => CallGuard::enter(c.desc()),
-                }
-            }
+        let (fields, trace) = match span.extensions_mut().get_mut::<Kept>() {
+            Some(k) => (k.fields.take().filter(|_| self.fields), k.trace.clone()),
+            None => (None, None),
+        };
+        let guard = match fields {
+            Some(v) => CallGuard::enter_args(c.desc(), v.args()),
+            None => CallGuard::enter(c.desc()),
         };
         thread_spans::entered(id.into_u64(), Some(guard));
+        if let Some(tp) = trace {
+            thread_spans::join_trace(&tp);
+        }
     }
 
     fn on_exit(&self, id: &Id, _ctx: Context<'_, S>) {

@@ -69,7 +69,7 @@ mod thread_spans;
 use fdr_runtime::CallGuard;
 use tracing_core::Event;
 
-pub use callsites::{dropped_callsites, MAX_FIELDS, SPARES};
+pub use callsites::{dropped_callsites, MAX_FIELDS, SPARES, TRACEPARENT_FIELD};
 pub use fields::text_value;
 pub use layer::FdrLayer;
 pub use subscriber::FdrSubscriber;

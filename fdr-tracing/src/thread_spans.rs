@@ -61,8 +61,16 @@ impl Ring {
     }
 }
 
+/// A span this thread is in: its id, the trace it joined (see [`join_trace`]) and its call.
+/// Fields drop in order: the trace's marker call ends inside the span's call.
+struct Inside {
+    id: u64,
+    _trace: Option<fdr_runtime::TraceScope>,
+    _guard: Option<CallGuard>,
+}
+
 thread_local! {
-    static ENTERED: RefCell<Vec<(u64, Option<CallGuard>)>> = const { RefCell::new(Vec::new()) };
+    static ENTERED: RefCell<Vec<Inside>> = const { RefCell::new(Vec::new()) };
     /// Spans made here and not entered yet; the memo is the callsite's index plus one when the
     /// span keeps nothing in the registry (the layer's), else 0.
     static MADE: Ring = const { Ring::new() };
@@ -130,7 +138,24 @@ pub(crate) fn closed(id: u64) {
 pub(crate) fn entered(id: u64, guard: Option<CallGuard>) {
     // A thread's stack of spans outlives it by its destructors at most: then nothing is
     // recorded, which is what a thread that is gone records.
-    let _ = ENTERED.try_with(|e| e.borrow_mut().push((id, guard)));
+    let _ = ENTERED.try_with(|e| {
+        e.borrow_mut().push(Inside {
+            id,
+            _trace: None,
+            _guard: guard,
+        })
+    });
+}
+
+/// The span this thread just entered carries a W3C `traceparent`: until it is exited, the calls
+/// made here run inside that trace (`fdr_runtime::join_trace`).
+pub(crate) fn join_trace(traceparent: &str) {
+    let scope = fdr_runtime::join_trace(traceparent);
+    let _ = ENTERED.try_with(|e| {
+        if let Some(top) = e.borrow_mut().last_mut() {
+            top._trace = Some(scope);
+        }
+    });
 }
 
 /// This thread left span `id`.
@@ -140,7 +165,7 @@ pub(crate) fn exited(id: u64) {
         let mut e = e.borrow_mut();
         // Spans are exited in the reverse order of their entries; one exited out of order
         // closes the spans entered after it first, as an unwinding frame would.
-        if let Some(at) = e.iter().rposition(|(x, _)| *x == id) {
+        if let Some(at) = e.iter().rposition(|s| s.id == id) {
             while e.len() > at {
                 let top = e.pop();
                 drop(top);
@@ -153,7 +178,7 @@ pub(crate) fn exited(id: u64) {
 #[inline]
 pub(crate) fn current() -> Option<u64> {
     ENTERED
-        .try_with(|e| e.borrow().last().map(|(id, _)| *id))
+        .try_with(|e| e.borrow().last().map(|s| s.id))
         .ok()
         .flatten()
 }

@@ -512,3 +512,41 @@ fn the_subscriber_records_only_spans_at_its_level() {
     );
     assert!(log.functions.iter().all(|f| f.name != "spans::hidden"));
 }
+
+/// A span with a `traceparent` field (the W3C header a request carries) runs its calls inside
+/// that trace: the layer records `fdr::join_trace` with the context as its arguments, nested in
+/// the span's call, open while the span is entered. An invalid value records nothing.
+#[test]
+fn the_layer_joins_the_trace_a_span_field_names() {
+    const TP: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let d = Dispatch::new(tracing_subscriber::registry().with(fdr_tracing::layer()));
+    let log = record_log(every_call(), || {
+        tracing::dispatcher::with_default(&d, || {
+            let header = TP.to_string();
+            let span = info_span!("request", traceparent = %header);
+            {
+                let _e = span.enter();
+                let _inner = info_span!("handler").entered();
+            }
+            let _bad = info_span!("request", traceparent = "not a trace").entered();
+        });
+    });
+    let words = fdr_format::trace_context::encode(TP).unwrap();
+    let marker = format!(
+        "+fdr::join_trace({}, {}, {}, {})",
+        words[0], words[1], words[2], words[3]
+    );
+    assert_eq!(
+        calls(&log, only_thread(&log)),
+        [
+            "+spans::request".to_string(),
+            marker,
+            "+spans::handler".into(),
+            "-spans::handler".into(),
+            "-fdr::join_trace".into(),
+            "-spans::request".into(),
+            "+spans::request".into(),
+            "-spans::request".into(),
+        ]
+    );
+}
