@@ -13,7 +13,7 @@ use std::sync::Once;
 use fdr_format::Reason;
 
 use crate::recorder::{self, Recorder};
-use crate::{host, out_name, session, trigger, Config, Error};
+use crate::{host, out_name, session, snapshot_log, trigger, Config, Error};
 
 /// Reads `FDR_OPTIONS` and starts recording if it says so. Called once per process (and once
 /// more in each forked child) by the first hook that finds the state unknown.
@@ -68,7 +68,8 @@ fn write_auto(finish: bool) {
     };
     let (out, result) = if finish {
         let result = rec.finish_for(&final_out, Reason::Exit);
-        (final_out, result)
+        let said = format!("wrote {}", final_out.display());
+        (said, result)
     } else {
         let s = rec.session();
         // Numbered within the snapshot cap; past it, the process's first panic still gets its
@@ -93,10 +94,10 @@ fn write_auto(finish: bool) {
             host::wall_time(),
         );
         let result = rec.write_snapshot_for(&out, Reason::Panic);
-        (out, result)
+        (snapshot_log::written(s, &out, Reason::Panic), result)
     };
     match result {
-        Ok(()) => eprintln!("fdr: wrote {}", out.display()),
+        Ok(()) => eprintln!("fdr: {out}"),
         Err(Error::NotRecording) | Err(Error::SnapshotInProgress) => {}
         Err(e) => eprintln!("{e}"),
     }

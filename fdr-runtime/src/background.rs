@@ -164,7 +164,11 @@ fn write(s: &Session, mut call: ReasonInfo, n: u32) {
     }
     s.triggers().mailbox.writing.store(false, Ordering::SeqCst);
     match result {
-        Ok(()) => eprintln!("fdr: wrote {} ({})", path.display(), call.reason.describe()),
+        Ok(()) => eprintln!(
+            "fdr: {} ({})",
+            snapshot_log::written(s, &path, call.reason),
+            call.reason.describe()
+        ),
         // The recording ended meanwhile: its final log has it all.
         Err(Error::NotRecording) => {}
         Err(e) => {

@@ -138,6 +138,33 @@ pub struct Config {
     pub(crate) profile: bool,
     pub(crate) profile_nodes: u32,
     pub(crate) profile_threads: bool,
+    pub(crate) otlp: Otlp,
+}
+
+/// Where and how windows go to an OpenTelemetry collector ([`Config::otlp_endpoint`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Otlp {
+    pub endpoint: Option<String>,
+    pub service_name: Option<String>,
+    pub only: bool,
+    pub queue: u32,
+    pub max_spans: u32,
+    pub timeout: Duration,
+    pub retry_for: Duration,
+}
+
+impl Default for Otlp {
+    fn default() -> Self {
+        Otlp {
+            endpoint: None,
+            service_name: None,
+            only: false,
+            queue: 8,
+            max_spans: 10_000,
+            timeout: Duration::from_secs(10),
+            retry_for: Duration::from_secs(60),
+        }
+    }
 }
 
 /// Smallest buffer that holds a block preamble and a useful number of records.
@@ -177,6 +204,7 @@ impl Default for Config {
             profile: false,
             profile_nodes: DEFAULT_PROFILE_NODES,
             profile_threads: false,
+            otlp: Otlp::default(),
         }
     }
 }
@@ -363,6 +391,110 @@ impl Config {
         self
     }
 
+    /// Sends every window the recorder writes while it runs (a trigger's, the signal's, a
+    /// panic's, a snapshot the program asks for) to an OpenTelemetry collector, as an OTLP/HTTP
+    /// protobuf `ExportTraceServiceRequest` posted to `URL/v1/traces` (`http://` only; a URL
+    /// with a path is used as given): one span per call, named by the function, with its
+    /// caller as parent, its thread as attributes, and `fdr.open = true` on calls still
+    /// running. Needs the `otlp` feature (`fdr/otlp`); without it, [`crate::start`] says so.
+    ///
+    /// A thread of its own sends, never a recording thread: windows wait in a bounded queue
+    /// ([`Config::otlp_queue`]; when full, the oldest is dropped), each request is tried for
+    /// at most [`Config::otlp_timeout`] and retried (429, 502, 503, 504 and connection
+    /// failures, honouring `Retry-After`, with a doubling backoff) for at most
+    /// [`Config::otlp_retry_for`]. Windows dropped or not accepted are counted in
+    /// [`Stats::windows_dropped`](crate::Stats::windows_dropped) and said on stderr once. When
+    /// the recording ends (finish, exit), windows still queued get up to [`OTLP_FLUSH`] to go.
+    ///
+    /// ```
+    /// let c = fdr_runtime::Config::default().otlp_endpoint("http://localhost:4318");
+    /// assert_eq!(c.get_otlp_endpoint(), Some("http://localhost:4318"));
+    /// ```
+    pub fn otlp_endpoint(mut self, url: impl Into<String>) -> Self {
+        self.otlp.endpoint = Some(url.into());
+        self
+    }
+
+    /// `service.name` of exported windows (default: the program's file name).
+    ///
+    /// ```
+    /// let c = fdr_runtime::Config::default().service_name("checkout");
+    /// assert_eq!(c.get_service_name(), Some("checkout"));
+    /// ```
+    pub fn service_name(mut self, name: impl Into<String>) -> Self {
+        self.otlp.service_name = Some(name.into());
+        self
+    }
+
+    /// Windows go to the collector instead of files (default: both). The final log of
+    /// [`Recorder::finish`](crate::Recorder::finish) and of exit is still written, and so is a
+    /// profile.
+    pub fn otlp_only(mut self, on: bool) -> Self {
+        self.otlp.only = on;
+        self
+    }
+
+    /// Windows waiting to be sent, at most (default 8, 1 to 1024). Each is held as its log's
+    /// bytes until sent.
+    pub fn otlp_queue(mut self, windows: u32) -> Self {
+        self.otlp.queue = windows;
+        self
+    }
+
+    /// Spans per request, at most (default 10,000): a bigger window is sent in several.
+    pub fn otlp_max_spans(mut self, spans: u32) -> Self {
+        self.otlp.max_spans = spans;
+        self
+    }
+
+    /// One attempt's limit: connecting, sending and reading the answer (default 10 s).
+    pub fn otlp_timeout(mut self, timeout: Duration) -> Self {
+        self.otlp.timeout = timeout;
+        self
+    }
+
+    /// How long one request may be retried, its attempts and waits included (default 60 s);
+    /// past it the window is dropped.
+    pub fn otlp_retry_for(mut self, budget: Duration) -> Self {
+        self.otlp.retry_for = budget;
+        self
+    }
+
+    /// The collector windows are sent to, if any.
+    pub fn get_otlp_endpoint(&self) -> Option<&str> {
+        self.otlp.endpoint.as_deref()
+    }
+
+    /// The `service.name` given, if any.
+    pub fn get_service_name(&self) -> Option<&str> {
+        self.otlp.service_name.as_deref()
+    }
+
+    /// Whether windows go to the collector instead of files.
+    pub fn get_otlp_only(&self) -> bool {
+        self.otlp.only
+    }
+
+    /// The bound on windows waiting to be sent.
+    pub fn get_otlp_queue(&self) -> u32 {
+        self.otlp.queue
+    }
+
+    /// The bound on spans per request.
+    pub fn get_otlp_max_spans(&self) -> u32 {
+        self.otlp.max_spans
+    }
+
+    /// One attempt's limit.
+    pub fn get_otlp_timeout(&self) -> Duration {
+        self.otlp.timeout
+    }
+
+    /// One request's retry budget.
+    pub fn get_otlp_retry_for(&self) -> Duration {
+        self.otlp.retry_for
+    }
+
     /// Whether profiles are written per thread.
     pub fn get_profile_threads(&self) -> bool {
         self.profile_threads
@@ -482,6 +614,7 @@ impl Config {
                 message: "an age of 0 keeps nothing; give a duration".into(),
             });
         }
+        self.validate_otlp()?;
         if self.buffer_size.checked_mul(self.buffer_count).is_none() {
             return Err(Error::Config {
                 key: "buffer_count".into(),
@@ -491,6 +624,66 @@ impl Config {
         Ok(())
     }
 }
+
+impl Config {
+    fn validate_otlp(&self) -> Result<(), Error> {
+        let o = &self.otlp;
+        if !(1..=1024).contains(&o.queue) {
+            return Err(option_error(
+                "otlp_queue",
+                format!("{} windows is out of range; use 1 to 1024", o.queue),
+            ));
+        }
+        if o.max_spans == 0 {
+            return Err(option_error(
+                "otlp_max_spans",
+                "0 spans per request sends nothing; use at least 1".into(),
+            ));
+        }
+        if o.timeout.is_zero() {
+            return Err(option_error(
+                "otlp_timeout",
+                "a timeout of 0 gives no attempt a chance; give a duration such as 10s".into(),
+            ));
+        }
+        if o.endpoint.is_some() && self.mode == Mode::Profile {
+            return Err(option_error(
+                "otlp_endpoint",
+                "profile mode writes no window to send; use mode=ring (with profile=on for a \
+                 profile too)"
+                    .into(),
+            ));
+        }
+        let Some(url) = &o.endpoint else {
+            if o.only {
+                return Err(option_error(
+                    "otlp_only",
+                    "windows would go nowhere: give otlp_endpoint too, or leave otlp_only off"
+                        .into(),
+                ));
+            }
+            return Ok(());
+        };
+        #[cfg(feature = "otlp")]
+        {
+            fdr_otlp::http::Endpoint::parse(url)
+                .map(|_| ())
+                .map_err(|e| option_error("otlp_endpoint", e.to_string()))
+        }
+        #[cfg(not(feature = "otlp"))]
+        {
+            Err(option_error(
+                "otlp_endpoint",
+                format!(
+                    "this program was built without fdr's `otlp` feature, so windows cannot go                      to {url}; build with `features = [\"otlp\"]` on the fdr dependency"
+                ),
+            ))
+        }
+    }
+}
+
+/// When a recording ends, the most time windows still waiting to go to the collector get.
+pub const OTLP_FLUSH: Duration = Duration::from_secs(2);
 
 /// One `FDR_OPTIONS` key: the form of its value and its default, read from
 /// [`Config::default`] itself. The one place error messages and the README's list take them
@@ -586,6 +779,41 @@ pub(crate) const OPTIONS: &[OptionSpec] = &[
         key: "cull_after",
         form: "a number of calls, 1 to 4294967295",
         default: |c| c.cull_after.to_string(),
+    },
+    OptionSpec {
+        key: "otlp_endpoint",
+        form: "an http:// URL of an OpenTelemetry collector (OTLP/HTTP), such as http://localhost:4318",
+        default: |_| "none (windows are not sent)".into(),
+    },
+    OptionSpec {
+        key: "service_name",
+        form: "the service.name of sent windows",
+        default: |_| "the program's file name".into(),
+    },
+    OptionSpec {
+        key: "otlp_only",
+        form: "on or off (on: windows are sent instead of written to files)",
+        default: |c| if c.otlp.only { "on".into() } else { "off".into() },
+    },
+    OptionSpec {
+        key: "otlp_queue",
+        form: "a number of windows waiting to be sent, 1 to 1024",
+        default: |c| c.otlp.queue.to_string(),
+    },
+    OptionSpec {
+        key: "otlp_max_spans",
+        form: "a number of spans per request, at least 1",
+        default: |c| c.otlp.max_spans.to_string(),
+    },
+    OptionSpec {
+        key: "otlp_timeout",
+        form: "a duration such as 10s or 500ms (one attempt's limit)",
+        default: |c| fdr_format::duration::write(c.otlp.timeout.as_nanos() as u64),
+    },
+    OptionSpec {
+        key: "otlp_retry_for",
+        form: "a duration such as 60s (how long one request may be retried; 0: tried once)",
+        default: |c| fdr_format::duration::write(c.otlp.retry_for.as_nanos() as u64),
     },
 ];
 

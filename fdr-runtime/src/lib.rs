@@ -28,6 +28,7 @@
 //! |---|---|
 //! | `race_tests` | tests of snapshots, rewinds and re-entered hooks racing, under Miri too |
 //! | `testing` | for tests: the injected clock and the controller on plain buffers |
+//! | `trace_context` | joining a W3C trace: the marker call `join_trace` records |
 //! | `hooks` | the typed hooks and guards the macros expand into |
 //! | `task` | async tasks: ids, creation, completion, cancellation, task-latency triggers |
 //! | `hot_path` | the path of every hook: bounds check, busy bracket, clock, controller; the cold path |
@@ -40,6 +41,7 @@
 //! | `cull`, `rewind`, `session`, `window` | culling functions whose calls are always erased; erasing calls shorter than the threshold; one recording, which one is running, fork handling; the window by age (`max_age`) |
 //! | `gate`, `snapshot`, `thread_state` | the recorder gate copied into every descriptor; copying buffers while their owners write; a thread's recording state |
 //! | `profiles` | a recording's profile: the threads' call tries, merged |
+//! | `export` | windows sent to an OpenTelemetry collector: the bounded queue and the sending thread |
 //! | `clock`, `host`, `options`, `pool`, `profile`, `record_writer`, `signal`, `trigger` | time and CPU; ids, names and wall time; reading `FDR_OPTIONS`; the buffers; one thread's call trie (profile mode); how words go into a buffer and are published; the snapshot signal's handler; slow-call triggers |
 //! | `args`, `config`, `desc`, `error`, `injected`, `learned`, `out_name`, `queue`, `registry`, `slot`, `stats`, `wakeup` | logged arguments; the settings and their limits; the function table; errors; values tests inject; learned slow-call limits; log file names; the free and retired queues; the threads; what an owner publishes for snapshots; counters; waking the writer |
 //!
@@ -63,6 +65,8 @@ mod controller;
 mod cull;
 mod desc;
 mod error;
+#[cfg(feature = "record")]
+mod export;
 #[cfg(feature = "record")]
 mod gate;
 #[cfg(feature = "record")]
@@ -119,6 +123,8 @@ pub mod testing;
 #[cfg(feature = "record")]
 mod thread_state;
 #[cfg(feature = "record")]
+mod trace_context;
+#[cfg(feature = "record")]
 mod trigger;
 #[cfg(feature = "record")]
 mod wakeup;
@@ -130,7 +136,7 @@ pub use args::LogArg;
 pub use clock::{calibration, Calibration};
 pub use config::{
     Clock, Config, Limit, Mode, Signal, Trigger, DEFAULT_PROFILE_NODES, DEFAULT_THRESHOLD,
-    MAX_BUFFER_SIZE, MAX_PROFILE_NODES, MIN_BUFFER_SIZE, PROFILE_DEPTH,
+    MAX_BUFFER_SIZE, MAX_PROFILE_NODES, MIN_BUFFER_SIZE, OTLP_FLUSH, PROFILE_DEPTH,
 };
 #[cfg(feature = "record")]
 pub use cull::{memory as culling_memory, PROBES_PER_ROUND, PROBE_CALLS, PROBE_PERIOD_MS};
@@ -149,3 +155,5 @@ pub use options::parse_duration;
 #[cfg(feature = "record")]
 pub use recorder::{recorder, start, Recorder};
 pub use stats::Stats;
+#[cfg(feature = "record")]
+pub use trace_context::{join_trace, TraceScope};

@@ -221,6 +221,43 @@ impl Config {
                         }
                     })
                 }
+                "otlp_endpoint" => {
+                    if value.is_empty() {
+                        return Err(bad("expected a URL, found nothing".into()));
+                    }
+                    c.otlp.endpoint = Some(value.to_string());
+                }
+                "service_name" => {
+                    if value.is_empty() {
+                        return Err(bad("expected a name, found nothing".into()));
+                    }
+                    c.otlp.service_name = Some(value.to_string());
+                }
+                "otlp_only" => {
+                    c.otlp.only = match value {
+                        "on" => true,
+                        "off" => false,
+                        _ => return Err(bad(format!("expected `on` or `off`, found `{value}`"))),
+                    }
+                }
+                "otlp_queue" => {
+                    c.otlp.queue = u32::try_from(number("a number of windows")?)
+                        .ok()
+                        .filter(|n| (1..=1024).contains(n))
+                        .ok_or_else(|| bad(format!("{value} is out of range")))?
+                }
+                "otlp_max_spans" => {
+                    c.otlp.max_spans = u32::try_from(number("a number of spans")?)
+                        .ok()
+                        .filter(|&n| n > 0)
+                        .ok_or_else(|| bad(format!("{value} is out of range")))?
+                }
+                "otlp_timeout" => c.otlp.timeout = parse_duration(value).map_err(bad)?,
+                "otlp_retry_for" => {
+                    c.otlp.retry_for = fdr_format::duration::parse(value)
+                        .map(Duration::from_nanos)
+                        .map_err(|e| bad(e.to_string()))?
+                }
                 "out" => {
                     if value.is_empty() {
                         return Err(bad("expected a file path, found nothing".into()));

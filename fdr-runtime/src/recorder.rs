@@ -254,11 +254,14 @@ impl Recorder {
     /// Counters so far.
     pub fn stats(&self) -> Stats {
         let s = &self.session;
+        let sent = s.exporter().map(|e| e.counts()).unwrap_or_default();
         Stats {
             threads: s.threads().len(),
             records_dropped: s.threads().dropped_total(),
             buffers_recycled: s.pool().recycled.load(Ordering::Relaxed),
             culling_bytes: crate::cull::memory(crate::desc::table().len(), s.threads().len()),
+            windows_sent: sent.sent,
+            windows_dropped: sent.dropped,
         }
     }
 
@@ -282,6 +285,9 @@ impl Recorder {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        if let Some(e) = self.session.exporter() {
+            e.close(crate::OTLP_FLUSH);
         }
     }
 

@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Once};
 use fdr_format::{Reason, ReasonInfo};
 
 use crate::clock::Calibration;
+use crate::export::Exporter;
 use crate::pool::Pool;
 use crate::profiles::Profiles;
 use crate::registry::Registry;
@@ -195,6 +196,8 @@ pub(crate) struct Session {
     counters: Counters,
     /// The threads' call tries, when the recording profiles.
     profiles: Option<Profiles>,
+    /// Sends written windows to a collector, when the recording has an OTLP endpoint.
+    exporter: Option<Exporter>,
 }
 
 impl Session {
@@ -202,6 +205,11 @@ impl Session {
     /// call is erased, so none is ever culled), and no profile (which counts every call).
     pub(crate) fn culling(&self) -> bool {
         self.setup.config.get_cull() && self.setup.threshold_ticks > 0 && self.profiles.is_none()
+    }
+
+    /// Sends written windows to a collector, when the recording has an OTLP endpoint.
+    pub(crate) fn exporter(&self) -> Option<&Exporter> {
+        self.exporter.as_ref()
     }
 
     /// The call tries, when the recording profiles.
@@ -236,6 +244,7 @@ impl Session {
             _ => config.get_buffer_count(),
         };
         let pool = Pool::new(buffer_size, buffers, config.get_mode())?;
+        let config_for_exporter = config.clone();
         let threshold_ticks = (config.get_threshold().as_nanos()
             * u128::from(calibration.ticks_per_second)
             / 1_000_000_000)
@@ -271,6 +280,7 @@ impl Session {
             },
             counters: Counters::default(),
             profiles: config_profiles,
+            exporter: Exporter::start(&config_for_exporter),
         })
     }
 

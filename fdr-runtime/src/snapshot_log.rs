@@ -33,7 +33,51 @@ pub(crate) fn snapshot_to<W: Write + ?Sized>(
         return Err(Error::NotRecording);
     }
     let _turn = s.snapshot_turn()?;
-    write(s, out, true, reason)
+    match s.exporter() {
+        Some(e) => {
+            let mut tee = Tee {
+                out,
+                copy: Vec::new(),
+            };
+            write(s, &mut tee, true, reason)?;
+            e.push(tee.copy);
+            Ok(())
+        }
+        None => write(s, out, true, reason),
+    }
+}
+
+/// What became of a window [`snapshot_with_profile`] wrote for `why`: the words for stderr.
+pub(crate) fn written(s: &Session, path: &Path, why: fdr_format::Reason) -> String {
+    match s.exporter() {
+        Some(e) if e.only() && why != fdr_format::Reason::Api => {
+            format!("queued a window for {}", e.endpoint())
+        }
+        Some(e) => format!(
+            "wrote {} (and queued it for {})",
+            path.display(),
+            e.endpoint()
+        ),
+        None => format!("wrote {}", path.display()),
+    }
+}
+
+/// A writer that keeps a copy of what it writes: the window for the exporter.
+struct Tee<'a, W: ?Sized> {
+    out: &'a mut W,
+    copy: Vec<u8>,
+}
+
+impl<W: Write + ?Sized> Write for Tee<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.out.write(buf)?;
+        self.copy.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
 }
 
 /// A snapshot of `s` in the file `path`, written under a temporary name and renamed when
@@ -44,7 +88,9 @@ pub(crate) fn snapshot_file(s: &Session, path: &Path, reason: ReasonInfo) -> Res
 
 /// What the exit writers and the background writer write for a panic, the signal or a trigger:
 /// the window in `path`, and the profile beside it ([`profile_log::beside`]) when the recording
-/// keeps one; in profile mode the profile alone, in `path`.
+/// keeps one; in profile mode the profile alone, in `path`. With `otlp_only`, a window the
+/// program did not ask for itself (a trigger's, the signal's, a panic's) goes to the exporter
+/// instead of `path` (the profile is still written beside it).
 pub(crate) fn snapshot_with_profile(
     s: &Session,
     path: &Path,
@@ -57,7 +103,12 @@ pub(crate) fn snapshot_with_profile(
         return profile_log::write_file(s, path, false);
     }
     let why = reason.reason;
-    snapshot_file(s, path, reason)?;
+    if why != fdr_format::Reason::Api && s.exporter().is_some_and(|e| e.only()) {
+        // Sent instead of written: the window goes to the exporter only.
+        snapshot_to(s, &mut std::io::sink(), reason)?;
+    } else {
+        snapshot_file(s, path, reason)?;
+    }
     if s.profiles().is_some()
         && why != fdr_format::Reason::SlowCall
         && why != fdr_format::Reason::StillRunning

@@ -17,4 +17,12 @@ pub struct Stats {
     /// Bytes of culling state for the program's functions and the threads recording now (see
     /// `fdr_runtime::culling_memory`): 4 per function, nothing per thread.
     pub culling_bytes: usize,
+    /// Windows sent to the OpenTelemetry collector and accepted ([`Config::otlp_endpoint`]; a
+    /// window without calls counts without a request).
+    ///
+    /// [`Config::otlp_endpoint`]: crate::Config::otlp_endpoint
+    pub windows_sent: u64,
+    /// Windows meant for the collector that were dropped: the queue was full, the collector
+    /// did not accept them within the retry budget, or the recording ended first.
+    pub windows_dropped: u64,
 }

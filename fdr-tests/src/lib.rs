@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests: recording with the injected clock, and decoding a
 //! log into records that tests can compare whole.
 
+pub mod collector;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -65,6 +67,9 @@ pub enum Rec {
     Wrap(u64),
     /// A task event: kind, function id, task id, delta.
     Task(fdr_format::TaskKind, u32, u64, i32),
+    /// A poll event (the poll whose exit came just before served this task): function id,
+    /// task id, delta.
+    Polled(u32, u64, i32),
     /// A cull event: kind, function id, run, delta.
     Cull(fdr_format::CullKind, u32, u64, i32),
     /// A link event and its delta.
@@ -237,6 +242,8 @@ pub fn decode(bytes: impl Read) -> Result<Log, String> {
             Record::CustomEvent { delta, payload } => {
                 if let Some((kind, id, task)) = fdr_format::decode_task_event(payload) {
                     Rec::Task(kind, id, task, delta)
+                } else if let Some((id, task)) = fdr_format::decode_polled_event(payload) {
+                    Rec::Polled(id, task, delta)
                 } else if let Some((kind, id, run)) = fdr_format::decode_cull_event(payload) {
                     Rec::Cull(kind, id, run, delta)
                 } else if let Some(link) = fdr_format::decode_link_event(payload) {

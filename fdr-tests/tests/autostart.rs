@@ -221,3 +221,110 @@ fn fdr_options_mode_profile_writes_a_profile_at_exit_and_on_panic() {
     assert_eq!(at_exit.function_name(w), Some("auto::work"));
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// With `otlp_endpoint`, the panic's window goes to the collector (instead of a file with
+/// `otlp_only`) before the process exits; the log at exit is still written.
+#[test]
+fn fdr_options_sends_the_panic_window_to_the_collector() {
+    use fdr_otlp::proto::{any_value::Value, ExportTraceServiceRequest};
+    use prost::Message;
+    let dir = scratch("otlp");
+    let out = dir.join("auto.fdr");
+    let c = fdr_tests::collector::Collector::start(&[]);
+    let child = run_child(
+        "child_without_start",
+        &format!(
+            "buffer_count=8 threshold_us=0 otlp_endpoint={} otlp_only=on service_name=auto-test \
+             out={}",
+            c.url,
+            out.display()
+        ),
+    );
+    let stderr = String::from_utf8_lossy(&child.stderr);
+    assert!(child.status.success(), "child failed: {stderr}");
+    assert!(
+        stderr.contains(&format!("fdr: queued a window for {}", c.url)),
+        "{stderr}"
+    );
+    // Sent instead of written; the exit log is there.
+    assert!(!dir.join("auto-1.fdr").exists(), "{stderr}");
+    read(&out);
+    let bodies = c.accepted();
+    assert_eq!(bodies.len(), 1, "{stderr}");
+    let r = ExportTraceServiceRequest::decode(&bodies[0][..]).unwrap();
+    let spans: Vec<_> = r.resource_spans[0].scope_spans[0].spans.iter().collect();
+    let attr = |s: &fdr_otlp::proto::Span, k: &str| {
+        s.attributes
+            .iter()
+            .find(|a| a.key == k)
+            .and_then(|a| a.value.clone())
+            .and_then(|v| v.value)
+    };
+    let doomed = spans
+        .iter()
+        .find(|s| s.name == "auto::doomed")
+        .expect("the call that panicked");
+    assert_eq!(attr(doomed, "fdr.open"), Some(Value::BoolValue(true)));
+    assert_eq!(
+        attr(doomed, "fdr.reason"),
+        Some(Value::StringValue("panic".into()))
+    );
+    let work: Vec<_> = spans.iter().filter(|s| s.name == "auto::work").collect();
+    assert_eq!(work.len(), 1);
+    assert!(attr(work[0], "fdr.open").is_none());
+    let resource = r.resource_spans[0].resource.as_ref().unwrap();
+    let service = resource
+        .attributes
+        .iter()
+        .find(|a| a.key == "service.name")
+        .and_then(|a| a.value.clone())
+        .and_then(|v| v.value);
+    assert_eq!(service, Some(Value::StringValue("auto-test".into())));
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+#[ignore = "a child process of a_collector_that_is_down_is_said_once_on_stderr"]
+fn child_snapshots_for_a_dead_collector() {
+    drop(CallGuard::enter(&WORK));
+    let rec = fdr_runtime::recorder().expect("FDR_OPTIONS started a recorder");
+    for _ in 0..3 {
+        rec.snapshot(&mut std::io::sink()).unwrap();
+    }
+    // Each window is tried once (no retry budget) and dropped; exit waits for them at most
+    // OTLP_FLUSH.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while rec.stats().windows_dropped < 3 && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    println!("dropped {}", rec.stats().windows_dropped);
+}
+
+/// A collector that is not there costs the windows, counted, and one line on stderr.
+#[test]
+fn a_collector_that_is_down_is_said_once_on_stderr() {
+    let dir = scratch("otlp-down");
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let child = run_child(
+        "child_snapshots_for_a_dead_collector",
+        &format!(
+            "buffer_count=8 threshold_us=0 otlp_endpoint=http://127.0.0.1:{port} \
+             otlp_retry_for=0s otlp_timeout=1s out={}",
+            dir.join("down.fdr").display()
+        ),
+    );
+    let stderr = String::from_utf8_lossy(&child.stderr);
+    let stdout = String::from_utf8_lossy(&child.stdout);
+    assert!(child.status.success(), "child failed: {stderr}");
+    assert!(stdout.contains("dropped 3"), "{stdout}");
+    let said: Vec<&str> = stderr.lines().filter(|l| l.contains("dropped")).collect();
+    assert_eq!(said.len(), 1, "{stderr}");
+    assert!(
+        said[0].contains(&format!("http://127.0.0.1:{port}")) && said[0].contains("fdr::stats()"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(dir).ok();
+}

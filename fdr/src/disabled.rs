@@ -65,3 +65,11 @@ impl Recorder {
         Stats::default()
     }
 }
+
+/// Nothing is recorded, so no trace is joined.
+pub struct TraceScope;
+
+#[inline]
+pub fn join_trace(_traceparent: &str) -> TraceScope {
+    TraceScope
+}

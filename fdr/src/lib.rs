@@ -159,6 +159,33 @@ pub fn profile(path: impl AsRef<Path>) -> Result<(), Error> {
     }
 }
 
+/// Records that the calls this thread makes until the returned guard drops run inside the
+/// W3C trace of `traceparent` (the header value a request carries). When a trigger's slow call
+/// ran inside it, the window sent to an OpenTelemetry collector ([`Config::otlp_endpoint`], or
+/// `fdr export --otlp`) joins that trace: its spans take the trace id and hang under the
+/// caller's span, so the window shows up inside the request's own trace. An invalid
+/// `traceparent` records nothing; without the `enable` feature nothing is recorded.
+///
+/// ```
+/// fn handle(traceparent: &str) {
+///     let _trace = fdr::join_trace(traceparent);
+///     // ... the request's work, recorded inside its trace ...
+/// }
+/// handle("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+/// ```
+#[inline]
+pub fn join_trace(traceparent: &str) -> TraceScope {
+    TraceScope {
+        _inner: mode::join_trace(traceparent),
+    }
+}
+
+/// The guard of [`join_trace`]: the trace is left when it drops.
+#[must_use = "the trace is left when this guard drops: bind it (`let _trace = ...`)"]
+pub struct TraceScope {
+    _inner: mode::TraceScope,
+}
+
 /// A handle on the running recorder. Clones refer to the same recording.
 ///
 /// ```no_run

@@ -1,0 +1,697 @@
+//! The recorder sends the windows it writes to an OpenTelemetry collector (`otlp_endpoint`),
+//! from a thread of its own: what a collector receives, decoded by a receiver we did not write
+//! (the official OpenTelemetry classes, PyPI `opentelemetry-proto`), is exactly the window `fdr
+//! calls` shows; a hang's window has its open call; a window inside `fdr::join_trace` joins that
+//! trace; and a collector that is down, busy (503 + Retry-After), hung or cutting connections
+//! costs the program nothing but the windows it drops, counted in `stats()`, while nothing is
+//! lost once it comes back within the retry budget.
+//!
+//! Needs python3 with opentelemetry-proto (`scripts/test` installs it).
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use fdr_cli::testing::otlp::{otlp_check, spans_of_calls, spans_of_otlp};
+use fdr_otlp::proto::{any_value, ExportTraceServiceRequest, Span};
+use fdr_runtime::Config;
+use fdr_tests::collector::{Answer, Collector};
+use fdr_tests::{scratch, testing};
+use prost::Message;
+
+/// Waits (at most 30 s) until `done`.
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let until = Instant::now() + Duration::from_secs(30);
+    while !done() {
+        assert!(Instant::now() < until, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn decode(body: &[u8]) -> ExportTraceServiceRequest {
+    ExportTraceServiceRequest::decode(body).expect("a valid ExportTraceServiceRequest")
+}
+
+fn spans(r: &ExportTraceServiceRequest) -> Vec<&Span> {
+    r.resource_spans
+        .iter()
+        .flat_map(|rs| &rs.scope_spans)
+        .flat_map(|ss| &ss.spans)
+        .collect()
+}
+
+fn attr<'a>(s: &'a Span, key: &str) -> Option<&'a any_value::Value> {
+    s.attributes
+        .iter()
+        .find(|kv| kv.key == key)
+        .and_then(|kv| kv.value.as_ref())
+        .and_then(|v| v.value.as_ref())
+}
+
+/// `fdr calls --format json` of the log at `path`, every call at the top level.
+fn calls_json(path: &Path) -> serde_json::Value {
+    let args: Vec<String> = [
+        "calls",
+        path.to_str().unwrap(),
+        "--format",
+        "json",
+        "--top",
+        "100000",
+        "--depth",
+        "1000",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let mut out = Vec::new();
+    fdr_cli::run(&args, &mut out).unwrap_or_else(|e| panic!("fdr calls {}: {e}", path.display()));
+    serde_json::from_slice(&out).unwrap()
+}
+
+/// The window start's Unix time, as the exporter computes it from the log.
+fn origin_unix_ns(path: &Path) -> u64 {
+    let bytes = std::fs::read(path).unwrap();
+    fdr_format::window::calls(&bytes[..])
+        .unwrap()
+        .origin_unix_ns
+        .unwrap()
+}
+
+/// A config that records every call and sends to `c`.
+fn sending(c: &Collector) -> Config {
+    fdr_tests::every_call()
+        .buffer_count(64)
+        .otlp_endpoint(&c.url)
+        .service_name("otlp-test")
+}
+
+#[fdr::instrument_fdr(log_args(n))]
+fn work(n: u64) -> u64 {
+    (0..n).map(leaf).sum()
+}
+
+#[fdr::instrument_fdr]
+fn leaf(i: u64) -> u64 {
+    std::hint::black_box(i * 2)
+}
+
+#[test]
+fn a_snapshot_reaches_the_collector_as_the_calls_of_its_window() {
+    let _turn = testing::exclusive();
+    let dir = scratch("otlp-snapshot");
+    let c = Collector::start(&[]);
+    let rec = fdr_runtime::start(sending(&c)).unwrap();
+    let worker = std::thread::Builder::new()
+        .name("worker".into())
+        .spawn(|| work(3))
+        .unwrap();
+    assert_eq!(worker.join().unwrap(), 6);
+    work(2);
+    let path = dir.join("snap.fdr");
+    rec.write_snapshot(&path).unwrap();
+    wait_until("the window to be sent", || rec.stats().windows_sent == 1);
+    rec.finish_to(&mut std::io::sink()).unwrap();
+    let stats = rec.stats();
+    assert_eq!((stats.windows_sent, stats.windows_dropped), (1, 0));
+    let bodies = c.accepted();
+    assert_eq!(
+        bodies.len(),
+        1,
+        "one request: the window has fewer spans than the split"
+    );
+    let body = dir.join("body.pb");
+    std::fs::write(&body, &bodies[0]).unwrap();
+    // The official decoder reads what `fdr calls` lists, exactly.
+    let v = otlp_check(std::slice::from_ref(&body));
+    let got = spans_of_otlp(&v);
+    let want = spans_of_calls(&calls_json(&path), origin_unix_ns(&path));
+    assert_eq!(got, want);
+    let names = |n: &str| got.iter().filter(|s| s.name == n).count();
+    assert_eq!(
+        (names("otlp_export::work"), names("otlp_export::leaf")),
+        (2, 5)
+    );
+    assert!(got
+        .iter()
+        .any(|s| s.name == "otlp_export::work" && s.args == [("n".to_string(), 3)]));
+    let r = v["resource"].as_object().unwrap();
+    assert_eq!(r["service.name"], "otlp-test");
+    assert_eq!(r["process.pid"], i64::from(std::process::id()));
+    assert_eq!(r["telemetry.sdk.name"], "fdr");
+    let thread_names: Vec<_> = v["spans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["attributes"]["thread.name"].as_str())
+        .collect();
+    assert!(thread_names.contains(&"worker"), "{thread_names:?}");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[fdr::instrument_fdr]
+fn stuck(until: &AtomicBool) {
+    while !until.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+#[fdr::instrument_fdr]
+fn handle(traceparent: &str, until: &AtomicBool) {
+    let _trace = fdr::join_trace(traceparent);
+    stuck(until);
+}
+
+const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+/// A hang's window (the trigger fires while the call still runs) sent instead of written: the
+/// open call is there with `fdr.open = true` and the window's reason, and as it ran inside
+/// `join_trace`, every span is in that trace and the roots hang under its span.
+#[test]
+fn a_hang_is_sent_with_its_open_call_inside_the_request_trace() {
+    let _turn = testing::exclusive();
+    let dir = scratch("otlp-hang");
+    let c = Collector::start(&[]);
+    let rec = fdr_runtime::start(
+        sending(&c)
+            .out(dir.join("hang.fdr"))
+            .otlp_only(true)
+            .trigger("otlp_export::stuck", Duration::from_millis(10)),
+    )
+    .unwrap();
+    let release = Arc::new(AtomicBool::new(false));
+    let r2 = release.clone();
+    let t = std::thread::spawn(move || handle(TRACEPARENT, &r2));
+    wait_until("the hang's window", || rec.stats().windows_sent == 1);
+    release.store(true, Ordering::SeqCst);
+    t.join().unwrap();
+    rec.finish_to(&mut std::io::sink()).unwrap();
+    // Sent instead of written: no snapshot file.
+    let files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(files.is_empty(), "{files:?}");
+    let bodies = c.accepted();
+    assert_eq!(bodies.len(), 1);
+    let r = decode(&bodies[0]);
+    let all = spans(&r);
+    let stuck = all
+        .iter()
+        .find(|s| s.name == "otlp_export::stuck")
+        .expect("the hung call");
+    assert_eq!(
+        attr(stuck, "fdr.open"),
+        Some(&any_value::Value::BoolValue(true))
+    );
+    let ran = stuck.end_time_unix_nano - stuck.start_time_unix_nano;
+    assert!(
+        ran >= 20_000_000,
+        "open for at least twice the limit: {ran} ns"
+    );
+    let marker = all
+        .iter()
+        .find(|s| s.name == "fdr::join_trace")
+        .expect("the marker call");
+    assert_eq!(stuck.parent_span_id, marker.span_id);
+    let trace = fdr_otlp::spans::TraceParent::parse(TRACEPARENT).unwrap();
+    for s in &all {
+        assert_eq!(s.trace_id, trace.trace_id, "{}", s.name);
+        if s.parent_span_id == trace.parent_id {
+            assert_eq!(
+                attr(s, "fdr.reason"),
+                Some(&any_value::Value::StringValue("still running".into()))
+            );
+            assert_eq!(
+                attr(s, "fdr.trigger.function"),
+                Some(&any_value::Value::StringValue("otlp_export::stuck".into()))
+            );
+        }
+    }
+    let handle = all
+        .iter()
+        .find(|s| s.name == "otlp_export::handle")
+        .expect("the request's call");
+    assert_eq!(
+        handle.parent_span_id, trace.parent_id,
+        "a root under the request's span"
+    );
+    assert_eq!(marker.parent_span_id, handle.span_id);
+    std::fs::remove_dir_all(dir).ok();
+}
+
+/// Threads that record until dropped, each call's duration kept: the longest tells whether a
+/// recording thread ever waited on the exporter.
+struct Busy {
+    stop: Arc<AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<(u64, Duration)>>,
+}
+
+impl Busy {
+    fn start(n: usize) -> Busy {
+        let stop = Arc::new(AtomicBool::new(false));
+        let threads = (0..n)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    let (mut calls, mut longest) = (0, Duration::ZERO);
+                    while !stop.load(Ordering::Relaxed) {
+                        let t0 = Instant::now();
+                        leaf(calls);
+                        longest = longest.max(t0.elapsed());
+                        calls += 1;
+                    }
+                    (calls, longest)
+                })
+            })
+            .collect();
+        Busy { stop, threads }
+    }
+
+    /// Calls made and the longest.
+    fn stop(self) -> (u64, Duration) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.threads
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .fold((0, Duration::ZERO), |a, b| (a.0 + b.0, a.1.max(b.1)))
+    }
+}
+
+/// A hung collector holds the sender; the queue keeps the newest windows (the oldest dropped,
+/// counted), recording threads go on, and when the collector answers, every window still held
+/// is sent: nothing else is lost.
+#[test]
+fn a_hung_collector_costs_only_the_windows_the_queue_cannot_hold() {
+    let _turn = testing::exclusive();
+    let c = Collector::start(&[Answer::Hang]);
+    let rec = fdr_runtime::start(sending(&c).otlp_queue(3).buffer_count(16)).unwrap();
+    let busy = Busy::start(2);
+    work(1); // no window is empty (an empty one needs no request)
+    rec.snapshot(&mut std::io::sink()).unwrap();
+    wait_until("the first window to be on the wire", || {
+        c.connections.load(Ordering::SeqCst) == 1
+    });
+    for _ in 0..20 {
+        rec.snapshot(&mut std::io::sink()).unwrap();
+    }
+    // 21 windows: one held by the hung request, 3 queued, 17 dropped, all while threads record.
+    assert_eq!(rec.stats().windows_dropped, 17);
+    assert_eq!(rec.stats().windows_sent, 0);
+    let (calls, longest) = busy.stop();
+    c.release();
+    wait_until("the held windows to be sent", || {
+        rec.stats().windows_sent == 4
+    });
+    rec.finish_to(&mut std::io::sink()).unwrap();
+    let s = rec.stats();
+    assert_eq!((s.windows_sent, s.windows_dropped), (4, 17));
+    // A window of threads recording every call is split (more than 10,000 spans): count the
+    // windows by trace.
+    let mut traces: Vec<Vec<u8>> = c
+        .accepted()
+        .iter()
+        .map(|b| {
+            spans(&decode(b))
+                .first()
+                .expect("no empty request")
+                .trace_id
+                .clone()
+        })
+        .collect();
+    traces.dedup();
+    assert_eq!(traces.len(), 4);
+    println!("{calls} calls while the collector hung; the longest took {longest:?}");
+}
+
+/// 503 with Retry-After, a request cut mid-way, a request that hangs past the timeout: each is
+/// retried, and the window arrives once, whole.
+#[test]
+fn busy_cut_and_hung_requests_are_retried_until_the_window_arrives() {
+    let _turn = testing::exclusive();
+    for script in [
+        &[Answer::Busy][..],
+        &[Answer::Cut, Answer::Cut],
+        &[Answer::Hang],
+    ] {
+        let c = Collector::start(script);
+        let rec = fdr_runtime::start(
+            sending(&c)
+                .otlp_timeout(Duration::from_millis(300))
+                .otlp_retry_for(Duration::from_secs(20)),
+        )
+        .unwrap();
+        work(4);
+        let mut log = Vec::new();
+        rec.snapshot(&mut log).unwrap();
+        wait_until("the window to be sent", || rec.stats().windows_sent == 1);
+        rec.finish_to(&mut std::io::sink()).unwrap();
+        assert_eq!(rec.stats().windows_dropped, 0, "{script:?}");
+        assert_eq!(
+            c.connections.load(Ordering::SeqCst),
+            script.len() + 1,
+            "{script:?}: one attempt per failure, then the one that succeeds"
+        );
+        let bodies = c.accepted();
+        assert_eq!(bodies.len(), 1, "{script:?}");
+        // What arrived is the snapshot the program got.
+        let w = fdr_otlp::log::window(
+            &log,
+            &fdr_otlp::log::About {
+                service_name: "otlp-test".into(),
+                host_name: fdr_otlp::spans::local_host_name().unwrap_or_default(),
+                ..Default::default()
+            },
+            &Default::default(),
+        )
+        .unwrap();
+        let want = fdr_otlp::spans::requests(&w, 10_000);
+        assert_eq!(decode(&bodies[0]), want[0], "{script:?}");
+        c.release();
+    }
+}
+
+/// A collector that is not there: each window is tried within its budget, then dropped and
+/// counted; the program goes on.
+#[test]
+fn a_collector_that_is_down_drops_windows_and_counts_them() {
+    let _turn = testing::exclusive();
+    let port = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let rec = fdr_runtime::start(
+        fdr_tests::every_call()
+            .buffer_count(16)
+            .otlp_endpoint(format!("http://127.0.0.1:{port}"))
+            .otlp_timeout(Duration::from_millis(200))
+            .otlp_retry_for(Duration::from_millis(500)),
+    )
+    .unwrap();
+    let busy = Busy::start(1);
+    work(1); // no window is empty (an empty one needs no request)
+    for _ in 0..3 {
+        rec.snapshot(&mut std::io::sink()).unwrap();
+    }
+    wait_until("the windows to be given up", || {
+        rec.stats().windows_dropped == 3
+    });
+    let (calls, _) = busy.stop();
+    assert!(calls > 0);
+    rec.finish_to(&mut std::io::sink()).unwrap();
+    assert_eq!(rec.stats().windows_sent, 0);
+}
+
+/// Finishing while windows wait for a hung collector: `finish` gives them at most
+/// `OTLP_FLUSH`, then counts them as dropped; every window is either sent or dropped.
+#[test]
+fn finish_waits_a_bounded_time_for_queued_windows() {
+    let _turn = testing::exclusive();
+    for round in 0..3 {
+        let c = Collector::start(&[Answer::Hang; 8]);
+        let rec = fdr_runtime::start(sending(&c).otlp_queue(4).buffer_count(16)).unwrap();
+        let busy = Busy::start(2);
+        work(1);
+        for _ in 0..5 {
+            rec.snapshot(&mut std::io::sink()).unwrap();
+        }
+        let finisher = {
+            let rec = rec.clone();
+            std::thread::spawn(move || rec.finish_to(&mut std::io::sink()))
+        };
+        // Snapshots racing the finish: each either makes a window or finds the recording ended.
+        let mut made = 5;
+        for _ in 0..50 {
+            if rec.snapshot(&mut std::io::sink()).is_ok() {
+                made += 1;
+            }
+        }
+        finisher.join().unwrap().unwrap();
+        busy.stop();
+        let s = rec.stats();
+        // The request on the wire is given up when its flush time is over (counted then).
+        c.release();
+        wait_until("every window to be accounted for", || {
+            let s = rec.stats();
+            s.windows_sent + s.windows_dropped == made
+        });
+        assert!(s.windows_sent <= 1, "round {round}: {s:?}");
+    }
+}
+
+#[test]
+fn bad_otlp_settings_are_refused_with_what_to_do() {
+    let e = fdr_runtime::start(Config::default().otlp_endpoint("https://collector:4318"))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("otlp_endpoint") && e.contains("https"), "{e}");
+    let e = Config::from_options("otlp_only=on")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("otlp_endpoint"), "{e}");
+    let e = Config::from_options("otlp_endpoint=http://h:4318 mode=profile")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("profile mode"), "{e}");
+    let e = Config::from_options("otlp_endpoint=http://h:4318 otlp_queue=0")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("otlp_queue"), "{e}");
+    let c = Config::from_options(
+        "otlp_endpoint=http://h:4318 service_name=api otlp_timeout=2s otlp_retry_for=0s \
+         otlp_max_spans=5 otlp_queue=2",
+    )
+    .unwrap();
+    assert_eq!(c.get_otlp_endpoint(), Some("http://h:4318"));
+    assert_eq!(c.get_service_name(), Some("api"));
+    assert_eq!(c.get_otlp_timeout(), Duration::from_secs(2));
+    assert_eq!(c.get_otlp_retry_for(), Duration::ZERO);
+    assert_eq!((c.get_otlp_max_spans(), c.get_otlp_queue()), (5, 2));
+}
+
+/// A window bigger than `otlp_max_spans` goes in several requests that make it whole.
+#[test]
+fn a_big_window_is_split_into_requests() {
+    let _turn = testing::exclusive();
+    let c = Collector::start(&[]);
+    let rec = fdr_runtime::start(sending(&c).otlp_max_spans(4)).unwrap();
+    work(9);
+    rec.snapshot(&mut std::io::sink()).unwrap();
+    wait_until("the window to be sent", || rec.stats().windows_sent == 1);
+    rec.finish_to(&mut std::io::sink()).unwrap();
+    let bodies = c.accepted();
+    let per: Vec<usize> = bodies.iter().map(|b| spans(&decode(b)).len()).collect();
+    assert_eq!(per, [4, 4, 2], "work and its 9 leaves, 4 at a time");
+}
+
+#[fdr::instrument_fdr]
+fn request(traceparent: &str) {
+    let _trace = fdr::join_trace(traceparent);
+    slow_step();
+}
+
+#[fdr::instrument_fdr]
+fn slow_step() {
+    std::thread::sleep(Duration::from_millis(30));
+}
+
+/// A slow call's window, written and sent: the collector gets the calls `fdr calls` lists, in
+/// the trace the call ran in, and `fdr export` of the written file puts them in the same trace.
+#[test]
+fn a_triggered_window_joins_the_trace_it_ran_in_sent_or_exported() {
+    let _turn = testing::exclusive();
+    let dir = scratch("otlp-join");
+    let c = Collector::start(&[]);
+    let rec = fdr_runtime::start(
+        sending(&c)
+            .out(dir.join("slow.fdr"))
+            .trigger("otlp_export::slow_step", Duration::from_millis(10)),
+    )
+    .unwrap();
+    request(TRACEPARENT);
+    wait_until("the slow call's window", || rec.stats().windows_sent == 1);
+    rec.finish_to(&mut std::io::sink()).unwrap();
+    // Numbered in the process's sequence, which the other tests share.
+    let files = fdr_tests::logs_in(&dir);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let file = files[0].clone();
+    let body = dir.join("body.pb");
+    std::fs::write(&body, &c.accepted()[0]).unwrap();
+    let v = otlp_check(std::slice::from_ref(&body));
+    assert_eq!(
+        spans_of_otlp(&v),
+        spans_of_calls(&calls_json(&file), origin_unix_ns(&file))
+    );
+    let trace = fdr_otlp::spans::TraceParent::parse(TRACEPARENT).unwrap();
+    let hex: String = trace.trace_id.iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(v["trace_id"], hex.as_str());
+    let exported = dir.join("exported.pb");
+    let args: Vec<String> = [
+        "export",
+        file.to_str().unwrap(),
+        "--otlp-file",
+        exported.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    fdr_cli::run(&args, &mut Vec::new()).unwrap();
+    let e = otlp_check(std::slice::from_ref(&exported));
+    assert_eq!(e["trace_id"], hex.as_str());
+    assert_eq!(spans_of_otlp(&e), spans_of_otlp(&v));
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[fdr::instrument_fdr]
+async fn job(ms: u64) -> u64 {
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    ms
+}
+
+/// Creates three tasks of `job` (the futures are made here) and returns them; the third is
+/// dropped by the caller before it completes.
+#[fdr::instrument_fdr]
+fn dispatch() -> Vec<std::pin::Pin<Box<dyn std::future::Future<Output = u64> + Send>>> {
+    vec![Box::pin(job(5)), Box::pin(job(10)), Box::pin(job(1000))]
+}
+
+/// Each async task is a span of its life, creation to completion, under the call that created
+/// it: `fdr.task`, cancelled ones marked, as `fdr export` of the same window has them.
+#[test]
+fn async_tasks_are_spans_of_their_life_under_the_call_that_made_them() {
+    use fdr_otlp::proto::any_value::Value;
+    let _turn = testing::exclusive();
+    let dir = scratch("otlp-tasks");
+    let c = Collector::start(&[]);
+    let rec = fdr_runtime::start(sending(&c)).unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()
+        .unwrap();
+    let mut futures = dispatch();
+    let cancelled = futures.pop().unwrap();
+    let done: Vec<u64> = rt.block_on(async {
+        let handles: Vec<_> = futures.into_iter().map(|f| tokio::spawn(f)).collect();
+        let mut out = Vec::new();
+        for h in handles {
+            out.push(h.await.unwrap());
+        }
+        out
+    });
+    assert_eq!(done, [5, 10]);
+    drop(cancelled);
+    let path = dir.join("tasks.fdr");
+    rec.write_snapshot(&path).unwrap();
+    wait_until("the window", || rec.stats().windows_sent == 1);
+    rec.finish_to(&mut std::io::sink()).unwrap();
+    let r = decode(&c.accepted()[0]);
+    let all = spans(&r);
+    let dispatch = all
+        .iter()
+        .find(|s| s.name == "otlp_export::dispatch")
+        .unwrap();
+    let kind = |s: &Span| match attr(s, "fdr.kind") {
+        Some(Value::StringValue(k)) => k.clone(),
+        _ => String::new(),
+    };
+    let tasks: Vec<_> = all.iter().filter(|s| kind(s) == "task").collect();
+    assert_eq!(tasks.len(), 3, "three tasks");
+    for t in &tasks {
+        assert_eq!(t.name, "otlp_export::job");
+        assert_eq!(t.parent_span_id, dispatch.span_id, "made inside dispatch");
+        assert!(attr(t, "fdr.open").is_none());
+    }
+    let mut lives: Vec<(u64, bool, &Span)> = tasks
+        .iter()
+        .map(|t| {
+            (
+                t.end_time_unix_nano - t.start_time_unix_nano,
+                attr(t, "fdr.cancelled") == Some(&Value::BoolValue(true)),
+                **t,
+            )
+        })
+        .collect();
+    lives.sort_by_key(|l| (l.0, l.1));
+    assert!(lives[0].0 >= 5_000_000 && !lives[0].1, "{lives:?}");
+    assert!(lives[1].0 >= 10_000_000 && !lives[1].1, "{lives:?}");
+    assert!(lives[2].1, "the dropped one is cancelled: {lives:?}");
+    // Every poll of `job` (each kept: every call is) hangs under its task's life, inside it;
+    // the two that completed were polled twice (before and after their sleep), the dropped one
+    // never.
+    let polls: Vec<_> = all
+        .iter()
+        .filter(|s| s.name == "otlp_export::job" && kind(s) != "task")
+        .collect();
+    for p in &polls {
+        assert_eq!(kind(p), "poll");
+        let life = tasks
+            .iter()
+            .find(|t| t.span_id == p.parent_span_id)
+            .expect("a poll under its task");
+        assert_eq!(attr(p, "fdr.task"), attr(life, "fdr.task"));
+        assert!(p.start_time_unix_nano >= life.start_time_unix_nano);
+        assert!(p.end_time_unix_nano <= life.end_time_unix_nano);
+    }
+    let under = |l: &Span| {
+        polls
+            .iter()
+            .filter(|p| p.parent_span_id == l.span_id)
+            .count()
+    };
+    assert_eq!(
+        [under(lives[0].2), under(lives[1].2), under(lives[2].2)],
+        [2, 2, 0]
+    );
+    // `fdr export` of the written window says the same.
+    let exported = dir.join("exported.pb");
+    let args: Vec<String> = [
+        "export",
+        path.to_str().unwrap(),
+        "--otlp-file",
+        exported.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    fdr_cli::run(&args, &mut Vec::new()).unwrap();
+    let e = otlp_check(std::slice::from_ref(&exported));
+    let body = dir.join("body.pb");
+    std::fs::write(&body, &c.accepted()[0]).unwrap();
+    let v = otlp_check(std::slice::from_ref(&body));
+    assert_eq!(e["spans"], v["spans"]);
+    std::fs::remove_dir_all(dir).ok();
+}
+
+/// The snapshot signal's window goes to the collector too, with its reason.
+#[test]
+fn the_signal_window_is_sent() {
+    use fdr_otlp::proto::any_value::Value;
+    let _turn = testing::exclusive();
+    let c = Collector::start(&[]);
+    let rec = fdr_runtime::start(
+        sending(&c)
+            .otlp_only(true)
+            .snapshot_on_signal(fdr_runtime::Signal::Usr2),
+    )
+    .unwrap();
+    work(2);
+    // SAFETY: raising a signal the recorder installed a handler for.
+    unsafe { libc::raise(libc::SIGUSR2) };
+    wait_until("the signal's window", || rec.stats().windows_sent == 1);
+    rec.finish_to(&mut std::io::sink()).unwrap();
+    let r = decode(&c.accepted()[0]);
+    let all = spans(&r);
+    assert_eq!(
+        all.iter().filter(|s| s.name == "otlp_export::work").count(),
+        1
+    );
+    for s in all.iter().filter(|s| s.parent_span_id.is_empty()) {
+        assert_eq!(
+            attr(s, "fdr.reason"),
+            Some(&Value::StringValue("signal".into()))
+        );
+    }
+}
