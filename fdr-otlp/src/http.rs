@@ -367,6 +367,19 @@ impl Endpoint {
         }
     }
 
+    /// Whether a connection to the endpoint can be made within `limit` (then closed at once):
+    /// a cheap check before preparing a request for a collector that was just unreachable.
+    ///
+    /// ```
+    /// let free = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    /// let e = fdr_otlp::http::Endpoint::parse(&format!("http://127.0.0.1:{free}"))?;
+    /// assert!(e.reachable(std::time::Duration::from_secs(1)).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn reachable(&self, limit: Duration) -> Result<(), Error> {
+        self.connect(Instant::now() + limit, limit).map(drop)
+    }
+
     /// Posts `body` as `content_type`, the whole exchange within `timeout` (name resolution
     /// aside); see [`post`].
     ///

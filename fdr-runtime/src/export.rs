@@ -62,7 +62,7 @@ mod real {
     use std::sync::{Arc, Condvar, Mutex, MutexGuard};
     use std::time::Instant;
 
-    use fdr_otlp::http::{send, RetryPolicy};
+    use fdr_otlp::http::{send, Endpoint, RetryPolicy};
     use fdr_otlp::log::{window, About};
     use fdr_otlp::spans::each_request;
 
@@ -76,6 +76,12 @@ mod real {
 
     struct Shared {
         endpoint: String,
+        /// The endpoint, parsed (`Config::validate` checked it).
+        parsed: Option<Endpoint>,
+        /// The last window could not be sent: the next is sent only if a connection can be
+        /// made first, so a collector that is down costs a connection attempt per window, not
+        /// the work of turning it into requests.
+        failing: AtomicBool,
         about: About,
         only: bool,
         max_spans: usize,
@@ -113,6 +119,8 @@ mod real {
                     sequence: 0,
                     traceparent: None,
                 },
+                parsed: Endpoint::parse(&endpoint).ok(),
+                failing: AtomicBool::new(false),
                 endpoint,
                 only: o.only,
                 max_spans: o.max_spans as usize,
@@ -262,6 +270,11 @@ mod real {
         }
 
         fn send_one(self: &Arc<Self>, log: &[u8]) -> Result<(), String> {
+            if self.failing.load(Ordering::Relaxed) {
+                if let Some(e) = &self.parsed {
+                    e.reachable(self.timeout).map_err(|e| e.to_string())?;
+                }
+            }
             let w = window(log, &self.about, &Default::default()).map_err(|e| e.to_string())?;
             if w.calls.is_empty() {
                 // Nothing to show: done without a request.
@@ -281,6 +294,16 @@ mod real {
     }
 
     fn run(s: &Arc<Shared>) {
+        // Turning windows into requests takes CPU the program's threads may want: this thread
+        // yields to them (nice 10). Best effort: a failure leaves it at the program's priority.
+        // SAFETY: setpriority with this thread's id changes only this thread's nice value.
+        unsafe {
+            libc::setpriority(
+                libc::PRIO_PROCESS,
+                libc::syscall(libc::SYS_gettid) as libc::id_t,
+                10,
+            )
+        };
         loop {
             let log = {
                 let mut q = s.lock();
@@ -297,9 +320,13 @@ mod real {
             };
             match s.send_one(&log) {
                 Ok(()) => {
+                    s.failing.store(false, Ordering::Relaxed);
                     s.sent.fetch_add(1, Ordering::Relaxed);
                 }
-                Err(e) => s.drop_windows(1, &format!("not accepted: {e}")),
+                Err(e) => {
+                    s.failing.store(true, Ordering::Relaxed);
+                    s.drop_windows(1, &format!("not accepted: {e}"));
+                }
             }
             drop(log);
             s.lock().busy = false;
