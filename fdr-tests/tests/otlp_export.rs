@@ -403,14 +403,18 @@ fn a_collector_that_is_down_drops_windows_and_counts_them() {
     assert_eq!(rec.stats().windows_sent, 0);
 }
 
-/// Finishing while windows wait for a hung collector: `finish` gives them at most
-/// `OTLP_FLUSH`, then counts them as dropped; every window is either sent or dropped.
+/// Finishing while windows wait for a hung collector, threads recording and snapshots racing
+/// it, in both modes: `finish` gives the windows at most `OTLP_FLUSH`, then counts them as
+/// dropped; every window is either sent or dropped.
 #[test]
 fn finish_waits_a_bounded_time_for_queued_windows() {
     let _turn = testing::exclusive();
-    for round in 0..3 {
+    for round in 0..4 {
+        // Both modes: a ring, and a pool that fills and then drops records.
+        let mode = [fdr_runtime::Mode::Ring, fdr_runtime::Mode::Fill][round % 2];
         let c = Collector::start(&[Answer::Hang; 8]);
-        let rec = fdr_runtime::start(sending(&c).otlp_queue(4).buffer_count(16)).unwrap();
+        let rec =
+            fdr_runtime::start(sending(&c).otlp_queue(4).buffer_count(16).mode(mode)).unwrap();
         let busy = Busy::start(2);
         work(1);
         for _ in 0..5 {
