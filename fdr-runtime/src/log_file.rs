@@ -227,6 +227,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "safe code only, and eight minutes under Miri")]
     fn partial_vectored_writes_write_every_byte_once_in_order() {
         let parts: Vec<Vec<u8>> = (0..300u32)
             .map(|i| (0..(i % 37) as u8).map(|b| b ^ i as u8).collect())
