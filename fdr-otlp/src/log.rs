@@ -46,9 +46,27 @@ pub fn window(log: &[u8], about: &About, limits: &Limits) -> Result<Window, Form
     Ok(convert(&calls_with(log, limits)?, about))
 }
 
-/// Why the window was written, as the root spans say it (`fdr export`'s words).
-fn reason(w: &WindowCalls) -> Option<WindowReason> {
-    let r: &ReasonInfo = w.reason.as_ref()?;
+/// The trigger that wrote a window, when one did: a slow call or one still running, whose
+/// function the log names.
+fn fired(r: &ReasonInfo) -> bool {
+    matches!(r.reason, Reason::SlowCall | Reason::StillRunning) && r.function != 0
+}
+
+/// Why a window was written, as its root spans say it: `r` in words, the function of the call
+/// that fired named by `name`, ticks turned into nanoseconds by `ns`. The runtime's exporter and
+/// `fdr export` both say it this way. `None` when the log does not say why.
+///
+/// ```
+/// use fdr_format::{Reason, ReasonInfo};
+/// let r = ReasonInfo { reason: Reason::SlowCall, function: 3, tid: 1, duration_ticks: 200, ..Default::default() };
+/// let w = fdr_otlp::log::reason_of(&r, |f| format!("f{f}"), |t| t / 2).unwrap();
+/// assert_eq!((w.kind.as_str(), w.function.as_deref(), w.duration_ns), ("slow call", Some("f3"), Some(100)));
+/// ```
+pub fn reason_of(
+    r: &ReasonInfo,
+    name: impl Fn(u32) -> String,
+    ns: impl Fn(u64) -> u64,
+) -> Option<WindowReason> {
     let kind = match r.reason {
         Reason::Unknown => return None,
         Reason::SlowCall => "slow call",
@@ -58,16 +76,83 @@ fn reason(w: &WindowCalls) -> Option<WindowReason> {
         Reason::Exit => "exit",
         Reason::Api => "api",
     };
-    let fired = matches!(r.reason, Reason::SlowCall | Reason::StillRunning) && r.function != 0;
-    let call = fired.then_some(r);
+    let call = fired(r).then_some(r);
     Some(WindowReason {
         kind: kind.to_string(),
-        function: call.map(|c| w.function_name(c.function).into_owned()),
+        function: call.map(|c| name(c.function)),
         limit_ns: call
             .filter(|c| c.limit_ticks > 0)
-            .map(|c| w.ns(c.limit_ticks)),
-        duration_ns: call.map(|c| w.ns(c.duration_ticks)),
+            .map(|c| ns(c.limit_ticks)),
+        duration_ns: call.map(|c| ns(c.duration_ticks)),
     })
+}
+
+/// What [`trace_of`] needs to know of a call.
+#[derive(Clone, Copy, Debug)]
+pub struct TracedCall<'a> {
+    /// Its function's id in the log.
+    pub function: u32,
+    /// Its thread's id.
+    pub tid: i32,
+    /// When it started and ended, in ticks.
+    pub start_tsc: u64,
+    /// See `start_tsc`.
+    pub end_tsc: u64,
+    /// Still running when the log ends.
+    pub open: bool,
+    /// Its caller's index in the same list, if the caller is in it.
+    pub parent: Option<usize>,
+    /// Its logged arguments (a marker's trace context).
+    pub args: &'a [u64],
+}
+
+/// The trace a window's slow call ran in (see [`traceparent_of`]), over any list of calls:
+/// `view` says what each is, `marker` whether a function is
+/// [`fdr_format::trace_context::MARKER`].
+///
+/// ```
+/// use fdr_format::{Reason, ReasonInfo};
+/// use fdr_otlp::log::{trace_of, TracedCall};
+/// let tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+/// let args = fdr_format::trace_context::encode(tp).unwrap();
+/// let marker = TracedCall { function: 1, tid: 7, start_tsc: 10, end_tsc: 90, open: false, parent: None, args: &args };
+/// let slow = TracedCall { function: 2, start_tsc: 20, end_tsc: 80, parent: Some(0), args: &[], ..marker };
+/// let r = ReasonInfo { reason: Reason::SlowCall, function: 2, tid: 7, start_tsc: 21, ..Default::default() };
+/// assert_eq!(trace_of(&r, &[marker, slow], |c| *c, |f| f == 1).as_deref(), Some(tp));
+/// ```
+pub fn trace_of<T>(
+    r: &ReasonInfo,
+    calls: &[T],
+    view: impl Fn(&T) -> TracedCall<'_>,
+    marker: impl Fn(u32) -> bool,
+) -> Option<String> {
+    if !fired(r) {
+        return None;
+    }
+    // The call that fired: of that function on that thread, running at the trigger's start
+    // (which the trigger read from the clock itself, a little after the entry's record), the
+    // latest to start if several are (recursion: the innermost).
+    let fired = calls
+        .iter()
+        .map(&view)
+        .enumerate()
+        .filter(|(_, c)| {
+            c.function == r.function
+                && c.tid == r.tid
+                && c.start_tsc <= r.start_tsc
+                && (c.open || c.end_tsc >= r.start_tsc)
+        })
+        .max_by_key(|(i, c)| (c.start_tsc, *i))
+        .map(|(i, _)| i)?;
+    let mut at = Some(fired);
+    while let Some(i) = at {
+        let c = view(&calls[i]);
+        if marker(c.function) {
+            return fdr_format::trace_context::decode(c.args);
+        }
+        at = c.parent.filter(|&p| p < i);
+    }
+    None
 }
 
 /// The window `w` (of a log already read), every call a [`Call`].
@@ -162,7 +247,10 @@ pub fn convert(w: &WindowCalls, about: &About) -> Window {
         } else {
             end_tsc
         },
-        reason: reason(w),
+        reason: w
+            .reason
+            .as_ref()
+            .and_then(|r| reason_of(r, |f| w.function_name(f).into_owned(), |t| w.ns(t))),
         traceparent,
         calls,
     }
@@ -178,31 +266,17 @@ pub fn convert(w: &WindowCalls, about: &About) -> Window {
 /// ```
 pub fn traceparent_of(w: &WindowCalls) -> Option<String> {
     let r = w.reason.as_ref()?;
-    if !matches!(r.reason, Reason::SlowCall | Reason::StillRunning) || r.function == 0 {
-        return None;
-    }
-    // The call that fired: of that function on that thread, running at the trigger's start
-    // (which the trigger read from the clock itself, a little after the entry's record), the
-    // latest to start if several are (recursion: the innermost).
-    let fired = w
-        .calls
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| {
-            c.function == r.function
-                && c.thread == r.tid
-                && c.start_tsc <= r.start_tsc
-                && (c.open_at_end || c.end_tsc >= r.start_tsc)
-        })
-        .max_by_key(|(i, c)| (c.start_tsc, *i))
-        .map(|(i, _)| i)?;
-    let mut at = Some(fired);
-    while let Some(i) = at {
-        let c = &w.calls[i];
-        if w.function_name(c.function) == fdr_format::trace_context::MARKER {
-            return fdr_format::trace_context::decode(&c.args);
+    fn view(c: &fdr_format::window::WindowCall) -> TracedCall<'_> {
+        TracedCall {
+            function: c.function,
+            tid: c.thread,
+            start_tsc: c.start_tsc,
+            end_tsc: c.end_tsc,
+            open: c.open_at_end,
+            parent: c.parent,
+            args: &c.args,
         }
-        at = c.parent.filter(|&p| p < i);
     }
-    None
+    let marker = |f: u32| w.function_name(f) == fdr_format::trace_context::MARKER;
+    trace_of(r, &w.calls, view, marker)
 }

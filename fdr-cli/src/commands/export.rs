@@ -13,8 +13,9 @@
 use std::collections::HashMap;
 
 use fdr_format::events::ThreadStats;
-use fdr_format::{Reason, TaskKind};
+use fdr_format::TaskKind;
 use fdr_otlp::http::{RetryPolicy, SendReport};
+use fdr_otlp::log::TracedCall;
 use fdr_otlp::spans::{each_request, encode, Call, Window, WindowReason};
 
 use crate::model::call::{Close, Frame, Sink, TaskEvent};
@@ -24,7 +25,6 @@ use crate::model::names::Names;
 use crate::model::pass::{plan, replay};
 use crate::model::replay::{log_end, Plan};
 use crate::model::tasks::{TaskSpan, Tasks};
-use crate::model::trigger::fired;
 use crate::progress::Progress;
 use crate::units::Clock;
 use crate::CliError;
@@ -273,57 +273,31 @@ pub fn window_start_unix_ns(p: &Plan) -> u64 {
     ns.clamp(0, i128::from(u64::MAX)) as u64
 }
 
-/// Why the log was written, as the root spans say it.
+/// Why the window was written, in the words the runtime's exporter uses.
 fn reason(p: &Plan, names: &Names, clock: &Clock) -> Option<WindowReason> {
     let r = p.info.reason.as_ref()?;
-    let kind = match r.reason {
-        Reason::Unknown => return None,
-        Reason::SlowCall => "slow call",
-        Reason::StillRunning => "still running",
-        Reason::Signal => "signal",
-        Reason::Panic => "panic",
-        Reason::Exit => "exit",
-        Reason::Api => "api",
-    };
-    let call = fired(&p.info);
-    Some(WindowReason {
-        kind: kind.to_string(),
-        function: call.map(|c| names.function(c.function).into_owned()),
-        limit_ns: call
-            .filter(|c| c.limit_ticks > 0)
-            .map(|c| clock.ns(c.limit_ticks)),
-        duration_ns: call.map(|c| clock.ns(c.duration_ticks)),
-    })
+    fdr_otlp::log::reason_of(r, |f| names.function(f).into_owned(), |t| clock.ns(t))
 }
 
 /// The trace the slow call ran in: the context of the innermost `fdr::join_trace` marker
-/// among its callers (`fdr_otlp::log::traceparent_of`, on this command's calls).
+/// among its callers (`fdr_otlp::log::trace_of`, on this command's calls).
 fn joined_trace(p: &Plan, names: &Names, calls: &[Rec]) -> Option<String> {
-    let r = fired(&p.info)?;
+    let r = p.info.reason.as_ref()?;
     let tid = |t: u32| p.threads.get(t as usize).map_or(0, |t| t.tid);
-    let fired = calls
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| {
-            c.id == r.function
-                && tid(c.thread) == r.tid
-                && c.start <= r.start_tsc
-                && (c.open || c.end >= r.start_tsc)
-        })
-        .max_by_key(|(i, c)| (c.start, *i))
-        .map(|(i, _)| i)?;
-    let mut at = fired;
-    loop {
-        let c = &calls[at];
-        if names.function(c.id) == fdr_format::trace_context::MARKER {
-            return fdr_format::trace_context::decode(&c.args);
-        }
-        match c.parent {
-            NONE => return None,
-            parent if (parent as usize) < at => at = parent as usize,
-            _ => return None,
-        }
-    }
+    fdr_otlp::log::trace_of(
+        r,
+        calls,
+        |c| TracedCall {
+            function: c.id,
+            tid: tid(c.thread),
+            start_tsc: c.start,
+            end_tsc: c.end,
+            open: c.open,
+            parent: (c.parent != NONE).then_some(c.parent as usize),
+            args: &c.args,
+        },
+        |f| names.function(f) == fdr_format::trace_context::MARKER,
+    )
 }
 
 /// The file name of a program path.
