@@ -2,7 +2,8 @@
 
 use fdr_runtime::{hooks, CallGuard, LinkKind};
 use tracing_core::span::{Attributes, Id, Record};
-use tracing_core::{Event, Subscriber};
+use tracing_core::subscriber::Interest;
+use tracing_core::{Event, Metadata, Subscriber};
 use tracing_subscriber::layer::Context;
 use tracing_subscriber::registry::LookupSpan;
 
@@ -14,6 +15,7 @@ use crate::{record_event, thread_spans};
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FdrLayer {
     fields: bool,
+    skip_unrecorded: bool,
 }
 
 impl FdrLayer {
@@ -26,7 +28,27 @@ impl FdrLayer {
     /// let _s = tracing_subscriber::registry().with(fdr_tracing::layer().with_fields(true));
     /// ```
     pub fn with_fields(self, fields: bool) -> FdrLayer {
-        FdrLayer { fields }
+        FdrLayer { fields, ..self }
+    }
+
+    /// With `true`, the spans whose calls fdr would not record (no recorder runs, or their
+    /// callsite is culled: its spans were all short for a long run) are not made at all, for
+    /// any layer of the registry, as [`subscriber`](crate::subscriber) does: such a span then
+    /// costs `tracing`'s question to the layers, not the registry's slot, reference counts and
+    /// stack (on code annotated whole, most spans; see the crate's documentation for the
+    /// figures). For a registry whose other layers need no spans: a `fmt` layer beside it would
+    /// print the events inside a skipped span without that span's name. Events are not
+    /// skipped.
+    ///
+    /// ```
+    /// use tracing_subscriber::layer::SubscriberExt;
+    /// let _s = tracing_subscriber::registry().with(fdr_tracing::layer().with_skip_unrecorded(true));
+    /// ```
+    pub fn with_skip_unrecorded(self, skip: bool) -> FdrLayer {
+        FdrLayer {
+            skip_unrecorded: skip,
+            ..self
+        }
     }
 }
 
@@ -42,6 +64,21 @@ impl<S> tracing_subscriber::Layer<S> for FdrLayer
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
+    fn register_callsite(&self, meta: &'static Metadata<'static>) -> Interest {
+        // Whether a span is made is asked at each span when spans are skipped: a callsite is
+        // culled and restored while the program runs.
+        match self.skip_unrecorded && meta.is_span() {
+            true => Interest::sometimes(),
+            false => Interest::always(),
+        }
+    }
+
+    fn enabled(&self, meta: &Metadata<'_>, _ctx: Context<'_, S>) -> bool {
+        // Returning false disables the span for every layer (a per-layer filter cannot spare the
+        // registry: it makes a span unless all of 64 filters refuse it).
+        !self.skip_unrecorded || callsites::records(meta)
+    }
+
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
         // The callsite's descriptor is claimed here, at its first span, rather than when the
         // callsite registers: a callsite that filters disable claims none.
@@ -114,7 +151,7 @@ where
         if let Some(Some(c)) = first {
             // Made on this thread, entered here first, keeping nothing in the registry: the
             // usual span needs no look-up.
-            thread_spans::entered(id.into_u64(), Some(CallGuard::enter(c.desc())));
+            thread_spans::entered_plain(id.into_u64(), CallGuard::enter(c.desc()));
             return;
         }
         let Some(span) = ctx.span(id) else {

@@ -1,16 +1,17 @@
 //! What each thread knows of spans: the spans it is in, innermost last, each with the guard
 //! that records its exit; the spans it made that were not entered yet, which tell a span
 //! entered once right after it was made (a call) from one entered again or elsewhere (a task,
-//! see `Callsite::tasks`); and, for the layer, the callsite of each such span and the spans it
-//! entered that keep nothing in the registry, so that the usual span (made, entered, exited and
-//! closed on one thread) costs the layer no registry look-up.
+//! see `Callsite::tasks`); and, for the layer, the callsite of each such span, which of the
+//! spans it is in keep nothing in the registry, and the last such span it exited, so that the
+//! usual span (made, entered, exited and closed on one thread, at any depth) costs the layer no
+//! registry look-up.
 //!
 //! Why an id remembered here cannot name another span: `tracing-subscriber`'s registry (like
 //! the standalone subscriber's slab) gives a freed slot back only to the thread whose shard it
-//! is, with a new generation in the id, and each span that thread makes goes through [`made`],
-//! which pushes the oldest memo out and forgets any other memo of the same id; an id's slot would
-//! have to come back to the same generation (thousands of reuses) within the last [`FRESH`]
-//! spans the thread made.
+//! is, with a new generation in the id, and each span that thread makes goes through [`made`]
+//! or [`made_plain`], which push the oldest memo out; an id's slot would have to come back to
+//! the same generation (thousands of reuses) within the last [`FRESH`] spans the thread made. The last plain span exited is forgotten at the next
+//! exit or close on the thread, and a span the layer remembers as plain was made on this thread.
 
 use std::cell::{Cell, RefCell};
 
@@ -61,10 +62,12 @@ impl Ring {
     }
 }
 
-/// A span this thread is in: its id, the trace it joined (see [`join_trace`]) and its call.
-/// Fields drop in order: the trace's marker call ends inside the span's call.
+/// A span this thread is in: its id, whether it keeps nothing in the registry (the layer's,
+/// first entered here), the trace it joined (see [`join_trace`]) and its call. Fields drop in
+/// order: the trace's marker call ends inside the span's call.
 struct Inside {
     id: u64,
+    plain: bool,
     _trace: Option<fdr_runtime::TraceScope>,
     _guard: Option<CallGuard>,
 }
@@ -74,13 +77,12 @@ thread_local! {
     /// Spans made here and not entered yet; the memo is the callsite's index plus one when the
     /// span keeps nothing in the registry (the layer's), else 0.
     static MADE: Ring = const { Ring::new() };
-    /// Spans of the layer that keep nothing in the registry, entered here (first entry) and not
-    /// closed yet.
-    static PLAIN: Ring = const { Ring::new() };
+    /// The last span exited here if it keeps nothing in the registry and nothing was exited or
+    /// closed here since (0: none): a span is usually closed right after its exit.
+    static EXITED_PLAIN: Cell<u64> = const { Cell::new(0) };
 }
 
-/// Span `id` was made on this thread (the subscriber's: its ids are never reused, a slot's
-/// generation is in them, so there is no older memo of the same id to forget).
+/// Span `id` was made on this thread (the subscriber's).
 #[inline]
 pub(crate) fn made(id: u64) {
     let _ = MADE.try_with(|m| m.push(id, 0));
@@ -90,12 +92,14 @@ pub(crate) fn made(id: u64) {
 /// registry (no task, no fields).
 #[inline]
 pub(crate) fn made_plain(id: u64, plain: Option<Callsite>) {
-    let _ = MADE.try_with(|m| {
-        // An id of a span closed elsewhere that this thread had seen is a new span now.
-        let _ = m.take(id);
-        let _ = PLAIN.try_with(|p| p.take(id));
-        m.push(id, plain.map_or(0, |c| c.index() + 1));
+    // No older memo of this id to forget (see the module's documentation), but the last plain
+    // span exited may have had it and been closed elsewhere.
+    let _ = EXITED_PLAIN.try_with(|e| {
+        if e.get() == id {
+            e.set(0)
+        }
     });
+    let _ = MADE.try_with(|m| m.push(id, plain.map_or(0, |c| c.index() + 1)));
 }
 
 /// Whether span `id` was made on this thread and not entered since (it is forgotten).
@@ -105,25 +109,28 @@ pub(crate) fn first_entry(id: u64) -> bool {
 }
 
 /// The first entry of a span of the layer on the thread that made it: `Some(Some(callsite))`
-/// for a span that keeps nothing in the registry (remembered until it closes, see
-/// [`closed_plain`]), `Some(None)` for one that keeps something, `None` if it is not a first
-/// entry here.
+/// for a span that keeps nothing in the registry (to enter with [`entered_plain`]), `Some(None)`
+/// for one that keeps something, `None` if it is not a first entry here.
 #[inline]
 pub(crate) fn first_entry_plain(id: u64) -> Option<Option<Callsite>> {
     let memo = MADE.try_with(|m| m.take(id)).ok().flatten()?;
-    let c = memo.checked_sub(1).and_then(Callsite::from_index);
-    if c.is_some() {
-        let _ = PLAIN.try_with(|p| p.push(id, 0));
-    }
-    Some(c)
+    Some(memo.checked_sub(1).and_then(Callsite::from_index))
 }
 
-/// Span `id` of the layer closed: true if it is one that keeps nothing in the registry, which
-/// this thread made and entered (nothing to look up).
+/// Span `id` of the layer closed: true if it keeps nothing in the registry and is the span this
+/// thread exited last, entered with [`entered_plain`] (nothing to look up). Otherwise the layer
+/// looks the span up, which is always right.
 #[inline]
 pub(crate) fn closed_plain(id: u64) -> bool {
+    // Entered, so no longer among the spans made and not entered.
+    if EXITED_PLAIN
+        .try_with(|e| e.replace(0) == id)
+        .unwrap_or(false)
+    {
+        return true;
+    }
     closed(id);
-    PLAIN.try_with(|p| p.take(id).is_some()).unwrap_or(false)
+    false
 }
 
 /// Span `id` closed: an id made again later is another span.
@@ -136,11 +143,24 @@ pub(crate) fn closed(id: u64) {
 /// that the current span is right).
 #[inline]
 pub(crate) fn entered(id: u64, guard: Option<CallGuard>) {
+    enter(id, false, guard);
+}
+
+/// This thread entered span `id` of the layer, made here and keeping nothing in the registry,
+/// for the first time: its close needs no look-up if it follows the exit (see [`closed_plain`]).
+#[inline]
+pub(crate) fn entered_plain(id: u64, guard: CallGuard) {
+    enter(id, true, Some(guard));
+}
+
+#[inline]
+fn enter(id: u64, plain: bool, guard: Option<CallGuard>) {
     // A thread's stack of spans outlives it by its destructors at most: then nothing is
     // recorded, which is what a thread that is gone records.
     let _ = ENTERED.try_with(|e| {
         e.borrow_mut().push(Inside {
             id,
+            plain,
             _trace: None,
             _guard: guard,
         })
@@ -165,12 +185,15 @@ pub(crate) fn exited(id: u64) {
         let mut e = e.borrow_mut();
         // Spans are exited in the reverse order of their entries; one exited out of order
         // closes the spans entered after it first, as an unwinding frame would.
+        let mut plain = false;
         if let Some(at) = e.iter().rposition(|s| s.id == id) {
+            plain = e[at].plain;
             while e.len() > at {
                 let top = e.pop();
                 drop(top);
             }
         }
+        let _ = EXITED_PLAIN.try_with(|x| x.set(if plain { id } else { 0 }));
     });
 }
 

@@ -3,7 +3,7 @@
 //! a span never closed, fields and events, and spans mixed with `#[instrument_fdr]` functions;
 //! and, for the layer, a span a filter disables.
 //!
-//! Each scenario runs under both (the `layer` and `subscriber` modules): every `info_span!` is
+//! Each scenario runs under each (the `layer`, `layer_skipping` and `subscriber` modules): every `info_span!` is
 //! a callsite of its own, and what a callsite learned (that its spans are tasks) stays with it,
 //! so each module has its own callsites, named after the module.
 
@@ -395,10 +395,64 @@ macro_rules! scenarios {
                 ]
             );
         }
+
+        // Spans are skipped where `SKIPS` (the subscriber; the layer when asked): a layer that
+        // disables a span disables it for every layer, so by default the layer lets the registry
+        // make it, for the others, and records the same.
+        #[test]
+        fn a_culled_callsite_makes_no_spans_until_a_probe_finds_one_slow() {
+            let d = dispatch();
+            let config = fdr::Config::default().cull_after(50);
+            let mut made = Vec::new();
+            let log = record_log(config, || {
+                tracing::dispatcher::with_default(&d, || {
+                    // Every span lasts 0 ns on the injected clock: erased, then culled.
+                    let mut short = |slow: bool| {
+                        let span = info_span!("short");
+                        made.push(!span.is_disabled());
+                        let _e = span.entered();
+                        if slow {
+                            fdr_runtime::testing::advance(20_000);
+                        }
+                    };
+                    for _ in 0..60 {
+                        short(false);
+                    }
+                    // A probe lets the next calls through; the first is slow: restored.
+                    fdr_runtime::testing::probe_culled();
+                    short(true);
+                    for _ in 0..3 {
+                        short(false);
+                    }
+                });
+            });
+            // The 50th erased call culled the callsite: the spans after it were not made.
+            let expect: Vec<bool> = (0..64).map(|i| !(SKIPS && (50..60).contains(&i))).collect();
+            assert_eq!(made, expect);
+            let t = only_thread(&log);
+            let culls: Vec<(fdr_format::CullKind, String)> = log
+                .thread_records(t)
+                .into_iter()
+                .filter_map(|r| match r {
+                    Rec::Cull(k, id, ..) => Some((k, log.name(id).unwrap_or("?").to_string())),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(
+                culls,
+                [
+                    (fdr_format::CullKind::Culled, n("short")),
+                    (fdr_format::CullKind::Restored, n("short"))
+                ]
+            );
+            // The slow call is kept; the short ones after it are erased again.
+            assert_eq!(calls(&log, t), pair("short"));
+        }
     };
 }
 
 mod layer {
+    const SKIPS: bool = false;
     fn dispatch() -> super::Dispatch {
         super::Dispatch::new(tracing_subscriber::registry().with(fdr_tracing::layer()))
     }
@@ -411,7 +465,28 @@ mod layer {
     scenarios!();
 }
 
+mod layer_skipping {
+    const SKIPS: bool = true;
+    fn dispatch() -> super::Dispatch {
+        super::Dispatch::new(
+            tracing_subscriber::registry().with(fdr_tracing::layer().with_skip_unrecorded(true)),
+        )
+    }
+    fn fields_dispatch() -> super::Dispatch {
+        super::Dispatch::new(
+            tracing_subscriber::registry().with(
+                fdr_tracing::layer()
+                    .with_fields(true)
+                    .with_skip_unrecorded(true),
+            ),
+        )
+    }
+    use tracing_subscriber::layer::SubscriberExt;
+    scenarios!();
+}
+
 mod subscriber {
+    const SKIPS: bool = true;
     fn dispatch() -> super::Dispatch {
         super::Dispatch::new(fdr_tracing::subscriber())
     }
@@ -419,58 +494,6 @@ mod subscriber {
         super::Dispatch::new(fdr_tracing::subscriber().with_fields(true))
     }
     scenarios!();
-
-    // The layer cannot do this: a layer that disables a span disables it for every layer, and
-    // a per-layer filter leaves the registry making it anyway (it only spares fdr's work).
-    #[test]
-    fn a_culled_callsite_makes_no_spans_until_a_probe_finds_one_slow() {
-        let d = dispatch();
-        let config = fdr::Config::default().cull_after(50);
-        let mut made = Vec::new();
-        let log = record_log(config, || {
-            tracing::dispatcher::with_default(&d, || {
-                // Every span lasts 0 ns on the injected clock: erased, then culled.
-                let mut short = |slow: bool| {
-                    let span = info_span!("short");
-                    made.push(!span.is_disabled());
-                    let _e = span.entered();
-                    if slow {
-                        fdr_runtime::testing::advance(20_000);
-                    }
-                };
-                for _ in 0..60 {
-                    short(false);
-                }
-                // A probe lets the next calls through; the first is slow: restored.
-                fdr_runtime::testing::probe_culled();
-                short(true);
-                for _ in 0..3 {
-                    short(false);
-                }
-            });
-        });
-        // The 50th erased call culled the callsite: the spans after it were not made.
-        let expect: Vec<bool> = (0..64).map(|i| !(50..60).contains(&i)).collect();
-        assert_eq!(made, expect);
-        let t = only_thread(&log);
-        let culls: Vec<(fdr_format::CullKind, String)> = log
-            .thread_records(t)
-            .into_iter()
-            .filter_map(|r| match r {
-                Rec::Cull(k, id, ..) => Some((k, log.name(id).unwrap_or("?").to_string())),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(
-            culls,
-            [
-                (fdr_format::CullKind::Culled, n("short")),
-                (fdr_format::CullKind::Restored, n("short"))
-            ]
-        );
-        // The slow call is kept; the short ones after it are erased again.
-        assert_eq!(calls(&log, t), pair("short"));
-    }
 }
 
 #[test]

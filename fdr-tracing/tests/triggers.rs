@@ -1,7 +1,8 @@
 //! Slow-call triggers fire from spans as from `#[instrument_fdr]` calls, by the configuration's
 //! patterns, whether the span's callsite was first used before the recorder started or after,
 //! while other threads keep recording spans; snapshots taken while threads record spans are
-//! whole. Through the layer and through the standalone subscriber.
+//! whole. Through the layer (and, for snapshots, the layer that skips spans it would not
+//! record) and through the standalone subscriber.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -176,9 +177,8 @@ fn check_window(bytes: &[u8]) -> usize {
     pairs
 }
 
-fn snapshots_are_whole(subscriber: bool) {
+fn snapshots_are_whole(d: Dispatch) {
     let _turn = testing::exclusive();
-    let d = dispatch(subscriber);
     let rec = fdr_runtime::start(every_call()).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let threads: Vec<_> = (0..2)
@@ -220,10 +220,16 @@ fn snapshots_are_whole(subscriber: bool) {
 
 #[test]
 fn snapshots_while_threads_record_spans_through_the_layer_are_whole() {
-    snapshots_are_whole(false);
+    snapshots_are_whole(dispatch(false));
+}
+
+#[test]
+fn snapshots_while_threads_record_spans_through_the_skipping_layer_are_whole() {
+    let layer = fdr_tracing::layer().with_skip_unrecorded(true);
+    snapshots_are_whole(Dispatch::new(tracing_subscriber::registry().with(layer)));
 }
 
 #[test]
 fn snapshots_while_threads_record_spans_through_the_subscriber_are_whole() {
-    snapshots_are_whole(true);
+    snapshots_are_whole(dispatch(true));
 }

@@ -15,6 +15,8 @@
 //! | `tracing-null` | `tracing` with a subscriber that keeps nothing (`fdr_benches::peers::tracing_null`): `tracing`'s own cost |
 //! | `tracing-sub` | `tracing` into fdr's recorder (default configuration) through `fdr_tracing::subscriber()` |
 //! | `tracing-layer` | the same through `fdr_tracing::layer()` on `tracing-subscriber`'s registry |
+//! | `tracing-layer-skip` | the same with `with_skip_unrecorded(true)`: the spans fdr would not record are not made |
+//! | `tracing-registry` | `tracing-subscriber`'s registry alone, nothing recorded: what the layer's registry costs |
 //! | `fastrace` | `fastrace` with a reporter that discards (`fdr_benches::peers::fastrace_discard`), a root span per item |
 //!
 //! `OUT=PATH` writes fdr's log there at the end.
@@ -75,6 +77,8 @@ pub fn main<T>(
         match mode.as_str() {
             "tracing-sub" => Some(setup(Way::Subscriber)),
             "tracing-layer" => Some(setup(Way::Layer)),
+            "tracing-layer-skip" => Some(setup(Way::LayerSkipping)),
+            "tracing-registry" => Some(setup(Way::Registry)),
             _ => None,
         }
     };

@@ -76,6 +76,10 @@ const CONFIGS: &[Config] = &[
         what: "tracing, fdr_tracing::layer(), default",
     },
     Config {
+        key: "layer-skip",
+        what: "tracing, fdr_tracing::layer().with_skip_unrecorded(true), default",
+    },
+    Config {
         key: "sub0",
         what: "tracing, fdr_tracing::subscriber(), every span kept",
     },
@@ -195,7 +199,7 @@ fn child(key: &str, part: &str) -> f64 {
     };
     match key {
         "native0" | "layer0" | "sub0" => recorder = start(Some(Duration::ZERO)),
-        "native" | "layer" | "sub" => recorder = start(None),
+        "native" | "layer" | "layer-skip" | "sub" => recorder = start(None),
         _ => {}
     }
     match key {
@@ -218,12 +222,24 @@ fn child(key: &str, part: &str) -> f64 {
         "layer0" | "layer" => global(tracing::Dispatch::new(
             tracing_subscriber::registry().with(fdr_tracing::layer()),
         )),
+        "layer-skip" => global(tracing::Dispatch::new(
+            tracing_subscriber::registry().with(fdr_tracing::layer().with_skip_unrecorded(true)),
+        )),
         "sub0" | "sub" => global(tracing::Dispatch::new(fdr_tracing::subscriber())),
         "fastrace" => fastrace_discard::setup(),
         _ => {}
     }
     let tracing_rows = [
-        "none", "null", "registry", "mem", "chrome", "layer0", "layer", "sub0", "sub",
+        "none",
+        "null",
+        "registry",
+        "mem",
+        "chrome",
+        "layer0",
+        "layer",
+        "layer-skip",
+        "sub0",
+        "sub",
     ];
     let figure = if part == "leaf" {
         let f: fn(u64) -> u64 = match key {
@@ -259,7 +275,7 @@ fn child(key: &str, part: &str) -> f64 {
         let expect = whole::run_plain(&sources);
         // fdr's culling settles over a few runs, as in the overhead table; the others need one.
         let warm = match key {
-            "native0" | "native" | "layer0" | "layer" | "sub0" | "sub" => 8,
+            "native0" | "native" | "layer0" | "layer" | "layer-skip" | "sub0" | "sub" => 8,
             _ => 1,
         };
         let t0 = timing::process_cpu_ns();

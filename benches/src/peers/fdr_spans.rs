@@ -11,6 +11,12 @@ pub enum Way {
     Subscriber,
     /// `tracing_subscriber::registry().with(fdr_tracing::layer())`.
     Layer,
+    /// `tracing_subscriber::registry().with(fdr_tracing::layer().with_skip_unrecorded(true))`.
+    LayerSkipping,
+    /// `tracing_subscriber::registry()` with a layer that does nothing (`Identity`), nothing
+    /// recorded: what the registry under the layer costs by itself. (The registry alone never
+    /// frees a closed span: closing is its layers' stack's job.)
+    Registry,
 }
 
 /// Starts a recorder (default configuration) and installs `way` as the global dispatcher (once
@@ -29,6 +35,12 @@ pub fn setup(way: Way) -> fdr::Recorder {
         Way::Layer => {
             tracing::Dispatch::new(tracing_subscriber::registry().with(fdr_tracing::layer()))
         }
+        Way::LayerSkipping => tracing::Dispatch::new(
+            tracing_subscriber::registry().with(fdr_tracing::layer().with_skip_unrecorded(true)),
+        ),
+        Way::Registry => tracing::Dispatch::new(
+            tracing_subscriber::registry().with(tracing_subscriber::layer::Identity::new()),
+        ),
     };
     tracing::dispatcher::set_global_default(dispatch).expect("one global subscriber");
     rec

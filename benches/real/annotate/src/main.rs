@@ -56,7 +56,7 @@ const CRATES: [Crate; 2] = [
 ];
 
 /// One row of the table: a copy of the crate and the driver's `MODE`.
-const CONFIGS: [(&str, Way, &str); 16] = [
+const CONFIGS: [(&str, Way, &str); 18] = [
     ("uninstrumented", Way::None, "plain"),
     ("fdr each, compiled in, no recorder", Way::Each, "plain"),
     ("fdr each, threshold 0", Way::Each, "zero"),
@@ -91,6 +91,16 @@ const CONFIGS: [(&str, Way, &str); 16] = [
         "tracing each, fdr_tracing::layer (default)",
         Way::Tracing,
         "tracing-layer",
+    ),
+    (
+        "tracing each, fdr_tracing::layer skipping unrecorded spans (default)",
+        Way::Tracing,
+        "tracing-layer-skip",
+    ),
+    (
+        "tracing each, the registry with a layer that does nothing",
+        Way::Tracing,
+        "tracing-registry",
     ),
     ("fastrace each", Way::Fastrace, "fastrace"),
 ];
