@@ -9,14 +9,16 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Write;
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 
 use common::{basic_log, fdr, midstack_log, temp_dir, triggered_log, write_log};
-use fdr_cli::testing::otlp::{otlp_check, spans_of_calls, spans_of_otlp as from_otlp, Span as S};
+use fdr_cli::testing::otlp::{
+    otlp_check, read_request, spans_of_calls, spans_of_otlp as from_otlp, Received, Span as S,
+};
 use fdr_cli::testing::synth::LogBuilder;
 use fdr_format::{ClockSource, Mode, Reason, ReasonInfo, RunInfo};
 use serde_json::Value;
@@ -319,61 +321,6 @@ fn filters_options_and_a_traceparent_shape_the_export() {
         .count();
     assert_eq!(remote, roots);
     assert!(roots >= 2);
-}
-
-/// A request as the test collector read it.
-#[derive(Clone, Debug)]
-struct Received {
-    line: String,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-impl Received {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-fn read_request(s: &mut TcpStream) -> Option<Received> {
-    s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
-        .ok()?;
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 65536];
-    let head_end = loop {
-        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i;
-        }
-        let n = s.read(&mut chunk).ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    };
-    let head = String::from_utf8(buf[..head_end].to_vec()).ok()?;
-    let mut lines = head.split("\r\n");
-    let line = lines.next()?.to_string();
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
-    let mut r = Received {
-        line,
-        headers,
-        body: buf[head_end + 4..].to_vec(),
-    };
-    let len: usize = r.header("content-length")?.parse().ok()?;
-    while r.body.len() < len {
-        let n = s.read(&mut chunk).ok()?;
-        if n == 0 {
-            return None;
-        }
-        r.body.extend_from_slice(&chunk[..n]);
-    }
-    Some(r)
 }
 
 /// A collector on 127.0.0.1 that answers every request with `answer` (a whole HTTP response);

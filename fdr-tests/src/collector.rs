@@ -113,40 +113,8 @@ fn serve(mut s: TcpStream, answer: Answer, accepted: &Mutex<Vec<Vec<u8>>>, relea
 
 /// The body of one HTTP request on `s`, checked to be an OTLP/HTTP protobuf export.
 fn read_body(s: &mut TcpStream) -> Option<Vec<u8>> {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 65536];
-    let head_end = loop {
-        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i;
-        }
-        let n = s.read(&mut chunk).ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    };
-    let head = String::from_utf8(buf[..head_end].to_vec()).ok()?;
-    assert!(head.starts_with("POST /v1/traces HTTP/1.1\r\n"), "{head}");
-    assert!(
-        head.to_ascii_lowercase()
-            .contains("content-type: application/x-protobuf"),
-        "{head}"
-    );
-    let len: usize = head
-        .lines()
-        .find_map(|l| {
-            let (n, v) = l.split_once(':')?;
-            n.eq_ignore_ascii_case("content-length")
-                .then(|| v.trim().parse().ok())?
-        })
-        .expect("a Content-Length");
-    let mut body = buf[head_end + 4..].to_vec();
-    while body.len() < len {
-        let n = s.read(&mut chunk).ok()?;
-        if n == 0 {
-            return None;
-        }
-        body.extend_from_slice(&chunk[..n]);
-    }
-    Some(body)
+    let r = fdr_cli::testing::otlp::read_request(s)?;
+    assert_eq!(r.line, "POST /v1/traces HTTP/1.1");
+    assert_eq!(r.header("content-type"), Some("application/x-protobuf"));
+    Some(r.body)
 }

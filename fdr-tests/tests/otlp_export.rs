@@ -70,6 +70,23 @@ fn calls_json(path: &Path) -> serde_json::Value {
     serde_json::from_slice(&out).unwrap()
 }
 
+/// `fdr export LOG --otlp-file` (into `dir`), decoded by the official classes.
+fn exported(log: &Path, dir: &Path) -> serde_json::Value {
+    let out = dir.join("exported.pb");
+    let args: Vec<String> = [
+        "export",
+        log.to_str().unwrap(),
+        "--otlp-file",
+        out.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    fdr_cli::run(&args, &mut Vec::new())
+        .unwrap_or_else(|e| panic!("fdr export {}: {e}", log.display()));
+    otlp_check(std::slice::from_ref(&out))
+}
+
 /// The window start's Unix time, as the exporter computes it from the log.
 fn origin_unix_ns(path: &Path) -> u64 {
     let bytes = std::fs::read(path).unwrap();
@@ -531,18 +548,7 @@ fn a_triggered_window_joins_the_trace_it_ran_in_sent_or_exported() {
     let trace = fdr_otlp::spans::TraceParent::parse(TRACEPARENT).unwrap();
     let hex: String = trace.trace_id.iter().map(|b| format!("{b:02x}")).collect();
     assert_eq!(v["trace_id"], hex.as_str());
-    let exported = dir.join("exported.pb");
-    let args: Vec<String> = [
-        "export",
-        file.to_str().unwrap(),
-        "--otlp-file",
-        exported.to_str().unwrap(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    fdr_cli::run(&args, &mut Vec::new()).unwrap();
-    let e = otlp_check(std::slice::from_ref(&exported));
+    let e = exported(&file, &dir);
     assert_eq!(e["trace_id"], hex.as_str());
     assert_eq!(spans_of_otlp(&e), spans_of_otlp(&v));
     std::fs::remove_dir_all(dir).ok();
@@ -650,18 +656,7 @@ fn async_tasks_are_spans_of_their_life_under_the_call_that_made_them() {
         [2, 2, 0]
     );
     // `fdr export` of the written window says the same.
-    let exported = dir.join("exported.pb");
-    let args: Vec<String> = [
-        "export",
-        path.to_str().unwrap(),
-        "--otlp-file",
-        exported.to_str().unwrap(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    fdr_cli::run(&args, &mut Vec::new()).unwrap();
-    let e = otlp_check(std::slice::from_ref(&exported));
+    let e = exported(&path, &dir);
     let body = dir.join("body.pb");
     std::fs::write(&body, &c.accepted()[0]).unwrap();
     let v = otlp_check(std::slice::from_ref(&body));

@@ -1,9 +1,11 @@
 //! Checking OTLP exports against `fdr calls`: the official OpenTelemetry decoder
 //! (`tests/otlp_check.py`, PyPI package `opentelemetry-proto`) and the spans both sides say a
-//! window has, compared exactly. Used by this crate's `fdr export` tests and by the runtime's
-//! exporter tests.
+//! window has, compared exactly; and the HTTP request a test collector reads. Used by this
+//! crate's `fdr export` tests and by the runtime's exporter tests.
 
 use std::collections::BTreeMap;
+use std::io::Read;
+use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -192,4 +194,82 @@ pub fn spans_of_otlp(v: &Value) -> Vec<Span> {
         .collect();
     spans.sort();
     spans
+}
+
+/// An HTTP request as a test collector read it.
+#[derive(Clone, Debug)]
+pub struct Received {
+    /// The request line, without its line end: `POST /v1/traces HTTP/1.1`.
+    pub line: String,
+    /// The headers, names in lower case, values trimmed.
+    pub headers: Vec<(String, String)>,
+    /// The body, `Content-Length` bytes.
+    pub body: Vec<u8>,
+}
+
+impl Received {
+    /// The value of header `name` (lower case).
+    ///
+    /// ```
+    /// let r = fdr_cli::testing::otlp::Received {
+    ///     line: "POST /v1/traces HTTP/1.1".into(),
+    ///     headers: vec![("content-length".into(), "0".into())],
+    ///     body: vec![],
+    /// };
+    /// assert_eq!(r.header("content-length"), Some("0"));
+    /// ```
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Reads one HTTP/1.1 request with a `Content-Length` body from `s` (waiting up to 30 s for
+/// it); `None` if the connection ends or times out first, or the head is not text.
+///
+/// ```no_run
+/// let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+/// let (mut s, _) = listener.accept()?;
+/// let r = fdr_cli::testing::otlp::read_request(&mut s).expect("a request");
+/// assert_eq!(r.line, "POST /v1/traces HTTP/1.1");
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn read_request(s: &mut TcpStream) -> Option<Received> {
+    s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .ok()?;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 65536];
+    let head_end = loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i;
+        }
+        let n = s.read(&mut chunk).ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8(buf[..head_end].to_vec()).ok()?;
+    let mut lines = head.split("\r\n");
+    let line = lines.next()?.to_string();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let mut r = Received {
+        line,
+        headers,
+        body: buf[head_end + 4..].to_vec(),
+    };
+    let len: usize = r.header("content-length")?.parse().ok()?;
+    while r.body.len() < len {
+        let n = s.read(&mut chunk).ok()?;
+        if n == 0 {
+            return None;
+        }
+        r.body.extend_from_slice(&chunk[..n]);
+    }
+    Some(r)
 }
