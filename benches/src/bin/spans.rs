@@ -56,6 +56,10 @@ const CONFIGS: &[Config] = &[
         what: "tracing, a subscriber that keeps nothing (tracing's own cost)",
     },
     Config {
+        key: "refuse",
+        what: "tracing, a subscriber that asks at each span and refuses it (the floor of skipping one)",
+    },
+    Config {
         key: "registry",
         what: "tracing, the registry with a layer that keeps nothing (any layer's floor)",
     },
@@ -216,6 +220,9 @@ fn child(key: &str, part: &str) -> f64 {
         "null" => global(tracing::Dispatch::new(
             fdr_benches::peers::tracing_null::Null,
         )),
+        "refuse" => global(tracing::Dispatch::new(
+            fdr_benches::peers::tracing_null::Refuse,
+        )),
         "registry" => global(tracing::Dispatch::new(
             tracing_subscriber::registry().with(NopLayer),
         )),
@@ -232,6 +239,7 @@ fn child(key: &str, part: &str) -> f64 {
     let tracing_rows = [
         "none",
         "null",
+        "refuse",
         "registry",
         "mem",
         "chrome",
