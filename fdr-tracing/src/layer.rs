@@ -32,13 +32,12 @@ impl FdrLayer {
     }
 
     /// With `true`, the spans whose calls fdr would not record (no recorder runs, or their
-    /// callsite is culled: its spans were all short for a long run) are not made at all, for
-    /// any layer of the registry, as [`subscriber`](crate::subscriber) does: such a span then
-    /// costs `tracing`'s question to the layers, not the registry's slot, reference counts and
-    /// stack (on code annotated whole, most spans; see the crate's documentation for the
-    /// figures). For a registry whose other layers need no spans: a `fmt` layer beside it would
-    /// print the events inside a skipped span without that span's name. Events are not
-    /// skipped.
+    /// callsite is culled: its spans were all short for a long run) are not made at all, as
+    /// [`subscriber`](crate::subscriber) does: such a span costs `tracing`'s question to the
+    /// layers instead of the registry's slot, reference counts and stack. A layer that disables a
+    /// span disables it for every layer of the registry, so this is for a registry whose other
+    /// layers need no spans: a `fmt` layer beside it would print the events inside a skipped
+    /// span without that span's name. Events are not skipped.
     ///
     /// ```
     /// use tracing_subscriber::layer::SubscriberExt;
@@ -74,8 +73,9 @@ where
     }
 
     fn enabled(&self, meta: &Metadata<'_>, _ctx: Context<'_, S>) -> bool {
-        // Returning false disables the span for every layer (a per-layer filter cannot spare the
-        // registry: it makes a span unless all of 64 filters refuse it).
+        // Returning false disables the span for every layer. A per-layer filter would not spare
+        // the registry: in tracing-subscriber 0.3 the registry makes a span unless every one of
+        // 64 possible filters refused it (`FilterMap::any_enabled`), whatever the number in use.
         !self.skip_unrecorded || callsites::records(meta)
     }
 

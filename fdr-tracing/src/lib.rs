@@ -45,14 +45,18 @@
 //! whose calls fdr would not record: while no recorder runs, and for a callsite the runtime
 //! culled (its spans were all short for a long run; the runtime lets a few through now and
 //! then, and restores the callsite when one is slow), `tracing` makes no span at all, which
-//! costs a few nanoseconds. The layer cannot do that without hiding the spans from the other
-//! layers of the registry:
+//! costs a few nanoseconds:
 //!
 //! ```
 //! tracing::subscriber::with_default(fdr_tracing::subscriber(), || {
 //!     let _span = tracing::info_span!("work").entered();
 //! });
 //! ```
+//!
+//! The layer skips them too with [`FdrLayer::with_skip_unrecorded`]: for every layer of the
+//! registry, since a layer that disables a span disables it for all (and a per-layer filter
+//! that refuses a span leaves the registry making it). Use it where no other layer needs the
+//! spans; the registry still costs its slot and reference counts for every span fdr records.
 //!
 //! Limits: at most [`SPARES`] callsites (spans and events) are recorded (the rest are counted
 //! by [`dropped_callsites`]).
