@@ -7,6 +7,20 @@
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
 
+/// The methods of a subscriber that keeps nothing: one id for all spans.
+macro_rules! keeps_nothing {
+    () => {
+        fn new_span(&self, _: &Attributes<'_>) -> Id {
+            Id::from_u64(1)
+        }
+        fn record(&self, _: &Id, _: &Record<'_>) {}
+        fn record_follows_from(&self, _: &Id, _: &Id) {}
+        fn event(&self, _: &Event<'_>) {}
+        fn enter(&self, _: &Id) {}
+        fn exit(&self, _: &Id) {}
+    };
+}
+
 /// The subscriber: every span wanted, one id for all, nothing kept.
 pub struct Null;
 
@@ -14,14 +28,7 @@ impl Subscriber for Null {
     fn enabled(&self, _: &Metadata<'_>) -> bool {
         true
     }
-    fn new_span(&self, _: &Attributes<'_>) -> Id {
-        Id::from_u64(1)
-    }
-    fn record(&self, _: &Id, _: &Record<'_>) {}
-    fn record_follows_from(&self, _: &Id, _: &Id) {}
-    fn event(&self, _: &Event<'_>) {}
-    fn enter(&self, _: &Id) {}
-    fn exit(&self, _: &Id) {}
+    keeps_nothing!();
 }
 
 /// The subscriber that refuses every span, asked at each one (`Interest::sometimes`).
@@ -40,14 +47,7 @@ impl Subscriber for Refuse {
     fn enabled(&self, _: &Metadata<'_>) -> bool {
         false
     }
-    fn new_span(&self, _: &Attributes<'_>) -> Id {
-        Id::from_u64(1)
-    }
-    fn record(&self, _: &Id, _: &Record<'_>) {}
-    fn record_follows_from(&self, _: &Id, _: &Id) {}
-    fn event(&self, _: &Event<'_>) {}
-    fn enter(&self, _: &Id) {}
-    fn exit(&self, _: &Id) {}
+    keeps_nothing!();
 }
 
 /// Installs [`Null`] as the global default (once per process).
