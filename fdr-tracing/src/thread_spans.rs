@@ -10,8 +10,9 @@
 //! the standalone subscriber's slab) gives a freed slot back only to the thread whose shard it
 //! is, with a new generation in the id, and each span that thread makes goes through [`made`]
 //! or [`made_plain`], which push the oldest memo out; an id's slot would have to come back to
-//! the same generation (thousands of reuses) within the last [`FRESH`] spans the thread made. The last plain span exited is forgotten at the next
-//! exit or close on the thread, and a span the layer remembers as plain was made on this thread.
+//! the same generation (thousands of reuses) within the last [`FRESH`] spans the thread made.
+//! The last plain span exited is forgotten at the next exit or close on the thread, and a span
+//! the layer remembers as plain was made on this thread.
 
 use std::cell::{Cell, RefCell};
 
