@@ -119,6 +119,10 @@ pub enum Reason {
     Exit,
     /// The program asked (`snapshot`, `write_snapshot`, `finish`).
     Api,
+    /// The process died without writing a log, and its crash box was recovered (`fdr recover`,
+    /// or the next start of the program): [`ReasonInfo::signal`] says by which crash signal, 0
+    /// when no handler ran (SIGKILL, the OOM killer).
+    Crash,
 }
 
 impl Reason {
@@ -136,6 +140,7 @@ impl Reason {
             Reason::Panic => "panic",
             Reason::Exit => "exit",
             Reason::Api => "asked by the program",
+            Reason::Crash => "the process died; recovered from its crash box",
         }
     }
 }
@@ -162,6 +167,12 @@ pub struct ReasonInfo {
     /// For a learned limit (`trigger = "auto"`), the function's running p99 it was derived
     /// from, in ticks (0: a limit written by hand).
     pub p99_ticks: u64,
+    /// For [`Reason::Crash`], the crash signal that killed the process (`SIGSEGV` is 11); 0
+    /// when none was caught (killed by SIGKILL or the OOM killer, or no handler could run).
+    /// Absent from older logs: read as 0.
+    pub signal: i32,
+    /// For a crash signal that names an address (a segfault, a bus error), that address.
+    pub address: u64,
 }
 
 /// One instrumented function (or scope) in the function table.
@@ -297,6 +308,13 @@ impl<'a> In<'a> {
         }
         self.u64(what)
     }
+    /// An `i32` appended in a later version: absent reads as 0.
+    fn u64_or_zero_i32(&mut self, what: &str) -> Result<i32, String> {
+        if self.at == self.b.len() {
+            return Ok(0);
+        }
+        self.i32(what)
+    }
     fn i64(&mut self, what: &str) -> Result<i64, String> {
         Ok(self.u64(what)? as i64)
     }
@@ -379,6 +397,7 @@ impl Extension {
                     Reason::Panic => 4,
                     Reason::Exit => 5,
                     Reason::Api => 6,
+                    Reason::Crash => 7,
                 });
                 o.u32(r.function);
                 o.i32(r.tid);
@@ -387,6 +406,8 @@ impl Extension {
                 o.u64(r.suppressed);
                 o.u64(r.limit_ticks);
                 o.u64(r.p99_ticks);
+                o.i32(r.signal);
+                o.u64(r.address);
             }
             Extension::Unknown(tag) => o.u8(*tag),
         }
@@ -485,6 +506,7 @@ impl Extension {
                     4 => Reason::Panic,
                     5 => Reason::Exit,
                     6 => Reason::Api,
+                    7 => Reason::Crash,
                     _ => Reason::Unknown,
                 },
                 function: i.u32("function id")?,
@@ -494,6 +516,8 @@ impl Extension {
                 suppressed: i.u64("suppressed-trigger counter")?,
                 limit_ticks: i.u64_or_zero("trigger limit")?,
                 p99_ticks: i.u64_or_zero("learned p99")?,
+                signal: i.u64_or_zero_i32("crash signal")?,
+                address: i.u64_or_zero("crash address")?,
             }),
             tag => Extension::Unknown(tag),
         };
@@ -552,6 +576,8 @@ mod tests {
                 suppressed: 12,
                 limit_ticks: 13,
                 p99_ticks: 4,
+                signal: 11,
+                address: 0xdead,
             }),
             Extension::Unknown(200),
         ] {
@@ -570,10 +596,11 @@ mod tests {
             suppressed: 12,
             limit_ticks: 13,
             p99_ticks: 4,
+            ..ReasonInfo::default()
         };
         let b = Extension::Reason(r.clone()).encode();
-        // The layout before: the same without the last two fields.
-        let old = &b[..b.len() - 16];
+        // The layout before: the same without the last four fields.
+        let old = &b[..b.len() - 28];
         let want = ReasonInfo {
             limit_ticks: 0,
             p99_ticks: 0,

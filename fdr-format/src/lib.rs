@@ -16,6 +16,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod crash_box;
 pub mod duration;
 mod error;
 pub mod events;

@@ -129,7 +129,7 @@ pub(crate) fn switch_buffer(l: &Local, len: u32, tsc: u64, cpu: u32) -> Option<u
     }
     let index = s.pool().acquire(s.threads())?;
     let key = m.key.get();
-    let slot = &s.pool().slots[index as usize];
+    let slot = &s.pool().slots()[index as usize];
     let tid = s.threads().tid(key);
     slot.tid.store(tid, Ordering::Relaxed);
     slot.thread.store(key, Ordering::Relaxed);

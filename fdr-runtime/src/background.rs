@@ -25,6 +25,8 @@ pub(crate) fn start(session: &Arc<Session>) {
         && session.setup().config.get_signal().is_none()
         && !probes(session)
         && session.profiles().is_none()
+        && session.pool().crash_box().is_none()
+        && session.calibrated()
     {
         return;
     }
@@ -60,7 +62,12 @@ fn period(s: &Session, probe_ms: Option<i32>) -> i32 {
     // With a profile, the tries of threads that exited are merged at least every second, so
     // that a program that keeps starting threads keeps a bounded profile.
     let collect_ms = s.profiles().map(|_| 1000);
-    [watch_ms, probe_ms, collect_ms]
+    // The calibration is finished once its window has passed; a crash box gets a sign of life
+    // and its tables brought up to date every second.
+    let calibrate_ms =
+        (!s.calibrated()).then_some(crate::clock::CALIBRATION_WINDOW.as_millis() as i32 + 1);
+    let box_ms = s.pool().crash_box().map(|_| 1000);
+    [watch_ms, probe_ms, collect_ms, calibrate_ms, box_ms]
         .into_iter()
         .flatten()
         .min()
@@ -104,7 +111,45 @@ fn run(s: &Session) {
         if let Some(p) = s.profiles() {
             p.collect_ended();
         }
+        keep_box(s);
     }
+}
+
+/// Finishes the calibration when its window has passed, and brings the crash box up to date:
+/// a sign of life, and the function and thread tables when they grew.
+fn keep_box(s: &Session) {
+    if !s.calibrated() && crate::clock::refine(s.setup().cal_start).is_some() {
+        s.ticks_per_second();
+    }
+    let Some(b) = s.pool().crash_box() else {
+        return;
+    };
+    b.alive(clock::now().0);
+    let functions = crate::desc::table()
+        .iter()
+        .filter(|f| !f.name().is_empty())
+        .count();
+    let threads = s.threads().threads();
+    let key = threads.iter().fold(functions as u64, |k, t| {
+        k.wrapping_mul(0x100_0000_01b3) ^ (t.tid as u32 as u64) ^ (t.name.len() as u64) << 32
+    });
+    b.refresh_lead(key, || {
+        let tps = if s.calibrated() {
+            s.ticks_per_second()
+        } else {
+            s.setup().calibration.ticks_per_second
+        };
+        let mut records = vec![fdr_format::Extension::Run(s.setup().run_info(tps))];
+        records.extend(crate::desc::records());
+        records.extend(threads.into_iter().map(|t| {
+            fdr_format::Extension::Thread(fdr_format::ThreadInfo {
+                tid: t.tid,
+                name: t.name,
+                records_dropped: t.dropped,
+            })
+        }));
+        fdr_format::crash_box::encode_lead(&records)
+    });
 }
 
 /// Fires the trigger of every open call that looks hung, once per call.

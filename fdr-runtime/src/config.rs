@@ -139,6 +139,19 @@ pub struct Config {
     pub(crate) profile_nodes: u32,
     pub(crate) profile_threads: bool,
     pub(crate) otlp: Otlp,
+    pub(crate) crash_dir: CrashDir,
+}
+
+/// Where the buffer pool lives ([`Config::crash_dir`]).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub(crate) enum CrashDir {
+    /// `$XDG_RUNTIME_DIR`, else `/dev/shm`, else the temporary directory.
+    #[default]
+    Default,
+    /// Anonymous memory: nothing survives a crash.
+    Off,
+    /// This directory.
+    Dir(PathBuf),
 }
 
 /// Where and how windows go to an OpenTelemetry collector ([`Config::otlp_endpoint`]).
@@ -205,6 +218,12 @@ impl Default for Config {
             profile_nodes: DEFAULT_PROFILE_NODES,
             profile_threads: false,
             otlp: Otlp::default(),
+            // Miri runs no file mapping.
+            crash_dir: if cfg!(miri) {
+                CrashDir::Off
+            } else {
+                CrashDir::Default
+            },
         }
     }
 }
@@ -252,6 +271,44 @@ impl Config {
     pub fn out(mut self, path: impl Into<PathBuf>) -> Self {
         self.out = Some(path.into());
         self
+    }
+
+    /// Where the buffer pool lives: a file (the crash box, `fdr-PROGRAM-PID.box`) mapped shared
+    /// in `dir`, so that the window survives a process that dies without writing it (SIGKILL,
+    /// the OOM killer, a segfault, `abort`, a stack overflow); `fdr recover`, or the program's
+    /// next start, turns it into a log. The default is `$XDG_RUNTIME_DIR`, else `/dev/shm`, else
+    /// the temporary directory; the first two are memory, so nothing goes to disk. A directory
+    /// that cannot hold the pool falls back to anonymous memory, with one line on stderr.
+    ///
+    /// ```
+    /// let c = fdr_runtime::Config::default().crash_dir("/run/user/1000");
+    /// assert_eq!(c.get_crash_dir().as_deref(), Some(std::path::Path::new("/run/user/1000")));
+    /// ```
+    pub fn crash_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.crash_dir = CrashDir::Dir(dir.into());
+        self
+    }
+
+    /// Keeps the buffer pool in anonymous memory (`FDR_OPTIONS` `crash_dir=off`): nothing is
+    /// left when the process dies without writing its log.
+    ///
+    /// ```
+    /// assert_eq!(fdr_runtime::Config::default().crash_dir_off().get_crash_dir(), None);
+    /// ```
+    pub fn crash_dir_off(mut self) -> Self {
+        self.crash_dir = CrashDir::Off;
+        self
+    }
+
+    /// The directory the crash box goes in, `None` when it is off.
+    pub fn get_crash_dir(&self) -> Option<std::borrow::Cow<'_, std::path::Path>> {
+        match &self.crash_dir {
+            CrashDir::Off => None,
+            CrashDir::Dir(d) => Some(std::borrow::Cow::Borrowed(d)),
+            CrashDir::Default => {
+                Some(std::borrow::Cow::Owned(fdr_format::crash_box::default_dir()))
+            }
+        }
     }
 
     /// Where timestamps come from. A source the machine cannot give makes `start` fail with an
@@ -739,6 +796,11 @@ pub(crate) const OPTIONS: &[OptionSpec] = &[
         key: "out",
         form: "a file path, with {pid}, {n} or {time} if wanted",
         default: |_| "PROGRAM-{pid}.fdr".into(),
+    },
+    OptionSpec {
+        key: "crash_dir",
+        form: "a directory for the crash box, or off",
+        default: |_| "$XDG_RUNTIME_DIR, else /dev/shm, else the temporary directory".into(),
     },
     OptionSpec {
         key: "clock",

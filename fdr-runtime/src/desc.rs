@@ -392,3 +392,23 @@ fn nested_name(path: &str) -> String {
     }
     out
 }
+
+#[cfg(feature = "record")]
+/// The function table as extension records: every descriptor with a name.
+pub(crate) fn records() -> impl Iterator<Item = fdr_format::Extension> {
+    table().iter().enumerate().filter_map(|(i, f)| {
+        let name = f.name();
+        // A descriptor kept for a name given at run time, and given none: not a function.
+        if name.is_empty() {
+            return None;
+        }
+        Some(fdr_format::Extension::Function(fdr_format::FunctionInfo {
+            id: i as u32 + 1,
+            name: name.into_owned(),
+            file: f.file().to_string(),
+            line: f.line(),
+            kind: f.kind(),
+            args: f.args().iter().map(|a| a.to_string()).collect(),
+        }))
+    })
+}

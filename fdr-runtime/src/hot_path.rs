@@ -297,6 +297,8 @@ fn cold_event<'a>(
     t.busy(|| {
         if session::claim_autostart() {
             autostart::run();
+        } else {
+            session::wait_for_start();
         }
         let Some(len) = attach::ensure(l, len) else {
             return 0;
@@ -604,6 +606,8 @@ fn profile_cold(l: &Local, f: &'static FnDesc, kind: FnKind) -> Entry {
     t.busy(|| {
         if session::claim_autostart() {
             autostart::run();
+        } else {
+            session::wait_for_start();
         }
         match attach::ensure(l, len) {
             Some(len) => {

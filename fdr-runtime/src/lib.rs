@@ -42,7 +42,9 @@
 //! | `gate`, `snapshot`, `thread_state` | the recorder gate copied into every descriptor; copying buffers while their owners write; a thread's recording state |
 //! | `profiles` | a recording's profile: the threads' call tries, merged |
 //! | `export` | windows sent to an OpenTelemetry collector: the bounded queue and the sending thread |
-//! | `clock`, `host`, `options`, `pool`, `profile`, `record_writer`, `signal`, `trigger` | time and CPU; ids, names and wall time; reading `FDR_OPTIONS`; the buffers; one thread's call trie (profile mode); how words go into a buffer and are published; the snapshot signal's handler; slow-call triggers |
+//! | `pool` | the buffers, in the crash box or in the process's memory |
+//! | `crash_box` | the pool's file mapped shared, which survives the process: laying it out, keeping it current, marking it at a crash signal, recovering the boxes of dead processes |
+//! | `clock`, `host`, `options`, `profile`, `record_writer`, `signal`, `trigger` | time and CPU; ids, names and wall time; reading `FDR_OPTIONS`; one thread's call trie (profile mode); how words go into a buffer and are published; the snapshot signal's handler; slow-call triggers |
 //! | `args`, `config`, `desc`, `error`, `injected`, `learned`, `out_name`, `queue`, `registry`, `slot`, `stats`, `wakeup` | logged arguments; the settings and their limits; the function table; errors; values tests inject; learned slow-call limits; log file names; the free and retired queues; the threads; what an owner publishes for snapshots; counters; waking the writer |
 //!
 //! The record layout itself belongs to `fdr_format`.
@@ -61,6 +63,8 @@ mod clock;
 mod config;
 #[cfg(feature = "record")]
 mod controller;
+#[cfg(feature = "record")]
+mod crash_box;
 #[cfg(feature = "record")]
 mod cull;
 mod desc;

@@ -9,13 +9,12 @@ use std::io::{self, Write};
 use std::sync::atomic::Ordering;
 
 use fdr_format::{
-    lead_block, ClockSource, Extension, FileHeader, FunctionInfo, LeadStart, ReasonInfo, RunInfo,
-    ThreadInfo,
+    lead_block, ClockSource, Extension, FileHeader, LeadStart, ReasonInfo, ThreadInfo,
 };
 
 use crate::session::Session;
 use crate::snapshot::{self, Copied};
-use crate::{clock, desc, window, Mode};
+use crate::{clock, desc, window};
 
 /// What the log says about the moment it was taken.
 pub(crate) struct Facts {
@@ -34,8 +33,7 @@ pub(crate) fn write_session<W: Write + ?Sized>(
     let mut copied = snapshot::copy_pool(session.pool());
     let end_tsc = clock::now().0;
     if let Some(age) = session.setup().config.get_max_age() {
-        let ticks = (age.as_nanos() * u128::from(session.setup().calibration.ticks_per_second)
-            / 1_000_000_000)
+        let ticks = (age.as_nanos() * u128::from(session.ticks_per_second()) / 1_000_000_000)
             .min(u128::from(u64::MAX)) as u64;
         window::keep_newer(&mut copied, end_tsc.saturating_sub(ticks));
     }
@@ -60,60 +58,25 @@ fn write_log<W: Write + ?Sized>(
     let header = FileHeader {
         constant_tsc: true,
         nonstop_tsc: cal.source != ClockSource::Monotonic,
-        cycle_frequency: cal.ticks_per_second,
+        cycle_frequency: session.ticks_per_second(),
         buffer_size: session.setup().buffer_size as u64,
         ..FileHeader::default()
     };
     out.write_all(&header.encode())?;
 
     let threads = session.threads().threads();
-    let config = &session.setup().config;
-    let run = RunInfo {
-        clock: cal.source,
-        ticks_per_second: cal.ticks_per_second,
-        calibration_ns: cal.window.as_nanos() as u64,
-        mode: match config.get_mode() {
-            Mode::Ring | Mode::Profile => fdr_format::Mode::Ring,
-            Mode::Fill => fdr_format::Mode::Fill,
-        },
-        threshold_ns: config.get_threshold().as_nanos().min(u128::from(u64::MAX)) as u64,
-        threshold_ticks: session.setup().threshold_ticks,
-        buffer_size: session.setup().buffer_size as u64,
-        buffer_count: config.get_buffer_count() as u64,
-        pid: session.setup().pid,
-        start_unix_secs: session.setup().start_wall.0,
-        start_unix_nanos: session.setup().start_wall.1,
-        start_tsc: session.setup().start_tsc,
-        end_tsc: facts.end_tsc,
-        snapshot: facts.snapshot,
-        records_dropped: session.threads().dropped_total(),
-        buffers_recycled: session.pool().recycled.load(Ordering::Relaxed),
-        buffers_missed: copied.missed,
-        program: session.setup().program.clone(),
-        args_dropped: session.counters().args_dropped(),
-        calls_unattached: session.counters().unattached(),
-        calls_erased: session.pool().erased_total(),
-        probes: session.counters().probes(),
-        max_age_ns: config
-            .get_max_age()
-            .map_or(0, |a| a.as_nanos().min(u128::from(u64::MAX)) as u64),
-    };
+    let mut run = session.setup().run_info(session.ticks_per_second());
+    run.end_tsc = facts.end_tsc;
+    run.snapshot = facts.snapshot;
+    run.records_dropped = session.threads().dropped_total();
+    run.buffers_recycled = session.pool().recycled.load(Ordering::Relaxed);
+    run.buffers_missed = copied.missed;
+    run.args_dropped = session.counters().args_dropped();
+    run.calls_unattached = session.counters().unattached();
+    run.calls_erased = session.pool().erased_total();
+    run.probes = session.counters().probes();
     let mut records = vec![Extension::Run(run), Extension::Reason(facts.reason)];
-    for (i, f) in desc::table().iter().enumerate() {
-        let name = f.name();
-        // A descriptor kept for a name given at run time, and given none: not a function.
-        if name.is_empty() {
-            continue;
-        }
-        records.push(Extension::Function(FunctionInfo {
-            id: i as u32 + 1,
-            name: name.into_owned(),
-            file: f.file().to_string(),
-            line: f.line(),
-            kind: f.kind(),
-            args: f.args().iter().map(|a| a.to_string()).collect(),
-        }));
-    }
+    records.extend(desc::records());
     for t in threads {
         records.push(Extension::Thread(ThreadInfo {
             tid: t.tid,

@@ -258,6 +258,13 @@ impl Config {
                         .map(Duration::from_nanos)
                         .map_err(|e| bad(e.to_string()))?
                 }
+                "crash_dir" => {
+                    c.crash_dir = match value {
+                        "" => return Err(bad("expected a directory or off, found nothing".into())),
+                        "off" => crate::config::CrashDir::Off,
+                        dir => crate::config::CrashDir::Dir(PathBuf::from(dir)),
+                    };
+                }
                 "out" => {
                     if value.is_empty() {
                         return Err(bad("expected a file path, found nothing".into()));

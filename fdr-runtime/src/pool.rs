@@ -8,15 +8,20 @@
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 
 use crate::config::Mode;
+use crate::crash_box::CrashBox;
 use crate::queue::Queue;
 use crate::registry::Registry;
 use crate::slot::{Slot, OWNED, RETIRED};
 use crate::Error;
 
 pub(crate) struct Pool {
-    words: Box<[AtomicU64]>,
+    words: *const AtomicU64,
+    words_len: usize,
     pub words_per_buffer: u32,
-    pub slots: Box<[Slot]>,
+    slots: *const Slot,
+    slot_count: usize,
+    /// Owns what `words` and `slots` point into.
+    memory: Memory,
     free: Queue,
     retired: Queue,
     pub mode: Mode,
@@ -25,6 +30,24 @@ pub(crate) struct Pool {
     /// Buffers overwritten to make room for newer ones.
     pub recycled: AtomicU64,
 }
+
+/// Where the buffers and their slots are.
+enum Memory {
+    /// The process's own memory: gone with the process.
+    Heap {
+        _words: Box<[AtomicU64]>,
+        _slots: Box<[Slot]>,
+    },
+    /// A crash box: a file mapped shared, which outlives the process.
+    Box(CrashBox),
+}
+
+// SAFETY: `words` and `slots` point into `memory`, which the pool owns and never moves or frees
+// while it lives (a boxed slice's heap memory, or a mapping); every access through them is to
+// atomics.
+unsafe impl Send for Pool {}
+// SAFETY: as above.
+unsafe impl Sync for Pool {}
 
 impl Pool {
     /// `buffer_size` is a multiple of 8.
@@ -37,26 +60,89 @@ impl Pool {
             .map_err(|_| Error::OutOfMemory { bytes: total * 8 })?;
         // Touching every page now keeps page faults off the recording path.
         words.resize_with(total, || AtomicU64::new(0));
+        let words = words.into_boxed_slice();
+        let slots: Box<[Slot]> = (0..buffer_count).map(|_| Slot::new()).collect();
+        let (w, s) = (words.as_ptr(), slots.as_ptr());
+        Ok(Pool::with(
+            Memory::Heap {
+                _words: words,
+                _slots: slots,
+            },
+            w,
+            s,
+            words_per_buffer,
+            buffer_count,
+            mode,
+        ))
+    }
+
+    /// A pool in `crash_box`, laid out for `buffer_count` buffers of `buffer_size` bytes (zeroed:
+    /// every slot free).
+    pub(crate) fn in_box(
+        crash_box: CrashBox,
+        buffer_size: usize,
+        buffer_count: usize,
+        mode: Mode,
+    ) -> Pool {
+        let (w, s) = (crash_box.words(), crash_box.slots(buffer_count));
+        Pool::with(
+            Memory::Box(crash_box),
+            w,
+            s,
+            buffer_size / 8,
+            buffer_count,
+            mode,
+        )
+    }
+
+    fn with(
+        memory: Memory,
+        words: *const AtomicU64,
+        slots: *const Slot,
+        words_per_buffer: usize,
+        buffer_count: usize,
+        mode: Mode,
+    ) -> Pool {
         let free = Queue::new(2 * buffer_count);
         for i in 0..buffer_count {
             free.push(i as u32);
         }
-        Ok(Pool {
-            words: words.into_boxed_slice(),
+        Pool {
+            words,
+            words_len: words_per_buffer * buffer_count,
             words_per_buffer: words_per_buffer as u32,
-            slots: (0..buffer_count).map(|_| Slot::new()).collect(),
+            slots,
+            slot_count: buffer_count,
+            memory,
             free,
             retired: Queue::new(2 * buffer_count),
             mode,
             stopped: AtomicBool::new(false),
             recycled: AtomicU64::new(0),
-        })
+        }
+    }
+
+    /// Every buffer's slot.
+    pub(crate) fn slots(&self) -> &[Slot] {
+        // SAFETY: `slots` points at `slot_count` initialized slots owned by `memory` (zeroed
+        // memory is `Slot::new()`: every field 0), alive as long as `self`.
+        unsafe { std::slice::from_raw_parts(self.slots, self.slot_count) }
+    }
+
+    /// The crash box the pool lives in, if it does.
+    pub(crate) fn crash_box(&self) -> Option<&CrashBox> {
+        match &self.memory {
+            Memory::Box(b) => Some(b),
+            Memory::Heap { .. } => None,
+        }
     }
 
     /// The words of buffer `index`.
     pub(crate) fn buffer(&self, index: u32) -> &[AtomicU64] {
+        // SAFETY: `words` points at `words_len` initialized atomics owned by `memory`.
+        let words = unsafe { std::slice::from_raw_parts(self.words, self.words_len) };
         let start = index as usize * self.words_per_buffer as usize;
-        &self.words[start..start + self.words_per_buffer as usize]
+        &words[start..start + self.words_per_buffer as usize]
     }
 
     /// Takes a buffer for the thread of registry entry `thread`, or `None` when none can be had
@@ -73,12 +159,12 @@ impl Pool {
             None if self.mode == Mode::Ring => {
                 let i = self.retired.pop()?;
                 self.recycled.fetch_add(1, Ordering::Relaxed);
-                threads.lost_buffer(self.slots[i as usize].thread.load(Ordering::Relaxed));
+                threads.lost_buffer(self.slots()[i as usize].thread.load(Ordering::Relaxed));
                 i
             }
             None => return None,
         };
-        let slot = &self.slots[index as usize];
+        let slot = &self.slots()[index as usize];
         // The reset comes first: a copier that sees the new generation also sees length 0,
         // never the old owner's length over the new owner's words.
         slot.len.store(0, Ordering::Relaxed);
@@ -92,7 +178,7 @@ impl Pool {
 
     /// Hands a thread's buffer back with its data, to be kept (Fill) or recycled last (Ring).
     pub(crate) fn retire(&self, index: u32) {
-        let slot = &self.slots[index as usize];
+        let slot = &self.slots()[index as usize];
         slot.limit.store(0, Ordering::SeqCst);
         slot.state.store(RETIRED, Ordering::Release);
         self.retired.push(index);
@@ -100,7 +186,7 @@ impl Pool {
 
     /// Calls erased by the rewind in this pool's buffers so far (each erase is one rewind).
     pub(crate) fn erased_total(&self) -> u64 {
-        self.slots
+        self.slots()
             .iter()
             .map(|s| s.rewinds.load(Ordering::Relaxed))
             .fold(0, u64::wrapping_add)
@@ -109,7 +195,7 @@ impl Pool {
     /// Stops every owner at its next record. Only atomic stores: also safe in a forked child.
     pub(crate) fn stop(&self) {
         self.stopped.store(true, Ordering::SeqCst);
-        for slot in self.slots.iter() {
+        for slot in self.slots().iter() {
             slot.limit.store(0, Ordering::SeqCst);
         }
     }
@@ -132,7 +218,7 @@ mod tests {
         assert_eq!(p.acquire(&r), Some(b));
         assert_eq!(p.acquire(&r), Some(a));
         assert_eq!(p.recycled.load(Ordering::Relaxed), 2);
-        assert_eq!(p.slots[b as usize].gen.load(Ordering::Relaxed), 2);
+        assert_eq!(p.slots()[b as usize].gen.load(Ordering::Relaxed), 2);
     }
 
     #[test]

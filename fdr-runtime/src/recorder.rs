@@ -78,9 +78,19 @@ pub(crate) fn start_with(config: Config, autostarted: bool) -> Result<Recorder, 
     }
     let calibration = clock::select(config.get_clock())?;
     attach::prepare_exit_hook();
-    let auto_out = autostarted.then_some(final_path);
-    let session = Arc::new(Session::new(config, calibration, auto_out, template)?);
+    let auto_out = autostarted.then(|| final_path.clone());
+    let session = Arc::new(Session::new(
+        config,
+        calibration,
+        auto_out,
+        template,
+        &final_path,
+    )?);
     session::install(Arc::clone(&session))?;
+    if let Some(b) = session.pool().crash_box() {
+        b.arm();
+        remove_box_at_exit();
+    }
     // Profile mode writes no window, so its triggers would write empty logs: none is armed.
     let windows = session.setup().config.get_mode() != crate::Mode::Profile;
     gate::open(
@@ -243,6 +253,10 @@ impl Recorder {
         self.stop();
         write()?;
         self.session.mark_written();
+        // The window is in a log now: the crash box has nothing more to keep.
+        if let Some(b) = self.session.pool().crash_box() {
+            b.remove();
+        }
         Ok(())
     }
 
@@ -298,6 +312,26 @@ impl Recorder {
             Err(Error::ParentsRecording)
         }
     }
+}
+
+/// A program that returns from `main` (or calls `exit`) did not crash: its box, if the
+/// recording was not finished (a final log removes it), goes. Registered once, at the first
+/// box; `FDR_OPTIONS`' exit writer, registered after it, runs before it and writes the log.
+fn remove_box_at_exit() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        extern "C" fn at_exit() {
+            if let Some(s) = session::current() {
+                if s.in_this_process() {
+                    if let Some(b) = s.pool().crash_box() {
+                        b.remove();
+                    }
+                }
+            }
+        }
+        // SAFETY: `at_exit` is a plain `extern "C"` function that makes no panic.
+        unsafe { libc::atexit(at_exit) };
+    });
 }
 
 /// The reason record of a log written for `reason` (not by a trigger: no call).

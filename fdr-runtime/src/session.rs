@@ -73,8 +73,46 @@ pub(crate) struct Setup {
     pub start_wall: (i64, u32),
     pub start_tsc: u64,
     pub program: String,
+    /// A (counter, monotonic ns) pair read at start, from which the calibration is finished.
+    pub cal_start: (u64, u64),
     /// The fork count when the session started: another value means a forked child.
     forks: u64,
+}
+
+impl Setup {
+    /// The run record of a recording as it started: its settings and calibration, nothing counted
+    /// yet (a log fills in its counters; a crash box keeps it as it is).
+    pub(crate) fn run_info(&self, ticks_per_second: u64) -> fdr_format::RunInfo {
+        let setup = self;
+        let config = &setup.config;
+        fdr_format::RunInfo {
+            clock: setup.calibration.source,
+            ticks_per_second,
+            // The recording's calibration is finished over this window (see `Session::ticks_per_second`).
+            calibration_ns: if setup.calibration.window.is_zero() {
+                0
+            } else {
+                crate::clock::CALIBRATION_WINDOW.as_nanos() as u64
+            },
+            mode: match config.get_mode() {
+                crate::Mode::Ring | crate::Mode::Profile => fdr_format::Mode::Ring,
+                crate::Mode::Fill => fdr_format::Mode::Fill,
+            },
+            threshold_ns: config.get_threshold().as_nanos().min(u128::from(u64::MAX)) as u64,
+            threshold_ticks: setup.threshold_ticks,
+            buffer_size: setup.buffer_size as u64,
+            buffer_count: config.get_buffer_count() as u64,
+            pid: setup.pid,
+            start_unix_secs: setup.start_wall.0,
+            start_unix_nanos: setup.start_wall.1,
+            start_tsc: setup.start_tsc,
+            program: setup.program.clone(),
+            max_age_ns: config
+                .get_max_age()
+                .map_or(0, |a| a.as_nanos().min(u128::from(u64::MAX)) as u64),
+            ..fdr_format::RunInfo::default()
+        }
+    }
 }
 
 /// Where a recording stands. It only moves forward: recording, stopped (no thread records any
@@ -172,8 +210,10 @@ impl Counters {
         self.args_dropped.load(Ordering::Relaxed)
     }
 
+    /// Calls that recorded nothing because their thread could not join: counted here, and
+    /// those that waited too long for the recording to start.
     pub(crate) fn unattached(&self) -> u64 {
-        self.unattached.load(Ordering::Relaxed)
+        self.unattached.load(Ordering::Relaxed) + dropped_at_start()
     }
 
     pub(crate) fn probes(&self) -> u64 {
@@ -198,6 +238,8 @@ pub(crate) struct Session {
     profiles: Option<Profiles>,
     /// Sends written windows to a collector, when the recording has an OTLP endpoint.
     exporter: Option<Exporter>,
+    /// The counter's calibrated frequency, 0 until [`Session::ticks_per_second`] finished it.
+    final_hz: AtomicU64,
 }
 
 impl Session {
@@ -232,19 +274,12 @@ impl Session {
         calibration: Calibration,
         auto_out: Option<PathBuf>,
         out_template: PathBuf,
+        final_path: &Path,
     ) -> Result<Session, Error> {
         let buffer_size = config.get_buffer_size() / 8 * 8;
         let config_profiles = config
             .profiles()
             .then(|| Profiles::new(config.get_profile_nodes()));
-        // Profile mode writes no window: one buffer, for the records a hook may write before the
-        // recording's flags reach it.
-        let buffers = match config.get_mode() {
-            crate::Mode::Profile => 1,
-            _ => config.get_buffer_count(),
-        };
-        let pool = Pool::new(buffer_size, buffers, config.get_mode())?;
-        let config_for_exporter = config.clone();
         let threshold_ticks = (config.get_threshold().as_nanos()
             * u128::from(calibration.ticks_per_second)
             / 1_000_000_000)
@@ -256,23 +291,31 @@ impl Session {
         } else {
             (4 * config.get_buffer_count()).max(4096)
         };
+        let setup = Setup {
+            epoch: NEXT_EPOCH.fetch_add(1, Ordering::Relaxed),
+            buffer_size,
+            calibration,
+            threshold_ticks,
+            pid: host::log_pid(),
+            forks: FORKS.load(Ordering::SeqCst),
+            start_wall: host::wall_time(),
+            start_tsc: crate::clock::now().0,
+            cal_start: if calibration.window.is_zero() {
+                (0, 0)
+            } else {
+                crate::clock::sample()
+            },
+            program: program_name(),
+            config,
+        };
+        let pool = make_pool(&setup, final_path)?;
+        let config_for_exporter = setup.config.clone();
         Ok(Session {
             pool,
             threads: Registry::new(threads),
-            triggers: Triggers::new(&config, calibration.ticks_per_second),
+            triggers: Triggers::new(&setup.config, calibration.ticks_per_second),
             wakeup: Wakeup::new(),
-            setup: Setup {
-                epoch: NEXT_EPOCH.fetch_add(1, Ordering::Relaxed),
-                buffer_size,
-                calibration,
-                threshold_ticks,
-                pid: host::log_pid(),
-                forks: FORKS.load(Ordering::SeqCst),
-                start_wall: host::wall_time(),
-                start_tsc: crate::clock::now().0,
-                program: program_name(),
-                config,
-            },
+            setup,
             lifecycle: Lifecycle {
                 state: AtomicU8::new(State::Recording as u8),
                 finishing: Mutex::new(()),
@@ -288,7 +331,44 @@ impl Session {
             counters: Counters::default(),
             profiles: config_profiles,
             exporter: Exporter::start(&config_for_exporter),
+            final_hz: AtomicU64::new(0),
         })
+    }
+
+    /// The counter's frequency, calibrated: the start's quick measurement refined over
+    /// [`clock::CALIBRATION_WINDOW`](crate::clock::CALIBRATION_WINDOW) from the pair read at
+    /// start, waiting for the rest of that window if it has not passed yet. Only logs and the
+    /// crash box need it; the recording path runs on the quick measurement.
+    pub(crate) fn ticks_per_second(&self) -> u64 {
+        let cal = &self.setup.calibration;
+        if cal.window.is_zero() {
+            return cal.ticks_per_second;
+        }
+        let hz = self.final_hz.load(Ordering::Acquire);
+        if hz != 0 {
+            return hz;
+        }
+        loop {
+            if let Some((hz, pair)) = crate::clock::refine(self.setup.cal_start) {
+                let hz = hz.max(1);
+                if self
+                    .final_hz
+                    .compare_exchange(0, hz, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+                {
+                    if let Some(b) = self.pool.crash_box() {
+                        b.calibrated(pair.0, pair.1, hz);
+                    }
+                }
+                return self.final_hz.load(Ordering::Acquire);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
+    /// Whether the calibration is finished.
+    pub(crate) fn calibrated(&self) -> bool {
+        self.setup.calibration.window.is_zero() || self.final_hz.load(Ordering::Acquire) != 0
     }
 
     /// What the recording was started with.
@@ -388,6 +468,7 @@ impl Session {
             suppressed: 0,
             limit_ticks: self.triggers.limit(function),
             p99_ticks: self.triggers.p99(function),
+            ..ReasonInfo::default()
         };
         if self.triggers.fire(call, now, true) {
             self.wakeup.wake();
@@ -445,6 +526,37 @@ pub(crate) fn claim_autostart() -> bool {
                 Ordering::Acquire,
             )
             .is_ok()
+}
+
+/// Calls dropped because their thread waited past [`START_WAIT`] for a recording to start.
+static DROPPED_AT_START: AtomicU64 = AtomicU64::new(0);
+
+/// How long a thread waits for another thread that is starting the recording `FDR_OPTIONS`
+/// asked for. A start takes a few milliseconds (the pool, the crash box, the clock's first
+/// measurement); the bound is there for a starting thread that would need something the waiting
+/// one holds (a lock of the program's own, around an instrumented call).
+const START_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Waits while another thread starts the recording, so that this thread's first calls are
+/// recorded, not dropped: a worker pool started before the main thread's first call loses none
+/// of its work. Past [`START_WAIT`] the call is counted as dropped (`fdr info` says so).
+pub(crate) fn wait_for_start() {
+    if STATE.load(Ordering::Acquire) != Process::Starting as u8 {
+        return;
+    }
+    let deadline = std::time::Instant::now() + START_WAIT;
+    while STATE.load(Ordering::Acquire) == Process::Starting as u8 {
+        if std::time::Instant::now() > deadline {
+            DROPPED_AT_START.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(50));
+    }
+}
+
+/// Calls dropped while waiting for a start, so far in this process.
+pub(crate) fn dropped_at_start() -> u64 {
+    DROPPED_AT_START.load(Ordering::Relaxed)
 }
 
 /// `FDR_OPTIONS` was read; `started` if it started a recording.
@@ -570,6 +682,9 @@ fn at_fork() {
         extern "C" fn in_child() {
             FORKS.fetch_add(1, Ordering::SeqCst);
             let p = CURRENT.swap(std::ptr::null_mut(), Ordering::SeqCst);
+            // The parent's box is not the child's: its pages become the child's own before the
+            // copy of the recording is stopped.
+            crate::crash_box::after_fork();
             if !p.is_null() {
                 // SAFETY: CURRENT's count keeps the session alive; it is leaked here on purpose
                 // (the child must not free, or touch the locks of, its parent's recording).
@@ -593,6 +708,63 @@ fn at_fork() {
             libc::pthread_atfork(None, None, Some(in_child))
         };
     });
+}
+
+/// The buffer pool: in a crash box when the recording keeps a window and `crash_dir` is not
+/// off, else (or when the box cannot be made there, said once on stderr) in anonymous memory.
+fn make_pool(setup: &Setup, final_path: &Path) -> Result<Pool, Error> {
+    let config = &setup.config;
+    // Profile mode writes no window: one buffer, for the records a hook may write before the
+    // recording's flags reach it, and no box.
+    if config.get_mode() == crate::Mode::Profile {
+        return Pool::new(setup.buffer_size, 1, config.get_mode());
+    }
+    let count = config.get_buffer_count();
+    let Some(dir) = config.get_crash_dir() else {
+        return Pool::new(setup.buffer_size, count, config.get_mode());
+    };
+    let out = std::path::absolute(final_path).unwrap_or_else(|_| final_path.to_path_buf());
+    crate::crash_box::recover_left(&dir, &setup.program);
+    let mut records = vec![fdr_format::Extension::Run(
+        setup.run_info(setup.calibration.ticks_per_second),
+    )];
+    records.extend(crate::desc::records());
+    let made = crate::crash_box::CrashBox::create(crate::crash_box::Setup {
+        dir: &dir,
+        program: &setup.program,
+        out: &out,
+        buffer_size: setup.buffer_size,
+        buffer_count: count,
+        lead: fdr_format::crash_box::encode_lead(&records),
+        header: crate::crash_box::HeaderFacts {
+            pid: setup.pid,
+            clock: fdr_format::crash_box::clock_code(setup.calibration.source),
+            ticks_per_second: setup.calibration.ticks_per_second,
+            cal_tsc0: setup.cal_start.0,
+            cal_ns0: setup.cal_start.1,
+            start_secs: setup.start_wall.0,
+            start_nanos: setup.start_wall.1,
+            start_tsc: setup.start_tsc,
+            threshold_ns: config.get_threshold().as_nanos().min(u128::from(u64::MAX)) as u64,
+            threshold_ticks: setup.threshold_ticks,
+            max_age_ns: config
+                .get_max_age()
+                .map_or(0, |a| a.as_nanos().min(u128::from(u64::MAX)) as u64),
+        },
+    });
+    match made {
+        Ok(b) => Ok(Pool::in_box(b, setup.buffer_size, count, config.get_mode())),
+        Err(e) => {
+            eprintln!(
+                "fdr: no crash box in {} ({e}): the buffers are in the process's memory, so a \
+                 crash leaves no window (give crash_dir=DIR with room for {} bytes, or \
+                 crash_dir=off to keep this)",
+                dir.display(),
+                setup.buffer_size * count
+            );
+            Pool::new(setup.buffer_size, count, config.get_mode())
+        }
+    }
 }
 
 fn program_name() -> String {

@@ -103,8 +103,8 @@ pub(crate) fn copy_pool(pool: &Pool) -> Copied {
 /// Which thread's how-many-th block each buffer holds, with the generation it was read at.
 fn plan(pool: &Pool) -> Vec<Planned> {
     let mut plan = Vec::new();
-    for index in 0..pool.slots.len() as u32 {
-        let slot = &pool.slots[index as usize];
+    for index in 0..pool.slots().len() as u32 {
+        let slot = &pool.slots()[index as usize];
         for _ in 0..ATTEMPTS {
             let gen = slot.gen.load(Ordering::Acquire);
             if slot.state.load(Ordering::Acquire) == FREE
@@ -139,7 +139,7 @@ enum Copy {
 
 /// Copies buffer `index` if it still holds the generation that was planned.
 fn copy_buffer(pool: &Pool, index: u32, planned: u64) -> Copy {
-    let slot = &pool.slots[index as usize];
+    let slot = &pool.slots()[index as usize];
     let words = pool.buffer(index);
     for attempt in 0..ATTEMPTS {
         let gen = slot.gen.load(Ordering::Acquire);

@@ -485,6 +485,7 @@ impl Mailbox {
             suppressed: 0,
             limit_ticks: self.limit.load(Ordering::Relaxed),
             p99_ticks: self.p99.load(Ordering::Relaxed),
+            ..ReasonInfo::default()
         };
         let n = self.n.load(Ordering::Relaxed);
         self.state.store(EMPTY, Ordering::Release);
@@ -520,6 +521,7 @@ mod tests {
             suppressed: 0,
             limit_ticks: 7,
             p99_ticks: 2,
+            ..ReasonInfo::default()
         };
         assert!(m.put(&call, 1));
         assert!(!m.put(&call, 2), "one waits already");

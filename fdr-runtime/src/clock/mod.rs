@@ -145,7 +145,7 @@ fn available() -> &'static Available {
     static AVAILABLE: OnceLock<Available> = OnceLock::new();
     AVAILABLE.get_or_init(|| {
         let tsc_hz = if arch::tsc_usable() {
-            let hz = measure_tsc_hz(CALIBRATION_WINDOW);
+            let hz = measure_tsc_hz(QUICK_WINDOW);
             (hz > 1_000_000).then_some(hz)
         } else {
             None
@@ -157,7 +157,13 @@ fn available() -> &'static Available {
     })
 }
 
-const CALIBRATION_WINDOW: Duration = Duration::from_millis(20);
+/// How long a recording's calibration runs: it is finished off the recording path (see
+/// [`refine`]), from a pair read at start and one read this long after.
+pub(crate) const CALIBRATION_WINDOW: Duration = Duration::from_millis(20);
+/// The first measurement, which a recorder starts with (its threshold and trigger limits in
+/// ticks come from it): within a few parts in 100,000 of the final one here, while the first
+/// thread to record waits for it (and the others wait for the start) instead of 20 ms.
+const QUICK_WINDOW: Duration = Duration::from_millis(2);
 
 fn names(a: &Available) -> String {
     let mut v = Vec::new();
@@ -224,12 +230,13 @@ pub(crate) fn select(choice: Clock) -> Result<Calibration, Error> {
     Ok(Calibration {
         source,
         ticks_per_second: a.tsc_hz.unwrap_or(1_000_000_000),
-        window: CALIBRATION_WINDOW,
+        window: QUICK_WINDOW,
     })
 }
 
 /// How [`Clock::Auto`] would set the clock up here: the source and the measured frequency. The
-/// first call measures the counter's frequency (about 20 ms); later calls answer at once.
+/// first call measures the counter's frequency (about 2 ms; a recording refines it over 20 ms
+/// while it runs); later calls answer at once.
 ///
 /// ```
 /// let cal = fdr_runtime::calibration();
@@ -241,12 +248,12 @@ pub fn calibration() -> Calibration {
         (Some(hz), Some(_)) => Calibration {
             source: ClockSource::TscRseq,
             ticks_per_second: hz,
-            window: CALIBRATION_WINDOW,
+            window: QUICK_WINDOW,
         },
         (Some(hz), None) => Calibration {
             source: ClockSource::Tsc,
             ticks_per_second: hz,
-            window: CALIBRATION_WINDOW,
+            window: QUICK_WINDOW,
         },
         _ => Calibration {
             source: ClockSource::Monotonic,
@@ -256,23 +263,38 @@ pub fn calibration() -> Calibration {
     }
 }
 
+/// A (counter, monotonic ns) pair read together, the counter bracketing the monotonic read
+/// (the tightest of a few tries), for a calibration finished later by [`refine`].
+pub(crate) fn sample() -> (u64, u64) {
+    let mut best = (u64::MAX, 0, 0);
+    for _ in 0..16 {
+        let (a, _) = arch::rdtscp();
+        let ns = monotonic_ns();
+        let (b, _) = arch::rdtscp();
+        if b.wrapping_sub(a) < best.0 {
+            best = (b.wrapping_sub(a), a + (b.wrapping_sub(a)) / 2, ns);
+        }
+    }
+    (best.1, best.2)
+}
+
+/// The frequency measured from `start` (a [`sample`]) to a sample read now, with that sample;
+/// `None` until [`CALIBRATION_WINDOW`] has passed since `start`.
+pub(crate) fn refine(start: (u64, u64)) -> Option<(u64, (u64, u64))> {
+    let now = sample();
+    let ns = now.1.saturating_sub(start.1);
+    if ns < CALIBRATION_WINDOW.as_nanos() as u64 {
+        return None;
+    }
+    let hz = u128::from(now.0.wrapping_sub(start.0)) * 1_000_000_000 / u128::from(ns);
+    Some((hz.min(u128::from(u64::MAX)) as u64, now))
+}
+
 /// Measures the counter's frequency against the monotonic clock over `window`.
 ///
 /// Each end of the window is a monotonic read bracketed by two counter reads; the pair with the
 /// tightest bracket of a few tries is kept, so a preemption between reads cannot skew the result.
 fn measure_tsc_hz(window: Duration) -> u64 {
-    fn sample() -> (u64, u64) {
-        let mut best = (u64::MAX, 0, 0);
-        for _ in 0..16 {
-            let (a, _) = arch::rdtscp();
-            let ns = monotonic_ns();
-            let (b, _) = arch::rdtscp();
-            if b.wrapping_sub(a) < best.0 {
-                best = (b.wrapping_sub(a), a + (b.wrapping_sub(a)) / 2, ns);
-            }
-        }
-        (best.1, best.2)
-    }
     let (t0, n0) = sample();
     let deadline = std::time::Instant::now() + window;
     while std::time::Instant::now() < deadline {

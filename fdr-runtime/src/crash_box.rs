@@ -1,0 +1,561 @@
+//! The crash box: the buffer pool in a file mapped shared, so that what the threads recorded is
+//! in the kernel's page cache, not only in the process, when the process dies without writing
+//! its log. The layout and why a reader can cut every buffer at a complete record whatever
+//! instant the process died are `fdr_format::crash_box`'s; this module lays a box out, keeps its
+//! header current (calibration, the function and thread tables, a sign of life), marks it when
+//! a crash signal arrives, and removes it when the final log is written.
+//!
+//! The recording path does not know about it: a buffer's words and its slot are at another
+//! address, written by the same stores (the slot struct's layout is checked against the
+//! format's offsets below). Pages are reserved (`posix_fallocate`) before they are mapped, so a
+//! full tmpfs is an error at start (and a fallback to anonymous memory), never a SIGBUS while
+//! recording; and they are mapped populated, so no page fault lands on the recording path.
+//!
+//! Crash signals (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) run [`on_crash`] on the alternate
+//! stack (which Rust's runtime gives each thread it starts, for its own stack-overflow message),
+//! where only atomic stores into the mapping and async-signal-safe calls are made; then the
+//! handler that was there before runs as if fdr's had not, so the message, exit status and core
+//! dump are what they would have been.
+//!
+//! After `fork`, the child's view of its parent's box is replaced by anonymous memory
+//! ([`after_fork`]): the parent's recording, which the child stops, is stopped in the child's
+//! copy only, and nothing the child does reaches its parent's box.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{
+    AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+};
+use std::sync::Mutex;
+
+use fdr_format::crash_box::{self as layout, at, state};
+
+use crate::slot::Slot;
+
+// The slot's fields where the format says a reader finds them.
+const _: () = {
+    assert!(std::mem::size_of::<Slot>() == layout::SLOT_BYTES);
+    assert!(std::mem::offset_of!(Slot, len) == layout::slot::LEN);
+    assert!(std::mem::offset_of!(Slot, state) == layout::slot::STATE);
+    assert!(std::mem::offset_of!(Slot, tid) == layout::slot::TID);
+    assert!(std::mem::offset_of!(Slot, gen) == layout::slot::GEN);
+    assert!(std::mem::offset_of!(Slot, thread) == layout::slot::THREAD);
+    assert!(std::mem::offset_of!(Slot, thread_seq) == layout::slot::THREAD_SEQ);
+};
+
+/// A box: the mapping and what was laid out in it.
+pub(crate) struct CrashBox {
+    base: *mut u8,
+    len: usize,
+    path: PathBuf,
+    lead_offset: usize,
+    lead_capacity: usize,
+    slots_offset: usize,
+    words_offset: usize,
+    /// Serializes rewriting the lead areas; holds what the active one has (functions, threads).
+    lead: Mutex<u64>,
+    /// The file is gone (the final log was written).
+    removed: AtomicBool,
+}
+
+// SAFETY: the mapping is shared memory reached only through atomics (the header, the slots and
+// the buffer words are all atomic types), and `lead` is behind a mutex; nothing is tied to the
+// thread that made it.
+unsafe impl Send for CrashBox {}
+// SAFETY: as above.
+unsafe impl Sync for CrashBox {}
+
+/// What a box is laid out with.
+pub(crate) struct Setup<'a> {
+    pub dir: &'a Path,
+    pub program: &'a str,
+    pub out: &'a Path,
+    pub buffer_size: usize,
+    pub buffer_count: usize,
+    /// The run record and the function table, encoded as a lead area holds them.
+    pub lead: Vec<u8>,
+    pub header: HeaderFacts,
+}
+
+/// The header's fixed facts.
+pub(crate) struct HeaderFacts {
+    pub pid: i32,
+    pub clock: u32,
+    pub ticks_per_second: u64,
+    pub cal_tsc0: u64,
+    pub cal_ns0: u64,
+    pub start_secs: i64,
+    pub start_nanos: u32,
+    pub start_tsc: u64,
+    pub threshold_ns: u64,
+    pub threshold_ticks: u64,
+    pub max_age_ns: u64,
+}
+
+const PAGE: usize = 4096;
+
+fn round_up(n: usize, to: usize) -> usize {
+    n.div_ceil(to) * to
+}
+
+fn c_path(p: &Path) -> io::Result<std::ffi::CString> {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::CString::new(p.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a path with a NUL byte"))
+}
+
+impl CrashBox {
+    /// Makes the box file in `setup.dir`, reserves and maps it, and lays out its header.
+    pub(crate) fn create(setup: Setup<'_>) -> io::Result<CrashBox> {
+        let lead_capacity = round_up(setup.lead.len() * 2 + 64 * 1024, PAGE);
+        let lead_offset = layout::HEADER_BYTES;
+        let slots_offset = lead_offset + 2 * lead_capacity;
+        let words_offset = round_up(slots_offset + setup.buffer_count * layout::SLOT_BYTES, PAGE);
+        let len = words_offset + setup.buffer_count * setup.buffer_size;
+        let path = setup
+            .dir
+            .join(layout::file_name(setup.program, setup.header.pid));
+        let cpath = c_path(&path)?;
+        // SAFETY: `cpath` is a NUL-terminated path; the flags and mode are plain values.
+        let fd = unsafe {
+            libc::open(
+                cpath.as_ptr(),
+                libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC,
+                0o600,
+            )
+        };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let unlink = || {
+            // SAFETY: `cpath` is a NUL-terminated path.
+            unsafe { libc::unlink(cpath.as_ptr()) };
+        };
+        // SAFETY: `fd` is the file just opened; the range is the box's size.
+        let err = unsafe { libc::posix_fallocate(fd, 0, len as libc::off_t) };
+        if err != 0 {
+            // SAFETY: `fd` is ours and closed once.
+            unsafe { libc::close(fd) };
+            unlink();
+            return Err(io::Error::from_raw_os_error(err));
+        }
+        // SAFETY: a new shared mapping of the whole file, at an address the kernel picks.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_POPULATE,
+                fd,
+                0,
+            )
+        };
+        // SAFETY: the mapping keeps the file; the descriptor is no longer needed.
+        unsafe { libc::close(fd) };
+        if base == libc::MAP_FAILED {
+            let e = io::Error::last_os_error();
+            unlink();
+            return Err(e);
+        }
+        let b = CrashBox {
+            base: base.cast(),
+            len,
+            path,
+            lead_offset,
+            lead_capacity,
+            slots_offset,
+            words_offset,
+            lead: Mutex::new(u64::MAX),
+            removed: AtomicBool::new(false),
+        };
+        b.lay_out(&setup, len);
+        Ok(b)
+    }
+
+    fn u64_at(&self, at: usize) -> &AtomicU64 {
+        debug_assert!(at % 8 == 0 && at + 8 <= self.len);
+        // SAFETY: `at` is an 8-aligned offset inside the mapping (the header's offsets are), the
+        // mapping is page-aligned and lives as long as `self`, and every access is atomic.
+        unsafe { &*self.base.add(at).cast::<AtomicU64>() }
+    }
+
+    fn u32_at(&self, at: usize) -> &AtomicU32 {
+        debug_assert!(at % 4 == 0 && at + 4 <= self.len);
+        // SAFETY: as in `u64_at`, 4-aligned.
+        unsafe { &*self.base.add(at).cast::<AtomicU32>() }
+    }
+
+    fn lay_out(&self, setup: &Setup<'_>, len: usize) {
+        let h = &setup.header;
+        let w = |at: usize, v: u64| self.u64_at(at).store(v, Ordering::Relaxed);
+        let w32 = |at: usize, v: u32| self.u32_at(at).store(v, Ordering::Relaxed);
+        w32(at::VERSION, layout::VERSION);
+        w32(at::PID, h.pid as u32);
+        w32(at::CLOCK, h.clock);
+        w(
+            at::PROC_START,
+            layout::process_start(crate::host::os_pid()).unwrap_or(0),
+        );
+        let boot = layout::boot_id();
+        w(
+            at::BOOT_ID,
+            u64::from_le_bytes(boot[..8].try_into().unwrap_or([0; 8])),
+        );
+        w(
+            at::BOOT_ID + 8,
+            u64::from_le_bytes(boot[8..].try_into().unwrap_or([0; 8])),
+        );
+        w(at::TICKS_PER_SECOND, h.ticks_per_second);
+        w(at::CAL_TSC0, h.cal_tsc0);
+        w(at::CAL_NS0, h.cal_ns0);
+        w(at::START_SECS, h.start_secs as u64);
+        w32(at::START_NANOS, h.start_nanos);
+        w(at::START_TSC, h.start_tsc);
+        w(at::THRESHOLD_NS, h.threshold_ns);
+        w(at::THRESHOLD_TICKS, h.threshold_ticks);
+        w(at::BUFFER_SIZE, setup.buffer_size as u64);
+        w(at::BUFFER_COUNT, setup.buffer_count as u64);
+        w(at::LEAD_OFFSET, self.lead_offset as u64);
+        w(at::LEAD_CAPACITY, self.lead_capacity as u64);
+        w(at::SLOTS_OFFSET, self.slots_offset as u64);
+        w(at::WORDS_OFFSET, self.words_offset as u64);
+        w(at::TOTAL_BYTES, len as u64);
+        w(at::MAX_AGE_NS, h.max_age_ns);
+        let out = setup.out.as_os_str().as_encoded_bytes();
+        let n = out.len().min(layout::MAX_OUT_PATH);
+        // SAFETY: the path area lies inside the header page, which nothing else writes yet.
+        unsafe { std::ptr::copy_nonoverlapping(out.as_ptr(), self.base.add(at::OUT), n) };
+        w32(at::OUT_LEN, n as u32);
+        self.write_lead(&setup.lead);
+        // SAFETY: the magic's 8 bytes at the start of the header page.
+        unsafe { std::ptr::copy_nonoverlapping(layout::MAGIC.as_ptr(), self.base, 8) };
+        self.u32_at(at::STATE)
+            .store(state::RECORDING, Ordering::Release);
+    }
+
+    /// Writes `lead` into the inactive lead area, then makes it the active one: a reader sees
+    /// the old table or the new one, whole.
+    fn write_lead(&self, lead: &[u8]) {
+        let next = (self.u64_at(at::LEAD_ACTIVE).load(Ordering::Acquire) as usize + 1) & 1;
+        let n = lead.len().min(self.lead_capacity);
+        // SAFETY: the inactive area is inside the mapping and only written here, under the
+        // `lead` mutex (or before the box is shared); readers only read it once it is active.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                lead.as_ptr(),
+                self.base.add(self.lead_offset + next * self.lead_capacity),
+                n,
+            )
+        };
+        self.u64_at(at::LEAD_LEN + 8 * next)
+            .store(n as u64, Ordering::Release);
+        self.u64_at(at::LEAD_ACTIVE)
+            .store(next as u64, Ordering::Release);
+    }
+
+    /// Rewrites the lead areas when the tables changed (`key` tells: functions named, the
+    /// threads): the background writer calls it at each tick.
+    pub(crate) fn refresh_lead(&self, key: u64, lead: impl FnOnce() -> Vec<u8>) {
+        let mut seen = self.lead.lock().unwrap_or_else(|e| e.into_inner());
+        if *seen == key {
+            return;
+        }
+        *seen = key;
+        self.write_lead(&lead());
+    }
+
+    /// The slots, one per buffer.
+    pub(crate) fn slots(&self, count: usize) -> *const Slot {
+        debug_assert!(self.slots_offset + count * layout::SLOT_BYTES <= self.words_offset);
+        // SAFETY: inside the mapping, 64-aligned (the slots start on a page).
+        unsafe { self.base.add(self.slots_offset).cast() }
+    }
+
+    /// The buffers' words.
+    pub(crate) fn words(&self) -> *const AtomicU64 {
+        // SAFETY: inside the mapping, page-aligned.
+        unsafe { self.base.add(self.words_offset).cast() }
+    }
+
+    /// The process is alive at `tsc`.
+    pub(crate) fn alive(&self, tsc: u64) {
+        self.u64_at(at::ALIVE_TSC).store(tsc, Ordering::Relaxed);
+    }
+
+    /// A second (counter, ns) pair, and the frequency it gives, calibrated.
+    pub(crate) fn calibrated(&self, tsc1: u64, ns1: u64, ticks_per_second: u64) {
+        self.u64_at(at::CAL_TSC1).store(tsc1, Ordering::Relaxed);
+        self.u64_at(at::CAL_NS1).store(ns1, Ordering::Relaxed);
+        self.u64_at(at::TICKS_PER_SECOND)
+            .store(ticks_per_second, Ordering::Relaxed);
+        self.u32_at(at::CALIBRATED).store(1, Ordering::Release);
+    }
+
+    /// The final log was written: the box is closed and its file removed (the mapping stays
+    /// until the pool goes, so threads still holding a buffer write into memory that is no
+    /// longer anyone's file).
+    pub(crate) fn remove(&self) {
+        if self.removed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        self.u32_at(at::STATE)
+            .store(state::CLOSED, Ordering::Release);
+        forget(self.base);
+        let _ = std::fs::remove_file(&self.path);
+    }
+
+    /// Makes this box the one crash signals mark.
+    pub(crate) fn arm(&self) {
+        install_handlers();
+        MARKED.store(false, Ordering::SeqCst);
+        MAPPING_LEN.store(self.len, Ordering::SeqCst);
+        BOX.store(self.base, Ordering::SeqCst);
+    }
+}
+
+impl Drop for CrashBox {
+    fn drop(&mut self) {
+        forget(self.base);
+        // SAFETY: the mapping was made in `create` with this address and length, and nothing
+        // refers to it any more: the pool that lends out its buffers is being dropped.
+        unsafe { libc::munmap(self.base.cast(), self.len) };
+    }
+}
+
+/// Crash signals mark no box at `base` any more.
+fn forget(base: *mut u8) {
+    let _ = BOX.compare_exchange(
+        base,
+        std::ptr::null_mut(),
+        Ordering::SeqCst,
+        Ordering::SeqCst,
+    );
+}
+
+/// The box crash signals mark (null: none).
+static BOX: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
+static MAPPING_LEN: AtomicUsize = AtomicUsize::new(0);
+/// The first crash signal marked the box; a later one (the abort that follows a stack
+/// overflow's message) keeps that mark.
+static MARKED: AtomicBool = AtomicBool::new(false);
+
+const CRASH_SIGNALS: [libc::c_int; 5] = [
+    libc::SIGSEGV,
+    libc::SIGBUS,
+    libc::SIGILL,
+    libc::SIGFPE,
+    libc::SIGABRT,
+];
+
+/// The actions that were there before fdr's, by signal number. Written once, before fdr's
+/// handlers are installed; read by the handlers.
+struct Previous(std::cell::UnsafeCell<[libc::sigaction; 32]>);
+// SAFETY: written only inside `INSTALL` (once, before any handler that reads it is installed),
+// read-only afterwards.
+unsafe impl Sync for Previous {}
+// SAFETY: a zeroed sigaction is a valid value (SIG_DFL, empty mask).
+static PREVIOUS: Previous = Previous(std::cell::UnsafeCell::new(unsafe { std::mem::zeroed() }));
+static INSTALLED: AtomicI32 = AtomicI32::new(0);
+
+fn install_handlers() {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        for sig in CRASH_SIGNALS {
+            // SAFETY: `PREVIOUS` is written here only, before our handler for `sig` exists;
+            // the new action is zeroed then filled in; the handler is async-signal-safe.
+            unsafe {
+                let prev = &mut (*PREVIOUS.0.get())[sig as usize];
+                libc::sigaction(sig, std::ptr::null(), prev);
+                if prev.sa_sigaction == libc::SIG_IGN {
+                    continue;
+                }
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = on_crash as extern "C" fn(_, _, _) as usize;
+                action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+                libc::sigemptyset(&mut action.sa_mask);
+                libc::sigaction(sig, &action, std::ptr::null_mut());
+            }
+        }
+        INSTALLED.store(1, Ordering::SeqCst);
+    });
+}
+
+/// Marks the box (signal, code, address, thread, time), then hands the signal to the handler
+/// that was there before, as if fdr's had not run.
+extern "C" fn on_crash(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    let base = BOX.load(Ordering::SeqCst);
+    if !base.is_null() && !MARKED.swap(true, Ordering::SeqCst) {
+        // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
+        let (code, addr) = unsafe { ((*info).si_code, (*info).si_addr() as u64) };
+        // SAFETY: gettid takes no arguments; async-signal-safe.
+        let tid = unsafe { libc::syscall(libc::SYS_gettid) } as i32;
+        let tsc = crate::clock::ticks();
+        let store32 = |at: usize, v: i32| {
+            // SAFETY: `base` is a live box's mapping (cleared before it is unmapped), `at` an
+            // aligned header offset.
+            unsafe { (*base.add(at).cast::<AtomicI32>()).store(v, Ordering::SeqCst) }
+        };
+        let store64 = |at: usize, v: u64| {
+            // SAFETY: as above.
+            unsafe { (*base.add(at).cast::<AtomicU64>()).store(v, Ordering::SeqCst) }
+        };
+        store64(at::CRASH_ADDR, addr);
+        store64(at::CRASH_TSC, tsc);
+        store32(at::CRASH_TID, tid);
+        store32(at::CRASH_CODE, code);
+        store32(at::CRASH_SIGNAL, sig);
+    }
+    // SAFETY: `PREVIOUS` is read-only once handlers are installed; `sig` is one of ours.
+    let prev = unsafe { &(*PREVIOUS.0.get())[sig as usize] };
+    if prev.sa_sigaction == libc::SIG_DFL || prev.sa_sigaction == libc::SIG_IGN {
+        // SAFETY: puts the previous action back. A fault re-runs its instruction when the
+        // handler returns and meets that action; a signal sent by a process (or `abort`'s
+        // raise) is sent again, to be delivered with it once this handler returns.
+        unsafe {
+            libc::sigaction(sig, prev, std::ptr::null_mut());
+            if (*info).si_code <= 0 {
+                libc::raise(sig);
+            }
+        }
+        return;
+    }
+    // SAFETY: the previous handler was installed by the program (or Rust's runtime) for this
+    // signal, with the calling convention its flags say; it gets what it would have got.
+    unsafe {
+        if prev.sa_flags & libc::SA_SIGINFO != 0 {
+            let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+                std::mem::transmute(prev.sa_sigaction);
+            f(sig, info, ctx);
+        } else {
+            let f: extern "C" fn(libc::c_int) = std::mem::transmute(prev.sa_sigaction);
+            f(sig);
+        }
+    }
+}
+
+/// In a forked child: the parent's box is no longer marked by crash signals, and the child's
+/// view of it becomes anonymous memory of the same size (zeroed slots: every limit 0), so that
+/// stopping the parent's recording in the child touches nothing of the parent's. Only
+/// async-signal-safe calls.
+pub(crate) fn after_fork() {
+    let base = BOX.swap(std::ptr::null_mut(), Ordering::SeqCst);
+    let len = MAPPING_LEN.load(Ordering::SeqCst);
+    if base.is_null() || len == 0 {
+        return;
+    }
+    // SAFETY: replaces the child's own pages at `base` (the box mapping, `len` bytes) with
+    // private zeroed ones at the same address: every reference into the box stays valid, and
+    // the parent's file is no longer mapped in the child.
+    unsafe {
+        libc::mmap(
+            base.cast(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
+            -1,
+            0,
+        )
+    };
+}
+
+/// At start, the boxes this program's earlier processes left in `dir`: each one whose process is
+/// gone becomes a log (at the path its process would have written) and is removed; past
+/// [`MAX_BOXES`] unrecoverable ones, the oldest are removed. One stderr line per box.
+pub(crate) fn recover_left(dir: &Path, program: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let me = crate::host::os_pid();
+    let mut kept: Vec<(std::time::SystemTime, PathBuf)> = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name.to_str().and_then(|n| layout::pid_of(n, Some(program))) else {
+            continue;
+        };
+        let path = e.path();
+        match recover_one(&path, pid == me) {
+            Ok(Some(said)) => eprintln!("fdr: {said}"),
+            Ok(None) => {}
+            Err(e) => {
+                eprintln!("fdr: could not recover {}: {e}", path.display());
+                let when = e_time(&path);
+                kept.push((when, path));
+            }
+        }
+    }
+    if kept.len() > MAX_BOXES {
+        kept.sort();
+        let extra = kept.len() - MAX_BOXES;
+        for (_, p) in &kept[..extra] {
+            let _ = std::fs::remove_file(p);
+        }
+        eprintln!(
+            "fdr: removed the {extra} oldest of {} crash boxes of {program} that could not be \
+             recovered (at most {MAX_BOXES} are kept)",
+            kept.len()
+        );
+    }
+}
+
+fn e_time(p: &Path) -> std::time::SystemTime {
+    std::fs::metadata(p)
+        .and_then(|m| m.modified())
+        .unwrap_or(std::time::UNIX_EPOCH)
+}
+
+/// At most this many boxes of one program that could not be recovered are kept.
+pub(crate) const MAX_BOXES: usize = 8;
+
+/// Recovers the box at `path` unless its process runs (`ours`: it has this process's pid, so
+/// whatever made it is gone). `Ok(None)`: left alone.
+fn recover_one(path: &Path, ours: bool) -> Result<Option<String>, String> {
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    let info = layout::read_info(&bytes).map_err(|e| e.to_string())?;
+    if info.state == state::CLOSED {
+        let _ = std::fs::remove_file(path);
+        return Ok(None);
+    }
+    if !ours && layout::liveness(&info) == layout::Liveness::Alive {
+        return Ok(None);
+    }
+    let r = layout::recover(&bytes).map_err(|e| e.to_string())?;
+    let out = free_name(&r.info.out);
+    write_synced(&out, &r.log).map_err(|e| format!("{}: {e}", out.display()))?;
+    let _ = std::fs::remove_file(path);
+    Ok(Some(format!(
+        "recovered the window of process {} ({}) from its crash box: wrote {}",
+        r.info.pid,
+        r.info.death(),
+        out.display()
+    )))
+}
+
+/// Writes `bytes` to `path` through a synced temporary file beside it, renamed into place.
+fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    let mut tmp = path.as_os_str().to_os_string();
+    tmp.push(format!(".{}.recovered.tmp", crate::host::os_pid()));
+    let tmp = PathBuf::from(tmp);
+    let result = std::fs::File::create(&tmp)
+        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_data()))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// `path`, or the first of `path.1`, `path.2`, ... that is free.
+pub(crate) fn free_name(path: &Path) -> PathBuf {
+    if !path.exists() {
+        return path.to_path_buf();
+    }
+    (1..)
+        .map(|n| {
+            let mut s = path.as_os_str().to_os_string();
+            s.push(format!(".{n}"));
+            PathBuf::from(s)
+        })
+        .find(|p| !p.exists())
+        .unwrap_or_else(|| path.to_path_buf())
+}

@@ -1,0 +1,493 @@
+//! The black box: a process that dies without writing its log (SIGKILL, a segfault, `abort`, a
+//! stack overflow) leaves its window in its crash box, which `fdr_format::crash_box::recover`
+//! (what `fdr recover` and the next start run) turns into a log holding every call that ended
+//! and the calls open at the death. And a recording started from `FDR_OPTIONS` loses no other
+//! thread's calls while it starts. Each case runs this test binary again as a child process.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use fdr_format::crash_box;
+use fdr_format::{FnKind, Reason};
+use fdr_runtime::CallGuard;
+use fdr_tests::{decode, desc, Log};
+
+desc!(WORK, "crash::work");
+desc!(OUTER, "crash::outer");
+desc!(HANG, "crash::hang");
+desc!(CRASH, "crash::crash");
+
+const THREADS: usize = 4;
+const CALLS: usize = 500;
+
+fn child(test: &str, options: &str) -> Command {
+    let mut c = Command::new(std::env::current_exe().unwrap());
+    c.args([
+        test,
+        "--exact",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env("FDR_OPTIONS", options)
+    .env("RUST_BACKTRACE", "0")
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    c
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fdr-crash-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn options(dir: &Path, extra: &str) -> String {
+    format!(
+        "threshold_us=0 buffer_count=64 out={} crash_dir={} {extra}",
+        dir.join("app.fdr").display(),
+        dir.display()
+    )
+}
+
+/// Every thread makes `CALLS` calls of `work` inside `outer`, then all wait inside `hang`.
+fn work_then_hang(ready: impl FnOnce()) -> ! {
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(THREADS + 1));
+    for _ in 0..THREADS {
+        let b = barrier.clone();
+        std::thread::spawn(move || {
+            {
+                let _o = CallGuard::enter(&OUTER);
+                for _ in 0..CALLS {
+                    drop(CallGuard::enter(&WORK));
+                }
+            }
+            let _h = CallGuard::enter(&HANG);
+            b.wait();
+            loop {
+                std::thread::sleep(std::time::Duration::from_secs(10));
+            }
+        });
+    }
+    barrier.wait();
+    ready();
+    loop {
+        std::thread::sleep(std::time::Duration::from_secs(10));
+    }
+}
+
+#[test]
+#[ignore = "a child process of the crash tests"]
+fn child_hangs() {
+    work_then_hang(|| println!("ready"));
+}
+
+#[test]
+#[ignore = "a child process of the crash tests"]
+fn child_segfaults() {
+    work_then_hang(|| {
+        let _c = CallGuard::enter(&CRASH);
+        // SAFETY: none: the point is the segfault.
+        unsafe { std::ptr::null_mut::<u64>().write_volatile(1) };
+    });
+}
+
+#[test]
+#[ignore = "a child process of the crash tests"]
+fn child_aborts() {
+    work_then_hang(|| {
+        let _c = CallGuard::enter(&CRASH);
+        std::process::abort();
+    });
+}
+
+#[inline(never)]
+fn deeper(n: u64) -> u64 {
+    let frame = [n; 512];
+    std::hint::black_box(&frame);
+    if n == u64::MAX {
+        return 0;
+    }
+    deeper(n + 1) + std::hint::black_box(frame[3])
+}
+
+#[test]
+#[ignore = "a child process of the crash tests"]
+fn child_overflows() {
+    work_then_hang(|| {
+        let _c = CallGuard::enter(&CRASH);
+        std::hint::black_box(deeper(0));
+    });
+}
+
+#[test]
+#[ignore = "a child process of the crash tests"]
+fn child_loops() {
+    // The recording starts here, before "ready".
+    drop(CallGuard::enter(&WORK));
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(THREADS + 1));
+    for _ in 0..THREADS {
+        let b = barrier.clone();
+        std::thread::spawn(move || {
+            b.wait();
+            loop {
+                let _o = CallGuard::enter(&OUTER);
+                for _ in 0..10 {
+                    drop(CallGuard::enter(&WORK));
+                }
+            }
+        });
+    }
+    barrier.wait();
+    println!("ready");
+    loop {
+        std::thread::sleep(std::time::Duration::from_secs(10));
+    }
+}
+
+#[test]
+#[ignore = "a child process of the crash tests"]
+fn child_starts_and_exits() {
+    drop(CallGuard::enter(&WORK));
+}
+
+fn program() -> String {
+    std::env::current_exe()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn box_of(dir: &Path, pid: u32) -> PathBuf {
+    dir.join(crash_box::file_name(&program(), pid as i32))
+}
+
+/// Waits for the child's "ready" (after the test harness's own lines).
+fn wait_ready(c: &mut Child) {
+    let mut out = BufReader::new(c.stdout.take().unwrap());
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert_ne!(
+            out.read_line(&mut line).unwrap(),
+            0,
+            "the child ended first"
+        );
+        if line.trim_end().ends_with("ready") {
+            return;
+        }
+    }
+}
+
+fn recover(path: &Path) -> (crash_box::BoxInfo, Log, Vec<u8>) {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let r = crash_box::recover(&bytes).unwrap();
+    let log = decode(&r.log[..]).unwrap();
+    (r.info, log, r.log)
+}
+
+/// Each worker's calls: `outer` with `CALLS` calls of `work` in it, then `hang`, open.
+fn check_workers(log: &Log) {
+    let (w, o, h) = (WORK.id(), OUTER.id(), HANG.id());
+    let mut workers = 0;
+    for tid in log.tids() {
+        let calls = log.calls(tid);
+        if calls.first() != Some(&(FnKind::Enter, o)) {
+            continue;
+        }
+        workers += 1;
+        let mut want = vec![(FnKind::Enter, o)];
+        for _ in 0..CALLS {
+            want.push((FnKind::Enter, w));
+            want.push((FnKind::Exit, w));
+        }
+        want.push((FnKind::Exit, o));
+        want.push((FnKind::Enter, h));
+        assert_eq!(calls, want, "thread {tid}");
+    }
+    assert_eq!(workers, THREADS, "{:?}", log.tids());
+}
+
+fn llvm_xray_verifies(log: &[u8], dir: &Path) {
+    let path = dir.join("verify.fdr");
+    std::fs::write(&path, log).unwrap();
+    for name in ["llvm-xray-19", "llvm-xray"] {
+        if let Ok(out) = Command::new(name)
+            .args(["fdr-dump", "--verify"])
+            .arg(&path)
+            .output()
+        {
+            assert!(
+                out.status.success(),
+                "{name} rejects the recovered log: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            return;
+        }
+    }
+    panic!("llvm-xray-19 is not installed: apt-get install llvm-19 (the CI script does)");
+}
+
+#[test]
+fn sigkill_leaves_a_box_with_every_call_and_the_open_ones() {
+    let dir = scratch("kill");
+    let mut c = child("child_hangs", &options(&dir, "")).spawn().unwrap();
+    wait_ready(&mut c);
+    let pid = c.id();
+    let path = box_of(&dir, pid);
+    assert!(path.exists(), "no box at {}", path.display());
+    // A live process's box says it is alive, and is left alone.
+    let info = crash_box::read_info(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(crash_box::liveness(&info), crash_box::Liveness::Alive);
+    c.kill().unwrap();
+    c.wait().unwrap();
+    let (info, log, bytes) = recover(&path);
+    assert_eq!(crash_box::liveness(&info), crash_box::Liveness::Gone);
+    assert_eq!(info.pid, pid as i32);
+    assert_eq!(info.signal, 0);
+    assert!(info.death().contains("no handler ran"), "{}", info.death());
+    assert_eq!(info.out, dir.join("app.fdr"));
+    let reason = log.reason.clone().unwrap();
+    assert_eq!(reason.reason, Reason::Crash);
+    assert_eq!(log.name(WORK.id()), Some("crash::work"));
+    check_workers(&log);
+    llvm_xray_verifies(&bytes, &dir);
+}
+
+/// Runs a child that dies by itself, and checks its box: the death named, the crashing call
+/// open, the workers' calls whole.
+fn dies(test: &str, signal: i32) {
+    let dir = scratch(test);
+    let c = child(test, &options(&dir, "")).spawn().unwrap();
+    let pid = c.id();
+    let out = c.wait_with_output().unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        out.status.signal(),
+        Some(if signal == libc::SIGSEGV && test == "child_overflows" {
+            libc::SIGABRT
+        } else {
+            signal
+        }),
+        "{test}: {:?} {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (info, log, bytes) = recover(&box_of(&dir, pid));
+    assert_eq!(info.signal, signal, "{test}: {}", info.death());
+    let reason = log.reason.clone().unwrap();
+    assert_eq!((reason.reason, reason.signal), (Reason::Crash, signal));
+    // The thread the signal was caught on is the one whose call crashed, open at the end.
+    assert_eq!(
+        log.calls(info.crash_tid).last(),
+        Some(&(FnKind::Enter, CRASH.id())),
+        "{test}: the crashing call is open at the end of thread {}",
+        info.crash_tid
+    );
+    if signal == libc::SIGSEGV && test == "child_segfaults" {
+        assert_eq!(info.address, 0, "a write through a null pointer");
+    }
+    if test == "child_overflows" {
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("has overflowed its stack"),
+            "Rust's own message is still printed"
+        );
+    }
+    check_workers(&log);
+    llvm_xray_verifies(&bytes, &dir);
+}
+
+#[test]
+fn a_segfault_is_named_with_its_address() {
+    dies("child_segfaults", libc::SIGSEGV);
+}
+
+#[test]
+fn an_abort_is_named() {
+    dies("child_aborts", libc::SIGABRT);
+}
+
+#[test]
+fn a_stack_overflow_is_a_segfault_and_rust_still_says_so() {
+    dies("child_overflows", libc::SIGSEGV);
+}
+
+#[test]
+fn sigkill_at_random_instants_leaves_whole_records() {
+    let dir = scratch("random");
+    let (w, o) = (WORK.id(), OUTER.id());
+    for round in 0..12u64 {
+        let mut c = child("child_loops", &options(&dir, "buffer_count=16"))
+            .spawn()
+            .unwrap();
+        wait_ready(&mut c);
+        std::thread::sleep(std::time::Duration::from_micros(
+            round * 1_777 % 20_000 + 100,
+        ));
+        c.kill().unwrap();
+        c.wait().unwrap();
+        let path = box_of(&dir, c.id());
+        let (_, log, bytes) = recover(&path);
+        std::fs::remove_file(&path).unwrap();
+        for tid in log.tids() {
+            // Each thread's calls nest: within the window, `work` only inside `outer`.
+            let mut depth = 0i32;
+            let mut outer_open = false;
+            for (kind, id) in log.calls(tid) {
+                match (kind, id) {
+                    (FnKind::Enter, i) if i == o => outer_open = true,
+                    (FnKind::Exit, i) if i == o => outer_open = false,
+                    (FnKind::Enter, i) if i == w => depth += 1,
+                    (FnKind::Exit, i) if i == w => depth -= 1,
+                    other => panic!("round {round}: unexpected {other:?}"),
+                }
+                assert!((-1..=1).contains(&depth), "round {round}: depth {depth}");
+            }
+            let _ = outer_open;
+        }
+        llvm_xray_verifies(&bytes, &dir);
+    }
+}
+
+#[test]
+fn the_next_start_recovers_the_box_and_a_clean_exit_removes_its_own() {
+    let dir = scratch("next");
+    let mut c = child("child_hangs", &options(&dir, "")).spawn().unwrap();
+    wait_ready(&mut c);
+    let dead = c.id();
+    c.kill().unwrap();
+    c.wait().unwrap();
+    assert!(box_of(&dir, dead).exists());
+    let next = child(
+        "child_starts_and_exits",
+        &format!(
+            "out={} crash_dir={}",
+            dir.join("next.fdr").display(),
+            dir.display()
+        ),
+    )
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&next.stderr);
+    assert!(next.status.success(), "{stderr}");
+    let recovered = dir.join("app.fdr");
+    assert!(
+        stderr.contains(&format!("wrote {}", recovered.display())),
+        "{stderr}"
+    );
+    assert!(
+        !box_of(&dir, dead).exists(),
+        "the dead process's box is gone"
+    );
+    let log = fdr_tests::read_log(&recovered);
+    assert_eq!(log.reason.unwrap().reason, Reason::Crash);
+    check_workers(&fdr_tests::read_log(&recovered));
+    // The second process wrote its own log at exit and removed its box.
+    assert!(dir.join("next.fdr").exists());
+    let boxes: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".box"))
+        .collect();
+    assert!(boxes.is_empty(), "{boxes:?}");
+}
+
+#[test]
+fn a_crash_dir_that_cannot_hold_the_box_falls_back_with_one_line() {
+    let dir = scratch("fallback");
+    let not_a_dir = dir.join("file");
+    std::fs::write(&not_a_dir, b"x").unwrap();
+    let out = child(
+        "child_starts_and_exits",
+        &format!(
+            "out={} crash_dir={}",
+            dir.join("app.fdr").display(),
+            not_a_dir.display()
+        ),
+    )
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stderr.matches("no crash box in").count(), 1, "{stderr}");
+    let log = fdr_tests::read_log(&dir.join("app.fdr"));
+    assert_eq!(log.reason.unwrap().reason, Reason::Exit);
+}
+
+#[test]
+#[ignore = "a child process of the start race tests"]
+fn child_races_to_start() {
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(8));
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let b = barrier.clone();
+            std::thread::spawn(move || {
+                b.wait();
+                for _ in 0..CALLS {
+                    drop(CallGuard::enter(&WORK));
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+}
+
+#[test]
+fn eight_threads_racing_the_first_call_lose_nothing_in_ring_mode() {
+    let dir = scratch("race-ring");
+    for round in 0..10 {
+        let out = dir.join(format!("race-{round}.fdr"));
+        let c = child(
+            "child_races_to_start",
+            &format!("threshold_us=0 crash_dir=off out={}", out.display()),
+        )
+        .output()
+        .unwrap();
+        assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
+        let log = fdr_tests::read_log(&out);
+        let w = WORK.id();
+        let tids = log.tids();
+        assert_eq!(tids.len(), 8, "round {round}");
+        for tid in tids {
+            let calls = log.calls(tid);
+            assert_eq!(
+                calls.iter().filter(|c| **c == (FnKind::Enter, w)).count(),
+                CALLS,
+                "round {round}, thread {tid}"
+            );
+            assert_eq!(calls.len(), 2 * CALLS, "round {round}, thread {tid}");
+        }
+        assert_eq!(log.run.calls_unattached, 0);
+    }
+}
+
+#[test]
+fn eight_threads_racing_the_first_call_lose_nothing_in_profile_mode() {
+    let dir = scratch("race-profile");
+    for round in 0..10 {
+        let out = dir.join(format!("race-{round}.fdrprof"));
+        let c = child(
+            "child_races_to_start",
+            &format!("mode=profile out={}", out.display()),
+        )
+        .output()
+        .unwrap();
+        assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
+        let bytes = std::fs::read(&out).unwrap();
+        let profile = fdr_format::profile::Profile::decode(&bytes).unwrap();
+        let calls: u64 = profile
+            .trees
+            .iter()
+            .flat_map(|t| &t.nodes)
+            .filter(|n| n.function == WORK.id())
+            .map(|n| n.count)
+            .sum();
+        assert_eq!(calls, 8 * CALLS as u64, "round {round}");
+    }
+}
