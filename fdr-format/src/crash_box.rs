@@ -385,7 +385,7 @@ struct View<'a> {
 impl View<'_> {
     fn bytes(&self, at: usize, n: usize, what: &str) -> Result<&[u8], FormatError> {
         self.b
-            .get(at..at.checked_add(n).unwrap_or(usize::MAX))
+            .get(at..at.saturating_add(n))
             .ok_or_else(|| {
                 FormatError::new(
                     at as u64,
