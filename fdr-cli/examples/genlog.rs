@@ -19,7 +19,9 @@
 //! threads, cancelled, created before the window), `culled` (cull and restore events, and a
 //! trigger's reason record). Profiles (`.fdrprof`): `profile` (the known profile of the tests,
 //! `fdr_cli::testing::profile::known`), `profile-deep` (a recursion N deep, with a callee at
-//! each level, on two threads).
+//! each level, on two threads). Crash boxes (`fdr recover`, `fdr info`): `box` (a process that
+//! died of SIGSEGV with N calls recorded on two threads, some open, the last record of one
+//! thread torn), `box-killed` (the same, killed without a handler).
 
 use std::io::{BufWriter, Write};
 
@@ -68,6 +70,51 @@ fn profile_shape(name: &str, n: u32) -> Option<Vec<u8>> {
     }
 }
 
+/// A crash box of the given shape: two threads' buffers, the calls open at the death open.
+fn box_shape(name: &str, n: u32) -> Option<Vec<u8>> {
+    use fdr_cli::testing::crash_box::{BoxBuilder, OWNED};
+    let signal = match name {
+        "box" => 11,
+        "box-killed" => 0,
+        _ => return None,
+    };
+    let mut b = BoxBuilder::new("genlog-box", 2_000_000_000, "/tmp/genlog-box.fdr");
+    b.function(1, "app::main");
+    b.function(2, "app::handle");
+    b.thread(7, "main");
+    b.thread(8, "worker");
+    b.crash(signal, 0x10, 7, 0);
+    let per_buffer = (b.buffer_size / 8 - 16) as u64 / 2;
+    let mut t = 1000;
+    let mut seq = 0;
+    let mut left = u64::from(n);
+    while left > 0 {
+        let mut buf = b.buffer(7, seq, t);
+        if seq == 0 {
+            buf.enter(1, t);
+        }
+        for _ in 0..left.min(per_buffer) {
+            buf.enter(2, t + 10);
+            buf.exit(2, t + 20);
+            t += 30;
+        }
+        left -= left.min(per_buffer);
+        buf.finish();
+        seq += 1;
+        if seq == 6 {
+            break;
+        }
+    }
+    let mut buf = b.buffer(8, 0, 1500);
+    buf.enter(2, 1500);
+    buf.exit(2, 1600);
+    buf.enter(2, 1700);
+    buf.raw(0xffff_ffff_ffff_fffe);
+    buf.finish_as(OWNED, None);
+    b.crash_tsc = t + 100;
+    Some(b.finish())
+}
+
 const BLOCK: usize = 64 * 1024;
 const FUNCTIONS: u32 = 200;
 
@@ -96,8 +143,9 @@ fn main() -> std::io::Result<()> {
         let n = args
             .get(4)
             .map_or(300, |s| s.parse().expect("N must be a number"));
-        let Some(bytes) =
-            profile_shape(&args[2], n).or_else(|| fdr_cli::testing::shapes::shape(&args[2], n))
+        let Some(bytes) = profile_shape(&args[2], n)
+            .or_else(|| box_shape(&args[2], n))
+            .or_else(|| fdr_cli::testing::shapes::shape(&args[2], n))
         else {
             eprintln!("genlog: unknown shape {}", args[2]);
             std::process::exit(2);

@@ -54,10 +54,27 @@ pub struct Cli {
 /// The commands, with their arguments.
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Header, calibration, threads, blocks, time span, functions, losses and threshold.
+    /// Header, calibration, threads, blocks, time span, functions, losses and threshold; of a
+    /// crash box, what it says of its process, then the same of the log it recovers to.
     Info {
-        /// The log (.fdr; `-` for standard input).
+        /// The log (.fdr; `-` for standard input), or a crash box (.box).
         log: PathBuf,
+    },
+    /// Turns the crash boxes of processes that died into logs, says how each died, and removes
+    /// the boxes; a running process's box is left alone.
+    #[command(after_help = RECOVER_HELP)]
+    Recover {
+        /// Crash boxes, or directories: every `fdr-*.box` file in one [default: the directory
+        /// recorders put their boxes in: $XDG_RUNTIME_DIR, else /dev/shm, else the temporary
+        /// directory].
+        #[arg(value_name = "PATH")]
+        paths: Vec<PathBuf>,
+        /// Leave the boxes in place once their logs are written.
+        #[arg(long)]
+        keep: bool,
+        /// Write the log here instead (`-` for standard output); for one box only.
+        #[arg(short, long, value_name = "OUT")]
+        output: Option<PathBuf>,
     },
     /// Every record, one per line, with its byte offset.
     Dump {
@@ -305,6 +322,22 @@ at once. Standard error gets one line: 'sent N spans in M requests to URL', and 
 collector rejected, if any; a failure exits non-zero with why, and how much was sent before.
 --otlp-file OUT: the request, all spans in one ExportTraceServiceRequest, written to OUT.
 At most 2097152 calls per export: use a filter for a larger window.";
+
+const RECOVER_HELP: &str = "\
+A crash box (fdr-PROGRAM-PID.box) is a recorder's buffer pool kept in a shared file mapping: a
+process that dies without writing its log (SIGKILL, the OOM killer, a segfault, abort) leaves
+it, and the window it recorded, behind. For each box: a box whose process is still running (same
+pid, same start time, same boot) is left alone, never read further nor changed; a box its process
+closed (it wrote its final log) holds nothing and is removed; any other becomes the log the
+process would have written, at the path it would have written it (PATH.1, PATH.2, ... when that
+name is taken; in the current directory, under the same name, when that directory is gone or not
+writable), written to a temporary file renamed into place, with a line 'wrote LOG: process PID
+(PROGRAM) how it died'; then the box is removed (not with --keep). The log's reason says the
+process died, and how (the crash signal caught, its address and thread, or that no handler ran:
+SIGKILL, the OOM killer); calls open at the death are open at the log's end.
+A box that cannot be recovered (cut short, corrupt, unreadable) is named with why, and the
+others are still recovered; the command then exits non-zero. No box found: it says where it
+looked, and exits 0. `fdr info BOX` shows what a box holds without changing it.";
 
 const PROFILE_HELP: &str = "\
 A profile (.fdrprof) is what the runtime's profile mode writes (FDR_OPTIONS mode=profile, or

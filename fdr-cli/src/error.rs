@@ -50,6 +50,9 @@ pub enum CliError {
         /// What failed, and what was sent before.
         what: String,
     },
+    /// `fdr recover`: the crash boxes that could not be turned into logs (the others were),
+    /// each as `(box, why)`.
+    Unrecovered(Vec<(String, String)>),
     /// A file could not be opened, read or written.
     Io {
         /// The file's path as given.
@@ -118,6 +121,15 @@ impl fmt::Display for CliError {
             }
             CliError::Io { path, action, err } => write!(f, "fdr: {path}: {action}: {err}"),
             CliError::Export { to, what } => write!(f, "fdr: export to {to}: {what}"),
+            CliError::Unrecovered(boxes) => {
+                for (i, (path, why)) in boxes.iter().enumerate() {
+                    if i > 0 {
+                        writeln!(f)?;
+                    }
+                    write!(f, "fdr: {path}: cannot recover this crash box: {why}")?;
+                }
+                Ok(())
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The `fdr` command: latency tables, call trees, flame graphs and Perfetto timelines from the
 //! logs fdr records, and reports and pprof exports of the profiles its profile mode writes;
-//! `fdr export` sends a log's window to an OpenTelemetry collector (OTLP/HTTP).
+//! `fdr export` sends a log's window to an OpenTelemetry collector (OTLP/HTTP); `fdr recover`
+//! turns the crash boxes of processes that died into logs.
 //!
 //! [`run`] is the whole command behind a function, so that programs (and tests) can call it:
 //!
@@ -24,17 +25,17 @@
 //! |---|---|
 //! | `runner` | runs a parsed command: open, filter, progress once; the command; its renderer |
 //! | `cli` | the commands' arguments and help, as clap parses them |
-//! | `render::account`, `render::calls`, `render::diff`, `render::dump`, `render::flame`, `render::fxt`, `render::info`, `render::pprof`, `render::profile`, `render::replay`, `render::stack` | each command's output: text, CSV, JSON, SVG, FXT, pprof protobuf |
+//! | `render::account`, `render::calls`, `render::diff`, `render::dump`, `render::flame`, `render::fxt`, `render::info`, `render::pprof`, `render::profile`, `render::recover`, `render::replay`, `render::stack` | each command's output: text, CSV, JSON, SVG, FXT, pprof protobuf; what `recover` did |
 //! | `render::chrome`, `render::culls` | Chrome JSON (and the process ids FXT shares); the culled functions' list |
 //! | `render::time`, `render::trigger` | dates and time zones; why the log was written, times and thread labels |
 //! | `commands::diff`, `commands::profile` | two logs accounted and compared; a profile file per function, per call path, around a function |
-//! | `commands::account`, `commands::calls`, `commands::convert`, `commands::dump`, `commands::export`, `commands::flame`, `commands::info`, `commands::replay`, `commands::stack` | what each command shows, from the model (`export`: the window as OTLP spans, sent) |
+//! | `commands::account`, `commands::calls`, `commands::convert`, `commands::dump`, `commands::export`, `commands::flame`, `commands::info`, `commands::recover`, `commands::replay`, `commands::stack` | what each command shows, from the model (`export`: the window as OTLP spans, sent; `recover`: crash boxes turned into logs, written) |
 //! | `model::trie` | the call trie (`stack`, flame graphs) |
 //! | `model::pass` | a pass over a log behind the filter, in shares; the plan |
 //! | `model::filter` | `--thread`, `--function`, `--from`/`--to`/`--around`, `--min` |
 //! | `model::replay`, `model::tasks`, `model::culls`, `model::window`, `model::trigger`, `model::profile` | the replay engine; async tasks; culled functions; what a window says of itself; the call that fired a trigger; a profile file and its call paths |
 //! | `model::call`, `model::names`, `model::input`, `model::hist` | a call and the sink that receives calls; names from the log's tables; opening a log; histograms |
-//! | `testing`, `output` | synthetic logs and profiles for tests; output files written atomically |
+//! | `testing`, `output` | synthetic logs, profiles and crash boxes for tests; output files written atomically |
 //! | `units`, `progress`, `error` | durations as shown and ticks to nanoseconds; the progress bar; errors |
 //! | `escape` | names from a log made safe to show |
 

@@ -61,11 +61,31 @@ pub fn run(command: Command, out: &mut dyn Write) -> Result<(), CliError> {
     let w = |e| CliError::io("<output>", "writing the report", e);
     match command {
         Command::Info { log } => {
-            let log = Log::open(&log)?;
+            let file = Log::open_any(&log)?;
+            if file.is_box()? {
+                let bytes = file.read_box()?;
+                let progress = Progress::new(bytes.len() as u64, 1);
+                let s = commands::info::box_summary(file.name(), &bytes, &progress);
+                progress.finish();
+                return render::info::write_box(&s?, out).map_err(w);
+            }
+            let log = file.only_log()?;
             let progress = Progress::new(log.len(), 1);
             let s = commands::info::summary(&log, &progress);
             progress.finish();
             render::info::write(&s?, out).map_err(w)
+        }
+        Command::Recover {
+            paths,
+            keep,
+            output,
+        } => {
+            let opts = commands::recover::Options {
+                paths,
+                keep,
+                output,
+            };
+            commands::recover::recover(&opts, out, &mut |o, to| render::recover::line(o, to))
         }
         Command::Dump { log, verify } => {
             let mut printer = render::dump::Printer::new(out);
@@ -156,7 +176,7 @@ pub fn run(command: Command, out: &mut dyn Write) -> Result<(), CliError> {
             if file.is_profile()? {
                 return flame_of_profile(&file, &output, chart, &filter, out);
             }
-            let job = Job::of(file, &filter, |_| 2)?;
+            let job = Job::of(file.only_log()?, &filter, |_| 2)?;
             job.run(|j| {
                 crate::output::write(&output, j.log.path(), out, |o| {
                     let d = commands::flame::drawing(&j.log, &j.filter, chart, &j.progress)?;

@@ -75,6 +75,7 @@ pub fn reason_of(
         Reason::Panic => "panic",
         Reason::Exit => "exit",
         Reason::Api => "api",
+        Reason::Crash => "crash",
     };
     let call = fired(r).then_some(r);
     Some(WindowReason {

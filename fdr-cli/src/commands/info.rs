@@ -1,8 +1,12 @@
 //! `fdr info`: what a log holds, and what was lost while recording it. One pass gathers the
 //! log's tables, the function ids its records use and its cull events;
-//! [`crate::render::info`] prints them.
+//! [`crate::render::info`] prints them. Given a crash box, what the box says of its process,
+//! then the same of the log `fdr recover` would make of it, recovered in memory.
 
-use fdr_format::events::{EventKind, LogInfo, ThreadStats};
+use std::io::Read;
+
+use fdr_format::crash_box::{self, BoxInfo, Liveness};
+use fdr_format::events::{EventDecoder, EventKind, LogInfo, ThreadStats};
 
 use crate::model::culls::Culls;
 use crate::model::input::Log;
@@ -36,8 +40,17 @@ pub struct Summary {
 /// # Ok::<(), fdr_cli::CliError>(())
 /// ```
 pub fn summary(log: &Log, progress: &Progress) -> Result<Summary, CliError> {
-    let name = log.name().to_string();
-    let mut dec = log.decoder()?;
+    summary_of(log.decoder()?, log.name(), log.len(), progress)
+}
+
+/// [`summary`] of the log `dec` reads, named `name`, of `len` bytes.
+fn summary_of<R: Read>(
+    mut dec: EventDecoder<R>,
+    name: &str,
+    len: u64,
+    progress: &Progress,
+) -> Result<Summary, CliError> {
+    let name = name.to_string();
     let mut called = Slots::default();
     let mut culls = Culls::default();
     let mut n: u32 = 0;
@@ -61,10 +74,61 @@ pub fn summary(log: &Log, progress: &Progress) -> Result<Summary, CliError> {
     r.map_err(|e| e.in_log(&name))?;
     Ok(Summary {
         name,
-        len: log.len(),
+        len,
         info: dec.info().clone(),
         threads: dec.threads().to_vec(),
         called: called.ids().to_vec(),
         culls,
+    })
+}
+
+/// What `fdr info` shows of a crash box.
+#[derive(Debug)]
+pub struct BoxSummary {
+    /// The box's name as given.
+    pub name: String,
+    /// Its size in bytes.
+    pub len: u64,
+    /// What its header and tables say.
+    pub info: BoxInfo,
+    /// Whether its process runs.
+    pub liveness: Liveness,
+    /// The log recovered from it (in memory), as [`summary`] sees it.
+    pub log: Summary,
+}
+
+/// Reads the crash box `bytes` (named `name`) and the log it recovers to, in memory; nothing
+/// is written.
+///
+/// ```
+/// use fdr_cli::{commands::info::box_summary, progress::Progress};
+/// use fdr_cli::testing::crash_box::BoxBuilder;
+/// let mut b = BoxBuilder::new("app", 2_000_000_000, "/tmp/app.fdr");
+/// b.function(1, "app::main");
+/// let mut buf = b.buffer(7, 0, 1_000);
+/// buf.enter(1, 1_000);
+/// buf.finish();
+/// let s = box_summary("app.box", &b.finish(), &Progress::hidden()).unwrap();
+/// assert_eq!((s.info.functions, s.log.threads[0].function_records), (1, 1));
+/// ```
+pub fn box_summary(name: &str, bytes: &[u8], progress: &Progress) -> Result<BoxSummary, CliError> {
+    let input = |err| CliError::Input {
+        path: name.to_string(),
+        err,
+    };
+    let r = crash_box::recover(bytes).map_err(input)?;
+    let dec = EventDecoder::new(&r.log[..]).map_err(input)?;
+    let log = summary_of(
+        dec,
+        &format!("{name}, recovered in memory"),
+        r.log.len() as u64,
+        progress,
+    )?;
+    Ok(BoxSummary {
+        name: name.to_string(),
+        len: bytes.len() as u64,
+        liveness: crash_box::liveness(&r.info),
+        info: r.info,
+        log,
     })
 }

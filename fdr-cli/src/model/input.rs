@@ -7,13 +7,16 @@
 //! bounded whatever the size of the input, and messages name the log `-` (or its path).
 //!
 //! The same goes for a profile (`.fdrprof`), which `fdr profile` and `fdr flame` read with
-//! [`Log::open_any`]; [`Log::open`], which the commands for logs use, refuses one.
+//! [`Log::open_any`]; [`Log::open`], which the commands for logs use, refuses one. So does it
+//! a crash box ([`fdr_format::crash_box`]), which `fdr recover` turns into a log and `fdr info`
+//! reads as it is ([`Log::read_box`]).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use fdr_format::crash_box;
 use fdr_format::events::EventDecoder;
 use fdr_format::profile::{Profile, PROFILE_MAGIC};
 use fdr_format::FormatError;
@@ -53,13 +56,28 @@ impl Drop for Log {
 
 impl Log {
     /// The log at `arg`; `-` copies standard input into a temporary file first. A profile
-    /// file (`.fdrprof`, see [`fdr_format::profile`]) is refused with an error naming the
-    /// commands that read it.
+    /// file (`.fdrprof`, see [`fdr_format::profile`]) or a crash box is refused with an error
+    /// naming the commands that read it.
     pub fn open(arg: &Path) -> Result<Log, CliError> {
-        let log = Log::open_any(arg)?;
-        if log.is_profile()? {
+        Log::open_any(arg)?.only_log()
+    }
+
+    /// This file, if it is a log: a profile or a crash box is refused as [`Log::open`] says.
+    pub fn only_log(self) -> Result<Log, CliError> {
+        if self.is_box()? {
             return Err(CliError::Input {
-                path: log.name.clone(),
+                path: self.name.clone(),
+                err: FormatError::new(
+                    0,
+                    "this is a crash box (it starts with FDR-BOX), not a log: `fdr recover` \
+                     turns it into a log, `fdr info` shows what it holds"
+                        .into(),
+                ),
+            });
+        }
+        if self.is_profile()? {
+            return Err(CliError::Input {
+                path: self.name.clone(),
                 err: FormatError::new(
                     0,
                     "this is a profile (it starts with FDRPROF), not a log: use `fdr profile` \
@@ -68,7 +86,7 @@ impl Log {
                 ),
             });
         }
-        Ok(log)
+        Ok(self)
     }
 
     /// The file at `arg` whatever it holds, a log or a profile; `-` copies standard input
@@ -172,6 +190,35 @@ impl Log {
     /// [`PROFILE_MAGIC`].
     pub fn is_profile(&self) -> Result<bool, CliError> {
         Ok(Profile::is_profile(&self.head(PROFILE_MAGIC.len())?))
+    }
+
+    /// True if the file is a crash box rather than a log: it starts with
+    /// [`crash_box::MAGIC`].
+    pub fn is_box(&self) -> Result<bool, CliError> {
+        Ok(crash_box::is_box(&self.head(crash_box::MAGIC.len())?))
+    }
+
+    /// The whole file, which is a crash box: refused past [`crash_box::MAX_BOX_BYTES`], the
+    /// largest box fdr makes.
+    pub fn read_box(&self) -> Result<Vec<u8>, CliError> {
+        if self.len > crash_box::MAX_BOX_BYTES {
+            return Err(CliError::Input {
+                path: self.name.clone(),
+                err: FormatError::new(
+                    0,
+                    format!(
+                        "a crash box of {} bytes is larger than any fdr makes",
+                        self.len
+                    ),
+                ),
+            });
+        }
+        let mut bytes = Vec::with_capacity(self.len as usize);
+        self.file()?
+            .take(crash_box::MAX_BOX_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| CliError::io(&self.name, "cannot read the crash box", e))?;
+        Ok(bytes)
     }
 
     /// The log's file, from its start.

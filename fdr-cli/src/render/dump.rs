@@ -108,7 +108,7 @@ impl Dumper for Printer<'_> {
                 ),
                 Ok(Some(Extension::Reason(r))) => format!(
                     "fdr reason: {} function={} tid={} start_tsc={} duration_ticks={} suppressed={} \
-                     limit_ticks={} p99_ticks={}",
+                     limit_ticks={} p99_ticks={} signal={} address={:#x}",
                     r.reason.describe(),
                     r.function,
                     r.tid,
@@ -116,7 +116,9 @@ impl Dumper for Printer<'_> {
                     r.duration_ticks,
                     r.suppressed,
                     r.limit_ticks,
-                    r.p99_ticks
+                    r.p99_ticks,
+                    r.signal,
+                    r.address
                 ),
                 Ok(Some(Extension::Unknown(tag))) => format!("fdr record of unknown tag {tag}"),
                 Ok(None) => {

@@ -1,14 +1,16 @@
 //! The `fdr info` report, one function per part: the file and its clock, the recording's
 //! settings and losses, why the log was written, the records and the window, the functions,
-//! the threads, their windows, the culled functions and, with max_age, sizing help.
+//! the threads, their windows, the culled functions and, with max_age, sizing help. For a crash
+//! box, what the box says of its process first ([`write_box`]).
 
 use std::fmt::Write as _;
 use std::io::Write;
 
+use fdr_format::crash_box::{state, Calibration, Liveness};
 use fdr_format::events::ThreadStats;
-use fdr_format::{ClockSource, Mode, RunInfo};
+use fdr_format::{ClockSource, Mode, Reason, RunInfo};
 
-use crate::commands::info::Summary;
+use crate::commands::info::{BoxSummary, Summary};
 use crate::escape::shown;
 use crate::model::names::Names;
 use crate::model::trigger::fired;
@@ -64,6 +66,67 @@ pub fn write(s: &Summary, out: &mut dyn Write) -> std::io::Result<()> {
         let _ = writeln!(o, "{}", sizing(r, &c.recording, &c.clock));
     }
     out.write_all(o.as_bytes())
+}
+
+/// Prints what a crash box says of its process, then the summary of the log recovered from it.
+pub fn write_box(b: &BoxSummary, out: &mut dyn Write) -> std::io::Result<()> {
+    let i = &b.info;
+    let mut o = String::new();
+    let _ = writeln!(o, "crash box   {} ({} bytes)", b.name, b.len);
+    let prog = if i.program.is_empty() {
+        "(unnamed)".into()
+    } else {
+        shown(&i.program)
+    };
+    let _ = writeln!(o, "program     {prog}, pid {}", i.pid);
+    let st = match i.state {
+        state::LAYING_OUT => "being laid out".to_string(),
+        state::RECORDING => "recording".to_string(),
+        state::CLOSED => "closed: the process wrote its final log (nothing to recover)".to_string(),
+        n => format!("unknown ({n})"),
+    };
+    let _ = writeln!(o, "state       {st}");
+    let how = match (b.liveness, i.state) {
+        (Liveness::Alive, _) => format!(
+            "still recording: process {} is running (`fdr recover` leaves its box alone)",
+            i.pid
+        ),
+        (Liveness::Gone, state::CLOSED) => "gone, after writing its final log".to_string(),
+        (Liveness::Gone, _) => i.death(),
+    };
+    let _ = writeln!(o, "process     {how}");
+    let _ = writeln!(
+        o,
+        "out         {} (where `fdr recover` writes its log)",
+        shown(&i.out.to_string_lossy())
+    );
+    let cal = match i.calibration {
+        Calibration::Final => "calibrated by the process",
+        Calibration::Pairs => "from the two clock readings the process left (it died calibrating)",
+        Calibration::Estimate => {
+            "the estimate taken at start (the process died before calibrating)"
+        }
+    };
+    let _ = writeln!(
+        o,
+        "calibration {} ticks/s ({:.3} GHz), {cal}",
+        i.ticks_per_second,
+        i.ticks_per_second as f64 / 1e9
+    );
+    let _ = writeln!(
+        o,
+        "buffers     {} of {} hold records ({} each)",
+        i.buffers_used,
+        i.buffer_count,
+        bytes(i.buffer_size)
+    );
+    let _ = writeln!(o, "functions   {} in the box's table", i.functions);
+    let _ = writeln!(
+        o,
+        "\nthe log recovered from it, in memory (what `fdr recover` writes):"
+    );
+    out.write_all(o.as_bytes())?;
+    write(&b.log, out)
 }
 
 /// The file, its format and (without a run record) its clock.
@@ -148,10 +211,16 @@ fn recording_settings(c: &Ctx, s: &mut String) {
             crate::render::time::local_offset(r.start_unix_secs)
         )
     );
+    let crashed = info
+        .reason
+        .as_ref()
+        .is_some_and(|x| x.reason == Reason::Crash);
     let _ = writeln!(
         s,
         "log         {}, {} after recording started",
-        if r.snapshot {
+        if crashed {
+            "recovered from the crash box of a process that died"
+        } else if r.snapshot {
             "snapshot taken while recording went on"
         } else {
             "final log written when recording stopped"
@@ -172,9 +241,14 @@ fn recording_settings(c: &Ctx, s: &mut String) {
     }
 }
 
-/// Why the log was written.
+/// Why the log was written; for a log recovered from a crash box, how its process died.
 fn reason(c: &Ctx, s: &mut String) {
     let info = &c.s.info;
+    if let Some(death) = info.reason.as_ref().and_then(trigger::death) {
+        let _ = writeln!(s, "reason      {}", Reason::Crash.describe());
+        let _ = writeln!(s, "died        {death}");
+        return;
+    }
     if let Some(r) = &info.reason {
         let why = match fired(info) {
             Some(call) => trigger::describe_call(call, &c.names, &c.clock, c.origin),

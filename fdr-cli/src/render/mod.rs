@@ -1,6 +1,7 @@
 //! One module per output: the text, CSV and JSON reports of each command, the flame graph SVG,
 //! the Chrome JSON and FXT timelines, the pprof export of a profile (with the `otlp` feature),
-//! and the parts they share (why the log was written, the culled functions, dates).
+//! what `fdr recover` did with each crash box, and the parts they share (why the log was
+//! written, the culled functions, dates).
 
 pub mod account;
 pub mod calls;
@@ -14,6 +15,7 @@ pub mod info;
 #[cfg(feature = "otlp")]
 pub mod pprof;
 pub mod profile;
+pub mod recover;
 pub mod replay;
 pub mod stack;
 pub mod time;

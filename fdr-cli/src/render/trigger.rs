@@ -78,6 +78,22 @@ pub fn describe_call(r: &ReasonInfo, names: &Names, clock: &Clock, origin: u64) 
     }
 }
 
+/// For a log recovered from a crash box ([`Reason::Crash`]), how its process died:
+/// `SIGSEGV (segmentation fault) at address 0x10 on thread 7`, or that no handler ran (SIGKILL,
+/// the OOM killer); `None` for other reasons.
+///
+/// ```
+/// use fdr_cli::render::trigger::death;
+/// use fdr_format::{Reason, ReasonInfo};
+/// let r = ReasonInfo { reason: Reason::Crash, signal: 6, tid: 3, ..ReasonInfo::default() };
+/// assert_eq!(death(&r).unwrap(), "SIGABRT (abort) on thread 3");
+/// assert!(death(&ReasonInfo::default()).is_none());
+/// ```
+pub fn death(r: &ReasonInfo) -> Option<String> {
+    (r.reason == Reason::Crash)
+        .then(|| fdr_format::crash_box::describe_death(r.signal, r.address, r.tid))
+}
+
 /// The line `fdr account` and `fdr stack` print above their table when a trigger wrote the log.
 pub fn header(info: &LogInfo, names: &Names, clock: &Clock, origin: u64) -> Option<String> {
     fired(info).map(|r| format!("triggered by {}", describe_call(r, names, clock, origin)))

@@ -176,6 +176,7 @@ pub fn shape(name: &str, n: u32) -> Option<Vec<u8>> {
                 suppressed: 2,
                 limit_ticks: 50 * n64,
                 p99_ticks: 0,
+                ..ReasonInfo::default()
             });
             log.function(1, "app::main", &[]);
             log.function(2, "app::len", &[]);

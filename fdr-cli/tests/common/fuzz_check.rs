@@ -42,6 +42,9 @@ pub const COMMANDS: &[&[&str]] = &[
     &["profile"],
     &["profile", "--tree", "--threads"],
     &["profile", "--format", "json", "--function", "*"],
+    // A crash box is recovered (its log to a device, so nothing is created, the box kept); a
+    // log or a profile is refused.
+    &["recover", "--keep", "-o", "/dev/null"],
 ];
 
 /// Characters a terminal acts on: C0 and C1 controls, DEL, bidirectional controls, line and

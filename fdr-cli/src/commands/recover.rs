@@ -1,0 +1,300 @@
+//! `fdr recover`: the crash boxes of processes that are gone, turned into logs. A box
+//! ([`fdr_format::crash_box`]) is a recorder's buffer pool kept in a shared file mapping; when
+//! its process dies without writing its log, the box is still there, and this turns it into
+//! the log the process would have written, at the path it would have written it (or the first
+//! free `PATH.1`, `PATH.2`, ...; in the current directory when that path's directory cannot be
+//! written), then removes the box. A box whose process still runs is never touched; a box its
+//! process closed (it wrote its final log) holds nothing to recover and is removed.
+//!
+//! Each box that cannot be recovered is reported with why, and the others are still done: the
+//! command fails at the end, naming every box it could not recover. What is done to each box
+//! is handed to a reporter ([`crate::render::recover`] prints it) as it happens.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use fdr_format::crash_box::{self, state, BoxInfo, Liveness};
+
+use crate::error::shown_path;
+use crate::CliError;
+
+/// What `fdr recover` was asked.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Boxes and directories of boxes; none: [`crash_box::default_dir`].
+    pub paths: Vec<PathBuf>,
+    /// Leave the boxes in place.
+    pub keep: bool,
+    /// Write the (single) box's log here instead (`-`: standard output).
+    pub output: Option<PathBuf>,
+}
+
+/// What was done with one box, or that there was none.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Its log was written to `log`.
+    Wrote {
+        /// Where.
+        log: PathBuf,
+        /// What the box said.
+        info: BoxInfo,
+        /// The path the log should have had, and why it could not (the log went to the current
+        /// directory instead).
+        instead_of: Option<(PathBuf, io::Error)>,
+    },
+    /// Its process runs: the box was left as it is.
+    LeftAlone {
+        /// The box.
+        path: PathBuf,
+        /// Its process.
+        pid: i32,
+    },
+    /// No box was found.
+    NoneFound {
+        /// The directories looked in.
+        looked: Vec<PathBuf>,
+    },
+}
+
+/// The boxes `paths` name (a directory: every `fdr-*.box` in it, sorted by name), the
+/// directories looked in, and the paths that could not be read, with why.
+type Found = (Vec<PathBuf>, Vec<PathBuf>, Vec<(String, String)>);
+
+/// The boxes to recover.
+fn find(paths: &[PathBuf]) -> Found {
+    let defaults = [crash_box::default_dir()];
+    let paths = if paths.is_empty() {
+        &defaults[..]
+    } else {
+        paths
+    };
+    let (mut boxes, mut dirs, mut failed) = (Vec::new(), Vec::new(), Vec::new());
+    for p in paths {
+        let meta = match std::fs::metadata(p) {
+            Ok(m) => m,
+            Err(e) => {
+                failed.push((shown_path(p), format!("cannot read it: {e}")));
+                continue;
+            }
+        };
+        if !meta.is_dir() {
+            if !boxes.contains(p) {
+                boxes.push(p.clone());
+            }
+            continue;
+        }
+        dirs.push(p.clone());
+        let entries = match std::fs::read_dir(p) {
+            Ok(e) => e,
+            Err(e) => {
+                failed.push((shown_path(p), format!("cannot list the directory: {e}")));
+                continue;
+            }
+        };
+        let mut here: Vec<PathBuf> = entries
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_str()
+                    .is_some_and(|n| crash_box::pid_of(n, None).is_some())
+            })
+            .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir()))
+            .map(|e| e.path())
+            .collect();
+        here.sort();
+        for b in here {
+            if !boxes.contains(&b) {
+                boxes.push(b);
+            }
+        }
+    }
+    (boxes, dirs, failed)
+}
+
+/// Recovers the boxes `opts` names. The logs written go to files, or to `out` for `-o -`;
+/// `report` is handed each [`Outcome`] as it happens, with where to print it (`out`, or
+/// standard error when the log itself went to `out`). Fails at the end when a box could not be
+/// recovered ([`CliError::Unrecovered`], every such box with why), after doing the others.
+///
+/// ```
+/// use fdr_cli::commands::recover::{recover, Options, Outcome};
+/// use fdr_cli::testing::crash_box::BoxBuilder;
+/// let dir = std::env::temp_dir().join(format!("fdr-recover-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let mut b = BoxBuilder::new("app", 2_000_000_000, dir.join("app.fdr"));
+/// b.function(1, "app::main");
+/// let mut buf = b.buffer(7, 0, 1_000);
+/// buf.enter(1, 1_000);
+/// buf.finish();
+/// std::fs::write(dir.join("fdr-app-2000000000.box"), b.finish()).unwrap();
+/// let mut logs = Vec::new();
+/// let opts = Options { paths: vec![dir.clone()], ..Options::default() };
+/// recover(&opts, &mut std::io::sink(), &mut |o, _| {
+///     if let Outcome::Wrote { log, .. } = o {
+///         logs.push(log.clone());
+///     }
+///     Ok(())
+/// })
+/// .unwrap();
+/// assert_eq!(logs, [dir.join("app.fdr")]);
+/// assert!(!dir.join("fdr-app-2000000000.box").exists());
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn recover(
+    opts: &Options,
+    out: &mut dyn Write,
+    report: &mut dyn FnMut(&Outcome, &mut dyn Write) -> io::Result<()>,
+) -> Result<(), CliError> {
+    let (boxes, looked, mut failed) = find(&opts.paths);
+    if opts.output.is_some() && boxes.len() > 1 {
+        return Err(CliError::Usage(format!(
+            "fdr: recover: -o/--output names one log, but {} crash boxes were found: name the \
+             one box to recover",
+            boxes.len()
+        )));
+    }
+    let to_out = opts.output.as_ref().is_some_and(|o| o.as_os_str() == "-");
+    let werr = |e| CliError::io("<output>", "writing the report", e);
+    if boxes.is_empty() && failed.is_empty() {
+        return report(&Outcome::NoneFound { looked }, out).map_err(werr);
+    }
+    for path in &boxes {
+        match one(path, opts, out) {
+            Ok(None) => {}
+            Ok(Some((o, removed))) => {
+                if to_out {
+                    report(&o, &mut io::stderr()).map_err(werr)?;
+                } else {
+                    report(&o, out).map_err(werr)?;
+                }
+                if let Err(why) = removed {
+                    failed.push((shown_path(path), why));
+                }
+            }
+            Err(why) => failed.push((shown_path(path), why)),
+        }
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::Unrecovered(failed))
+    }
+}
+
+/// What was done with one box, to report, and whether it was then removed as it should be
+/// (`Err`: why not); `None`: a closed box, removed silently.
+type Handled = Option<(Outcome, Result<(), String>)>;
+
+/// Recovers the box at `path`, or leaves it alone; `Err`: why it could not be recovered.
+fn one(path: &Path, opts: &Options, out: &mut dyn Write) -> Result<Handled, String> {
+    let len = std::fs::metadata(path)
+        .map_err(|e| format!("cannot read it: {e}"))?
+        .len();
+    if len > crash_box::MAX_BOX_BYTES {
+        return Err(format!("{len} bytes: larger than any crash box fdr makes"));
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let info = crash_box::read_info(&bytes).map_err(|e| e.to_string())?;
+    let remove = || -> Result<(), String> {
+        if opts.keep {
+            return Ok(());
+        }
+        match std::fs::remove_file(path) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                Err(format!("cannot remove the box: {e}"))
+            }
+            _ => Ok(()),
+        }
+    };
+    if info.state == state::CLOSED {
+        // Its process wrote its final log: nothing to recover.
+        return remove()
+            .map(|()| None)
+            .map_err(|why| format!("closed by its process (nothing to recover), but {why}"));
+    }
+    if crash_box::liveness(&info) == Liveness::Alive {
+        return Ok(Some((
+            Outcome::LeftAlone {
+                path: path.to_path_buf(),
+                pid: info.pid,
+            },
+            Ok(()),
+        )));
+    }
+    let r = crash_box::recover(&bytes).map_err(|e| e.to_string())?;
+    let (log, instead_of) = match &opts.output {
+        Some(o) if o.as_os_str() == "-" => {
+            out.write_all(&r.log)
+                .and_then(|()| out.flush())
+                .map_err(|e| format!("cannot write its log to standard output: {e}"))?;
+            (o.clone(), None)
+        }
+        Some(o) => {
+            crate::output::write(o, path, out, |w| {
+                w.write_all(&r.log)
+                    .map_err(|e| CliError::io(&shown_path(o), "cannot write the log", e))
+            })
+            .map_err(|e| format!("cannot write its log: {e}"))?;
+            (o.clone(), None)
+        }
+        None => write_log(&r.info, &r.log)?,
+    };
+    let removed = remove().map_err(|why| {
+        format!(
+            "its log {} was written, but {why} (recovering it again writes the log again)",
+            shown_path(&log)
+        )
+    });
+    Ok(Some((
+        Outcome::Wrote {
+            log,
+            info: r.info,
+            instead_of,
+        },
+        removed,
+    )))
+}
+
+/// Writes `log` where the box says its process would have (or at the first free numbered name
+/// after it); when that fails (its directory is gone, or not writable), in the current
+/// directory under the same name.
+fn write_log(
+    info: &BoxInfo,
+    log: &[u8],
+) -> Result<(PathBuf, Option<(PathBuf, io::Error)>), String> {
+    // A box without a path (never made by fdr) gets a name after its program and pid.
+    let name = info.out.file_name().map_or_else(
+        || {
+            Path::new(&crash_box::file_name(&info.program, info.pid))
+                .with_extension("fdr")
+                .into_os_string()
+        },
+        |n| n.to_os_string(),
+    );
+    let wanted = if info.out.file_name().is_some() {
+        info.out.clone()
+    } else {
+        PathBuf::from(&name)
+    };
+    let first = match crate::output::write_new(&wanted, log) {
+        Ok(p) => return Ok((p, None)),
+        Err(e) => e,
+    };
+    let here = std::env::current_dir()
+        .map(|d| d.join(&name))
+        .unwrap_or_else(|_| PathBuf::from(&name));
+    if here == wanted {
+        return Err(format!(
+            "cannot write its log {}: {first}",
+            shown_path(&wanted)
+        ));
+    }
+    match crate::output::write_new(&here, log) {
+        Ok(p) => Ok((p, Some((wanted, first)))),
+        Err(e) => Err(format!(
+            "cannot write its log {} ({first}), nor {} in the current directory ({e})",
+            shown_path(&wanted),
+            shown_path(&here)
+        )),
+    }
+}
