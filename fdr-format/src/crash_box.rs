@@ -384,18 +384,16 @@ struct View<'a> {
 
 impl View<'_> {
     fn bytes(&self, at: usize, n: usize, what: &str) -> Result<&[u8], FormatError> {
-        self.b
-            .get(at..at.saturating_add(n))
-            .ok_or_else(|| {
-                FormatError::new(
-                    at as u64,
-                    format!(
-                        "the crash box ends at byte {} before its {what} (a box cut short: it \
+        self.b.get(at..at.saturating_add(n)).ok_or_else(|| {
+            FormatError::new(
+                at as u64,
+                format!(
+                    "the crash box ends at byte {} before its {what} (a box cut short: it \
                          cannot be recovered)",
-                        self.b.len()
-                    ),
-                )
-            })
+                    self.b.len()
+                ),
+            )
+        })
     }
     fn u32(&self, at: usize, what: &str) -> Result<u32, FormatError> {
         let s = self.bytes(at, 4, what)?;

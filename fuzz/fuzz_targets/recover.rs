@@ -18,7 +18,11 @@ fuzz_target!(|data: &[u8]| {
     let Ok(r) = crash_box::recover(data) else {
         return;
     };
-    assert_eq!(info.as_ref().ok(), Some(&r.info), "recover reads what read_info reads");
+    assert_eq!(
+        info.as_ref().ok(),
+        Some(&r.info),
+        "recover reads what read_info reads"
+    );
     let _ = crash_box::liveness(&r.info);
     let _ = r.info.death();
     let mut dec = EventDecoder::new(&r.log[..]).expect("a recovered log has a valid header");
