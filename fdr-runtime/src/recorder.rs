@@ -86,7 +86,7 @@ pub(crate) fn start_with(config: Config, autostarted: bool) -> Result<Recorder, 
         template,
         &final_path,
     )?);
-    session::install(Arc::clone(&session))?;
+    session::install(Arc::clone(&session), autostarted)?;
     if let Some(b) = session.pool().crash_box() {
         b.arm();
         remove_box_at_exit();

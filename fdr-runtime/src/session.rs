@@ -564,9 +564,16 @@ pub(crate) fn autostart_done(started: bool) {
     if started {
         AUTOSTARTED.store(true, Ordering::SeqCst);
     }
+    // A recording it started becomes active only now, with its gate open: threads that waited
+    // for the start then find every function's flags (profiled, triggers) set.
+    let now = if started {
+        Process::Active
+    } else {
+        Process::Idle
+    };
     let _ = STATE.compare_exchange(
         Process::Starting as u8,
-        Process::Idle as u8,
+        now as u8,
         Ordering::AcqRel,
         Ordering::Acquire,
     );
@@ -599,8 +606,10 @@ pub(crate) fn current() -> Option<Arc<Session>> {
     s
 }
 
-/// Makes `session` the running one, unless one is running.
-pub(crate) fn install(session: Arc<Session>) -> Result<(), Error> {
+/// Makes `session` the running one, unless one is running. `autostarted`: the hook starting
+/// it from `FDR_OPTIONS` keeps the process in its starting state (other threads wait) until
+/// [`autostart_done`], once the gate is open.
+pub(crate) fn install(session: Arc<Session>, autostarted: bool) -> Result<(), Error> {
     free_parked();
     at_fork();
     let epoch = session.setup.epoch;
@@ -614,7 +623,9 @@ pub(crate) fn install(session: Arc<Session>) -> Result<(), Error> {
         return Err(Error::AlreadyRunning);
     }
     EPOCH.store(epoch, Ordering::Release);
-    STATE.store(Process::Active as u8, Ordering::Release);
+    if !autostarted {
+        STATE.store(Process::Active as u8, Ordering::Release);
+    }
     Ok(())
 }
 

@@ -542,6 +542,32 @@ pub fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// The calling test binary run again as a child process, to run only its `#[ignore]`d test
+/// `test` (on one thread, its output not captured): the way tests exercise what happens to a
+/// whole process (exit, fork, crash, `FDR_OPTIONS`). `FDR_OPTIONS` is removed from its
+/// environment and `RUST_BACKTRACE` is 0; set what the case needs on the returned command.
+///
+/// ```no_run
+/// let out = fdr_tests::child_test("child_exits")
+///     .env("FDR_OPTIONS", "threshold_us=0")
+///     .output()
+///     .unwrap();
+/// assert!(out.status.success());
+/// ```
+pub fn child_test(test: &str) -> std::process::Command {
+    let mut c = std::process::Command::new(std::env::current_exe().unwrap());
+    c.args([
+        test,
+        "--exact",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env_remove("FDR_OPTIONS")
+    .env("RUST_BACKTRACE", "0");
+    c
+}
+
 /// Decodes the log at `path`; a panic names the file.
 pub fn read_log(path: &Path) -> Log {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

@@ -13,28 +13,18 @@ desc!(WORK, "auto::work");
 desc!(DOOMED, "auto::doomed");
 
 fn run_child(test: &str, options: &str) -> Output {
-    Command::new(std::env::current_exe().unwrap())
-        .args([
-            test,
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+    fdr_tests::child_test(test)
         .env("FDR_OPTIONS", options)
         .output()
         .unwrap()
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fdr-autostart-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    fdr_tests::scratch(&format!("autostart-{name}"))
 }
 
 fn read(path: &Path) -> Log {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    decode(&bytes[..]).unwrap()
+    fdr_tests::read_log(path)
 }
 
 #[test]
@@ -147,14 +137,7 @@ fn child_starting_inside_its_first_call() {
 fn the_first_call_that_finds_nothing_recording_records_no_exit() {
     let dir = scratch("first");
     let out = dir.join("first.fdr");
-    let child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "child_starting_inside_its_first_call",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+    let child = fdr_tests::child_test("child_starting_inside_its_first_call")
         .env_remove("FDR_OPTIONS")
         .env("FDR_TEST_OUT", &out)
         .output()

@@ -109,14 +109,7 @@ fn child_asks_for_rdtsc() {
 #[test]
 fn a_missing_source_is_an_error_naming_the_ones_there_are() {
     // glibc's tunable turns rseq registration off, so the CPU number cannot come from it.
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "child_asks_for_rdtsc",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+    let out = fdr_tests::child_test("child_asks_for_rdtsc")
         .env("GLIBC_TUNABLES", "glibc.pthread.rseq=0")
         .env("FDR_OPTIONS", "clock=rdtsc buffer_count=2")
         .output()

@@ -22,31 +22,26 @@ const THREADS: usize = 4;
 const CALLS: usize = 500;
 
 fn child(test: &str, options: &str) -> Command {
-    let mut c = Command::new(std::env::current_exe().unwrap());
-    c.args([
-        test,
-        "--exact",
-        "--ignored",
-        "--nocapture",
-        "--test-threads=1",
-    ])
-    .env("FDR_OPTIONS", options)
-    .env("RUST_BACKTRACE", "0")
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
+    let mut c = fdr_tests::child_test(test);
+    c.env("FDR_OPTIONS", options)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     c
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fdr-crash-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    fdr_tests::scratch(&format!("crash-{name}"))
 }
 
+/// `FDR_OPTIONS` that keep every call, with `extra` (any key but `threshold_us`) added.
 fn options(dir: &Path, extra: &str) -> String {
+    kept_over(dir, "threshold_us=0", extra)
+}
+
+/// `FDR_OPTIONS` with `threshold` (empty: the default) and `extra`.
+fn kept_over(dir: &Path, threshold: &str, extra: &str) -> String {
     format!(
-        "threshold_us=0 buffer_count=64 out={} crash_dir={} {extra}",
+        "{threshold} buffer_count=64 out={} crash_dir={} {extra}",
         dir.join("app.fdr").display(),
         dir.display()
     )
@@ -166,8 +161,9 @@ fn box_of(dir: &Path, pid: u32) -> PathBuf {
     dir.join(crash_box::file_name(&program(), pid as i32))
 }
 
-/// Waits for the child's "ready" (after the test harness's own lines).
-fn wait_ready(c: &mut Child) {
+/// Waits for the child's line that ends with "ready" (after the test harness's own lines) and
+/// returns it.
+fn wait_ready(c: &mut Child) -> String {
     let mut out = BufReader::new(c.stdout.take().unwrap());
     let mut line = String::new();
     loop {
@@ -178,7 +174,9 @@ fn wait_ready(c: &mut Child) {
             "the child ended first"
         );
         if line.trim_end().ends_with("ready") {
-            return;
+            // Kept open: a child that writes more must not meet a closed pipe.
+            c.stdout = Some(out.into_inner());
+            return line;
         }
     }
 }
@@ -320,10 +318,16 @@ fn a_stack_overflow_is_a_segfault_and_rust_still_says_so() {
 fn sigkill_at_random_instants_leaves_whole_records() {
     let dir = scratch("random");
     let (w, o) = (WORK.id(), OUTER.id());
-    for round in 0..12u64 {
-        let mut c = child("child_loops", &options(&dir, "buffer_count=16"))
-            .spawn()
-            .unwrap();
+    // Every call kept, in a ring and filling the buffers; and culled at the default threshold.
+    let modes = [
+        ("threshold_us=0", ""),
+        ("threshold_us=0", "mode=fill"),
+        ("", ""),
+    ];
+    for round in 0..18u64 {
+        let (threshold, extra) = modes[round as usize % modes.len()];
+        let options = kept_over(&dir, threshold, &format!("buffer_count=16 {extra}"));
+        let mut c = child("child_loops", &options).spawn().unwrap();
         wait_ready(&mut c);
         std::thread::sleep(std::time::Duration::from_micros(
             round * 1_777 % 20_000 + 100,
@@ -333,22 +337,26 @@ fn sigkill_at_random_instants_leaves_whole_records() {
         let path = box_of(&dir, c.id());
         let (_, log, bytes) = recover(&path);
         std::fs::remove_file(&path).unwrap();
+        let mut calls = 0;
         for tid in log.tids() {
             // Each thread's calls nest: within the window, `work` only inside `outer`.
             let mut depth = 0i32;
-            let mut outer_open = false;
             for (kind, id) in log.calls(tid) {
+                calls += 1;
                 match (kind, id) {
-                    (FnKind::Enter, i) if i == o => outer_open = true,
-                    (FnKind::Exit, i) if i == o => outer_open = false,
+                    (FnKind::Enter | FnKind::Exit, i) if i == o => {}
                     (FnKind::Enter, i) if i == w => depth += 1,
                     (FnKind::Exit, i) if i == w => depth -= 1,
-                    other => panic!("round {round}: unexpected {other:?}"),
+                    other => panic!("round {round} ({options}): unexpected {other:?}"),
                 }
-                assert!((-1..=1).contains(&depth), "round {round}: depth {depth}");
+                assert!(
+                    (-1..=1).contains(&depth),
+                    "round {round} ({options}): depth {depth}"
+                );
             }
-            let _ = outer_open;
         }
+        // The call that started the recording, before "ready", at least.
+        assert!(calls > 0, "round {round} ({options}): nothing recovered");
         llvm_xray_verifies(&bytes, &dir);
     }
 }
@@ -419,6 +427,127 @@ fn a_crash_dir_that_cannot_hold_the_box_falls_back_with_one_line() {
 }
 
 #[test]
+#[ignore = "a child process of the crash tests"]
+fn child_forks_then_its_child_hangs() {
+    // The recording starts here, in the parent.
+    drop(CallGuard::enter(&WORK));
+    // SAFETY: the child only records, prints a line and sleeps until it is killed.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0);
+    if pid == 0 {
+        {
+            let _o = CallGuard::enter(&OUTER);
+            for _ in 0..CALLS {
+                drop(CallGuard::enter(&WORK));
+            }
+        }
+        let _h = CallGuard::enter(&HANG);
+        println!("forked {} ready", std::process::id());
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(10));
+        }
+    }
+    let mut status = 0;
+    // SAFETY: waits for the child just forked (the test kills it).
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    drop(CallGuard::enter(&WORK));
+}
+
+#[test]
+fn a_forked_child_records_into_a_box_of_its_own() {
+    let dir = scratch("fork");
+    let mut c = child("child_forks_then_its_child_hangs", &options(&dir, ""))
+        .spawn()
+        .unwrap();
+    let line = wait_ready(&mut c);
+    // The harness's "test ... " may come first on the line.
+    let forked: i32 = line
+        .split("forked ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let (parent_box, child_box) = (box_of(&dir, c.id()), box_of(&dir, forked as u32));
+    assert!(parent_box.exists(), "{}", parent_box.display());
+    assert!(child_box.exists(), "{}", child_box.display());
+    // SAFETY: sends a signal to the forked child, which the parent waits for.
+    assert_eq!(unsafe { libc::kill(forked, libc::SIGKILL) }, 0);
+    let out = c.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // The parent exited cleanly: its log holds its own two calls, and its box is gone.
+    assert!(!parent_box.exists());
+    let parent = fdr_tests::read_log(&dir.join("app.fdr"));
+    let w = WORK.id();
+    let want = vec![(FnKind::Enter, w), (FnKind::Exit, w)].repeat(2);
+    assert_eq!(parent.calls(parent.tids()[0]), want);
+    assert_eq!(parent.tids().len(), 1);
+
+    // The child's box holds the child's calls only, and names its own log.
+    let (info, log, bytes) = recover(&child_box);
+    assert_eq!(info.pid, forked);
+    assert_eq!(info.out, dir.join(format!("app.{forked}.fdr")));
+    assert_eq!(log.tids().len(), 1);
+    let (o, h) = (OUTER.id(), HANG.id());
+    let mut want = vec![(FnKind::Enter, o)];
+    want.extend(vec![(FnKind::Enter, w), (FnKind::Exit, w)].repeat(CALLS));
+    want.extend([(FnKind::Exit, o), (FnKind::Enter, h)]);
+    assert_eq!(log.calls(log.tids()[0]), want);
+    llvm_xray_verifies(&bytes, &dir);
+}
+
+#[test]
+fn at_most_eight_boxes_that_cannot_be_recovered_are_kept() {
+    let dir = scratch("cap");
+    let boxes: Vec<PathBuf> = (0..11)
+        .map(|i| {
+            let path = box_of(&dir, 4_000_000 + i);
+            std::fs::write(&path, b"not a crash box").unwrap();
+            let when = std::time::UNIX_EPOCH
+                + std::time::Duration::from_secs(1_700_000_000 + u64::from(i));
+            std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_modified(when)
+                .unwrap();
+            path
+        })
+        .collect();
+    let out = child("child_starts_and_exits", &options(&dir, ""))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        stderr.matches("fdr: could not recover").count(),
+        11,
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("removed the 3 oldest of 11 crash boxes"),
+        "{stderr}"
+    );
+    // The three oldest are gone, the eight newest kept; the process's own box went at exit.
+    for (i, path) in boxes.iter().enumerate() {
+        assert_eq!(path.exists(), i >= 3, "{}", path.display());
+    }
+    let left = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".box"))
+        .count();
+    assert_eq!(left, 8);
+}
+
+#[test]
 #[ignore = "a child process of the start race tests"]
 fn child_races_to_start() {
     let barrier = std::sync::Arc::new(std::sync::Barrier::new(8));
@@ -438,20 +567,33 @@ fn child_races_to_start() {
     }
 }
 
+/// Runs `child_races_to_start` in ten processes, each started from `FDR_OPTIONS` with `options`
+/// and an `out` in a fresh directory, and returns the paths they wrote.
+fn race_to_start(name: &str, options: &str, ext: &str) -> Vec<PathBuf> {
+    let dir = scratch(name);
+    (0..10)
+        .map(|round| {
+            let out = dir.join(format!("race-{round}.{ext}"));
+            let c = child(
+                "child_races_to_start",
+                &format!("{options} out={}", out.display()),
+            )
+            .output()
+            .unwrap();
+            assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
+            out
+        })
+        .collect()
+}
+
 #[test]
 fn eight_threads_racing_the_first_call_lose_nothing_in_ring_mode() {
-    let dir = scratch("race-ring");
-    for round in 0..10 {
-        let out = dir.join(format!("race-{round}.fdr"));
-        let c = child(
-            "child_races_to_start",
-            &format!("threshold_us=0 crash_dir=off out={}", out.display()),
-        )
-        .output()
-        .unwrap();
-        assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
-        let log = fdr_tests::read_log(&out);
-        let w = WORK.id();
+    let w = WORK.id();
+    for (round, out) in race_to_start("race-ring", "threshold_us=0 crash_dir=off", "fdr")
+        .iter()
+        .enumerate()
+    {
+        let log = fdr_tests::read_log(out);
         let tids = log.tids();
         assert_eq!(tids.len(), 8, "round {round}");
         for tid in tids {
@@ -469,17 +611,11 @@ fn eight_threads_racing_the_first_call_lose_nothing_in_ring_mode() {
 
 #[test]
 fn eight_threads_racing_the_first_call_lose_nothing_in_profile_mode() {
-    let dir = scratch("race-profile");
-    for round in 0..10 {
-        let out = dir.join(format!("race-{round}.fdrprof"));
-        let c = child(
-            "child_races_to_start",
-            &format!("mode=profile out={}", out.display()),
-        )
-        .output()
-        .unwrap();
-        assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
-        let bytes = std::fs::read(&out).unwrap();
+    for (round, out) in race_to_start("race-profile", "mode=profile", "fdrprof")
+        .iter()
+        .enumerate()
+    {
+        let bytes = std::fs::read(out).unwrap();
         let profile = fdr_format::profile::Profile::decode(&bytes).unwrap();
         let calls: u64 = profile
             .trees

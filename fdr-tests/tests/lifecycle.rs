@@ -343,18 +343,10 @@ fn the_log_reports_the_buffer_size_and_threshold_it_used() {
 // Child processes: exit with busy threads, fork, and a signal handler's first call.
 
 fn run_child(test: &str, options: Option<&str>) -> Output {
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args([
-        test,
-        "--exact",
-        "--ignored",
-        "--nocapture",
-        "--test-threads=1",
-    ]);
-    match options {
-        Some(o) => cmd.env("FDR_OPTIONS", o),
-        None => cmd.env_remove("FDR_OPTIONS"),
-    };
+    let mut cmd = fdr_tests::child_test(test);
+    if let Some(o) = options {
+        cmd.env("FDR_OPTIONS", o);
+    }
     cmd.output().unwrap()
 }
 
@@ -520,14 +512,8 @@ fn fdr_options_overridden_by_start_say_so() {
                 whose configuration is used; FDR_OPTIONS=\"threshold_us=7\" is ignored (pass \
                 fdr::Config::from_env() to fdr::start to honour it)\n";
     for (from_env, warned) in [(false, true), (true, false)] {
-        let mut cmd = Command::new(std::env::current_exe().unwrap());
-        cmd.args([
-            "child_starts_its_own_recorder",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-        ])
-        .env("FDR_OPTIONS", "threshold_us=7");
+        let mut cmd = fdr_tests::child_test("child_starts_its_own_recorder");
+        cmd.env("FDR_OPTIONS", "threshold_us=7");
         if from_env {
             cmd.env("CHILD_FROM_ENV", "1");
         }
@@ -608,14 +594,7 @@ fn a_forked_child_records_as_its_own_process() {
     let dir = scratch("fork");
     let out = dir.join("app.fdr");
     let ids = dir.join("ids");
-    let child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "child_forks",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+    let child = fdr_tests::child_test("child_forks")
         .env(
             "FDR_OPTIONS",
             format!("mode=fill threshold_us=0 out={}", out.display()),
@@ -742,14 +721,7 @@ fn child_signals_threads_inside_the_api() {
 
 #[test]
 fn a_signal_handlers_first_call_inside_the_api_does_not_deadlock() {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "child_signals_threads_inside_the_api",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+    let mut child = fdr_tests::child_test("child_signals_threads_inside_the_api")
         .env_remove("FDR_OPTIONS")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -854,14 +826,7 @@ fn a_forked_child_profiles_as_its_own_process() {
     let dir = scratch("fork-profile");
     let out = dir.join("app.fdrprof");
     let ids = dir.join("ids");
-    let child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "child_forks",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+    let child = fdr_tests::child_test("child_forks")
         .env("FDR_OPTIONS", format!("mode=profile out={}", out.display()))
         .env("FORK_TIDS", &ids)
         .output()

@@ -286,13 +286,7 @@ fn child_fires_ten_times() {
 #[test]
 fn max_snapshots_holds_across_cooldowns() {
     let dir = scratch("cap");
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "child_fires_ten_times",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-        ])
+    let out = fdr_tests::child_test("child_fires_ten_times")
         .env("TRIG_DIR", &dir)
         .env_remove("FDR_OPTIONS")
         .output()
@@ -470,13 +464,7 @@ fn fdr_options_trigger_and_signal_need_no_code() {
     use std::io::{BufRead, BufReader};
     let dir = scratch("opts");
     let out = dir.join("o.fdr");
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "child_with_trigger_options",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-        ])
+    let mut child = fdr_tests::child_test("child_with_trigger_options")
         .env(
             "FDR_OPTIONS",
             format!(
@@ -532,13 +520,7 @@ fn bad_trigger_options_name_their_key_and_the_program_runs_on() {
         ("signal=HUP", "signal"),
         ("out=/nonexistent-fdr-dir/x.fdr", "out"),
     ] {
-        let out = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "child_with_bad_options",
-                "--exact",
-                "--ignored",
-                "--nocapture",
-            ])
+        let out = fdr_tests::child_test("child_with_bad_options")
             .env("FDR_OPTIONS", options)
             .output()
             .unwrap();
@@ -619,13 +601,7 @@ fn child_loses_its_directory() {
 #[test]
 fn a_failing_snapshot_write_is_reported_once_and_recording_goes_on() {
     let dir = scratch("gone");
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "child_loses_its_directory",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-        ])
+    let out = fdr_tests::child_test("child_loses_its_directory")
         .env("TRIG_DIR", &dir)
         .env_remove("FDR_OPTIONS")
         .output()
