@@ -33,17 +33,18 @@ pub(crate) struct Pool {
 
 /// Where the buffers and their slots are.
 enum Memory {
-    /// The process's own memory: gone with the process.
+    /// The process's own memory: gone with the process. Vectors, not boxes: moving a box
+    /// asserts unique access to its memory, which the pointers into it would then lose.
     Heap {
-        _words: Box<[AtomicU64]>,
-        _slots: Box<[Slot]>,
+        _words: Vec<AtomicU64>,
+        _slots: Vec<Slot>,
     },
     /// A crash box: a file mapped shared, which outlives the process.
     Box(CrashBox),
 }
 
 // SAFETY: `words` and `slots` point into `memory`, which the pool owns and never moves or frees
-// while it lives (a boxed slice's heap memory, or a mapping); every access through them is to
+// while it lives (a vector's heap memory, or a mapping); every access through them is to
 // atomics.
 unsafe impl Send for Pool {}
 // SAFETY: as above.
@@ -60,8 +61,7 @@ impl Pool {
             .map_err(|_| Error::OutOfMemory { bytes: total * 8 })?;
         // Touching every page now keeps page faults off the recording path.
         words.resize_with(total, || AtomicU64::new(0));
-        let words = words.into_boxed_slice();
-        let slots: Box<[Slot]> = (0..buffer_count).map(|_| Slot::new()).collect();
+        let slots: Vec<Slot> = (0..buffer_count).map(|_| Slot::new()).collect();
         let (w, s) = (words.as_ptr(), slots.as_ptr());
         Ok(Pool::with(
             Memory::Heap {

@@ -3,11 +3,11 @@
 //! as a child process with the variable set.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use fdr_format::FnKind;
 use fdr_runtime::CallGuard;
-use fdr_tests::{decode, desc, Log};
+use fdr_tests::{desc, Log};
 
 desc!(WORK, "auto::work");
 desc!(DOOMED, "auto::doomed");

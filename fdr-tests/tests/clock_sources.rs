@@ -1,7 +1,6 @@
 //! `Config::clock` and `FDR_OPTIONS clock=`: each source a machine has records with it and names
 //! it in the log; one it lacks is an error that names those it has.
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use fdr_format::ClockSource;

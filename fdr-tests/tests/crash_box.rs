@@ -486,7 +486,7 @@ fn a_forked_child_records_into_a_box_of_its_own() {
     assert!(!parent_box.exists());
     let parent = fdr_tests::read_log(&dir.join("app.fdr"));
     let w = WORK.id();
-    let want = vec![(FnKind::Enter, w), (FnKind::Exit, w)].repeat(2);
+    let want = [(FnKind::Enter, w), (FnKind::Exit, w)].repeat(2);
     assert_eq!(parent.calls(parent.tids()[0]), want);
     assert_eq!(parent.tids().len(), 1);
 
@@ -497,7 +497,7 @@ fn a_forked_child_records_into_a_box_of_its_own() {
     assert_eq!(log.tids().len(), 1);
     let (o, h) = (OUTER.id(), HANG.id());
     let mut want = vec![(FnKind::Enter, o)];
-    want.extend(vec![(FnKind::Enter, w), (FnKind::Exit, w)].repeat(CALLS));
+    want.extend([(FnKind::Enter, w), (FnKind::Exit, w)].repeat(CALLS));
     want.extend([(FnKind::Exit, o), (FnKind::Enter, h)]);
     assert_eq!(log.calls(log.tids()[0]), want);
     llvm_xray_verifies(&bytes, &dir);

@@ -2,7 +2,7 @@
 //! against threads that keep recording, starting and exiting. Each test here was written against
 //! a failure of the first version (a crash, a hang, a lost or empty log) and fails on it.
 
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
