@@ -86,6 +86,7 @@ pub(crate) fn leave(l: &Local, len: u32) {
     let p = m.session.get();
     if p.is_null() {
         t.writer.clear();
+        crate::cull::leave(t, false);
         return;
     }
     // SAFETY: the membership's strong count keeps the session alive.
@@ -98,6 +99,8 @@ pub(crate) fn leave(l: &Local, len: u32) {
     if !forked && m.dead.get() {
         s.threads().exited(m.key.get());
     }
+    // Its counts of erased calls go on in the threads after it, while the recording runs.
+    crate::cull::leave(t, !forked && m.epoch.get() == session::epoch());
     let profile = m.profile.replace(std::ptr::null());
     if !forked && !profile.is_null() {
         crate::profiles::Profiles::end(profile);

@@ -27,31 +27,52 @@
 //! take turns: each is probed every `ceil(culled / PROBES_PER_ROUND)` rounds). The price is that
 //! culled calls are not counted: the log counts the probes instead.
 //!
-//! # The state, and why it is per function and shared
+//! # The state: counted per thread, decided per function
 //!
 //! Each function's run of erased calls is one `u32` in its own descriptor (`FnDesc::run`), in
 //! the descriptor's second cache line, away from the flags every hook reads. The function table
 //! is laid out by the linker, so every function has its state from the start, with no slot
-//! shared between functions: no function's decision depends on which others run between its
-//! calls (an earlier per-thread table of 64 slots, indexed by id, reset a run on every
-//! collision, and programs with hundreds of interleaving functions never culled). The run is
-//! shared by the threads: a pool of short-lived workers adds up one run instead of learning
-//! each function again per thread, and a cull or a restore is seen by every thread at its next
-//! call. The memory is the same whatever the number of threads: 4 bytes per function, inside
-//! the 128-byte descriptor it already has, and nothing per thread; see [`memory`].
+//! shared between functions. The run is shared by the threads: a pool of short-lived workers
+//! adds up one run instead of learning each function again per thread, and a cull or a restore
+//! is seen by every thread at its next call.
 //!
-//! Threads update a run with a relaxed load and store, not a read-modify-write: two threads
-//! erasing the same function at the same instant may lose one count, and a kept call racing an
-//! erase may lose its reset. A lost count culls a little later; a lost reset may cull a function
-//! that was kept on another thread just then, which a probe restores as soon as a call is slow.
-//! A locked add would cost every erased call a few nanoseconds for an exactness the heuristic
-//! does not need. A kept call writes only when the run is not already 0, so a function that is
-//! always kept (or culled) is only read, and its line is shared by every core without traffic.
+//! But an erased call does not store to it: a store per call from every core that calls the
+//! function moves the line from core to core on every call (two threads in one short function
+//! paid twice what two threads in two functions did). A thread counts its erased calls in a
+//! table of its own ([`LOCAL_RUNS`] slots of [`LocalRun`], by function index modulo the size,
+//! in the thread-local: no allocation, 1 KiB per thread) and looks at the shared run only now
+//! and then: when its count reaches the slot's `look_at`, it loads the run, adds its count (one
+//! store), and culls when the sum reaches `cull_after`. `look_at` is the least of [`LOOK_EVERY`]
+//! and what the shared run still lacks when the thread last looked, so a thread alone culls at
+//! exactly `cull_after` erased calls, and threads one after the other (each adds its count when
+//! it leaves, or when another function takes its slot) add up exactly too. Threads counting at
+//! the same time cull up to [`LOOK_EVERY`] calls each later than one thread would.
 //!
-//! A probe sets the run to [`PROBE`] before it clears the flag: erased calls then find their
-//! run past `cull_after`, and the [`PROBE_CALLS`]-th culls again (without an event: nothing
-//! changed); a kept call finds the mark and restores (with an event). Calls on every thread
-//! count towards the probe's calls.
+//! Two functions whose indexes meet in a slot do not reset each other (an earlier per-thread
+//! table, which reset a run on every collision, never culled programs with hundreds of
+//! interleaving functions): the one leaving the slot adds its count to its shared run first.
+//! So a collision costs a store to the leaving function's run, what every erased call cost
+//! before, and only for functions that interleave in one slot.
+//!
+//! Which shared lines a call touches, and when: every hook loads its descriptor's flags (read
+//! only, shared by every core without traffic); an erased call of a culling function loads its
+//! run and stores it once per [`LOOK_EVERY`] of its own erased calls, or when a colliding
+//! function takes its slot; a kept call stores 0 to its run only when the run is not 0 already;
+//! a cull, a probe or a restore writes the flags once. Nothing per call.
+//!
+//! A kept call resets the shared run and its own thread's count. Counts other threads hold are
+//! older or newer than it; a thread that finds the run smaller than when it last looked drops
+//! its count (a reset came in between), which errs towards culling later. Threads update the
+//! run with a relaxed load and store, not a read-modify-write: two threads adding at the same
+//! instant may lose one count, and a kept call racing an add may lose its reset. A lost count
+//! culls a little later; a lost reset may cull a function that was kept on another thread just
+//! then, which a probe restores as soon as a call is slow.
+//!
+//! A probe sets the run to [`PROBE`] and swaps the function's `CULLED` flag for [`PROBING`]:
+//! while that flag is up, erased calls count in the shared run one by one, as every call once
+//! did (a probe is [`PROBE_CALLS`] calls), and the [`PROBE_CALLS`]-th culls again (without an
+//! event: nothing changed); a kept call finds the mark and restores (with an event). Calls on
+//! every thread count towards the probe's calls.
 //!
 //! Whether a call's exit is recorded is decided by its entry, which the guard of the call
 //! remembers (see `hooks::CallGuard`): a call entered while its function was culled records no
@@ -62,7 +83,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use fdr_format::ID_SHIFT;
 
 use crate::desc::{self, FnDesc};
-use crate::thread_state::ThreadState;
+use crate::thread_state::{LocalRun, ThreadState, LOCAL_RUNS};
 use crate::trigger;
 
 /// The function is culled: its calls are skipped until a probe finds one slow.
@@ -89,6 +110,12 @@ pub const PROBE_CALLS: u32 = 64;
 /// How many descriptors one probing round looks at (and so, at most, probes).
 pub const PROBES_PER_ROUND: usize = 4096;
 
+/// The function is being probed: its erased calls count one by one in its shared run.
+pub(crate) const PROBING: u8 = 32;
+
+/// A thread adds its erased calls to a function's shared run at least once per this many.
+pub const LOOK_EVERY: u32 = 128;
+
 /// The descriptor of the function with id field `id_field`, if it is in the table (a descriptor
 /// outside it, as tests and Miri make, is never culled).
 #[inline(always)]
@@ -97,24 +124,144 @@ fn function(t: &ThreadState, id_field: u32) -> Option<&'static FnDesc> {
     t.functions.get().get(index as usize)
 }
 
+/// This thread's slot for the function at `index`.
+#[inline(always)]
+fn slot(t: &ThreadState, index: u32) -> &LocalRun {
+    &t.runs[index as usize % LOCAL_RUNS]
+}
+
 /// Counts an erased call of the function with id field `id_field`; returns the run length when
-/// it reaches the cull threshold (at once after a probe).
+/// it reaches the cull threshold (at once during a probe).
 #[inline(always)]
 pub(crate) fn erased(t: &ThreadState, id_field: u32) -> Option<u32> {
-    let run = function(t, id_field)?.run();
-    // The run never passes `cull_after` by much: reaching it starts the run over (`candidate`).
-    let n = run.load(Relaxed).wrapping_add(1);
-    run.store(n, Relaxed);
-    (n >= t.cull_after.get()).then_some(n)
+    let index = (id_field >> ID_SHIFT).wrapping_sub(1);
+    let f = t.functions.get().get(index as usize)?;
+    if f.flags() & PROBING != 0 {
+        return probed_erased(f);
+    }
+    let s = slot(t, index);
+    if s.function.get() != index + 1 {
+        return claim(t, f, index);
+    }
+    let n = s.count.get() + 1;
+    s.count.set(n);
+    if n < s.look_at.get() {
+        return None;
+    }
+    look(t, f, s)
+}
+
+/// An erased call during a probe: the run counts it at once.
+#[cold]
+#[inline(never)]
+fn probed_erased(f: &FnDesc) -> Option<u32> {
+    let n = f.run().load(Relaxed).wrapping_add(1);
+    f.run().store(n, Relaxed);
+    // Past `PROBE` (which is past any `cull_after`): `controller::cull_now` counts the calls.
+    (n >= PROBE).then_some(n)
+}
+
+/// The first erased call of `f` (at `index`) in its slot: the function there before adds its
+/// count to its own run, and `f` starts counting from its run as it stands.
+#[cold]
+#[inline(never)]
+fn claim(t: &ThreadState, f: &FnDesc, index: u32) -> Option<u32> {
+    let s = slot(t, index);
+    hand_in(t, s);
+    s.function.set(index + 1);
+    s.count.set(1);
+    let run = f.run().load(Relaxed);
+    let run = if run >= PROBE { 0 } else { run };
+    s.base.set(run);
+    s.look_at.set(look_after(t, run));
+    if s.look_at.get() > 1 {
+        return None;
+    }
+    look(t, f, s)
+}
+
+/// How many erased calls a thread counts before it looks again at a run that stood at `run`.
+#[inline(always)]
+fn look_after(t: &ThreadState, run: u32) -> u32 {
+    LOOK_EVERY
+        .min(t.cull_after.get().saturating_sub(run))
+        .max(1)
+}
+
+/// The thread's count of `f` reached its `look_at`: adds it to the shared run, or answers the
+/// run when the sum reaches `cull_after` (`candidate` then sets the run to 0).
+#[cold]
+#[inline(never)]
+fn look(t: &ThreadState, f: &FnDesc, s: &LocalRun) -> Option<u32> {
+    let run = f.run().load(Relaxed);
+    let mine = s.count.replace(0);
+    // A probe came (its calls count in the run itself) or a kept call reset the run since the
+    // thread last looked: its count is dropped.
+    let sum = if run >= PROBE || run < s.base.get() {
+        run
+    } else {
+        run.saturating_add(mine)
+    };
+    if sum >= t.cull_after.get() && sum < PROBE {
+        s.base.set(0);
+        s.look_at.set(look_after(t, 0));
+        return Some(sum);
+    }
+    if sum != run {
+        f.run().store(sum, Relaxed);
+    }
+    let sum = if sum >= PROBE { 0 } else { sum };
+    s.base.set(sum);
+    s.look_at.set(look_after(t, sum));
+    None
+}
+
+/// Adds the count in slot `s` to its function's run (no cull: the next look decides) and frees
+/// the slot.
+fn hand_in(t: &ThreadState, s: &LocalRun) {
+    let mine = s.count.replace(0);
+    let index = s.function.replace(0);
+    if mine == 0 || index == 0 {
+        return;
+    }
+    let Some(f) = t.functions.get().get(index as usize - 1) else {
+        return;
+    };
+    let run = f.run().load(Relaxed);
+    if run < PROBE && run >= s.base.get() {
+        f.run()
+            .store(run.saturating_add(mine).min(PROBE - 1), Relaxed);
+    }
+}
+
+/// The thread leaves its recording (it exits, or the recording ended): while the recording
+/// still runs (`running`), its counts are added to their runs, so the threads after it go on
+/// from there; then every slot is free.
+pub(crate) fn leave(t: &ThreadState, running: bool) {
+    for s in &t.runs {
+        if running {
+            hand_in(t, s);
+        } else {
+            s.function.set(0);
+            s.count.set(0);
+        }
+    }
 }
 
 /// A call of the function with id field `id_field` was kept: its run starts over. True when the
 /// call was let through by a probe: the function is to be restored.
 #[inline(always)]
 pub(crate) fn kept(t: &ThreadState, id_field: u32) -> bool {
-    let Some(f) = function(t, id_field) else {
+    let index = (id_field >> ID_SHIFT).wrapping_sub(1);
+    let Some(f) = t.functions.get().get(index as usize) else {
         return false;
     };
+    let s = slot(t, index);
+    if s.function.get() == index + 1 && s.count.get() != 0 {
+        s.count.set(0);
+        s.base.set(0);
+        s.look_at.set(look_after(t, 0));
+    }
     let run = f.run().load(Relaxed);
     if run == 0 {
         return false;
@@ -137,13 +284,13 @@ pub(crate) fn candidate(t: &ThreadState, id_field: u32) -> Option<&'static FnDes
 pub(crate) fn restorable(t: &ThreadState, id_field: u32) -> Option<&'static FnDesc> {
     let f = function(t, id_field)?;
     // A probe cleared the flag; a thread's erased call may have set it again since.
-    f.clear_flags(CULLED);
+    f.clear_flags(CULLED | PROBING);
     Some(f)
 }
 
 /// Culls `f` (its event is written, unless a probe found it still short).
 pub(crate) fn cull(f: &FnDesc) {
-    f.add_flags(CULLED);
+    f.swap_flags(PROBING, CULLED);
 }
 
 /// One probing round, from the background writer: looks at up to [`PROBES_PER_ROUND`]
@@ -160,9 +307,9 @@ pub(crate) fn probe(cursor: &mut usize) -> u64 {
         *cursor = (*cursor + 1) % table.len();
         let f = &table[*cursor];
         if f.flags() & CULLED != 0 {
-            // The mark first: a thread that sees the flag cleared finds it when its call ends.
+            // The mark first: a thread that sees the flags swapped finds it when its call ends.
             f.run().store(PROBE, Relaxed);
-            f.clear_flags(CULLED);
+            f.swap_flags(CULLED, PROBING);
             probed += 1;
         }
     }
@@ -170,13 +317,13 @@ pub(crate) fn probe(cursor: &mut usize) -> u64 {
 }
 
 /// The memory culling keeps, in bytes, for `functions` functions and `threads` threads: each
-/// function's run (inside its descriptor, which exists anyway). Nothing grows with threads.
+/// function's run (inside its descriptor, which exists anyway), and each thread's table of
+/// counts (in its thread-local, 1 KiB whatever the number of functions).
 ///
 /// ```
-/// assert_eq!(fdr_runtime::culling_memory(50_000, 1_000), 50_000 * 4);
+/// assert_eq!(fdr_runtime::culling_memory(50_000, 1_000), 50_000 * 4 + 1_000 * 1024);
 /// ```
 pub fn memory(functions: usize, threads: usize) -> usize {
-    // A thread keeps nothing for culling: no tick, no table.
-    let per_thread = 0;
+    let per_thread = std::mem::size_of::<[LocalRun; LOCAL_RUNS]>();
     functions * std::mem::size_of::<desc::Run>() + threads * per_thread
 }

@@ -181,7 +181,8 @@ impl FnDesc {
         }
     }
 
-    /// The run-time flags: `gate::OFF`, `trigger::TRIGGER`, `cull::CULLED`.
+    /// The run-time flags: `gate::OFF`, `trigger::TRIGGER`, `cull::CULLED`, `cull::PROBING`,
+    /// `profile::PROFILED`, `profile::UNLOGGED`.
     #[inline(always)]
     pub(crate) fn flags(&self) -> u8 {
         self.flags.load(Ordering::Relaxed)
@@ -200,6 +201,18 @@ impl FnDesc {
     /// in the run) is seen by a thread that sees the bits cleared.
     pub(crate) fn clear_flags(&self, bits: u8) -> u8 {
         self.flags.fetch_and(!bits, Ordering::Release)
+    }
+
+    /// Clears `clear` and sets `set` in one step; returns the flags before. Release, as
+    /// [`FnDesc::clear_flags`].
+    pub(crate) fn swap_flags(&self, clear: u8, set: u8) -> u8 {
+        match self
+            .flags
+            .fetch_update(Ordering::Release, Ordering::Relaxed, |f| {
+                Some(f & !clear | set)
+            }) {
+            Ok(f) | Err(f) => f,
+        }
     }
 
     /// The function's run of erased calls, on every thread together (see `cull`).

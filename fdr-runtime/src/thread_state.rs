@@ -40,6 +40,35 @@ pub(crate) struct ThreadState {
     pub cull_after: Cell<u32>,
     /// The function table, where culling keeps each function's run of erased calls (see `cull`).
     pub functions: Cell<&'static [FnDesc]>,
+    /// Erased calls this thread counted and has not yet added to their function's run, by
+    /// function index modulo [`LOCAL_RUNS`] (see `cull`).
+    pub runs: [LocalRun; LOCAL_RUNS],
+}
+
+/// How many functions a thread counts erased calls of at once (see `cull`).
+pub(crate) const LOCAL_RUNS: usize = 64;
+
+/// One function's erased calls on one thread, not yet in the function's shared run.
+pub(crate) struct LocalRun {
+    /// The function's index in the table plus one (0: the slot is free).
+    pub function: Cell<u32>,
+    /// Erased calls counted here.
+    pub count: Cell<u32>,
+    /// At this count the thread looks at the shared run (adds its count, or culls).
+    pub look_at: Cell<u32>,
+    /// The shared run when the thread last looked: a smaller one was reset since by a kept call.
+    pub base: Cell<u32>,
+}
+
+impl LocalRun {
+    pub(crate) const fn new() -> LocalRun {
+        LocalRun {
+            function: Cell::new(0),
+            count: Cell::new(0),
+            look_at: Cell::new(0),
+            base: Cell::new(0),
+        }
+    }
 }
 
 impl ThreadState {
@@ -57,6 +86,7 @@ impl ThreadState {
             cull_on: Cell::new(false),
             cull_after: Cell::new(u32::MAX),
             functions: Cell::new(&[]),
+            runs: [const { LocalRun::new() }; LOCAL_RUNS],
         }
     }
 

@@ -236,16 +236,18 @@ fn functions_with_a_trigger_or_logged_arguments_are_never_culled() {
     assert_eq!(args_entries, 10 * CULL_AFTER as usize);
 }
 
-/// Runs `body` on a new thread with its own injected time and thread id.
-fn on_thread(tid: i32, body: impl FnOnce() + Send) {
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            testing::set_thread_id(tid);
-            testing::set_time(1_000);
-            testing::set_cpu(0);
-            body();
-        });
-    });
+/// Runs `body` on a new thread with its own injected time and thread id, and waits until the
+/// thread is gone (a joined thread has run its exit hook, which hands in its counts; the end of
+/// a scope only waits for the closure).
+fn on_thread(tid: i32, body: impl FnOnce() + Send + 'static) {
+    std::thread::spawn(move || {
+        testing::set_thread_id(tid);
+        testing::set_time(1_000);
+        testing::set_cpu(0);
+        body();
+    })
+    .join()
+    .unwrap();
 }
 
 #[test]
@@ -255,7 +257,7 @@ fn short_lived_workers_add_up_one_run_and_a_new_thread_starts_culled() {
         // 64 workers one after the other, each with 10 erased calls: the tenth worker's last
         // call completes the run of 100.
         for w in 0..64 {
-            on_thread(100 + w, || {
+            on_thread(100 + w, move || {
                 for _ in 0..per_worker {
                     call(&SHARED, 5);
                 }
@@ -335,7 +337,7 @@ fn the_runs_of_two_threads_are_one_run_and_a_kept_call_anywhere_resets_it() {
 }
 
 #[test]
-fn the_culling_state_is_four_bytes_a_function_and_nothing_per_thread() {
+fn the_culling_state_is_four_bytes_a_function_and_a_kibibyte_a_thread() {
     let session = fdr_tests::MockSession::start(config());
     let fs = thousand();
     std::thread::scope(|s| {
@@ -351,8 +353,11 @@ fn the_culling_state_is_four_bytes_a_function_and_nothing_per_thread() {
     let functions = (1..).map_while(fdr_runtime::function).count();
     assert!(functions >= 1000);
     assert_eq!(stats.threads, 8);
-    assert_eq!(stats.culling_bytes, 4 * functions);
-    assert_eq!(fdr_runtime::culling_memory(50_000, 1_000), 200_000);
+    assert_eq!(stats.culling_bytes, 4 * functions + 8 * 1024);
+    assert_eq!(
+        fdr_runtime::culling_memory(50_000, 1_000),
+        200_000 + 1_024_000
+    );
     drop(session.finish());
 }
 
