@@ -516,54 +516,94 @@ fn next_buffer(l: &Local, len: u32, tsc: u64, cpu: u32, ev: Event<'_>) -> u32 {
 
 /// A function with a trigger: recorded as any other, then timed: entries go on the thread's list
 /// of open trigger calls, and an exit past the limit fires the trigger, which only hands the call
-/// to the background writer.
+/// to the background writer. The record and the timing share one reading of the clock, so a
+/// trigger costs no second one, and the duration judged is the one the log shows.
 #[inline(never)]
 fn special(f: &'static FnDesc, kind: FnKind, args: &[u64]) -> Entry {
     let flags = f.flags();
-    let entry = if flags & profile::UNLOGGED != 0 {
-        profile_event(f, kind)
-    } else {
-        let entry = if kind == FnKind::EnterArgs {
-            record_args_one(f, args)
-        } else {
-            record_one(f, kind)
-        };
-        if flags & profile::PROFILED != 0 {
-            profile_event(f, kind);
-        }
-        entry
-    };
     if flags & trigger::TRIGGER == 0 {
-        return entry;
+        return logged_and_profiled(f, flags, kind, args);
     }
-    local::with(|l| {
-        let t = &l.state;
-        let len = t.len.get();
-        let p = l.member.session.get();
-        if len == BUSY || l.member.dead.get() || p.is_null() {
-            return;
-        }
-        t.busy(|| {
-            // SAFETY: the membership's strong count keeps the session alive.
-            let s = unsafe { &*p };
-            // An async function's trigger applies to its tasks (see `task`), not to one poll.
-            if s.in_this_process() && f.kind() != crate::FnKindTag::Async {
-                let (key, id, now) = (
-                    l.member.key.get(),
-                    t.id_field(f) >> ID_SHIFT,
-                    clock::now().0,
-                );
-                if let Some(end) = s.triggers().time_call(s.threads(), key, id, kind, now) {
-                    if end.slow {
-                        s.fire(Reason::SlowCall, id, s.threads().tid(key), end.start, now);
-                    }
-                    s.triggers().observe(id, now.wrapping_sub(end.start));
-                }
-            }
-            len
-        });
-    });
+    let (tsc, cpu) = clock::now();
+    let entry = if flags & (profile::UNLOGGED | profile::PROFILED) != 0 {
+        logged_and_profiled(f, flags, kind, args)
+    } else {
+        record_at(f, kind, args, tsc, cpu)
+    };
+    time_trigger(f, kind, tsc, cpu);
     entry
+}
+
+/// The record of an event of a function in profile mode, or logged and profiled.
+fn logged_and_profiled(f: &'static FnDesc, flags: u8, kind: FnKind, args: &[u64]) -> Entry {
+    if flags & profile::UNLOGGED != 0 {
+        return profile_event(f, kind);
+    }
+    let entry = if kind == FnKind::EnterArgs {
+        record_args_one(f, args)
+    } else {
+        record_one(f, kind)
+    };
+    if flags & profile::PROFILED != 0 {
+        profile_event(f, kind);
+    }
+    entry
+}
+
+/// [`record_one`] (or [`record_args_one`]) at a time the caller read.
+#[inline(always)]
+fn record_at(f: &'static FnDesc, kind: FnKind, args: &[u64], tsc: u64, cpu: u32) -> Entry {
+    let l = local::get();
+    let t = &l.state;
+    let len = t.len.get();
+    if len >= t.writer.limit() {
+        return cold(l, f, kind, args);
+    }
+    t.begin_write();
+    let id = t.id_field(f);
+    if kind == FnKind::EnterArgs {
+        let len = match controller::record_args(t, len, id, tsc, cpu, args) {
+            Some(len) => len,
+            None => next_buffer(l, len, tsc, cpu, Event::Call { id, kind, args }),
+        };
+        t.end_write(len);
+        return USUAL;
+    }
+    match controller::record_fast(t, len, id, kind, tsc, cpu) {
+        controller::Fast::Done(len) => {
+            t.end_write(len);
+            USUAL
+        }
+        controller::Fast::General => general_rest(l, len, id, kind, tsc, cpu),
+        controller::Fast::Cull(len, run) => cull_rest(l, len, id, run, tsc),
+        controller::Fast::Tails(len, last) => tails_rest(l, len, id, tsc, last),
+    }
+}
+
+/// Times an event of armed function `f` at `now` (see [`special`]).
+#[inline(always)]
+fn time_trigger(f: &'static FnDesc, kind: FnKind, now: u64, cpu: u32) {
+    let l = local::get();
+    let t = &l.state;
+    let len = t.len.get();
+    let p = l.member.session.get();
+    if len == BUSY || l.member.dead.get() || p.is_null() {
+        return;
+    }
+    t.begin_write();
+    // SAFETY: the membership's strong count keeps the session alive.
+    let s = unsafe { &*p };
+    // An async function's trigger applies to its tasks (see `task`), not to one poll.
+    if s.in_this_process() && f.kind() != crate::FnKindTag::Async {
+        let (key, id) = (l.member.key.get(), t.id_field(f) >> ID_SHIFT);
+        if let Some(end) = s.triggers().time_call(s.threads(), key, id, kind, now) {
+            if end.slow {
+                s.fire(Reason::SlowCall, id, s.threads().tid(key), end.start, now);
+            }
+            s.triggers().observe(id, now.wrapping_sub(end.start), cpu);
+        }
+    }
+    t.end_write(len);
 }
 
 /// Adds an event of `f` to the thread's call trie: the profile's path. Says whether the thread

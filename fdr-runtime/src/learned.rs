@@ -2,25 +2,35 @@
 //! p99 of its own calls, so nobody has to know beforehand what is slow for it.
 //!
 //! Each function with a learned limit keeps a log-linear histogram of its call durations, in
-//! ticks, shared by every thread (atomic counters: a call adds one to its bucket and to the
-//! count). For [`AUTO_WARMUP`] calls the limit is not set and nothing fires; then the limit is
-//! `k × p99`, and never less than [`AUTO_FLOOR`], recomputed from the histogram every
-//! [`AUTO_RECOMPUTE`] calls. A call is compared with the limit before it is added, so the slow
-//! call is judged by the calls before it. The p99 is the upper edge of the bucket it falls in:
-//! at most an eighth above the true value (eight buckets per power of two), never below it, so a
-//! limit errs towards firing less. The p99 is over every call since the recording started
-//! (unlike a window, a long run of slow calls raises it only slowly: it is what is normal for
-//! the function, not what happened last).
+//! ticks. For [`AUTO_WARMUP`] calls the limit is not set and nothing fires; then the limit is
+//! `k × p99`, and never less than [`AUTO_FLOOR`], recomputed from the histogram as calls come.
+//! A call is compared with the limit before it is added, so the slow call is judged by the calls
+//! before it. The p99 is the upper edge of the bucket it falls in: at most an eighth above the
+//! true value (eight buckets per power of two), never below it, so a limit errs towards firing
+//! less. The p99 is over every call since the recording started (unlike a window, a long run of
+//! slow calls raises it only slowly: it is what is normal for the function, not what happened
+//! last).
+//!
+//! The histogram is cut in shards, one per CPU (up to [`MAX_SHARDS`], CPUs beyond sharing), each
+//! on cache lines of its own: a call adds one to its bucket and to the count of the shard of the
+//! CPU it ran on, so threads on different cores never write the same line (one histogram shared
+//! by every thread moved its lines from core to core on every call of a service's handler; see
+//! [`Learned::observe`] for why a plain load and store do). The
+//! shards are merged when the limit is recomputed, which gives exactly the histogram of all the
+//! calls together. While the limit is warming up, each call sums the shards' counts to know
+//! when the warm-up ends; after it, a shard recomputes every [`AUTO_RECOMPUTE`] × shards of its
+//! own calls, so the limit moves about every [`AUTO_RECOMPUTE`] calls in all and a merge costs
+//! each call the same whatever the number of shards.
 //!
 //! An async function's learned limit applies, like a written one, to its tasks, from creation to
 //! completion or drop.
 //!
-//! The histogram takes 2.4 KiB per function with a learned limit (and nothing for the others);
-//! the counting adds two relaxed atomic additions to a call of such a function, which already
-//! takes the trigger's path.
+//! The histogram takes 2.4 KiB per shard per function with a learned limit (and nothing for the
+//! others); the counting adds two increments, to lines of the CPU's own, to a call of such a
+//! function, which already takes the trigger's path.
 
 #[cfg(feature = "record")]
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
 /// Calls a function makes before its learned limit is set: until then it cannot fire.
@@ -40,6 +50,9 @@ pub const AUTO_RECOMPUTE: u64 = 64;
 #[cfg(feature = "record")]
 use fdr_format::profile::{bucket, upper, BUCKETS};
 
+/// At most this many shards per learned limit.
+pub const MAX_SHARDS: usize = 64;
+
 /// One function's learned limit.
 #[cfg(feature = "record")]
 pub(crate) struct Learned {
@@ -47,37 +60,71 @@ pub(crate) struct Learned {
     k_tenths: u64,
     /// [`AUTO_FLOOR`] in ticks.
     floor: u64,
-    count: AtomicU64,
-    buckets: Box<[AtomicU64]>,
+    shards: Box<[Shard]>,
     /// The p99 the current limit comes from, ticks (0: still warming up).
     p99: AtomicU64,
+    /// The warm-up is over.
+    warm: AtomicBool,
+}
+
+/// One CPU's part of a histogram, on lines of its own.
+#[cfg(feature = "record")]
+#[repr(align(128))]
+struct Shard {
+    count: AtomicU64,
+    buckets: [AtomicU64; BUCKETS],
 }
 
 #[cfg(feature = "record")]
 impl Learned {
-    /// A learned limit of `k_tenths / 10` times the p99, at least `floor` ticks.
-    pub(crate) fn new(k_tenths: u32, floor: u64) -> Learned {
+    /// A learned limit of `k_tenths / 10` times the p99, at least `floor` ticks, counted in
+    /// `shards` shards (at least 1, at most [`MAX_SHARDS`]).
+    pub(crate) fn new(k_tenths: u32, floor: u64, shards: usize) -> Learned {
         Learned {
             k_tenths: u64::from(k_tenths),
             floor,
-            count: AtomicU64::new(0),
-            buckets: (0..BUCKETS).map(|_| AtomicU64::new(0)).collect(),
+            shards: (0..shards.clamp(1, MAX_SHARDS))
+                .map(|_| Shard {
+                    count: AtomicU64::new(0),
+                    buckets: [const { AtomicU64::new(0) }; BUCKETS],
+                })
+                .collect(),
             p99: AtomicU64::new(0),
+            warm: AtomicBool::new(false),
         }
     }
 
-    /// Adds a call of `d` ticks. Returns the new limit when this call set it (at the end of the
-    /// warm-up, and every [`AUTO_RECOMPUTE`] calls after).
-    pub(crate) fn observe(&self, d: u64) -> Option<u64> {
-        self.buckets[bucket(d)].fetch_add(1, Relaxed);
-        let n = self.count.fetch_add(1, Relaxed) + 1;
-        if n < AUTO_WARMUP || (n != AUTO_WARMUP && n % AUTO_RECOMPUTE != 0) {
+    /// Adds a call of `d` ticks that ran on `cpu`. Returns the new limit when this call set it
+    /// (at the end of the warm-up, and every [`AUTO_RECOMPUTE`] calls of its shard per shard
+    /// after).
+    pub(crate) fn observe(&self, d: u64, cpu: u32) -> Option<u64> {
+        let shards = self.shards.len();
+        let shard = &self.shards[cpu as usize % shards];
+        // A load and a store, not an atomic add: only threads on this CPU write the shard, so
+        // a count is lost only when a thread is preempted between the two by one that counts a
+        // call of the same function on the same CPU (or moved to another CPU since it read the
+        // clock): rare, and nothing to a histogram of thousands of calls.
+        let b = &shard.buckets[bucket(d)];
+        b.store(b.load(Relaxed) + 1, Relaxed);
+        let mine = shard.count.load(Relaxed) + 1;
+        shard.count.store(mine, Relaxed);
+        if self.warm.load(Relaxed) && mine % (AUTO_RECOMPUTE * shards as u64) != 0 {
+            return None;
+        }
+        let n = self.count();
+        if n < AUTO_WARMUP {
             return None;
         }
         let p99 = self.quantile(n, 99, 100);
         self.p99.store(p99, Relaxed);
+        self.warm.store(true, Relaxed);
         let limit = (u128::from(p99) * u128::from(self.k_tenths) / 10).min(u128::from(u64::MAX));
         Some((limit as u64).max(self.floor))
+    }
+
+    /// Calls counted, on every shard.
+    fn count(&self) -> u64 {
+        self.shards.iter().map(|s| s.count.load(Relaxed)).sum()
     }
 
     /// The p99 the current limit was derived from, ticks (0: warming up).
@@ -85,20 +132,25 @@ impl Learned {
         self.p99.load(Relaxed)
     }
 
+    /// Calls in bucket `i`, on every shard.
+    fn bucket_count(&self, i: usize) -> u64 {
+        self.shards.iter().map(|s| s.buckets[i].load(Relaxed)).sum()
+    }
+
     /// The `num/den` quantile of the first `n` calls (nearest rank), as its bucket's upper edge.
     fn quantile(&self, n: u64, num: u64, den: u64) -> u64 {
         let rank = (n * num).div_ceil(den).max(1);
         let mut seen = 0;
-        for (i, b) in self.buckets.iter().enumerate() {
-            seen += b.load(Relaxed);
+        for i in 0..BUCKETS {
+            seen += self.bucket_count(i);
             if seen >= rank {
                 return upper(i);
             }
         }
         // Calls counted before their bucket was seen by this thread: the largest bucket seen.
-        self.buckets
-            .iter()
-            .rposition(|b| b.load(Relaxed) != 0)
+        (0..BUCKETS)
+            .rev()
+            .find(|&i| self.bucket_count(i) != 0)
             .map_or(0, upper)
     }
 }
@@ -126,11 +178,11 @@ mod tests {
 
     #[test]
     fn the_p99_is_within_an_eighth_above_the_true_one() {
-        let l = Learned::new(30, 0);
+        let l = Learned::new(30, 0, 1);
         // 1..=12_800 ticks, each once: the nearest-rank p99 is 12_672. (Small enough for Miri.)
         let n = 200 * AUTO_RECOMPUTE;
         for d in 1..=n {
-            l.observe(d);
+            l.observe(d, 0);
         }
         let p = l.quantile(n, 99, 100);
         assert!((12_672..=12_672 + 12_672 / 8).contains(&p), "{p}");
@@ -143,10 +195,10 @@ mod tests {
 
     #[test]
     fn the_limit_is_set_at_the_end_of_the_warm_up_then_every_64_calls() {
-        let l = Learned::new(30, 5);
+        let l = Learned::new(30, 5, 1);
         let mut set = Vec::new();
         for n in 1..=AUTO_WARMUP + 130 {
-            if let Some(limit) = l.observe(10_000) {
+            if let Some(limit) = l.observe(10_000, 0) {
                 set.push((n, limit));
             }
         }
@@ -157,8 +209,53 @@ mod tests {
 
     #[test]
     fn the_floor_holds_for_fast_functions() {
-        let l = Learned::new(30, 50_000);
-        let limits: Vec<u64> = (0..AUTO_WARMUP).filter_map(|_| l.observe(100)).collect();
+        let l = Learned::new(30, 50_000, 1);
+        let limits: Vec<u64> = (0..AUTO_WARMUP).filter_map(|_| l.observe(100, 0)).collect();
         assert_eq!(limits, [50_000]);
+    }
+
+    #[test]
+    fn shards_merged_give_the_limits_of_all_calls_together() {
+        // The same calls, in one histogram and spread over four CPUs' shards: the limit is the
+        // same at every recompute; with four shards a shard recomputes every 4 x 64 of its own
+        // calls, so (calls dealt in turn) the limit moves every 64 calls in all, after the
+        // warm-up, as with one.
+        let one = Learned::new(30, 0, 1);
+        let four = Learned::new(30, 0, 4);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for n in 0..3_000u64 {
+            // A spread with a tail: mostly 1,000 to 1,999 ticks, one call in 50 ten times longer.
+            let d = if n % 50 == 7 {
+                15_000 + n
+            } else {
+                1_000 + n * 7919 % 1_000
+            };
+            if let Some(l) = one.observe(d, 0) {
+                a.push((n, l));
+            }
+            if let Some(l) = four.observe(d, (n % 4) as u32) {
+                b.push((n, l));
+            }
+        }
+        assert_eq!(a[0].0, AUTO_WARMUP - 1);
+        assert_eq!(b[0], a[0]);
+        // After the warm-up one histogram recomputes at every 64th call (n + 1 a multiple of
+        // 64), four shards at every 256th call of one shard: the calls of shard 3 end at
+        // multiples of 1024 in all. At the calls where both recompute, the limits are equal.
+        let at: std::collections::BTreeMap<u64, u64> = a.iter().copied().collect();
+        let both: Vec<_> = b[1..].iter().filter(|(n, _)| at.contains_key(n)).collect();
+        assert!(both.len() >= 2, "{b:?}");
+        for (n, l) in both {
+            assert_eq!(at[n], *l, "call {n}");
+        }
+        // And merged at any moment, the shards are the one histogram.
+        assert_eq!(one.count(), four.count());
+        for q in [50, 90, 99] {
+            assert_eq!(
+                one.quantile(3_000, q, 100),
+                four.quantile(3_000, q, 100),
+                "p{q}"
+            );
+        }
     }
 }

@@ -195,9 +195,13 @@ impl Registry {
     pub(crate) fn close_call(&self, key: u32) -> Option<(u32, u64)> {
         let e = self.entries.get(key as usize)?;
         let depth = e.depth.load(Ordering::Relaxed).checked_sub(1)?;
-        e.depth.store(depth, Ordering::SeqCst);
+        // No fence between the store and the load (a store-load fence is the costliest part of
+        // a trigger's exit): the owner may miss a mark the watchdog is making, and both report
+        // the call (see `claim_report`); neither never happens, since a mark the owner sees is a
+        // report the watchdog makes.
+        e.depth.store(depth, Ordering::Release);
         let call = e.open.get(depth as usize)?;
-        if call.reported.load(Ordering::SeqCst) {
+        if call.reported.load(Ordering::Acquire) {
             return None;
         }
         Some((
@@ -209,7 +213,8 @@ impl Registry {
     /// The watchdog takes the open call of `key` that started at `start` as its own to report.
     /// False if it is no longer open or was taken already. An exit that races the claim may
     /// report the call too (the cooldown then counts one of the two as suppressed), but never
-    /// neither: the owner lowers the depth before it reads the mark, the watchdog marks first.
+    /// neither: the owner reports unless it sees the mark, and a mark is made only by a claim
+    /// that succeeded, whose caller reports.
     pub(crate) fn claim_report(&self, key: u32, start: u64) -> bool {
         let Some(e) = self.entries.get(key as usize) else {
             return false;

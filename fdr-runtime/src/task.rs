@@ -62,14 +62,14 @@ pub(crate) fn ended(f: &'static FnDesc, task: u64, completed: bool) {
     hot_path::record_task(f, kind, task);
     if f.flags() & trigger::TRIGGER != 0 {
         hot_path::with_session(|s, _| {
-            let now = clock::now().0;
+            let (now, cpu) = clock::now();
             let Some((id, start)) = s.triggers().tasks.close(task) else {
                 return;
             };
             if s.triggers().is_slow(id, now.wrapping_sub(start)) {
                 s.fire(Reason::SlowCall, id, host::thread_id(), start, now);
             }
-            s.triggers().observe(id, now.wrapping_sub(start));
+            s.triggers().observe(id, now.wrapping_sub(start), cpu);
         });
     }
 }

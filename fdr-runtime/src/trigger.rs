@@ -44,6 +44,8 @@ pub(crate) struct Triggers {
     patterns: Vec<(String, PatternLimit)>,
     /// [`AUTO_FLOOR`] in ticks.
     floor: u64,
+    /// Shards per learned limit: one per CPU the process may run on.
+    shards: usize,
     pub cooldown_ticks: u64,
     pub max_snapshots: u32,
     /// The shortest limit, which paces the watchdog (0: no triggers).
@@ -81,6 +83,7 @@ impl Triggers {
             Limit::Auto { k_tenths } => PatternLimit::Auto(k_tenths),
         };
         let floor = ticks(AUTO_FLOOR);
+        let shards = std::thread::available_parallelism().map_or(1, |n| n.get());
         let table = desc::table();
         let learned: Box<[OnceLock<Learned>]> = (0..table.len()).map(|_| OnceLock::new()).collect();
         let limits: Vec<u64> = table
@@ -103,7 +106,7 @@ impl Triggers {
                     None => 0,
                     Some(PatternLimit::Ticks(t)) => t,
                     Some(PatternLimit::Auto(k)) => {
-                        let _ = learned[i].set(Learned::new(k, floor));
+                        let _ = learned[i].set(Learned::new(k, floor, shards));
                         LEARNING
                     }
                 }
@@ -132,6 +135,7 @@ impl Triggers {
             learned,
             patterns,
             floor,
+            shards,
             cooldown_ticks: ticks(config.get_trigger_cooldown()),
             max_snapshots: config.get_max_snapshots(),
             shortest: AtomicU64::new(shortest),
@@ -167,7 +171,7 @@ impl Triggers {
         let (value, shortest) = match limit {
             PatternLimit::Ticks(t) => (t, t),
             PatternLimit::Auto(k) => {
-                let _ = learned.set(Learned::new(k, self.floor));
+                let _ = learned.set(Learned::new(k, self.floor, self.shards));
                 (LEARNING, self.floor)
             }
         };
@@ -200,16 +204,16 @@ impl Triggers {
             .map_or(0, Learned::p99)
     }
 
-    /// A call (or task) of armed function `id` lasted `d` ticks: if its limit is learned, it
-    /// counts towards it. Called after the call was judged, so it is judged by the calls before.
-    pub(crate) fn observe(&self, id: u32, d: u64) {
+    /// A call (or task) of armed function `id` lasted `d` ticks and ended on `cpu`: if its limit
+    /// is learned, it counts towards it. Called after the call was judged, so it is judged by the calls before.
+    pub(crate) fn observe(&self, id: u32, d: u64, cpu: u32) {
         let Some(i) = id.checked_sub(1).map(|i| i as usize) else {
             return;
         };
         let Some(learned) = self.learned.get(i).and_then(OnceLock::get) else {
             return;
         };
-        if let Some(limit) = learned.observe(d) {
+        if let Some(limit) = learned.observe(d, cpu) {
             self.limits[i].store(limit, Ordering::Relaxed);
         }
     }
