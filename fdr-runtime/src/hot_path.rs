@@ -600,7 +600,8 @@ fn time_trigger(f: &'static FnDesc, kind: FnKind, now: u64, cpu: u32) {
             if end.slow {
                 s.fire(Reason::SlowCall, id, s.threads().tid(key), end.start, now);
             }
-            s.triggers().observe(id, now.wrapping_sub(end.start), cpu);
+            s.triggers()
+                .observe(id, now.wrapping_sub(end.start), cpu, now);
         }
     }
     t.end_write(len);

@@ -2,8 +2,16 @@
 //! p99 of its own calls, so nobody has to know beforehand what is slow for it.
 //!
 //! Each function with a learned limit keeps a log-linear histogram of its call durations, in
-//! ticks. For [`AUTO_WARMUP`] calls the limit is not set and nothing fires; then the limit is
+//! ticks. During the warm-up the limit is not set and nothing fires; then the limit is
 //! `k × p99`, and never less than [`AUTO_FLOOR`], recomputed from the histogram as calls come.
+//!
+//! The warm-up lasts [`AUTO_WARMUP`] calls and [`AUTO_WARMUP_TIME`] from the function's first
+//! call, whichever ends last. Calls alone were not enough: a service's first thousand requests
+//! come in its first few milliseconds, while its pools fill, its caches are cold and its
+//! allocator grows, and a limit learned from them fired on the first hiccup after (16 ms into a
+//! run, a 92 µs call against a 50 µs limit). Time lets the program reach its normal before its
+//! normal is judged. The histogram keeps the warm-up's calls: they raise the p99 a little, which
+//! errs towards firing less, as the bucket edges do.
 //! A call is compared with the limit before it is added, so the slow call is judged by the calls
 //! before it. The p99 is the upper edge of the bucket it falls in: at most an eighth above the
 //! true value (eight buckets per power of two), never below it, so a limit errs towards firing
@@ -36,6 +44,10 @@ use std::time::Duration;
 /// Calls a function makes before its learned limit is set: until then it cannot fire.
 pub const AUTO_WARMUP: u64 = 1000;
 
+/// How long after its first call a function's learned limit is set, at the earliest (and after
+/// [`AUTO_WARMUP`] calls): a program's first moments are not its normal.
+pub const AUTO_WARMUP_TIME: Duration = Duration::from_secs(1);
+
 /// The least a learned limit can be: a function whose calls take a few microseconds does not
 /// fire on a call that a scheduler's preemption made 40 µs long.
 pub const AUTO_FLOOR: Duration = Duration::from_micros(50);
@@ -65,6 +77,10 @@ pub(crate) struct Learned {
     p99: AtomicU64,
     /// The warm-up is over.
     warm: AtomicBool,
+    /// When the first call counted ended, ticks (0: none yet).
+    first: AtomicU64,
+    /// [`AUTO_WARMUP_TIME`] in ticks.
+    warmup_ticks: u64,
 }
 
 /// One CPU's part of a histogram, on lines of its own.
@@ -78,12 +94,14 @@ struct Shard {
 #[cfg(feature = "record")]
 impl Learned {
     /// A learned limit of `k_tenths / 10` times the p99, at least `floor` ticks, counted in
-    /// `shards` shards (at least 1, at most [`MAX_SHARDS`]).
-    pub(crate) fn new(k_tenths: u32, floor: u64, shards: usize) -> Learned {
+    /// `shards` shards (at least 1, at most [`MAX_SHARDS`], rounded up to a power of two), set
+    /// once `warmup_ticks` have passed since the first call (and [`AUTO_WARMUP`] calls).
+    pub(crate) fn new(k_tenths: u32, floor: u64, shards: usize, warmup_ticks: u64) -> Learned {
         Learned {
             k_tenths: u64::from(k_tenths),
             floor,
-            shards: (0..shards.clamp(1, MAX_SHARDS))
+            // A power of two: a CPU's shard and the recompute period are masks, not divisions.
+            shards: (0..shards.clamp(1, MAX_SHARDS).next_power_of_two())
                 .map(|_| Shard {
                     count: AtomicU64::new(0),
                     buckets: [const { AtomicU64::new(0) }; BUCKETS],
@@ -91,15 +109,17 @@ impl Learned {
                 .collect(),
             p99: AtomicU64::new(0),
             warm: AtomicBool::new(false),
+            first: AtomicU64::new(0),
+            warmup_ticks,
         }
     }
 
-    /// Adds a call of `d` ticks that ran on `cpu`. Returns the new limit when this call set it
-    /// (at the end of the warm-up, and every [`AUTO_RECOMPUTE`] calls of its shard per shard
-    /// after).
-    pub(crate) fn observe(&self, d: u64, cpu: u32) -> Option<u64> {
+    /// Adds a call of `d` ticks that ended at `now` on `cpu`. Returns the new limit when this
+    /// call set it (at the end of the warm-up, and every [`AUTO_RECOMPUTE`] calls of its shard
+    /// per shard after).
+    pub(crate) fn observe(&self, d: u64, cpu: u32, now: u64) -> Option<u64> {
         let shards = self.shards.len();
-        let shard = &self.shards[cpu as usize % shards];
+        let shard = &self.shards[cpu as usize & (shards - 1)];
         // A load and a store, not an atomic add: only threads on this CPU write the shard, so
         // a count is lost only when a thread is preempted between the two by one that counts a
         // call of the same function on the same CPU (or moved to another CPU since it read the
@@ -108,18 +128,33 @@ impl Learned {
         b.store(b.load(Relaxed) + 1, Relaxed);
         let mine = shard.count.load(Relaxed) + 1;
         shard.count.store(mine, Relaxed);
-        if self.warm.load(Relaxed) && mine % (AUTO_RECOMPUTE * shards as u64) != 0 {
+        if self.warm.load(Relaxed) && mine & (AUTO_RECOMPUTE * shards as u64 - 1) != 0 {
+            return None;
+        }
+        if !self.warm.load(Relaxed) && !self.warmed_up(now) {
             return None;
         }
         let n = self.count();
-        if n < AUTO_WARMUP {
-            return None;
-        }
         let p99 = self.quantile(n, 99, 100);
         self.p99.store(p99, Relaxed);
         self.warm.store(true, Relaxed);
         let limit = (u128::from(p99) * u128::from(self.k_tenths) / 10).min(u128::from(u64::MAX));
         Some((limit as u64).max(self.floor))
+    }
+
+    /// Whether the warm-up is over at `now`: [`AUTO_WARMUP`] calls and `warmup_ticks` since the
+    /// first.
+    #[cold]
+    fn warmed_up(&self, now: u64) -> bool {
+        let first = match self.first.load(Relaxed) {
+            0 => {
+                let _ = self.first.compare_exchange(0, now.max(1), Relaxed, Relaxed);
+                self.first.load(Relaxed)
+            }
+            t => t,
+        };
+        // Another thread's clock may be a little behind the first call's: not yet.
+        now.saturating_sub(first) >= self.warmup_ticks && self.count() >= AUTO_WARMUP
     }
 
     /// Calls counted, on every shard.
@@ -178,11 +213,11 @@ mod tests {
 
     #[test]
     fn the_p99_is_within_an_eighth_above_the_true_one() {
-        let l = Learned::new(30, 0, 1);
+        let l = Learned::new(30, 0, 1, 0);
         // 1..=12_800 ticks, each once: the nearest-rank p99 is 12_672. (Small enough for Miri.)
         let n = 200 * AUTO_RECOMPUTE;
         for d in 1..=n {
-            l.observe(d, 0);
+            l.observe(d, 0, d);
         }
         let p = l.quantile(n, 99, 100);
         assert!((12_672..=12_672 + 12_672 / 8).contains(&p), "{p}");
@@ -195,10 +230,10 @@ mod tests {
 
     #[test]
     fn the_limit_is_set_at_the_end_of_the_warm_up_then_every_64_calls() {
-        let l = Learned::new(30, 5, 1);
+        let l = Learned::new(30, 5, 1, 0);
         let mut set = Vec::new();
         for n in 1..=AUTO_WARMUP + 130 {
-            if let Some(limit) = l.observe(10_000, 0) {
+            if let Some(limit) = l.observe(10_000, 0, n) {
                 set.push((n, limit));
             }
         }
@@ -209,8 +244,10 @@ mod tests {
 
     #[test]
     fn the_floor_holds_for_fast_functions() {
-        let l = Learned::new(30, 50_000, 1);
-        let limits: Vec<u64> = (0..AUTO_WARMUP).filter_map(|_| l.observe(100, 0)).collect();
+        let l = Learned::new(30, 50_000, 1, 0);
+        let limits: Vec<u64> = (0..AUTO_WARMUP)
+            .filter_map(|_| l.observe(100, 0, 1))
+            .collect();
         assert_eq!(limits, [50_000]);
     }
 
@@ -220,8 +257,8 @@ mod tests {
         // same at every recompute; with four shards a shard recomputes every 4 x 64 of its own
         // calls, so (calls dealt in turn) the limit moves every 64 calls in all, after the
         // warm-up, as with one.
-        let one = Learned::new(30, 0, 1);
-        let four = Learned::new(30, 0, 4);
+        let one = Learned::new(30, 0, 1, 0);
+        let four = Learned::new(30, 0, 4, 0);
         let (mut a, mut b) = (Vec::new(), Vec::new());
         for n in 0..3_000u64 {
             // A spread with a tail: mostly 1,000 to 1,999 ticks, one call in 50 ten times longer.
@@ -230,10 +267,10 @@ mod tests {
             } else {
                 1_000 + n * 7919 % 1_000
             };
-            if let Some(l) = one.observe(d, 0) {
+            if let Some(l) = one.observe(d, 0, n + 1) {
                 a.push((n, l));
             }
-            if let Some(l) = four.observe(d, (n % 4) as u32) {
+            if let Some(l) = four.observe(d, (n % 4) as u32, n + 1) {
                 b.push((n, l));
             }
         }
@@ -257,5 +294,25 @@ mod tests {
                 "p{q}"
             );
         }
+    }
+
+    #[test]
+    fn the_warm_up_lasts_its_calls_and_its_time_whichever_ends_last() {
+        // 1,000 calls in the first 10 ms of a 1 s warm-up: no limit until 1 s has passed since
+        // the first; then the next call sets it.
+        let l = Learned::new(30, 0, 1, 1_000_000_000);
+        let t0 = 5_000_000_000u64;
+        for n in 0..AUTO_WARMUP * 3 {
+            assert_eq!(l.observe(10_000, 0, t0 + n * 10_000), None, "call {n}");
+        }
+        assert_eq!(l.p99(), 0);
+        assert_eq!(l.observe(10_000, 0, t0 + 999_999_999), None);
+        assert_eq!(l.observe(10_000, 0, t0 + 1_000_000_000), Some(30_717));
+        // A slow start does not end it sooner: 10 calls a second take 100 s to make the calls.
+        let l = Learned::new(30, 0, 1, 1_000_000_000);
+        for n in 0..AUTO_WARMUP - 1 {
+            assert_eq!(l.observe(10_000, 0, t0 + n * 100_000_000), None, "call {n}");
+        }
+        assert_eq!(l.observe(10_000, 0, t0 + 100_000_000_000), Some(30_717));
     }
 }

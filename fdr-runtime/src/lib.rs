@@ -152,7 +152,7 @@ pub use error::Error;
 pub use fdr_format::LinkKind;
 #[cfg(feature = "record")]
 pub use hooks::{Args, CallGuard, Instrumented, NoArgs, PollEntry};
-pub use learned::{AUTO_FLOOR, AUTO_K, AUTO_RECOMPUTE, AUTO_WARMUP};
+pub use learned::{AUTO_FLOOR, AUTO_K, AUTO_RECOMPUTE, AUTO_WARMUP, AUTO_WARMUP_TIME};
 #[cfg(feature = "record")]
 pub use linkme;
 pub use options::parse_duration;

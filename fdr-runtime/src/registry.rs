@@ -10,6 +10,11 @@
 //! more (each was recycled for another thread), so a long-running program that starts a thread
 //! per connection keeps a registry as large as its window, not as its history. What the freed
 //! entry counted as dropped is folded into a total first.
+//!
+//! A thread takes the lowest free entry, so the entries ever used are the first ones, as many as
+//! the threads that held one at once (live, or exited with data still in the pool). Every walk of
+//! the table (the watchdog's tick, each snapshot and `finish`) stops there: a program with a
+//! dozen threads walks a dozen entries, not the whole table (4,096 entries, about a megabyte).
 
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
@@ -63,8 +68,8 @@ pub(crate) struct ThreadFacts {
 
 pub(crate) struct Registry {
     entries: Box<[ThreadEntry]>,
-    /// Where the next search for a free entry starts.
-    cursor: AtomicUsize,
+    /// How many entries, from the first, have ever been taken: the walks stop there.
+    used: AtomicUsize,
     /// Records dropped by threads whose entries were freed.
     gone_dropped: AtomicU64,
 }
@@ -89,18 +94,15 @@ impl Registry {
                     }),
                 })
                 .collect(),
-            cursor: AtomicUsize::new(0),
+            used: AtomicUsize::new(0),
             gone_dropped: AtomicU64::new(0),
         }
     }
 
-    /// Claims an entry for a thread; `None` when the table is full. Never blocks or allocates.
+    /// Claims an entry for a thread, the lowest free one; `None` when the table is full. Never
+    /// blocks or allocates.
     pub(crate) fn join(&self, tid: i32, name: [u8; 16]) -> Option<u32> {
-        let n = self.entries.len();
-        let start = self.cursor.load(Ordering::Relaxed);
-        for i in 0..n {
-            let key = (start + i) % n;
-            let e = &self.entries[key];
+        for (key, e) in self.entries.iter().enumerate() {
             if e.state.load(Ordering::Relaxed) != FREE
                 || e.state
                     .compare_exchange(FREE, CLAIMED, Ordering::Acquire, Ordering::Relaxed)
@@ -122,11 +124,24 @@ impl Registry {
                 u64::from_le_bytes(hi.try_into().unwrap_or_default()),
                 Ordering::Relaxed,
             );
+            // Before the entry reads as live: a walk that sees it live walks as far.
+            self.used.fetch_max(key + 1, Ordering::Release);
             e.state.store(LIVE, Ordering::Release);
-            self.cursor.store(key + 1, Ordering::Relaxed);
             return Some(key as u32);
         }
         None
+    }
+
+    /// The entries ever taken, which every walk of the table covers (see the module's comment).
+    fn walked(&self) -> &[ThreadEntry] {
+        let used = self.used.load(Ordering::Acquire).min(self.entries.len());
+        &self.entries[..used]
+    }
+
+    /// How many entries a walk of the table visits.
+    #[cfg(test)]
+    pub(crate) fn walk_len(&self) -> usize {
+        self.walked().len()
     }
 
     /// The thread of `key` exited. Frees its entry at once if no buffer holds its data.
@@ -230,7 +245,7 @@ impl Registry {
     /// change while being read are skipped.
     pub(crate) fn open_calls(&self, out: &mut Vec<(u32, i32, u32, u64)>) {
         out.clear();
-        for (key, e) in self.entries.iter().enumerate() {
+        for (key, e) in self.walked().iter().enumerate() {
             if e.state.load(Ordering::Acquire) != LIVE {
                 continue;
             }
@@ -266,7 +281,7 @@ impl Registry {
     /// The threads whose entries are in use, in table order.
     pub(crate) fn threads(&self) -> Vec<ThreadFacts> {
         let mut out = Vec::new();
-        for e in self.entries.iter() {
+        for e in self.walked() {
             let state = e.state.load(Ordering::Acquire);
             if state != LIVE && state != EXITED {
                 continue;
@@ -287,7 +302,7 @@ impl Registry {
 
     /// Entries in use.
     pub(crate) fn len(&self) -> usize {
-        self.entries
+        self.walked()
             .iter()
             .filter(|e| matches!(e.state.load(Ordering::Relaxed), LIVE | EXITED))
             .count()
@@ -297,7 +312,7 @@ impl Registry {
     pub(crate) fn dropped_total(&self) -> u64 {
         self.gone_dropped.load(Ordering::Relaxed)
             + self
-                .entries
+                .walked()
                 .iter()
                 .map(|e| e.dropped.load(Ordering::Relaxed))
                 .sum::<u64>()
@@ -312,6 +327,35 @@ mod tests {
         let mut n = [0u8; 16];
         n[..s.len()].copy_from_slice(s.as_bytes());
         n
+    }
+
+    #[test]
+    fn walks_cover_the_threads_held_at_once_not_every_thread_there_was() {
+        let r = Registry::new(4096);
+        assert_eq!(r.walk_len(), 0);
+        // A thread per connection, a thousand of them one after another, each leaving once its
+        // one buffer is recycled; two long-lived threads beside them.
+        let main = r.join(1, name("main")).unwrap();
+        let pool = r.join(2, name("pool")).unwrap();
+        for tid in 0..1000 {
+            let k = r.join(100 + tid, name("conn")).unwrap();
+            assert_eq!(k, 2, "the lowest free entry");
+            r.took_buffer(k);
+            r.exited(k);
+            r.lost_buffer(k);
+        }
+        assert_eq!(r.walk_len(), 3);
+        // Two connections at once, one of whose data is still in the pool after it exits.
+        let a = r.join(5000, name("a")).unwrap();
+        r.took_buffer(a);
+        r.exited(a);
+        let b = r.join(5001, name("b")).unwrap();
+        assert_eq!((a, b), (2, 3));
+        assert_eq!(r.walk_len(), 4);
+        assert_eq!(r.len(), 4);
+        let tids: Vec<i32> = r.threads().iter().map(|t| t.tid).collect();
+        assert_eq!(tids, [1, 2, 5000, 5001]);
+        let _ = (main, pool);
     }
 
     #[test]

@@ -69,7 +69,7 @@ pub(crate) fn ended(f: &'static FnDesc, task: u64, completed: bool) {
             if s.triggers().is_slow(id, now.wrapping_sub(start)) {
                 s.fire(Reason::SlowCall, id, host::thread_id(), start, now);
             }
-            s.triggers().observe(id, now.wrapping_sub(start), cpu);
+            s.triggers().observe(id, now.wrapping_sub(start), cpu, now);
         });
     }
 }

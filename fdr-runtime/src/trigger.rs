@@ -19,7 +19,7 @@ use std::sync::OnceLock;
 use fdr_format::{FnKind, Reason, ReasonInfo};
 
 use crate::desc;
-use crate::learned::{Learned, AUTO_FLOOR};
+use crate::learned::{Learned, AUTO_FLOOR, AUTO_WARMUP_TIME};
 use crate::registry::Registry;
 use crate::{Config, Limit};
 
@@ -46,6 +46,8 @@ pub(crate) struct Triggers {
     floor: u64,
     /// Shards per learned limit: one per CPU the process may run on.
     shards: usize,
+    /// [`AUTO_WARMUP_TIME`] in ticks.
+    warmup: u64,
     pub cooldown_ticks: u64,
     pub max_snapshots: u32,
     /// The shortest limit, which paces the watchdog (0: no triggers).
@@ -83,6 +85,7 @@ impl Triggers {
             Limit::Auto { k_tenths } => PatternLimit::Auto(k_tenths),
         };
         let floor = ticks(AUTO_FLOOR);
+        let warmup = ticks(AUTO_WARMUP_TIME);
         let shards = std::thread::available_parallelism().map_or(1, |n| n.get());
         let table = desc::table();
         let learned: Box<[OnceLock<Learned>]> = (0..table.len()).map(|_| OnceLock::new()).collect();
@@ -106,7 +109,7 @@ impl Triggers {
                     None => 0,
                     Some(PatternLimit::Ticks(t)) => t,
                     Some(PatternLimit::Auto(k)) => {
-                        let _ = learned[i].set(Learned::new(k, floor, shards));
+                        let _ = learned[i].set(Learned::new(k, floor, shards, warmup));
                         LEARNING
                     }
                 }
@@ -136,6 +139,7 @@ impl Triggers {
             patterns,
             floor,
             shards,
+            warmup,
             cooldown_ticks: ticks(config.get_trigger_cooldown()),
             max_snapshots: config.get_max_snapshots(),
             shortest: AtomicU64::new(shortest),
@@ -171,7 +175,7 @@ impl Triggers {
         let (value, shortest) = match limit {
             PatternLimit::Ticks(t) => (t, t),
             PatternLimit::Auto(k) => {
-                let _ = learned.set(Learned::new(k, self.floor, self.shards));
+                let _ = learned.set(Learned::new(k, self.floor, self.shards, self.warmup));
                 (LEARNING, self.floor)
             }
         };
@@ -204,16 +208,16 @@ impl Triggers {
             .map_or(0, Learned::p99)
     }
 
-    /// A call (or task) of armed function `id` lasted `d` ticks and ended on `cpu`: if its limit
-    /// is learned, it counts towards it. Called after the call was judged, so it is judged by the calls before.
-    pub(crate) fn observe(&self, id: u32, d: u64, cpu: u32) {
+    /// A call (or task) of armed function `id` lasted `d` ticks and ended at `now` on `cpu`: if
+    /// its limit is learned, it counts towards it. Called after the call was judged, so it is judged by the calls before.
+    pub(crate) fn observe(&self, id: u32, d: u64, cpu: u32, now: u64) {
         let Some(i) = id.checked_sub(1).map(|i| i as usize) else {
             return;
         };
         let Some(learned) = self.learned.get(i).and_then(OnceLock::get) else {
             return;
         };
-        if let Some(limit) = learned.observe(d, cpu) {
+        if let Some(limit) = learned.observe(d, cpu, now) {
             self.limits[i].store(limit, Ordering::Relaxed);
         }
     }

@@ -24,6 +24,11 @@ fn by_pattern(ns: u64) {
     testing::advance(ns);
 }
 
+/// Lets the warm-up's time pass (the program idle): its calls alone do not end it.
+fn past_the_warm_up_time() {
+    testing::advance(fdr_runtime::AUTO_WARMUP_TIME.as_nanos() as u64);
+}
+
 /// Starts a recorder on the injected clock writing its snapshots in `dir`, runs `calls`, waits
 /// for `expect` snapshots (a moment, for none), and answers the reasons of those written.
 fn run(dir: &Path, config: fdr::Config, expect: usize, calls: impl FnOnce()) -> Vec<ReasonInfo> {
@@ -52,6 +57,8 @@ fn a_call_of_100_us_after_a_thousand_of_10_us_fires_once_and_says_its_limit() {
         for _ in 0..1000 {
             learned(10_000);
         }
+        past_the_warm_up_time();
+        learned(10_000);
         learned(100_000);
         for _ in 0..200 {
             learned(10_000);
@@ -75,7 +82,10 @@ fn a_steady_distribution_never_fires() {
     let reasons = run(&dir, fdr_tests::every_call(), 0, || {
         // 8 to 12 µs, evenly, from a fixed sequence.
         let mut x: u64 = 7;
-        for _ in 0..20_000 {
+        for i in 0..20_000 {
+            if i == 1_000 {
+                past_the_warm_up_time();
+            }
             x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
             learned(8_000 + (x >> 33) % 4_001);
         }
@@ -92,13 +102,28 @@ fn nothing_fires_during_the_warm_up_and_the_first_slow_call_after_it_does() {
         for _ in 0..fdr_runtime::AUTO_WARMUP - 1 {
             learned(10_000);
         }
-        // The last call of the warm-up: judged before any limit exists.
+        // The last call of the warm-up's calls: judged before any limit exists.
         learned(1_000_000);
+        learned(10_000);
+        // Past the calls but within the time: a service's first moments (pools filling, caches
+        // cold), 100 times its usual, fire nothing.
+        learned(1_000_000);
+        for _ in 0..3_000 {
+            learned(10_000);
+        }
+        learned(1_000_000);
+        // Past the time: the next call sets the limit, and the first slow call after it fires.
+        past_the_warm_up_time();
         learned(10_000);
         learned(1_000_000);
     });
     assert_eq!(reasons.len(), 1, "{reasons:?}");
-    // The p99 of the warm-up's calls (one of them long) is 10 µs; 3 x that is under the floor.
+    assert_eq!(reasons[0].duration_ticks, 1_000_000);
+    // The call that fired is the last one, past the warm-up's time (the first call began at
+    // 1 ms, and the cooldown would have hidden it behind an earlier one).
+    let warmup = fdr_runtime::AUTO_WARMUP_TIME.as_nanos() as u64;
+    assert!(reasons[0].start_tsc > 1_000_000 + warmup, "{reasons:?}");
+    // The p99 of the calls so far (three of them long) is 10 µs; 3 x that is under the floor.
     let floor = fdr_runtime::AUTO_FLOOR.as_nanos() as u64;
     assert_eq!(
         (reasons[0].p99_ticks, reasons[0].limit_ticks),
@@ -116,6 +141,8 @@ fn a_learned_limit_from_the_configuration_takes_its_k() {
         for _ in 0..1000 {
             by_pattern(10_000);
         }
+        past_the_warm_up_time();
+        by_pattern(10_000);
         // Under 5 x 10239 = 51195: no trigger.
         by_pattern(51_000);
         by_pattern(60_000);
@@ -155,6 +182,8 @@ fn an_async_function_learns_from_its_tasks() {
         for _ in 0..1000 {
             poll_once(learned_task(20_000));
         }
+        past_the_warm_up_time();
+        poll_once(learned_task(20_000));
         // A task made, then left waiting 70 µs before its poll of 20 µs: 90 µs in all.
         let slow = learned_task(20_000);
         testing::advance(70_000);
