@@ -5,11 +5,12 @@
 //! cargo run --release -p fdr-examples --bin profile_service [LOG]
 //! ```
 //!
-//! Two worker threads serve 600 requests each (parse, a cache, a computation of 10 to 60 µs).
+//! Two worker threads serve 600 requests each, one every 2 ms (parse, a cache, a computation of
+//! 10 to 60 µs).
 //! The recorder keeps its usual window and, beside it, a profile (`Config::profile(true)`):
 //! per call path the calls' count, total and self time and a latency histogram. `handle` has a
-//! learned trigger (`trigger = "auto"`): after 1,000 calls its limit is 3 x the p99 of its calls
-//! so far. Then one request takes 50 ms (a lock held elsewhere); the trigger fires and the
+//! learned trigger (`trigger = "auto"`): after a warm-up of 1,000 calls and 1 s its limit is
+//! 3 x the p99 of its calls so far. Then one request takes 50 ms (a lock held elsewhere); the trigger fires and the
 //! recorder writes the window, `profile_service-1.fdr` next to `LOG`, by itself. At the end
 //! the log goes to `LOG` (`profile_service.fdr`) and the profile beside it
 //! (`profile_service.fdrprof`); the program prints `fdr profile` of it and `fdr info` of the
@@ -82,6 +83,9 @@ fn worker(index: u32, cache: &Cache) -> u64 {
             // Mostly new items; one request in four asks again for the worker's previous item
             // (its own, so the hit does not depend on the other worker's pace).
             let item = index * 10_000 + if i % 4 == 3 { i - 1 } else { i };
+            // Requests arrive over time, as a service's do: the learned limit's warm-up is
+            // 1,000 calls and 1 s.
+            thread::sleep(Duration::from_millis(2));
             handle(&format!("GET /item/{item}"), cache, None)
         })
         .fold(0, u64::wrapping_add)
