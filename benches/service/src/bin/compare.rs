@@ -1,0 +1,254 @@
+//! What the key-value service (`kv_service`) loses to fdr, configuration by configuration: builds
+//! it without fdr and with it, then runs each configuration once per round, the rounds
+//! interleaved so every configuration sees the machine in the same states, and prints the
+//! medians against the service built without fdr.
+//!
+//! ```sh
+//! cargo run --release -p fdr-bench-service --bin compare                 # 7 rounds of 3 s
+//! cargo run --release -p fdr-bench-service --bin compare -- --rounds 11 --seconds 5
+//! ```
+//!
+//! Each run is a fresh process: the closed loop (16 connections, as fast as answers come) gives
+//! the requests per second and the latencies under full load; then, with `--rate`, an open loop
+//! at that rate gives the latencies at a load the service keeps up with.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// One configuration: which build, and `FDR_OPTIONS` (`{dir}` is a scratch directory).
+struct Row {
+    name: &'static str,
+    with_fdr: bool,
+    options: Option<&'static str>,
+}
+
+const ROWS: [Row; 6] = [
+    Row {
+        name: "without fdr",
+        with_fdr: false,
+        options: None,
+    },
+    Row {
+        name: "compiled in, not recording",
+        with_fdr: true,
+        options: None,
+    },
+    Row {
+        name: "recording, default configuration",
+        with_fdr: true,
+        options: Some("out={dir}/kv.fdr"),
+    },
+    Row {
+        name: "a 10 ms trigger on the handler",
+        with_fdr: true,
+        options: Some("out={dir}/kv.fdr trigger=kv_service::handle_line:10ms"),
+    },
+    Row {
+        name: "a learned trigger on the handler",
+        with_fdr: true,
+        options: Some("out={dir}/kv.fdr trigger=kv_service::handle_line:auto"),
+    },
+    Row {
+        name: "profile mode",
+        with_fdr: true,
+        options: Some("mode=profile out={dir}/kv.fdrprof"),
+    },
+];
+
+/// One run's figures.
+#[derive(Clone, Copy, Default)]
+struct Figures {
+    rps: f64,
+    p50: f64,
+    p99: f64,
+    p999: f64,
+}
+
+fn parse(line: &str) -> Option<Figures> {
+    let mut f = Figures::default();
+    let mut words = line.split_whitespace();
+    while let (Some(k), Some(v)) = (words.next(), words.next()) {
+        let v: f64 = v.parse().ok()?;
+        match k {
+            "rps" => f.rps = v,
+            "p50_us" => f.p50 = v,
+            "p99_us" => f.p99 = v,
+            "p999_us" => f.p999 = v,
+            _ => {}
+        }
+    }
+    (f.rps > 0.0).then_some(f)
+}
+
+/// Builds `kv_service` with or without fdr and copies it to `to`.
+fn build(with_fdr: bool, to: &Path) -> Result<(), String> {
+    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cargo.args([
+        "build",
+        "--release",
+        "-q",
+        "-p",
+        "fdr-bench-service",
+        "--bin",
+        "kv_service",
+    ]);
+    if with_fdr {
+        cargo.args(["--features", "fdr"]);
+    }
+    let status = cargo.status().map_err(|e| format!("cargo: {e}"))?;
+    if !status.success() {
+        return Err(format!("building kv_service (fdr: {with_fdr}) failed"));
+    }
+    let built = target_dir().join("release/kv_service");
+    std::fs::copy(&built, to)
+        .map_err(|e| format!("{} -> {}: {e}", built.display(), to.display()))?;
+    Ok(())
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(
+        || {
+            // This binary is target/release/compare.
+            std::env::current_exe()
+                .ok()
+                .and_then(|p| p.parent()?.parent().map(Path::to_path_buf))
+                .unwrap_or_else(|| PathBuf::from("target"))
+        },
+        PathBuf::from,
+    )
+}
+
+fn run(bin: &Path, options: Option<&str>, dir: &Path, extra: &[String]) -> Result<Figures, String> {
+    let mut c = Command::new(bin);
+    c.args(extra);
+    match options {
+        Some(o) => c.env(
+            "FDR_OPTIONS",
+            o.replace("{dir}", &dir.display().to_string()),
+        ),
+        None => c.env_remove("FDR_OPTIONS"),
+    };
+    let out = c.output().map_err(|e| format!("{}: {e}", bin.display()))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        return Err(format!(
+            "{} failed: {}",
+            bin.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    // A snapshot or profile written, and the log at exit: the scratch directory is emptied.
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+    stdout
+        .lines()
+        .find_map(parse)
+        .ok_or_else(|| format!("no figures in {stdout:?}"))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    if let Err(e) = compare() {
+        eprintln!("compare: {e}");
+        std::process::exit(2);
+    }
+}
+
+fn compare() -> Result<(), String> {
+    let mut rounds = 7;
+    let mut seconds = "3".to_string();
+    let mut rate: Option<String> = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--rounds" => {
+                rounds = args
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .filter(|&n| n > 0)
+                    .ok_or("--rounds takes a number of rounds, 1 or more")?
+            }
+            "--seconds" => seconds = args.next().ok_or("--seconds takes a number")?,
+            "--rate" => rate = Some(args.next().ok_or("--rate takes requests per second")?),
+            other => {
+                return Err(format!(
+                    "unknown argument {other:?}: compare [--rounds N] [--seconds S] [--rate R]"
+                ))
+            }
+        }
+    }
+    let dir = std::env::temp_dir().join(format!("fdr-service-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let without = dir.with_extension("without");
+    let with = dir.with_extension("with");
+    build(false, &without)?;
+    build(true, &with)?;
+    let closed = vec!["--seconds".to_string(), seconds.clone()];
+    let open = rate.as_ref().map(|r| {
+        vec![
+            "--seconds".to_string(),
+            seconds.clone(),
+            "--rate".into(),
+            r.clone(),
+        ]
+    });
+    let mut figures: Vec<Vec<Figures>> = vec![Vec::new(); ROWS.len()];
+    let mut open_figures: Vec<Vec<Figures>> = vec![Vec::new(); ROWS.len()];
+    for round in 0..rounds {
+        eprint!("round {} of {rounds}\r", round + 1);
+        for (i, row) in ROWS.iter().enumerate() {
+            let bin = if row.with_fdr { &with } else { &without };
+            figures[i].push(run(bin, row.options, &dir, &closed)?);
+            if let Some(open) = &open {
+                open_figures[i].push(run(bin, row.options, &dir, open)?);
+            }
+        }
+    }
+    eprintln!();
+    let table = |title: &str, figures: &[Vec<Figures>], rps: bool| {
+        let med = |i: usize, f: fn(&Figures) -> f64| median(figures[i].iter().map(f).collect());
+        let base = (med(0, |f| f.rps), med(0, |f| f.p99));
+        println!("\n{title}, medians of {rounds} rounds of {seconds} s:\n");
+        println!(
+            "| configuration | requests/s | relative | p50 µs | p99 µs | p99 relative | p99.9 µs |"
+        );
+        println!("|---|---|---|---|---|---|---|");
+        for (i, row) in ROWS.iter().enumerate() {
+            let (r, p50, p99, p999) = (
+                med(i, |f| f.rps),
+                med(i, |f| f.p50),
+                med(i, |f| f.p99),
+                med(i, |f| f.p999),
+            );
+            let rel = if rps {
+                format!("{:.3}", r / base.0)
+            } else {
+                "-".into()
+            };
+            println!(
+                "| {} | {r:.0} | {rel} | {p50:.1} | {p99:.1} | {:.3} | {p999:.1} |",
+                row.name,
+                p99 / base.1
+            );
+        }
+    };
+    table("Closed loop, 16 connections", &figures, true);
+    if let Some(r) = &rate {
+        table(
+            &format!("Open loop at {r} requests/s"),
+            &open_figures,
+            false,
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&without);
+    let _ = std::fs::remove_file(&with);
+    Ok(())
+}

@@ -1,0 +1,335 @@
+//! A key-value service written the way small services are: a tokio runtime with two worker
+//! threads, a task per connection, a line protocol, parsing and validation, a store behind a
+//! lock, a response; eight functions, every one annotated with `#[instrument_fdr]` (two of them
+//! async). Beside it, in the same process, its load: client tasks on a runtime of their own,
+//! each on its own connection, either as fast as answers come (`--concurrency`, a closed loop)
+//! or at a fixed rate whatever the answers do (`--rate`, an open loop, each request's latency
+//! counted from when it was due when the service made it late, so a stall delays every request
+//! behind it in the figures too).
+//!
+//! ```sh
+//! kv_service --seconds 3 --concurrency 16          # closed loop
+//! kv_service --seconds 3 --concurrency 16 --rate 20000
+//! ```
+//!
+//! It prints one line: requests per second and the latency percentiles, in microseconds. Built
+//! with the `fdr` feature, it records as `FDR_OPTIONS` says (nothing when it is unset); built
+//! without, the annotations compile to nothing. `compare` runs both builds in every
+//! configuration, round by round.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use fdr::instrument_fdr;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+
+/// Keys the clients use.
+const KEYS: u64 = 1_000;
+
+/// What a request asks.
+enum Request<'a> {
+    Get(&'a str),
+    Set(&'a str, &'a str),
+    Del(&'a str),
+}
+
+/// What the service answers.
+enum Response {
+    Value(String),
+    Done,
+    Missing,
+    Error(&'static str),
+}
+
+/// The store: a map behind one lock.
+struct Store {
+    map: Mutex<HashMap<String, String>>,
+}
+
+impl Store {
+    #[instrument_fdr]
+    fn get(&self, key: &str) -> Option<String> {
+        self.map.lock().unwrap().get(key).cloned()
+    }
+
+    #[instrument_fdr]
+    fn set(&self, key: &str, value: &str) -> bool {
+        self.map
+            .lock()
+            .unwrap()
+            .insert(key.to_owned(), value.to_owned())
+            .is_none()
+    }
+}
+
+#[instrument_fdr]
+fn valid_key(key: &str) -> bool {
+    !key.is_empty()
+        && key.len() <= 64
+        && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b':')
+}
+
+#[instrument_fdr]
+fn parse(line: &str) -> Result<Request<'_>, &'static str> {
+    let mut words = line.split_ascii_whitespace();
+    let request = match (words.next(), words.next(), words.next()) {
+        (Some("GET"), Some(k), None) => Request::Get(k),
+        (Some("SET"), Some(k), Some(v)) => Request::Set(k, v),
+        (Some("DEL"), Some(k), None) => Request::Del(k),
+        _ => return Err("unknown request"),
+    };
+    let key = match request {
+        Request::Get(k) | Request::Set(k, _) | Request::Del(k) => k,
+    };
+    if valid_key(key) {
+        Ok(request)
+    } else {
+        Err("bad key")
+    }
+}
+
+#[instrument_fdr]
+fn render(response: Response, out: &mut Vec<u8>) {
+    match response {
+        Response::Value(v) => {
+            out.extend_from_slice(b"VALUE ");
+            out.extend_from_slice(v.as_bytes());
+        }
+        Response::Done => out.extend_from_slice(b"OK"),
+        Response::Missing => out.extend_from_slice(b"NOTFOUND"),
+        Response::Error(e) => {
+            out.extend_from_slice(b"ERR ");
+            out.extend_from_slice(e.as_bytes());
+        }
+    }
+    out.push(b'\n');
+}
+
+/// The request handler: a line in, its answer appended to `out`.
+#[instrument_fdr]
+fn handle_line(line: &str, store: &Store, out: &mut Vec<u8>) {
+    let response = match parse(line) {
+        Ok(Request::Get(k)) => store.get(k).map_or(Response::Missing, Response::Value),
+        Ok(Request::Set(k, v)) => {
+            store.set(k, v);
+            Response::Done
+        }
+        Ok(Request::Del(k)) => match store.map.lock().unwrap().remove(k) {
+            Some(_) => Response::Done,
+            None => Response::Missing,
+        },
+        Err(e) => Response::Error(e),
+    };
+    render(response, out);
+}
+
+/// One connection: lines in, answers out, until the client closes it.
+#[instrument_fdr]
+async fn connection(stream: TcpStream, store: Arc<Store>) -> std::io::Result<()> {
+    stream.set_nodelay(true)?;
+    let (read, mut write) = stream.into_split();
+    let mut lines = BufReader::new(read);
+    let mut line = String::new();
+    let mut out = Vec::with_capacity(128);
+    loop {
+        line.clear();
+        if lines.read_line(&mut line).await? == 0 {
+            return Ok(());
+        }
+        out.clear();
+        handle_line(line.trim_end(), &store, &mut out);
+        write.write_all(&out).await?;
+    }
+}
+
+/// Accepts connections, a task each.
+#[instrument_fdr]
+async fn serve(listener: TcpListener, store: Arc<Store>) {
+    while let Ok((stream, _)) = listener.accept().await {
+        tokio::spawn(connection(stream, Arc::clone(&store)));
+    }
+}
+
+/// What the load asks for.
+struct Load {
+    seconds: f64,
+    warm_up: f64,
+    concurrency: usize,
+    /// Requests per second over all clients (open loop), or `None` (closed loop).
+    rate: Option<f64>,
+}
+
+fn args() -> Result<Load, String> {
+    let mut load = Load {
+        seconds: 3.0,
+        warm_up: 0.5,
+        concurrency: 16,
+        rate: None,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value = |name: &str| {
+            args.next()
+                .and_then(|v| v.parse::<f64>().ok())
+                .filter(|v| *v > 0.0)
+                .ok_or_else(|| format!("{name} takes a positive number"))
+        };
+        match a.as_str() {
+            "--seconds" => load.seconds = value("--seconds")?,
+            "--warm-up" => load.warm_up = value("--warm-up")?,
+            "--concurrency" => load.concurrency = value("--concurrency")? as usize,
+            "--rate" => load.rate = Some(value("--rate")?),
+            other => {
+                return Err(format!(
+                    "unknown argument {other:?}: kv_service [--seconds S] [--warm-up S] \
+                     [--concurrency N] [--rate REQUESTS_PER_SECOND]"
+                ))
+            }
+        }
+    }
+    Ok(load)
+}
+
+/// One client: requests on its own connection until `end`; returns the latencies of those
+/// that began after `measure_from`, in nanoseconds.
+async fn client(
+    addr: std::net::SocketAddr,
+    index: u64,
+    spread: u32,
+    interval: Option<Duration>,
+    measure_from: Instant,
+    end: Instant,
+) -> std::io::Result<Vec<u64>> {
+    let stream = TcpStream::connect(addr).await?;
+    stream.set_nodelay(true)?;
+    let (read, mut write) = stream.into_split();
+    let mut answers = BufReader::new(read);
+    let mut answer = String::new();
+    let mut latencies = Vec::new();
+    let mut x = index.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    // The clients' requests are spread over the interval, not sent together.
+    let mut due = Instant::now() + interval.map_or(Duration::ZERO, |i| i * (index as u32) / spread);
+    let mut answered = due;
+    let mut request = String::new();
+    while due < end {
+        // When the request began, for its latency. In the open loop, when it is sent, moved
+        // back by however late the answer to the one before came after this one was due (the
+        // service made it late): not by the rest of the wait, which is the timer's (tokio's
+        // timers fire on millisecond ticks), not the service's.
+        let began = if interval.is_some() {
+            tokio::time::sleep_until(due.into()).await;
+            Instant::now() - answered.saturating_duration_since(due)
+        } else {
+            due = Instant::now();
+            due
+        };
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let key = x % KEYS;
+        request.clear();
+        if x % 5 == 0 {
+            request.push_str(&format!("SET user:{key} {:016x}{:016x}\n", x, !x));
+        } else {
+            request.push_str(&format!("GET user:{key}\n"));
+        }
+        write.write_all(request.as_bytes()).await?;
+        answer.clear();
+        if answers.read_line(&mut answer).await? == 0 {
+            break;
+        }
+        answered = Instant::now();
+        if due >= measure_from {
+            latencies.push((answered - began).as_nanos() as u64);
+        }
+        if let Some(every) = interval {
+            due += every;
+        }
+    }
+    Ok(latencies)
+}
+
+fn percentile(sorted: &[u64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1] as f64 / 1_000.0
+}
+
+fn main() {
+    let load = match args() {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("kv_service: {e}");
+            std::process::exit(2);
+        }
+    };
+    let server = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("server")
+        .enable_all()
+        .build()
+        .expect("the server's runtime");
+    let store = Arc::new(Store {
+        map: Mutex::new(HashMap::new()),
+    });
+    let listener = server
+        .block_on(TcpListener::bind("127.0.0.1:0"))
+        .expect("a port on the loopback interface");
+    let addr = listener.local_addr().expect("the listener's address");
+    server.spawn(serve(listener, store));
+
+    let clients = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("the clients' runtime");
+    let start = Instant::now();
+    let measure_from = start + Duration::from_secs_f64(load.warm_up);
+    let end = measure_from + Duration::from_secs_f64(load.seconds);
+    // In the open loop each connection sends a request every 4 ms at least, so that tokio's
+    // millisecond timer ticks are small beside the interval (see `client`).
+    let concurrency = match load.rate {
+        Some(r) => load.concurrency.max((r * 0.004).ceil() as usize),
+        None => load.concurrency,
+    };
+    let interval = load
+        .rate
+        .map(|r| Duration::from_secs_f64(concurrency as f64 / r));
+    let mut latencies: Vec<u64> = clients.block_on(async {
+        let tasks: Vec<_> = (0..concurrency as u64)
+            .map(|i| {
+                tokio::spawn(client(
+                    addr,
+                    i,
+                    concurrency as u32,
+                    interval,
+                    measure_from,
+                    end,
+                ))
+            })
+            .collect();
+        let mut all = Vec::new();
+        for t in tasks {
+            all.extend(
+                t.await
+                    .expect("a client task")
+                    .expect("a client's connection"),
+            );
+        }
+        all
+    });
+    latencies.sort_unstable();
+    println!(
+        "requests {} rps {:.0} p50_us {:.1} p99_us {:.1} p999_us {:.1}",
+        latencies.len(),
+        latencies.len() as f64 / load.seconds,
+        percentile(&latencies, 0.50),
+        percentile(&latencies, 0.99),
+        percentile(&latencies, 0.999),
+    );
+    drop(clients);
+    server.shutdown_timeout(Duration::from_millis(100));
+}
