@@ -4,6 +4,26 @@
 //!
 //! The fast path is one thread-local access, one bounds check against the buffer's published
 //! limit, one timestamp read and one 8-byte store, plus the bookkeeping the rewind needs.
+//!
+//! # What a call shares with other cores
+//!
+//! A store to a line another core also writes costs the line's trip between the cores, on every
+//! call that makes it: on a server whose cores all run one handler, the whole call. So a call
+//! writes only memory of its own thread or CPU, and reads shared memory that changes rarely:
+//!
+//! | configuration | reads (shared, rarely written) | writes |
+//! |---|---|---|
+//! | every call | the descriptor's flags; the process state | the thread-local; the thread's buffer and its slot |
+//! | culling (the default) | the function's run, once per 128 erased calls | the thread's table of counts; the run, once per 128 erased calls of the thread, or when a kept call finds it not 0 |
+//! | a trigger | its limit | the thread's registry entry (its open calls); the CPU's shard of a learned limit's histogram; the mailbox, when it fires |
+//! | profile mode | | the thread's call trie |
+//! | async tasks | | the thread's batch of task ids (a shared counter once per 4,096 tasks); for a task with a trigger, its entry in the open tasks' table |
+//!
+//! Changes to the shared lines are rare by construction: a cull, a probe or a restore writes the
+//! flags once; a learned limit moves about every 64 calls of its function; a thread takes a new
+//! buffer from the pool's queue when its buffer fills (every 2,000 records or so). The `cores`
+//! bench (`benches/`) times two cores in one function against two in their own, in each of these
+//! configurations.
 
 use fdr_format::{
     link_payload, polled_payload, task_payload, FnKind, LinkKind, Reason, TaskKind, TaskLink,

@@ -1,6 +1,6 @@
 //! The recording runtime of fdr.
 //!
-//! Instrumented functions call the typed [hooks](crate::hooks) with their static [`FnDesc`].
+//! Instrumented functions call the typed [hooks] with their static [`FnDesc`].
 //! Each thread writes 8-byte function records into a buffer it owns, taken from one pool
 //! allocated at [`start`]; the records are those of LLVM XRay's flight data recorder (version 5).
 //! Calls shorter than the threshold are erased again as they return (module `rewind`). A
