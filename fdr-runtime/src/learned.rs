@@ -117,6 +117,7 @@ impl Learned {
     /// Adds a call of `d` ticks that ended at `now` on `cpu`. Returns the new limit when this
     /// call set it (at the end of the warm-up, and every [`AUTO_RECOMPUTE`] calls of its shard
     /// per shard after).
+    #[inline]
     pub(crate) fn observe(&self, d: u64, cpu: u32, now: u64) -> Option<u64> {
         let shards = self.shards.len();
         let shard = &self.shards[cpu as usize & (shards - 1)];
@@ -131,6 +132,13 @@ impl Learned {
         if self.warm.load(Relaxed) && mine & (AUTO_RECOMPUTE * shards as u64 - 1) != 0 {
             return None;
         }
+        self.recompute(now)
+    }
+
+    /// The limit from every shard merged, unless the warm-up goes on at `now`.
+    #[cold]
+    #[inline(never)]
+    fn recompute(&self, now: u64) -> Option<u64> {
         if !self.warm.load(Relaxed) && !self.warmed_up(now) {
             return None;
         }
