@@ -8,9 +8,13 @@
 //! checked when they end. The thread whose call was slow only fills a mailbox and wakes the
 //! writer: it never copies or writes.
 //!
-//! A storm is not a flood: at most one trigger per cooldown gets through, at most `max_snapshots`
-//! snapshot files are written per process, and a trigger that arrives while another waits in the
-//! mailbox is dropped; each of these is counted as suppressed.
+//! A storm is not a flood: one trigger per cooldown gets through, at most `max_snapshots`
+//! snapshot files are written per process, and what is held back is counted as suppressed. But
+//! the worst call of a storm is never the one held back: within a cooldown, a call that passed
+//! its limit by a larger factor than every call let through in it gets through too (a file of
+//! its own, counted against `max_snapshots`; or, when the one before still waits for the writer,
+//! in its place, which then counts as suppressed). A learned limit fooled by a descheduled thread
+//! fired first, and the cooldown hid the real outlier behind it.
 
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
@@ -54,6 +58,9 @@ pub(crate) struct Triggers {
     shortest: AtomicU64,
     /// When the last trigger got through (0: none yet).
     last: AtomicU64,
+    /// How far the worst call let through in the current cooldown passed its limit (see
+    /// [`factor`]).
+    worst: AtomicU64,
     pub suppressed: AtomicU64,
     pub mailbox: Mailbox,
     /// Open tasks of async functions with a trigger.
@@ -144,6 +151,7 @@ impl Triggers {
             max_snapshots: config.get_max_snapshots(),
             shortest: AtomicU64::new(shortest),
             last: AtomicU64::new(0),
+            worst: AtomicU64::new(0),
             suppressed: AtomicU64::new(0),
             mailbox: Mailbox::default(),
             tasks: OpenTasks::new(open_tasks),
@@ -256,17 +264,14 @@ impl Triggers {
     /// A trigger fired: lets it through to the mailbox if the cooldown and the cap allow, and
     /// counts it as suppressed otherwise. True if it got through (the caller wakes the writer).
     pub(crate) fn fire(&self, call: ReasonInfo, now: u64, cooldown: bool) -> bool {
-        if cooldown {
-            let last = self.last.load(Ordering::Acquire);
-            if last != 0 && now.wrapping_sub(last) < self.cooldown_ticks
-                || self
-                    .last
-                    .compare_exchange(last, now.max(1), Ordering::AcqRel, Ordering::Acquire)
-                    .is_err()
-            {
-                self.suppressed.fetch_add(1, Ordering::Relaxed);
-                return false;
-            }
+        if cooldown && !self.through_cooldown(&call, now) {
+            self.suppressed.fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
+        // A worse call than the one still waiting for the writer takes its place.
+        if self.mailbox.replace(&call) {
+            self.suppressed.fetch_add(1, Ordering::Relaxed);
+            return true;
         }
         let Some(n) = reserve_file(self.max_snapshots) else {
             self.suppressed.fetch_add(1, Ordering::Relaxed);
@@ -277,6 +282,40 @@ impl Triggers {
             return false;
         }
         true
+    }
+
+    /// Whether `call` gets past the cooldown at `now`: the first trigger after one ends, or a
+    /// call worse than every one let through since it began.
+    fn through_cooldown(&self, call: &ReasonInfo, now: u64) -> bool {
+        let factor = factor(call);
+        let last = self.last.load(Ordering::Acquire);
+        if last != 0 && now.wrapping_sub(last) < self.cooldown_ticks {
+            return self
+                .worst
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |w| {
+                    (factor > w).then_some(factor)
+                })
+                .is_ok();
+        }
+        if self
+            .last
+            .compare_exchange(last, now.max(1), Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return false;
+        }
+        self.worst.store(factor, Ordering::Release);
+        true
+    }
+}
+
+/// How far a call passed its limit, in 1/1024ths of the limit (a call with no limit: as far as
+/// can be).
+fn factor(call: &ReasonInfo) -> u64 {
+    match call.limit_ticks {
+        0 => u64::MAX,
+        limit => (u128::from(call.duration_ticks) * 1024 / u128::from(limit))
+            .min(u128::from(u64::MAX)) as u64,
     }
 }
 
@@ -326,6 +365,8 @@ pub(crate) fn matches(pattern: &str, name: &str) -> bool {
 const EMPTY: u8 = 0;
 const FILLING: u8 = 1;
 const FULL: u8 = 2;
+/// The writer is reading the waiting trigger.
+const TAKING: u8 = 3;
 
 /// One open task of an async function with a trigger.
 struct OpenTask {
@@ -457,6 +498,27 @@ impl Mailbox {
         {
             return false;
         }
+        self.n.store(n, Ordering::Relaxed);
+        self.fill(call);
+        true
+    }
+
+    /// Puts `call` in place of the trigger waiting there, which keeps its file number; false
+    /// when none waits (or the writer is taking it).
+    fn replace(&self, call: &ReasonInfo) -> bool {
+        if self
+            .state
+            .compare_exchange(FULL, FILLING, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            return false;
+        }
+        self.fill(call);
+        true
+    }
+
+    /// Writes `call` into the box, which the caller holds (`FILLING`), and hands it over.
+    fn fill(&self, call: &ReasonInfo) {
         self.reason.store(
             if call.reason == Reason::StillRunning {
                 1
@@ -471,14 +533,17 @@ impl Mailbox {
         self.duration.store(call.duration_ticks, Ordering::Relaxed);
         self.limit.store(call.limit_ticks, Ordering::Relaxed);
         self.p99.store(call.p99_ticks, Ordering::Relaxed);
-        self.n.store(n, Ordering::Relaxed);
         self.state.store(FULL, Ordering::Release);
-        true
     }
 
     /// The waiting trigger and its file number, if one waits.
     pub(crate) fn take(&self) -> Option<(ReasonInfo, u32)> {
-        if self.state.load(Ordering::Acquire) != FULL {
+        // Held while read: a worse trigger cannot replace it half way.
+        if self
+            .state
+            .compare_exchange(FULL, TAKING, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
             return None;
         }
         let call = ReasonInfo {
@@ -536,5 +601,26 @@ mod tests {
         assert!(!m.put(&call, 2), "one waits already");
         assert_eq!(m.take(), Some((call, 1)));
         assert_eq!(m.take(), None);
+        assert!(!m.replace(&call), "none waits to be replaced");
+        // A worse one takes the place of the one waiting, with its file number.
+        let worse = ReasonInfo {
+            duration_ticks: 60,
+            ..call
+        };
+        assert!(m.put(&call, 3));
+        assert!(m.replace(&worse));
+        assert_eq!(m.take(), Some((worse, 3)));
+    }
+
+    #[test]
+    fn factors_compare_calls_across_limits() {
+        let call = |duration_ticks, limit_ticks| ReasonInfo {
+            duration_ticks,
+            limit_ticks,
+            ..ReasonInfo::default()
+        };
+        assert_eq!(factor(&call(200, 100)), 2048);
+        assert!(factor(&call(500, 100)) > factor(&call(900, 300)));
+        assert_eq!(factor(&call(5, 0)), u64::MAX);
     }
 }

@@ -234,22 +234,64 @@ fn a_call_that_never_returns_fires_while_it_is_still_running() {
 fn a_burst_of_slow_calls_gives_one_file_and_counts_the_rest() {
     let _turn = testing::exclusive();
     let dir = scratch("burst");
+    testing::use_mock_clock(1_000_000_000);
+    testing::set_time(1_000_000);
     let rec = fdr_runtime::start(
         fdr_tests::every_call()
             .out(dir.join("b.fdr"))
             .trigger("trig::plain", Duration::from_micros(1)),
     )
     .unwrap();
+    // A hundred calls as slow as each other: none worse than the first.
     for _ in 0..100 {
         let _g = CallGuard::enter(&PLAIN);
-        std::thread::sleep(Duration::from_micros(20));
+        testing::advance(20_000);
     }
     let files = wait_for_logs(&dir, 1);
     let mut bytes = Vec::new();
     rec.finish_to(&mut bytes).unwrap();
+    testing::use_real_clock();
     assert_eq!(files.len(), 1, "{files:?}");
     let last = decode(&bytes[..]).unwrap();
     assert_eq!(last.reason.unwrap().suppressed, 99);
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn the_worst_call_of_a_storm_is_written_within_the_cooldown() {
+    let _turn = testing::exclusive();
+    let dir = scratch("worst");
+    testing::use_mock_clock(1_000_000_000);
+    testing::set_time(1_000_000);
+    let rec = fdr_runtime::start(
+        fdr_tests::every_call()
+            .out(dir.join("w.fdr"))
+            .trigger("trig::plain", Duration::from_micros(100)),
+    )
+    .unwrap();
+    let call = |ns: u64| {
+        let _g = CallGuard::enter(&PLAIN);
+        testing::advance(ns);
+    };
+    // Within one cooldown (10 s): 200 µs fires; 150 µs is held back; 500 µs, twice as far past
+    // the limit as the first, is written too; 300 µs is held back.
+    call(200_000);
+    assert_eq!(wait_for_logs(&dir, 1).len(), 1);
+    call(150_000);
+    call(500_000);
+    let files = wait_for_logs(&dir, 2);
+    call(300_000);
+    let mut bytes = Vec::new();
+    rec.finish_to(&mut bytes).unwrap();
+    testing::use_real_clock();
+    assert_eq!(files.len(), 2, "{files:?}");
+    let durations: Vec<u64> = files
+        .iter()
+        .map(|f| read_log(f).reason.unwrap().duration_ticks)
+        .collect();
+    assert_eq!(durations, [200_000, 500_000]);
+    let last = decode(&bytes[..]).unwrap();
+    assert_eq!(last.reason.unwrap().suppressed, 2);
     std::fs::remove_dir_all(dir).ok();
 }
 
