@@ -599,13 +599,13 @@ mod tests {
         };
         assert!(m.put(&call, 1));
         assert!(!m.put(&call, 2), "one waits already");
-        assert_eq!(m.take(), Some((call, 1)));
+        assert_eq!(m.take(), Some((call.clone(), 1)));
         assert_eq!(m.take(), None);
         assert!(!m.replace(&call), "none waits to be replaced");
         // A worse one takes the place of the one waiting, with its file number.
         let worse = ReasonInfo {
             duration_ticks: 60,
-            ..call
+            ..call.clone()
         };
         assert!(m.put(&call, 3));
         assert!(m.replace(&worse));
