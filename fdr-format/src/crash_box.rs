@@ -674,7 +674,8 @@ pub fn recover(bytes: &[u8]) -> Result<Recovered, FormatError> {
     records.extend(p.records.iter().cloned());
     let start = LeadStart {
         tid: blocks.first().map_or(0, |b| b.0),
-        pid: info.pid,
+        // The pid the log names (the run record's); the header's is the process's own.
+        pid: if run.pid != 0 { run.pid } else { info.pid },
         start_secs: run.start_unix_secs,
         start_nanos: run.start_unix_nanos,
         start_tsc: run.start_tsc,

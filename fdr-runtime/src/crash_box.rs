@@ -115,7 +115,10 @@ impl CrashBox {
         let path = setup
             .dir
             .join(layout::file_name(setup.program, setup.header.pid));
-        let cpath = c_path(&path)?;
+        // Laid out under another name, then renamed: a reader (another process's start, `fdr
+        // recover`) never finds a box half made.
+        let making = laying_out_name(&path);
+        let cpath = c_path(&making)?;
         // SAFETY: `cpath` is a NUL-terminated path; the flags and mode are plain values.
         let fd = unsafe {
             libc::open(
@@ -169,6 +172,10 @@ impl CrashBox {
             removed: AtomicBool::new(false),
         };
         b.lay_out(&setup, len);
+        if let Err(e) = std::fs::rename(&making, &b.path) {
+            unlink();
+            return Err(e);
+        }
         Ok(b)
     }
 
@@ -458,6 +465,22 @@ pub(crate) fn after_fork() {
     };
 }
 
+/// Where a box is laid out before it is renamed to `path`.
+fn laying_out_name(path: &Path) -> PathBuf {
+    let mut name = std::ffi::OsString::from(".");
+    name.push(path.file_name().unwrap_or_default());
+    name.push(".new");
+    path.with_file_name(name)
+}
+
+/// Whether a process with id `pid` exists (it may be another program that reused the id).
+fn exists(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists and may be signalled.
+    pid > 0
+        && (unsafe { libc::kill(pid, 0) } == 0
+            || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
+}
+
 /// At start, the boxes this program's earlier processes left in `dir`: each one whose process is
 /// gone becomes a log (at the path its process would have written) and is removed; past
 /// [`MAX_BOXES`] unrecoverable ones, the oldest are removed. One stderr line per box.
@@ -476,6 +499,9 @@ pub(crate) fn recover_left(dir: &Path, program: &str) {
         match recover_one(&path, pid == me) {
             Ok(Some(said)) => eprintln!("fdr: {said}"),
             Ok(None) => {}
+            // A box that cannot be read while a process with its id runs may be that process's:
+            // it is left alone, and not counted against the cap.
+            Err(_) if pid != me && exists(pid) => {}
             Err(e) => {
                 eprintln!("fdr: could not recover {}: {e}", path.display());
                 let when = e_time(&path);

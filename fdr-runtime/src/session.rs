@@ -748,7 +748,9 @@ fn make_pool(setup: &Setup, final_path: &Path) -> Result<Pool, Error> {
         buffer_count: count,
         lead: fdr_format::crash_box::encode_lead(&records),
         header: crate::crash_box::HeaderFacts {
-            pid: setup.pid,
+            // The process's own id, which names the box and tells whether it still runs (the
+            // log's pid is 1 with the injected clock).
+            pid: crate::host::os_pid(),
             clock: fdr_format::crash_box::clock_code(setup.calibration.source),
             ticks_per_second: setup.calibration.ticks_per_second,
             cal_tsc0: setup.cal_start.0,

@@ -548,6 +548,45 @@ fn at_most_eight_boxes_that_cannot_be_recovered_are_kept() {
 }
 
 #[test]
+fn a_box_is_named_by_its_process_and_left_alone_while_it_runs() {
+    // With the injected clock a log names its process 1; the box is named by the real one, which
+    // is how the next process of the same program tells a live box from a dead one's.
+    let dir = scratch("alive");
+    let _turn = fdr_tests::testing::exclusive();
+    fdr_tests::testing::use_mock_clock(1_000_000_000);
+    let out = dir.join("mine.fdr");
+    let rec = fdr_runtime::start(fdr_tests::every_call().crash_dir(&dir).out(&out)).unwrap();
+    drop(CallGuard::enter(&WORK));
+    let mine = box_of(&dir, std::process::id());
+    assert!(mine.exists(), "no box at {}", mine.display());
+    // Another process of this program starts and exits with the same crash directory.
+    let next = child(
+        "child_starts_and_exits",
+        &format!(
+            "out={} crash_dir={}",
+            dir.join("next.fdr").display(),
+            dir.display()
+        ),
+    )
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&next.stderr);
+    assert!(next.status.success(), "{stderr}");
+    assert!(!stderr.contains("recover"), "{stderr}");
+    assert!(mine.exists(), "a running process's box was taken");
+    assert!(!out.exists(), "nothing was written in this process's name");
+    let mut bytes = Vec::new();
+    rec.finish_to(&mut bytes).unwrap();
+    fdr_tests::testing::use_real_clock();
+    assert!(!mine.exists(), "finish removes the box");
+    assert_eq!(
+        decode(&bytes[..]).unwrap().run.pid,
+        1,
+        "the log's pid is the injected one"
+    );
+}
+
+#[test]
 #[ignore = "a child process of the start race tests"]
 fn child_races_to_start() {
     let barrier = std::sync::Arc::new(std::sync::Barrier::new(8));

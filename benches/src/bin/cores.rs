@@ -133,6 +133,40 @@ fn one_thread(config: &Config, f: fn(u64) -> u64) -> Result<f64, String> {
     Ok(ns)
 }
 
+/// Two threads (cpus 0 and 1) each doing a load and a store of a counter, [`CALLS`] times: in one
+/// cache line they share (`shared`), or each in a line of its own. What a recorder that stored
+/// to memory shared by the cores on every call would pay per call, at two cores; at `n` cores
+/// writing one line, each store waits for the line's trip from the last writer, so the cost
+/// grows with the writers.
+fn bounce(shared: bool) -> f64 {
+    #[repr(align(128))]
+    struct Line(std::sync::atomic::AtomicU64);
+    let lines = [
+        Line(std::sync::atomic::AtomicU64::new(0)),
+        Line(std::sync::atomic::AtomicU64::new(0)),
+    ];
+    let barrier = Barrier::new(2);
+    let per: Vec<f64> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..2)
+            .map(|i| {
+                let (barrier, line) = (&barrier, &lines[if shared { 0 } else { i }].0);
+                s.spawn(move || {
+                    use std::sync::atomic::Ordering::Relaxed;
+                    let _ = timing::pin_to_cpu(i);
+                    barrier.wait();
+                    let t = timing::thread_cpu_ns();
+                    for _ in 0..CALLS {
+                        line.store(black_box(line.load(Relaxed)) + 1, Relaxed);
+                    }
+                    (timing::thread_cpu_ns() - t) as f64 / CALLS as f64
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    per.iter().sum::<f64>() / 2.0
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -194,7 +228,10 @@ fn run(rounds: usize) -> Result<(), String> {
     ];
     let mut single = vec![Vec::new(); trigger_rows.len()];
     let mut culled = vec![0; configs.len()];
+    let (mut one_line, mut own_lines) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
+        one_line.push(bounce(true));
+        own_lines.push(bounce(false));
         for (i, (_, config)) in configs.iter().enumerate() {
             let (ns, c) = two_threads(config, [app::shared, app::shared])?;
             same[i].push(ns);
@@ -231,5 +268,11 @@ fn run(rounds: usize) -> Result<(), String> {
         let v = median(single[i].clone());
         println!("| {name} | {v:.1} | {:.2} |", v / base);
     }
+    let (a, b) = (median(one_line), median(own_lines));
+    println!(
+        "\nFalse sharing on this machine: a load and a store per call into one line both cores \
+         write, {a:.1} ns, against {b:.1} ns into lines of their own ({:.1}x)",
+        a / b
+    );
     Ok(())
 }
