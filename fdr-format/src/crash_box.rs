@@ -597,6 +597,70 @@ pub fn read_info(bytes: &[u8]) -> Result<BoxInfo, FormatError> {
     Ok(parse(bytes)?.info)
 }
 
+/// What [`read_box`] found at a path.
+#[derive(Debug)]
+pub enum Found {
+    /// The box of a process that still runs: to be left as it is.
+    Alive(BoxInfo),
+    /// A box its process closed (it wrote its final log): nothing to recover.
+    Closed(BoxInfo),
+    /// A dead process's box, as its process left it: what [`recover`] takes.
+    Dead(Vec<u8>),
+    /// The file went away while it was looked at: its process finished and removed it.
+    Vanished,
+}
+
+/// Reads the box at `path` for recovery, never taking a live process's box for a dead one's:
+/// whether its process runs is decided first, and a dead process's box is then read again, as
+/// its process left it. (Read once, a box could be read while its process ran, then found dead
+/// because the process had since finished, removed its box and exited: its running state then
+/// became a "crash".) `ours`: the box has this process's pid, so whatever made it is gone.
+///
+/// ```
+/// use fdr_format::crash_box::{read_box, Found};
+/// let missing = std::env::temp_dir().join("fdr-no-such-box-here.box");
+/// assert!(matches!(read_box(&missing, false), Ok(Found::Vanished)));
+/// ```
+pub fn read_box(path: &std::path::Path, ours: bool) -> Result<Found, FormatError> {
+    let read = || -> Result<Option<Vec<u8>>, FormatError> {
+        let cannot = |e: std::io::Error| FormatError::new(0, format!("cannot read it: {e}"));
+        let len = match std::fs::metadata(path) {
+            Ok(m) => m.len(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(cannot(e)),
+        };
+        if len > MAX_BOX_BYTES {
+            return Err(FormatError::new(
+                0,
+                format!("{len} bytes: larger than any crash box fdr makes"),
+            ));
+        }
+        match std::fs::read(path) {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(cannot(e)),
+        }
+    };
+    let Some(bytes) = read()? else {
+        return Ok(Found::Vanished);
+    };
+    let info = read_info(&bytes)?;
+    if info.state == state::CLOSED {
+        return Ok(Found::Closed(info));
+    }
+    if !ours && liveness(&info) == Liveness::Alive {
+        return Ok(Found::Alive(info));
+    }
+    let Some(bytes) = read()? else {
+        return Ok(Found::Vanished);
+    };
+    let info = read_info(&bytes)?;
+    if info.state == state::CLOSED {
+        return Ok(Found::Closed(info));
+    }
+    Ok(Found::Dead(bytes))
+}
+
 /// Turns a box into a log: every buffer that holds records, cut at its last complete record,
 /// each thread's newest run of consecutive buffers in order; the calls open at the death are
 /// open at the log's end. The log's reason is [`Reason::Crash`] with the signal caught, if any.

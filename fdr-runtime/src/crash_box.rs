@@ -535,15 +535,14 @@ pub(crate) const MAX_BOXES: usize = 8;
 /// Recovers the box at `path` unless its process runs (`ours`: it has this process's pid, so
 /// whatever made it is gone). `Ok(None)`: left alone.
 fn recover_one(path: &Path, ours: bool) -> Result<Option<String>, String> {
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
-    let info = layout::read_info(&bytes).map_err(|e| e.to_string())?;
-    if info.state == state::CLOSED {
-        let _ = std::fs::remove_file(path);
-        return Ok(None);
-    }
-    if !ours && layout::liveness(&info) == layout::Liveness::Alive {
-        return Ok(None);
-    }
+    let bytes = match layout::read_box(path, ours).map_err(|e| e.to_string())? {
+        layout::Found::Dead(bytes) => bytes,
+        layout::Found::Closed(_) => {
+            let _ = std::fs::remove_file(path);
+            return Ok(None);
+        }
+        layout::Found::Alive(_) | layout::Found::Vanished => return Ok(None),
+    };
     let r = layout::recover(&bytes).map_err(|e| e.to_string())?;
     let out = free_name(&r.info.out);
     write_synced(&out, &r.log).map_err(|e| format!("{}: {e}", out.display()))?;

@@ -13,7 +13,7 @@
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use fdr_format::crash_box::{self, state, BoxInfo, Liveness};
+use fdr_format::crash_box::{self, BoxInfo};
 
 use crate::error::shown_path;
 use crate::CliError;
@@ -187,14 +187,7 @@ type Handled = Option<(Outcome, Result<(), String>)>;
 
 /// Recovers the box at `path`, or leaves it alone; `Err`: why it could not be recovered.
 fn one(path: &Path, opts: &Options, out: &mut dyn Write) -> Result<Handled, String> {
-    let len = std::fs::metadata(path)
-        .map_err(|e| format!("cannot read it: {e}"))?
-        .len();
-    if len > crash_box::MAX_BOX_BYTES {
-        return Err(format!("{len} bytes: larger than any crash box fdr makes"));
-    }
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
-    let info = crash_box::read_info(&bytes).map_err(|e| e.to_string())?;
+    let found = crash_box::read_box(path, false).map_err(|e| e.to_string())?;
     let remove = || -> Result<(), String> {
         if opts.keep {
             return Ok(());
@@ -206,21 +199,26 @@ fn one(path: &Path, opts: &Options, out: &mut dyn Write) -> Result<Handled, Stri
             _ => Ok(()),
         }
     };
-    if info.state == state::CLOSED {
+    let bytes = match found {
+        crash_box::Found::Dead(bytes) => bytes,
         // Its process wrote its final log: nothing to recover.
-        return remove()
-            .map(|()| None)
-            .map_err(|why| format!("closed by its process (nothing to recover), but {why}"));
-    }
-    if crash_box::liveness(&info) == Liveness::Alive {
-        return Ok(Some((
-            Outcome::LeftAlone {
-                path: path.to_path_buf(),
-                pid: info.pid,
-            },
-            Ok(()),
-        )));
-    }
+        crash_box::Found::Closed(_) => {
+            return remove()
+                .map(|()| None)
+                .map_err(|why| format!("closed by its process (nothing to recover), but {why}"))
+        }
+        crash_box::Found::Alive(info) => {
+            return Ok(Some((
+                Outcome::LeftAlone {
+                    path: path.to_path_buf(),
+                    pid: info.pid,
+                },
+                Ok(()),
+            )))
+        }
+        // Its process finished and removed it meanwhile.
+        crash_box::Found::Vanished => return Ok(None),
+    };
     let r = crash_box::recover(&bytes).map_err(|e| e.to_string())?;
     let (log, instead_of) = match &opts.output {
         Some(o) if o.as_os_str() == "-" => {
