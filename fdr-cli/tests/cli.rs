@@ -635,6 +635,16 @@ fn errors_name_the_file_the_offset_and_what_was_expected() {
             .starts_with(&format!("fdr: {}: cannot open the log:", missing.display())),
         "{e}"
     );
+    // A profile is called a profile.
+    let missing = dir.join("nope.fdrprof");
+    let e = fdr(&["profile", missing.to_str().unwrap()]).unwrap_err();
+    assert!(
+        e.to_string().starts_with(&format!(
+            "fdr: {}: cannot open the profile:",
+            missing.display()
+        )),
+        "{e}"
+    );
 
     let mut bad = basic_log();
     bad[0] = 3;

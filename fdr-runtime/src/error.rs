@@ -83,9 +83,14 @@ impl fmt::Display for Error {
                 path: Some(p),
                 source,
             } => {
+                let what = if p.extension().is_some_and(|e| e == "fdrprof") {
+                    "profile"
+                } else {
+                    "log"
+                };
                 write!(
                     f,
-                    "fdr: could not write the log to {}: {source}",
+                    "fdr: could not write the {what} to {}: {source}",
                     p.display()
                 )
             }
@@ -100,5 +105,31 @@ impl std::error::Error for Error {
             Error::Io { source, .. } => Some(source),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_write_names_what_it_was_writing() {
+        let io = || std::io::Error::other("disk full");
+        let log = Error::Io {
+            path: Some("app.fdr".into()),
+            source: io(),
+        };
+        assert_eq!(
+            log.to_string(),
+            "fdr: could not write the log to app.fdr: disk full"
+        );
+        let profile = Error::Io {
+            path: Some("app.fdrprof".into()),
+            source: io(),
+        };
+        assert_eq!(
+            profile.to_string(),
+            "fdr: could not write the profile to app.fdrprof: disk full"
+        );
     }
 }

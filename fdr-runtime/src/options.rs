@@ -274,6 +274,13 @@ impl Config {
                 _ => return Err(bad(format!("unknown key; keys are {keys}"))),
             }
         }
+        if c.mode == Mode::Profile && !c.profile && seen.iter().any(|k| k == "profile") {
+            warnings.push(
+                "`mode=profile` keeps a profile and no window, so `profile=off` has no effect; \
+                 for a window without a profile, use mode=ring (the default)"
+                    .to_string(),
+            );
+        }
         c.validate()?;
         Ok((c, warnings))
     }
@@ -397,6 +404,30 @@ mod tests {
                 Err(Error::Config { key: k, .. }) => assert_eq!(k, key, "{opts}"),
                 other => panic!("{opts}: {other:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn profile_off_beside_mode_profile_says_which_wins() {
+        for opts in ["mode=profile profile=off", "profile=off mode=profile"] {
+            let (c, warnings) = Config::parse_options(opts).unwrap();
+            assert_eq!(c.get_mode(), Mode::Profile, "{opts}");
+            assert_eq!(warnings.len(), 1, "{opts}: {warnings:?}");
+            assert!(
+                warnings[0].contains("`profile=off` has no effect"),
+                "{warnings:?}"
+            );
+        }
+        for opts in [
+            "mode=profile",
+            "mode=ring profile=off",
+            "mode=profile profile=on",
+        ] {
+            assert_eq!(
+                Config::parse_options(opts).unwrap().1,
+                Vec::<String>::new(),
+                "{opts}"
+            );
         }
     }
 

@@ -96,11 +96,16 @@ impl Log {
             return Log::spool(&mut io::stdin().lock());
         }
         let name = shown_path(arg);
-        let meta = fs::metadata(arg).map_err(|e| CliError::io(&name, "cannot open the log", e))?;
+        // Named for what it is said to be: `fdr profile app.fdrprof` is not looking for a log.
+        let cannot = if arg.extension().is_some_and(|e| e == "fdrprof") {
+            "cannot open the profile"
+        } else {
+            "cannot open the log"
+        };
+        let meta = fs::metadata(arg).map_err(|e| CliError::io(&name, cannot, e))?;
         if !meta.is_file() && !meta.is_dir() {
             // A pipe (`<(zcat app.fdr.gz)`) or a device: read once, like standard input.
-            let mut f =
-                File::open(arg).map_err(|e| CliError::io(&name, "cannot open the log", e))?;
+            let mut f = File::open(arg).map_err(|e| CliError::io(&name, cannot, e))?;
             return Log::spool_named(&mut f, &name);
         }
         let len = meta.len();
