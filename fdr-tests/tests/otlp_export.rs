@@ -366,7 +366,7 @@ fn busy_cut_and_hung_requests_are_retried_until_the_window_arrives() {
         rec.finish_to(&mut std::io::sink()).unwrap();
         assert_eq!(rec.stats().windows_dropped, 0, "{script:?}");
         assert_eq!(
-            c.connections.load(Ordering::SeqCst),
+            c.requests().len(),
             script.len() + 1,
             "{script:?}: one attempt per failure, then the one that succeeds"
         );
@@ -463,11 +463,41 @@ fn finish_waits_a_bounded_time_for_queued_windows() {
 
 #[test]
 fn bad_otlp_settings_are_refused_with_what_to_do() {
-    let e = fdr_runtime::start(Config::default().otlp_endpoint("https://collector:4318"))
+    let e = fdr_runtime::start(Config::default().otlp_endpoint("ftp://collector:4318"))
         .err()
         .unwrap()
         .to_string();
-    assert!(e.contains("otlp_endpoint") && e.contains("https"), "{e}");
+    assert!(
+        e.contains("otlp_endpoint") && e.contains("not an http:// or https:// URL"),
+        "{e}"
+    );
+    // A CA that cannot be read stops the start, naming it.
+    let e = fdr_runtime::start(
+        Config::default()
+            .otlp_endpoint("https://collector:4318")
+            .otlp_ca("/nonexistent/ca.pem"),
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(
+        e.starts_with("fdr: bad option `otlp_ca`: cannot read the CA file /nonexistent/ca.pem"),
+        "{e}"
+    );
+    // Bad header syntax names the item, never a value.
+    for (opts, says) in [
+        ("otlp_headers=x-api-key=hunter2,hunter3", "item 2 has no `=`"),
+        ("otlp_headers=\"x api key=hunter2\"", "`x api key` is not a valid header name"),
+        ("otlp_headers=x-api-key=hunter2 hunter3", "a header value with spaces goes in quotes"),
+    ] {
+        let e = Config::from_options(&format!("otlp_endpoint=http://h:4318 {opts}"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`otlp_headers`") && e.contains(says), "{opts}: {e}");
+        assert!(!e.contains("hunter"), "{opts}: {e}");
+    }
+    let c = Config::from_options("otlp_endpoint=env otlp_headers=x-api-key=hunter2").unwrap();
+    assert!(!format!("{c:?}").contains("hunter2"));
     let e = Config::from_options("otlp_only=on")
         .unwrap_err()
         .to_string();
@@ -487,7 +517,7 @@ fn bad_otlp_settings_are_refused_with_what_to_do() {
     .unwrap();
     assert_eq!(c.get_otlp_endpoint(), Some("http://h:4318"));
     assert_eq!(c.get_service_name(), Some("api"));
-    assert_eq!(c.get_otlp_timeout(), Duration::from_secs(2));
+    assert_eq!(c.get_otlp_timeout(), Some(Duration::from_secs(2)));
     assert_eq!(c.get_otlp_retry_for(), Duration::ZERO);
     assert_eq!((c.get_otlp_max_spans(), c.get_otlp_queue()), (5, 2));
 }
