@@ -1140,3 +1140,46 @@ fn an_https_collector_with_a_key_configured_by_the_variables_gets_the_triggered_
     );
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// `fdr export` sends over TLS too, to a collector whose certificate it is given with
+/// `--otlp-ca`, with the header given; what arrives decodes to what the file export holds.
+#[test]
+fn fdr_export_sends_over_tls_with_the_ca_and_header_given() {
+    let _turn = testing::exclusive();
+    let dir = scratch("otlp-export-tls");
+    let c = Collector::with(Setup {
+        tls: true,
+        require: Some(("authorization", "Bearer s3cr3t")),
+        ..Setup::default()
+    });
+    let rec = fdr_runtime::start(fdr_tests::every_call().buffer_count(64)).unwrap();
+    work(3);
+    let path = dir.join("w.fdr");
+    rec.write_snapshot(&path).unwrap();
+    rec.finish_to(&mut std::io::sink()).unwrap();
+    let ca = c.ca.clone().unwrap();
+    let args: Vec<String> = [
+        "export",
+        path.to_str().unwrap(),
+        "--otlp",
+        &c.url,
+        "--otlp-ca",
+        ca.to_str().unwrap(),
+        "--otlp-headers",
+        "authorization=Bearer%20s3cr3t",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    fdr_cli::run(&args, &mut Vec::new()).unwrap();
+    let got = c.requests();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].header("authorization"), Some("Bearer s3cr3t"));
+    let received = dir.join("received.pb");
+    std::fs::write(&received, &got[0].body).unwrap();
+    assert_eq!(
+        otlp_check(std::slice::from_ref(&received))["spans"],
+        exported(&path, &dir)["spans"]
+    );
+    std::fs::remove_dir_all(dir).ok();
+}
