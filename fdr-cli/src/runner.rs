@@ -384,9 +384,8 @@ fn export(
 ) -> Result<(), CliError> {
     use fdr_otlp::settings::{Given, Otel, Settings};
     // What can be checked without the log, first: the flags, the variables, the CA file.
-    let usage = |flag: &str, e: &dyn std::fmt::Display| {
-        CliError::Usage(format!("fdr: export: {flag} {e}"))
-    };
+    let usage =
+        |flag: &str, e: &dyn std::fmt::Display| CliError::Usage(format!("fdr: export: {flag} {e}"));
     let given = match &dest {
         Export::Send(s) => Given {
             endpoint: s.url.clone(),
@@ -418,8 +417,8 @@ fn export(
         None => usage("--otlp", &e),
     })?;
     let client = match &dest {
-        Export::Send(_) => Some(
-            fdr_otlp::client::Client::new(&settings.transport).map_err(|e| {
+        Export::Send(_) => Some(fdr_otlp::client::Client::new(&settings.transport).map_err(
+            |e| {
                 let flag = match (&given.ca_file, settings.ca_variable) {
                     (None, Some(v)) => v,
                     _ => "--otlp-ca",
@@ -428,8 +427,8 @@ fn export(
                     fdr_otlp::Error::Settings(m) => usage(flag, &m),
                     other => usage("--otlp", &other),
                 }
-            })?,
-        ),
+            },
+        )?),
         Export::File(_) => None,
     };
     if let Some(tp) = &names.traceparent {

@@ -343,7 +343,8 @@ fn collector(answer: &'static [u8]) -> (u16, Arc<Mutex<Vec<Received>>>) {
 }
 
 /// 200 with an empty ExportTraceServiceResponse (full success).
-const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nConnection: close\r\n\
+const OK: &[u8] =
+    b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nConnection: close\r\n\
                      Content-Length: 0\r\n\r\n";
 
 /// The body as sent, gunzipped when it came gzipped.
@@ -352,8 +353,7 @@ fn body(r: &Received) -> Vec<u8> {
         return r.body.clone();
     }
     let mut out = Vec::new();
-    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&r.body[..]), &mut out)
-        .unwrap();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&r.body[..]), &mut out).unwrap();
     out
 }
 
@@ -381,7 +381,11 @@ fn a_collector_receives_what_the_file_holds() {
         assert_eq!(r.line, "POST /v1/traces HTTP/1.1");
         assert_eq!(r.header("content-type"), Some("application/x-protobuf"));
         assert_eq!(r.header("host"), Some(&url["http://".len()..]));
-        assert_eq!(r.header("content-encoding"), Some("gzip"), "gzip by default");
+        assert_eq!(
+            r.header("content-encoding"),
+            Some("gzip"),
+            "gzip by default"
+        );
         assert_eq!(
             body(r),
             std::fs::read(&file).unwrap(),
@@ -450,18 +454,39 @@ fn collector_faults_and_bad_input_fail_clearly() {
     );
     assert!(!msg.contains("hunter2"), "{msg}");
     fails(
-        &["export", &log, "--otlp", "https://collector", "--otlp-ca", "/nonexistent/ca.pem"],
+        &[
+            "export",
+            &log,
+            "--otlp",
+            "https://collector",
+            "--otlp-ca",
+            "/nonexistent/ca.pem",
+        ],
         2,
         "fdr: export: --otlp-ca cannot read the CA file /nonexistent/ca.pem",
     );
     let msg = fails(
-        &["export", &log, "--otlp", "http://h", "--otlp-headers", "x-api-key=hunter2,hunter3"],
+        &[
+            "export",
+            &log,
+            "--otlp",
+            "http://h",
+            "--otlp-headers",
+            "x-api-key=hunter2,hunter3",
+        ],
         2,
         "fdr: export: --otlp-headers item 2 has no `=`",
     );
     assert!(!msg.contains("hunter"), "{msg}");
     fails(
-        &["export", &log, "--otlp", "http://h", "--otlp-compression", "zstd"],
+        &[
+            "export",
+            &log,
+            "--otlp",
+            "http://h",
+            "--otlp-compression",
+            "zstd",
+        ],
         2,
         "--otlp-compression expected gzip or none, found `zstd`",
     );
@@ -502,7 +527,9 @@ fn collector_faults_and_bad_input_fail_clearly() {
     );
     assert!(t0.elapsed() < std::time::Duration::from_secs(10));
     assert!(
-        msg.starts_with(&format!("fdr: export to {url}/v1/traces: gave up after 2 attempts")),
+        msg.starts_with(&format!(
+            "fdr: export to {url}/v1/traces: gave up after 2 attempts"
+        )),
         "{msg}"
     );
     // A collector that refuses the request: not retried.
@@ -573,7 +600,16 @@ fn export_takes_the_same_headers_compression_and_variables() {
     let (port, got) = collector(OK);
     let url = format!("http://127.0.0.1:{port}");
     let o = run(
-        &["export", &log, "--otlp", &url, "--otlp-headers", "x-api-key=k%2C1", "--otlp-compression", "none"],
+        &[
+            "export",
+            &log,
+            "--otlp",
+            &url,
+            "--otlp-headers",
+            "x-api-key=k%2C1",
+            "--otlp-compression",
+            "none",
+        ],
         &[],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -582,7 +618,10 @@ fn export_takes_the_same_headers_compression_and_variables() {
     assert_eq!(r.header("content-encoding"), None);
     assert_eq!(r.body, want);
     // By the variables alone, with --otlp env; then the flag over the variable.
-    for (flag, header) in [(None, "from-variable"), (Some("x-api-key=from-flag"), "from-flag")] {
+    for (flag, header) in [
+        (None, "from-variable"),
+        (Some("x-api-key=from-flag"), "from-flag"),
+    ] {
         let (port, got) = collector(OK);
         let mut args = vec!["export", &log, "--otlp", "env"];
         if let Some(f) = flag {
@@ -601,7 +640,10 @@ fn export_takes_the_same_headers_compression_and_variables() {
         );
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success(), "{stderr}");
-        assert!(stderr.ends_with(&format!("to {endpoint}/v1/traces\n")), "{stderr}");
+        assert!(
+            stderr.ends_with(&format!("to {endpoint}/v1/traces\n")),
+            "{stderr}"
+        );
         let r = got.lock().unwrap()[0].clone();
         assert_eq!(r.line, "POST /v1/traces HTTP/1.1");
         assert_eq!(r.header("x-api-key"), Some(header));
@@ -617,7 +659,10 @@ fn export_takes_the_same_headers_compression_and_variables() {
         b"HTTP/1.1 401 Unauthorized\r\nConnection: close\r\nContent-Length: 15\r\n\r\nmissing API key",
     );
     let url = format!("http://127.0.0.1:{port}");
-    let o = run(&["export", &log, "--otlp", &url], &[("OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=hunter2")]);
+    let o = run(
+        &["export", &log, "--otlp", &url],
+        &[("OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=hunter2")],
+    );
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     assert_eq!(got.lock().unwrap().len(), 1, "not retried");
@@ -628,8 +673,16 @@ fn export_takes_the_same_headers_compression_and_variables() {
     );
     assert!(!stderr.contains("hunter2"), "{stderr}");
     // A bad variable is named.
-    let o = run(&["export", &log, "--otlp", "env"], &[("OTEL_EXPORTER_OTLP_TIMEOUT", "5s")]);
+    let o = run(
+        &["export", &log, "--otlp", "env"],
+        &[("OTEL_EXPORTER_OTLP_TIMEOUT", "5s")],
+    );
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("fdr: export: OTEL_EXPORTER_OTLP_TIMEOUT: expected a whole number of milliseconds"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "fdr: export: OTEL_EXPORTER_OTLP_TIMEOUT: expected a whole number of milliseconds"
+        ),
+        "{stderr}"
+    );
 }

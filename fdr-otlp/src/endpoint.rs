@@ -173,7 +173,9 @@ impl Endpoint {
             return Err(bad("no host"));
         }
         if host.contains(':') && !authority.starts_with('[') {
-            return Err(bad("an IPv6 address must be in brackets: http://[::1]:4318"));
+            return Err(bad(
+                "an IPv6 address must be in brackets: http://[::1]:4318",
+            ));
         }
         let port = match port {
             None => match scheme {
@@ -339,7 +341,9 @@ mod tests {
 
     #[test]
     fn messages_hide_user_info_and_query_values() {
-        let e = Endpoint::parse("https://user:hunter2@h").unwrap_err().to_string();
+        let e = Endpoint::parse("https://user:hunter2@h")
+            .unwrap_err()
+            .to_string();
         assert!(!e.contains("hunter2") && e.contains("https://…@h"), "{e}");
         let e = Endpoint::parse("https://h/v1/traces?api_key=hunter2&x").unwrap();
         assert_eq!(e.to_string(), "https://h:443/v1/traces?api_key=…&x");

@@ -107,8 +107,14 @@ mod tests {
     fn bad_headers_are_named_and_their_values_never_shown() {
         for (text, says) in [
             ("x-key=secret,secret", "item 2 has no `=`"),
-            ("x:key=secret", "item 1 (`x:key`) is not a valid header name"),
-            ("x-key=sec%0Aret", "item 1 (`x-key`) has a value with a line break"),
+            (
+                "x:key=secret",
+                "item 1 (`x:key`) is not a valid header name",
+            ),
+            (
+                "x-key=sec%0Aret",
+                "item 1 (`x-key`) has a value with a line break",
+            ),
             ("x-key=sec%zzret", "item 1 (`x-key`) has a value with a `%`"),
         ] {
             let e = Headers::parse(text).unwrap_err();

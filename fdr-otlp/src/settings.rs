@@ -114,9 +114,7 @@ const VARIABLES: [&str; 12] = [
 impl Otel {
     /// The process's variables.
     pub fn from_env() -> Otel {
-        Otel::from_vars(|name| {
-            std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
-        })
+        Otel::from_vars(|name| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned()))
     }
 
     /// The variables `get` gives (for tests, and for callers with an environment of their own).
@@ -256,8 +254,9 @@ impl Settings {
             .clone()
             .or_else(|| from_variable.map(|(_, p)| PathBuf::from(p.trim())));
         let mut resource = match otel.first(&[VARIABLES[11]]) {
-            Some((v, text)) => fdr_format::key_values::parse(text)
-                .map_err(|e| bad(v)(e.to_string()))?,
+            Some((v, text)) => {
+                fdr_format::key_values::parse(text).map_err(|e| bad(v)(e.to_string()))?
+            }
             None => Vec::new(),
         };
         let from_resource = resource
@@ -275,7 +274,10 @@ impl Settings {
         let service_name = given
             .service_name
             .clone()
-            .or_else(|| otel.first(&[VARIABLES[10]]).map(|(_, v)| v.trim().to_string()))
+            .or_else(|| {
+                otel.first(&[VARIABLES[10]])
+                    .map(|(_, v)| v.trim().to_string())
+            })
             .or(from_resource)
             .filter(|s| !s.is_empty());
         Ok(Settings {
@@ -331,12 +333,18 @@ mod tests {
             ("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", "/t.pem"),
             ("OTEL_EXPORTER_OTLP_CERTIFICATE", "/g.pem"),
             ("OTEL_SERVICE_NAME", "from-var"),
-            ("OTEL_RESOURCE_ATTRIBUTES", "service.name=from-attrs,deployment.environment=prod"),
+            (
+                "OTEL_RESOURCE_ATTRIBUTES",
+                "service.name=from-attrs,deployment.environment=prod",
+            ),
         ]);
         // The traces variables win over the general ones.
         let s = Settings::resolve(&env_given(), &all).unwrap();
         assert_eq!(s.transport.endpoint.url(), "https://t.example:443/x");
-        assert_eq!(format!("{:?}", s.transport.headers), r#"Headers["x-from: …"]"#);
+        assert_eq!(
+            format!("{:?}", s.transport.headers),
+            r#"Headers["x-from: …"]"#
+        );
         assert_eq!(s.timeout, Duration::from_millis(1500));
         assert_eq!(s.transport.compression, Compression::None);
         assert_eq!(s.transport.ca_file, Some("/t.pem".into()));
@@ -369,13 +377,19 @@ mod tests {
             ("OTEL_EXPORTER_OTLP_COMPRESSION", " "),
         ]);
         let s = Settings::resolve(&env_given(), &general).unwrap();
-        assert_eq!(s.transport.endpoint.url(), "https://g.example:443/base/v1/traces");
+        assert_eq!(
+            s.transport.endpoint.url(),
+            "https://g.example:443/base/v1/traces"
+        );
         assert_eq!(s.timeout, Duration::from_millis(2500));
         assert_eq!(s.transport.compression, Compression::Gzip, "empty is unset");
         assert_eq!(s.service_name.as_deref(), Some("from-attrs"));
         // Nothing: the defaults.
         let s = Settings::resolve(&env_given(), &Otel::default()).unwrap();
-        assert_eq!(s.transport.endpoint.url(), "http://localhost:4318/v1/traces");
+        assert_eq!(
+            s.transport.endpoint.url(),
+            "http://localhost:4318/v1/traces"
+        );
         assert!(s.transport.headers.is_empty());
         assert_eq!(s.service_name, None);
     }
@@ -383,11 +397,31 @@ mod tests {
     #[test]
     fn bad_variables_are_named_and_secrets_not_shown() {
         for (var, value, says) in [
-            ("OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318", "not an http:// or https:// URL"),
-            ("OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=ok,hunter2", "item 2 has no `=`"),
-            ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "bad name=hunter2", "not a valid header name"),
-            ("OTEL_EXPORTER_OTLP_TIMEOUT", "10s", "whole number of milliseconds"),
-            ("OTEL_EXPORTER_OTLP_COMPRESSION", "zstd", "expected gzip or none"),
+            (
+                "OTEL_EXPORTER_OTLP_ENDPOINT",
+                "collector:4318",
+                "not an http:// or https:// URL",
+            ),
+            (
+                "OTEL_EXPORTER_OTLP_HEADERS",
+                "x-api-key=ok,hunter2",
+                "item 2 has no `=`",
+            ),
+            (
+                "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+                "bad name=hunter2",
+                "not a valid header name",
+            ),
+            (
+                "OTEL_EXPORTER_OTLP_TIMEOUT",
+                "10s",
+                "whole number of milliseconds",
+            ),
+            (
+                "OTEL_EXPORTER_OTLP_COMPRESSION",
+                "zstd",
+                "expected gzip or none",
+            ),
             ("OTEL_RESOURCE_ATTRIBUTES", "a=1,b", "item 2 has no `=`"),
         ] {
             let e = Settings::resolve(&env_given(), &vars(&[(var, value)])).unwrap_err();

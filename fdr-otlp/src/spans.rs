@@ -637,7 +637,10 @@ mod tests {
         let res = attrs(&r.resource_spans[0].resource.as_ref().unwrap().attributes);
         assert_eq!(res["host.name"], Value::StringValue("pod-7".into()));
         assert_eq!(res["service.name"], Value::StringValue("svc".into()));
-        assert_eq!(res["deployment.environment"], Value::StringValue("prod".into()));
+        assert_eq!(
+            res["deployment.environment"],
+            Value::StringValue("prod".into())
+        );
         let keys = &r.resource_spans[0].resource.as_ref().unwrap().attributes;
         assert_eq!(keys.len(), res.len(), "each key once");
     }

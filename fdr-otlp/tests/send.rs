@@ -253,13 +253,20 @@ fn backoff_doubles_up_to_its_cap_and_the_budget_bounds_the_send() {
 
 #[test]
 fn a_wait_cut_short_gives_up_without_another_attempt() {
-    let (url, server) = serve(vec![reply("503 Service Unavailable", "Retry-After: 1\r\n", b"")]);
+    let (url, server) = serve(vec![reply(
+        "503 Service Unavailable",
+        "Retry-After: 1\r\n",
+        b"",
+    )]);
     let policy = RetryPolicy {
         sleep: Arc::new(|_| false),
         ..RetryPolicy::default()
     };
     let err = send(&plain(&url), some_requests(1, 0), &policy).unwrap_err();
-    assert!(matches!(err.error, Error::GaveUp { attempts: 1, .. }), "{err}");
+    assert!(
+        matches!(err.error, Error::GaveUp { attempts: 1, .. }),
+        "{err}"
+    );
     assert_eq!(server.join().unwrap().len(), 1);
 }
 
@@ -365,7 +372,10 @@ fn a_server_that_hangs_times_out_and_is_retried_within_the_budget() {
     match &err.error {
         Error::GaveUp { last, .. } => {
             assert!(matches!(**last, Error::TimedOut { .. }), "{last}");
-            assert!(last.to_string().contains("did not answer within 300 ms"), "{last}");
+            assert!(
+                last.to_string().contains("did not answer within 300 ms"),
+                "{last}"
+            );
         }
         e => panic!("{e}"),
     }
@@ -382,7 +392,9 @@ fn a_refused_connection_says_so_and_is_retried() {
     let err = send(&plain(&url), some_requests(1, 0), &policy).unwrap_err();
     assert_eq!(*asked.lock().unwrap(), [SEC, 2 * SEC, 4 * SEC]);
     match &err.error {
-        Error::GaveUp { attempts: 4, last, .. } => {
+        Error::GaveUp {
+            attempts: 4, last, ..
+        } => {
             assert!(last.to_string().contains("connection refused"), "{last}")
         }
         e => panic!("{e}"),

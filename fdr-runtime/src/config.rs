@@ -552,8 +552,8 @@ impl Config {
 
     /// Gzips request bodies or not (`FDR_OPTIONS` `otlp_compression=gzip|none`; default:
     /// `OTEL_EXPORTER_OTLP_TRACES_COMPRESSION`, `OTEL_EXPORTER_OTLP_COMPRESSION`, else gzip,
-    /// which every OTLP/HTTP receiver takes and which makes a window's request about ten times
-    /// smaller).
+    /// which every OTLP/HTTP receiver takes and which makes a window's request four to nine
+    /// times smaller, on the sending thread).
     ///
     /// ```
     /// let c = fdr_runtime::Config::default().otlp_gzip(false);

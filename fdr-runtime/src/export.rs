@@ -211,7 +211,7 @@ mod real {
                 may_probe: client.direct(),
                 client,
                 shown,
-                                only: o.only,
+                only: o.only,
                 max_spans: o.max_spans as usize,
                 timeout: settings.timeout,
                 retry_for: o.retry_for,
@@ -417,10 +417,13 @@ mod real {
             let mut requests = each_request(&w, self.max_spans).skip(p.done);
             for r in requests.by_ref() {
                 if self.lock().hurry {
-                    return again(p, fdr_otlp::Error::Io {
-                        addr: self.shown.clone(),
-                        detail: "the recording ended".into(),
-                    });
+                    return again(
+                        p,
+                        fdr_otlp::Error::Io {
+                            addr: self.shown.clone(),
+                            detail: "the recording ended".into(),
+                        },
+                    );
                 }
                 let body = self.client.body(&r);
                 match self.client.post(&body, self.timeout) {

@@ -273,8 +273,8 @@ impl Config {
                 }
                 "otlp_timeout" => c.otlp.timeout = Some(parse_duration(value).map_err(bad)?),
                 "otlp_headers" => {
-                    let list = fdr_format::key_values::parse(value)
-                        .map_err(|e| bad(e.to_string()))?;
+                    let list =
+                        fdr_format::key_values::parse(value).map_err(|e| bad(e.to_string()))?;
                     c.otlp.headers = Some(crate::config::Secrets(list));
                 }
                 "otlp_ca" => {
@@ -287,7 +287,9 @@ impl Config {
                     c.otlp.gzip = match value {
                         "gzip" => Some(true),
                         "none" => Some(false),
-                        _ => return Err(bad(format!("expected `gzip` or `none`, found `{value}`"))),
+                        _ => {
+                            return Err(bad(format!("expected `gzip` or `none`, found `{value}`")))
+                        }
                     }
                 }
                 "otlp_retry_for" => {

@@ -167,9 +167,9 @@ impl Collector {
 /// A server configuration with a certificate for 127.0.0.1 made now, and its PEM.
 fn tls_config() -> (rustls::ServerConfig, String) {
     let made = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).unwrap();
-    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(
-        rustls::pki_types::PrivatePkcs8KeyDer::from(made.signing_key.serialize_der()),
-    );
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(rustls::pki_types::PrivatePkcs8KeyDer::from(
+        made.signing_key.serialize_der(),
+    ));
     let config = rustls::ServerConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))

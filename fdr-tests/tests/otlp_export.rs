@@ -486,14 +486,26 @@ fn bad_otlp_settings_are_refused_with_what_to_do() {
     );
     // Bad header syntax names the item, never a value.
     for (opts, says) in [
-        ("otlp_headers=x-api-key=hunter2,hunter3", "item 2 has no `=`"),
-        ("otlp_headers=\"x api key=hunter2\"", "`x api key` is not a valid header name"),
-        ("otlp_headers=x-api-key=hunter2 hunter3", "a header value with spaces goes in quotes"),
+        (
+            "otlp_headers=x-api-key=hunter2,hunter3",
+            "item 2 has no `=`",
+        ),
+        (
+            "otlp_headers=\"x api key=hunter2\"",
+            "`x api key` is not a valid header name",
+        ),
+        (
+            "otlp_headers=x-api-key=hunter2 hunter3",
+            "a header value with spaces goes in quotes",
+        ),
     ] {
         let e = Config::from_options(&format!("otlp_endpoint=http://h:4318 {opts}"))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("`otlp_headers`") && e.contains(says), "{opts}: {e}");
+        assert!(
+            e.contains("`otlp_headers`") && e.contains(says),
+            "{opts}: {e}"
+        );
         assert!(!e.contains("hunter"), "{opts}: {e}");
     }
     let c = Config::from_options("otlp_endpoint=env otlp_headers=x-api-key=hunter2").unwrap();
@@ -820,7 +832,10 @@ fn child_sends_windows() {
         s.windows_sent + s.windows_dropped == n
     });
     let s = rec.stats();
-    println!("windows sent {} dropped {}", s.windows_sent, s.windows_dropped);
+    println!(
+        "windows sent {} dropped {}",
+        s.windows_sent, s.windows_dropped
+    );
 }
 
 /// Starts recording with `Config::from_env()` and prints the error, if any.
@@ -859,7 +874,11 @@ fn a_header_given_by_each_route_arrives() {
     for (route, fdr, otel) in [
         ("FDR_OPTIONS", Some(escaped), None),
         ("OTEL_EXPORTER_OTLP_HEADERS", None, Some(escaped)),
-        ("both: fdr's wins", Some(escaped), Some("x-api-key=from-otel")),
+        (
+            "both: fdr's wins",
+            Some(escaped),
+            Some("x-api-key=from-otel"),
+        ),
     ] {
         let c = Collector::with(Setup {
             require: Some(("x-api-key", KEY)),
@@ -875,7 +894,10 @@ fn a_header_given_by_each_route_arrives() {
             cmd.env("OTEL_EXPORTER_OTLP_HEADERS", h);
         }
         let (stdout, _) = run(&mut cmd);
-        assert!(stdout.contains("windows sent 1 dropped 0"), "{route}: {stdout}");
+        assert!(
+            stdout.contains("windows sent 1 dropped 0"),
+            "{route}: {stdout}"
+        );
         let got = c.requests();
         assert_eq!(got.len(), 1, "{route}");
         assert_eq!(got[0].header("x-api-key"), Some(KEY), "{route}");
@@ -911,11 +933,18 @@ fn a_401_is_reported_once_and_not_retried() {
     let (stdout, stderr) = run(child("child_sends_windows")
         .env(
             "FDR_OPTIONS",
-            format!("threshold_us=0 otlp_endpoint={} otlp_headers=x-api-key=wrong-key", c.url),
+            format!(
+                "threshold_us=0 otlp_endpoint={} otlp_headers=x-api-key=wrong-key",
+                c.url
+            ),
         )
         .env("FDR_TEST_WINDOWS", "2"));
     assert!(stdout.contains("windows sent 0 dropped 2"), "{stdout}");
-    assert_eq!(c.requests().len(), 2, "one request per window, none retried");
+    assert_eq!(
+        c.requests().len(),
+        2,
+        "one request per window, none retried"
+    );
     let said: Vec<&str> = stderr.lines().filter(|l| l.contains("collector")).collect();
     assert_eq!(said.len(), 1, "{stderr}");
     assert!(
@@ -1011,7 +1040,10 @@ fn a_down_hung_or_busy_collector_never_slows_recording_nor_holds_exit() {
             3,
             2,
         );
-        assert!(longest < NO_WAIT, "{name}: a recording call took {longest:?}");
+        assert!(
+            longest < NO_WAIT,
+            "{name}: a recording call took {longest:?}"
+        );
         assert!(
             held < fdr_runtime::OTLP_FLUSH + Duration::from_secs(1),
             "{name}: the exit took {held:?}: {stderr}"
@@ -1029,7 +1061,10 @@ fn a_down_hung_or_busy_collector_never_slows_recording_nor_holds_exit() {
 fn a_busy_collector_sees_its_retry_after_honoured_and_every_window_tried_during_exit() {
     let c = Collector::start(&[Answer::Busy; 64]);
     let (_, held, stderr) = exit_of(
-        &format!("threshold_us=0 buffer_count=16 otlp_endpoint={} otlp_retry_for=60s", c.url),
+        &format!(
+            "threshold_us=0 buffer_count=16 otlp_endpoint={} otlp_retry_for=60s",
+            c.url
+        ),
         2,
         // Small windows: the sender (at nice 10) is not left behind by busy threads on a loaded
         // machine, and has its turns when the collector lets it.

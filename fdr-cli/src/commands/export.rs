@@ -15,8 +15,8 @@ use std::collections::HashMap;
 use fdr_format::events::ThreadStats;
 use fdr_format::TaskKind;
 use fdr_otlp::client::Client;
-use fdr_otlp::retry::{RetryPolicy, SendReport};
 use fdr_otlp::log::TracedCall;
+use fdr_otlp::retry::{RetryPolicy, SendReport};
 use fdr_otlp::spans::{each_request, encode, Call, Window, WindowReason};
 
 use crate::model::call::{Close, Frame, Sink, TaskEvent};
