@@ -149,15 +149,31 @@ reads it) or a filter then.")]
     Export {
         /// The log (.fdr; `-` for standard input).
         log: PathBuf,
-        /// Send to the collector's OTLP/HTTP receiver: http://HOST:PORT[/PATH] (the path
-        /// defaults to /v1/traces; plain HTTP only, no TLS).
-        #[arg(long, value_name = "URL")]
+        /// Send to the collector's OTLP/HTTP receiver: http[s]://HOST[:PORT][/PATH] (the path
+        /// defaults to /v1/traces), or `env` for the endpoint of OTEL_EXPORTER_OTLP_*.
+        #[arg(long, value_name = "URL|env")]
         otlp: Option<String>,
+        /// With --otlp, headers for the collector: NAME=VALUE,NAME=VALUE, values
+        /// percent-decoded [default: OTEL_EXPORTER_OTLP_TRACES_HEADERS or
+        /// OTEL_EXPORTER_OTLP_HEADERS]. A command line is visible to other users: prefer the
+        /// variable for an API key.
+        #[arg(long, value_name = "LIST")]
+        otlp_headers: Option<String>,
+        /// With --otlp https://, trust the CA certificates of this PEM file instead of the
+        /// system's roots [default: OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE or
+        /// OTEL_EXPORTER_OTLP_CERTIFICATE, else the system's, which honour SSL_CERT_FILE].
+        #[arg(long, value_name = "PEM")]
+        otlp_ca: Option<PathBuf>,
+        /// With --otlp, gzip or none [default: OTEL_EXPORTER_OTLP_TRACES_COMPRESSION or
+        /// OTEL_EXPORTER_OTLP_COMPRESSION, else gzip].
+        #[arg(long, value_name = "gzip|none")]
+        otlp_compression: Option<String>,
         /// Write the protobuf ExportTraceServiceRequest, every span in one request, to OUT
         /// instead (`-` for standard output).
         #[arg(long, value_name = "OUT.pb")]
         otlp_file: Option<PathBuf>,
-        /// The resource's service.name [default: the program's name, from the log].
+        /// The resource's service.name [default: OTEL_SERVICE_NAME, service.name in
+        /// OTEL_RESOURCE_ATTRIBUTES, else the program's name, from the log].
         #[arg(long, value_name = "NAME")]
         service_name: Option<String>,
         /// The resource's host.name [default: none; a log does not say which machine wrote it].
@@ -171,9 +187,11 @@ reads it) or a filter then.")]
         #[arg(long, value_name = "N", default_value_t = 10_000,
               value_parser = clap::value_parser!(u32).range(1..))]
         max_spans: u32,
-        /// With --otlp, one attempt's time limit (connect, send, answer).
-        #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = positive_duration)]
-        timeout: u64,
+        /// With --otlp, one attempt's time limit (resolve, connect, handshake, send, answer)
+        /// [default: OTEL_EXPORTER_OTLP_TRACES_TIMEOUT or OTEL_EXPORTER_OTLP_TIMEOUT in ms,
+        /// else 10s].
+        #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
+        timeout: Option<u64>,
         /// With --otlp, how long to keep retrying a request the collector did not take (no
         /// connection, timeout, 429, 502, 503, 504), waits included; 0: try once.
         #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
@@ -314,12 +332,18 @@ telemetry.sdk.language = rust, telemetry.sdk.version. Scope: fdr.
 Trace id: one per window, derived from the process id and the window's start and end (the same
 log always gives the same ids), or --traceparent's. Polls of async tasks are spans like other
 calls; tasks themselves are not exported yet.
---otlp URL: POST application/x-protobuf to URL (http only), at most --max-spans spans per
-request (a span's parent may be in an earlier request). Retries as the OTLP specification says:
-on no connection, a timeout, 429, 502, 503 or 504, after the collector's Retry-After or a backoff
-doubling from 1 s up to 30 s, for at most --retry-for per request; any other error status stops
-at once. Standard error gets one line: 'sent N spans in M requests to URL', and the spans the
-collector rejected, if any; a failure exits non-zero with why, and how much was sent before.
+--otlp URL: POST application/x-protobuf to URL (http or https), gzipped unless
+--otlp-compression none, at most --max-spans spans per request (a span's parent may be in an
+earlier request). --otlp env takes the endpoint of the OpenTelemetry variables
+(OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as is, else OTEL_EXPORTER_OTLP_ENDPOINT plus /v1/traces, else
+http://localhost:4318/v1/traces). Each setting comes from its flag, else the traces variable,
+else the general one (OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT, _COMPRESSION, _CERTIFICATE,
+OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES), else the default. Header values are never printed.
+Retries as the OTLP specification says: on no connection, a timeout, 429, 502, 503 or 504, after
+the collector's Retry-After or a backoff doubling from 1 s up to 30 s, for at most --retry-for
+per request; any other error status (401: a missing or wrong API key) stops at once. Standard
+error gets one line: 'sent N spans in M requests to URL', and the spans the collector rejected,
+if any; a failure exits non-zero with why, and how much was sent before.
 --otlp-file OUT: the request, all spans in one ExportTraceServiceRequest, written to OUT.
 At most 2097152 calls per export: use a filter for a larger window.";
 

@@ -139,6 +139,9 @@ pub fn run(command: Command, out: &mut dyn Write) -> Result<(), CliError> {
         Command::Export {
             log,
             otlp,
+            otlp_headers,
+            otlp_ca,
+            otlp_compression,
             otlp_file,
             service_name,
             host_name,
@@ -149,12 +152,15 @@ pub fn run(command: Command, out: &mut dyn Write) -> Result<(), CliError> {
             filter,
         } => {
             let dest = match (otlp, otlp_file) {
-                (Some(url), _) => Export::Send {
+                (Some(url), _) => Export::Send(Box::new(Send {
                     url,
+                    headers: otlp_headers,
+                    ca: otlp_ca,
+                    compression: otlp_compression,
                     max_spans: max_spans as usize,
-                    timeout: std::time::Duration::from_nanos(timeout),
+                    timeout: timeout.map(std::time::Duration::from_nanos),
                     retry_for: std::time::Duration::from_nanos(retry_for),
-                },
+                })),
                 (None, Some(path)) => Export::File(path),
                 (None, None) => unreachable!("clap requires --otlp or --otlp-file"),
             };
@@ -340,14 +346,22 @@ fn write_pprof(
 #[cfg_attr(not(feature = "otlp"), allow(dead_code))]
 enum Export {
     /// Sent to a collector.
-    Send {
-        url: String,
-        max_spans: usize,
-        timeout: std::time::Duration,
-        retry_for: std::time::Duration,
-    },
+    Send(Box<Send>),
     /// Written to a file.
     File(std::path::PathBuf),
+}
+
+/// How `fdr export --otlp` sends: the flags as given (`None`: not given, the variables'
+/// or the default then).
+#[cfg_attr(not(feature = "otlp"), allow(dead_code))]
+struct Send {
+    url: String,
+    headers: Option<String>,
+    ca: Option<std::path::PathBuf>,
+    compression: Option<String>,
+    max_spans: usize,
+    timeout: Option<std::time::Duration>,
+    retry_for: std::time::Duration,
 }
 
 /// What `fdr export` names besides the log.
@@ -368,11 +382,55 @@ fn export(
     filter: &FilterArgs,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    // What can be checked without the log, first.
-    if let Export::Send { url, .. } = &dest {
-        fdr_otlp::http::Endpoint::parse(url)
-            .map_err(|e| CliError::Usage(format!("fdr: export: --otlp {e}")))?;
-    }
+    use fdr_otlp::settings::{Given, Otel, Settings};
+    // What can be checked without the log, first: the flags, the variables, the CA file.
+    let usage =
+        |flag: &str, e: &dyn std::fmt::Display| CliError::Usage(format!("fdr: export: {flag} {e}"));
+    let given = match &dest {
+        Export::Send(s) => Given {
+            endpoint: s.url.clone(),
+            headers: s
+                .headers
+                .as_deref()
+                .map(fdr_otlp::headers::Headers::parse)
+                .transpose()
+                .map_err(|e| usage("--otlp-headers", &e))?,
+            compression: s
+                .compression
+                .as_deref()
+                .map(str::parse)
+                .transpose()
+                .map_err(|e: String| usage("--otlp-compression", &e))?,
+            ca_file: s.ca.clone(),
+            timeout: s.timeout,
+            service_name: names.service_name.clone(),
+        },
+        // A file is not sent: the variables give only what goes in it.
+        Export::File(_) => Given {
+            endpoint: fdr_otlp::settings::DEFAULT_ENDPOINT.into(),
+            service_name: names.service_name.clone(),
+            ..Given::default()
+        },
+    };
+    let settings = Settings::resolve(&given, &Otel::from_env()).map_err(|e| match e.variable {
+        Some(_) => CliError::Usage(format!("fdr: export: {e}")),
+        None => usage("--otlp", &e),
+    })?;
+    let client = match &dest {
+        Export::Send(_) => Some(fdr_otlp::client::Client::new(&settings.transport).map_err(
+            |e| {
+                let flag = match (&given.ca_file, settings.ca_variable) {
+                    (None, Some(v)) => v,
+                    _ => "--otlp-ca",
+                };
+                match e {
+                    fdr_otlp::Error::Settings(m) => usage(flag, &m),
+                    other => usage("--otlp", &other),
+                }
+            },
+        )?),
+        Export::File(_) => None,
+    };
     if let Some(tp) = &names.traceparent {
         if fdr_otlp::TraceParent::parse(tp).is_none() {
             return Err(CliError::Usage(format!(
@@ -384,9 +442,10 @@ fn export(
     }
     let job = Job::open(log, filter, |_| 2)?;
     let opts = commands::export::Options {
-        service_name: names.service_name,
+        service_name: settings.service_name.clone(),
         host_name: names.host_name,
         traceparent: names.traceparent,
+        resource: settings.resource.clone(),
     };
     let w = job.run(|j| commands::export::window(&j.log, &j.filter, &opts, &j.progress))?;
     let spans = w.calls.len();
@@ -402,18 +461,15 @@ fn export(
                 if spans == 1 { "" } else { "s" }
             );
         }
-        Export::Send {
-            url,
-            max_spans,
-            timeout,
-            retry_for,
-        } => {
-            let policy = fdr_otlp::http::RetryPolicy {
-                timeout,
-                max_elapsed: retry_for,
-                ..fdr_otlp::http::RetryPolicy::default()
+        Export::Send(send) => {
+            let policy = fdr_otlp::retry::RetryPolicy {
+                timeout: settings.timeout,
+                max_elapsed: send.retry_for,
+                ..fdr_otlp::retry::RetryPolicy::default()
             };
-            let r = commands::export::send(&w, &url, max_spans, &policy)?;
+            let client = client.expect("made for --otlp");
+            let url = client.endpoint().to_string();
+            let r = commands::export::send(&w, &client, send.max_spans, &policy)?;
             eprintln!(
                 "sent {} span{} in {} request{} to {}",
                 r.spans,

@@ -344,7 +344,18 @@ fn collector(answer: &'static [u8]) -> (u16, Arc<Mutex<Vec<Received>>>) {
 
 /// 200 with an empty ExportTraceServiceResponse (full success).
 const OK: &[u8] =
-    b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n";
+    b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nConnection: close\r\n\
+                     Content-Length: 0\r\n\r\n";
+
+/// The body as sent, gunzipped when it came gzipped.
+fn body(r: &Received) -> Vec<u8> {
+    if r.header("content-encoding") != Some("gzip") {
+        return r.body.clone();
+    }
+    let mut out = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&r.body[..]), &mut out).unwrap();
+    out
+}
 
 #[test]
 fn a_collector_receives_what_the_file_holds() {
@@ -362,7 +373,7 @@ fn a_collector_receives_what_the_file_holds() {
         assert!(o.status.success(), "{name}: {stderr}");
         assert_eq!(
             stderr.trim_end(),
-            format!("sent {spans} spans in 1 request to {url}")
+            format!("sent {spans} spans in 1 request to {url}/v1/traces")
         );
         let got = got.lock().unwrap().clone();
         assert_eq!(got.len(), 1);
@@ -371,13 +382,18 @@ fn a_collector_receives_what_the_file_holds() {
         assert_eq!(r.header("content-type"), Some("application/x-protobuf"));
         assert_eq!(r.header("host"), Some(&url["http://".len()..]));
         assert_eq!(
-            r.body,
+            r.header("content-encoding"),
+            Some("gzip"),
+            "gzip by default"
+        );
+        assert_eq!(
+            body(r),
             std::fs::read(&file).unwrap(),
             "{name}: the same bytes"
         );
-        let body = dir.join(format!("{name}.received.pb"));
-        std::fs::write(&body, &r.body).unwrap();
-        assert_eq!(otlp_check(&[body]), from_file, "{name}");
+        let received = dir.join(format!("{name}.received.pb"));
+        std::fs::write(&received, body(r)).unwrap();
+        assert_eq!(otlp_check(&[received]), from_file, "{name}");
 
         // Split: at most 2 spans per request, to a path of the URL's; together, the same spans.
         let (port, got) = collector(OK);
@@ -396,7 +412,7 @@ fn a_collector_receives_what_the_file_holds() {
         for (i, r) in got.iter().enumerate() {
             assert_eq!(r.line, "POST /otlp/v1/traces HTTP/1.1");
             let p = dir.join(format!("{name}.part{i}.pb"));
-            std::fs::write(&p, &r.body).unwrap();
+            std::fs::write(&p, body(r)).unwrap();
             files.push(p);
         }
         let parts = otlp_check(&files);
@@ -425,16 +441,54 @@ fn collector_faults_and_bad_input_fail_clearly() {
         assert!(stderr.contains(says), "{args:?}: {stderr}");
         stderr.into_owned()
     };
-    // TLS is not supported, and the log is not read for nothing.
-    fails(
-        &["export", &log, "--otlp", "https://collector:4318"],
-        2,
-        "TLS (https) is not supported: use the collector's plain-HTTP OTLP receiver",
-    );
+    // Bad flags are said before the log is read.
     fails(
         &["export", &log, "--otlp", "localhost:4318"],
         2,
-        "not an http:// URL",
+        "fdr: export: --otlp localhost:4318: not an http:// or https:// URL",
+    );
+    let msg = fails(
+        &["export", &log, "--otlp", "https://u:hunter2@collector:4318"],
+        2,
+        "user names and passwords in the URL are not supported",
+    );
+    assert!(!msg.contains("hunter2"), "{msg}");
+    fails(
+        &[
+            "export",
+            &log,
+            "--otlp",
+            "https://collector",
+            "--otlp-ca",
+            "/nonexistent/ca.pem",
+        ],
+        2,
+        "fdr: export: --otlp-ca cannot read the CA file /nonexistent/ca.pem",
+    );
+    let msg = fails(
+        &[
+            "export",
+            &log,
+            "--otlp",
+            "http://h",
+            "--otlp-headers",
+            "x-api-key=hunter2,hunter3",
+        ],
+        2,
+        "fdr: export: --otlp-headers item 2 has no `=`",
+    );
+    assert!(!msg.contains("hunter"), "{msg}");
+    fails(
+        &[
+            "export",
+            &log,
+            "--otlp",
+            "http://h",
+            "--otlp-compression",
+            "zstd",
+        ],
+        2,
+        "--otlp-compression expected gzip or none, found `zstd`",
     );
     fails(&["export", &log], 2, "--otlp");
     fails(
@@ -473,12 +527,14 @@ fn collector_faults_and_bad_input_fail_clearly() {
     );
     assert!(t0.elapsed() < std::time::Duration::from_secs(10));
     assert!(
-        msg.starts_with(&format!("fdr: export to {url}: gave up after 2 attempts")),
+        msg.starts_with(&format!(
+            "fdr: export to {url}/v1/traces: gave up after 2 attempts"
+        )),
         "{msg}"
     );
     // A collector that refuses the request: not retried.
     let (port, got) = collector(
-        b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: 8\r\n\r\nno spans",
+        b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nConnection: close\r\nContent-Length: 8\r\n\r\nno spans",
     );
     let url = format!("http://127.0.0.1:{port}");
     fails(
@@ -519,4 +575,114 @@ fn collector_faults_and_bad_input_fail_clearly() {
         "this is a profile",
     );
     assert!(!Path::new("x.pb").exists());
+}
+
+/// `fdr export` takes the runtime's options and variables: headers by flag or by
+/// `OTEL_EXPORTER_OTLP_HEADERS` (the flag wins), the endpoint `env`, compression, the service's
+/// name and attributes; a 401 is said once and not retried, the key never shown.
+#[test]
+fn export_takes_the_same_headers_compression_and_variables() {
+    let dir = temp_dir("otlp-variables");
+    let log = write_log(&dir, "triggered.fdr", &triggered_log());
+    let (file, _) = export_file(&dir, &log, "file.pb", &[]);
+    let want = std::fs::read(&file).unwrap();
+    let run = |args: &[&str], vars: &[(&str, &str)]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_fdr"));
+        c.args(args);
+        for (k, _) in std::env::vars_os() {
+            if k.to_string_lossy().starts_with("OTEL_") {
+                c.env_remove(k);
+            }
+        }
+        c.envs(vars.iter().copied()).output().unwrap()
+    };
+    // By flag, uncompressed.
+    let (port, got) = collector(OK);
+    let url = format!("http://127.0.0.1:{port}");
+    let o = run(
+        &[
+            "export",
+            &log,
+            "--otlp",
+            &url,
+            "--otlp-headers",
+            "x-api-key=k%2C1",
+            "--otlp-compression",
+            "none",
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = got.lock().unwrap()[0].clone();
+    assert_eq!(r.header("x-api-key"), Some("k,1"));
+    assert_eq!(r.header("content-encoding"), None);
+    assert_eq!(r.body, want);
+    // By the variables alone, with --otlp env; then the flag over the variable.
+    for (flag, header) in [
+        (None, "from-variable"),
+        (Some("x-api-key=from-flag"), "from-flag"),
+    ] {
+        let (port, got) = collector(OK);
+        let mut args = vec!["export", &log, "--otlp", "env"];
+        if let Some(f) = flag {
+            args.extend(["--otlp-headers", f]);
+        }
+        let endpoint = format!("http://127.0.0.1:{port}");
+        let o = run(
+            &args,
+            &[
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
+                ("OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=from-variable"),
+                ("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip"),
+                ("OTEL_SERVICE_NAME", "checkout"),
+                ("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment=staging"),
+            ],
+        );
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{stderr}");
+        assert!(
+            stderr.ends_with(&format!("to {endpoint}/v1/traces\n")),
+            "{stderr}"
+        );
+        let r = got.lock().unwrap()[0].clone();
+        assert_eq!(r.line, "POST /v1/traces HTTP/1.1");
+        assert_eq!(r.header("x-api-key"), Some(header));
+        assert_eq!(r.header("content-encoding"), Some("gzip"));
+        let received = dir.join("env.pb");
+        std::fs::write(&received, body(&r)).unwrap();
+        let v = otlp_check(&[received]);
+        assert_eq!(v["resource"]["service.name"], "checkout");
+        assert_eq!(v["resource"]["deployment.environment"], "staging");
+    }
+    // A wrong key: refused once, not retried; said with what to check; the key not shown.
+    let (port, got) = collector(
+        b"HTTP/1.1 401 Unauthorized\r\nConnection: close\r\nContent-Length: 15\r\n\r\nmissing API key",
+    );
+    let url = format!("http://127.0.0.1:{port}");
+    let o = run(
+        &["export", &log, "--otlp", &url],
+        &[("OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=hunter2")],
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert_eq!(got.lock().unwrap().len(), 1, "not retried");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("the collector answered HTTP 401 (the request is refused; not retried: check the API key"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+    // A bad variable is named.
+    let o = run(
+        &["export", &log, "--otlp", "env"],
+        &[("OTEL_EXPORTER_OTLP_TIMEOUT", "5s")],
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "fdr: export: OTEL_EXPORTER_OTLP_TIMEOUT: expected a whole number of milliseconds"
+        ),
+        "{stderr}"
+    );
 }

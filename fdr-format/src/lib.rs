@@ -22,6 +22,7 @@ mod error;
 pub mod events;
 pub mod ext;
 mod header;
+pub mod key_values;
 mod lead;
 pub mod profile;
 pub mod reader;

@@ -1,14 +1,17 @@
 //! fdr's windows as OpenTelemetry traces: the OTLP messages ([`proto`]), a window of recorded
-//! calls and its conversion to export requests, one span per call ([`spans`]), and a small
-//! blocking OTLP/HTTP client that sends them with the retries the OTLP specification asks for
-//! ([`http`]).
+//! calls and its conversion to export requests, one span per call ([`spans`]), and the sender:
+//! where requests go and how, from fdr's options and the OpenTelemetry variables
+//! ([`settings`], [`endpoint`], [`headers`]), one export attempt over HTTP or HTTPS with `ureq`
+//! ([`client`]), and the retries the OTLP specification asks for ([`retry`]).
 //!
-//! The crate depends on `prost` and the standard library only, so that both the `fdr` command
-//! (`fdr export`) and the runtime (its background writer) can use it. It starts no thread:
-//! [`http::send`] blocks its caller.
+//! It starts no thread: [`retry::send`] and [`client::Client::post`] block their caller, which
+//! chooses where they run (the runtime: a thread of its own; the `fdr` command: its main
+//! thread).
 //!
 //! ```no_run
-//! use fdr_otlp::http::{send, RetryPolicy};
+//! use fdr_otlp::client::{Client, Transport};
+//! use fdr_otlp::endpoint::Endpoint;
+//! use fdr_otlp::retry::{send, RetryPolicy};
 //! use fdr_otlp::spans::{requests, Call, Window};
 //! let window = Window {
 //!     service_name: "app".into(),
@@ -16,18 +19,24 @@
 //!     calls: vec![Call { function: "app::main".into(), ..Call::default() }],
 //!     ..Window::default()
 //! };
-//! let report = send("http://localhost:4318", &requests(&window, 10_000), &RetryPolicy::default())?;
+//! let client = Client::new(&Transport::new(Endpoint::parse("https://collector.example:4318")?))?;
+//! let report = send(&client, &requests(&window, 10_000), &RetryPolicy::default())?;
 //! assert_eq!(report.spans, 1);
-//! # Ok::<(), fdr_otlp::http::SendError>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod http;
+pub mod client;
+pub mod endpoint;
+mod error;
+pub mod headers;
 pub mod log;
 pub mod proto;
+pub mod retry;
+pub mod settings;
 pub mod spans;
 
-pub use http::{post, send, Endpoint, Error, Response, RetryPolicy, SendError, SendReport};
+pub use error::{Error, RETRYABLE_STATUSES};
 pub use spans::{each_request, encode, requests, Call, TraceParent, Window, WindowReason};

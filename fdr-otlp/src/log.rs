@@ -30,6 +30,8 @@ pub struct About {
     /// A W3C `traceparent` to join; `None`: the trace the window's slow call ran in, if the
     /// log says (see [`traceparent_of`]).
     pub traceparent: Option<String>,
+    /// More resource attributes (`OTEL_RESOURCE_ATTRIBUTES`): see [`Window::resource`].
+    pub resource: Vec<(String, String)>,
 }
 
 /// The window `log` holds, every call a [`Call`], within `limits`.
@@ -253,6 +255,7 @@ pub fn convert(w: &WindowCalls, about: &About) -> Window {
             .as_ref()
             .and_then(|r| reason_of(r, |f| w.function_name(f).into_owned(), |t| w.ns(t))),
         traceparent,
+        resource: about.resource.clone(),
         calls,
     }
 }

@@ -141,6 +141,10 @@ pub struct Window {
     /// the spans take its trace id and the root spans its span id as their parent. An invalid
     /// one is ignored (see [`TraceParent::parse`]).
     pub traceparent: Option<String>,
+    /// More resource attributes, as strings (`OTEL_RESOURCE_ATTRIBUTES`): each replaces fdr's
+    /// own attribute of the same key (`host.name` ...); `service.name` is
+    /// [`Window::service_name`]'s, never replaced here.
+    pub resource: Vec<(String, String)>,
     /// The calls, each one span. A caller comes before the calls it made.
     pub calls: Vec<Call>,
 }
@@ -356,6 +360,10 @@ fn resource(w: &Window) -> Resource {
     a.push(KeyValue::string(attr::SDK_NAME, SCOPE_NAME));
     a.push(KeyValue::string(attr::SDK_LANGUAGE, "rust"));
     a.push(KeyValue::string(attr::SDK_VERSION, &w.fdr_version));
+    for (k, v) in w.resource.iter().filter(|(k, _)| k != attr::SERVICE_NAME) {
+        a.retain(|kv| kv.key != *k);
+        a.push(KeyValue::string(k, v));
+    }
     Resource {
         attributes: a,
         dropped_attributes_count: 0,
@@ -553,6 +561,15 @@ impl Iterator for Requests<'_> {
     fn size_hint(&self) -> (usize, Option<usize>) {
         (self.left, Some(self.left))
     }
+
+    /// Skips `n` requests without making them: a sender that resumes a window where it
+    /// stopped does not convert the spans it already sent.
+    fn nth(&mut self, n: usize) -> Option<ExportTraceServiceRequest> {
+        let skip = n.min(self.left);
+        self.left -= skip;
+        self.next = (self.next + skip * self.per).min(self.conv.w.calls.len());
+        self.next()
+    }
 }
 
 impl ExactSizeIterator for Requests<'_> {}
@@ -603,6 +620,42 @@ pub fn local_host_name() -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn more_resource_attributes_replace_fdrs_own_but_not_the_service_name() {
+        let w = Window {
+            service_name: "svc".into(),
+            host_name: "box-1".into(),
+            resource: vec![
+                ("host.name".into(), "pod-7".into()),
+                ("service.name".into(), "ignored".into()),
+                ("deployment.environment".into(), "prod".into()),
+            ],
+            ..Window::default()
+        };
+        let r = &requests(&w, 0)[0];
+        let res = attrs(&r.resource_spans[0].resource.as_ref().unwrap().attributes);
+        assert_eq!(res["host.name"], Value::StringValue("pod-7".into()));
+        assert_eq!(res["service.name"], Value::StringValue("svc".into()));
+        assert_eq!(
+            res["deployment.environment"],
+            Value::StringValue("prod".into())
+        );
+        let keys = &r.resource_spans[0].resource.as_ref().unwrap().attributes;
+        assert_eq!(keys.len(), res.len(), "each key once");
+    }
+
+    #[test]
+    fn skipping_requests_gives_the_same_as_making_them() {
+        let w = Window {
+            calls: vec![Call::default(); 7],
+            ..Window::default()
+        };
+        let all = requests(&w, 2);
+        for n in 0..5 {
+            assert_eq!(each_request(&w, 2).nth(n), all.get(n).cloned(), "{n}");
+        }
+    }
     use crate::proto::any_value::Value;
     use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -650,6 +703,7 @@ mod tests {
                 duration_ns: Some(u64::MAX),
             }),
             traceparent: None,
+            resource: Vec::new(),
             calls: vec![
                 call("app::main", 7, 0, 10_000, None),
                 Call {

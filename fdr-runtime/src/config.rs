@@ -154,7 +154,8 @@ pub(crate) enum CrashDir {
     Dir(PathBuf),
 }
 
-/// Where and how windows go to an OpenTelemetry collector ([`Config::otlp_endpoint`]).
+/// Where and how windows go to an OpenTelemetry collector ([`Config::otlp_endpoint`]). The
+/// settings the OpenTelemetry variables may give too are `None` when not given here.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Otlp {
     pub endpoint: Option<String>,
@@ -162,8 +163,23 @@ pub(crate) struct Otlp {
     pub only: bool,
     pub queue: u32,
     pub max_spans: u32,
-    pub timeout: Duration,
+    pub timeout: Option<Duration>,
     pub retry_for: Duration,
+    pub headers: Option<Secrets>,
+    pub ca: Option<PathBuf>,
+    pub gzip: Option<bool>,
+}
+
+/// Header names and values whose values never show: not in `Debug`, not in a message.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub(crate) struct Secrets(pub Vec<(String, String)>);
+
+impl std::fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.0.iter().map(|(n, _)| format!("{n}: …")))
+            .finish()
+    }
 }
 
 impl Default for Otlp {
@@ -174,8 +190,11 @@ impl Default for Otlp {
             only: false,
             queue: 8,
             max_spans: 10_000,
-            timeout: Duration::from_secs(10),
+            timeout: None,
             retry_for: Duration::from_secs(60),
+            headers: None,
+            ca: None,
+            gzip: None,
         }
     }
 }
@@ -450,10 +469,16 @@ impl Config {
 
     /// Sends every window the recorder writes while it runs (a trigger's, the signal's, a
     /// panic's, a snapshot the program asks for) to an OpenTelemetry collector, as an OTLP/HTTP
-    /// protobuf `ExportTraceServiceRequest` posted to `URL/v1/traces` (`http://` only; a URL
-    /// with a path is used as given): one span per call, named by the function, with its
-    /// caller as parent, its thread as attributes, and `fdr.open = true` on calls still
-    /// running. Needs the `otlp` feature (`fdr/otlp`); without it, [`crate::start`] says so.
+    /// protobuf `ExportTraceServiceRequest` posted to `URL/v1/traces` (`http://` or
+    /// `https://`; a URL with a path is used as given): one span per call, named by the
+    /// function, with its caller as parent, its thread as attributes, and `fdr.open = true` on
+    /// calls still running. The URL `env` takes the endpoint of the OpenTelemetry variables
+    /// (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, else `OTEL_EXPORTER_OTLP_ENDPOINT` with
+    /// `/v1/traces` added, else `http://localhost:4318/v1/traces`): the variables alone never
+    /// turn sending on. Whatever the endpoint, the variables give the headers, timeout,
+    /// compression, CA, `service.name` and resource attributes this `Config` does not (see
+    /// [`Config::otlp_header`]). Needs the `otlp` feature (`fdr/otlp`); without it,
+    /// [`crate::start`] says so.
     ///
     /// A thread of its own sends, never a recording thread: windows wait in a bounded queue
     /// ([`Config::otlp_queue`]; when full, the oldest is dropped), each request is tried for
@@ -466,10 +491,82 @@ impl Config {
     /// ```
     /// let c = fdr_runtime::Config::default().otlp_endpoint("http://localhost:4318");
     /// assert_eq!(c.get_otlp_endpoint(), Some("http://localhost:4318"));
+    /// let from_variables = fdr_runtime::Config::default().otlp_endpoint("env");
+    /// assert_eq!(from_variables.get_otlp_endpoint(), Some("env"));
     /// ```
     pub fn otlp_endpoint(mut self, url: impl Into<String>) -> Self {
         self.otlp.endpoint = Some(url.into());
         self
+    }
+
+    /// Sends the header `name: value` with every request to the collector: an API key, a
+    /// tenant (`FDR_OPTIONS` `otlp_headers=NAME=VALUE,NAME=VALUE`, values percent-decoded).
+    /// Repeatable. Headers given here replace those of `OTEL_EXPORTER_OTLP_TRACES_HEADERS` and
+    /// `OTEL_EXPORTER_OTLP_HEADERS` (a list is taken whole from one place). Values are never
+    /// printed: not in errors, nor in this `Config`'s debug form.
+    ///
+    /// ```
+    /// let c = fdr_runtime::Config::default()
+    ///     .otlp_endpoint("https://api.honeycomb.io")
+    ///     .otlp_header("x-honeycomb-team", "s3cr3t");
+    /// assert_eq!(c.get_otlp_header_names(), ["x-honeycomb-team"]);
+    /// assert!(!format!("{c:?}").contains("s3cr3t"));
+    /// ```
+    pub fn otlp_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.otlp
+            .headers
+            .get_or_insert_with(Secrets::default)
+            .0
+            .push((name.into(), value.into()));
+        self
+    }
+
+    /// The names of the headers given with [`Config::otlp_header`] (never their values).
+    pub fn get_otlp_header_names(&self) -> Vec<&str> {
+        self.otlp
+            .headers
+            .iter()
+            .flat_map(|h| h.0.iter().map(|(n, _)| n.as_str()))
+            .collect()
+    }
+
+    /// Trusts the CA certificates of this PEM file, instead of the system's roots, for an
+    /// `https://` collector (a company's private CA; `FDR_OPTIONS` `otlp_ca=PATH`; default:
+    /// `OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE`, `OTEL_EXPORTER_OTLP_CERTIFICATE`, else the
+    /// system's trust store, which honours `SSL_CERT_FILE` and `SSL_CERT_DIR`). A file that
+    /// cannot be read makes [`crate::start`] fail, naming it.
+    ///
+    /// ```
+    /// let c = fdr_runtime::Config::default().otlp_ca("/etc/fdr/ca.pem");
+    /// assert_eq!(c.get_otlp_ca(), Some(std::path::Path::new("/etc/fdr/ca.pem")));
+    /// ```
+    pub fn otlp_ca(mut self, pem: impl Into<PathBuf>) -> Self {
+        self.otlp.ca = Some(pem.into());
+        self
+    }
+
+    /// The CA file given, if any.
+    pub fn get_otlp_ca(&self) -> Option<&std::path::Path> {
+        self.otlp.ca.as_deref()
+    }
+
+    /// Gzips request bodies or not (`FDR_OPTIONS` `otlp_compression=gzip|none`; default:
+    /// `OTEL_EXPORTER_OTLP_TRACES_COMPRESSION`, `OTEL_EXPORTER_OTLP_COMPRESSION`, else gzip,
+    /// which every OTLP/HTTP receiver takes and which makes a window's request four to nine
+    /// times smaller, on the sending thread).
+    ///
+    /// ```
+    /// let c = fdr_runtime::Config::default().otlp_gzip(false);
+    /// assert_eq!(c.get_otlp_gzip(), Some(false));
+    /// ```
+    pub fn otlp_gzip(mut self, on: bool) -> Self {
+        self.otlp.gzip = Some(on);
+        self
+    }
+
+    /// Whether request bodies are gzipped, when given here.
+    pub fn get_otlp_gzip(&self) -> Option<bool> {
+        self.otlp.gzip
     }
 
     /// `service.name` of exported windows (default: the program's file name).
@@ -504,9 +601,11 @@ impl Config {
         self
     }
 
-    /// One attempt's limit: connecting, sending and reading the answer (default 10 s).
+    /// One attempt's limit: resolving, connecting, the TLS handshake, sending and reading the
+    /// answer (default: `OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`, `OTEL_EXPORTER_OTLP_TIMEOUT`, else
+    /// 10 s).
     pub fn otlp_timeout(mut self, timeout: Duration) -> Self {
-        self.otlp.timeout = timeout;
+        self.otlp.timeout = Some(timeout);
         self
     }
 
@@ -542,8 +641,8 @@ impl Config {
         self.otlp.max_spans
     }
 
-    /// One attempt's limit.
-    pub fn get_otlp_timeout(&self) -> Duration {
+    /// One attempt's limit, when given here (else the variables' or 10 s).
+    pub fn get_otlp_timeout(&self) -> Option<Duration> {
         self.otlp.timeout
     }
 
@@ -697,7 +796,7 @@ impl Config {
                 "0 spans per request sends nothing; use at least 1".into(),
             ));
         }
-        if o.timeout.is_zero() {
+        if o.timeout.is_some_and(|t| t.is_zero()) {
             return Err(option_error(
                 "otlp_timeout",
                 "a timeout of 0 gives no attempt a chance; give a duration such as 10s".into(),
@@ -721,18 +820,28 @@ impl Config {
             }
             return Ok(());
         };
-        #[cfg(feature = "otlp")]
+        #[cfg(feature = "otlp-http")]
         {
-            fdr_otlp::http::Endpoint::parse(url)
-                .map(|_| ())
-                .map_err(|e| option_error("otlp_endpoint", e.to_string()))
+            if url.trim() != fdr_otlp::settings::ENV {
+                fdr_otlp::endpoint::Endpoint::parse(url)
+                    .and_then(|e| fdr_otlp::client::needs_tls(&e, fdr_otlp::client::TLS))
+                    .map_err(|e| option_error("otlp_endpoint", e.to_string()))?;
+            }
+            if let Some(h) = &o.headers {
+                fdr_otlp::headers::Headers::new(h.0.clone())
+                    .map_err(|m| option_error("otlp_headers", m))?;
+            }
+            Ok(())
         }
-        #[cfg(not(feature = "otlp"))]
+        #[cfg(not(feature = "otlp-http"))]
         {
             Err(option_error(
                 "otlp_endpoint",
                 format!(
-                    "this program was built without fdr's `otlp` feature, so windows cannot go                      to {url}; build with `features = [\"otlp\"]` on the fdr dependency"
+                    "this program was built without fdr's `otlp` feature, so windows cannot be \
+                     sent to the collector ({} characters given); build with \
+                     `features = [\"otlp\"]` on the fdr dependency",
+                    url.chars().count()
                 ),
             ))
         }
@@ -844,7 +953,7 @@ pub(crate) const OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         key: "otlp_endpoint",
-        form: "an http:// URL of an OpenTelemetry collector (OTLP/HTTP), such as http://localhost:4318",
+        form: "an http:// or https:// URL of an OpenTelemetry collector (OTLP/HTTP), such as http://localhost:4318, or env for the OTEL_EXPORTER_OTLP_* variables' endpoint",
         default: |_| "none (windows are not sent)".into(),
     },
     OptionSpec {
@@ -868,9 +977,24 @@ pub(crate) const OPTIONS: &[OptionSpec] = &[
         default: |c| c.otlp.max_spans.to_string(),
     },
     OptionSpec {
+        key: "otlp_headers",
+        form: "NAME=VALUE,NAME=VALUE headers for the collector, values percent-decoded (API keys; never printed)",
+        default: |_| "OTEL_EXPORTER_OTLP_TRACES_HEADERS, OTEL_EXPORTER_OTLP_HEADERS, else none".into(),
+    },
+    OptionSpec {
+        key: "otlp_ca",
+        form: "a PEM file of the CA certificates to trust for an https:// collector",
+        default: |_| "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE, OTEL_EXPORTER_OTLP_CERTIFICATE, else the system's roots".into(),
+    },
+    OptionSpec {
+        key: "otlp_compression",
+        form: "gzip or none (request bodies)",
+        default: |_| "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION, OTEL_EXPORTER_OTLP_COMPRESSION, else gzip".into(),
+    },
+    OptionSpec {
         key: "otlp_timeout",
         form: "a duration such as 10s or 500ms (one attempt's limit)",
-        default: |c| fdr_format::duration::write(c.otlp.timeout.as_nanos() as u64),
+        default: |_| "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT, OTEL_EXPORTER_OTLP_TIMEOUT, else 10s".into(),
     },
     OptionSpec {
         key: "otlp_retry_for",

@@ -64,7 +64,21 @@ impl Config {
         let mut seen: Vec<String> = Vec::new();
         let mut warnings = Vec::new();
         for item in split_options(options)? {
+            // A header value with a space, unquoted, splits into words that must not be
+            // quoted back in a message: they may be part of an API key.
+            let after_headers = seen.iter().any(|k| k == "otlp_headers");
+            let unknown_after_headers = || {
+                crate::config::option_error(
+                    "otlp_headers",
+                    "a word after otlp_headers= is not an option: a header value with spaces \
+                     goes in quotes (otlp_headers=\"NAME=VALUE\") or writes each space as %20"
+                        .into(),
+                )
+            };
             let Some((key, value)) = item.split_once('=') else {
+                if after_headers {
+                    return Err(unknown_after_headers());
+                }
                 return Err(Error::Config {
                     key: item.clone(),
                     message: format!(
@@ -74,9 +88,14 @@ impl Config {
                 });
             };
             if key != "trigger" && seen.iter().any(|k| k == key) {
+                let shown = if key == "otlp_headers" {
+                    " (not shown: headers may hold secrets)".to_string()
+                } else {
+                    format!(", `{value}`,")
+                };
                 warnings.push(format!(
-                    "option `{key}` is given more than once in FDR_OPTIONS; the last value, \
-                     `{value}`, is used"
+                    "option `{key}` is given more than once in FDR_OPTIONS; the last \
+                     value{shown} is used"
                 ));
             } else {
                 seen.push(key.to_string());
@@ -252,7 +271,27 @@ impl Config {
                         .filter(|&n| n > 0)
                         .ok_or_else(|| bad(format!("{value} is out of range")))?
                 }
-                "otlp_timeout" => c.otlp.timeout = parse_duration(value).map_err(bad)?,
+                "otlp_timeout" => c.otlp.timeout = Some(parse_duration(value).map_err(bad)?),
+                "otlp_headers" => {
+                    let list =
+                        fdr_format::key_values::parse(value).map_err(|e| bad(e.to_string()))?;
+                    c.otlp.headers = Some(crate::config::Secrets(list));
+                }
+                "otlp_ca" => {
+                    if value.is_empty() {
+                        return Err(bad("expected a file path, found nothing".into()));
+                    }
+                    c.otlp.ca = Some(PathBuf::from(value));
+                }
+                "otlp_compression" => {
+                    c.otlp.gzip = match value {
+                        "gzip" => Some(true),
+                        "none" => Some(false),
+                        _ => {
+                            return Err(bad(format!("expected `gzip` or `none`, found `{value}`")))
+                        }
+                    }
+                }
                 "otlp_retry_for" => {
                     c.otlp.retry_for = fdr_format::duration::parse(value)
                         .map(Duration::from_nanos)
@@ -271,6 +310,7 @@ impl Config {
                     }
                     c.out = Some(PathBuf::from(value));
                 }
+                _ if after_headers => return Err(unknown_after_headers()),
                 _ => return Err(bad(format!("unknown key; keys are {keys}"))),
             }
         }

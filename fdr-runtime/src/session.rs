@@ -308,8 +308,9 @@ impl Session {
             program: program_name(),
             config,
         };
+        // Before the pool: a bad OTLP setting (a variable, a CA file) stops the start first.
+        let exporter = Exporter::start(&setup.config)?;
         let pool = make_pool(&setup, final_path)?;
-        let config_for_exporter = setup.config.clone();
         Ok(Session {
             pool,
             threads: Registry::new(threads),
@@ -330,7 +331,7 @@ impl Session {
             },
             counters: Counters::default(),
             profiles: config_profiles,
-            exporter: Exporter::start(&config_for_exporter),
+            exporter,
             final_hz: AtomicU64::new(0),
         })
     }

@@ -14,8 +14,9 @@ use std::collections::HashMap;
 
 use fdr_format::events::ThreadStats;
 use fdr_format::TaskKind;
-use fdr_otlp::http::{RetryPolicy, SendReport};
+use fdr_otlp::client::Client;
 use fdr_otlp::log::TracedCall;
+use fdr_otlp::retry::{RetryPolicy, SendReport};
 use fdr_otlp::spans::{each_request, encode, Call, Window, WindowReason};
 
 use crate::model::call::{Close, Frame, Sink, TaskEvent};
@@ -52,6 +53,8 @@ pub struct Options {
     pub host_name: Option<String>,
     /// A W3C `traceparent` whose trace the spans join.
     pub traceparent: Option<String>,
+    /// More resource attributes (`OTEL_RESOURCE_ATTRIBUTES`).
+    pub resource: Vec<(String, String)>,
 }
 
 /// No parent.
@@ -470,6 +473,7 @@ pub fn window(
             .traceparent
             .clone()
             .or_else(|| joined_trace(&p, &names, &c.calls)),
+        resource: opts.resource.clone(),
         calls,
     })
 }
@@ -488,24 +492,26 @@ pub fn request_bytes(w: &Window) -> Vec<u8> {
     encode(&r)
 }
 
-/// Sends the window to the collector at `url`, at most `max_spans` spans per request, with
-/// retries per `policy`.
+/// Sends the window through `client`, at most `max_spans` spans per request, with retries per
+/// `policy`.
 ///
 /// ```no_run
-/// use fdr_otlp::{http::RetryPolicy, spans::Window};
-/// let r = fdr_cli::commands::export::send(&Window::default(), "http://localhost:4318", 10_000,
+/// use fdr_otlp::{client::{Client, Transport}, endpoint::Endpoint, retry::RetryPolicy, spans::Window};
+/// let client = Client::new(&Transport::new(Endpoint::parse("http://localhost:4318")?))?;
+/// let r = fdr_cli::commands::export::send(&Window::default(), &client, 10_000,
 ///                                         &RetryPolicy::default())?;
 /// println!("{} spans sent", r.spans);
-/// # Ok::<(), fdr_cli::CliError>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn send(
     w: &Window,
-    url: &str,
+    client: &Client,
     max_spans: usize,
     policy: &RetryPolicy,
 ) -> Result<SendReport, CliError> {
     let total = each_request(w, max_spans).len();
-    fdr_otlp::http::send(url, each_request(w, max_spans), policy).map_err(|e| {
+    let url = client.endpoint().to_string();
+    fdr_otlp::retry::send(client, each_request(w, max_spans), policy).map_err(|e| {
         let mut what = e.error.to_string();
         if e.report.requests > 0 {
             what.push_str(&format!(

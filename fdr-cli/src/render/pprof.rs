@@ -11,7 +11,7 @@
 //! labelled `thread_id` and `thread_name`.
 //!
 //! The messages are written here with `prost`, field numbers as in `profile.proto`; the gzip
-//! member is written by hand with stored (uncompressed) deflate blocks.
+//! member is deflated by `flate2`.
 
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -374,74 +374,25 @@ pub fn write(
     use prost::Message as _;
     let bytes = message(p, threads)?.encode_to_vec();
     let r = if gzip {
-        gzip_stored(&bytes, out)
+        self::gzip(&bytes, out)
     } else {
         out.write_all(&bytes)
     };
     r.map_err(|e| CliError::io(dest, "cannot write the pprof profile", e))
 }
 
-/// The CRC-32 of `data` (IEEE 802.3, reflected, as gzip uses).
-///
-/// ```
-/// assert_eq!(fdr_cli::render::pprof::crc32(b"123456789"), 0xcbf4_3926);
-/// ```
-pub fn crc32(data: &[u8]) -> u32 {
-    const fn table() -> [u32; 256] {
-        let mut t = [0u32; 256];
-        let mut i = 0;
-        while i < 256 {
-            let mut c = i as u32;
-            let mut k = 0;
-            while k < 8 {
-                c = if c & 1 != 0 {
-                    0xedb8_8320 ^ (c >> 1)
-                } else {
-                    c >> 1
-                };
-                k += 1;
-            }
-            t[i] = c;
-            i += 1;
-        }
-        t
-    }
-    const TABLE: [u32; 256] = table();
-    let mut c = !0u32;
-    for &b in data {
-        c = TABLE[((c ^ u32::from(b)) & 0xff) as usize] ^ (c >> 8);
-    }
-    !c
-}
-
-/// Writes `data` as one gzip member (RFC 1952) whose deflate stream (RFC 1951) is stored
-/// blocks: no compression, which every gzip reader accepts.
+/// Writes `data` as one gzip member (RFC 1952), deflated at the default level.
 ///
 /// ```
 /// let mut gz = Vec::new();
-/// fdr_cli::render::pprof::gzip_stored(b"hello", &mut gz).unwrap();
+/// fdr_cli::render::pprof::gzip(&[7u8; 4096], &mut gz).unwrap();
 /// assert_eq!(&gz[..3], &[0x1f, 0x8b, 8]);
-/// assert_eq!(gz.len(), 10 + 5 + 5 + 8);
+/// assert!(gz.len() < 100);
 /// ```
-pub fn gzip_stored(data: &[u8], out: &mut dyn Write) -> io::Result<()> {
-    // Magic, deflate, no flags, no time, no extra flags, unknown system.
-    out.write_all(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff])?;
-    let mut chunks = data.chunks(0xffff).peekable();
-    if chunks.peek().is_none() {
-        // An empty input is one empty final block.
-        out.write_all(&[1, 0, 0, 0xff, 0xff])?;
-    }
-    while let Some(chunk) = chunks.next() {
-        let last = chunks.peek().is_none();
-        let len = chunk.len() as u16;
-        // BFINAL, BTYPE 00 (stored); the rest of the byte pads to the boundary.
-        out.write_all(&[u8::from(last)])?;
-        out.write_all(&len.to_le_bytes())?;
-        out.write_all(&(!len).to_le_bytes())?;
-        out.write_all(chunk)?;
-    }
-    out.write_all(&crc32(data).to_le_bytes())?;
-    out.write_all(&(data.len() as u32).to_le_bytes())
+pub fn gzip(data: &[u8], out: &mut dyn Write) -> io::Result<()> {
+    let mut e = flate2::write::GzEncoder::new(out, flate2::Compression::default());
+    e.write_all(data)?;
+    e.finish().map(drop)
 }
 
 #[cfg(test)]
@@ -470,26 +421,17 @@ mod tests {
     }
 
     #[test]
-    fn long_inputs_take_several_stored_blocks() {
-        let data: Vec<u8> = (0..200_000u32).map(|i| (i * 7) as u8).collect();
+    fn gzip_deflates_and_round_trips() {
+        use std::io::Read;
+        let p = crate::testing::profile::known();
+        let bytes = message(&p, false).unwrap().encode_to_vec();
         let mut gz = Vec::new();
-        gzip_stored(&data, &mut gz).unwrap();
-        // Header, four blocks of 5 bytes' framing, the data, CRC and size.
-        assert_eq!(gz.len(), 10 + 4 * 5 + data.len() + 8);
-        let mut at = 10;
+        gzip(&bytes, &mut gz).unwrap();
+        assert!(gz.len() < bytes.len(), "{} of {}", gz.len(), bytes.len());
         let mut back = Vec::new();
-        loop {
-            let last = gz[at] == 1;
-            let len = usize::from(u16::from_le_bytes([gz[at + 1], gz[at + 2]]));
-            let nlen = u16::from_le_bytes([gz[at + 3], gz[at + 4]]);
-            assert_eq!(nlen, !(len as u16));
-            back.extend_from_slice(&gz[at + 5..at + 5 + len]);
-            at += 5 + len;
-            if last {
-                break;
-            }
-        }
-        assert_eq!(back, data);
-        assert_eq!(gz[at..at + 4], crc32(&data).to_le_bytes());
+        flate2::read::GzDecoder::new(&gz[..])
+            .read_to_end(&mut back)
+            .unwrap();
+        assert_eq!(back, bytes);
     }
 }
