@@ -65,7 +65,7 @@ pub mod at {
     /// ([`ClockSource::code`](crate::ClockSource::code)).
     pub const CLOCK: usize = 20;
     /// `u64`, the process's start time (see [`process_start`](super::process_start): Linux's clock
-    /// ticks since boot, `/proc/PID/stat` field 22; macOS's microseconds since the epoch),
+    /// ticks since boot, field 22 of the main thread's `stat`; macOS's microseconds since the epoch),
     /// which tells the process from a later one given the same pid; 0 unknown.
     pub const PROC_START: usize = 24;
     /// `[u8; 16]`, the boot id (Linux's `/proc/sys/kernel/random/boot_id`, macOS's
@@ -345,8 +345,8 @@ pub fn boot_id() -> [u8; 16] {
 }
 
 /// When process `pid` started, as a number that tells it from a later process given the same
-/// pid (Linux: clock ticks since boot, `/proc/PID/stat` field 22; macOS: microseconds since the
-/// epoch), or `None` when no such process is visible.
+/// pid (Linux: clock ticks since boot, field 22 of its main thread's `stat`; macOS:
+/// microseconds since the epoch), or `None` when no such process is visible.
 pub fn process_start(pid: i32) -> Option<u64> {
     process::process_start(pid)
 }

@@ -9,9 +9,14 @@ mod os {
         std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()
     }
 
-    /// Field 22 of `/proc/PID/stat`: clock ticks since boot.
+    /// Field 22 of the main thread's `stat`: the process's start in clock ticks since boot.
+    ///
+    /// Read from `/proc/PID/task/PID/stat`, which holds the same field as `/proc/PID/stat`:
+    /// qemu-user makes up the latter for the emulated process itself, with the moment qemu set
+    /// the program up (tens of ticks late) as its start, so that a box's process read its own
+    /// start differently from every other process, which then took it for dead.
     pub fn process_start(pid: i32) -> Option<u64> {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/stat")).ok()?;
         // The command name is in parentheses and may hold spaces: count fields after its end.
         let after = &stat[stat.rfind(')')? + 1..];
         after.split_whitespace().nth(19)?.parse().ok()

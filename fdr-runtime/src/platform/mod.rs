@@ -14,28 +14,30 @@
 //!
 //! Linux and macOS share the POSIX parts (`unix.rs`). Where recording is not supported the
 //! functions exist all the same and do nothing, so every hook compiles and costs what it costs
-//! with no recorder running; nothing of them runs, since `start` refuses first.
+//! with no recorder running; nothing of them runs, since `start` refuses first. Building with
+//! `--cfg fdr_unsupported` takes any system for one of those, so that the runtime's
+//! `tests/unsupported.rs` checks that path where CI runs (Linux).
 
-#[cfg(any(target_os = "linux", target_os = "macos"))]
+#[cfg(all(any(target_os = "linux", target_os = "macos"), not(fdr_unsupported)))]
 mod unix;
-#[cfg(any(target_os = "linux", target_os = "macos"))]
+#[cfg(all(any(target_os = "linux", target_os = "macos"), not(fdr_unsupported)))]
 pub(crate) use unix::*;
 
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", not(fdr_unsupported)))]
 #[path = "linux.rs"]
 mod os;
-#[cfg(target_os = "macos")]
+#[cfg(all(target_os = "macos", not(fdr_unsupported)))]
 #[path = "macos.rs"]
 mod os;
-#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+#[cfg(any(not(any(target_os = "linux", target_os = "macos")), fdr_unsupported))]
 #[path = "unsupported.rs"]
 mod os;
 
 pub(crate) use os::*;
 
 /// Whether this target records, and if not, what `start` answers: the platform's name.
-#[cfg(any(target_os = "linux", target_os = "macos"))]
+#[cfg(all(any(target_os = "linux", target_os = "macos"), not(fdr_unsupported)))]
 pub(crate) const UNSUPPORTED: Option<&str> = None;
 /// Whether this target records, and if not, what `start` answers: the platform's name.
-#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+#[cfg(any(not(any(target_os = "linux", target_os = "macos")), fdr_unsupported))]
 pub(crate) const UNSUPPORTED: Option<&str> = Some(std::env::consts::OS);

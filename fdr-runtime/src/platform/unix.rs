@@ -376,3 +376,76 @@ extern "C" fn crash_handler(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_thread_has_its_own_id_and_only_the_main_thread_is_main() {
+        let here = (os::thread_id(), os::is_main_thread());
+        let there = std::thread::spawn(|| (os::thread_id(), os::is_main_thread()))
+            .join()
+            .unwrap();
+        assert_ne!(here.0, there.0);
+        // The test harness runs tests on threads of its own, never on the main one.
+        assert!(!here.1 && !there.1, "{here:?} {there:?}");
+    }
+
+    #[test]
+    fn a_named_thread_reads_its_name_cut_to_15_bytes() {
+        let name = std::thread::Builder::new()
+            .name("a-rather-long-thread-name".into())
+            .spawn(thread_name)
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(&name, b"a-rather-long-t\0");
+    }
+
+    #[test]
+    fn a_poke_wakes_the_waiter_and_leaves_errno_as_it_was() {
+        let (read, write) = os::pipe().expect("a pipe");
+        // SAFETY: the calling thread's errno location.
+        unsafe { *os::errno() = libc::EINTR };
+        poke(write);
+        // A poke into a closed descriptor fails inside (EBADF) and must not show it either.
+        poke(-1);
+        // SAFETY: as above.
+        assert_eq!(unsafe { *os::errno() }, libc::EINTR);
+        let began = std::time::Instant::now();
+        wait_and_drain(read, 10_000);
+        assert!(began.elapsed() < std::time::Duration::from_secs(5));
+        // Drained: a second wait times out instead of returning at once on the old byte.
+        let began = std::time::Instant::now();
+        wait_and_drain(read, 50);
+        assert!(began.elapsed() >= std::time::Duration::from_millis(50));
+        close(read);
+        close(write);
+    }
+
+    #[test]
+    fn a_shared_file_mapping_writes_through_to_the_file_and_its_pages_are_there() {
+        let path = std::env::temp_dir().join(format!("fdr-platform-{}.box", pid()));
+        let len = 3 * 4096 + 100;
+        let p = map_shared_file(&path, len).unwrap();
+        // SAFETY: `p` maps `len` writable bytes.
+        unsafe {
+            p.add(5).write(7);
+            p.add(len - 1).write(9);
+        }
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!((bytes.len(), bytes[5], bytes[len - 1]), (len, 7, 9));
+        // SAFETY: the whole mapping, unused from here on.
+        unsafe { unmap(p, len) };
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_made_is_an_error_and_leaves_nothing() {
+        let dir = std::env::temp_dir().join(format!("fdr-platform-missing-{}", pid()));
+        let e = map_shared_file(&dir.join("box"), 4096).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+        assert!(!dir.exists());
+    }
+}
