@@ -13,10 +13,10 @@ use std::sync::{Arc, OnceLock};
 
 use fdr_format::{block_preamble, BlockStart, BLOCK_PREAMBLE_WORDS};
 
-use crate::{host, platform};
 use crate::local::{self, Local};
 use crate::session;
 use crate::thread_state::BUSY;
+use crate::{host, platform};
 
 /// Makes sure the thread records into the running session. Returns the length to write at (0
 /// after joining, with no buffer yet), or `None` when it cannot record.

@@ -8,9 +8,7 @@
 use std::io::{self, Write};
 use std::sync::atomic::Ordering;
 
-use fdr_format::{
-    lead_block, Extension, FileHeader, LeadStart, ReasonInfo, ThreadInfo,
-};
+use fdr_format::{lead_block, Extension, FileHeader, LeadStart, ReasonInfo, ThreadInfo};
 
 use crate::session::Session;
 use crate::snapshot::{self, Copied};

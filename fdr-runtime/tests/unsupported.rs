@@ -59,7 +59,10 @@ fn fdr_options_say_once_that_nothing_is_recorded() {
             "--nocapture",
             "--test-threads=1",
         ])
-        .env("FDR_OPTIONS", format!("out={}", dir.join("app.fdr").display()))
+        .env(
+            "FDR_OPTIONS",
+            format!("out={}", dir.join("app.fdr").display()),
+        )
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -153,15 +153,17 @@ fn what_a_source_lacks_here_is_said_once_at_start() {
     // Where the counter read does not carry the CPU number and no rseq area holds it (aarch64
     // Linux without rseq, as under qemu-user; macOS), each record asks the system for it: the
     // first start says so, the second does not repeat it. Elsewhere nothing is said.
-    let out = fdr_tests::child_test("child_starts_twice").output().unwrap();
+    let out = fdr_tests::child_test("child_starts_twice")
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let said = stderr
         .lines()
         .filter(|l| l.starts_with("fdr:") && l.contains("CPU number"))
         .count();
-    let lacking = cfg!(target_arch = "aarch64")
-        && fdr_runtime::calibration().source == ClockSource::Cntvct;
+    let lacking =
+        cfg!(target_arch = "aarch64") && fdr_runtime::calibration().source == ClockSource::Cntvct;
     assert_eq!(said, usize::from(lacking), "{stderr}");
     if lacking {
         assert!(stderr.contains("a getcpu system call"), "{stderr}");

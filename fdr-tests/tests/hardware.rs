@@ -33,8 +33,13 @@ fn a_call_longer_than_32_bits_of_counter_ticks_writes_a_wrap_record() {
     let _turn = testing::exclusive();
     let hz = fdr_runtime::calibration().ticks_per_second;
     let span = Duration::from_secs_f64((1u64 << 32) as f64 / hz as f64 * 1.01 + 0.05);
-    let rec = fdr_runtime::start(every_call().buffer_count(4).mode(Mode::Fill).clock(Clock::Auto))
-        .unwrap();
+    let rec = fdr_runtime::start(
+        every_call()
+            .buffer_count(4)
+            .mode(Mode::Fill)
+            .clock(Clock::Auto),
+    )
+    .unwrap();
     let (log, slept) = std::thread::spawn(move || {
         assert!(fdr_tests::pin(0));
         let began = Instant::now();

@@ -331,5 +331,4 @@ mod tests {
         assert_eq!(settle(24_480_000, Some(24_000_000)), 24_480_000);
         assert_eq!(settle(2_400_000_000, None), 2_400_000_000);
     }
-
 }

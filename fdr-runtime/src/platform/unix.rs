@@ -105,9 +105,8 @@ impl ThreadExitKey {
 pub(crate) fn map_anonymous(len: usize) -> Option<*mut u8> {
     // MAP_NORESERVE: pages are not counted against the commit limit before they are touched
     // (Miri knows only the plain flags).
-    let flags = libc::MAP_PRIVATE
-        | libc::MAP_ANONYMOUS
-        | if cfg!(miri) { 0 } else { libc::MAP_NORESERVE };
+    let flags =
+        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | if cfg!(miri) { 0 } else { libc::MAP_NORESERVE };
     // SAFETY: an anonymous private mapping at an address the kernel picks; no file, no fixed
     // address.
     let p = unsafe {

@@ -29,7 +29,9 @@ pub(crate) fn thread_name() -> [u8; 16] {
 /// Nanoseconds since an arbitrary instant of this process (the first call).
 pub(crate) fn monotonic_ns() -> u64 {
     static BASE: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-    BASE.get_or_init(std::time::Instant::now).elapsed().as_nanos() as u64
+    BASE.get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_nanos() as u64
 }
 
 pub(crate) fn wall_time() -> (i64, u32) {
