@@ -15,7 +15,7 @@ pub(crate) fn pid() -> i32 {
     unsafe { libc::getpid() }
 }
 
-fn clock_ns(clock: libc::clockid_t) -> (i64, u32) {
+fn timespec(clock: libc::clockid_t) -> libc::timespec {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -23,20 +23,22 @@ fn clock_ns(clock: libc::clockid_t) -> (i64, u32) {
     // SAFETY: `ts` is a valid, writable timespec; both clocks used here exist on every system
     // this file is built for.
     unsafe { libc::clock_gettime(clock, &mut ts) };
-    // `time_t` is 32 bits on some 32-bit targets.
-    #[allow(clippy::unnecessary_cast)]
-    (ts.tv_sec as i64, ts.tv_nsec as u32)
+    ts
 }
 
 /// Nanoseconds of `CLOCK_MONOTONIC`.
+#[inline]
 pub(crate) fn monotonic_ns() -> u64 {
-    let (s, ns) = clock_ns(libc::CLOCK_MONOTONIC);
-    s as u64 * 1_000_000_000 + u64::from(ns)
+    let ts = timespec(libc::CLOCK_MONOTONIC);
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// Wall-clock time as (seconds, nanoseconds) since the Unix epoch.
 pub(crate) fn wall_time() -> (i64, u32) {
-    clock_ns(libc::CLOCK_REALTIME)
+    let ts = timespec(libc::CLOCK_REALTIME);
+    // `time_t` is 32 bits on some 32-bit targets.
+    #[allow(clippy::unnecessary_cast)]
+    (ts.tv_sec as i64, ts.tv_nsec as u32)
 }
 
 /// The calling thread's name as the system keeps it, cut to 15 bytes and NUL-padded.
