@@ -28,17 +28,24 @@ pub(super) const CPU_IN_THE_READ: bool = false;
 /// Why there is no counter source, for messages (never, on the systems that record).
 pub(super) const NO_COUNTER: &str = "the system does not let programs read CNTVCT_EL0";
 
-/// `CNTFRQ_EL0`: the counter's frequency as firmware or the hypervisor set it up (not always
-/// true, hence the measurement it is checked against).
+/// The counter's frequency as stated (`CNTFRQ_EL0` where the system lets programs read it, as
+/// firmware or the hypervisor set it up; else the system's word): not always true, hence the
+/// measurement it is checked against.
 pub(super) fn stated_hz() -> Option<u64> {
+    platform::stated_counter_rate(cntfrq)
+}
+
+/// `CNTFRQ_EL0`.
+fn cntfrq() -> u64 {
     let hz: u64;
-    // SAFETY: reading CNTFRQ_EL0 has no effect; Linux and macOS allow it at EL0 wherever they
-    // allow CNTVCT_EL0.
+    // SAFETY: reading CNTFRQ_EL0 has no effect; `platform::stated_counter_rate` calls this only
+    // where the system lets programs read it (Linux, which allows EL0 reads of the virtual
+    // counter, and with them of its frequency).
     unsafe {
         core::arch::asm!("mrs {}, cntfrq_el0", out(reg) hz,
             options(nomem, nostack, preserves_flags));
     }
-    (hz != 0).then_some(hz)
+    hz
 }
 
 /// Distance from the thread pointer to the `cpu_id` field of the thread's rseq area.

@@ -16,8 +16,8 @@
 //!
 //! The counter's frequency is not something to look up: virtual machines rarely expose it (this
 //! is where XRay gives up), so it is measured once per process against the monotonic clock.
-//! Where the CPU states one (aarch64's `CNTFRQ_EL0`), the measurement checks it: some
-//! hypervisors misreport it, and then the measurement wins.
+//! Where a rate is stated (aarch64's `CNTFRQ_EL0` on Linux, the system's timebase on macOS), the
+//! measurement checks it: some hypervisors misreport it, and then the measurement wins.
 //!
 //! Why not `minstant`, which the design card names: its TSC check (in 0.1.7: does the kernel list
 //! `tsc` among its available clocksources, which it only does after checking that the CPUs'

@@ -130,3 +130,10 @@ pub(crate) fn cpu_per_read_note() -> String {
          which costs more than reading the counter"
     )
 }
+
+/// The rate of the CPU's counter as stated: aarch64's `CNTFRQ_EL0` (`read_register`), which
+/// Linux lets programs read; `None` if it says 0.
+#[cfg_attr(not(target_arch = "aarch64"), allow(dead_code))] // asked by the aarch64 clock only
+pub(crate) fn stated_counter_rate(read_register: fn() -> u64) -> Option<u64> {
+    Some(read_register()).filter(|&hz| hz != 0)
+}

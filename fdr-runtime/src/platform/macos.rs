@@ -180,3 +180,24 @@ pub(crate) fn cpu_per_read_note() -> String {
         )
     }
 }
+
+/// The rate of the CPU's counter as stated: the system's timebase (`hw.tbfrequency`, the rate
+/// of `mach_absolute_time`, which is `CNTVCT_EL0`'s on Apple Silicon). The register itself
+/// (`read_register`) is not read: macOS does not document it as readable by programs.
+#[cfg_attr(not(target_arch = "aarch64"), allow(dead_code))] // asked by the aarch64 clock only
+pub(crate) fn stated_counter_rate(_read_register: fn() -> u64) -> Option<u64> {
+    let mut hz = 0u64;
+    let mut len = std::mem::size_of::<u64>();
+    // SAFETY: the name is NUL-terminated; `hz` and `len` describe a writable u64, which sysctl
+    // fills with at most `len` bytes; no new value is set.
+    let rc = unsafe {
+        libc::sysctlbyname(
+            c"hw.tbfrequency".as_ptr(),
+            (&mut hz as *mut u64).cast(),
+            &mut len,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    (rc == 0 && len == std::mem::size_of::<u64>() && hz != 0).then_some(hz)
+}

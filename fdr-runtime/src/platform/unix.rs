@@ -383,6 +383,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg_attr(miri, ignore = "the system's answers, with no memory of ours in play")]
     fn each_thread_has_its_own_id_and_only_the_main_thread_is_main() {
         let here = (os::thread_id(), os::is_main_thread());
         let there = std::thread::spawn(|| (os::thread_id(), os::is_main_thread()))
@@ -394,6 +395,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "the system's answers, with no memory of ours in play")]
     fn a_named_thread_reads_its_name_cut_to_15_bytes() {
         let name = std::thread::Builder::new()
             .name("a-rather-long-thread-name".into())
@@ -405,6 +407,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "Miri does not model poll")]
     fn a_poke_wakes_the_waiter_and_leaves_errno_as_it_was() {
         let (read, write) = os::pipe().expect("a pipe");
         // SAFETY: the calling thread's errno location.
@@ -426,6 +429,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "Miri does not model file mappings")]
     fn a_shared_file_mapping_writes_through_to_the_file_and_its_pages_are_there() {
         let path = std::env::temp_dir().join(format!("fdr-platform-{}.box", pid()));
         let len = 3 * 4096 + 100;
@@ -443,6 +447,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "Miri does not model file mappings")]
     fn a_file_that_cannot_be_made_is_an_error_and_leaves_nothing() {
         let dir = std::env::temp_dir().join(format!("fdr-platform-missing-{}", pid()));
         let e = map_shared_file(&dir.join("box"), 4096).unwrap_err();

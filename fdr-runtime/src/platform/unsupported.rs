@@ -142,3 +142,8 @@ pub(crate) fn watch_crashes(_: fn(Crash)) {}
 pub(crate) fn cpu_per_read_note() -> String {
     NO_RSEQ.to_string()
 }
+
+#[cfg_attr(not(target_arch = "aarch64"), allow(dead_code))] // asked by the aarch64 clock only
+pub(crate) fn stated_counter_rate(_: fn() -> u64) -> Option<u64> {
+    None
+}
