@@ -61,13 +61,15 @@ pub mod at {
     pub const STATE: usize = 12;
     /// `i32`, the recording process.
     pub const PID: usize = 16;
-    /// `u32`, the clock source as the run record codes it (0 tsc, 1 monotonic, 2 injected, 3
-    /// tsc with rseq).
+    /// `u32`, the clock source as the run record codes it
+    /// ([`ClockSource::code`](crate::ClockSource::code)).
     pub const CLOCK: usize = 20;
-    /// `u64`, the process's start time in clock ticks since boot (`/proc/PID/stat` field 22),
+    /// `u64`, the process's start time (see [`process_start`](super::process_start): Linux's clock
+    /// ticks since boot, field 22 of the main thread's `stat`; macOS's microseconds since the epoch),
     /// which tells the process from a later one given the same pid; 0 unknown.
     pub const PROC_START: usize = 24;
-    /// `[u8; 16]`, the boot id (`/proc/sys/kernel/random/boot_id`); zeros unknown.
+    /// `[u8; 16]`, the boot id (Linux's `/proc/sys/kernel/random/boot_id`, macOS's
+    /// `kern.bootsessionuuid`); zeros unknown.
     pub const BOOT_ID: usize = 32;
     /// `u64`, ticks per second: an estimate until `CALIBRATED` is 1.
     pub const TICKS_PER_SECOND: usize = 48;
@@ -335,40 +337,30 @@ pub fn default_dir() -> PathBuf {
     std::env::temp_dir()
 }
 
+mod process;
+
 /// This machine's boot id (zeros where the system does not say).
 pub fn boot_id() -> [u8; 16] {
-    let mut id = [0u8; 16];
-    if let Ok(s) = std::fs::read_to_string("/proc/sys/kernel/random/boot_id") {
-        let hex: Vec<u8> = s
-            .bytes()
-            .filter(u8::is_ascii_hexdigit)
-            .map(|b| (b as char).to_digit(16).unwrap_or(0) as u8)
-            .collect();
-        for (i, pair) in hex.chunks(2).take(16).enumerate() {
-            id[i] = pair[0] << 4 | pair.get(1).copied().unwrap_or(0);
-        }
-    }
-    id
+    process::boot_id()
 }
 
-/// The start time of process `pid` in clock ticks since boot (`/proc/PID/stat` field 22), or
-/// `None` when no such process is visible.
+/// When process `pid` started, as a number that tells it from a later process given the same
+/// pid (Linux: clock ticks since boot, field 22 of its main thread's `stat`; macOS:
+/// microseconds since the epoch), or `None` when no such process is visible.
 pub fn process_start(pid: i32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name is in parentheses and may hold spaces: count fields after its end.
-    let after = &stat[stat.rfind(')')? + 1..];
-    after.split_whitespace().nth(19)?.parse().ok()
+    process::process_start(pid)
 }
 
 /// Whether the process of a box is still running: a process with its pid exists, started at
-/// the time the box says, in the same boot. Where the system has no `/proc`, a box is taken as
-/// alive unless the boot differs (never a live process's box).
+/// the time the box says, in the same boot. Where the system shows no processes (neither
+/// `/proc` nor macOS's `proc_pidinfo`), a box is taken as alive unless the boot differs (never a
+/// live process's box).
 pub fn liveness(info: &BoxInfo) -> Liveness {
     let here = boot_id();
     if info.boot_id != [0; 16] && here != [0; 16] && here != info.boot_id {
         return Liveness::Gone;
     }
-    if !std::path::Path::new("/proc/self/stat").exists() {
+    if !process::sees_processes() {
         return Liveness::Alive;
     }
     match process_start(info.pid) {
@@ -691,7 +683,7 @@ pub fn recover(bytes: &[u8]) -> Result<Recovered, FormatError> {
     planned.sort_unstable();
     let header = FileHeader {
         constant_tsc: true,
-        nonstop_tsc: p.run.clock != ClockSource::Monotonic,
+        nonstop_tsc: p.run.clock.is_counter(),
         cycle_frequency: info.ticks_per_second,
         buffer_size: info.buffer_size,
         ..FileHeader::default()
@@ -785,12 +777,7 @@ fn whole_records(header: &FileHeader, mut block: Vec<u8>) -> Option<(Vec<u8>, u6
 /// assert_eq!(clock_code(ClockSource::Monotonic), 1);
 /// ```
 pub fn clock_code(c: ClockSource) -> u32 {
-    match c {
-        ClockSource::Tsc => 0,
-        ClockSource::Monotonic => 1,
-        ClockSource::Injected => 2,
-        ClockSource::TscRseq => 3,
-    }
+    u32::from(c.code())
 }
 
 /// Encodes extension records as a lead area holds them: each as a `u32` length and its payload.

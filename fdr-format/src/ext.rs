@@ -32,6 +32,63 @@ pub enum ClockSource {
     /// The invariant timestamp counter read with `rdtsc`, the CPU number from the thread's
     /// restartable-sequences area, which the kernel keeps current.
     TscRseq,
+    /// The aarch64 generic timer's virtual counter (`CNTVCT_EL0`), the CPU number asked of the
+    /// operating system at each read (Linux's `getcpu`, macOS's `pthread_cpu_number_np`; 0 where
+    /// it gives none).
+    Cntvct,
+    /// The aarch64 generic timer's virtual counter (`CNTVCT_EL0`), the CPU number from the
+    /// thread's restartable-sequences area.
+    CntvctRseq,
+    /// The invariant timestamp counter read with `rdtsc`, the CPU number asked of the operating
+    /// system at each read (macOS on Intel, whose `rdtscp` does not carry the CPU number).
+    TscOsCpu,
+}
+
+impl ClockSource {
+    /// The number the run record and the crash box's header store for this source.
+    ///
+    /// ```
+    /// use fdr_format::ClockSource;
+    /// assert_eq!(ClockSource::from_code(ClockSource::Cntvct.code()), Some(ClockSource::Cntvct));
+    /// assert_eq!(ClockSource::from_code(200), None);
+    /// ```
+    pub fn code(self) -> u8 {
+        match self {
+            ClockSource::Tsc => 0,
+            ClockSource::Monotonic => 1,
+            ClockSource::Injected => 2,
+            ClockSource::TscRseq => 3,
+            ClockSource::Cntvct => 4,
+            ClockSource::CntvctRseq => 5,
+            ClockSource::TscOsCpu => 6,
+        }
+    }
+
+    /// The source stored as `code`; `None` for a number no source has.
+    pub fn from_code(code: u8) -> Option<ClockSource> {
+        Some(match code {
+            0 => ClockSource::Tsc,
+            1 => ClockSource::Monotonic,
+            2 => ClockSource::Injected,
+            3 => ClockSource::TscRseq,
+            4 => ClockSource::Cntvct,
+            5 => ClockSource::CntvctRseq,
+            6 => ClockSource::TscOsCpu,
+            _ => return None,
+        })
+    }
+
+    /// Whether the file header's nonstop-TSC bit is set for this source: the timestamps tick at
+    /// a constant rate that agrees across CPUs (every source but the monotonic clock, a test's
+    /// injected clock included).
+    ///
+    /// ```
+    /// assert!(fdr_format::ClockSource::Cntvct.is_counter());
+    /// assert!(!fdr_format::ClockSource::Monotonic.is_counter());
+    /// ```
+    pub fn is_counter(self) -> bool {
+        !matches!(self, ClockSource::Monotonic)
+    }
 }
 
 /// What the recorder did when its buffers were all in use.
@@ -333,12 +390,7 @@ impl Extension {
         match self {
             Extension::Run(r) => {
                 o.u8(TAG_RUN);
-                o.u8(match r.clock {
-                    ClockSource::Tsc => 0,
-                    ClockSource::Monotonic => 1,
-                    ClockSource::Injected => 2,
-                    ClockSource::TscRseq => 3,
-                });
+                o.u8(r.clock.code());
                 o.u8(match r.mode {
                     Mode::Ring => 0,
                     Mode::Fill => 1,
@@ -423,13 +475,9 @@ impl Extension {
         let mut i = In { b: payload, at: 5 };
         let ext = match payload[4] {
             TAG_RUN => {
-                let clock = match i.u8("clock source")? {
-                    0 => ClockSource::Tsc,
-                    1 => ClockSource::Monotonic,
-                    2 => ClockSource::Injected,
-                    3 => ClockSource::TscRseq,
-                    c => return Err(format!("unknown clock source {c} in the run record")),
-                };
+                let code = i.u8("clock source")?;
+                let clock = ClockSource::from_code(code)
+                    .ok_or_else(|| format!("unknown clock source {code} in the run record"))?;
                 let mode = match i.u8("mode")? {
                     0 => Mode::Ring,
                     1 => Mode::Fill,

@@ -2,7 +2,8 @@
 //! carries fdr's own extension records (run settings, function table, thread names) as custom
 //! events. `docs/FORMAT.md` in the repository describes the layout byte by byte.
 //!
-//! This crate is the one owner of the record layout and has no dependencies: the runtime's
+//! This crate is the one owner of the record layout and has no dependencies (but `libc` on
+//! macOS, for the two questions about processes a crash box's recovery asks there): the runtime's
 //! recording path builds its records with the `const fn` encoders of `record` ([`function_word`],
 //! [`meta`]), its file writer with [`block_preamble`] and [`lead`]; the `fdr` command and its
 //! synthetic logs use the same encoders and the streaming decoder.
@@ -13,7 +14,9 @@
 //! assert_eq!(decode_function_record(word), Some((42, FnKind::Enter, 1000)));
 //! ```
 
-#![forbid(unsafe_code)]
+// No unsafe code, but for those two questions on macOS (`crash_box/process.rs`), which have no
+// safe way to be asked.
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod crash_box;

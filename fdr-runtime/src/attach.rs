@@ -13,10 +13,10 @@ use std::sync::{Arc, OnceLock};
 
 use fdr_format::{block_preamble, BlockStart, BLOCK_PREAMBLE_WORDS};
 
-use crate::host;
 use crate::local::{self, Local};
 use crate::session;
 use crate::thread_state::BUSY;
+use crate::{host, platform};
 
 /// Makes sure the thread records into the running session. Returns the length to write at (0
 /// after joining, with no buffer yet), or `None` when it cannot record.
@@ -191,29 +191,22 @@ pub(crate) fn count_args_dropped(l: &Local, args: u64) {
 }
 
 /// The key whose destructor retires an exiting thread's buffer.
-static EXIT_KEY: OnceLock<Option<libc::pthread_key_t>> = OnceLock::new();
+static EXIT_KEY: OnceLock<Option<platform::ThreadExitKey>> = OnceLock::new();
 
 /// Makes the key, once, where allocating is fine (when a recorder starts).
 pub(crate) fn prepare_exit_hook() {
-    EXIT_KEY.get_or_init(|| {
-        let mut key: libc::pthread_key_t = 0;
-        // SAFETY: `key` is a valid place for the new key; the destructor is a plain function.
-        (unsafe { libc::pthread_key_create(&mut key, Some(on_thread_exit)) } == 0).then_some(key)
-    });
+    EXIT_KEY.get_or_init(|| platform::ThreadExitKey::new(on_thread_exit));
 }
 
 /// Asks for `on_thread_exit` when this thread exits. Without a key (it could not be made) the
 /// thread's buffer stays owned after it exits: its data is kept, the buffer is not recycled.
 fn arm_exit_hook() {
     if let Some(Some(key)) = EXIT_KEY.get() {
-        // SAFETY: the key is valid for the life of the process; any non-null value arms it.
-        unsafe {
-            libc::pthread_setspecific(*key, std::ptr::NonNull::<u8>::dangling().as_ptr().cast())
-        };
+        key.arm();
     }
 }
 
-extern "C" fn on_thread_exit(_: *mut libc::c_void) {
+extern "C" fn on_thread_exit(_: *mut std::ffi::c_void) {
     local::with(|l| {
         let t = &l.state;
         l.member.dead.set(true);

@@ -48,9 +48,8 @@ fn install_exit_writers() {
         extern "C" fn at_exit() {
             write_auto(true);
         }
-        // SAFETY: `at_exit` is a plain `extern "C"` function that never unwinds (errors are
-        // printed, panics cannot escape a function that makes none).
-        unsafe { libc::atexit(at_exit) };
+        // `at_exit` never unwinds into the C library: errors are printed, and it makes no panic.
+        crate::platform::at_exit(at_exit);
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             write_auto(false);

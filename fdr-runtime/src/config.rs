@@ -27,12 +27,15 @@ pub enum Mode {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Clock {
-    /// `rdtsc` where the CPU number can come from the rseq area, else `rdtscp`, else monotonic.
+    /// `Rdtsc` where the CPU number can come from the rseq area, else `Rdtscp`, else monotonic.
     #[default]
     Auto,
-    /// `rdtscp`: the timestamp and the CPU number in one instruction (x86_64).
+    /// The CPU's counter with the CPU number of each read: on x86_64 Linux `rdtscp` (both in one
+    /// instruction); on aarch64 (`CNTVCT_EL0`) and on macOS the CPU number is asked of the
+    /// system at each read (a `getcpu` system call on aarch64 Linux).
     Rdtscp,
-    /// `rdtsc`, with the CPU number from the thread's rseq area (x86_64, glibc 2.35 or later).
+    /// The CPU's counter (`rdtsc` on x86_64, `CNTVCT_EL0` on aarch64), with the CPU number from
+    /// the thread's rseq area (Linux, glibc 2.35 or later).
     Rdtsc,
     /// The operating system's monotonic clock, in nanoseconds.
     Monotonic,

@@ -7,15 +7,16 @@
 //!
 //! The recording path does not know about it: a buffer's words and its slot are at another
 //! address, written by the same stores (the slot struct's layout is checked against the
-//! format's offsets below). Pages are reserved (`posix_fallocate`) before they are mapped, so a
-//! full tmpfs is an error at start (and a fallback to anonymous memory), never a SIGBUS while
-//! recording; and they are mapped populated, so no page fault lands on the recording path.
+//! format's offsets below). The file's storage is reserved before it is mapped (see
+//! `platform::map_shared_file`), so a full tmpfs or disk is an error at start (and a fallback to
+//! anonymous memory), never a SIGBUS while recording; and every page is present once mapped, so
+//! no page fault lands on the recording path.
 //!
 //! Crash signals (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) run [`on_crash`] on the alternate
 //! stack (which Rust's runtime gives each thread it starts, for its own stack-overflow message),
 //! where only atomic stores into the mapping and async-signal-safe calls are made; then the
 //! handler that was there before runs as if fdr's had not, so the message, exit status and core
-//! dump are what they would have been.
+//! dump are what they would have been (`platform::watch_crashes`).
 //!
 //! After `fork`, the child's view of its parent's box is replaced by anonymous memory
 //! ([`after_fork`]): the parent's recording, which the child stops, is stopped in the child's
@@ -30,6 +31,7 @@ use std::sync::Mutex;
 
 use fdr_format::crash_box::{self as layout, at, state};
 
+use crate::platform;
 use crate::slot::Slot;
 
 // The slot's fields where the format says a reader finds them.
@@ -98,12 +100,6 @@ fn round_up(n: usize, to: usize) -> usize {
     n.div_ceil(to) * to
 }
 
-fn c_path(p: &Path) -> io::Result<std::ffi::CString> {
-    use std::os::unix::ffi::OsStrExt;
-    std::ffi::CString::new(p.as_os_str().as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a path with a NUL byte"))
-}
-
 impl CrashBox {
     /// Makes the box file in `setup.dir`, reserves and maps it, and lays out its header.
     pub(crate) fn create(setup: Setup<'_>) -> io::Result<CrashBox> {
@@ -118,50 +114,9 @@ impl CrashBox {
         // Laid out under another name, then renamed: a reader (another process's start, `fdr
         // recover`) never finds a box half made.
         let making = laying_out_name(&path);
-        let cpath = c_path(&making)?;
-        // SAFETY: `cpath` is a NUL-terminated path; the flags and mode are plain values.
-        let fd = unsafe {
-            libc::open(
-                cpath.as_ptr(),
-                libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC,
-                0o600,
-            )
-        };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let unlink = || {
-            // SAFETY: `cpath` is a NUL-terminated path.
-            unsafe { libc::unlink(cpath.as_ptr()) };
-        };
-        // SAFETY: `fd` is the file just opened; the range is the box's size.
-        let err = unsafe { libc::posix_fallocate(fd, 0, len as libc::off_t) };
-        if err != 0 {
-            // SAFETY: `fd` is ours and closed once.
-            unsafe { libc::close(fd) };
-            unlink();
-            return Err(io::Error::from_raw_os_error(err));
-        }
-        // SAFETY: a new shared mapping of the whole file, at an address the kernel picks.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_POPULATE,
-                fd,
-                0,
-            )
-        };
-        // SAFETY: the mapping keeps the file; the descriptor is no longer needed.
-        unsafe { libc::close(fd) };
-        if base == libc::MAP_FAILED {
-            let e = io::Error::last_os_error();
-            unlink();
-            return Err(e);
-        }
+        let base = platform::map_shared_file(&making, len)?;
         let b = CrashBox {
-            base: base.cast(),
+            base,
             len,
             path,
             lead_offset,
@@ -173,7 +128,7 @@ impl CrashBox {
         };
         b.lay_out(&setup, len);
         if let Err(e) = std::fs::rename(&making, &b.path) {
-            unlink();
+            let _ = std::fs::remove_file(&making);
             return Err(e);
         }
         Ok(b)
@@ -325,7 +280,7 @@ impl Drop for CrashBox {
         forget(self.base);
         // SAFETY: the mapping was made in `create` with this address and length, and nothing
         // refers to it any more: the pool that lends out its buffers is being dropped.
-        unsafe { libc::munmap(self.base.cast(), self.len) };
+        unsafe { platform::unmap(self.base, self.len) };
     }
 }
 
@@ -346,98 +301,34 @@ static MAPPING_LEN: AtomicUsize = AtomicUsize::new(0);
 /// overflow's message) keeps that mark.
 static MARKED: AtomicBool = AtomicBool::new(false);
 
-const CRASH_SIGNALS: [libc::c_int; 5] = [
-    libc::SIGSEGV,
-    libc::SIGBUS,
-    libc::SIGILL,
-    libc::SIGFPE,
-    libc::SIGABRT,
-];
-
-/// The actions that were there before fdr's, by signal number. Written once, before fdr's
-/// handlers are installed; read by the handlers.
-struct Previous(std::cell::UnsafeCell<[libc::sigaction; 32]>);
-// SAFETY: written only inside `INSTALL` (once, before any handler that reads it is installed),
-// read-only afterwards.
-unsafe impl Sync for Previous {}
-// SAFETY: a zeroed sigaction is a valid value (SIG_DFL, empty mask).
-static PREVIOUS: Previous = Previous(std::cell::UnsafeCell::new(unsafe { std::mem::zeroed() }));
-static INSTALLED: AtomicI32 = AtomicI32::new(0);
-
 fn install_handlers() {
-    static INSTALL: std::sync::Once = std::sync::Once::new();
-    INSTALL.call_once(|| {
-        for sig in CRASH_SIGNALS {
-            // SAFETY: `PREVIOUS` is written here only, before our handler for `sig` exists;
-            // the new action is zeroed then filled in; the handler is async-signal-safe.
-            unsafe {
-                let prev = &mut (*PREVIOUS.0.get())[sig as usize];
-                libc::sigaction(sig, std::ptr::null(), prev);
-                if prev.sa_sigaction == libc::SIG_IGN {
-                    continue;
-                }
-                let mut action: libc::sigaction = std::mem::zeroed();
-                action.sa_sigaction = on_crash as extern "C" fn(_, _, _) as usize;
-                action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
-                libc::sigemptyset(&mut action.sa_mask);
-                libc::sigaction(sig, &action, std::ptr::null_mut());
-            }
-        }
-        INSTALLED.store(1, Ordering::SeqCst);
-    });
+    platform::watch_crashes(on_crash);
 }
 
-/// Marks the box (signal, code, address, thread, time), then hands the signal to the handler
-/// that was there before, as if fdr's had not run.
-extern "C" fn on_crash(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+/// Marks the box (signal, code, address, thread, time) at the first crash signal; the
+/// platform's handler then hands the signal to the handler that was there before. Runs in a
+/// signal handler: atomic stores and async-signal-safe calls only.
+fn on_crash(crash: platform::Crash) {
     let base = BOX.load(Ordering::SeqCst);
-    if !base.is_null() && !MARKED.swap(true, Ordering::SeqCst) {
-        // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
-        let (code, addr) = unsafe { ((*info).si_code, (*info).si_addr() as u64) };
-        // SAFETY: gettid takes no arguments; async-signal-safe.
-        let tid = unsafe { libc::syscall(libc::SYS_gettid) } as i32;
-        let tsc = crate::clock::ticks();
-        let store32 = |at: usize, v: i32| {
-            // SAFETY: `base` is a live box's mapping (cleared before it is unmapped), `at` an
-            // aligned header offset.
-            unsafe { (*base.add(at).cast::<AtomicI32>()).store(v, Ordering::SeqCst) }
-        };
-        let store64 = |at: usize, v: u64| {
-            // SAFETY: as above.
-            unsafe { (*base.add(at).cast::<AtomicU64>()).store(v, Ordering::SeqCst) }
-        };
-        store64(at::CRASH_ADDR, addr);
-        store64(at::CRASH_TSC, tsc);
-        store32(at::CRASH_TID, tid);
-        store32(at::CRASH_CODE, code);
-        store32(at::CRASH_SIGNAL, sig);
-    }
-    // SAFETY: `PREVIOUS` is read-only once handlers are installed; `sig` is one of ours.
-    let prev = unsafe { &(*PREVIOUS.0.get())[sig as usize] };
-    if prev.sa_sigaction == libc::SIG_DFL || prev.sa_sigaction == libc::SIG_IGN {
-        // SAFETY: puts the previous action back. A fault re-runs its instruction when the
-        // handler returns and meets that action; a signal sent by a process (or `abort`'s
-        // raise) is sent again, to be delivered with it once this handler returns.
-        unsafe {
-            libc::sigaction(sig, prev, std::ptr::null_mut());
-            if (*info).si_code <= 0 {
-                libc::raise(sig);
-            }
-        }
+    if base.is_null() || MARKED.swap(true, Ordering::SeqCst) {
         return;
     }
-    // SAFETY: the previous handler was installed by the program (or Rust's runtime) for this
-    // signal, with the calling convention its flags say; it gets what it would have got.
-    unsafe {
-        if prev.sa_flags & libc::SA_SIGINFO != 0 {
-            let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
-                std::mem::transmute(prev.sa_sigaction);
-            f(sig, info, ctx);
-        } else {
-            let f: extern "C" fn(libc::c_int) = std::mem::transmute(prev.sa_sigaction);
-            f(sig);
-        }
-    }
+    let tid = platform::thread_id();
+    let tsc = crate::clock::ticks();
+    let store32 = |at: usize, v: i32| {
+        // SAFETY: `base` is a live box's mapping (cleared before it is unmapped), `at` an
+        // aligned header offset.
+        unsafe { (*base.add(at).cast::<AtomicI32>()).store(v, Ordering::SeqCst) }
+    };
+    let store64 = |at: usize, v: u64| {
+        // SAFETY: as above.
+        unsafe { (*base.add(at).cast::<AtomicU64>()).store(v, Ordering::SeqCst) }
+    };
+    store64(at::CRASH_ADDR, crash.addr);
+    store64(at::CRASH_TSC, tsc);
+    store32(at::CRASH_TID, tid);
+    store32(at::CRASH_CODE, crash.code);
+    store32(at::CRASH_SIGNAL, crash.signal);
 }
 
 /// In a forked child: the parent's box is no longer marked by crash signals, and the child's
@@ -450,19 +341,10 @@ pub(crate) fn after_fork() {
     if base.is_null() || len == 0 {
         return;
     }
-    // SAFETY: replaces the child's own pages at `base` (the box mapping, `len` bytes) with
-    // private zeroed ones at the same address: every reference into the box stays valid, and
-    // the parent's file is no longer mapped in the child.
-    unsafe {
-        libc::mmap(
-            base.cast(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
-            -1,
-            0,
-        )
-    };
+    // SAFETY: `base` and `len` are the box's whole mapping: its pages become the child's own,
+    // zeroed, at the same address, so every reference into the box stays valid and the
+    // parent's file is no longer mapped in the child.
+    unsafe { platform::replace_with_zeros(base, len) };
 }
 
 /// Where a box is laid out before it is renamed to `path`.
@@ -471,14 +353,6 @@ fn laying_out_name(path: &Path) -> PathBuf {
     name.push(path.file_name().unwrap_or_default());
     name.push(".new");
     path.with_file_name(name)
-}
-
-/// Whether a process with id `pid` exists (it may be another program that reused the id).
-fn exists(pid: i32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists and may be signalled.
-    pid > 0
-        && (unsafe { libc::kill(pid, 0) } == 0
-            || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
 }
 
 /// At start, the boxes this program's earlier processes left in `dir`: each one whose process is
@@ -501,7 +375,7 @@ pub(crate) fn recover_left(dir: &Path, program: &str) {
             Ok(None) => {}
             // A box that cannot be read while a process with its id runs may be that process's:
             // it is left alone, and not counted against the cap.
-            Err(_) if pid != me && exists(pid) => {}
+            Err(_) if pid != me && platform::process_exists(pid) => {}
             Err(e) => {
                 eprintln!("fdr: could not recover {}: {e}", path.display());
                 let when = e_time(&path);

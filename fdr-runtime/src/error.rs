@@ -36,6 +36,13 @@ pub enum Error {
     ParentsRecording,
     /// A profile was asked of a recording that keeps none.
     NotProfiling,
+    /// This platform does not record yet (fdr records on Linux and macOS): the program runs,
+    /// its instrumented functions cost what they cost with no recorder running, and nothing is
+    /// recorded.
+    Unsupported {
+        /// The operating system, as Rust names it (`std::env::consts::OS`: "windows", ...).
+        platform: &'static str,
+    },
     /// Writing the log failed.
     Io {
         /// The file, when writing to one.
@@ -78,6 +85,12 @@ impl fmt::Display for Error {
                 f,
                 "fdr: could not allocate {bytes} bytes of buffers; lower buffer_size or \
                  buffer_count"
+            ),
+            Error::Unsupported { platform } => write!(
+                f,
+                "fdr: recording is not supported on {platform} yet (fdr records on Linux and \
+                 macOS); the program runs as without a recorder, and its instrumented functions \
+                 record nothing"
             ),
             Error::Io {
                 path: Some(p),

@@ -448,15 +448,9 @@ mod real {
 
     fn run(s: &Arc<Shared>) {
         // Turning windows into requests takes CPU the program's threads may want: this thread
-        // yields to them (nice 10). Best effort: a failure leaves it at the program's priority.
-        // SAFETY: setpriority with this thread's id changes only this thread's nice value.
-        unsafe {
-            libc::setpriority(
-                libc::PRIO_PROCESS,
-                libc::syscall(libc::SYS_gettid) as libc::id_t,
-                10,
-            )
-        };
+        // yields to them (a lower priority). Best effort: a failure leaves it at the program's
+        // priority.
+        crate::platform::lower_thread_priority();
         while let Some(mut p) = s.next() {
             let turn = s.turn(&mut p);
             let mut q = s.lock();

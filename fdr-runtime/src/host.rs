@@ -1,16 +1,16 @@
-//! What the runtime asks of the operating system besides the clock: thread and process ids, a
-//! thread's name, the wall clock. All of it is safe to call from a signal handler (plain system
-//! calls, no allocation), because a thread may join a recording there.
+//! Who and when, as logs name them: thread and process ids, a thread's name, the wall clock;
+//! the system's answers (`platform`) or the values a test injected. All of it is safe to call
+//! from a signal handler (plain system calls, no allocation), because a thread may join a
+//! recording there.
 
-use crate::injected;
+use crate::{injected, platform};
 
 /// The calling thread's id, as logs name it.
 pub(crate) fn thread_id() -> i32 {
     if injected::on() {
         return injected::thread_id();
     }
-    // SAFETY: gettid takes no arguments and cannot fail.
-    unsafe { libc::syscall(libc::SYS_gettid) as i32 }
+    platform::thread_id()
 }
 
 /// The process id as logs name it.
@@ -23,26 +23,21 @@ pub(crate) fn log_pid() -> i32 {
 
 /// The real process id, which tells a forked child from its parent.
 pub(crate) fn os_pid() -> i32 {
-    // SAFETY: getpid takes no arguments and cannot fail.
-    unsafe { libc::getpid() }
+    platform::pid()
 }
 
 /// The name of the calling thread as logs show it (at most 15 bytes, NUL-padded): "main" for
-/// the process's main thread (whose id is the process id), whose kernel name is the program's,
-/// so that `--thread main` finds it as in Rust's own panic messages; the kernel's name for the
+/// the process's main thread, whose kernel name is the program's (Linux) or empty (macOS), so
+/// that `--thread main` finds it as in Rust's own panic messages; the system's name for the
 /// others (a name set with `std::thread::Builder::name`).
 pub(crate) fn thread_name() -> [u8; 16] {
-    let mut name = [0u8; 16];
-    // The real ids: a test's injected ids say nothing of which thread is the main one.
-    // SAFETY: gettid takes no arguments and cannot fail.
-    if unsafe { libc::syscall(libc::SYS_gettid) as i32 } == os_pid() {
+    // The real thread: a test's injected ids say nothing of which thread is the main one.
+    if platform::is_main_thread() {
+        let mut name = [0u8; 16];
         name[..4].copy_from_slice(b"main");
         return name;
     }
-    // SAFETY: for the calling thread glibc answers with prctl(PR_GET_NAME) (no allocation, no
-    // lock), writing at most the 16 bytes it is told the buffer has, NUL included.
-    unsafe { libc::pthread_getname_np(libc::pthread_self(), name.as_mut_ptr().cast(), name.len()) };
-    name
+    platform::thread_name()
 }
 
 /// Wall-clock time as (seconds, nanoseconds) since the Unix epoch.
@@ -50,11 +45,5 @@ pub(crate) fn wall_time() -> (i64, u32) {
     if injected::on() {
         return (0, 0);
     }
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_REALTIME is always supported.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    (ts.tv_sec, ts.tv_nsec as u32)
+    platform::wall_time()
 }

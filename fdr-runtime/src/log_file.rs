@@ -8,9 +8,7 @@
 use std::io::{self, Write};
 use std::sync::atomic::Ordering;
 
-use fdr_format::{
-    lead_block, ClockSource, Extension, FileHeader, LeadStart, ReasonInfo, ThreadInfo,
-};
+use fdr_format::{lead_block, Extension, FileHeader, LeadStart, ReasonInfo, ThreadInfo};
 
 use crate::session::Session;
 use crate::snapshot::{self, Copied};
@@ -57,7 +55,7 @@ fn write_log<W: Write + ?Sized>(
     let cal = &session.setup().calibration;
     let header = FileHeader {
         constant_tsc: true,
-        nonstop_tsc: cal.source != ClockSource::Monotonic,
+        nonstop_tsc: cal.source.is_counter(),
         cycle_frequency: session.ticks_per_second(),
         buffer_size: session.setup().buffer_size as u64,
         ..FileHeader::default()

@@ -115,26 +115,8 @@ impl ThreadProfile {
         let table_off = align(node_off + cap as usize * std::mem::size_of::<Node>(), 64);
         let stack_off = align(table_off + slots * 4, 64);
         let map_len = stack_off + PROFILE_DEPTH as usize * std::mem::size_of::<Frame>();
-        // MAP_NORESERVE: pages are backed as they are touched, and not counted against the
-        // commit limit before (Miri knows only the plain flags).
-        let flags = libc::MAP_PRIVATE
-            | libc::MAP_ANONYMOUS
-            | if cfg!(miri) { 0 } else { libc::MAP_NORESERVE };
-        // SAFETY: an anonymous private mapping of `map_len` bytes at an address the kernel
-        // picks; no file, no fixed address.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                map_len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                flags,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return None;
-        }
+        // Pages are backed as they are touched: most of a trie's room is never used.
+        let p = crate::platform::map_anonymous(map_len)?;
         let head = p.cast::<ThreadProfile>();
         // SAFETY: the mapping is ours, page-aligned, zeroed and larger than the head; every other
         // field of the mapping is an atomic or a `Cell` whose all-zero bytes are a valid value.
@@ -169,7 +151,7 @@ impl ThreadProfile {
     /// `p` came from [`ThreadProfile::map`], and nothing uses it any more.
     pub(crate) unsafe fn unmap(p: *const ThreadProfile) {
         // SAFETY: per the contract, the mapping is whole and unused.
-        unsafe { libc::munmap(p as *mut libc::c_void, (*p).map_len) };
+        unsafe { crate::platform::unmap(p as *mut u8, (*p).map_len) };
     }
 
     fn base(&self) -> *const u8 {

@@ -10,7 +10,7 @@ use fdr_format::{Reason, ReasonInfo};
 
 use crate::session::{self, Session, State};
 use crate::{
-    atomic_file, attach, background, clock, gate, host, out_name, profile_log, signal,
+    atomic_file, attach, background, clock, gate, host, out_name, platform, profile_log, signal,
     snapshot_log, Config, Error, Stats,
 };
 
@@ -59,6 +59,9 @@ fn warn_if_env_overridden(config: &Config) {
 /// write the final log to `out`.
 pub(crate) fn start_with(config: Config, autostarted: bool) -> Result<Recorder, Error> {
     config.validate()?;
+    if let Some(platform) = platform::UNSUPPORTED {
+        return Err(Error::Unsupported { platform });
+    }
     if session::current().is_some() {
         return Err(Error::AlreadyRunning);
     }
@@ -77,6 +80,9 @@ pub(crate) fn start_with(config: Config, autostarted: bool) -> Result<Recorder, 
         signal::check_free(sig)?;
     }
     let calibration = clock::select(config.get_clock())?;
+    if let Some(note) = clock::note_once(&calibration) {
+        eprintln!("fdr: {note}");
+    }
     attach::prepare_exit_hook();
     let auto_out = autostarted.then(|| final_path.clone());
     let session = Arc::new(Session::new(
@@ -329,8 +335,8 @@ fn remove_box_at_exit() {
                 }
             }
         }
-        // SAFETY: `at_exit` is a plain `extern "C"` function that makes no panic.
-        unsafe { libc::atexit(at_exit) };
+        // `at_exit` makes no panic, so none can unwind out of it into the C library.
+        platform::at_exit(at_exit);
     });
 }
 

@@ -690,7 +690,6 @@ fn free_parked() {
 fn at_fork() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        #[cfg_attr(miri, allow(dead_code))]
         extern "C" fn in_child() {
             FORKS.fetch_add(1, Ordering::SeqCst);
             let p = CURRENT.swap(std::ptr::null_mut(), Ordering::SeqCst);
@@ -712,13 +711,9 @@ fn at_fork() {
             };
             STATE.store(state as u8, Ordering::SeqCst);
         }
-        // Miri runs no fork and does not model pthread_atfork.
-        #[cfg(not(miri))]
-        // SAFETY: registers a handler that only does atomic operations; no prepare or parent
-        // handler is needed.
-        unsafe {
-            libc::pthread_atfork(None, None, Some(in_child))
-        };
+        // `in_child` only does atomic operations and async-signal-safe calls, all a forked child
+        // of a threaded program may do.
+        crate::platform::at_fork_child(in_child);
     });
 }
 

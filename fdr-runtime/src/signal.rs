@@ -3,19 +3,19 @@
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
-use crate::{wakeup, Error, Signal};
+use crate::{platform, wakeup, Error, Signal};
 
 static RAISED: AtomicBool = AtomicBool::new(false);
 static PIPE: AtomicI32 = AtomicI32::new(-1);
 
-fn number(s: Signal) -> libc::c_int {
+fn number(s: Signal) -> i32 {
     match s {
-        Signal::Usr1 => libc::SIGUSR1,
-        Signal::Usr2 => libc::SIGUSR2,
+        Signal::Usr1 => platform::SIGUSR1,
+        Signal::Usr2 => platform::SIGUSR2,
     }
 }
 
-extern "C" fn on_signal(_: libc::c_int) {
+extern "C" fn on_signal(_: i32) {
     RAISED.store(true, Ordering::SeqCst);
     wakeup::poke(PIPE.load(Ordering::SeqCst));
 }
@@ -23,13 +23,7 @@ extern "C" fn on_signal(_: libc::c_int) {
 /// Fails if the program already handles (or ignores) `signal`: fdr does not override what the
 /// program chose.
 pub(crate) fn check_free(signal: Signal) -> Result<(), Error> {
-    // SAFETY: a zeroed sigaction is a valid out-parameter; a null new action only queries.
-    let current = unsafe {
-        let mut old: libc::sigaction = std::mem::zeroed();
-        libc::sigaction(number(signal), std::ptr::null(), &mut old);
-        old.sa_sigaction
-    };
-    if current == libc::SIG_DFL || current == on_signal as extern "C" fn(libc::c_int) as usize {
+    if platform::handler_is_default_or(number(signal), on_signal) {
         return Ok(());
     }
     Err(Error::Config {
@@ -46,26 +40,14 @@ pub(crate) fn check_free(signal: Signal) -> Result<(), Error> {
 pub(crate) fn install(signal: Signal, pipe: i32) {
     PIPE.store(pipe, Ordering::SeqCst);
     RAISED.store(false, Ordering::SeqCst);
-    // SAFETY: the action is zeroed and then filled in; the handler is async-signal-safe.
-    unsafe {
-        let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
-        action.sa_flags = libc::SA_RESTART;
-        libc::sigemptyset(&mut action.sa_mask);
-        libc::sigaction(number(signal), &action, std::ptr::null_mut());
-    }
+    // The handler only stores an atomic and writes to a pipe: async-signal-safe.
+    platform::set_handler(number(signal), on_signal);
 }
 
 /// Restores the default action.
 pub(crate) fn uninstall(signal: Signal) {
     PIPE.store(-1, Ordering::SeqCst);
-    // SAFETY: restores SIG_DFL with an empty mask.
-    unsafe {
-        let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = libc::SIG_DFL;
-        libc::sigemptyset(&mut action.sa_mask);
-        libc::sigaction(number(signal), &action, std::ptr::null_mut());
-    }
+    platform::reset_handler(number(signal));
 }
 
 /// True once per signal received since the last call.

@@ -3,6 +3,8 @@
 
 use std::sync::atomic::{AtomicI32, Ordering};
 
+use crate::platform;
+
 pub(crate) struct Wakeup {
     read: AtomicI32,
     write: AtomicI32,
@@ -11,15 +13,10 @@ pub(crate) struct Wakeup {
 impl Wakeup {
     /// A pipe, or none (the writer then polls on its timer alone).
     pub(crate) fn new() -> Wakeup {
-        let mut fds = [-1; 2];
-        // SAFETY: `fds` is a valid array of two descriptors for pipe2 to fill.
-        let ok = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) } == 0;
-        if !ok {
-            fds = [-1, -1];
-        }
+        let (read, write) = platform::pipe().unwrap_or((-1, -1));
         Wakeup {
-            read: AtomicI32::new(fds[0]),
-            write: AtomicI32::new(fds[1]),
+            read: AtomicI32::new(read),
+            write: AtomicI32::new(write),
         }
     }
 
@@ -42,16 +39,7 @@ impl Wakeup {
             ));
             return;
         }
-        let mut p = libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd.
-        unsafe { libc::poll(&mut p, 1, timeout_ms) };
-        let mut buf = [0u8; 64];
-        // SAFETY: reads into a local buffer of the given length; the fd is non-blocking.
-        while unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) } > 0 {}
+        platform::wait_and_drain(fd, timeout_ms);
     }
 }
 
@@ -60,13 +48,7 @@ pub(crate) fn poke(fd: i32) {
     if fd < 0 {
         return;
     }
-    // SAFETY: errno is this thread's; the write is of one byte from a local.
-    unsafe {
-        let errno = *libc::__errno_location();
-        let byte = 1u8;
-        libc::write(fd, (&byte as *const u8).cast(), 1);
-        *libc::__errno_location() = errno;
-    }
+    platform::poke(fd);
 }
 
 impl Drop for Wakeup {
@@ -76,8 +58,8 @@ impl Drop for Wakeup {
             self.write.load(Ordering::Relaxed),
         ] {
             if fd >= 0 {
-                // SAFETY: the descriptors are this pipe's and closed once.
-                unsafe { libc::close(fd) };
+                // The descriptors are this pipe's, closed once, here.
+                platform::close(fd);
             }
         }
     }

@@ -302,7 +302,10 @@ fn the_thread_registry_forgets_threads_whose_data_is_gone() {
             .mode(Mode::Ring),
     )
     .unwrap();
-    let n = 100_000;
+    // qemu-user (7.2) keeps about 280 KB of every thread that ever ran, 28 GB for 100,000 (a C
+    // program that starts and joins threads shows it): under it, 2,000 threads, still 250 times
+    // the buffers a thread may keep in the registry.
+    let n = if cfg!(fdr_emulated) { 2_000 } else { 100_000 };
     for _ in 0..n / 100 {
         let handles: Vec<_> = (0..100).map(|_| std::thread::spawn(mid)).collect();
         for h in handles {
@@ -590,6 +593,10 @@ fn child_forks() {
 }
 
 #[test]
+#[cfg_attr(
+    fdr_emulated,
+    ignore = "qemu-user (7.2) aborts in a child forked from a process with threads once the child starts a thread (cpu_exec: assertion cpu == current_cpu); a C program of ten lines does the same"
+)]
 fn a_forked_child_records_as_its_own_process() {
     let dir = scratch("fork");
     let out = dir.join("app.fdr");
@@ -663,6 +670,10 @@ fn child_forks_while_recording() {
 }
 
 #[test]
+#[cfg_attr(
+    fdr_emulated,
+    ignore = "qemu-user (7.2) aborts in a child forked from a process with threads once the child starts a thread (cpu_exec: assertion cpu == current_cpu); a C program of ten lines does the same"
+)]
 fn a_forked_child_of_a_program_that_started_its_recorder_records_its_own() {
     let child = run_child("child_forks_while_recording", None);
     let stderr = String::from_utf8_lossy(&child.stderr);
@@ -822,6 +833,10 @@ fn exit_with_busy_threads_writes_a_valid_profile() {
 }
 
 #[test]
+#[cfg_attr(
+    fdr_emulated,
+    ignore = "qemu-user (7.2) aborts in a child forked from a process with threads once the child starts a thread (cpu_exec: assertion cpu == current_cpu); a C program of ten lines does the same"
+)]
 fn a_forked_child_profiles_as_its_own_process() {
     let dir = scratch("fork-profile");
     let out = dir.join("app.fdrprof");

@@ -173,6 +173,9 @@ fn recording_settings(c: &Ctx, s: &mut String) {
         ClockSource::Monotonic => "monotonic clock",
         ClockSource::Injected => "injected test clock",
         ClockSource::TscRseq => "timestamp counter (rdtsc, CPU number from rseq)",
+        ClockSource::TscOsCpu => "timestamp counter (rdtsc, CPU number from the OS)",
+        ClockSource::Cntvct => "generic timer (CNTVCT_EL0, CPU number from the OS)",
+        ClockSource::CntvctRseq => "generic timer (CNTVCT_EL0, CPU number from rseq)",
     };
     let cal = if r.calibration_ns > 0 {
         format!(", calibrated over {}", human(r.calibration_ns))

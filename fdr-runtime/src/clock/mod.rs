@@ -1,14 +1,23 @@
 //! Where timestamps and CPU numbers come from, chosen once per recorder.
 //!
-//! | source | reads | cost here (AMD EPYC KVM) | CPU number |
+//! | source | reads | cost on x86_64 (AMD EPYC KVM) | CPU number |
 //! |---|---|---|---|
-//! | `rdtsc` (default where it exists) | `rdtsc` + one load | ~9.5 ns | the thread's rseq area, which the kernel keeps current |
-//! | `rdtscp` | `rdtscp` | ~18 ns, waits for earlier instructions | TSC_AUX, in the same instruction |
-//! | `monotonic` | `clock_gettime` | ~20 ns | `sched_getcpu` |
+//! | `rdtsc` (default where it exists) | the counter + one load | ~9.5 ns | the thread's rseq area, which the kernel keeps current |
+//! | `rdtscp` | x86_64 Linux: `rdtscp`; elsewhere the counter + a question to the system | ~18 ns, waits for earlier instructions | TSC_AUX, in the same instruction; elsewhere `platform::cpu_number` |
+//! | `monotonic` | `clock_gettime` | ~20 ns | `platform::cpu_number` |
 //! | injected | a test's values | - | a test's values |
+//!
+//! The counter is the CPU's: `rdtsc` on x86_64 (`clock/x86_64.rs`), the generic timer's virtual
+//! count `CNTVCT_EL0` on aarch64 (`clock/aarch64.rs`); other CPUs have the monotonic clock only
+//! (`clock/other.rs`). The option names `rdtsc` and `rdtscp` say where the CPU number comes from
+//! (rseq, or each read) on every CPU. macOS has no rseq, so there `rdtscp` is the counter's
+//! only source; so it is on aarch64 Linux where glibc registered no rseq area, where each read
+//! then makes a `getcpu` system call (said once, at start: see [`note`]).
 //!
 //! The counter's frequency is not something to look up: virtual machines rarely expose it (this
 //! is where XRay gives up), so it is measured once per process against the monotonic clock.
+//! Where a rate is stated (aarch64's `CNTFRQ_EL0` on Linux, the system's timebase on macOS), the
+//! measurement checks it: some hypervisors misreport it, and then the measurement wins.
 //!
 //! Why not `minstant`, which the design card names: its TSC check (in 0.1.7: does the kernel list
 //! `tsc` among its available clocksources, which it only does after checking that the CPUs'
@@ -24,12 +33,15 @@ use std::time::Duration;
 
 use fdr_format::ClockSource;
 
-use crate::{injected, Clock, Error};
+use crate::{injected, platform, Clock, Error};
 
 #[cfg(target_arch = "x86_64")]
 #[path = "x86_64.rs"]
 mod arch;
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(target_arch = "aarch64")]
+#[path = "aarch64.rs"]
+mod arch;
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 #[path = "other.rs"]
 mod arch;
 
@@ -55,8 +67,8 @@ pub struct Calibration {
 #[inline(always)]
 pub(crate) fn now() -> (u64, u32) {
     match SOURCE.load(Ordering::Relaxed) {
-        RDTSC_RSEQ => arch::rdtsc_rseq(),
-        RDTSCP => arch::rdtscp(),
+        RDTSC_RSEQ => arch::counter_rseq(),
+        RDTSCP => arch::counter_cpu(),
         INJECTED => injected::now(),
         _ => monotonic_now(),
     }
@@ -67,7 +79,7 @@ pub(crate) fn now() -> (u64, u32) {
 #[inline(always)]
 pub(crate) fn ticks() -> u64 {
     match SOURCE.load(Ordering::Relaxed) {
-        RDTSC_RSEQ | RDTSCP => arch::rdtsc(),
+        RDTSC_RSEQ | RDTSCP => arch::counter(),
         INJECTED => injected::now().0,
         _ => monotonic_ns(),
     }
@@ -91,9 +103,9 @@ pub(crate) fn fast_cpu_id() -> *const i32 {
 }
 
 /// The hot path's clock, with no call and no load of the source: the CPU from `cpu_id` (see
-/// [`fast_cpu_id`]) and `rdtsc`; for a negative CPU (the `rdtscp` source, or an rseq area the
-/// kernel did not register) `rdtscp`; `None` for the monotonic and injected sources, for which
-/// the caller takes [`now`].
+/// [`fast_cpu_id`]) and the counter; for a negative CPU (the `rdtscp` source, or an rseq area the
+/// kernel did not register) the counter with the CPU number of each read (`rdtscp` on x86_64
+/// Linux); `None` for the monotonic and injected sources, for which the caller takes [`now`].
 ///
 /// # Safety
 /// `cpu_id` is what [`fast_cpu_id`] returned on this thread.
@@ -103,34 +115,22 @@ pub(crate) unsafe fn fast(cpu_id: *const i32) -> Option<(u64, u32)> {
     // and which the kernel rewrites on migration (so the read is volatile).
     let cpu = unsafe { std::ptr::read_volatile(cpu_id) };
     if cpu >= 0 {
-        return Some((arch::rdtsc(), cpu as u32));
+        return Some((arch::counter(), cpu as u32));
     }
     if cpu != NOT_FAST {
-        return Some(arch::rdtscp());
+        return Some(arch::counter_cpu());
     }
     None
 }
 
 #[cold]
 fn monotonic_now() -> (u64, u32) {
-    (monotonic_ns(), current_cpu())
+    (monotonic_ns(), platform::cpu_number())
 }
 
 /// Nanoseconds of `CLOCK_MONOTONIC`.
 pub(crate) fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC is always supported on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-fn current_cpu() -> u32 {
-    // SAFETY: sched_getcpu takes no arguments and only returns a number (or -1).
-    let cpu = unsafe { libc::sched_getcpu() };
-    cpu.max(0) as u32
+    platform::monotonic_ns()
 }
 
 /// What this machine can give, for error messages and [`Clock::Auto`].
@@ -144,17 +144,26 @@ struct Available {
 fn available() -> &'static Available {
     static AVAILABLE: OnceLock<Available> = OnceLock::new();
     AVAILABLE.get_or_init(|| {
-        let tsc_hz = if arch::tsc_usable() {
-            let hz = measure_tsc_hz(QUICK_WINDOW);
+        let tsc_hz = if arch::counter_usable() {
+            let hz = settle(measure_tsc_hz(QUICK_WINDOW), arch::stated_hz());
             (hz > 1_000_000).then_some(hz)
         } else {
             None
         };
         Available {
             tsc_hz,
-            rseq: tsc_hz.and(arch::rseq_cpu_offset()),
+            rseq: tsc_hz.and(platform::rseq_cpu_offset()),
         }
     })
+}
+
+/// The frequency to use: the one the CPU states where the measurement confirms it (to 1%: a
+/// misreport is off by far more, and the stated figure is exact), else the measured one.
+fn settle(measured: u64, stated: Option<u64>) -> u64 {
+    match stated {
+        Some(hz) if measured.abs_diff(hz) <= hz / 100 => hz,
+        _ => measured,
+    }
 }
 
 /// How long a recording's calibration runs: it is finished off the recording path (see
@@ -177,6 +186,44 @@ fn names(a: &Available) -> String {
     v.join(", ")
 }
 
+const MONOTONIC_CALIBRATION: Calibration = Calibration {
+    source: ClockSource::Monotonic,
+    ticks_per_second: 1_000_000_000,
+    window: Duration::ZERO,
+};
+
+/// What `choice` gives on this machine: the calibration, the source's code and the rseq
+/// offset it reads the CPU number at; or the error naming what the machine has instead.
+fn plan(choice: Clock) -> Result<(Calibration, u8, Option<isize>), Error> {
+    if choice == Clock::Monotonic {
+        return Ok((MONOTONIC_CALIBRATION, MONOTONIC, None));
+    }
+    let a = available();
+    let missing = |name: &str, why: &str| Error::Config {
+        key: "clock".into(),
+        message: format!(
+            "`{name}` is not available on this machine ({why}); it offers: {}",
+            names(a)
+        ),
+    };
+    let (source, code, offset) = match (choice, a.tsc_hz, a.rseq) {
+        (Clock::Rdtsc | Clock::Auto, Some(_), Some(offset)) => {
+            (arch::RSEQ_SOURCE, RDTSC_RSEQ, Some(offset))
+        }
+        (Clock::Rdtsc, None, _) => return Err(missing("rdtsc", arch::NO_COUNTER)),
+        (Clock::Rdtsc, Some(_), None) => return Err(missing("rdtsc", platform::NO_RSEQ)),
+        (Clock::Rdtscp | Clock::Auto, Some(_), _) => (arch::per_read_source(), RDTSCP, None),
+        (Clock::Rdtscp, None, _) => return Err(missing("rdtscp", arch::NO_COUNTER)),
+        _ => return Ok((MONOTONIC_CALIBRATION, MONOTONIC, None)),
+    };
+    let cal = Calibration {
+        source,
+        ticks_per_second: a.tsc_hz.unwrap_or(1_000_000_000),
+        window: QUICK_WINDOW,
+    };
+    Ok((cal, code, offset))
+}
+
 /// Sets the clock up for a recorder that asked for `choice`. Tests that turned on injected
 /// values get those, whatever the choice.
 pub(crate) fn select(choice: Clock) -> Result<Calibration, Error> {
@@ -188,50 +235,24 @@ pub(crate) fn select(choice: Clock) -> Result<Calibration, Error> {
             window: Duration::ZERO,
         });
     }
-    let monotonic = Calibration {
-        source: ClockSource::Monotonic,
-        ticks_per_second: 1_000_000_000,
-        window: Duration::ZERO,
-    };
-    if choice == Clock::Monotonic {
-        SOURCE.store(MONOTONIC, Ordering::Relaxed);
-        return Ok(monotonic);
+    let (cal, code, offset) = plan(choice)?;
+    if let Some(offset) = offset {
+        arch::set_rseq_cpu_offset(offset);
     }
-    let a = available();
-    let missing = |name: &str, why: &str| Error::Config {
-        key: "clock".into(),
-        message: format!(
-            "`{name}` is not available on this machine ({why}); it offers: {}",
-            names(a)
-        ),
-    };
-    let (source, code) = match (choice, a.tsc_hz, a.rseq) {
-        (Clock::Rdtsc | Clock::Auto, Some(_), Some(offset)) => {
-            arch::set_rseq_cpu_offset(offset);
-            (ClockSource::TscRseq, RDTSC_RSEQ)
-        }
-        (Clock::Rdtsc, None, _) => return Err(missing("rdtsc", "no invariant timestamp counter")),
-        (Clock::Rdtsc, Some(_), None) => {
-            return Err(missing(
-                "rdtsc",
-                "glibc registered no restartable-sequences area to read the CPU number from",
-            ))
-        }
-        (Clock::Rdtscp | Clock::Auto, Some(_), _) => (ClockSource::Tsc, RDTSCP),
-        (Clock::Rdtscp, None, _) => {
-            return Err(missing("rdtscp", "no invariant timestamp counter"))
-        }
-        _ => {
-            SOURCE.store(MONOTONIC, Ordering::Relaxed);
-            return Ok(monotonic);
-        }
-    };
     SOURCE.store(code, Ordering::Relaxed);
-    Ok(Calibration {
-        source,
-        ticks_per_second: a.tsc_hz.unwrap_or(1_000_000_000),
-        window: QUICK_WINDOW,
-    })
+    Ok(cal)
+}
+
+/// What a recording on `cal` lacks here that its user would otherwise find out by surprise,
+/// for the recorder to say once per process at start: the CPU number asked of the system at
+/// each record, where no rseq area holds it and the counter read does not carry it (aarch64
+/// Linux without rseq, macOS). `None` where nothing is missing, and after the first answer.
+pub(crate) fn note_once(cal: &Calibration) -> Option<String> {
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if cal.source != arch::per_read_source() || arch::CPU_IN_THE_READ {
+        return None;
+    }
+    (!SAID.swap(true, Ordering::Relaxed)).then(platform::cpu_per_read_note)
 }
 
 /// How [`Clock::Auto`] would set the clock up here: the source and the measured frequency. The
@@ -243,24 +264,7 @@ pub(crate) fn select(choice: Clock) -> Result<Calibration, Error> {
 /// assert!(cal.ticks_per_second > 0);
 /// ```
 pub fn calibration() -> Calibration {
-    let a = available();
-    match (a.tsc_hz, a.rseq) {
-        (Some(hz), Some(_)) => Calibration {
-            source: ClockSource::TscRseq,
-            ticks_per_second: hz,
-            window: QUICK_WINDOW,
-        },
-        (Some(hz), None) => Calibration {
-            source: ClockSource::Tsc,
-            ticks_per_second: hz,
-            window: QUICK_WINDOW,
-        },
-        _ => Calibration {
-            source: ClockSource::Monotonic,
-            ticks_per_second: 1_000_000_000,
-            window: Duration::ZERO,
-        },
-    }
+    plan(Clock::Auto).map_or(MONOTONIC_CALIBRATION, |(cal, _, _)| cal)
 }
 
 /// A (counter, monotonic ns) pair read together, the counter bracketing the monotonic read
@@ -268,9 +272,9 @@ pub fn calibration() -> Calibration {
 pub(crate) fn sample() -> (u64, u64) {
     let mut best = (u64::MAX, 0, 0);
     for _ in 0..16 {
-        let (a, _) = arch::rdtscp();
+        let a = arch::counter_ordered();
         let ns = monotonic_ns();
-        let (b, _) = arch::rdtscp();
+        let b = arch::counter_ordered();
         if b.wrapping_sub(a) < best.0 {
             best = (b.wrapping_sub(a), a + (b.wrapping_sub(a)) / 2, ns);
         }
@@ -278,8 +282,9 @@ pub(crate) fn sample() -> (u64, u64) {
     (best.1, best.2)
 }
 
-/// The frequency measured from `start` (a [`sample`]) to a sample read now, with that sample;
-/// `None` until [`CALIBRATION_WINDOW`] has passed since `start`.
+/// The frequency measured from `start` (a [`sample`]) to a sample read now (or the one the CPU
+/// states, if that agrees), with that sample; `None` until [`CALIBRATION_WINDOW`] has passed
+/// since `start`.
 pub(crate) fn refine(start: (u64, u64)) -> Option<(u64, (u64, u64))> {
     let now = sample();
     let ns = now.1.saturating_sub(start.1);
@@ -287,7 +292,8 @@ pub(crate) fn refine(start: (u64, u64)) -> Option<(u64, (u64, u64))> {
         return None;
     }
     let hz = u128::from(now.0.wrapping_sub(start.0)) * 1_000_000_000 / u128::from(ns);
-    Some((hz.min(u128::from(u64::MAX)) as u64, now))
+    let hz = hz.min(u128::from(u64::MAX)) as u64;
+    Some((settle(hz, arch::stated_hz()), now))
 }
 
 /// Measures the counter's frequency against the monotonic clock over `window`.
@@ -304,4 +310,25 @@ fn measure_tsc_hz(window: Duration) -> u64 {
     let ticks = t1.wrapping_sub(t0) as u128;
     let ns = n1.saturating_sub(n0).max(1) as u128;
     (ticks * 1_000_000_000 / ns) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stated_frequency_the_measurement_confirms_is_taken_as_exact() {
+        assert_eq!(settle(24_000_900, Some(24_000_000)), 24_000_000);
+        assert_eq!(settle(23_900_000, Some(24_000_000)), 24_000_000);
+        assert_eq!(settle(62_500_000, Some(62_500_000)), 62_500_000);
+    }
+
+    #[test]
+    fn a_misreported_frequency_loses_to_the_measurement() {
+        // A hypervisor that states the host's 1 GHz for a guest counter at 62.5 MHz, and one
+        // that is off by 2%.
+        assert_eq!(settle(62_500_000, Some(1_000_000_000)), 62_500_000);
+        assert_eq!(settle(24_480_000, Some(24_000_000)), 24_480_000);
+        assert_eq!(settle(2_400_000_000, None), 2_400_000_000);
+    }
 }

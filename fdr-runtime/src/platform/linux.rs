@@ -1,0 +1,139 @@
+//! Linux (glibc or musl, any CPU): what differs from macOS.
+
+use std::io;
+
+/// The calling thread's id: the kernel's, as `ps -L` and `/proc/PID/task` show it.
+/// Async-signal-safe.
+pub(crate) fn thread_id() -> i32 {
+    // SAFETY: gettid takes no arguments and cannot fail.
+    unsafe { libc::syscall(libc::SYS_gettid) as i32 }
+}
+
+/// Whether the calling thread is the process's main thread (whose id is the process id).
+pub(crate) fn is_main_thread() -> bool {
+    thread_id() == super::pid()
+}
+
+/// The CPU the calling thread runs on now, asked of the system: glibc reads it from the
+/// thread's rseq area where it registered one, else makes the `getcpu` system call (x86_64
+/// answers that from the vDSO, aarch64 enters the kernel).
+pub(crate) fn cpu_number() -> u32 {
+    // SAFETY: sched_getcpu takes no arguments and only returns a number (or -1).
+    let cpu = unsafe { libc::sched_getcpu() };
+    cpu.max(0) as u32
+}
+
+/// The offset of `cpu_id` in this process's rseq areas from the thread pointer, if glibc
+/// registered them (2.35 and later do, unless `GLIBC_TUNABLES=glibc.pthread.rseq=0`).
+pub(crate) fn rseq_cpu_offset() -> Option<isize> {
+    // SAFETY: dlsym only looks names up; both are NUL-terminated literals.
+    let (offset, size) = unsafe {
+        (
+            libc::dlsym(libc::RTLD_DEFAULT, c"__rseq_offset".as_ptr()),
+            libc::dlsym(libc::RTLD_DEFAULT, c"__rseq_size".as_ptr()),
+        )
+    };
+    if offset.is_null() || size.is_null() {
+        return None;
+    }
+    // SAFETY: glibc defines `const ptrdiff_t __rseq_offset` and `const unsigned int __rseq_size`,
+    // set before `main` and never changed.
+    let (offset, size) = unsafe { (*offset.cast::<isize>(), *size.cast::<u32>()) };
+    // `struct rseq` starts with u32 cpu_id_start, then u32 cpu_id; a size of 0 means glibc did
+    // not register (it tried and the kernel refused, or the tunable turned it off).
+    (size >= 8).then_some(offset + 4)
+}
+
+/// Why no rseq area is there to read the CPU number from, for messages.
+pub(crate) const NO_RSEQ: &str = "glibc registered no restartable-sequences area to read the \
+     CPU number from (glibc 2.35 and later do, where the kernel allows it)";
+
+/// Whether `rdtscp`'s TSC_AUX holds the CPU number: Linux puts it in the low 12 bits.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // asked by the x86_64 clock only
+pub(crate) const TSC_AUX_IS_CPU: bool = true;
+
+/// The kernel's verdict on the timestamp counter, where it gives one: it lists `tsc` among the
+/// available clocksources only after its own checks (invariance, and that the CPUs' counters
+/// agree), and withdraws it when a later check fails.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // asked by the x86_64 clock only
+pub(crate) fn kernel_trusts_tsc() -> Option<bool> {
+    let sources = std::fs::read_to_string(
+        "/sys/devices/system/clocksource/clocksource0/available_clocksource",
+    )
+    .ok()?;
+    Some(sources.split_whitespace().any(|s| s == "tsc"))
+}
+
+/// Whether the kernel flags the counter constant-rate and nonstop (`/proc/cpuinfo`).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // asked by the x86_64 clock only
+pub(crate) fn cpu_flags_say_tsc_invariant() -> bool {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let flags = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("flags"))
+        .unwrap_or("");
+    let has = |f: &str| flags.split_whitespace().any(|w| w == f);
+    has("constant_tsc") && has("nonstop_tsc")
+}
+
+/// Gives the calling thread a lower priority (nice 10), so that the program's threads go first.
+/// Best effort.
+#[cfg_attr(not(feature = "otlp"), allow(dead_code))] // the OTLP sender's thread only
+pub(crate) fn lower_thread_priority() {
+    // SAFETY: setpriority with this thread's id changes only this thread's nice value.
+    unsafe { libc::setpriority(libc::PRIO_PROCESS, thread_id() as libc::id_t, 10) };
+}
+
+/// This thread's `errno`.
+pub(super) fn errno() -> *mut i32 {
+    // SAFETY: returns the calling thread's errno location; no other effect.
+    unsafe { libc::__errno_location() }
+}
+
+/// Whether a signal's `si_code` says another process (or `raise`, `abort`) sent it, rather
+/// than the CPU raising it: SI_USER and the other senders' codes are zero or negative.
+pub(super) fn sent_by_a_process(code: i32) -> bool {
+    code <= 0
+}
+
+/// A pipe whose ends do not block and are closed at `exec`: (read, write); `None` if the
+/// system has no descriptors left.
+pub(crate) fn pipe() -> Option<(i32, i32)> {
+    let mut fds = [-1; 2];
+    // SAFETY: `fds` is a valid array of two descriptors for pipe2 to fill.
+    let ok = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) } == 0;
+    ok.then_some((fds[0], fds[1]))
+}
+
+/// Reserves `len` bytes of storage for the file `fd`: after this, stores into a shared mapping
+/// of it cannot fail for want of room.
+pub(super) fn reserve(fd: i32, len: usize) -> io::Result<()> {
+    // SAFETY: `fd` is an open file; the range is plain numbers.
+    let err = unsafe { libc::posix_fallocate(fd, 0, len as libc::off_t) };
+    if err != 0 {
+        return Err(io::Error::from_raw_os_error(err));
+    }
+    Ok(())
+}
+
+/// The kernel maps every page of the file at once.
+pub(super) const MAP_POPULATE: i32 = libc::MAP_POPULATE;
+
+/// Nothing left to do: `MAP_POPULATE` did it.
+pub(super) fn populate(_: *mut u8, _: usize) {}
+
+/// Said once at start when records take the CPU number of each read on a CPU whose counter read
+/// does not carry it (aarch64): why, and what it costs.
+pub(crate) fn cpu_per_read_note() -> String {
+    format!(
+        "{NO_RSEQ}, so each record asks the kernel for its CPU number: a getcpu system call, \
+         which costs more than reading the counter"
+    )
+}
+
+/// The rate of the CPU's counter as stated: aarch64's `CNTFRQ_EL0` (`read_register`), which
+/// Linux lets programs read; `None` if it says 0.
+#[cfg_attr(not(target_arch = "aarch64"), allow(dead_code))] // asked by the aarch64 clock only
+pub(crate) fn stated_counter_rate(read_register: fn() -> u64) -> Option<u64> {
+    Some(read_register()).filter(|&hz| hz != 0)
+}

@@ -1,0 +1,43 @@
+//! What the runtime asks of the operating system, one file per system, behind one set of
+//! functions: the rest of the runtime names no system call and carries no `cfg` for the OS.
+//!
+//! | | Linux | macOS | elsewhere (Windows, the BSDs, ...) |
+//! |---|---|---|---|
+//! | records | yes | yes | no: `start` says so ([`UNSUPPORTED`]) |
+//! | thread id | `gettid` | `pthread_threadid_np`, its low 32 bits | - |
+//! | CPU number at each read | `sched_getcpu` (glibc reads rseq, else the `getcpu` call) | `pthread_cpu_number_np` (macOS 11 and later; else 0) | - |
+//! | CPU number from rseq | glibc's area (`__rseq_offset`) | none | - |
+//! | crash box file | `posix_fallocate`, then mapped with `MAP_POPULATE` | `F_PREALLOCATE` and `ftruncate`, then each page touched | - |
+//! | crash and snapshot signals | `sigaction`, on the alternate stack | the same | - |
+//! | waking the writer | `pipe2` | `pipe` and `fcntl` | none (the writer's timer) |
+//! | the writer threads' priority | nice 10 for the thread | the utility QoS class | - |
+//!
+//! Linux and macOS share the POSIX parts (`unix.rs`). Where recording is not supported the
+//! functions exist all the same and do nothing, so every hook compiles and costs what it costs
+//! with no recorder running; nothing of them runs, since `start` refuses first. Building with
+//! `--cfg fdr_unsupported` takes any system for one of those, so that the runtime's
+//! `tests/unsupported.rs` checks that path where CI runs (Linux).
+
+#[cfg(all(any(target_os = "linux", target_os = "macos"), not(fdr_unsupported)))]
+mod unix;
+#[cfg(all(any(target_os = "linux", target_os = "macos"), not(fdr_unsupported)))]
+pub(crate) use unix::*;
+
+#[cfg(all(target_os = "linux", not(fdr_unsupported)))]
+#[path = "linux.rs"]
+mod os;
+#[cfg(all(target_os = "macos", not(fdr_unsupported)))]
+#[path = "macos.rs"]
+mod os;
+#[cfg(any(not(any(target_os = "linux", target_os = "macos")), fdr_unsupported))]
+#[path = "unsupported.rs"]
+mod os;
+
+pub(crate) use os::*;
+
+/// Whether this target records, and if not, what `start` answers: the platform's name.
+#[cfg(all(any(target_os = "linux", target_os = "macos"), not(fdr_unsupported)))]
+pub(crate) const UNSUPPORTED: Option<&str> = None;
+/// Whether this target records, and if not, what `start` answers: the platform's name.
+#[cfg(any(not(any(target_os = "linux", target_os = "macos")), fdr_unsupported))]
+pub(crate) const UNSUPPORTED: Option<&str> = Some(std::env::consts::OS);
