@@ -324,6 +324,7 @@ fn from_ureq(e: ureq::Error, addr: &str, limit: Duration) -> Error {
         ureq::Error::Timeout(_) => Error::TimedOut {
             addr: addr.to_string(),
             limit,
+            timeout: limit,
         },
         ureq::Error::HostNotFound => Error::Resolve {
             host: addr.to_string(),

@@ -46,8 +46,10 @@ pub enum Error {
     TimedOut {
         /// The server.
         addr: String,
-        /// The limit.
+        /// The attempt's limit: `timeout`, or less when that was what the retry budget had left.
         limit: Duration,
+        /// The time limit of an attempt as set (`--timeout`, `otlp_timeout_ms`, the variables).
+        timeout: Duration,
     },
     /// The connection failed or was cut.
     Io {
@@ -138,6 +140,7 @@ impl Error {
             io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => Error::TimedOut {
                 addr: addr.to_string(),
                 limit,
+                timeout: limit,
             },
             kind => Error::Connect {
                 addr: addr.to_string(),
@@ -165,10 +168,21 @@ impl fmt::Display for Error {
                  listening there?)"
             ),
             Error::Connect { addr, detail, .. } => write!(f, "cannot connect to {addr}: {detail}"),
-            Error::TimedOut { addr, limit } => write!(
+            Error::TimedOut {
+                addr,
+                limit,
+                timeout,
+            } if limit < timeout => write!(
+                f,
+                "{addr} did not answer within the {} the retry budget had left (of the {} \
+                 timeout): timed out",
+                seconds(*limit),
+                seconds(*timeout)
+            ),
+            Error::TimedOut { addr, timeout, .. } => write!(
                 f,
                 "{addr} did not answer within {}: timed out",
-                seconds(*limit)
+                seconds(*timeout)
             ),
             Error::Io { addr, detail } => write!(f, "the connection to {addr} failed: {detail}"),
             Error::Tls { addr, detail } => write!(
@@ -223,9 +237,11 @@ impl std::error::Error for Error {
 
 /// `1.5 s`, `200 ms`.
 pub(crate) fn seconds(d: Duration) -> String {
-    if d >= Duration::from_secs(1) {
-        format!("{:.1} s", d.as_secs_f64())
-    } else {
-        format!("{} ms", d.as_millis())
+    if d < Duration::from_secs(1) {
+        return format!("{} ms", d.as_millis());
     }
+    // Milliseconds, without trailing zeros: "3 s", "2.95 s"; never rounded up to the limit.
+    let ms = d.as_millis();
+    let text = format!("{}.{:03}", ms / 1000, ms % 1000);
+    format!("{} s", text.trim_end_matches('0').trim_end_matches('.'))
 }

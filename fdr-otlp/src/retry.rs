@@ -233,6 +233,12 @@ fn send_one(
         let t0 = Instant::now();
         let failure = match client.post(body, limit) {
             Ok(accepted) => return Ok(accepted),
+            // The message names the limit as set, and the budget when that cut it shorter.
+            Err(Error::TimedOut { addr, limit, .. }) => Error::TimedOut {
+                addr,
+                limit,
+                timeout: policy.timeout,
+            },
             Err(e) => e,
         };
         spent += t0.elapsed();

@@ -384,6 +384,32 @@ fn a_server_that_hangs_times_out_and_is_retried_within_the_budget() {
 }
 
 #[test]
+fn a_timeout_cut_short_by_the_budget_names_the_timeout_as_set() {
+    // `--timeout 1s --retry-for 1.5s` against a collector that hangs: the second attempt has
+    // what the budget left (about 400 ms), and the message still says the 1 s the user gave.
+    let (url, server) = serve(vec![Then::Hang(3 * SEC), Then::Hang(3 * SEC)]);
+    let (policy, _) = recorded(Duration::from_millis(1500));
+    let policy = RetryPolicy {
+        timeout: SEC,
+        initial_backoff: Duration::from_millis(100),
+        ..policy
+    };
+    let err = send(&plain(&url), some_requests(1, 0), &policy).unwrap_err();
+    match &err.error {
+        Error::GaveUp { attempts, last, .. } => {
+            assert_eq!(*attempts, 2, "{last}");
+            let text = last.to_string();
+            assert!(
+                text.contains("the retry budget had left (of the 1 s timeout): timed out"),
+                "{text}"
+            );
+        }
+        e => panic!("{e}"),
+    }
+    drop(server);
+}
+
+#[test]
 fn a_refused_connection_says_so_and_is_retried() {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", l.local_addr().unwrap());
