@@ -232,6 +232,30 @@ pub struct ReasonInfo {
     pub address: u64,
 }
 
+impl ReasonInfo {
+    /// The limit in force in nanoseconds at `ticks_per_second`; `None` when the log has none.
+    ///
+    /// A limit given in time is kept as the whole ticks it spans, rounded down (a call fires
+    /// when it lasts more ticks than that, which is exactly "longer than the limit"), so it is
+    /// read back rounded up: `5ms` reads as 5,000,000 ns, not 4,999,999, wherever a tick is
+    /// shorter than a nanosecond.
+    ///
+    /// ```
+    /// use fdr_format::ReasonInfo;
+    /// let hz = 2_994_374_123;
+    /// let r = ReasonInfo { limit_ticks: 5_000_000 * hz / 1_000_000_000, ..Default::default() };
+    /// assert_eq!(r.limit_ns(hz), Some(5_000_000));
+    /// assert_eq!(ReasonInfo::default().limit_ns(hz), None);
+    /// ```
+    pub fn limit_ns(&self, ticks_per_second: u64) -> Option<u64> {
+        (self.limit_ticks > 0).then(|| {
+            (u128::from(self.limit_ticks) * 1_000_000_000)
+                .div_ceil(u128::from(ticks_per_second.max(1)))
+                .min(u128::from(u64::MAX)) as u64
+        })
+    }
+}
+
 /// One instrumented function (or scope) in the function table.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct FunctionInfo {

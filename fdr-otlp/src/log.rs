@@ -55,19 +55,19 @@ fn fired(r: &ReasonInfo) -> bool {
 }
 
 /// Why a window was written, as its root spans say it: `r` in words, the function of the call
-/// that fired named by `name`, ticks turned into nanoseconds by `ns`. The runtime's exporter and
-/// `fdr export` both say it this way. `None` when the log does not say why.
+/// that fired named by `name`, ticks turned into nanoseconds at `ticks_per_second`. The runtime's
+/// exporter and `fdr export` both say it this way. `None` when the log does not say why.
 ///
 /// ```
 /// use fdr_format::{Reason, ReasonInfo};
 /// let r = ReasonInfo { reason: Reason::SlowCall, function: 3, tid: 1, duration_ticks: 200, ..Default::default() };
-/// let w = fdr_otlp::log::reason_of(&r, |f| format!("f{f}"), |t| t / 2).unwrap();
+/// let w = fdr_otlp::log::reason_of(&r, |f| format!("f{f}"), 2_000_000_000).unwrap();
 /// assert_eq!((w.kind.as_str(), w.function.as_deref(), w.duration_ns), ("slow call", Some("f3"), Some(100)));
 /// ```
 pub fn reason_of(
     r: &ReasonInfo,
     name: impl Fn(u32) -> String,
-    ns: impl Fn(u64) -> u64,
+    ticks_per_second: u64,
 ) -> Option<WindowReason> {
     let kind = match r.reason {
         Reason::Unknown => return None,
@@ -83,10 +83,11 @@ pub fn reason_of(
     Some(WindowReason {
         kind: kind.to_string(),
         function: call.map(|c| name(c.function)),
-        limit_ns: call
-            .filter(|c| c.limit_ticks > 0)
-            .map(|c| ns(c.limit_ticks)),
-        duration_ns: call.map(|c| ns(c.duration_ticks)),
+        limit_ns: call.and_then(|c| c.limit_ns(ticks_per_second)),
+        duration_ns: call.map(|c| {
+            (u128::from(c.duration_ticks) * 1_000_000_000 / u128::from(ticks_per_second.max(1)))
+                .min(u128::from(u64::MAX)) as u64
+        }),
     })
 }
 
@@ -253,7 +254,7 @@ pub fn convert(w: &WindowCalls, about: &About) -> Window {
         reason: w
             .reason
             .as_ref()
-            .and_then(|r| reason_of(r, |f| w.function_name(f).into_owned(), |t| w.ns(t))),
+            .and_then(|r| reason_of(r, |f| w.function_name(f).into_owned(), w.ticks_per_second)),
         traceparent,
         resource: about.resource.clone(),
         calls,

@@ -295,6 +295,47 @@ fn the_worst_call_of_a_storm_is_written_within_the_cooldown() {
     std::fs::remove_dir_all(dir).ok();
 }
 
+#[test]
+fn a_limit_reads_back_as_given_at_any_clock_rate() {
+    // 5 ms at 2,994,374,123 ticks a second is 14,971,870.6 ticks: a call of 14,971,870 ticks
+    // (4,999,999.8 ns) must not fire, one of 14,971,871 (5,000,000.1 ns) must, and the limit
+    // must read back as 5 ms in the OTLP span's attribute, not 4,999,999 ns.
+    let _turn = testing::exclusive();
+    let dir = scratch("rate");
+    let hz: u64 = 2_994_374_123;
+    testing::use_mock_clock(hz);
+    testing::set_time(1_000_000);
+    let rec = fdr_runtime::start(
+        fdr_tests::every_call()
+            .out(dir.join("r.fdr"))
+            .trigger("trig::plain", Duration::from_millis(5)),
+    )
+    .unwrap();
+    let call = |ticks: u64| {
+        let _g = CallGuard::enter(&PLAIN);
+        testing::advance(ticks);
+    };
+    call(14_971_870);
+    call(14_971_871);
+    let files = wait_for_logs(&dir, 1);
+    rec.finish_to(&mut Vec::new()).unwrap();
+    testing::use_real_clock();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let bytes = std::fs::read(&files[0]).unwrap();
+    let reason = read_log(&files[0]).reason.unwrap();
+    assert_eq!(
+        reason.duration_ticks, 14_971_871,
+        "the call just past 5 ms fired, alone"
+    );
+    let w = fdr_otlp::log::window(&bytes, &Default::default(), &Default::default()).unwrap();
+    let why = w.reason.unwrap();
+    assert_eq!(
+        (why.limit_ns, why.duration_ns),
+        (Some(5_000_000), Some(5_000_000))
+    );
+    std::fs::remove_dir_all(dir).ok();
+}
+
 /// Snapshot files numbered past the process's cap are not written. The cap counts per process,
 /// so this runs in a child of its own.
 #[test]

@@ -279,7 +279,7 @@ pub fn window_start_unix_ns(p: &Plan) -> u64 {
 /// Why the window was written, in the words the runtime's exporter uses.
 fn reason(p: &Plan, names: &Names, clock: &Clock) -> Option<WindowReason> {
     let r = p.info.reason.as_ref()?;
-    fdr_otlp::log::reason_of(r, |f| names.function(f).into_owned(), |t| clock.ns(t))
+    fdr_otlp::log::reason_of(r, |f| names.function(f).into_owned(), clock.freq())
 }
 
 /// The trace the slow call ran in: the context of the innermost `fdr::join_trace` marker
