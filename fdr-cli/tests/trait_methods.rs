@@ -47,8 +47,17 @@ fn a_function_filter_that_matches_nothing_says_so_names_the_closest_and_fails() 
             e.to_string(),
             format!(
                 "fdr: {log}: no function in the log matches --function app::Worker::stpe; the \
-                 closest: app::Worker::step, <app::Cache as app::Store>::get, app::main, \
-                 app::parse, app::tail_callee"
+                 closest: app::Worker::step"
+            ),
+            "{cmd}"
+        );
+        // Nothing close: said, instead of the least far names.
+        let e = fdr(&[cmd, "--function", "nosuch", &log]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "fdr: {log}: no function in the log matches --function nosuch, nor is any of \
+                 its 6 functions' names close (`fdr info` lists them)"
             ),
             "{cmd}"
         );

@@ -838,17 +838,21 @@ impl Config {
         }
         #[cfg(not(feature = "otlp-http"))]
         {
-            Err(option_error(
-                "otlp_endpoint",
-                format!(
-                    "this program was built without fdr's `otlp` feature, so windows cannot be \
-                     sent to the collector ({} characters given); build with \
-                     `features = [\"otlp\"]` on the fdr dependency",
-                    url.chars().count()
-                ),
-            ))
+            Err(option_error("otlp_endpoint", no_otlp(url)))
         }
     }
+}
+
+/// Why `otlp_endpoint` is refused by a build without the exporter. (Built everywhere so that its
+/// words are tested where the exporter is built in, as it is in the workspace's tests.)
+#[cfg_attr(feature = "otlp-http", allow(dead_code))]
+fn no_otlp(url: &str) -> String {
+    format!(
+        "this program was built without fdr's `otlp` feature, so windows cannot be sent to the \
+         collector ({} characters given); build with `features = [\"otlp\"]` on the fdr \
+         dependency",
+        url.chars().count()
+    )
 }
 
 /// When a recording ends, the most time windows still waiting to go to the collector get.
@@ -1022,5 +1026,20 @@ pub(crate) fn option_error(key: &str, message: String) -> Error {
     Error::Config {
         key: key.into(),
         message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_message_of_a_build_without_otlp_reads_as_one_sentence() {
+        let m = super::no_otlp("https://x");
+        assert_eq!(
+            m,
+            "this program was built without fdr's `otlp` feature, so windows cannot be sent to \
+             the collector (9 characters given); build with `features = [\"otlp\"]` on the fdr \
+             dependency"
+        );
+        assert!(!m.contains("  "), "{m}");
     }
 }

@@ -928,29 +928,35 @@ impl<S: Sink> Sink for Filtered<'_, S> {
     }
 }
 
-/// What to say when `--function pattern` matches none of `names`: the closest names (those
-/// whose last segment contains the pattern's, else the nearest by edit distance of their last
-/// segments), at most five. `source` names what was searched (`log`, `profile`).
+/// What to say when `--function pattern` matches none of `names`: the close names (those whose
+/// last segment contains the pattern's, else those within a few edits of it: two, or a third of
+/// its length if more), nearest first, at most five; or that none is close, rather than five
+/// names that are merely the least far. `source` names what was searched (`log`, `profile`).
 ///
 /// ```
 /// use fdr_cli::model::filter::no_function_matches;
-/// let what = no_function_matches("hadnle", &["app::handle", "app::main"], "profile");
+/// let names = ["app::handle", "app::main", "app::handle_all"];
+/// let what = no_function_matches("hadnle", &names, "profile");
 /// assert_eq!(what, "no function in the profile matches --function hadnle; the closest: \
-///                   app::handle, app::main");
+///                   app::handle");
+/// let what = no_function_matches("nosuch", &names, "log");
+/// assert_eq!(what, "no function in the log matches --function nosuch, nor is any of its 3 \
+///                   functions' names close (`fdr info` lists them)");
 /// ```
 pub fn no_function_matches(pattern: &str, names: &[&str], source: &str) -> String {
     let last = |n: &str| n.rsplit("::").next().unwrap_or(n).to_ascii_lowercase();
     let want = last(pattern.trim_matches('*'));
+    let near = 2.max(want.chars().count() / 3);
     let mut ranked: Vec<(usize, &str)> = names
         .iter()
-        .map(|&n| {
+        .filter_map(|&n| {
             let seg = last(n);
             let d = if !want.is_empty() && (seg.contains(&want) || want.contains(&seg)) {
                 0
             } else {
                 edit_distance(&seg, &want)
             };
-            (d, n)
+            (d <= near).then_some((d, n))
         })
         .collect();
     ranked.sort();
@@ -960,14 +966,19 @@ pub fn no_function_matches(pattern: &str, names: &[&str], source: &str) -> Strin
         .take(5)
         .map(|(_, n)| crate::escape::shown(n).into_owned())
         .collect();
-    let mut what = format!(
-        "no function in the {source} matches --function {}",
-        crate::escape::shown(pattern)
-    );
-    if !close.is_empty() {
-        what.push_str(&format!("; the closest: {}", close.join(", ")));
+    let pattern = crate::escape::shown(pattern);
+    if close.is_empty() {
+        let n = names.len();
+        return format!(
+            "no function in the {source} matches --function {pattern}, nor is any of its {n} \
+             function{}' names close (`fdr info` lists them)",
+            if n == 1 { "" } else { "s" }
+        );
     }
-    what
+    format!(
+        "no function in the {source} matches --function {pattern}; the closest: {}",
+        close.join(", ")
+    )
 }
 
 /// Levenshtein distance, in characters.
