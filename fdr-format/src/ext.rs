@@ -230,6 +230,12 @@ pub struct ReasonInfo {
     pub signal: i32,
     /// For a crash signal that names an address (a segfault, a bus error), that address.
     pub address: u64,
+    /// For a slow call, how long its thread waited for a CPU (runnable but not running:
+    /// preempted, or woken with no CPU free) during the call, in nanoseconds, as far as it was
+    /// measured: from when the watchdog found the call running long to its end, so at least
+    /// this much. `None`: not measured (a call that ended before the watchdog looked, a system
+    /// without the kernel's scheduler statistics, an older log).
+    pub cpu_wait_ns: Option<u64>,
 }
 
 impl ReasonInfo {
@@ -484,6 +490,7 @@ impl Extension {
                 o.u64(r.p99_ticks);
                 o.i32(r.signal);
                 o.u64(r.address);
+                o.u64(r.cpu_wait_ns.map_or(0, |w| w.saturating_add(1)));
             }
             Extension::Unknown(tag) => o.u8(*tag),
         }
@@ -590,6 +597,7 @@ impl Extension {
                 p99_ticks: i.u64_or_zero("learned p99")?,
                 signal: i.u64_or_zero_i32("crash signal")?,
                 address: i.u64_or_zero("crash address")?,
+                cpu_wait_ns: i.u64_or_zero("CPU wait")?.checked_sub(1),
             }),
             tag => Extension::Unknown(tag),
         };
@@ -650,6 +658,11 @@ mod tests {
                 p99_ticks: 4,
                 signal: 11,
                 address: 0xdead,
+                cpu_wait_ns: Some(0),
+            }),
+            Extension::Reason(ReasonInfo {
+                cpu_wait_ns: Some(3_800_000),
+                ..ReasonInfo::default()
             }),
             Extension::Unknown(200),
         ] {
@@ -671,8 +684,8 @@ mod tests {
             ..ReasonInfo::default()
         };
         let b = Extension::Reason(r.clone()).encode();
-        // The layout before: the same without the last four fields.
-        let old = &b[..b.len() - 28];
+        // The layout before: the same without the last five fields.
+        let old = &b[..b.len() - 36];
         let want = ReasonInfo {
             limit_ticks: 0,
             p99_ticks: 0,

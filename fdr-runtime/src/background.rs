@@ -8,16 +8,16 @@
 //! (between 1 ms and 100 ms) to look at the open trigger calls, and with culling at least every
 //! `cull::PROBE_PERIOD_MS`. It ends when the recording stops.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use fdr_format::{Reason, ReasonInfo};
 
 use crate::session::{Session, State};
-use crate::{clock, cull, host, out_name, signal, snapshot_log, trigger, Error};
+use crate::{clock, cpu_wait, cull, host, out_name, signal, snapshot_log, trigger, Error};
 
 /// Starts the writer if the recording needs one and it is not running yet.
 pub(crate) fn start(session: &Arc<Session>) {
@@ -79,6 +79,7 @@ fn run(s: &Session) {
     let mut cursor = 0;
     let mut reported: HashSet<(u32, u64)> = HashSet::new();
     let mut open = Vec::new();
+    let mut seen = Seen::new();
     while s.state() == State::Recording {
         s.wakeup().wait(period(s, probe_ms));
         if s.state() != State::Recording {
@@ -101,6 +102,7 @@ fn run(s: &Session) {
         }
         if s.triggers().any() {
             watch(s, &mut reported, &mut open);
+            mark(s, &open, &mut seen);
         }
         if let Some((call, n)) = s.triggers().mailbox.take() {
             write(s, call, n);
@@ -185,6 +187,32 @@ fn watch(s: &Session, reported: &mut HashSet<(u32, u64)>, open: &mut Vec<(u32, i
         if s.triggers().tasks.claim_report(task) {
             s.fire(Reason::StillRunning, id, tid, start, now);
         }
+    }
+}
+
+/// Open trigger calls the watchdog has seen: when it first saw each, and whether it marked it.
+type Seen = HashMap<(u32, u64), (Instant, bool)>;
+
+/// Leaves a mark (`cpu_wait`) on every open call of the threads that has run half its limit
+/// since the watchdog first saw it, to measure from it how long the thread then waits for a
+/// CPU. Half the limit counts in real time from the first look (so a call is marked at a second
+/// look at the earliest, whatever the clock): calls that end within a look or two, all but the
+/// slow ones, cost nothing. Learned limits still warming up are not timed yet.
+fn mark(s: &Session, open: &[(u32, i32, u32, u64)], seen: &mut Seen) {
+    seen.retain(|&(key, start), _| open.iter().any(|&(k, _, _, st)| (k, st) == (key, start)));
+    let hz = u128::from(s.setup().calibration.ticks_per_second.max(1));
+    for &(key, tid, id, start) in open {
+        let limit = s.triggers().limit(id);
+        if limit == 0 || limit == trigger::LEARNING {
+            continue;
+        }
+        let (first, marked) = seen.entry((key, start)).or_insert((Instant::now(), false));
+        let half = Duration::from_nanos((u128::from(limit) * 500_000_000 / hz) as u64);
+        if *marked || first.elapsed() < half.max(Duration::from_micros(1)) {
+            continue;
+        }
+        *marked = true;
+        cpu_wait::mark(tid, |m| s.threads().mark_call(key, start, m));
     }
 }
 

@@ -26,8 +26,7 @@
 //! configurations.
 
 use fdr_format::{
-    link_payload, polled_payload, task_payload, FnKind, LinkKind, Reason, TaskKind, TaskLink,
-    ID_SHIFT,
+    link_payload, polled_payload, task_payload, FnKind, LinkKind, TaskKind, TaskLink, ID_SHIFT,
 };
 
 use crate::desc::FnDesc;
@@ -618,7 +617,7 @@ fn time_trigger(f: &'static FnDesc, kind: FnKind, now: u64, cpu: u32) {
         let (key, id) = (l.member.key.get(), t.id_field(f) >> ID_SHIFT);
         if let Some(end) = s.triggers().time_call(s.threads(), key, id, kind, now) {
             if end.slow {
-                s.fire(Reason::SlowCall, id, s.threads().tid(key), end.start, now);
+                s.slow_call(id, key, end.start, now, end.mark);
             }
             s.triggers()
                 .observe(id, now.wrapping_sub(end.start), cpu, now);

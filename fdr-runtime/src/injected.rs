@@ -15,6 +15,8 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 static ON: AtomicBool = AtomicBool::new(false);
 static FREQUENCY: AtomicU64 = AtomicU64::new(1_000_000_000);
 static NEXT_TID: AtomicI32 = AtomicI32::new(1);
+/// Every thread's time spent waiting for a CPU, in ns (the kernel's `run_delay`).
+static RUN_DELAY: AtomicU64 = AtomicU64::new(0);
 
 thread_local! {
     static ON_READ: Cell<Option<fn()>> = const { Cell::new(None) };
@@ -32,6 +34,7 @@ pub(crate) fn on() -> bool {
 pub(crate) fn turn_on(ticks_per_second: u64) {
     FREQUENCY.store(ticks_per_second.max(1), Ordering::Relaxed);
     NEXT_TID.store(1, Ordering::Relaxed);
+    RUN_DELAY.store(0, Ordering::Relaxed);
     ON.store(true, Ordering::SeqCst);
 }
 
@@ -54,6 +57,14 @@ pub(crate) fn now() -> (u64, u32) {
 
 pub(crate) fn values() -> (u64, u32) {
     (TIME.with(Cell::get), CPU.with(Cell::get))
+}
+
+pub(crate) fn run_delay() -> u64 {
+    RUN_DELAY.load(Ordering::SeqCst)
+}
+
+pub(crate) fn add_run_delay(ns: u64) {
+    RUN_DELAY.fetch_add(ns, Ordering::SeqCst);
 }
 
 pub(crate) fn set_time(ticks: u64) {

@@ -27,6 +27,9 @@ const LIVE: u32 = 2;
 /// The thread has exited; its buffers may still hold its data.
 const EXITED: u32 = 3;
 
+/// `mark_start` of a call with no mark.
+const NO_MARK: u64 = u64::MAX;
+
 /// How many nested calls of trigger functions a thread tracks; deeper ones are not timed.
 pub(crate) const OPEN_MAX: usize = 8;
 
@@ -38,6 +41,11 @@ struct OpenCall {
     start: AtomicU64,
     /// The watchdog fired (or tried to fire) this call's trigger: its exit must not again.
     reported: std::sync::atomic::AtomicBool,
+    /// The watchdog's mark for measuring the thread's wait for a CPU (`cpu_wait`; 0: none),
+    /// valid for the call that started at `mark_start`. Stored mark first, then `mark_start`,
+    /// so that a mark meant for a call that has since ended never passes for the next one's.
+    mark: AtomicU64,
+    mark_start: AtomicU64,
 }
 
 /// One thread's entry.
@@ -91,6 +99,8 @@ impl Registry {
                         id: AtomicU32::new(0),
                         start: AtomicU64::new(0),
                         reported: std::sync::atomic::AtomicBool::new(false),
+                        mark: AtomicU64::new(0),
+                        mark_start: AtomicU64::new(NO_MARK),
                     }),
                 })
                 .collect(),
@@ -200,14 +210,16 @@ impl Registry {
             call.id.store(id, Ordering::Relaxed);
             call.start.store(start, Ordering::Relaxed);
             call.reported.store(false, Ordering::Relaxed);
+            call.mark_start.store(NO_MARK, Ordering::Relaxed);
             call.seq.store(seq.wrapping_add(2), Ordering::Release);
         }
         e.depth.store(depth + 1, Ordering::Release);
     }
 
-    /// The thread of `key` left its innermost open trigger call: returns (id, start) if it was
-    /// tracked and the watchdog has not reported it already (owner only).
-    pub(crate) fn close_call(&self, key: u32) -> Option<(u32, u64)> {
+    /// The thread of `key` left its innermost open trigger call: returns (id, start, the
+    /// watchdog's mark or 0) if it was tracked and the watchdog has not reported it already
+    /// (owner only).
+    pub(crate) fn close_call(&self, key: u32) -> Option<(u32, u64, u64)> {
         let e = self.entries.get(key as usize)?;
         let depth = e.depth.load(Ordering::Relaxed).checked_sub(1)?;
         // No fence between the store and the load (a store-load fence is the costliest part of
@@ -219,10 +231,30 @@ impl Registry {
         if call.reported.load(Ordering::Acquire) {
             return None;
         }
-        Some((
-            call.id.load(Ordering::Relaxed),
-            call.start.load(Ordering::Relaxed),
-        ))
+        let start = call.start.load(Ordering::Relaxed);
+        let mark = if call.mark_start.load(Ordering::Acquire) == start {
+            call.mark.load(Ordering::Relaxed)
+        } else {
+            0
+        };
+        Some((call.id.load(Ordering::Relaxed), start, mark))
+    }
+
+    /// The watchdog leaves `mark` on the open call of `key` that started at `start`, if it is
+    /// still open (a mark that comes too late, for a call that has ended, is never read as the
+    /// next call's: see `OpenCall::mark`).
+    pub(crate) fn mark_call(&self, key: u32, start: u64, mark: u64) {
+        let Some(e) = self.entries.get(key as usize) else {
+            return;
+        };
+        let depth = (e.depth.load(Ordering::Acquire) as usize).min(OPEN_MAX);
+        if let Some(call) = e.open[..depth]
+            .iter()
+            .find(|c| c.start.load(Ordering::Relaxed) == start)
+        {
+            call.mark.store(mark, Ordering::Relaxed);
+            call.mark_start.store(start, Ordering::Release);
+        }
     }
 
     /// The watchdog takes the open call of `key` that started at `start` as its own to report.

@@ -24,7 +24,7 @@ use crate::profiles::Profiles;
 use crate::registry::Registry;
 use crate::trigger::Triggers;
 use crate::wakeup::Wakeup;
-use crate::{gate, host, signal, Config, Error};
+use crate::{cpu_wait, gate, host, signal, Config, Error};
 
 /// Whether this process records: the one word a hook reads before looking for a session.
 /// Stored in [`STATE`] as its `u8`, so that the hot path's check stays one load and compare.
@@ -469,6 +469,41 @@ impl Session {
             suppressed: 0,
             limit_ticks: self.triggers.limit(function),
             p99_ticks: self.triggers.p99(function),
+            ..ReasonInfo::default()
+        };
+        if self.triggers.fire(call, now, true) {
+            self.wakeup.wake();
+        }
+    }
+
+    /// A call of `function` on the thread of registry entry `key`, running since `start`, ended
+    /// at `now` past its limit, with the watchdog's `mark` (or 0): fires its trigger with how
+    /// long the thread waited for a CPU since the mark, unless the limit is learned and that
+    /// wait alone took the call past it (see `cpu_wait`; counted as suppressed).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn slow_call(&self, function: u32, key: u32, start: u64, now: u64, mark: u64) {
+        let tid = self.threads.tid(key);
+        let cpu_wait_ns = cpu_wait::since(mark, tid);
+        let duration = now.wrapping_sub(start);
+        let limit = self.triggers.limit(function);
+        let learned = self.triggers.p99(function) != 0;
+        if let Some(w) = cpu_wait_ns {
+            let hz = self.setup.calibration.ticks_per_second;
+            if learned && cpu_wait::only_the_wait(duration, limit, w, hz) {
+                self.triggers.suppressed.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
+        }
+        let call = ReasonInfo {
+            reason: Reason::SlowCall,
+            function,
+            tid,
+            start_tsc: start,
+            duration_ticks: duration,
+            limit_ticks: limit,
+            p99_ticks: self.triggers.p99(function),
+            cpu_wait_ns,
             ..ReasonInfo::default()
         };
         if self.triggers.fire(call, now, true) {

@@ -51,6 +51,29 @@ pub fn set_thread_id(tid: i32) {
     injected::set_thread_id(tid);
 }
 
+/// Adds `ns` to the time every thread has waited for a CPU (the kernel's run-queue delay, which
+/// a slow call's log reports: see `fdr_format::ReasonInfo::cpu_wait_ns`).
+///
+/// ```
+/// fdr_runtime::testing::use_mock_clock(1_000_000_000);
+/// fdr_runtime::testing::add_cpu_wait(5_000);
+/// fdr_runtime::testing::use_real_clock();
+/// ```
+pub fn add_cpu_wait(ns: u64) {
+    injected::add_run_delay(ns);
+}
+
+/// How many open calls the watchdog has marked, in this process, to measure their thread's wait
+/// for a CPU from (see [`add_cpu_wait`]): a test waits for its call to be marked.
+///
+/// ```
+/// let marked = fdr_runtime::testing::cpu_wait_marks();
+/// assert!(fdr_runtime::testing::cpu_wait_marks() >= marked);
+/// ```
+pub fn cpu_wait_marks() -> u64 {
+    crate::cpu_wait::marks()
+}
+
 /// Runs `f` inside every clock read of this thread, that is in the middle of writing a record,
 /// the way a signal handler could interrupt it. `None` removes it.
 pub fn on_clock_read(f: Option<fn()>) {

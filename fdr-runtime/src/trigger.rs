@@ -74,10 +74,12 @@ enum PatternLimit {
     Auto(u32),
 }
 
-/// A call of an armed function that ended: when it started, and whether it passed its limit.
+/// A call of an armed function that ended: when it started, whether it passed its limit, and
+/// the watchdog's mark for its thread's wait for a CPU (`cpu_wait`; 0: none).
 pub(crate) struct Ended {
     pub start: u64,
     pub slow: bool,
+    pub mark: u64,
 }
 
 impl Triggers {
@@ -253,12 +255,12 @@ impl Triggers {
             threads.open_call(key, id, now);
             return None;
         }
-        let (open, start) = threads.close_call(key)?;
+        let (open, start, mark) = threads.close_call(key)?;
         if open != id {
             return None;
         }
         let slow = self.is_slow(id, now.wrapping_sub(start));
-        Some(Ended { start, slow })
+        Some(Ended { start, slow, mark })
     }
 
     /// A trigger fired: lets it through to the mailbox if the cooldown and the cap allow, and
@@ -484,6 +486,8 @@ pub(crate) struct Mailbox {
     duration: AtomicU64,
     limit: AtomicU64,
     p99: AtomicU64,
+    /// `cpu_wait_ns` plus one (0: none).
+    cpu_wait: AtomicU64,
     n: AtomicU32,
     /// The writer is writing a snapshot (finish waits a little for it).
     pub writing: AtomicBool,
@@ -533,6 +537,10 @@ impl Mailbox {
         self.duration.store(call.duration_ticks, Ordering::Relaxed);
         self.limit.store(call.limit_ticks, Ordering::Relaxed);
         self.p99.store(call.p99_ticks, Ordering::Relaxed);
+        self.cpu_wait.store(
+            call.cpu_wait_ns.map_or(0, |w| w.saturating_add(1)),
+            Ordering::Relaxed,
+        );
         self.state.store(FULL, Ordering::Release);
     }
 
@@ -559,6 +567,7 @@ impl Mailbox {
             suppressed: 0,
             limit_ticks: self.limit.load(Ordering::Relaxed),
             p99_ticks: self.p99.load(Ordering::Relaxed),
+            cpu_wait_ns: self.cpu_wait.load(Ordering::Relaxed).checked_sub(1),
             ..ReasonInfo::default()
         };
         let n = self.n.load(Ordering::Relaxed);

@@ -574,15 +574,51 @@ pub fn read_log(path: &Path) -> Log {
     decode(&bytes[..]).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// The files in `dir` whose names end with `.fdr`, sorted.
+/// The files in `dir` whose names end with `.fdr`, in the order of their names with numbers
+/// compared as numbers: a process's snapshot 10 comes after its snapshot 9 (snapshot numbers
+/// count per process, so a test's files may cross a digit).
 pub fn logs_in(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "fdr"))
         .collect();
-    v.sort();
+    // Each run of digits as a number (its length, then itself), the rest as it is.
+    let key = |p: &PathBuf| -> Vec<(bool, usize, String)> {
+        let name = p
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let mut parts = Vec::new();
+        let mut rest = name.as_str();
+        while let Some(c) = rest.chars().next() {
+            let digits = c.is_ascii_digit();
+            let end = rest
+                .find(|ch: char| ch.is_ascii_digit() != digits)
+                .unwrap_or(rest.len());
+            let run = rest[..end].trim_start_matches(if digits { '0' } else { '\0' });
+            parts.push((digits, if digits { run.len() } else { 0 }, run.to_string()));
+            rest = &rest[end..];
+        }
+        parts
+    };
+    v.sort_by_key(key);
     v
+}
+
+/// Waits (at most 10 s, then panics) until the watchdog has marked an open call for measuring
+/// its thread's wait for a CPU, one more than `before` (`testing::cpu_wait_marks()` read before
+/// the call began): a test's call stays open until then, as a slow call would.
+pub fn wait_for_cpu_wait_mark(before: u64) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while testing::cpu_wait_marks() <= before {
+        assert!(
+            Instant::now() < deadline,
+            "the watchdog did not mark the open call within 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 /// Waits (at most 10 s) until `dir` holds `n` logs, and returns the logs there: a background

@@ -49,6 +49,46 @@ fn run(dir: &Path, config: fdr::Config, expect: usize, calls: impl FnOnce()) -> 
         .collect()
 }
 
+/// A call that runs `ns` in all, `waiting` of it (after the watchdog marked it) runnable but
+/// without a CPU.
+#[fdr::instrument_fdr(trigger = "auto")]
+fn learned_descheduled(ns: u64, waiting: u64) {
+    let marks = testing::cpu_wait_marks();
+    testing::advance(ns - waiting);
+    if waiting > 0 {
+        fdr_tests::wait_for_cpu_wait_mark(marks);
+        testing::add_cpu_wait(waiting);
+        testing::advance(waiting);
+    }
+}
+
+#[test]
+fn a_call_past_its_learned_limit_only_by_waiting_for_a_cpu_does_not_fire() {
+    let _turn = testing::exclusive();
+    let dir = scratch("learned-descheduled");
+    let reasons = run(&dir, fdr_tests::every_call(), 1, || {
+        for _ in 0..1000 {
+            learned_descheduled(10_000, 0);
+        }
+        past_the_warm_up_time();
+        // The call that ends the warm-up: the limit is learned at its end.
+        learned_descheduled(10_000, 0);
+        // 100 µs against the 50 µs floor, 95 of them waiting: 5 µs of its own. Not its doing.
+        learned_descheduled(100_000, 95_000);
+        // 100 µs, 10 of them waiting: 90 µs of its own, past the limit. Fires, and says so.
+        learned_descheduled(100_000, 10_000);
+    });
+    assert_eq!(reasons.len(), 1, "{reasons:?}");
+    let r = &reasons[0];
+    assert_eq!((r.reason, r.duration_ticks), (Reason::SlowCall, 100_000));
+    assert_eq!(r.cpu_wait_ns, Some(10_000), "{r:?}");
+    assert_eq!(
+        r.suppressed, 1,
+        "the descheduled call is counted as suppressed"
+    );
+    std::fs::remove_dir_all(dir).ok();
+}
+
 #[test]
 fn a_call_of_100_us_after_a_thousand_of_10_us_fires_once_and_says_its_limit() {
     let _turn = testing::exclusive();

@@ -336,6 +336,46 @@ fn a_limit_reads_back_as_given_at_any_clock_rate() {
     std::fs::remove_dir_all(dir).ok();
 }
 
+#[test]
+fn a_fixed_limit_fires_whatever_the_wait_and_says_how_long_the_thread_waited() {
+    let _turn = testing::exclusive();
+    let dir = scratch("cpu-wait");
+    testing::use_mock_clock(1_000_000_000);
+    testing::set_time(1_000_000);
+    let rec = fdr_runtime::start(
+        fdr_tests::every_call()
+            .out(dir.join("c.fdr"))
+            .trigger("trig::plain", Duration::from_millis(1)),
+    )
+    .unwrap();
+    // Ends before the watchdog looks twice: nothing measured.
+    {
+        let _g = CallGuard::enter(&PLAIN);
+        testing::advance(1_500_000);
+    }
+    assert_eq!(wait_for_logs(&dir, 1).len(), 1);
+    // Runs until the watchdog marks it, then waits 2.5 ms for a CPU of its 3 ms: the user's
+    // limit fires all the same (and, worse than the first, within the cooldown).
+    {
+        let marks = testing::cpu_wait_marks();
+        let _g = CallGuard::enter(&PLAIN);
+        testing::advance(500_000);
+        fdr_tests::wait_for_cpu_wait_mark(marks);
+        testing::add_cpu_wait(2_500_000);
+        testing::advance(2_500_000);
+    }
+    let files = wait_for_logs(&dir, 2);
+    rec.finish_to(&mut Vec::new()).unwrap();
+    testing::use_real_clock();
+    let waits: Vec<(u64, Option<u64>)> = files
+        .iter()
+        .map(|f| read_log(f).reason.unwrap())
+        .map(|r| (r.duration_ticks, r.cpu_wait_ns))
+        .collect();
+    assert_eq!(waits, [(1_500_000, None), (3_000_000, Some(2_500_000))]);
+    std::fs::remove_dir_all(dir).ok();
+}
+
 /// Snapshot files numbered past the process's cap are not written. The cap counts per process,
 /// so this runs in a child of its own.
 #[test]

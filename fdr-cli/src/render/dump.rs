@@ -119,7 +119,9 @@ impl Dumper for Printer<'_> {
                     r.p99_ticks,
                     r.signal,
                     r.address
-                ),
+                ) + &r
+                    .cpu_wait_ns
+                    .map_or(String::new(), |w| format!(" cpu_wait_ns={w}")),
                 Ok(Some(Extension::Unknown(tag))) => format!("fdr record of unknown tag {tag}"),
                 Ok(None) => {
                     let name = |id: u32| match self.names.get(&id) {

@@ -54,6 +54,10 @@ pub fn thread_label(names: &Names, tid: i32) -> String {
 /// let r = ReasonInfo { reason: Reason::SlowCall, limit_ticks: 61_437, p99_ticks: 20_479, ..r };
 /// assert!(describe_call(&r, &Names::default(), &Clock::new(1_000_000_000), 1_000)
 ///     .ends_with("lasted 3.00 ms (limit 61.4 µs, learned from the function's p99 of 20.5 µs)"));
+/// // With the time its thread waited for a CPU while the watchdog watched the call.
+/// let r = ReasonInfo { cpu_wait_ns: Some(2_500_000), ..r };
+/// assert!(describe_call(&r, &Names::default(), &Clock::new(1_000_000_000), 1_000)
+///     .ends_with("; its thread waited for a CPU for 2.50 ms of it at least (descheduled)"));
 /// ```
 pub fn describe_call(r: &ReasonInfo, names: &Names, clock: &Clock, origin: u64) -> String {
     let f = shown(&names.function(r.function)).into_owned();
@@ -67,7 +71,7 @@ pub fn describe_call(r: &ReasonInfo, names: &Names, clock: &Clock, origin: u64) 
         _ => format!("slow call of {f} on {thread}, started at {start}, lasted {d}"),
     };
     // Logs written before the limit was recorded have none.
-    match (r.limit_ticks, r.p99_ticks) {
+    let call = match (r.limit_ticks, r.p99_ticks) {
         (0, _) => call,
         (limit, 0) => format!("{call} (limit {})", human(clock.ns(limit))),
         (limit, p99) => format!(
@@ -75,6 +79,16 @@ pub fn describe_call(r: &ReasonInfo, names: &Names, clock: &Clock, origin: u64) 
             human(clock.ns(limit)),
             human(clock.ns(p99))
         ),
+    };
+    // Measured only for calls the watchdog saw running long; 0 is worth saying too: the call
+    // was slow on the CPU, not descheduled.
+    match r.cpu_wait_ns {
+        Some(0) => format!("{call}; its thread did not wait for a CPU"),
+        Some(w) => format!(
+            "{call}; its thread waited for a CPU for {} of it at least (descheduled)",
+            human(w)
+        ),
+        None => call,
     }
 }
 

@@ -137,3 +137,55 @@ pub(crate) fn cpu_per_read_note() -> String {
 pub(crate) fn stated_counter_rate(read_register: fn() -> u64) -> Option<u64> {
     Some(read_register()).filter(|&hz| hz != 0)
 }
+
+/// How long thread `tid` of this process has waited for a CPU while runnable, in nanoseconds,
+/// since it started: the second field of its `schedstat` (the kernel's `run_delay`, which grows
+/// when a wait ends, so a wait still going on counts once the thread runs again). `None` where
+/// the kernel keeps no such statistics (built without `CONFIG_SCHED_INFO`) or the thread is gone.
+///
+/// Async-signal-safe and allocation-free (the recording thread asks it from its exit path):
+/// the path is built on the stack and read with plain system calls.
+pub(crate) fn run_delay_ns(tid: i32) -> Option<u64> {
+    if tid <= 0 {
+        return None;
+    }
+    let mut path = [0u8; 48];
+    let mut n = 0;
+    for part in [
+        &b"/proc/self/task/"[..],
+        itoa(tid, &mut [0u8; 11]),
+        b"/schedstat\0",
+    ] {
+        path[n..n + part.len()].copy_from_slice(part);
+        n += part.len();
+    }
+    // SAFETY: `path` is NUL-terminated (the last part ends with NUL, and 16 + 11 + 11 bytes fit
+    // in 48); open only reads it.
+    let fd = unsafe { libc::open(path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return None;
+    }
+    let mut buf = [0u8; 96];
+    // SAFETY: `buf` is writable for its length; `fd` is ours and closed right after.
+    let got = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+    // SAFETY: `fd` was opened above and is closed once.
+    unsafe { libc::close(fd) };
+    let text = buf.get(..usize::try_from(got).ok()?)?;
+    let field = text.split(|&b| b == b' ').nth(1)?;
+    std::str::from_utf8(field).ok()?.trim().parse().ok()
+}
+
+/// `v`'s decimal digits, in `buf`.
+fn itoa(v: i32, buf: &mut [u8; 11]) -> &[u8] {
+    let mut v = v.unsigned_abs();
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    &buf[at..]
+}

@@ -201,3 +201,9 @@ pub(crate) fn stated_counter_rate(_read_register: fn() -> u64) -> Option<u64> {
     };
     (rc == 0 && len == std::mem::size_of::<u64>() && hz != 0).then_some(hz)
 }
+
+/// How long thread `tid` has waited for a CPU while runnable: macOS does not say (its
+/// scheduler statistics are the whole task's, not a thread's).
+pub(crate) fn run_delay_ns(_tid: i32) -> Option<u64> {
+    None
+}

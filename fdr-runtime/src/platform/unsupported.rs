@@ -147,3 +147,7 @@ pub(crate) fn cpu_per_read_note() -> String {
 pub(crate) fn stated_counter_rate(_: fn() -> u64) -> Option<u64> {
     None
 }
+
+pub(crate) fn run_delay_ns(_: i32) -> Option<u64> {
+    None
+}
