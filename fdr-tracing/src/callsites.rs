@@ -4,7 +4,7 @@
 //! descriptor in a fixed table keyed by the callsite's address: no lock, no allocation, no
 //! string per span.
 
-use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use fdr_runtime::{FnDesc, FnKindTag, Named};
@@ -35,8 +35,16 @@ pub const TRACEPARENT_FIELD: &str = "traceparent";
 /// Whether a callsite has a [`TRACEPARENT_FIELD`].
 static JOINS: [AtomicBool; SPARES] = [const { AtomicBool::new(false) }; SPARES];
 
-/// Whether the spans of a callsite are tasks (see [`Callsite::tasks`]).
-static TASKS: [AtomicBool; SPARES] = [const { AtomicBool::new(false) }; SPARES];
+/// What a callsite's spans are known to be: [`UNKNOWN`], [`CALLS`] or [`TASKS`] (see
+/// [`Callsite::spans_are_tasks`]). It only moves forward: from unknown to calls or tasks, and
+/// from calls to tasks.
+static LEARNED: [AtomicU8; SPARES] = [const { AtomicU8::new(UNKNOWN) }; SPARES];
+/// No span of the callsite was closed after a single entry, nor entered again.
+const UNKNOWN: u8 = 0;
+/// A span of the callsite was closed after a single entry, and none was entered again.
+const CALLS: u8 = 1;
+/// A span of the callsite was entered again or on another thread than the one that made it.
+const TASKS: u8 = 2;
 
 /// The name of spare `K`: unnamed while unclaimed, which leaves it out of the log's table.
 fn info<const K: usize>() -> &'static Named {
@@ -84,14 +92,51 @@ impl Callsite {
         SLOTS[usize::from(self.0)]
     }
 
-    /// Whether a span of this callsite is a task, recorded from its creation to its close. A
-    /// span entered once, on the thread that made it, right after it was made is only its call:
-    /// the task would repeat the call and, worse, keep every call around it from being erased
-    /// by rewind. A callsite's spans become tasks once one of them is entered again or on
-    /// another thread (an `Instrumented` future, a span kept and re-entered): from then on.
+    /// Whether a span of this callsite made now is a task, recorded from its creation to its
+    /// close.
+    ///
+    /// A span entered once, on the thread that made it, right after it was made is only its
+    /// call: the task would repeat the call and, worse, keep every call around it from being
+    /// erased by rewind. A span entered more than once (an `Instrumented` future, which is
+    /// entered at each poll and at its drop; a span kept and re-entered) is a task. Which of
+    /// the two a span is shows only at its second entry, after its first call was recorded,
+    /// while its task must begin at its creation: the task's latency counts from there, and its
+    /// first poll must be inside it, not a loose call before it. The runtime writes a task
+    /// event at the moment its hook is called, in the thread's time order, so a creation cannot
+    /// be written afterwards for a moment past. So the decision is made at creation from what
+    /// the callsite's earlier spans showed, and errs on the side of the task while they showed
+    /// nothing (exact, at the cost of a task for the first spans of a sync callsite):
+    ///
+    /// - Until one of its spans is closed after a single entry, or entered again, a callsite's
+    ///   spans are tasks. This is the first burst of an async function after a start: its spans
+    ///   are all made before any is polled a second time, and each is a task from its creation,
+    ///   with every poll inside it.
+    /// - A span closed after a single entry on the thread that made it ([`Callsite::learn_calls`])
+    ///   shows a sync callsite: its later spans are calls only (the spans made before, still
+    ///   open, stay tasks, as they were recorded).
+    /// - A span entered again or on another thread ([`Callsite::make_tasks`]) shows an async
+    ///   callsite: its spans made from then on are tasks, for good. A span made before that,
+    ///   while the callsite had shown only calls (a callsite whose spans are sometimes entered
+    ///   once, sometimes kept and entered again), stays calls: its creation was not recorded,
+    ///   and a task that began at its second entry would understate its latency.
+    #[inline]
+    pub(crate) fn spans_are_tasks(self) -> bool {
+        LEARNED[usize::from(self.0)].load(Ordering::Relaxed) != CALLS
+    }
+
+    /// Whether the callsite's spans are known to be tasks: one of them was entered again, or on
+    /// another thread than the one that made it.
     #[inline]
     pub(crate) fn tasks(self) -> bool {
-        TASKS[usize::from(self.0)].load(Ordering::Relaxed)
+        LEARNED[usize::from(self.0)].load(Ordering::Relaxed) == TASKS
+    }
+
+    /// Whether the callsite's spans have shown nothing yet: a span of it entered for the first
+    /// time now, on the thread that made it, teaches [`Callsite::learn_calls`] if it is closed
+    /// without another entry.
+    #[inline]
+    pub(crate) fn unknown(self) -> bool {
+        LEARNED[usize::from(self.0)].load(Ordering::Relaxed) == UNKNOWN
     }
 
     /// Whether the callsite's spans have a [`TRACEPARENT_FIELD`].
@@ -103,7 +148,20 @@ impl Callsite {
     /// From now on the callsite's spans are tasks.
     #[cold]
     pub(crate) fn make_tasks(self) {
-        TASKS[usize::from(self.0)].store(true, Ordering::Relaxed);
+        LEARNED[usize::from(self.0)].store(TASKS, Ordering::Relaxed);
+    }
+
+    /// A span of the callsite made while it was [`Callsite::unknown`] was closed after a single
+    /// entry, on the thread that made it: from now on its spans are calls, unless one was
+    /// entered again meanwhile (tasks win, whichever thread learns first).
+    #[cold]
+    pub(crate) fn learn_calls(self) {
+        let _ = LEARNED[usize::from(self.0)].compare_exchange(
+            UNKNOWN,
+            CALLS,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
     }
 
     /// The callsite's metadata.
@@ -211,8 +269,8 @@ pub(crate) fn find_addr(key: usize) -> Option<Callsite> {
 
 /// Whether a span or event of `meta` made now would be recorded: false only for a span whose
 /// callsite's calls the runtime skips (no recorder runs, or the callsite is culled) and whose
-/// spans are not tasks (a task's latency is kept whatever its polls take). A callsite not used
-/// yet is recorded: its first span claims its descriptor.
+/// spans are not known to be tasks (a task's latency is kept whatever its polls take). A
+/// callsite not used yet is recorded: its first span claims its descriptor.
 #[inline]
 pub(crate) fn records(meta: &Metadata<'_>) -> bool {
     match find_addr(meta as *const Metadata<'_> as usize) {

@@ -54,6 +54,10 @@ impl FdrLayer {
 /// What a span keeps in the registry, when it has anything to keep.
 struct Kept {
     task: Option<u64>,
+    /// Entered for the first time on the thread that made it while its callsite's spans had
+    /// shown nothing ([`Callsite::unknown`]): closed without another entry, it teaches the
+    /// callsite that its spans are calls.
+    once: bool,
     fields: Option<Values>,
     /// The span's `traceparent` field: its calls run inside that trace.
     trace: Option<String>,
@@ -85,7 +89,8 @@ where
         let Some(c) = callsites::register(attrs.metadata(), self.fields) else {
             return;
         };
-        let task = c.tasks().then(|| hooks::task_created(c.desc()));
+        // Decided here, at creation, where a task must begin (see `Callsite::spans_are_tasks`).
+        let task = c.spans_are_tasks().then(|| hooks::task_created(c.desc()));
         if let Some(task) = task {
             // The registry knows the parent, contextual or explicit.
             let parent = ctx.span(id).and_then(|s| s.parent());
@@ -110,6 +115,7 @@ where
             if let Some(span) = ctx.span(id) {
                 span.extensions_mut().insert(Kept {
                     task,
+                    once: false,
                     fields,
                     trace,
                 });
@@ -165,7 +171,12 @@ where
             c.make_tasks();
         }
         let (fields, trace) = match span.extensions_mut().get_mut::<Kept>() {
-            Some(k) => (k.fields.take().filter(|_| self.fields), k.trace.clone()),
+            Some(k) => {
+                if first.is_some() && c.unknown() {
+                    k.once = true;
+                }
+                (k.fields.take().filter(|_| self.fields), k.trace.clone())
+            }
             None => (None, None),
         };
         let guard = match fields {
@@ -193,20 +204,30 @@ where
         let Some(c) = callsites::find(span.metadata()) else {
             return;
         };
-        let task = span.extensions().get::<Kept>().and_then(|k| k.task);
+        let (task, once) = match span.extensions().get::<Kept>() {
+            Some(k) => (k.task, k.once),
+            None => (None, false),
+        };
         if let Some(task) = task {
             hooks::task_ended(c.desc(), task, true);
+        }
+        if once {
+            // Entered once, on the thread that made it: a sync span, unless another span of
+            // the callsite was entered again meanwhile.
+            c.learn_calls();
         }
     }
 }
 
 /// A span of `c` is entered: one entered again, or on another thread than the one that made it,
-/// makes the callsite's spans tasks.
+/// makes the callsite's spans tasks. True for the span's first entry, on the thread that made it.
 #[inline]
-pub(crate) fn learn(c: Callsite, id: u64) {
-    if !thread_spans::first_entry(id) && !c.tasks() {
+pub(crate) fn learn(c: Callsite, id: u64) -> bool {
+    let first = thread_spans::first_entry(id);
+    if !first && !c.tasks() {
         c.make_tasks();
     }
+    first
 }
 
 /// The callsite and task of `span`, if it is a task.

@@ -22,12 +22,19 @@
 //!   entered it: an `Instrumented` future's span is entered at every poll, so its calls are its
 //!   polls, as with an `async fn` under `#[instrument_fdr]` (and once more when the future is
 //!   dropped, which `Instrumented` does inside its span).
-//! - A span entered once, on the thread that made it, is only that call. A callsite whose
-//!   span is entered again or on another thread (an `Instrumented` future, a span kept and
-//!   re-entered) has tasks from then on: each of its spans' life, from its creation to its
-//!   close, is a task, whose latency `fdr account` gives on the `└ tasks` line (a span never
-//!   closed is a task still open at the end of the log). Short spans that are only calls are
-//!   erased by rewind like short functions; a task would keep them and the calls around them.
+//! - A span entered more than once, or on another thread than the one that made it (an
+//!   `Instrumented` future, entered at each poll and at its drop; a span kept and re-entered),
+//!   is a task: its life, from its creation to its close, is a task whose latency `fdr account`
+//!   gives on the `└ tasks` line (a span never closed is a task still open at the end of the
+//!   log), with all its calls inside it. A span entered once, on the thread that made it, is
+//!   only that call: short spans that are only calls are erased by rewind like short
+//!   functions, where a task would keep them and the calls around them. Which of the two a
+//!   span is shows only at its second entry, but its task begins at its creation, so a
+//!   callsite decides at each creation from what its earlier spans showed: until one of them is
+//!   closed after a single entry, its spans are tasks (the first burst of an async function's
+//!   calls after a start is all tasks, each with all its polls; a sync callsite's first spans
+//!   are tasks too); after that they are calls, until one is entered again, and from then on
+//!   tasks.
 //! - Spans nest with the calls around them, `#[instrument_fdr]` functions included, by the
 //!   order of entries and exits on each thread. A span that is a task and whose parent span
 //!   (contextual or explicit) is a task is linked to it, and `follows_from` between two tasks is

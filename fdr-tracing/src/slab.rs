@@ -26,6 +26,10 @@ pub(crate) struct Slot {
     /// The task, when `has_task`.
     pub(crate) task: AtomicU64,
     pub(crate) has_task: AtomicBool,
+    /// Entered for the first time on the thread that made it while its callsite's spans had
+    /// shown nothing (see `Callsite::unknown`): closed without another entry, it teaches the
+    /// callsite that its spans are calls.
+    pub(crate) once: AtomicBool,
     /// Field values until the first entry takes them: `fields` many (`NO_FIELDS`: taken).
     pub(crate) fields: [AtomicU64; MAX_FIELDS],
     pub(crate) nfields: AtomicU8,
@@ -139,6 +143,7 @@ pub(crate) fn free(id: u64) {
         return;
     };
     s.has_task.store(false, Ordering::Relaxed);
+    s.once.store(false, Ordering::Relaxed);
     // A stale id reads a newer generation from here on. Only the caller that dropped the last
     // reference frees a slot, so the generation has one writer: a plain store.
     let gen = s.gen.load(Ordering::Relaxed);

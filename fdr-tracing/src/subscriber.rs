@@ -102,7 +102,8 @@ impl Subscriber for FdrSubscriber {
             return Id::from_u64(UNRECORDED);
         };
         s.callsite.store(u32::from(c.index()), Ordering::Relaxed);
-        if c.tasks() {
+        // Decided here, at creation, where a task must begin (see `Callsite::spans_are_tasks`).
+        if c.spans_are_tasks() {
             let task = hooks::task_created(c.desc());
             s.task.store(task, Ordering::Relaxed);
             s.has_task.store(true, Ordering::Relaxed);
@@ -165,7 +166,9 @@ impl Subscriber for FdrSubscriber {
         let Some((c, s)) = lookup(id) else {
             return;
         };
-        learn(c, id);
+        if learn(c, id) && c.unknown() {
+            s.once.store(true, Ordering::Relaxed);
+        }
         let guard = match s.nfields.load(Ordering::Relaxed) {
             NO_FIELDS => CallGuard::enter(c.desc()),
             _ => match s.nfields.swap(NO_FIELDS, Ordering::Relaxed) {
@@ -201,6 +204,11 @@ impl Subscriber for FdrSubscriber {
             let c = Callsite::from_index(s.callsite.load(Ordering::Relaxed) as u16);
             if let Some(c) = c {
                 hooks::task_ended(c.desc(), s.task.load(Ordering::Relaxed), true);
+                if s.once.load(Ordering::Relaxed) {
+                    // Entered once, on the thread that made it: a sync span, unless another
+                    // span of the callsite was entered again meanwhile.
+                    c.learn_calls();
+                }
             }
         }
         slab::free(id);

@@ -1,10 +1,10 @@
 //! What each thread knows of spans: the spans it is in, innermost last, each with the guard
-//! that records its exit; the spans it made that were not entered yet, which tell a span
-//! entered once right after it was made (a call) from one entered again or elsewhere (a task,
-//! see `Callsite::tasks`); and, for the layer, the callsite of each such span, which of the
-//! spans it is in keep nothing in the registry, and the last such span it exited, so that the
-//! usual span (made, entered, exited and closed on one thread, at any depth) costs the layer no
-//! registry look-up.
+//! that records its exit; the spans it made that were not entered yet, which tell a span's
+//! first entry right after it was made (a call, if it is closed without another) from an entry
+//! again or elsewhere (a task, see `Callsite::spans_are_tasks`); and, for the layer, the
+//! callsite of each such span, which of the spans it is in keep nothing in the registry, and
+//! the last such span it exited, so that the usual span (made, entered, exited and closed on
+//! one thread, at any depth) costs the layer no registry look-up.
 //!
 //! Why an id remembered here cannot name another span: `tracing-subscriber`'s registry (like
 //! the standalone subscriber's slab) gives a freed slot back only to the thread whose shard it

@@ -101,10 +101,12 @@ macro_rules! scenarios {
             let d = dispatch();
             let log = record_log(every_call(), || {
                 tracing::dispatcher::with_default(&d, || {
-                    let outer = info_span!("outer");
-                    let _o = outer.enter();
-                    for _ in 0..3 {
-                        let _i = info_span!("inner").entered();
+                    for _ in 0..2 {
+                        let outer = info_span!("outer");
+                        let _o = outer.enter();
+                        for _ in 0..3 {
+                            let _i = info_span!("inner").entered();
+                        }
                     }
                 });
             });
@@ -112,10 +114,50 @@ macro_rules! scenarios {
             let [i, o] = [pair("inner"), pair("outer")];
             assert_eq!(
                 calls(&log, t),
-                [o[0], i[0], i[1], i[0], i[1], i[0], i[1], o[1]]
+                [o[0], i[0], i[1], i[0], i[1], i[0], i[1], o[1]].repeat(2)
             );
-            // Entered once, right after they were made: calls, not tasks.
-            assert_eq!(tasks(&log, t), []);
+            // A callsite's spans are tasks until one of them is closed after a single entry: the
+            // first `outer` and the first `inner` (made before either callsite had shown what its
+            // spans are) are tasks, the first `inner` inside the first `outer`'s task. Entered
+            // once, right after they were made, they taught their callsites: the later spans are
+            // calls, not tasks.
+            let recs: Vec<String> = log
+                .thread_records(t)
+                .into_iter()
+                .filter_map(|r| match r {
+                    Rec::Task(k, id, task, _) => {
+                        Some(format!("{k:?} {} {task}", log.name(id).unwrap()))
+                    }
+                    Rec::Link(l, _) => Some(format!(
+                        "{:?} {} {} of {} {}",
+                        l.kind,
+                        log.name(l.id).unwrap(),
+                        l.task,
+                        log.name(l.other_id).unwrap(),
+                        l.other_task
+                    )),
+                    Rec::Enter(id, _) => Some(format!("+{}", log.name(id).unwrap())),
+                    Rec::Exit(id, _) => Some(format!("-{}", log.name(id).unwrap())),
+                    _ => None,
+                })
+                .collect();
+            let k = tasks(&log, t);
+            assert_eq!(k.len(), 4, "{k:?}");
+            let (to, ti) = (k[0].2, k[1].2);
+            let (outer, inner) = (n("outer"), n("inner"));
+            let mut expect = vec![
+                format!("Created {outer} {to}"),
+                format!("+{outer}"),
+                format!("Created {inner} {ti}"),
+                format!("Parent {inner} {ti} of {outer} {to}"),
+                format!("+{inner}"),
+                format!("-{inner}"),
+                format!("Completed {inner} {ti}"),
+            ];
+            expect.extend([i[0], i[1], i[0], i[1], o[1]].map(String::from));
+            expect.push(format!("Completed {outer} {to}"));
+            expect.extend([o[0], i[0], i[1], i[0], i[1], i[0], i[1], o[1]].map(String::from));
+            assert_eq!(recs, expect);
         }
 
         #[test]
@@ -126,14 +168,11 @@ macro_rules! scenarios {
                     let request = || info_span!("request");
                     let fetch = || info_span!("fetch");
                     let retry = |p: &tracing::Span| info_span!(parent: p, "retry");
-                    // A span of each callsite entered twice: their later spans are tasks.
-                    let teach = |s: tracing::Span| {
-                        s.in_scope(|| {});
-                        s.in_scope(|| {});
-                    };
-                    teach(request());
-                    teach(fetch());
-                    teach(retry(&tracing::Span::none()));
+                    let plain = || info_span!("plain");
+                    // A span entered once, right after it was made, and closed: the callsite's
+                    // spans are calls from then on (this first one is a task: its callsite had
+                    // shown nothing yet).
+                    plain().in_scope(|| {});
 
                     let first = request();
                     // Made inside the request: its parent by context.
@@ -143,7 +182,6 @@ macro_rules! scenarios {
                     let second = request();
                     second.follows_from(&first);
                     // A span that is not a task (entered once, right away) links nothing.
-                    let plain = || info_span!("plain");
                     plain().in_scope(|| first.in_scope(|| plain().in_scope(|| {})));
                     drop((f, r, second));
                 });
@@ -155,8 +193,11 @@ macro_rules! scenarios {
                 .map(|(_, name, task)| (name, task))
                 .collect();
             let names: Vec<&str> = created.iter().map(|(n, _)| n.as_str()).collect();
-            assert_eq!(names, [n("request"), n("fetch"), n("retry"), n("request")]);
-            let task = |i: usize| created[i].1;
+            assert_eq!(
+                names,
+                [n("plain"), n("request"), n("fetch"), n("retry"), n("request")]
+            );
+            let task = |i: usize| created[i + 1].1;
             let links: Vec<(String, u64, fdr_format::LinkKind, String, u64)> = log
                 .thread_records(t)
                 .into_iter()
@@ -183,7 +224,7 @@ macro_rules! scenarios {
         }
 
         #[test]
-        fn a_span_entered_again_makes_its_callsite_record_tasks() {
+        fn a_span_entered_again_is_a_task_from_its_callsites_first_span_on() {
             let d = dispatch();
             let log = record_log(every_call(), || {
                 tracing::dispatcher::with_default(&d, || {
@@ -196,8 +237,8 @@ macro_rules! scenarios {
             });
             let t = only_thread(&log);
             assert_eq!(calls(&log, t), pair("again").repeat(4));
-            // The first span taught the callsite; the second is a task, from its creation
-            // (before its first entry) to its close (after its last exit).
+            // Each span is a task, from its creation (before its first entry) to its close
+            // (after its last exit): the first too, made before its callsite had shown anything.
             let recs: Vec<String> = log
                 .thread_records(t)
                 .into_iter()
@@ -211,22 +252,58 @@ macro_rules! scenarios {
                 .collect();
             assert_eq!(
                 recs,
-                [
-                    "+",
-                    "-",
-                    "+",
-                    "-",
-                    "created",
-                    "+",
-                    "-",
-                    "+",
-                    "-",
-                    "completed"
-                ]
+                ["created", "+", "-", "+", "-", "completed"].repeat(2)
             );
             let k = tasks(&log, t);
-            assert_eq!(k[0].1, n("again"));
-            assert_eq!(k[0].2, k[1].2);
+            assert_eq!(k.len(), 4, "{k:?}");
+            assert!(k.iter().all(|(_, name, _)| *name == n("again")));
+            assert_eq!((k[0].2, k[2].2), (k[1].2, k[3].2));
+            assert_ne!(k[0].2, k[2].2);
+        }
+
+        #[test]
+        fn a_callsite_that_showed_calls_makes_tasks_once_a_span_is_entered_again() {
+            let d = dispatch();
+            let log = record_log(every_call(), || {
+                tracing::dispatcher::with_default(&d, || {
+                    let mixed = || info_span!("mixed");
+                    // Entered once and closed: a task (the callsite had shown nothing), which
+                    // teaches the callsite that its spans are calls.
+                    mixed().in_scope(|| {});
+                    // Made while the callsite's spans were calls: its creation was not recorded,
+                    // so it stays calls; entered again, it makes the callsite's spans tasks.
+                    let kept = mixed();
+                    kept.in_scope(|| {});
+                    kept.in_scope(|| {});
+                    drop(kept);
+                    // Made since: tasks, whether entered once or more.
+                    mixed().in_scope(|| {});
+                    let again = mixed();
+                    again.in_scope(|| {});
+                    again.in_scope(|| {});
+                });
+            });
+            let t = only_thread(&log);
+            assert_eq!(calls(&log, t), pair("mixed").repeat(6));
+            let recs: Vec<&str> = log
+                .thread_records(t)
+                .into_iter()
+                .filter_map(|r| match r {
+                    Rec::Task(TaskKind::Created, ..) => Some("created"),
+                    Rec::Task(TaskKind::Completed, ..) => Some("completed"),
+                    Rec::Enter(..) => Some("+"),
+                    Rec::Exit(..) => Some("-"),
+                    _ => None,
+                })
+                .collect();
+            #[rustfmt::skip]
+            let expect = [
+                "created", "+", "-", "completed",
+                "+", "-", "+", "-",
+                "created", "+", "-", "completed",
+                "created", "+", "-", "+", "-", "completed",
+            ];
+            assert_eq!(recs, expect);
         }
 
         #[test]
@@ -252,11 +329,17 @@ macro_rules! scenarios {
             // Three polls each, and the drop of the future, which tracing's `Instrumented`
             // runs inside its span.
             assert_eq!(calls(&log, t), pair("request").repeat(8));
-            // The first future's second poll taught the callsite: the second future is a task.
+            // Each future is a task, the first too: its callsite had shown nothing at its
+            // creation, and its second poll showed a future.
             let k = tasks(&log, t);
-            assert_eq!(k.len(), 2, "{k:?}");
-            assert_eq!((k[0].0, k[1].0), (TaskKind::Created, TaskKind::Completed));
-            assert_eq!(k[0].2, k[1].2);
+            assert_eq!(k.len(), 4, "{k:?}");
+            let kinds: Vec<TaskKind> = k.iter().map(|e| e.0).collect();
+            assert_eq!(
+                kinds,
+                [TaskKind::Created, TaskKind::Completed].repeat(2)
+            );
+            assert_eq!((k[0].2, k[2].2), (k[1].2, k[3].2));
+            assert_ne!(k[0].2, k[2].2);
         }
 
         #[test]
@@ -292,14 +375,150 @@ macro_rules! scenarios {
             // The second poll, and the drop inside the span.
             assert_eq!(calls(&log, b1), pair("moved").repeat(2));
             assert_eq!(calls(&log, b2), pair("moved").repeat(2));
-            // The first span, polled on another thread, taught the callsite: the second span
-            // is one task, made on the first thread and closed on its own.
-            assert_eq!(tasks(&log, b1), []);
-            let (ta, tb) = (tasks(&log, a), tasks(&log, b2));
-            assert_eq!(ta.len(), 1, "{ta:?}");
-            assert_eq!(tb.len(), 1, "{tb:?}");
-            assert_eq!((ta[0].0, tb[0].0), (TaskKind::Created, TaskKind::Completed));
-            assert_eq!(ta[0].2, tb[0].2);
+            // Each span is one task, made on the first thread and closed on its own (the first
+            // too: its callsite had shown nothing when it was made).
+            let (ta, tb1, tb2) = (tasks(&log, a), tasks(&log, b1), tasks(&log, b2));
+            assert_eq!(ta.len(), 2, "{ta:?}");
+            assert_eq!((tb1.len(), tb2.len()), (1, 1), "{tb1:?} {tb2:?}");
+            assert_eq!((ta[0].0, ta[1].0), (TaskKind::Created, TaskKind::Created));
+            assert_eq!((tb1[0].0, tb2[0].0), (TaskKind::Completed, TaskKind::Completed));
+            assert_eq!((ta[0].2, ta[1].2), (tb1[0].2, tb2[0].2));
+        }
+
+        /// How many times the sleeps of `req` and of `db` were not over when polled.
+        static PENDING: [std::sync::atomic::AtomicUsize; 2] =
+            [const { std::sync::atomic::AtomicUsize::new(0) }; 2];
+
+        /// Sleeps 1 ms, counting in `PENDING[which]` each poll that finds it not over: once,
+        /// unless the thread was held up for a millisecond between the sleep's start and its
+        /// first poll.
+        async fn sleep_1ms(which: usize) {
+            let sleep = tokio::time::sleep(std::time::Duration::from_millis(1));
+            let mut sleep = std::pin::pin!(sleep);
+            std::future::poll_fn(|cx| {
+                let polled = sleep.as_mut().poll(cx);
+                if polled.is_pending() {
+                    PENDING[which].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                polled
+            })
+            .await
+        }
+
+        /// Waits 1 ms, as a database would.
+        #[tracing::instrument]
+        async fn db(i: u64) {
+            sleep_1ms(1).await;
+        }
+
+        /// Waits 1 ms, then awaits `db(i)`.
+        #[tracing::instrument]
+        async fn req(i: u64) {
+            sleep_1ms(0).await;
+            db(i).await;
+        }
+
+        // Issue 40: the first burst of requests after a start, spans of callsites that never
+        // had a span entered twice, all made before any is entered again.
+        #[test]
+        fn a_first_burst_of_concurrent_async_spans_are_tasks_with_all_their_polls() {
+            use tracing::instrument::WithSubscriber;
+            let d = dispatch();
+            let log = record_log(every_call(), || {
+                let rt = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .enable_time()
+                    .build()
+                    .unwrap();
+                rt.block_on(async {
+                    let handles: Vec<_> = (0..20)
+                        .map(|i| tokio::spawn(req(i).with_subscriber(d.clone())))
+                        .collect();
+                    for h in handles {
+                        h.await.unwrap();
+                    }
+                });
+                drop(rt);
+            });
+            let (req, db) = (n("req"), n("db"));
+            let (mut created, mut ended) = (Vec::new(), Vec::new());
+            let (mut entries, mut exits) = ([0; 2], [0; 2]);
+            // Entries right after their span's creation (first polls), exits right before its
+            // end (the drop, which `Instrumented` runs inside the span).
+            let (mut first_polls, mut last_exits) = ([0; 2], [0; 2]);
+            let mut links = Vec::new();
+            let which = |id: u32| match log.name(id) {
+                Some(name) if name == req => 0,
+                Some(name) if name == db => 1,
+                other => panic!("a record of {other:?}"),
+            };
+            for t in log.tids() {
+                let recs: Vec<Rec> = log
+                    .thread_records(t)
+                    .into_iter()
+                    .filter(|r| !matches!(r, Rec::Cpu(..) | Rec::Wrap(_) | Rec::Other(_)))
+                    .collect();
+                for (k, r) in recs.iter().enumerate() {
+                    let before = k.checked_sub(1).map(|b| &recs[b]);
+                    match r {
+                        Rec::Task(TaskKind::Created, id, task, _) => {
+                            created.push((which(*id), *task));
+                            // The first poll follows, after the link to the parent task.
+                            let next = recs[k + 1..].iter().find(|r| !matches!(r, Rec::Link(..)));
+                            if let Some(Rec::Enter(e, _)) = next {
+                                if e == id {
+                                    first_polls[which(*id)] += 1;
+                                }
+                            }
+                        }
+                        Rec::Task(kind, id, task, _) => {
+                            assert_eq!(*kind, TaskKind::Completed, "{}", log.name(*id).unwrap());
+                            ended.push((which(*id), *task));
+                            if let Some(Rec::Exit(e, _)) = before {
+                                if e == id {
+                                    last_exits[which(*id)] += 1;
+                                }
+                            }
+                        }
+                        Rec::Enter(id, _) => entries[which(*id)] += 1,
+                        Rec::Exit(id, _) => exits[which(*id)] += 1,
+                        Rec::Link(l, _) => links.push(*l),
+                        other => panic!("unexpected {other:?}"),
+                    }
+                }
+            }
+            let count = |v: &[(usize, u64)], f: usize| v.iter().filter(|(w, _)| *w == f).count();
+            // Every span is a task, created and completed once.
+            assert_eq!(
+                [count(&created, 0), count(&ended, 0), count(&created, 1), count(&ended, 1)],
+                [20, 20, 20, 20],
+                "req created, req completed, db created, db completed"
+            );
+            created.sort_unstable();
+            ended.sort_unstable();
+            assert_eq!(created, ended, "each task created once and completed once");
+            let mut ids: Vec<u64> = created.iter().map(|(_, t)| *t).collect();
+            ids.dedup();
+            assert_eq!(ids.len(), 40);
+            // Each span's first poll, one more after each time it was pending (a `req` is
+            // pending while its sleep or its `db` is), and its drop: three polls and the drop of
+            // each `req`, two polls and the drop of each `db` when each sleep is pending once.
+            let [p_req, p_db] = PENDING
+                .each_ref()
+                .map(|p| p.load(std::sync::atomic::Ordering::Relaxed));
+            let expect = [20 + p_req + p_db + 20, 20 + p_db + 20];
+            assert_eq!((entries, exits), (expect, expect), "pending {p_req} {p_db}");
+            // No poll outside its task: each span's first poll comes right after its creation
+            // and its last exit right before its end, on the thread that made and ended it.
+            assert_eq!((first_polls, last_exits), ([20, 20], [20, 20]));
+            // Each `db` task's parent is the `req` task it ran in.
+            assert_eq!(links.len(), 20, "{links:?}");
+            for l in &links {
+                assert_eq!(l.kind, fdr_format::LinkKind::Parent);
+                assert_eq!(which(l.id), 1);
+                assert_eq!(which(l.other_id), 0);
+                assert!(created.contains(&(1, l.task)) && created.contains(&(0, l.other_task)));
+            }
         }
 
         #[test]
@@ -319,9 +538,15 @@ macro_rules! scenarios {
             });
             let t = only_thread(&log);
             assert_eq!(calls(&log, t), pair("leaked").repeat(4));
+            // The first span's task ends at its close; the second's never does.
             let k = tasks(&log, t);
-            assert_eq!(k.len(), 1, "{k:?}");
-            assert_eq!(k[0].0, TaskKind::Created);
+            let kinds: Vec<TaskKind> = k.iter().map(|e| e.0).collect();
+            assert_eq!(
+                kinds,
+                [TaskKind::Created, TaskKind::Completed, TaskKind::Created]
+            );
+            assert_eq!(k[0].2, k[1].2);
+            assert_ne!(k[1].2, k[2].2);
         }
 
         #[test]
