@@ -101,12 +101,12 @@ fn the_monotonic_clock_times_calls_in_nanoseconds() {
     let (Some(entered), Some(left)) = (entered, left) else {
         panic!("{recs:?}")
     };
+    // Nanoseconds: at least the sleep, at most the time measured around the call (a unit off by
+    // any factor fails one bound or the other; a ratio with a tolerance failed under qemu-user,
+    // where the recording around the call took 3% of it).
     let ticks = (left - entered) as f64;
     assert!(ticks >= 10_000_000.0, "{ticks} ns for a 10 ms sleep");
-    assert!(
-        (ticks / elapsed - 1.0).abs() < 0.02,
-        "{ticks} ns vs {elapsed} ns"
-    );
+    assert!(ticks <= elapsed, "{ticks} ns within {elapsed} ns");
 }
 
 #[test]
