@@ -71,8 +71,10 @@ fn main() {
             "  lasted {:.2} ms, limit {:.2} ms, waited for a CPU {}",
             r.duration_ticks as f64 / hz,
             r.limit_ticks as f64 / hz,
-            r.cpu_wait_ns
-                .map_or("(not measured)".into(), |w| format!("{:.2} ms", w as f64 / 1e6))
+            r.cpu_wait_ns.map_or("(not measured)".into(), |w| format!(
+                "{:.2} ms",
+                w as f64 / 1e6
+            ))
         );
     }
     let suppressed = reason(&last).map_or(0, |(r, _)| r.suppressed);
