@@ -115,12 +115,20 @@ fn check_nesting(log: &Log) -> (HashMap<i32, u64>, u64) {
     (complete, unopened)
 }
 
-fn snapshots_while_recording(config: Config, waves: usize, calls: u64, fill: bool) -> Log {
+/// Takes snapshots while `workers` record; returns the final log and the complete outer calls
+/// the snapshots held, all together.
+fn snapshots_while_recording(
+    config: Config,
+    waves: usize,
+    calls: u64,
+    fill: bool,
+) -> (Log, u64) {
     let _turn = testing::exclusive();
     let rec = fdr_runtime::start(config).unwrap();
     let counters: Counters = Arc::default();
     let handles = workers(waves, calls, Arc::clone(&counters));
     let mut snapshots = 0;
+    let mut in_snapshots = 0;
     // At least 50 snapshots, and more for as long as the workers run.
     while snapshots < 50 || !handles.iter().all(|h| h.is_finished()) {
         let before: HashMap<i32, u64> = counters
@@ -133,6 +141,7 @@ fn snapshots_while_recording(config: Config, waves: usize, calls: u64, fill: boo
         rec.snapshot(&mut bytes).unwrap();
         let log = decode(&bytes[..]).unwrap_or_else(|e| panic!("snapshot {snapshots}: {e}"));
         let (complete, unopened) = check_nesting(&log);
+        in_snapshots += complete.values().sum::<u64>();
         // No thread has more complete calls in a snapshot than it had made when the snapshot
         // ended (but for the one whose exit was recorded and not yet counted): a buffer copied
         // twice, or a recycled one read as new, would.
@@ -186,7 +195,7 @@ fn snapshots_while_recording(config: Config, waves: usize, calls: u64, fill: boo
         }
         assert_eq!(log.run.records_dropped, 0);
     }
-    log
+    (log, in_snapshots)
 }
 
 /// Waves of threads and calls per thread are divided by this under qemu-user, where every
@@ -196,7 +205,7 @@ const SCALE: usize = if cfg!(fdr_emulated) { 2 } else { 1 };
 #[test]
 fn fill_snapshots_are_complete_and_valid() {
     let waves = 4 / SCALE;
-    let log = snapshots_while_recording(
+    let (log, _) = snapshots_while_recording(
         fdr_tests::every_call()
             .buffer_size(64 * 1024)
             .buffer_count(512)
@@ -212,7 +221,7 @@ fn fill_snapshots_are_complete_and_valid() {
 fn ring_snapshots_with_rewinds_are_valid() {
     // Leaf calls are shorter than the threshold and get erased all the time, racing the copies;
     // tiny buffers are switched and recycled constantly while snapshots run back to back.
-    let log = snapshots_while_recording(
+    let (log, in_snapshots) = snapshots_while_recording(
         Config::default()
             .buffer_size(512)
             .buffer_count(48)
@@ -223,6 +232,28 @@ fn ring_snapshots_with_rewinds_are_valid() {
         false,
     );
     assert!(log.run.buffers_recycled > 0, "{:?}", log.run);
+    // The window is full of calls (48 buffers of 512 bytes hold about 700 outer calls with their
+    // inner ones), and the rewind erased the leaves: one is kept only when its thread was
+    // preempted inside it. Without the rewind there would be 1.5 leaves per outer call.
+    let (complete, _) = check_nesting(&log);
+    let outer: u64 = complete.values().sum();
+    assert!(outer >= 100, "{outer} complete outer calls in the final window");
+    // And so were the snapshots, taken while the threads recorded: 50 at least, each with
+    // calls but perhaps the first ones.
+    assert!(
+        in_snapshots >= 50 * 100,
+        "{in_snapshots} complete outer calls in all the snapshots together"
+    );
+    let leaves = log
+        .tids()
+        .into_iter()
+        .flat_map(|t| log.thread_records(t))
+        .filter(|r| matches!(r, Rec::Enter(id, _) if *id == LEAF.id()))
+        .count() as u64;
+    assert!(
+        leaves * 10 <= outer,
+        "{leaves} leaf calls kept beside {outer} outer calls: the rewind erases them"
+    );
 }
 
 #[test]
