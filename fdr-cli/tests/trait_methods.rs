@@ -13,6 +13,10 @@ fn a_trait_method_is_found_by_its_type_its_trait_or_its_full_name() {
     let full = "<app::Cache as app::Store>::get";
     let want = fdr(&["account", "--format", "csv", "--function", full, &log]).unwrap();
     assert!(want.contains(full), "{want}");
+    // Filtered: its caller is left out (a --function that did nothing would keep it).
+    assert!(!want.contains("app::main"), "{want}");
+    let all = fdr(&["account", "--format", "csv", &log]).unwrap();
+    assert!(all.contains("app::main"), "{all}");
     for written in [
         "Cache::get",
         "app::Cache::get",
