@@ -117,12 +117,7 @@ fn check_nesting(log: &Log) -> (HashMap<i32, u64>, u64) {
 
 /// Takes snapshots while `workers` record; returns the final log and the complete outer calls
 /// the snapshots held, all together.
-fn snapshots_while_recording(
-    config: Config,
-    waves: usize,
-    calls: u64,
-    fill: bool,
-) -> (Log, u64) {
+fn snapshots_while_recording(config: Config, waves: usize, calls: u64, fill: bool) -> (Log, u64) {
     let _turn = testing::exclusive();
     let rec = fdr_runtime::start(config).unwrap();
     let counters: Counters = Arc::default();
@@ -237,7 +232,10 @@ fn ring_snapshots_with_rewinds_are_valid() {
     // preempted inside it. Without the rewind there would be 1.5 leaves per outer call.
     let (complete, _) = check_nesting(&log);
     let outer: u64 = complete.values().sum();
-    assert!(outer >= 100, "{outer} complete outer calls in the final window");
+    assert!(
+        outer >= 100,
+        "{outer} complete outer calls in the final window"
+    );
     // And so were the snapshots, taken while the threads recorded: 50 at least, each with
     // calls but perhaps the first ones.
     assert!(
