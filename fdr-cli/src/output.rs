@@ -1,6 +1,6 @@
 //! Writing an output file without ever destroying the input or an existing output.
 //!
-//! [`write`] refuses an output that is the input log (the same file, however the path is
+//! [`write()`] refuses an output that is the input log (the same file, however the path is
 //! spelled: compared by device and inode, so a hard link, a symbolic link or `dir/../x.fdr`
 //! are caught too), writes into a temporary file of its own in the output's directory (created
 //! exclusively, so two writes never share one), and renames it into place only once everything

@@ -5,7 +5,7 @@
 //! This crate is the one owner of the record layout and has no dependencies (but `libc` on
 //! macOS, for the two questions about processes a crash box's recovery asks there): the runtime's
 //! recording path builds its records with the `const fn` encoders of `record` ([`function_word`],
-//! [`meta`]), its file writer with [`block_preamble`] and [`lead`]; the `fdr` command and its
+//! [`meta`]), its file writer with [`block_preamble`] and [`lead_block`]; the `fdr` command and its
 //! synthetic logs use the same encoders and the streaming decoder.
 //!
 //! ```

@@ -1,7 +1,7 @@
 //! `fdr calls`: individual calls, slowest first, each with the tree of calls it made.
 //!
-//! The log is read twice: the first pass (which also makes the [`Plan`](crate::model::replay::Plan)) keeps the `top`
-//! slowest calls in a heap of that size; the second builds the tree of calls under each of
+//! The log is read twice: the first pass (which also makes the [`crate::model::replay::Plan`])
+//! keeps the `top` slowest calls in a heap of that size; the second builds the tree of calls under each of
 //! them, down to `depth` levels and at most [`MAX_TREE`] calls per tree. (With `--function` the
 //! selection needs the plan, so it takes a pass of its own.) Memory is the plan's, the heap and
 //! the trees: it does not grow with the log.

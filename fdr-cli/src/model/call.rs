@@ -90,7 +90,7 @@ pub trait Sink {
     ) -> Result<(), CliError>;
 
     /// An async task was created, completed or cancelled on `thread` at `tsc` (see
-    /// [`crate::tasks`]). `window` is the start of the thread's window (of its current block
+    /// [`crate::model::tasks`]). `window` is the start of the thread's window (of its current block
     /// while it has recorded no call): where a task whose creation is missing begins.
     fn task(&mut self, thread: u32, tsc: u64, window: u64, ev: TaskEvent) -> Result<(), CliError> {
         let _ = (thread, tsc, window, ev);
@@ -118,7 +118,7 @@ pub trait Sink {
         Ok(())
     }
 
-    /// A function was culled or restored (by `thread`, at `tsc`): see [`crate::culls`].
+    /// A function was culled or restored (by `thread`, at `tsc`): see [`crate::model::culls`].
     fn cull(&mut self, thread: u32, tsc: u64, kind: CullKind, id: u32) -> Result<(), CliError> {
         let _ = (thread, tsc, kind, id);
         Ok(())

@@ -84,7 +84,7 @@ pub(super) fn input(path: &str) -> impl Fn(FormatError) -> CliError + '_ {
     }
 }
 
-/// [`replay`] on a decoder over any input; `path` names it in errors.
+/// Replays the log `dec` reads, whatever its input, into `sink`; `path` names it in errors.
 ///
 /// ```
 /// use fdr_cli::model::call::{Close, Frame, Sink};
