@@ -22,9 +22,54 @@ fn declared(lib: &str) -> Vec<String> {
         .collect()
 }
 
+/// The items `lib.rs` re-exports from its modules (`pub use config::{Config, Mode};`), by the
+/// name they have at the crate's root, with the module each comes from: a `crate::Config` in a
+/// module's code uses `config`.
+fn reexports(lib: &str, modules: &BTreeMap<String, usize>) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut rest = lib;
+    while let Some(i) = rest.find("pub use ") {
+        rest = &rest[i + "pub use ".len()..];
+        let end = rest.find(';').unwrap_or(rest.len());
+        let stmt = &rest[..end];
+        rest = &rest[end..];
+        let Some((module, items)) = stmt.split_once("::") else {
+            continue;
+        };
+        if !modules.contains_key(module.trim()) {
+            continue;
+        }
+        for item in items.trim_matches(|c| c == '{' || c == '}').split(',') {
+            // `memory as culling_memory`: the root name is the last word.
+            let name = item.split_whitespace().last().unwrap_or("");
+            let name = name.rsplit("::").next().unwrap_or(name);
+            if !name.is_empty() && name != "*" {
+                out.insert(name.to_string(), module.trim().to_string());
+            }
+        }
+    }
+    out
+}
+
 /// Every module named by a `crate::` path in `code`, with the line it is on: `crate::x::..`,
-/// `crate::x` and the members of `use crate::{a, b::c}`.
+/// `crate::x` and the members of `use crate::{a, b::c}`; a name the crate's root re-exports
+/// counts as its module (`crate::Config` is `config`).
 fn uses(code: &str, modules: &BTreeMap<String, usize>) -> Vec<(String, usize)> {
+    uses_through(code, modules, &BTreeMap::new())
+}
+
+fn uses_through(
+    code: &str,
+    modules: &BTreeMap<String, usize>,
+    roots: &BTreeMap<String, String>,
+) -> Vec<(String, usize)> {
+    let module_of = |name: &str| -> Option<String> {
+        if modules.contains_key(name) {
+            Some(name.to_string())
+        } else {
+            roots.get(name).cloned()
+        }
+    };
     let mut out = Vec::new();
     for (n, line) in code.lines().enumerate() {
         let mut rest = line;
@@ -42,8 +87,8 @@ fn uses(code: &str, modules: &BTreeMap<String, usize>) -> Vec<(String, usize)> {
                         .chars()
                         .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
                         .collect();
-                    if modules.contains_key(&name) {
-                        out.push((name, n + 1));
+                    if let Some(m) = module_of(&name) {
+                        out.push((m, n + 1));
                     }
                 }
                 continue;
@@ -52,29 +97,34 @@ fn uses(code: &str, modules: &BTreeMap<String, usize>) -> Vec<(String, usize)> {
                 .chars()
                 .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
                 .collect();
-            if modules.contains_key(&name) {
-                out.push((name, n + 1));
+            if let Some(m) = module_of(&name) {
+                out.push((m, n + 1));
             }
         }
     }
     out
 }
 
+/// The code of `module` (its file, or its directory's files, and its submodules' files), with
+/// each path that climbs to the crate's root through `super::` written as `crate::` (a
+/// top-level module's `super::x` is `crate::x`; a submodule's `super::super::x` too).
 fn source(src: &Path, module: &str) -> String {
     let flat = src.join(format!("{module}.rs"));
     let dir = src.join(module);
     if flat.exists() {
-        let mut all = std::fs::read_to_string(&flat).unwrap();
+        let mut all = to_root(&std::fs::read_to_string(&flat).unwrap(), 0);
         // Submodules of `module.rs` live in `module/`.
         if dir.is_dir() {
-            all.push_str(&read_dir(&dir));
+            all.push_str(&read_dir(&dir, 1));
         }
         return all;
     }
-    read_dir(&dir)
+    read_dir(&dir, 1)
 }
 
-fn read_dir(dir: &Path) -> String {
+/// The files of `dir`, whose modules are `depth` levels under the crate's top-level modules
+/// (`mod.rs` one less, being its directory's module).
+fn read_dir(dir: &Path, depth: usize) -> String {
     let mut all = String::new();
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
@@ -83,13 +133,24 @@ fn read_dir(dir: &Path) -> String {
     entries.sort();
     for p in entries {
         if p.is_dir() {
-            all.push_str(&read_dir(&p));
+            all.push_str(&read_dir(&p, depth + 1));
         } else if p.extension().is_some_and(|e| e == "rs") {
-            all.push_str(&std::fs::read_to_string(&p).unwrap());
+            let d = if p.file_name().is_some_and(|n| n == "mod.rs") {
+                depth - 1
+            } else {
+                depth
+            };
+            all.push_str(&to_root(&std::fs::read_to_string(&p).unwrap(), d));
             all.push('\n');
         }
     }
     all
+}
+
+/// `code` of a module `depth` levels under a top-level one, with `super::` climbing to the
+/// crate's root written `crate::`.
+fn to_root(code: &str, depth: usize) -> String {
+    code.replace(&"super::".repeat(depth + 1), "crate::")
 }
 
 #[test]
@@ -115,10 +176,11 @@ fn the_module_table_is_complete_and_no_module_uses_one_above_or_beside_it() {
         listed, declared,
         "the table in src/lib.rs must list exactly the modules lib.rs declares"
     );
+    let roots = reexports(&lib, &row_of);
     let mut wrong = Vec::new();
     for (module, &row) in &row_of {
         let code = code(&source(&src, module));
-        for (used, line) in uses(&code, &row_of) {
+        for (used, line) in uses_through(&code, &row_of, &roots) {
             if used == *module {
                 continue;
             }
@@ -152,5 +214,23 @@ fn the_check_sees_an_upward_import() {
     assert_eq!(
         uses(&code, &modules),
         vec![("top".to_string(), 1), ("top".to_string(), 3)]
+    );
+    // Through a name the root re-exports, and through `super::` from a top-level module or a
+    // submodule: the paths that slipped past before (`desc -> config`, `config -> error`).
+    let roots = reexports("pub use top::{Thing, other as Renamed};\n", &modules);
+    assert_eq!(roots["Thing"], "top");
+    assert_eq!(roots["Renamed"], "top");
+    let code = module_table::code(&format!(
+        "use crate::{{Renamed, x}};\n{}\n{}\n",
+        to_root("fn f() -> super::Thing {}", 0),
+        to_root("use super::super::top::Y;", 1)
+    ));
+    assert_eq!(
+        uses_through(&code, &modules, &roots),
+        vec![
+            ("top".to_string(), 1),
+            ("top".to_string(), 2),
+            ("top".to_string(), 3)
+        ]
     );
 }
