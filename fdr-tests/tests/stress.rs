@@ -242,6 +242,8 @@ fn ring_snapshots_with_rewinds_are_valid() {
         in_snapshots >= 50 * 100,
         "{in_snapshots} complete outer calls in all the snapshots together"
     );
+    // (Not under qemu-user, where each record is an emulated system call of about 860 ns: every
+    // leaf lasts longer than the 300 ns threshold there, and is rightly kept.)
     let leaves = log
         .tids()
         .into_iter()
@@ -249,7 +251,7 @@ fn ring_snapshots_with_rewinds_are_valid() {
         .filter(|r| matches!(r, Rec::Enter(id, _) if *id == LEAF.id()))
         .count() as u64;
     assert!(
-        leaves * 10 <= outer,
+        cfg!(fdr_emulated) || leaves * 10 <= outer,
         "{leaves} leaf calls kept beside {outer} outer calls: the rewind erases them"
     );
 }
