@@ -491,14 +491,38 @@ fn an_output_that_is_a_pipe_or_a_device_is_written_to_not_replaced() {
     // SAFETY: `c` is a valid NUL-terminated path that outlives the call.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     for cmd in WRITERS {
-        let reader = {
-            let fifo = fifo.clone();
-            std::thread::spawn(move || std::fs::read(fifo).unwrap())
-        };
+        // Both ends opened here, before the command runs: a reader that opened the pipe only
+        // when its thread got to it could miss the command's write, should another test's child
+        // (between its fork and its exec) hold a read end inherited from the previous round,
+        // and then wait forever for a writer. The test's own write end keeps the reader from
+        // seeing the end before the command has written; it is closed once the command is done.
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
+        use std::os::unix::io::AsRawFd;
+        let mut rd = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+            .unwrap();
+        let keep = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+        // SAFETY: `rd` is an open descriptor for the duration of both calls.
+        unsafe {
+            let flags = libc::fcntl(rd.as_raw_fd(), libc::F_GETFL);
+            assert_eq!(
+                libc::fcntl(rd.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK),
+                0
+            );
+        }
+        let reader = std::thread::spawn(move || {
+            let mut got = Vec::new();
+            rd.read_to_end(&mut got).unwrap();
+            got
+        });
         let mut args = cmd.to_vec();
         args.insert(1, &log);
         args.extend(["-o", fifo.to_str().unwrap()]);
         fdr(&args).unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+        drop(keep);
         // Checked before joining: a reader of a pipe that was replaced would wait forever.
         let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
         assert!(kind.is_fifo(), "{cmd:?}: the pipe is still a pipe");
