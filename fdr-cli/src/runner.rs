@@ -440,7 +440,7 @@ fn export(
             )));
         }
     }
-    let job = Job::open(log, filter, |_| 2)?;
+    let job = Job::open(log, filter, commands::export::passes)?;
     let opts = commands::export::Options {
         service_name: settings.service_name.clone(),
         host_name: names.host_name,

@@ -26,7 +26,7 @@ impl Clock {
 
     /// Exact conversion, rounding down.
     pub fn ns(&self, ticks: u64) -> u64 {
-        (u128::from(ticks) * 1_000_000_000 / u128::from(self.freq)).min(u128::from(u64::MAX)) as u64
+        fdr_format::replay::ticks_to_ns(ticks, self.freq)
     }
 }
 

@@ -30,6 +30,8 @@ mod lead;
 pub mod profile;
 pub mod reader;
 mod record;
+pub mod replay;
+pub mod tasks;
 pub mod trace_context;
 pub mod verify;
 pub mod window;

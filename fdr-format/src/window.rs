@@ -1,39 +1,27 @@
 //! A log's window as calls: every call of every thread with its caller, its times in
-//! nanoseconds and its arguments, rebuilt from the records alone, in one read of the log
-//! (so from any [`Read`]: a file, or the bytes the runtime has just written).
+//! nanoseconds and its arguments, and every async task, in one read of the log (so from any
+//! [`Read`]: a file, or the bytes the runtime has just written).
 //!
-//! The calls are exactly those `fdr calls --format json` lists for the log and `fdr export`
-//! turns into spans (without their filters), by the same rules (`docs/FORMAT.md`, "How time is
-//! reconstructed" and "Windows, and calls cut by them"; in the `fdr` command, the replay of
-//! `model/replay.rs` with the plan of `model/pass.rs`), without depending on the command:
+//! The calls are those of the replay engine ([`crate::replay`], whose rules they follow),
+//! replayed once without a first pass and gathered by a [`Collector`], the sink that keeps them:
+//! `fdr calls --format json` lists the same calls, `fdr export` and the OTLP exporters send them
+//! as spans. A call *inferred* to have started at its thread's window start (its entry is
+//! before the window; [`WindowCall::inferred_start`]) is the caller of the calls completed
+//! before it at the bottom of the stack, the previous inferred call included; the caller is
+//! filled in when its exit arrives, and the calls are listed as if the inferred ones had been
+//! opened, outermost first, when the thread's window started (as `fdr`'s two passes do).
 //!
-//! - Each thread has a shadow stack. An entry opens a call; an exit or a tail exit closes the
-//!   topmost open call of its function, and first the calls above it, at the same time (they
-//!   unwound).
-//! - A ring window may start mid-stack: an exit whose function is not open on the thread
-//!   closes every open call, and is a call *inferred* to have started at the thread's window
-//!   start (the start of its first block with a function record), marked
-//!   [`WindowCall::inferred_start`]. The calls completed before it at the bottom of the stack,
-//!   the previous inferred call included, are its callees. These calls are listed as if they
-//!   had been opened, outermost first, when the thread's window started, which is what `fdr`'s
-//!   two passes over the log do; here one pass is enough, as the callers are filled in when
-//!   the exit arrives.
-//! - Calls still open when the thread's records end are closed at the window's end (the run
-//!   record's `end_tsc`, or the thread's last record if that is later) and marked
-//!   [`WindowCall::open_at_end`].
-//! - Durations are differences of timestamps (0 when time went backwards), converted to
-//!   nanoseconds as `fdr` does: `ticks * 10^9 / ticks_per_second`, rounded down, computed
-//!   exactly; start times count from [`WindowCalls::origin_tsc`], the earliest window start of a
-//!   thread with calls. A call's self time is its duration less its callees' durations.
-//! - At most [`MAX_ARGS`] arguments are kept per call (more are ignored); calls nested more
-//!   than [`MAX_DEPTH`] deep on one thread (counting the inferred ones) make the log an error.
+//! Durations are differences of timestamps (0 when time went backwards), converted by
+//! [`crate::replay::ticks_to_ns`]; start times count from [`WindowCalls::origin_tsc`], the
+//! earliest window start of a thread with calls. A call's self time is its duration less its
+//! callees' durations. Calls nested more than [`MAX_DEPTH`] deep on one thread, the inferred
+//! ones counted as a first pass would open them, make the log an error.
 //!
 //! Memory is bounded by [`Limits`], not by the log: the calls themselves (about 100 bytes
 //! each, twice that while they are put in order at the end, plus 8 bytes per argument), at
 //! most [`MAX_CALLS`] of them and [`MAX_ARG_VALUES`] argument values by default, past which the
-//! read stops with an error naming the limit; each thread's open calls (at most [`MAX_DEPTH`],
-//! 24 bytes each, and 16 bytes per level of the deepest stack); the reader's 1 MiB window of
-//! the input. Nothing recurses on the log's depth.
+//! read stops with an error naming the limit; the replay's open calls; the reader's 1 MiB
+//! window of the input.
 //!
 //! ```
 //! use fdr_format::window::calls;
@@ -67,25 +55,16 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
+use std::fmt;
 use std::io::Read;
 
-use crate::events::{EventDecoder, EventKind, LogInfo, ThreadStats};
+use crate::events::{EventDecoder, LogInfo, ThreadStats};
+use crate::replay::{
+    log_end, origin, replay, ticks_to_ns, too_deep, Close, Frame, Replay, Sink, Stop, TaskEvent,
+    MAX_DEPTH,
+};
+use crate::tasks::{TaskSpan, Tasks};
 use crate::{FormatError, FunctionInfo, ReasonInfo, RunInfo, TaskKind};
-
-/// Calls nested deeper than this on one thread (inferred calls included) make the log an
-/// error, as in `fdr`: such a stack is taken as a corrupt log.
-///
-/// ```
-/// assert_eq!(fdr_format::window::MAX_DEPTH, 1_048_576);
-/// ```
-pub const MAX_DEPTH: usize = 1 << 20;
-
-/// Arguments kept per call, as in `fdr`; more are ignored.
-///
-/// ```
-/// assert_eq!(fdr_format::window::MAX_ARGS, 64);
-/// ```
-pub const MAX_ARGS: usize = 64;
 
 /// The most calls [`calls`] holds by default ([`Limits::calls`]).
 ///
@@ -156,7 +135,7 @@ pub struct WindowCall {
     pub open_at_end: bool,
     /// The caller: its index in [`WindowCalls::calls`], always before this call's.
     pub parent: Option<usize>,
-    /// Logged arguments, at most [`MAX_ARGS`] (names: [`WindowCalls::arg_name`]).
+    /// Logged arguments, at most [`crate::replay::MAX_ARGS`] (names: [`WindowCalls::arg_name`]).
     pub args: Vec<u64>,
     /// The start's timestamp, ticks (as the log has it; `start_ns` is from it).
     pub start_tsc: u64,
@@ -325,7 +304,7 @@ impl WindowCalls {
     /// assert_eq!(w.ns(2), 0); // rounded down
     /// ```
     pub fn ns(&self, ticks: u64) -> u64 {
-        ns(ticks, self.ticks_per_second)
+        ticks_to_ns(ticks, self.ticks_per_second)
     }
 }
 
@@ -362,75 +341,59 @@ pub fn calls<R: Read>(log: R) -> Result<WindowCalls, FormatError> {
 /// ```
 pub fn calls_with<R: Read>(log: R, limits: &Limits) -> Result<WindowCalls, FormatError> {
     let mut dec = EventDecoder::new(log)?;
-    let mut b = Builder {
-        limits: *limits,
-        recs: Vec::new(),
-        ts: Vec::new(),
-        markers: Vec::new(),
-        arg_values: 0,
-        tasks: Vec::new(),
-        created: HashMap::new(),
-        ended: HashMap::new(),
-    };
-    dec.for_each(|ev, at| b.event(ev.thread as usize, ev.tsc, ev.kind, at))?;
-    let end = dec.offset();
-    let taken = dec.info().run.as_ref().map_or(0, |r| r.end_tsc);
-    let log_end = dec
-        .threads()
-        .iter()
-        .map(|s| s.last_tsc)
-        .max()
-        .unwrap_or(0)
-        .max(taken);
-    for t in 0..b.ts.len() {
-        if b.ts[t].pending {
-            b.flush(t, end)?;
-        }
-        let last = dec.threads().get(t).map_or(0, |s| s.last_tsc);
-        let window_end = last.max(taken);
-        while !b.ts[t].stack.is_empty() {
-            b.pop(t, window_end, true);
-        }
-    }
-    b.check_depth()?;
-    Ok(b.finish(dec.info(), dec.threads(), log_end))
+    let mut c = Collector::new(*limits);
+    replay(&mut dec, &mut c, &Replay::default()).map_err(|s| match s {
+        Stop::Log(e) => e,
+        Stop::Sink { error, offset } => FormatError::new(offset, error.to_string()),
+    })?;
+    c.finish(dec.info(), dec.threads())
 }
 
-/// A task whose two ends were read.
-fn pair(task: u64, c: Created, e: Ended) -> TaskRec {
-    TaskRec {
-        function: c.function,
-        task,
-        start: c.tsc,
-        end: e.tsc,
-        thread: c.thread,
-        end_thread: e.thread,
-        caller: c.caller,
-        inferred: false,
-        open: false,
-        cancelled: e.cancelled,
+/// A limit of [`Limits`] that a window passed: the [`Collector`]'s error.
+///
+/// ```
+/// use fdr_format::window::LimitPassed;
+/// let e = LimitPassed::Calls(10);
+/// assert!(e.to_string().starts_with("the window holds more than 10 calls"));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LimitPassed {
+    /// More calls than [`Limits::calls`] (the limit).
+    Calls(usize),
+    /// More argument values than [`Limits::arg_values`].
+    ArgValues(usize),
+    /// More tasks than [`Limits::calls`].
+    Tasks(usize),
+}
+
+impl fmt::Display for LimitPassed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LimitPassed::Calls(n) => write!(
+                f,
+                "the window holds more than {n} calls, the limit of this reader \
+                 (fdr_format::window::Limits::calls)"
+            ),
+            LimitPassed::ArgValues(n) => write!(
+                f,
+                "the window's calls hold more than {n} argument values, the limit of this \
+                 reader (fdr_format::window::Limits::arg_values)"
+            ),
+            LimitPassed::Tasks(n) => write!(
+                f,
+                "the window holds more than {n} tasks, the limit of this reader \
+                 (fdr_format::window::Limits::calls)"
+            ),
+        }
     }
 }
 
-/// Exact ticks to ns, rounded down (as `fdr`'s `Clock::ns`).
-fn ns(ticks: u64, freq: u64) -> u64 {
-    (u128::from(ticks) * 1_000_000_000 / u128::from(freq.max(1))).min(u128::from(u64::MAX)) as u64
-}
-
-fn too_deep(offset: u64) -> FormatError {
-    FormatError::new(
-        offset,
-        format!(
-            "calls are nested more than {MAX_DEPTH} deep on one thread; expected exits (is the \
-             log corrupt?)"
-        ),
-    )
-}
+impl std::error::Error for LimitPassed {}
 
 /// A call's caller while the log is read.
 #[derive(Clone, Copy, Debug)]
 enum Caller {
-    /// The call at this index of [`Builder::recs`].
+    /// The call at this index of [`Collector::recs`].
     Call(u32),
     /// The thread's inferred call of this discovery index (0: the first exit without an entry),
     /// if there is one by the end; else a root.
@@ -452,368 +415,126 @@ struct Rec {
     task: Option<u64>,
 }
 
-/// An open call on a thread's stack.
-struct Open {
-    id: u32,
-    /// Its index in [`Builder::recs`]; [`PENDING`] while its arguments are still arriving.
-    call: u32,
-    start: u64,
-    /// Ticks in its completed callees.
-    child: u64,
-}
-
-const PENDING: u32 = u32::MAX;
-
 #[derive(Default)]
 struct Thread {
-    /// The calls entered in the window and still open, bottom first.
-    stack: Vec<Open>,
+    /// The calls entered and still open, bottom first: their indices in [`Collector::recs`].
+    stack: Vec<u32>,
     started: bool,
-    /// The window's start: the start of the block of the thread's first call.
-    first: u64,
-    block_tsc: u64,
-    /// The call whose exit was the thread's previous event: (function id, its index in
-    /// [`Builder::recs`]).
-    last_exit: Option<(u32, u32)>,
-    /// The top call was entered with arguments that are still arriving.
-    pending: bool,
-    pending_args: Vec<u64>,
-    /// Ticks of the calls completed at the bottom of the stack since the last inferred call
-    /// (that one included): the callees of the next inferred call.
-    root_child: u64,
-    /// The inferred calls' indices in [`Builder::recs`], in the order their exits came
+    /// The call of the thread's last exit.
+    last_exit: Option<u32>,
+    /// The inferred calls' indices in [`Collector::recs`], in the order their exits came
     /// (innermost first).
     inferred: Vec<u32>,
-    /// Byte offset of the thread's first event of the window.
-    first_at: u64,
+    /// Byte offset of the thread's first call of the window.
+    first_at: Option<u64>,
     /// Where entries came with `open - inferred` (open: the calls entered and open before the
     /// entry; inferred: the inferred calls seen so far) at a new high, from 0: (value, offset).
-    /// With `k` inferred calls in all, `fdr` would hold `open + k - inferred` calls on the
-    /// stack before that entry, the inferred ones still open included (see
-    /// [`Builder::check_depth`]).
+    /// With `k` inferred calls in all, a first pass would have `open + k - inferred` calls on
+    /// the stack before that entry, the inferred ones still open included (see
+    /// [`Collector::check_depth`]).
     highs: Vec<(u32, u64)>,
 }
 
-struct Builder {
+/// The sink that keeps a window's calls and tasks: [`calls_with`] is a replay into one,
+/// without a first pass ([`Replay::default`]). A program with its own sinks beside it (a filter
+/// in front, another analysis with [`crate::replay::Both`]) replays into one itself and calls
+/// [`Collector::finish`]; with a first pass's inferred calls ([`Replay::initial`]), into one
+/// made by [`Collector::planned`]. The calls are the same either way.
+///
+/// ```
+/// use fdr_format::events::EventDecoder;
+/// use fdr_format::replay::{replay, Replay};
+/// use fdr_format::window::{Collector, Limits};
+/// let log = fdr_format::FileHeader::default().encode();
+/// let mut dec = EventDecoder::new(&log[..])?;
+/// let mut c = Collector::new(Limits::default());
+/// replay(&mut dec, &mut c, &Replay::default()).map_err(|e| e.into_log().unwrap())?;
+/// let w = c.finish(dec.info(), dec.threads())?;
+/// assert!(w.calls.is_empty());
+/// # Ok::<(), fdr_format::FormatError>(())
+/// ```
+pub struct Collector {
+    /// Inferred calls are entered at the window's start, not revealed by their exits.
+    planned: bool,
     limits: Limits,
     recs: Vec<Rec>,
     ts: Vec<Thread>,
     /// (`recs.len()` when a thread's window started, the thread): where its inferred calls go.
     markers: Vec<(usize, u32)>,
     arg_values: usize,
-    /// Tasks whose two ends were read.
-    tasks: Vec<TaskRec>,
-    /// Tasks created, waiting for their end (either end may come first: threads' blocks come in
-    /// any order), as `fdr` matches them: a later event of the same kind for the same id
-    /// replaces the earlier.
-    created: HashMap<u64, Created>,
-    ended: HashMap<u64, Ended>,
+    /// The async tasks' two ends, matched.
+    tasks: Tasks,
+    /// The tasks whose two ends were read, with the call that created each.
+    spans: Vec<(TaskSpan, Option<Caller>)>,
+    /// Tasks waiting for their end: the call open on the creating thread at the creation.
+    created_in: HashMap<u64, Caller>,
 }
 
-/// A task's creation: function, tsc, thread, and the call open on that thread then.
-#[derive(Clone, Copy)]
-struct Created {
-    function: u32,
-    tsc: u64,
-    thread: u32,
-    caller: Option<Caller>,
-}
+impl Collector {
+    /// A collector that holds at most what `limits` says.
+    ///
+    /// ```
+    /// let c = fdr_format::window::Collector::new(Default::default());
+    /// # let _ = c;
+    /// ```
+    pub fn new(limits: Limits) -> Collector {
+        Collector {
+            planned: false,
+            limits,
+            recs: Vec::new(),
+            ts: Vec::new(),
+            markers: Vec::new(),
+            arg_values: 0,
+            // The tasks are bounded by `limits.calls` all together, checked before each event.
+            tasks: Tasks::new(usize::MAX),
+            spans: Vec::new(),
+            created_in: HashMap::new(),
+        }
+    }
 
-/// A task's end: tsc, thread, the thread's window start then, cancelled.
-#[derive(Clone, Copy)]
-struct Ended {
-    tsc: u64,
-    thread: u32,
-    window: u64,
-    cancelled: bool,
-    function: u32,
-}
+    /// A collector for a replay with a first pass's inferred calls ([`Replay::initial`]), or
+    /// behind a sink that enters every call before it ends it (a filter that cuts calls at the
+    /// start of its range enters them there, inferred): every call is entered before its
+    /// exit, and an inferred one is a caller like any other.
+    ///
+    /// ```
+    /// let c = fdr_format::window::Collector::planned(Default::default());
+    /// # let _ = c;
+    /// ```
+    pub fn planned(limits: Limits) -> Collector {
+        Collector {
+            planned: true,
+            ..Collector::new(limits)
+        }
+    }
 
-/// A task of the window, times in ticks.
-struct TaskRec {
-    function: u32,
-    task: u64,
-    start: u64,
-    end: u64,
-    thread: u32,
-    end_thread: u32,
-    caller: Option<Caller>,
-    inferred: bool,
-    open: bool,
-    cancelled: bool,
-}
-
-impl Builder {
-    #[inline]
-    fn event(&mut self, t: usize, tsc: u64, kind: EventKind, at: u64) -> Result<(), FormatError> {
+    fn thread(&mut self, t: u32) -> &mut Thread {
+        let t = t as usize;
         if t >= self.ts.len() {
             self.ts.resize_with(t + 1, Thread::default);
         }
-        if self.ts[t].pending && !matches!(kind, EventKind::Arg { .. }) {
-            self.flush(t, at)?;
-        }
-        // A CPU change record may sit between a poll's exit and its poll event (the thread
-        // migrated): it does not come between them. Anything else does, a new block included.
-        let previous_exit = match kind {
-            EventKind::Cpu { .. } => self.ts[t].last_exit,
-            _ => self.ts[t].last_exit.take(),
-        };
-        let th = &mut self.ts[t];
-        if !th.started
-            && !matches!(
-                kind,
-                EventKind::Block
-                    | EventKind::Cpu { .. }
-                    | EventKind::Task { .. }
-                    | EventKind::Polled { .. }
-                    | EventKind::Link(_)
-                    | EventKind::Cull { .. }
-            )
-        {
-            // The window opens with the block of the thread's first call.
-            th.started = true;
-            th.first = th.block_tsc;
-            th.first_at = at;
-            self.markers.push((self.recs.len(), t as u32));
-        }
-        match kind {
-            EventKind::Enter { id } => {
-                self.push(t, id, tsc, at)?;
-                self.flush(t, at)?;
-            }
-            EventKind::EnterArgs { id } => {
-                self.push(t, id, tsc, at)?;
-                self.ts[t].pending = true;
-            }
-            EventKind::Arg { value } => {
-                let th = &mut self.ts[t];
-                if th.pending && th.pending_args.len() < MAX_ARGS {
-                    th.pending_args.push(value);
-                }
-            }
-            EventKind::Exit { id } | EventKind::TailExit { id } => self.close(t, id, tsc, at)?,
-            EventKind::Block => self.ts[t].block_tsc = tsc,
-            EventKind::Task { kind, id, task } => self.task(t, tsc, kind, id, task, at)?,
-            EventKind::Polled { id, task } => {
-                if let Some((_, i)) = previous_exit.filter(|&(f, _)| f == id) {
-                    if let Some(r) = self.recs.get_mut(i as usize) {
-                        r.task = Some(task);
-                    }
-                }
-            }
-            EventKind::Cpu { .. } | EventKind::Link(_) | EventKind::Cull { .. } => {}
-        }
-        Ok(())
-    }
-
-    /// A task event of thread `t` at `tsc`, matched with its other end as `fdr` does.
-    fn task(
-        &mut self,
-        t: usize,
-        tsc: u64,
-        kind: TaskKind,
-        id: u32,
-        task: u64,
-        at: u64,
-    ) -> Result<(), FormatError> {
-        if self.tasks.len() + self.created.len() + self.ended.len() >= self.limits.calls {
-            return Err(FormatError::new(
-                at,
-                format!(
-                    "the window holds more than {} tasks, the limit of this reader \
-                     (fdr_format::window::Limits::calls)",
-                    self.limits.calls
-                ),
-            ));
-        }
-        let th = &self.ts[t];
-        match kind {
-            TaskKind::Created => {
-                let caller = match th.stack.last() {
-                    Some(top) if top.call != PENDING => Some(Caller::Call(top.call)),
-                    Some(_) => None,
-                    // Before the thread's window (its first call), none.
-                    None if th.started => Some(Caller::Inferred(th.inferred.len() as u32)),
-                    None => None,
-                };
-                let c = Created {
-                    function: id,
-                    tsc,
-                    thread: t as u32,
-                    caller,
-                };
-                match self.ended.remove(&task) {
-                    Some(e) => self.tasks.push(pair(task, c, e)),
-                    None => {
-                        self.created.insert(task, c);
-                    }
-                }
-            }
-            TaskKind::Completed | TaskKind::Cancelled => {
-                let e = Ended {
-                    tsc,
-                    thread: t as u32,
-                    window: if th.started { th.first } else { th.block_tsc },
-                    cancelled: kind == TaskKind::Cancelled,
-                    function: id,
-                };
-                match self.created.remove(&task) {
-                    Some(c) => self.tasks.push(pair(task, c, e)),
-                    None => {
-                        self.ended.insert(task, e);
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Opens a call of `id` at `tsc` on thread `t`; its record is made by [`Builder::flush`].
-    fn push(&mut self, t: usize, id: u32, tsc: u64, at: u64) -> Result<(), FormatError> {
-        let th = &mut self.ts[t];
-        let open = th.stack.len();
-        if open >= MAX_DEPTH {
-            return Err(too_deep(at));
-        }
-        // Both below MAX_DEPTH (inferred calls are counted in u32 by `recs`' limit).
-        let high = open as i64 - th.inferred.len() as i64;
-        if high >= 0 && th.highs.last().map_or(true, |&(h, _)| high > i64::from(h)) {
-            th.highs.push((high as u32, at));
-        }
-        th.stack.push(Open {
-            id,
-            call: PENDING,
-            start: tsc,
-            child: 0,
-        });
-        Ok(())
+        &mut self.ts[t]
     }
 
     /// A new call record, within the limits.
-    fn record(&mut self, rec: Rec, at: u64) -> Result<u32, FormatError> {
-        if self.recs.len() >= self.limits.calls.min(PENDING as usize) {
-            return Err(FormatError::new(
-                at,
-                format!(
-                    "the window holds more than {} calls, the limit of this reader \
-                     (fdr_format::window::Limits::calls)",
-                    self.limits.calls
-                ),
-            ));
+    fn record(&mut self, rec: Rec) -> Result<u32, LimitPassed> {
+        if self.recs.len() >= self.limits.calls.min(u32::MAX as usize) {
+            return Err(LimitPassed::Calls(self.limits.calls));
         }
         self.arg_values += rec.args.len();
         if self.arg_values > self.limits.arg_values {
-            return Err(FormatError::new(
-                at,
-                format!(
-                    "the window's calls hold more than {} argument values, the limit of this \
-                     reader (fdr_format::window::Limits::arg_values)",
-                    self.limits.arg_values
-                ),
-            ));
+            return Err(LimitPassed::ArgValues(self.limits.arg_values));
         }
         let i = self.recs.len() as u32;
         self.recs.push(rec);
         Ok(i)
     }
 
-    /// Makes the record of thread `t`'s top call, now that its arguments are known: the call
-    /// is entered.
-    fn flush(&mut self, t: usize, at: u64) -> Result<(), FormatError> {
-        let th = &mut self.ts[t];
-        th.pending = false;
-        let args = std::mem::take(&mut th.pending_args);
-        let n = th.stack.len();
-        let Some(top) = th.stack.last() else {
-            return Ok(());
-        };
-        let caller = match n.checked_sub(2).map(|i| th.stack[i].call) {
-            Some(c) => Caller::Call(c),
-            // At the bottom: inside the next inferred call, if any.
-            None => Caller::Inferred(th.inferred.len() as u32),
-        };
-        let rec = Rec {
-            id: top.id,
-            thread: t as u32,
-            start: top.start,
-            end: top.start,
-            self_ticks: 0,
-            inferred: false,
-            open: false,
-            caller,
-            args,
-            task: None,
-        };
-        let i = self.record(rec, at)?;
-        if let Some(top) = self.ts[t].stack.last_mut() {
-            top.call = i;
-        }
-        Ok(())
-    }
-
-    /// Closes thread `t`'s top call at `end`.
-    fn pop(&mut self, t: usize, end: u64, open: bool) {
-        let th = &mut self.ts[t];
-        let Some(f) = th.stack.pop() else {
-            return;
-        };
-        let dur = end.saturating_sub(f.start);
-        match th.stack.last_mut() {
-            Some(p) => p.child = p.child.saturating_add(dur),
-            None => th.root_child = th.root_child.saturating_add(dur),
-        }
-        if let Some(r) = self.recs.get_mut(f.call as usize) {
-            r.end = end;
-            r.self_ticks = dur.saturating_sub(f.child);
-            r.open = open;
-        }
-    }
-
-    /// An exit (or tail exit) of `id` at `end` on thread `t`.
-    fn close(&mut self, t: usize, id: u32, end: u64, at: u64) -> Result<(), FormatError> {
-        let th = &self.ts[t];
-        if let Some(pos) = th.stack.iter().rposition(|f| f.id == id) {
-            let call = th.stack[pos].call;
-            // Calls above it unwound.
-            while self.ts[t].stack.len() > pos {
-                self.pop(t, end, false);
-            }
-            self.ts[t].last_exit = Some((id, call));
-            return Ok(());
-        }
-        // Entered before the window: everything open now, and everything completed at the
-        // bottom of the stack since the previous such call (that one included), ran inside it.
-        while !self.ts[t].stack.is_empty() {
-            self.pop(t, end, false);
-        }
-        let th = &self.ts[t];
-        let start = th.first;
-        let dur = end.saturating_sub(start);
-        let rec = Rec {
-            id,
-            thread: t as u32,
-            start,
-            end,
-            self_ticks: dur.saturating_sub(th.root_child),
-            inferred: true,
-            open: false,
-            caller: Caller::Inferred(th.inferred.len() as u32 + 1),
-            args: Vec::new(),
-            task: None,
-        };
-        let i = self.record(rec, at)?;
-        let th = &mut self.ts[t];
-        th.inferred.push(i);
-        th.root_child = dur;
-        th.last_exit = Some((id, i));
-        Ok(())
-    }
-
-    /// `fdr` opens a thread's inferred calls when its window starts, and so holds them on the
-    /// stack, under the calls entered, until their exits: an entry made with `open` calls open
-    /// above `k - seen` inferred ones (`k` in all, `seen` of them closed so far) finds
-    /// `open + k - seen` calls on the stack, which may not reach [`MAX_DEPTH`] (nor may `k`
-    /// pass it). The first such entry of the log is the error.
+    /// A first pass opens a thread's inferred calls when its window starts, and so holds them
+    /// on the stack, under the calls entered, until their exits: an entry made with `open`
+    /// calls open above `k - seen` inferred ones (`k` in all, `seen` of them closed so far)
+    /// finds `open + k - seen` calls on the stack, which may not reach [`MAX_DEPTH`] (nor may
+    /// `k` pass it). The first such entry of the log is the error.
     fn check_depth(&self) -> Result<(), FormatError> {
         let mut first: Option<u64> = None;
         for th in &self.ts {
@@ -822,7 +543,7 @@ impl Builder {
                 continue;
             }
             let at = if k > MAX_DEPTH {
-                Some(th.first_at)
+                th.first_at
             } else {
                 let need = (MAX_DEPTH - k) as u32;
                 let i = th.highs.partition_point(|&(h, _)| h < need);
@@ -838,15 +559,18 @@ impl Builder {
         }
     }
 
-    /// The calls in entry order, in nanoseconds, with their names.
-    fn finish(mut self, info: &LogInfo, threads: &[ThreadStats], log_end: u64) -> WindowCalls {
+    /// The calls in entry order, in nanoseconds, with their names, once the replay of the log
+    /// whose tables and threads are `info` and `threads` is over. An error is a stack too deep
+    /// once the inferred calls are counted (see [`MAX_DEPTH`]).
+    pub fn finish(
+        mut self,
+        info: &LogInfo,
+        threads: &[ThreadStats],
+    ) -> Result<WindowCalls, FormatError> {
+        self.check_depth()?;
         let freq = info.header.cycle_frequency;
-        let origin = threads
-            .iter()
-            .filter(|t| t.function_records > 0)
-            .map(|t| t.first_tsc)
-            .min()
-            .unwrap_or(0);
+        let ns = |ticks| ticks_to_ns(ticks, freq);
+        let origin = origin(threads);
         // Entry order: each thread's inferred calls, outermost first, where its window started.
         let mut order: Vec<u32> = Vec::with_capacity(self.recs.len());
         let mut m = 0;
@@ -855,7 +579,12 @@ impl Builder {
                 order.extend(self.ts[t as usize].inferred.iter().rev());
                 m += 1;
             }
-            if self.recs.get(i).is_some_and(|r| !r.inferred) {
+            // Without a first pass the inferred calls come in above, where their window started.
+            if self
+                .recs
+                .get(i)
+                .is_some_and(|r| self.planned || !r.inferred)
+            {
                 order.push(i as u32);
             }
         }
@@ -865,103 +594,77 @@ impl Builder {
         }
         let tid = |t: u32| threads.get(t as usize).map_or(0, |s| s.tid);
         let table: HashMap<u32, &FunctionInfo> = info.functions.iter().map(|f| (f.id, f)).collect();
+        let name = |id: u32| match table.get(&id) {
+            Some(f) if !f.name.is_empty() => f.name.clone(),
+            _ => format!("#{id}"),
+        };
         let mut functions = BTreeMap::new();
         let mut arg_names = BTreeMap::new();
         let mut calls = Vec::with_capacity(order.len());
         let resolve = |ts: &[Thread], thread: u32, caller: Caller| {
-            let th = &ts[thread as usize];
             let j = match caller {
                 Caller::Call(c) => return Some(pos[c as usize] as usize),
                 Caller::Inferred(j) => j,
             };
-            th.inferred
+            ts[thread as usize]
+                .inferred
                 .get(j as usize)
                 .map(|&c| pos[c as usize] as usize)
         };
         for &r in &order {
             let rec = &mut self.recs[r as usize];
-            let entry = table.get(&rec.id);
-            functions.entry(rec.id).or_insert_with(|| match entry {
-                Some(f) if !f.name.is_empty() => f.name.clone(),
-                _ => format!("#{}", rec.id),
-            });
+            functions.entry(rec.id).or_insert_with(|| name(rec.id));
             if !rec.args.is_empty() {
-                arg_names
-                    .entry(rec.id)
-                    .or_insert_with(|| entry.map_or_else(Vec::new, |f| f.args.clone()));
+                arg_names.entry(rec.id).or_insert_with(|| {
+                    table.get(&rec.id).map_or_else(Vec::new, |f| f.args.clone())
+                });
             }
-            let parent = resolve(&self.ts, rec.thread, rec.caller);
             calls.push(WindowCall {
                 function: rec.id,
                 thread: tid(rec.thread),
-                start_ns: ns(rec.start.saturating_sub(origin), freq),
-                duration_ns: ns(rec.end.saturating_sub(rec.start), freq),
-                self_ns: ns(rec.self_ticks, freq),
+                start_ns: ns(rec.start.saturating_sub(origin)),
+                duration_ns: ns(rec.end.saturating_sub(rec.start)),
+                self_ns: ns(rec.self_ticks),
                 inferred_start: rec.inferred,
                 open_at_end: rec.open,
-                parent,
+                parent: resolve(&self.ts, rec.thread, rec.caller),
                 args: std::mem::take(&mut rec.args),
                 start_tsc: rec.start,
                 end_tsc: rec.end,
                 task: rec.task,
             });
         }
-        let mut names: HashMap<i32, &str> = HashMap::new();
-        for t in &info.threads {
-            if !t.name.is_empty() {
-                names.insert(t.tid, &t.name);
-            }
-        }
         // The tasks cut by the window: those whose creation is missing (dated at the start of
         // the window of the thread that ended them) and those never completed (closed at the
-        // log's end).
-        let mut recs = std::mem::take(&mut self.tasks);
-        recs.extend(self.ended.drain().map(|(task, e)| TaskRec {
-            function: e.function,
-            task,
-            start: e.window.min(e.tsc),
-            end: e.tsc,
-            thread: e.thread,
-            end_thread: e.thread,
-            caller: None,
-            inferred: true,
-            open: false,
-            cancelled: e.cancelled,
-        }));
-        recs.extend(self.created.drain().map(|(task, c)| TaskRec {
-            function: c.function,
-            task,
-            start: c.tsc,
-            end: log_end.max(c.tsc),
-            thread: c.thread,
-            end_thread: c.thread,
-            caller: c.caller,
-            inferred: false,
-            open: true,
-            cancelled: false,
-        }));
-        let mut tasks: Vec<WindowTask> = recs
+        // log's end, under the call that created them).
+        let mut spans = std::mem::take(&mut self.spans);
+        for s in std::mem::take(&mut self.tasks).finish(log_end(info, threads)) {
+            let caller = if s.open {
+                self.created_in.get(&s.task).copied()
+            } else {
+                None
+            };
+            spans.push((s, caller));
+        }
+        let mut tasks: Vec<WindowTask> = spans
             .iter()
-            .map(|r| {
+            .map(|(s, caller)| {
                 functions
-                    .entry(r.function)
-                    .or_insert_with(|| match table.get(&r.function) {
-                        Some(f) if !f.name.is_empty() => f.name.clone(),
-                        _ => format!("#{}", r.function),
-                    });
+                    .entry(s.function)
+                    .or_insert_with(|| name(s.function));
                 WindowTask {
-                    function: r.function,
-                    task: r.task,
-                    thread: tid(r.thread),
-                    end_thread: tid(r.end_thread),
-                    start_ns: ns(r.start.saturating_sub(origin), freq),
-                    duration_ns: ns(r.end.saturating_sub(r.start), freq),
-                    inferred_start: r.inferred,
-                    open_at_end: r.open,
-                    cancelled: r.cancelled,
-                    parent: r.caller.and_then(|c| resolve(&self.ts, r.thread, c)),
-                    start_tsc: r.start,
-                    end_tsc: r.end,
+                    function: s.function,
+                    task: s.task,
+                    thread: tid(s.start_thread),
+                    end_thread: tid(s.end_thread),
+                    start_ns: ns(s.start.saturating_sub(origin)),
+                    duration_ns: ns(s.end.saturating_sub(s.start)),
+                    inferred_start: s.inferred,
+                    open_at_end: s.open,
+                    cancelled: s.cancelled,
+                    parent: caller.and_then(|c| resolve(&self.ts, s.start_thread, c)),
+                    start_tsc: s.start,
+                    end_tsc: s.end,
                 }
             })
             .collect();
@@ -980,13 +683,22 @@ impl Builder {
                 t.parent,
             )
         });
+        let mut names: HashMap<i32, &str> = HashMap::new();
+        for t in &info.threads {
+            if !t.name.is_empty() {
+                names.insert(t.tid, &t.name);
+            }
+        }
         let shown: Vec<(i32, String)> = self
             .ts
             .iter()
             .enumerate()
             .filter(|(t, th)| {
                 let t = *t as u32;
-                th.started || recs.iter().any(|r| r.thread == t || r.end_thread == t)
+                th.started
+                    || spans
+                        .iter()
+                        .any(|(s, _)| s.start_thread == t || s.end_thread == t)
             })
             .map(|(t, _)| {
                 let tid = tid(t as u32);
@@ -996,9 +708,9 @@ impl Builder {
                 )
             })
             .collect();
-        WindowCalls {
+        Ok(WindowCalls {
             origin_tsc: origin,
-            origin_unix_ns: origin_unix_ns(info, threads, origin),
+            origin_unix_ns: crate::replay::unix_ns(info, threads, origin),
             ticks_per_second: freq,
             reason: info.reason.clone(),
             run: info.run.clone(),
@@ -1007,38 +719,163 @@ impl Builder {
             threads: shown,
             calls,
             tasks,
-        }
+        })
     }
 }
 
-/// The Unix time of `origin`, ns, as `fdr export`'s `window_start_unix_ns`.
-fn origin_unix_ns(info: &LogInfo, threads: &[ThreadStats], origin: u64) -> Option<u64> {
-    let freq = info.header.cycle_frequency;
-    let ns = match &info.run {
-        Some(r) => {
-            let start =
-                i128::from(r.start_unix_secs) * 1_000_000_000 + i128::from(r.start_unix_nanos);
-            let delta = if origin >= r.start_tsc {
-                i128::from(ns(origin - r.start_tsc, freq))
-            } else {
-                -i128::from(ns(r.start_tsc - origin, freq))
-            };
-            start + delta
+impl Sink for Collector {
+    type Error = LimitPassed;
+
+    fn start(&mut self, thread: u32, _: u64) -> Result<(), LimitPassed> {
+        let at = self.recs.len();
+        self.markers.push((at, thread));
+        self.thread(thread).started = true;
+        Ok(())
+    }
+
+    fn enter(
+        &mut self,
+        thread: u32,
+        depth: usize,
+        f: &Frame,
+        args: &[u64],
+    ) -> Result<(), LimitPassed> {
+        let revealed = f.inferred && !self.planned;
+        let th = self.thread(thread);
+        th.stack.truncate(depth);
+        th.first_at.get_or_insert(f.at);
+        // Without a first pass an inferred call is revealed by its exit, at the bottom of the
+        // stack; with one ([`Replay::initial`]) the inferred calls are entered when the window
+        // starts, one above the other, and are callers like any other.
+        let k = th.inferred.len() as u32;
+        let caller = if revealed {
+            // Inside the next inferred call, if any.
+            Caller::Inferred(k + 1)
+        } else {
+            // Both below MAX_DEPTH (the replay's own limit).
+            let high = depth as i64 - i64::from(k);
+            if high >= 0 && th.highs.last().map_or(true, |&(h, _)| high > i64::from(h)) {
+                th.highs.push((high as u32, f.at));
+            }
+            match depth.checked_sub(1).and_then(|d| th.stack.get(d)) {
+                Some(&c) => Caller::Call(c),
+                // At the bottom: inside the next inferred call, if any.
+                None => Caller::Inferred(k),
+            }
+        };
+        let i = self.record(Rec {
+            id: f.id,
+            thread,
+            start: f.start,
+            end: f.start,
+            self_ticks: 0,
+            inferred: f.inferred,
+            open: false,
+            caller,
+            args: args.to_vec(),
+            task: None,
+        })?;
+        let th = self.thread(thread);
+        if revealed {
+            th.inferred.push(i);
         }
-        None => {
-            let first = threads
-                .iter()
-                .filter(|t| t.function_records > 0)
-                .min_by_key(|t| t.first_tsc)?;
-            i128::from(first.walltime.0) * 1_000_000_000 + i128::from(first.walltime.1) * 1_000
+        th.stack.push(i);
+        Ok(())
+    }
+
+    fn exit(
+        &mut self,
+        thread: u32,
+        depth: usize,
+        f: &Frame,
+        end: u64,
+        how: Close,
+        args: &[u64],
+    ) -> Result<(), LimitPassed> {
+        // A sink in front (a filter) may end a call it did not enter: it is entered now.
+        let th = self.thread(thread);
+        let entered = th.stack.get(depth).copied().filter(|&i| {
+            let r = &self.recs[i as usize];
+            r.id == f.id && r.start == f.start
+        });
+        let i = match entered {
+            Some(i) => i,
+            None => {
+                self.enter(thread, depth, f, args)?;
+                self.recs.len() as u32 - 1
+            }
+        };
+        let th = self.thread(thread);
+        th.stack.truncate(depth);
+        th.last_exit = Some(i);
+        if let Some(r) = self.recs.get_mut(i as usize) {
+            r.end = end;
+            r.self_ticks = f.self_ticks(end);
+            r.open = how == Close::WindowEnd;
         }
-    };
-    Some(ns.clamp(0, i128::from(u64::MAX)) as u64)
+        Ok(())
+    }
+
+    fn polled(&mut self, thread: u32, id: u32, task: u64) -> Result<(), LimitPassed> {
+        let last = self.thread(thread).last_exit;
+        if let Some(r) = last.and_then(|i| self.recs.get_mut(i as usize)) {
+            if r.id == id {
+                r.task = Some(task);
+            }
+        }
+        Ok(())
+    }
+
+    fn task(
+        &mut self,
+        thread: u32,
+        tsc: u64,
+        window: u64,
+        ev: TaskEvent,
+    ) -> Result<(), LimitPassed> {
+        if self.spans.len() + self.tasks.waiting() >= self.limits.calls {
+            return Err(LimitPassed::Tasks(self.limits.calls));
+        }
+        let th = self.thread(thread);
+        let here = match th.stack.last() {
+            Some(&c) => Some(Caller::Call(c)),
+            // Between calls of its window: inside the next inferred call, if any.
+            None if th.started => Some(Caller::Inferred(th.inferred.len() as u32)),
+            // Before the thread's window (its first call), none.
+            None => None,
+        };
+        let created = ev.kind == TaskKind::Created;
+        let span = self
+            .tasks
+            .event(thread, tsc, window, ev)
+            .map_err(|_| LimitPassed::Tasks(self.limits.calls))?;
+        match (span, created) {
+            // Created after its end was read: made in the call open now.
+            (Some(span), true) => self.spans.push((span, here)),
+            (Some(span), false) => {
+                let caller = self.created_in.remove(&ev.task);
+                self.spans.push((span, caller));
+            }
+            // Waiting for its end (a later creation of the same id replaces it).
+            (None, true) => match here {
+                Some(c) => {
+                    self.created_in.insert(ev.task, c);
+                }
+                None => {
+                    self.created_in.remove(&ev.task);
+                }
+            },
+            (None, false) => {}
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::events::EventKind;
+    use crate::replay::{ticks_to_ns as ns, MAX_ARGS};
     use crate::{
         block_preamble, function_record, lead_block, meta, meta_bytes, task_payload, BlockStart,
         Extension, FileHeader, FnKind, LeadStart, Reason, RunInfo, TaskKind, ThreadInfo,

@@ -6,6 +6,7 @@
 //! under the call that created it; a poll the log ties to its task (the polls that were kept)
 //! hangs under the task's life instead of its caller.
 
+use fdr_format::replay::ticks_to_ns;
 use fdr_format::window::{calls_with, Limits, WindowCalls};
 use fdr_format::{FormatError, Reason, ReasonInfo};
 
@@ -84,10 +85,7 @@ pub fn reason_of(
         kind: kind.to_string(),
         function: call.map(|c| name(c.function)),
         limit_ns: call.and_then(|c| c.limit_ns(ticks_per_second)),
-        duration_ns: call.map(|c| {
-            (u128::from(c.duration_ticks) * 1_000_000_000 / u128::from(ticks_per_second.max(1)))
-                .min(u128::from(u64::MAX)) as u64
-        }),
+        duration_ns: call.map(|c| ticks_to_ns(c.duration_ticks, ticks_per_second)),
     })
 }
 

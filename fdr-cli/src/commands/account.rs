@@ -168,6 +168,8 @@ impl Account {
 }
 
 impl Sink for Account {
+    type Error = CliError;
+
     fn cull(&mut self, thread: u32, tsc: u64, kind: CullKind, id: u32) -> Result<(), CliError> {
         self.culls.event(thread, tsc, kind, id);
         Ok(())

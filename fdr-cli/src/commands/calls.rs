@@ -98,6 +98,8 @@ fn add_link(links: &mut Links, link: TaskLink) {
 }
 
 impl Sink for Top {
+    type Error = CliError;
+
     fn link(&mut self, _thread: u32, _tsc: u64, link: TaskLink) -> Result<(), CliError> {
         add_link(&mut self.links, link);
         Ok(())
@@ -369,6 +371,8 @@ impl Capture {
 }
 
 impl Sink for Capture {
+    type Error = CliError;
+
     fn enter(
         &mut self,
         thread: u32,

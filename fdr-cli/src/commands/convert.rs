@@ -27,7 +27,7 @@ pub fn timeline_plan(log: &Log, filter: &Filter, progress: &Progress) -> Result<
 /// let end = timeline(&log, &filter, &p, &mut Nothing, &progress)?;
 /// # Ok::<(), fdr_cli::CliError>(())
 /// ```
-pub fn timeline<S: Sink>(
+pub fn timeline<S: Sink<Error = CliError>>(
     log: &Log,
     filter: &Filter,
     p: &Plan,

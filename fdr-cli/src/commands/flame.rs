@@ -458,6 +458,8 @@ impl Chart {
 }
 
 impl Sink for Chart {
+    type Error = CliError;
+
     fn enter(&mut self, thread: u32, depth: usize, f: &Frame, _: &[u64]) -> Result<(), CliError> {
         let t = thread as usize;
         if depth <= self.max_depth {

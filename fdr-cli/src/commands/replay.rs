@@ -41,7 +41,7 @@ pub fn order(p: &Plan) -> Vec<usize> {
 /// }
 /// # Ok::<(), fdr_cli::CliError>(())
 /// ```
-pub fn thread<S: Sink>(
+pub fn thread<S: Sink<Error = CliError>>(
     log: &Log,
     filter: &Filter,
     p: &Plan,

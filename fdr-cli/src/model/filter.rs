@@ -436,7 +436,7 @@ impl Filter {
     }
 
     /// `sink` behind this filter.
-    pub fn wrap<'a, S: Sink>(&'a self, sink: &'a mut S) -> Filtered<'a, S> {
+    pub fn wrap<'a, S: Sink<Error = CliError>>(&'a self, sink: &'a mut S) -> Filtered<'a, S> {
         Filtered {
             inner: sink,
             f: self,
@@ -617,7 +617,7 @@ pub struct Filtered<'a, S> {
     threads: Vec<ThreadFilter>,
 }
 
-impl<S: Sink> Filtered<'_, S> {
+impl<S: Sink<Error = CliError>> Filtered<'_, S> {
     fn thread(&mut self, thread: u32) -> usize {
         let t = thread as usize;
         if t >= self.threads.len() {
@@ -807,7 +807,9 @@ impl<S: Sink> Filtered<'_, S> {
     }
 }
 
-impl<S: Sink> Sink for Filtered<'_, S> {
+impl<S: Sink<Error = CliError>> Sink for Filtered<'_, S> {
+    type Error = CliError;
+
     fn enter(
         &mut self,
         thread: u32,
@@ -894,6 +896,12 @@ impl<S: Sink> Sink for Filtered<'_, S> {
         }
         let from = self.f.range.map_or(0, |r| r.0);
         self.inner.task(thread, tsc, window.max(from), ev)
+    }
+
+    fn start(&mut self, thread: u32, tsc: u64) -> Result<(), CliError> {
+        // Where the calls cut by the range start, when it starts later.
+        let from = self.f.range.map_or(0, |r| r.0);
+        self.inner.start(thread, tsc.max(from))
     }
 
     fn link(&mut self, thread: u32, tsc: u64, link: TaskLink) -> Result<(), CliError> {

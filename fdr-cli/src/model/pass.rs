@@ -5,21 +5,19 @@
 
 use std::io::Read;
 
-use fdr_format::events::{EventDecoder, EventKind, ThreadStats};
+use fdr_format::events::{EventDecoder, ThreadStats};
 
-use crate::model::call::{Both, Close, Frame, Nothing, Sink, MAX_DEPTH};
+use crate::model::call::{Both, Close, Frame, Nothing, Sink};
 use crate::model::filter::Filter;
 use crate::model::input::Log;
-use crate::model::replay::{
-    input, origin, replay_decoder, too_deep, window_end, Decoded, Failure, Plan,
-};
+use crate::model::replay::{origin, replay_decoder, Decoded, Plan};
 use crate::progress::Progress;
 use crate::CliError;
 
 /// Replays `log` through `sink`, behind `filter`. Without a plan, entries missing from the
 /// window are inferred when their exit arrives (enough for per-function totals); with one, they
 /// are opened at the window's start. `pass` numbers this read for the progress bar.
-pub fn replay<S: Sink>(
+pub fn replay<S: Sink<Error = CliError>>(
     log: &Log,
     sink: &mut S,
     plan: Option<&Plan>,
@@ -55,7 +53,7 @@ pub fn replay<S: Sink>(
 /// let decoded = replay_shared(&log, &mut parts, None, &Filter::none(), &Progress::hidden(), 0)?;
 /// # Ok::<(), fdr_cli::CliError>(())
 /// ```
-pub fn replay_shared<S: Sink + Send>(
+pub fn replay_shared<S: Sink<Error = CliError> + Send>(
     log: &Log,
     sinks: &mut [S],
     plan: Option<&Plan>,
@@ -158,7 +156,7 @@ fn in_shares<S: Send, T: Send>(
 /// let plan = plan_shared(&log, &Filter::none(), &Progress::hidden(), &mut [Nothing, Nothing])?;
 /// # Ok::<(), fdr_cli::CliError>(())
 /// ```
-pub fn plan_shared<X: Sink + Send>(
+pub fn plan_shared<X: Sink<Error = CliError> + Send>(
     log: &Log,
     filter: &Filter,
     progress: &Progress,
@@ -189,135 +187,6 @@ pub fn plan_shared<X: Sink + Send>(
     Ok(merged)
 }
 
-/// What [`plan_fast`] does with a call that ends: (thread, frame, end, how, depth).
-type Ended<'a> = dyn FnMut(u32, &Frame, u64, Close, usize) -> Result<(), CliError> + 'a;
-
-/// One thread in [`plan_fast`]: its open calls (function, start) and where its window starts.
-#[derive(Default)]
-struct FastThread {
-    stack: Vec<(u32, u64)>,
-    started: bool,
-    first: u64,
-    block_tsc: u64,
-    initial: Vec<u32>,
-}
-
-/// The first pass without a filter, at the speed of the decoder: the same stack rules as
-/// [`replay_decoder`] (an exit closes the matching frame and those above it; an exit with no
-/// matching frame closes them all and is a call inferred from the window's start), keeping
-/// only each open call's function and start. `extra` sees each call's exit, with a frame
-/// whose time in callees is not counted (0).
-fn plan_fast<R: Read, X: Sink>(
-    mut dec: EventDecoder<R>,
-    path: &str,
-    filter: &Filter,
-    progress: &Progress,
-    extra: &mut X,
-) -> Result<Plan, CliError> {
-    let mut ts: Vec<FastThread> = Vec::new();
-    let mut shown: Vec<bool> = Vec::new();
-    let mut calls = 0u64;
-    let mut n: u32 = 0;
-    let mut ended = |t: u32, f: &Frame, end: u64, how: Close, depth: usize| {
-        let i = t as usize;
-        if i >= shown.len() {
-            shown.resize(i + 1, false);
-        }
-        shown[i] = true;
-        calls += 1;
-        extra.exit(t, depth, f, end, how, &[])
-    };
-    let r = dec.for_each(|ev, at| -> Result<(), Failure> {
-        n = n.wrapping_add(1);
-        if n & 0xfffff == 0 {
-            progress.at(0, at);
-        }
-        let t = ev.thread as usize;
-        if t >= ts.len() {
-            ts.resize_with(t + 1, FastThread::default);
-        }
-        let th = &mut ts[t];
-        let (id, exit, how) = match ev.kind {
-            EventKind::Block => {
-                th.block_tsc = ev.tsc;
-                return Ok(());
-            }
-            EventKind::Enter { id } | EventKind::EnterArgs { id } => (id, false, Close::Exit),
-            EventKind::Exit { id } => (id, true, Close::Exit),
-            EventKind::TailExit { id } => (id, true, Close::TailExit),
-            EventKind::Arg { .. }
-            | EventKind::Cpu { .. }
-            | EventKind::Task { .. }
-            | EventKind::Polled { .. }
-            | EventKind::Link(_)
-            | EventKind::Cull { .. } => return Ok(()),
-        };
-        if !th.started {
-            th.started = true;
-            th.first = th.block_tsc;
-        }
-        if !exit {
-            if th.stack.len() >= MAX_DEPTH {
-                return Err(Failure::Format(too_deep(at)));
-            }
-            th.stack.push((id, ev.tsc));
-            return Ok(());
-        }
-        let t = ev.thread;
-        let close = |th: &mut FastThread, how: Close, ended: &mut Ended<'_>| match th.stack.pop() {
-            Some((fid, start)) => {
-                let depth = th.stack.len();
-                ended(t, &Frame::new(fid, start, 0, false), ev.tsc, how, depth)
-            }
-            None => Ok(()),
-        };
-        match th.stack.iter().rposition(|f| f.0 == id) {
-            Some(at) => {
-                while th.stack.len() > at + 1 {
-                    close(th, Close::Unwound, &mut ended)?;
-                }
-                close(th, how, &mut ended)?;
-            }
-            None => {
-                // Entered before the window: everything open ran inside it.
-                while !th.stack.is_empty() {
-                    close(th, Close::Unwound, &mut ended)?;
-                }
-                th.initial.push(id);
-                ended(t, &Frame::new(id, th.first, 0, true), ev.tsc, how, 0)?;
-            }
-        }
-        Ok(())
-    });
-    match r {
-        Ok(()) => {}
-        Err(Failure::Format(e)) => return Err(input(path)(e)),
-        Err(Failure::Cli(e)) => return Err(e.in_log(path)),
-    }
-    progress.at(0, dec.offset());
-    for (t, th) in ts.iter_mut().enumerate() {
-        let end = window_end(&dec, t);
-        while let Some((fid, start)) = th.stack.pop() {
-            let f = Frame::new(fid, start, 0, false);
-            ended(t as u32, &f, end, Close::WindowEnd, th.stack.len())
-                .map_err(|e| e.in_log(path))?;
-        }
-    }
-    let threads = dec.threads().to_vec();
-    let origin = plan_origin(&threads, &shown, filter);
-    Ok(Plan {
-        initial: ts
-            .into_iter()
-            .map(|th| th.initial.into_iter().rev().collect())
-            .collect(),
-        origin,
-        info: dec.info().clone(),
-        threads,
-        shown,
-        calls,
-    })
-}
-
 /// Time zero: the earliest window start of a thread with calls that pass the filters (cut to
 /// the time range), as in a log that held only those calls.
 fn plan_origin(threads: &[ThreadStats], shown: &[bool], filter: &Filter) -> u64 {
@@ -335,6 +204,8 @@ struct Prescan {
 }
 
 impl Sink for Prescan {
+    type Error = CliError;
+
     fn enter(&mut self, thread: u32, _: usize, f: &Frame, _: &[u64]) -> Result<(), CliError> {
         if f.inferred {
             let t = thread as usize;
@@ -368,6 +239,8 @@ struct Seen {
 }
 
 impl Sink for Seen {
+    type Error = CliError;
+
     #[inline]
     fn exit(
         &mut self,
@@ -395,8 +268,7 @@ pub fn plan(log: &Log, filter: &Filter, progress: &Progress) -> Result<Plan, Cli
 }
 
 /// [`plan`], handing the calls that pass `filter` to `extra` as well. In this first pass an
-/// entry missing from the window is inferred at its exit (see [`replay`] without a plan); without
-/// a filter, `extra` sees only each call's exit, its time in callees not counted.
+/// entry missing from the window is inferred at its exit (see [`replay`] without a plan).
 ///
 /// ```no_run
 /// use fdr_cli::model::call::Nothing;
@@ -409,7 +281,7 @@ pub fn plan(log: &Log, filter: &Filter, progress: &Progress) -> Result<Plan, Cli
 /// println!("{} calls, time zero at tick {}", plan.calls, plan.origin);
 /// # Ok::<(), fdr_cli::CliError>(())
 /// ```
-pub fn plan_with<X: Sink>(
+pub fn plan_with<X: Sink<Error = CliError>>(
     log: &Log,
     filter: &Filter,
     progress: &Progress,
@@ -431,16 +303,13 @@ pub fn plan_decoder<R: Read>(
     plan_filtered(dec, path, &Filter::none(), progress, &mut Nothing)
 }
 
-fn plan_filtered<R: Read, X: Sink>(
+fn plan_filtered<R: Read, X: Sink<Error = CliError>>(
     dec: EventDecoder<R>,
     path: &str,
     filter: &Filter,
     progress: &Progress,
     extra: &mut X,
 ) -> Result<Plan, CliError> {
-    if !filter.wraps() {
-        return plan_fast(dec, path, filter, progress, extra);
-    }
     let mut p = Prescan {
         initial: Vec::new(),
     };

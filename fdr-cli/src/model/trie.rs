@@ -186,6 +186,8 @@ impl Trie {
 }
 
 impl Sink for Trie {
+    type Error = CliError;
+
     #[inline]
     fn enter(&mut self, thread: u32, depth: usize, f: &Frame, _: &[u64]) -> Result<(), CliError> {
         if depth > self.max_depth {

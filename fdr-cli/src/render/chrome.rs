@@ -112,6 +112,8 @@ impl Chrome<'_> {
 }
 
 impl Sink for Chrome<'_> {
+    type Error = CliError;
+
     fn task(&mut self, thread: u32, tsc: u64, window: u64, ev: TaskEvent) -> Result<(), CliError> {
         self.tasks.event(thread, tsc, window, ev)?;
         match ev.kind {

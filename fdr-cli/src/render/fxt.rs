@@ -288,6 +288,8 @@ impl Fxt<'_> {
 }
 
 impl Sink for Fxt<'_> {
+    type Error = CliError;
+
     fn task(&mut self, thread: u32, tsc: u64, window: u64, ev: TaskEvent) -> Result<(), CliError> {
         self.tasks.event(thread, tsc, window, ev)?;
         match ev.kind {

@@ -162,6 +162,8 @@ impl Lines<'_> {
 }
 
 impl Sink for Lines<'_> {
+    type Error = CliError;
+
     fn enter(&mut self, _: u32, depth: usize, f: &Frame, args: &[u64]) -> Result<(), CliError> {
         self.open_held()?;
         self.depth = depth + 1;

@@ -1,0 +1,810 @@
+//! The replay engine: a log's records turned into calls, one shadow stack per thread, handed
+//! to a [`Sink`] in record order. It is the one place the rules of reconstruction live
+//! (`docs/FORMAT.md`, "How time is reconstructed" and "Windows, and calls cut by them"); every
+//! consumer (the `fdr` command's analyses, [`crate::window`], the OTLP exporters) is a sink.
+//!
+//! What real recordings contain and how it is handled:
+//!
+//! - Each thread has a shadow stack. An entry opens a call; its [`Sink::enter`] comes once its
+//!   arguments are known (at most [`MAX_ARGS`] kept, more ignored).
+//! - An exit or a tail exit closes the topmost open call of its function, and first the calls
+//!   above it, at the same time ([`Close::Unwound`]). The tail-called function's own exit
+//!   closes it in turn.
+//! - A ring window may start mid-stack: an exit whose function is not open on the thread closes
+//!   every open call, and is a call *inferred* to have started at the thread's window start
+//!   (the start of the block of its first call; [`Frame::inferred`]). The calls completed
+//!   before it at the bottom of the stack, the previous inferred call included, are its callees
+//!   (its [`Frame::child`] counts them). With the frames a first pass found open at each
+//!   window's start ([`Replay::initial`]), those calls are entered when the window starts
+//!   instead, so that time-ordered outputs see a begin before every end.
+//! - Calls still open when the thread's records end are closed at the window's end
+//!   ([`window_end`]; [`Close::WindowEnd`]): they were running, and lasted at least until then.
+//! - CPU migrations and TSC wraps only reset the timestamp base, which the event decoder has
+//!   already folded into absolute timestamps.
+//! - A poll event ties the call whose exit came just before it (a CPU change record may sit in
+//!   between) to the async task it served ([`Sink::polled`]).
+//!
+//! Memory is each thread's open calls (at most [`MAX_DEPTH`], past which the log is an error)
+//! and their arguments; nothing recurses on the log's depth.
+//!
+//! ```
+//! use fdr_format::events::EventDecoder;
+//! use fdr_format::replay::{replay, Close, Frame, Replay, Sink};
+//! use fdr_format::{block_preamble, function_record, BlockStart, FileHeader, FnKind};
+//! use fdr_format::BLOCK_PREAMBLE_AFTER_EXTENTS;
+//!
+//! /// Each call's function, duration in ticks and whether its entry was inferred.
+//! struct Durations(Vec<(u32, u64, bool)>);
+//! impl Sink for Durations {
+//!     type Error = std::convert::Infallible;
+//!     fn exit(&mut self, _: u32, _: usize, f: &Frame, end: u64, _: Close, _: &[u64]) -> Result<(), Self::Error> {
+//!         self.0.push((f.id, end - f.start, f.inferred));
+//!         Ok(())
+//!     }
+//! }
+//!
+//! // Thread 7's window starts at tick 100, inside a call of function 7.
+//! let mut log = FileHeader::default().encode().to_vec();
+//! let records = [(7, FnKind::Exit, 50), (8, FnKind::Enter, 50), (8, FnKind::Exit, 60)];
+//! let start = BlockStart { tid: 7, wall_secs: 0, wall_micros: 0, pid: 1, cpu: 0, tsc: 100 };
+//! for w in block_preamble(&start, BLOCK_PREAMBLE_AFTER_EXTENTS as u64 + 8 * records.len() as u64) {
+//!     log.extend_from_slice(&w.to_le_bytes());
+//! }
+//! for (id, kind, delta) in records {
+//!     log.extend_from_slice(&function_record(id, kind, delta).to_le_bytes());
+//! }
+//! let mut dec = EventDecoder::new(&log[..])?;
+//! let mut d = Durations(Vec::new());
+//! replay(&mut dec, &mut d, &Replay::default()).map_err(|e| e.into_log().unwrap())?;
+//! assert_eq!(d.0, [(7, 50, true), (8, 60, false)]);
+//! # Ok::<(), fdr_format::FormatError>(())
+//! ```
+
+use std::fmt;
+use std::io::Read;
+
+use crate::events::{EventDecoder, EventKind, LogInfo, ThreadStats};
+use crate::{CullKind, FormatError, TaskKind, TaskLink};
+
+/// Calls nested deeper than this on one thread (inferred calls entered at a window's start
+/// included) make the log an error: such a stack is taken as a corrupt log rather than grown
+/// without end.
+///
+/// ```
+/// assert_eq!(fdr_format::replay::MAX_DEPTH, 1_048_576);
+/// ```
+pub const MAX_DEPTH: usize = 1 << 20;
+
+/// Arguments kept per call; more are ignored.
+///
+/// ```
+/// assert_eq!(fdr_format::replay::MAX_ARGS, 64);
+/// ```
+pub const MAX_ARGS: usize = 64;
+
+/// One open call.
+///
+/// ```
+/// use fdr_format::replay::Frame;
+/// let f = Frame::new(3, 100, 40, false);
+/// assert_eq!(f.self_ticks(200), 60);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Frame {
+    /// Function id.
+    pub id: u32,
+    /// Entry timestamp (ticks).
+    pub start: u64,
+    /// Ticks spent in calls made from this one that have completed.
+    pub child: u64,
+    /// The entry was not in the window; `start` is the window's start.
+    pub inferred: bool,
+    /// Byte offset of the record that opened it: its entry, or for an inferred call the exit
+    /// that revealed it (the thread's first record of the window, with [`Replay::initial`]).
+    pub at: u64,
+    /// Where its arguments begin in the thread's argument stack.
+    args_at: u32,
+}
+
+impl Frame {
+    /// A call of `id` that started at `start`, with `child` ticks in completed callees.
+    ///
+    /// ```
+    /// let f = fdr_format::replay::Frame::new(3, 100, 0, true);
+    /// assert!(f.inferred && f.start == 100);
+    /// ```
+    pub fn new(id: u32, start: u64, child: u64, inferred: bool) -> Frame {
+        Frame {
+            id,
+            start,
+            child,
+            inferred,
+            at: 0,
+            args_at: 0,
+        }
+    }
+
+    /// Ticks spent in the call itself, given its end (0 when time went backwards).
+    ///
+    /// ```
+    /// let f = fdr_format::replay::Frame::new(3, 100, 10, false);
+    /// assert_eq!((f.self_ticks(150), f.self_ticks(50)), (40, 0));
+    /// ```
+    #[inline]
+    pub fn self_ticks(&self, end: u64) -> u64 {
+        end.saturating_sub(self.start).saturating_sub(self.child)
+    }
+}
+
+/// How a call ended.
+///
+/// ```
+/// use fdr_format::replay::Close;
+/// assert_ne!(Close::Exit, Close::WindowEnd);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Close {
+    /// Its exit record.
+    Exit,
+    /// Its tail-exit record.
+    TailExit,
+    /// A caller's exit arrived first.
+    Unwound,
+    /// Still open at the end of its thread's window.
+    WindowEnd,
+}
+
+/// A task event: what happened, to which task of which function.
+///
+/// ```
+/// use fdr_format::{replay::TaskEvent, TaskKind};
+/// let e = TaskEvent { kind: TaskKind::Created, id: 3, task: 9 };
+/// assert_eq!(e.task, 9);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskEvent {
+    /// Created, completed or cancelled.
+    pub kind: TaskKind,
+    /// The async function's id.
+    pub id: u32,
+    /// The task's process-unique id.
+    pub task: u64,
+}
+
+/// What a consumer does with the calls of a replay. `thread` is the thread's index in the
+/// log ([`EventDecoder::threads`]). Every method but [`Sink::exit`] does nothing by default;
+/// an error stops the replay ([`Stop::Sink`]).
+///
+/// ```
+/// use fdr_format::replay::{Close, Frame, Sink};
+/// /// Counts the calls that ended.
+/// struct Count(u64);
+/// impl Sink for Count {
+///     type Error = std::convert::Infallible;
+///     fn exit(&mut self, _: u32, _: usize, _: &Frame, _: u64, _: Close, _: &[u64]) -> Result<(), Self::Error> {
+///         self.0 += 1;
+///         Ok(())
+///     }
+/// }
+/// let mut c = Count(0);
+/// c.exit(0, 0, &Frame::new(1, 0, 0, false), 5, Close::Exit, &[]).unwrap();
+/// assert_eq!(c.0, 1);
+/// ```
+pub trait Sink {
+    /// What stops a replay from the sink's side (a limit, a failed write ...).
+    type Error;
+
+    /// Thread `thread`'s window starts at `tsc` (the start of the block of its first call):
+    /// called once, before the thread's first call and before the inferred calls of
+    /// [`Replay::initial`] are entered.
+    fn start(&mut self, thread: u32, tsc: u64) -> Result<(), Self::Error> {
+        let _ = (thread, tsc);
+        Ok(())
+    }
+
+    /// A call begins. `depth` is its index in the thread's stack (0 at the bottom). Called
+    /// once the call's arguments are known.
+    fn enter(
+        &mut self,
+        thread: u32,
+        depth: usize,
+        frame: &Frame,
+        args: &[u64],
+    ) -> Result<(), Self::Error> {
+        let _ = (thread, depth, frame, args);
+        Ok(())
+    }
+
+    /// A call ends at `end`.
+    fn exit(
+        &mut self,
+        thread: u32,
+        depth: usize,
+        frame: &Frame,
+        end: u64,
+        how: Close,
+        args: &[u64],
+    ) -> Result<(), Self::Error>;
+
+    /// An async task was created, completed or cancelled on `thread` at `tsc` (see
+    /// [`crate::tasks`]). `window` is the start of the thread's window (of its current block
+    /// while it has recorded no call): where a task whose creation is missing begins.
+    fn task(
+        &mut self,
+        thread: u32,
+        tsc: u64,
+        window: u64,
+        ev: TaskEvent,
+    ) -> Result<(), Self::Error> {
+        let _ = (thread, tsc, window, ev);
+        Ok(())
+    }
+
+    /// The call of `id` that just ended on `thread` (the last [`Sink::exit`] for that thread)
+    /// was a poll that served async task `task`.
+    fn polled(&mut self, thread: u32, id: u32, task: u64) -> Result<(), Self::Error> {
+        let _ = (thread, id, task);
+        Ok(())
+    }
+
+    /// An async task was tied to another (its parent, or a task it follows from) by `thread`
+    /// at `tsc`.
+    fn link(&mut self, thread: u32, tsc: u64, link: TaskLink) -> Result<(), Self::Error> {
+        let _ = (thread, tsc, link);
+        Ok(())
+    }
+
+    /// A function was culled or restored (by `thread`, at `tsc`).
+    fn cull(&mut self, thread: u32, tsc: u64, kind: CullKind, id: u32) -> Result<(), Self::Error> {
+        let _ = (thread, tsc, kind, id);
+        Ok(())
+    }
+
+    /// The log is read; `thread`'s calls still open were closed at `last`, the end of its
+    /// window (called once per thread, after those closes).
+    fn end(&mut self, thread: u32, last: u64) -> Result<(), Self::Error> {
+        let _ = (thread, last);
+        Ok(())
+    }
+}
+
+/// Two sinks fed the same calls, the first one first.
+///
+/// ```
+/// use fdr_format::replay::{Both, Close, Frame, Sink};
+/// struct Count(u64);
+/// impl Sink for Count {
+///     type Error = ();
+///     fn exit(&mut self, _: u32, _: usize, _: &Frame, _: u64, _: Close, _: &[u64]) -> Result<(), ()> {
+///         self.0 += 1;
+///         Ok(())
+///     }
+/// }
+/// let (mut a, mut b) = (Count(0), Count(0));
+/// Both(&mut a, &mut b).exit(0, 0, &Frame::new(1, 0, 0, false), 5, Close::Exit, &[])?;
+/// assert_eq!((a.0, b.0), (1, 1));
+/// # Ok::<(), ()>(())
+/// ```
+pub struct Both<'a, A, B>(pub &'a mut A, pub &'a mut B);
+
+impl<A: Sink, B: Sink<Error = A::Error>> Sink for Both<'_, A, B> {
+    type Error = A::Error;
+
+    fn start(&mut self, thread: u32, tsc: u64) -> Result<(), A::Error> {
+        self.0.start(thread, tsc)?;
+        self.1.start(thread, tsc)
+    }
+
+    #[inline]
+    fn enter(
+        &mut self,
+        thread: u32,
+        depth: usize,
+        f: &Frame,
+        args: &[u64],
+    ) -> Result<(), A::Error> {
+        self.0.enter(thread, depth, f, args)?;
+        self.1.enter(thread, depth, f, args)
+    }
+
+    #[inline]
+    fn exit(
+        &mut self,
+        thread: u32,
+        depth: usize,
+        f: &Frame,
+        end: u64,
+        how: Close,
+        args: &[u64],
+    ) -> Result<(), A::Error> {
+        self.0.exit(thread, depth, f, end, how, args)?;
+        self.1.exit(thread, depth, f, end, how, args)
+    }
+
+    fn task(&mut self, thread: u32, tsc: u64, window: u64, ev: TaskEvent) -> Result<(), A::Error> {
+        self.0.task(thread, tsc, window, ev)?;
+        self.1.task(thread, tsc, window, ev)
+    }
+
+    fn polled(&mut self, thread: u32, id: u32, task: u64) -> Result<(), A::Error> {
+        self.0.polled(thread, id, task)?;
+        self.1.polled(thread, id, task)
+    }
+
+    fn link(&mut self, thread: u32, tsc: u64, link: TaskLink) -> Result<(), A::Error> {
+        self.0.link(thread, tsc, link)?;
+        self.1.link(thread, tsc, link)
+    }
+
+    fn cull(&mut self, thread: u32, tsc: u64, kind: CullKind, id: u32) -> Result<(), A::Error> {
+        self.0.cull(thread, tsc, kind, id)?;
+        self.1.cull(thread, tsc, kind, id)
+    }
+
+    fn end(&mut self, thread: u32, last: u64) -> Result<(), A::Error> {
+        self.0.end(thread, last)?;
+        self.1.end(thread, last)
+    }
+}
+
+/// Why a replay stopped: the log was wrong, or the sink said stop.
+///
+/// ```
+/// use fdr_format::{replay::Stop, FormatError};
+/// let s: Stop<String> = Stop::Log(FormatError::new(8, "bad record".into()));
+/// assert_eq!(s.into_log().unwrap().offset, 8);
+/// ```
+#[derive(Debug)]
+pub enum Stop<E> {
+    /// The log: where and what.
+    Log(FormatError),
+    /// The sink's error, and the byte offset of the record being replayed when it was made
+    /// (the end of the log for calls closed at the window's end).
+    Sink {
+        /// What the sink said.
+        error: E,
+        /// Where in the log.
+        offset: u64,
+    },
+}
+
+impl<E> Stop<E> {
+    /// The log's error, `None` for a sink's.
+    ///
+    /// ```
+    /// use fdr_format::replay::Stop;
+    /// assert!(Stop::Sink { error: (), offset: 0 }.into_log().is_none());
+    /// ```
+    pub fn into_log(self) -> Option<FormatError> {
+        match self {
+            Stop::Log(e) => Some(e),
+            Stop::Sink { .. } => None,
+        }
+    }
+}
+
+impl<E: fmt::Display> fmt::Display for Stop<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Stop::Log(e) => e.fmt(f),
+            Stop::Sink { error, offset } => write!(f, "{error} (at byte {offset})"),
+        }
+    }
+}
+
+impl<E> From<FormatError> for Stop<E> {
+    fn from(e: FormatError) -> Self {
+        Stop::Log(e)
+    }
+}
+
+/// How to replay: what a first pass knows, and who wants to hear of progress.
+///
+/// ```
+/// use fdr_format::replay::Replay;
+/// let initial = vec![vec![], vec![4, 9]]; // thread 1's window starts inside 4, inside it 9
+/// let r = Replay { initial: &initial, ..Replay::default() };
+/// assert_eq!(r.initial[1], [4, 9]);
+/// ```
+#[derive(Clone, Copy, Default)]
+pub struct Replay<'a> {
+    /// Per thread index, the functions of the calls open when its window started, from the
+    /// bottom of the stack up: entered (inferred) at the window's start. Empty: every call
+    /// whose entry is missing is inferred when its exit arrives.
+    pub initial: &'a [Vec<u32>],
+    /// Called with the byte offset reached every 2^20 events, and once at the end.
+    pub progress: Option<&'a dyn Fn(u64)>,
+}
+
+/// A thread's shadow stack while the log is replayed.
+#[derive(Default)]
+struct ThreadState {
+    stack: Vec<Frame>,
+    args: Vec<u64>,
+    /// Ticks of completed calls at the bottom of the stack: the callees of an inferred caller.
+    root_child: u64,
+    /// The window's start: the start of the block of the thread's first call.
+    first: u64,
+    /// Start of the current block.
+    block_tsc: u64,
+    started: bool,
+    /// The top frame was entered with arguments that are still arriving.
+    pending: bool,
+    /// The function whose exit was the thread's previous event.
+    last_exit: Option<u32>,
+}
+
+/// Replays the log `dec` reads into `sink`. The decoder keeps the log's tables and threads
+/// ([`EventDecoder::info`], [`EventDecoder::threads`]) for after.
+///
+/// ```
+/// use fdr_format::events::EventDecoder;
+/// use fdr_format::replay::{replay, Close, Frame, Replay, Sink};
+/// struct Nothing;
+/// impl Sink for Nothing {
+///     type Error = ();
+///     fn exit(&mut self, _: u32, _: usize, _: &Frame, _: u64, _: Close, _: &[u64]) -> Result<(), ()> {
+///         Ok(())
+///     }
+/// }
+/// let log = fdr_format::FileHeader::default().encode();
+/// let mut dec = EventDecoder::new(&log[..]).unwrap();
+/// assert!(replay(&mut dec, &mut Nothing, &Replay::default()).is_ok());
+/// assert!(dec.threads().is_empty());
+/// ```
+pub fn replay<R: Read, S: Sink>(
+    dec: &mut EventDecoder<R>,
+    sink: &mut S,
+    how: &Replay<'_>,
+) -> Result<(), Stop<S::Error>> {
+    let mut ts: Vec<ThreadState> = Vec::new();
+    let mut n: u32 = 0;
+    dec.for_each(|ev, at| -> Result<(), Stop<S::Error>> {
+        n = n.wrapping_add(1);
+        if n & 0xfffff == 0 {
+            if let Some(p) = how.progress {
+                p(at);
+            }
+        }
+        let t = ev.thread as usize;
+        if t >= ts.len() {
+            ts.resize_with(t + 1, ThreadState::default);
+        }
+        event(&mut ts[t], ev.thread, ev.tsc, ev.kind, at, sink, how).map_err(|e| match e {
+            Fail::Log(e) => Stop::Log(e),
+            Fail::Sink(error) => Stop::Sink { error, offset: at },
+        })
+    })?;
+    let at = dec.offset();
+    if let Some(p) = how.progress {
+        p(at);
+    }
+    let named = |error| Stop::Sink { error, offset: at };
+    for (t, th) in ts.iter_mut().enumerate() {
+        if th.pending {
+            th.pending = false;
+            flush_enter(th, t as u32, sink).map_err(named)?;
+        }
+        let end = window_end(dec.info(), dec.threads(), t);
+        while !th.stack.is_empty() {
+            pop(th, t as u32, end, Close::WindowEnd, sink).map_err(named)?;
+        }
+        sink.end(t as u32, end).map_err(named)?;
+    }
+    Ok(())
+}
+
+/// Why one event stopped the replay (the offset is added by the caller).
+enum Fail<E> {
+    Log(FormatError),
+    Sink(E),
+}
+
+impl<E> From<E> for Fail<E> {
+    fn from(e: E) -> Self {
+        Fail::Sink(e)
+    }
+}
+
+#[inline]
+fn event<S: Sink>(
+    th: &mut ThreadState,
+    thread: u32,
+    tsc: u64,
+    kind: EventKind,
+    at: u64,
+    sink: &mut S,
+    how: &Replay<'_>,
+) -> Result<(), Fail<S::Error>> {
+    if th.pending && !matches!(kind, EventKind::Arg { .. }) {
+        th.pending = false;
+        flush_enter(th, thread, sink)?;
+    }
+    // A CPU change record may sit between a poll's exit and its poll event (the thread
+    // migrated): it does not come between them. Anything else does, a new block included.
+    let previous_exit = match kind {
+        EventKind::Cpu { .. } => th.last_exit,
+        _ => th.last_exit.take(),
+    };
+    if !th.started
+        && !matches!(
+            kind,
+            EventKind::Block
+                | EventKind::Cpu { .. }
+                | EventKind::Task { .. }
+                | EventKind::Polled { .. }
+                | EventKind::Link(_)
+                | EventKind::Cull { .. }
+        )
+    {
+        // The window opens with the block of the thread's first call; blocks of extension
+        // records only (the leading block) do not count.
+        th.started = true;
+        th.first = th.block_tsc;
+        sink.start(thread, th.first)?;
+        if let Some(initial) = how.initial.get(thread as usize) {
+            for &id in initial {
+                push(th, id, th.first, true, at)?;
+                flush_enter(th, thread, sink)?;
+            }
+        }
+    }
+    match kind {
+        EventKind::Enter { id } => {
+            push(th, id, tsc, false, at)?;
+            flush_enter(th, thread, sink)?;
+        }
+        EventKind::EnterArgs { id } => {
+            push(th, id, tsc, false, at)?;
+            th.pending = true;
+        }
+        EventKind::Arg { value } => {
+            if th.pending {
+                let top = th.stack.last().map_or(0, |f| f.args_at as usize);
+                if th.args.len() - top < MAX_ARGS {
+                    th.args.push(value);
+                }
+            }
+        }
+        EventKind::Exit { id } => {
+            close(th, thread, id, tsc, Close::Exit, at, sink)?;
+            th.last_exit = Some(id);
+        }
+        EventKind::TailExit { id } => {
+            close(th, thread, id, tsc, Close::TailExit, at, sink)?;
+            th.last_exit = Some(id);
+        }
+        EventKind::Block => th.block_tsc = tsc,
+        // Task events do not change the stack of the thread that polls.
+        EventKind::Task { kind, id, task } => {
+            let window = if th.started { th.first } else { th.block_tsc };
+            sink.task(thread, tsc, window, TaskEvent { kind, id, task })?;
+        }
+        // Only right after the exit it speaks of (the poll whose exit came just before).
+        EventKind::Polled { id, task } => {
+            if previous_exit == Some(id) {
+                sink.polled(thread, id, task)?;
+            }
+        }
+        EventKind::Link(link) => sink.link(thread, tsc, link)?,
+        EventKind::Cull { kind, id, .. } => sink.cull(thread, tsc, kind, id)?,
+        EventKind::Cpu { .. } => {}
+    }
+    Ok(())
+}
+
+/// The error of a stack deeper than [`MAX_DEPTH`], at the record at `offset`.
+///
+/// ```
+/// let e = fdr_format::replay::too_deep(64);
+/// assert!(e.message.contains("nested more than 1048576 deep") && e.offset == 64);
+/// ```
+pub fn too_deep(offset: u64) -> FormatError {
+    FormatError::new(
+        offset,
+        format!(
+            "calls are nested more than {MAX_DEPTH} deep on one thread; expected exits (is the \
+             log corrupt?)"
+        ),
+    )
+}
+
+#[inline]
+fn push<E>(
+    th: &mut ThreadState,
+    id: u32,
+    tsc: u64,
+    inferred: bool,
+    at: u64,
+) -> Result<(), Fail<E>> {
+    if th.stack.len() >= MAX_DEPTH {
+        return Err(Fail::Log(too_deep(at)));
+    }
+    th.stack.push(Frame {
+        id,
+        start: tsc,
+        child: 0,
+        inferred,
+        at,
+        args_at: th.args.len() as u32,
+    });
+    Ok(())
+}
+
+#[inline]
+fn flush_enter<S: Sink>(th: &ThreadState, thread: u32, sink: &mut S) -> Result<(), S::Error> {
+    if let Some(f) = th.stack.last() {
+        sink.enter(
+            thread,
+            th.stack.len() - 1,
+            f,
+            &th.args[f.args_at as usize..],
+        )?;
+    }
+    Ok(())
+}
+
+#[inline]
+fn pop<S: Sink>(
+    th: &mut ThreadState,
+    thread: u32,
+    end: u64,
+    how: Close,
+    sink: &mut S,
+) -> Result<(), S::Error> {
+    let Some(f) = th.stack.pop() else {
+        return Ok(());
+    };
+    let depth = th.stack.len();
+    sink.exit(thread, depth, &f, end, how, &th.args[f.args_at as usize..])?;
+    th.args.truncate(f.args_at as usize);
+    let dur = end.saturating_sub(f.start);
+    match th.stack.last_mut() {
+        Some(parent) => parent.child = parent.child.saturating_add(dur),
+        None => th.root_child = th.root_child.saturating_add(dur),
+    }
+    Ok(())
+}
+
+#[inline]
+fn close<S: Sink>(
+    th: &mut ThreadState,
+    thread: u32,
+    id: u32,
+    end: u64,
+    how: Close,
+    at: u64,
+    sink: &mut S,
+) -> Result<(), S::Error> {
+    // The common case: the exit matches the top of the stack.
+    if let Some(top) = th.stack.last() {
+        if top.id == id {
+            return pop(th, thread, end, how, sink);
+        }
+    }
+    if let Some(at) = th.stack.iter().rposition(|f| f.id == id) {
+        while th.stack.len() > at + 1 {
+            pop(th, thread, end, Close::Unwound, sink)?;
+        }
+        return pop(th, thread, end, how, sink);
+    }
+    // Entered before the window started: everything open now, and everything completed at the
+    // bottom of the stack so far, ran inside it.
+    while !th.stack.is_empty() {
+        pop(th, thread, end, Close::Unwound, sink)?;
+    }
+    let f = Frame {
+        id,
+        start: th.first,
+        child: th.root_child,
+        inferred: true,
+        at,
+        args_at: th.args.len() as u32,
+    };
+    th.stack.push(f);
+    flush_enter(th, thread, sink)?;
+    th.stack.pop();
+    sink.exit(thread, 0, &f, end, how, &[])?;
+    th.root_child = end.saturating_sub(f.start);
+    Ok(())
+}
+
+/// Time zero of a log's calls: the earliest window start of a thread that recorded calls (0
+/// when none did).
+///
+/// ```
+/// use fdr_format::events::ThreadStats;
+/// let t = |first_tsc, function_records| ThreadStats { first_tsc, function_records, ..Default::default() };
+/// assert_eq!(fdr_format::replay::origin(&[t(50, 0), t(70, 3), t(90, 1)]), 70);
+/// assert_eq!(fdr_format::replay::origin(&[]), 0);
+/// ```
+pub fn origin(threads: &[ThreadStats]) -> u64 {
+    threads
+        .iter()
+        .filter(|t| t.function_records > 0)
+        .map(|t| t.first_tsc)
+        .min()
+        .unwrap_or(0)
+}
+
+/// When the log was taken: the run record's `end_tsc`, or the latest record of `threads` if
+/// that is later (a log without a run record). Tasks not completed by then end there.
+///
+/// ```
+/// use fdr_format::events::{LogInfo, ThreadStats};
+/// let threads = [ThreadStats { last_tsc: 500, ..Default::default() }];
+/// assert_eq!(fdr_format::replay::log_end(&LogInfo::default(), &threads), 500);
+/// ```
+pub fn log_end(info: &LogInfo, threads: &[ThreadStats]) -> u64 {
+    let last = threads.iter().map(|t| t.last_tsc).max().unwrap_or(0);
+    last.max(info.run.as_ref().map_or(0, |r| r.end_tsc))
+}
+
+/// Where thread index `t`'s calls still open at the end of its records end: when the log was
+/// taken (the run record's `end_tsc`), or the thread's last record if that is later (a log
+/// without a run record). Not the last record alone: a hung thread's last record is the entry
+/// of the call that hangs, which would then last 0 ns.
+///
+/// ```
+/// use fdr_format::events::{LogInfo, ThreadStats};
+/// let threads = [ThreadStats { last_tsc: 500, ..Default::default() }];
+/// assert_eq!(fdr_format::replay::window_end(&LogInfo::default(), &threads, 0), 500);
+/// ```
+pub fn window_end(info: &LogInfo, threads: &[ThreadStats], t: usize) -> u64 {
+    let last = threads.get(t).map_or(0, |s| s.last_tsc);
+    last.max(info.run.as_ref().map_or(0, |r| r.end_tsc))
+}
+
+/// Ticks to nanoseconds at `ticks_per_second`, rounded down, computed exactly (saturating at
+/// `u64::MAX`): how every time read from a log is converted.
+///
+/// ```
+/// use fdr_format::replay::ticks_to_ns;
+/// assert_eq!(ticks_to_ns(3_000, 3_000_000_000), 1_000);
+/// assert_eq!(ticks_to_ns(2, 3_000_000_000), 0); // rounded down
+/// assert_eq!(ticks_to_ns(u64::MAX, 1), u64::MAX); // saturated
+/// ```
+#[inline]
+pub fn ticks_to_ns(ticks: u64, ticks_per_second: u64) -> u64 {
+    (u128::from(ticks) * 1_000_000_000 / u128::from(ticks_per_second.max(1)))
+        .min(u128::from(u64::MAX)) as u64
+}
+
+/// The Unix time of tick `origin`, ns: the run record's wall clock at the start of recording
+/// plus the ticks from then to `origin`; in a log without a run record, the wall-clock marker
+/// of the block that opened the earliest window of a thread with calls (microseconds). `None`
+/// when neither is there (no run record and no call).
+///
+/// ```
+/// use fdr_format::events::LogInfo;
+/// use fdr_format::RunInfo;
+/// let mut info = LogInfo::default();
+/// info.header.cycle_frequency = 1_000_000_000;
+/// info.run = Some(RunInfo { start_unix_secs: 1_700_000_000, start_unix_nanos: 7, start_tsc: 1_000,
+///                           ..RunInfo::default() });
+/// assert_eq!(fdr_format::replay::unix_ns(&info, &[], 1_500), Some(1_700_000_000_000_000_507));
+/// assert_eq!(fdr_format::replay::unix_ns(&LogInfo::default(), &[], 0), None);
+/// ```
+pub fn unix_ns(info: &LogInfo, threads: &[ThreadStats], origin: u64) -> Option<u64> {
+    let freq = info.header.cycle_frequency;
+    let ns = match &info.run {
+        Some(r) => {
+            let start =
+                i128::from(r.start_unix_secs) * 1_000_000_000 + i128::from(r.start_unix_nanos);
+            let delta = if origin >= r.start_tsc {
+                i128::from(ticks_to_ns(origin - r.start_tsc, freq))
+            } else {
+                -i128::from(ticks_to_ns(r.start_tsc - origin, freq))
+            };
+            start + delta
+        }
+        None => {
+            let first = threads
+                .iter()
+                .filter(|t| t.function_records > 0)
+                .min_by_key(|t| t.first_tsc)?;
+            i128::from(first.walltime.0) * 1_000_000_000 + i128::from(first.walltime.1) * 1_000
+        }
+    };
+    Some(ns.clamp(0, i128::from(u64::MAX)) as u64)
+}
