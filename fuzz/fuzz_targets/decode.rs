@@ -1,7 +1,8 @@
 //! Feeds arbitrary bytes to every layer of the reader, in memory: raw records with the block
 //! grammar and the backwards-time check, the event decoder in shares, one-pass accounting, and
-//! the two-pass replay behind `stack`, `convert` and `flame`. Any panic, overflow or unbounded
-//! allocation is a bug; errors are the expected outcome. `scripts/fuzz` runs it with seeds.
+//! the two-pass replay behind `stack`, `convert` and `flame`, and a window's calls in one pass
+//! and in two, which must be the same. Any panic, overflow or unbounded allocation is a bug;
+//! errors are the expected outcome. `scripts/fuzz` runs it with seeds.
 
 #![no_main]
 
@@ -89,6 +90,19 @@ fuzz_target!(|data: &[u8]| {
             let frames: usize = lines.iter().map(|l| l.matches(';').count() + 1).sum();
             assert!(frames <= tiny.frames, "{frames} frames");
         }
+    }
+    // The one engine, run both ways: the same calls (or the same refusal, which the plan
+    // already met when it is the log's).
+    let small = fdr_format::window::Limits { calls: 1 << 16, arg_values: 1 << 16 };
+    if let Ok(one) = fdr_format::window::calls_with(data, &small) {
+        let mut dec = EventDecoder::new(data).unwrap();
+        let mut c = fdr_format::window::Collector::planned(small);
+        let how = fdr_format::replay::Replay { initial: &plan.initial, ..Default::default() };
+        let read = fdr_format::replay::replay(&mut dec, &mut c, &how);
+        assert!(read.is_ok(), "one pass read it, two did not: {read:?}");
+        let two = c.finish(dec.info(), dec.threads()).expect("one pass finished it");
+        assert_eq!(one.calls, two.calls);
+        assert_eq!(one.tasks, two.tasks);
     }
     let mut chart = Chart::new(tiny);
     if let Ok(dec) = EventDecoder::new(data) {
