@@ -412,9 +412,8 @@ impl Config {
 
     /// Culling (on by default): a function whose calls were all erased by the rewind for
     /// [`Config::cull_after`] calls in a row (counted over all threads together) stops being
-    /// recorded on every thread: its calls cost one flag test, as with no recorder. Every
-    /// [`PROBE_PERIOD_MS`](crate::PROBE_PERIOD_MS) ms the background writer lets the next
-    /// [`PROBE_CALLS`](crate::PROBE_CALLS) calls of each culled function through (a probe); a
+    /// recorded on every thread: its calls cost one flag test, as with no recorder. Every 10 ms the
+    /// background writer lets the next 64 calls of each culled function through (a probe); a
     /// probed call that reaches the threshold, on any thread, records the function again
     /// everywhere. The log says which functions were
     /// culled and restored, on which thread and when, and how many probes were made. Off, every call is recorded (or

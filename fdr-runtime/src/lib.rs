@@ -150,13 +150,9 @@ pub use config::{
     MAX_BUFFER_SIZE, MAX_PROFILE_NODES, MIN_BUFFER_SIZE, OTLP_FLUSH, PROFILE_DEPTH,
 };
 #[cfg(feature = "record")]
-pub use cull::{memory as culling_memory, PROBES_PER_ROUND, PROBE_CALLS, PROBE_PERIOD_MS};
-#[cfg(feature = "record")]
 pub use desc::{function, FUNCTIONS};
 pub use desc::{FnDesc, FnKindTag, Named};
 pub use error::Error;
-#[cfg(feature = "record")]
-pub use fdr_format::LinkKind;
 #[cfg(feature = "record")]
 pub use hooks::{Args, CallGuard, Instrumented, NoArgs, PollEntry};
 pub use learned::{AUTO_FLOOR, AUTO_K, AUTO_RECOMPUTE, AUTO_WARMUP, AUTO_WARMUP_TIME};
