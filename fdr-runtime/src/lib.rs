@@ -37,7 +37,7 @@
 //! | `attach`, `background` | a thread joining a recording, taking buffers, leaving; the background writer: trigger and signal snapshots, the watchdog |
 //! | `snapshot_log` | a window written as a log, the final one or a snapshot, to a writer or a file, with the profile beside it |
 //! | `profile_log` | the profile written as a profile file |
-//! | `atomic_file`, `controller`, `local`, `log_file` | writing a log through its own temporary file; what to write for each event (policy); the thread-local; the log's layout on disk |
+//! | `controller`, `local`, `log_file` | what to write for each event (policy); the thread-local; the log's layout on disk |
 //! | `cull`, `rewind`, `session`, `window` | culling functions whose calls are always erased; erasing calls shorter than the threshold; one recording, which one is running, fork handling; the window by age (`max_age`) |
 //! | `gate`, `snapshot`, `thread_state` | the recorder gate copied into every descriptor; copying buffers while their owners write; a thread's recording state |
 //! | `profiles` | a recording's profile: the threads' call tries, merged |
@@ -45,7 +45,7 @@
 //! | `pool` | the buffers, in the crash box or in the process's memory |
 //! | `crash_box` | the pool's file mapped shared, which survives the process: laying it out, keeping it current, marking it at a crash signal, recovering the boxes of dead processes |
 //! | `clock`, `cpu_wait`, `host`, `options`, `profile`, `record_writer`, `signal`, `trigger` | time and CPU; how long a slow call's thread waited for a CPU; ids, names and wall time; reading `FDR_OPTIONS`; one thread's call trie (profile mode); how words go into a buffer and are published; the snapshot signal's handler; slow-call triggers |
-//! | `args`, `desc`, `injected`, `learned`, `out_name`, `queue`, `registry`, `slot`, `stats`, `wakeup` | logged arguments; the function table; values tests inject; learned slow-call limits; log file names; the free and retired queues; the threads; what an owner publishes for snapshots; counters; waking the writer |
+//! | `args`, `atomic_file`, `desc`, `injected`, `learned`, `out_name`, `queue`, `registry`, `slot`, `stats`, `wakeup` | logged arguments; writing a file through its own temporary file; the function table; values tests inject; learned slow-call limits; log file names; the free and retired queues; the threads; what an owner publishes for snapshots; counters; waking the writer |
 //! | `config` | the settings and their limits |
 //! | `error` | errors |
 //! | `platform` | what the operating system gives (thread and process ids, CPU numbers, clocks, signals, memory mappings, pipes, fork and exit hooks), a file per system; where fdr does not record, the same functions, inert |

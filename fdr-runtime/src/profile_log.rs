@@ -63,7 +63,7 @@ pub(crate) fn write_file(s: &Session, path: &Path, is_final: bool) -> Result<(),
     if s.profiles().is_none() {
         return Err(Error::NotProfiling);
     }
-    atomic_file::write(s, path, is_final, |f| write(s, f))
+    atomic_file::write(s.outputs().finals(), path, is_final, |f| write(s, f))
 }
 
 /// Where a recording that also keeps a window writes its profile beside the log `log`.

@@ -187,7 +187,7 @@ impl Recorder {
             if self.profile_only() {
                 return profile_log::write_file(s, path, true);
             }
-            atomic_file::write(s, path, true, |f| {
+            atomic_file::write(s.outputs().finals(), path, true, |f| {
                 snapshot_log::write(s, f, false, info(reason))
             })?;
             if s.profiles().is_some() {

@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Once};
 
 use fdr_format::{Reason, ReasonInfo};
 
+use crate::atomic_file::Finals;
 use crate::clock::Calibration;
 use crate::export::Exporter;
 use crate::pool::Pool;
@@ -155,7 +156,7 @@ pub(crate) struct Outputs {
     /// The `out` template that trigger and signal snapshots are named from.
     out_template: PathBuf,
     /// Paths the final log was written to: a snapshot that ends later does not replace it.
-    final_paths: Mutex<Vec<PathBuf>>,
+    finals: Finals,
     /// A background write failed and was reported (once).
     write_failed: AtomicBool,
 }
@@ -171,9 +172,10 @@ impl Outputs {
         &self.out_template
     }
 
-    /// The paths the final log was written to, locked while a log is renamed into place.
-    pub(crate) fn final_paths(&self) -> MutexGuard<'_, Vec<PathBuf>> {
-        self.final_paths.lock().unwrap_or_else(|e| e.into_inner())
+    /// The paths the final log was written to, which every log of the recording is written
+    /// against ([`atomic_file::write`](crate::atomic_file::write)).
+    pub(crate) fn finals(&self) -> &Finals {
+        &self.finals
     }
 
     /// True the first time it is called: a failed background write is reported once.
@@ -326,7 +328,7 @@ impl Session {
             outputs: Outputs {
                 auto_out,
                 out_template,
-                final_paths: Mutex::new(Vec::new()),
+                finals: Finals::default(),
                 write_failed: AtomicBool::new(false),
             },
             counters: Counters::default(),
