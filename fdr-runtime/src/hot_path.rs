@@ -32,7 +32,7 @@ use fdr_format::{
 use crate::desc::FnDesc;
 use crate::local::{self, Local};
 use crate::thread_state::{ThreadState, BUSY};
-use crate::{attach, autostart, clock, controller, cull, gate, profile, session, trigger};
+use crate::{attach, clock, controller, cull, gate, profile, session, trigger};
 
 /// Records one function event.
 ///
@@ -314,11 +314,7 @@ fn cold_event<'a>(
     }
     let mut entry = SKIPPED;
     t.busy(|| {
-        if session::claim_autostart() {
-            autostart::run();
-        } else {
-            session::wait_for_start();
-        }
+        session::settle(crate::START_FROM_ENV);
         let Some(len) = attach::ensure(l, len) else {
             return 0;
         };
@@ -664,11 +660,7 @@ fn profile_cold(l: &Local, f: &'static FnDesc, kind: FnKind) -> Entry {
     }
     let mut joined = false;
     t.busy(|| {
-        if session::claim_autostart() {
-            autostart::run();
-        } else {
-            session::wait_for_start();
-        }
+        session::settle(crate::START_FROM_ENV);
         match attach::ensure(l, len) {
             Some(len) => {
                 joined = true;

@@ -31,9 +31,9 @@
 //! | `trace_context` | joining a W3C trace: the marker call `join_trace` records |
 //! | `hooks` | the typed hooks and guards the macros expand into |
 //! | `task` | async tasks: ids, creation, completion, cancellation, task-latency triggers |
-//! | `hot_path` | the path of every hook: bounds check, busy bracket, clock, controller; the cold path |
 //! | `autostart` | `FDR_OPTIONS`: recording from the first call, logs at exit and on panic |
 //! | `recorder` | the public API: start, snapshots, finish |
+//! | `hot_path` | the path of every hook: bounds check, busy bracket, clock, controller; the cold path |
 //! | `attach`, `background` | a thread joining a recording, taking buffers, leaving; the background writer: trigger and signal snapshots, the watchdog |
 //! | `snapshot_log` | a window written as a log, the final one or a snapshot, to a writer or a file, with the profile beside it |
 //! | `profile_log` | the profile written as a profile file |
@@ -141,6 +141,13 @@ mod trigger;
 mod wakeup;
 #[cfg(feature = "record")]
 mod window;
+
+/// What the hooks' cold path runs when it finds the process's first call (or a forked child's)
+/// with nothing decided: read `FDR_OPTIONS` and start the recording it asks for. The recording
+/// path sits below the recorder it would start, so it does not name `autostart`: the root, above
+/// every row of the table, plugs it in here (`tests/layers.rs` lets the root hold no other).
+#[cfg(feature = "record")]
+const START_FROM_ENV: fn() = autostart::run;
 
 pub use args::LogArg;
 #[cfg(feature = "record")]

@@ -553,8 +553,20 @@ pub(crate) fn epoch() -> u64 {
     EPOCH.load(Ordering::Acquire)
 }
 
+/// Settles whether this process records before a hook goes on: the one caller that finds it
+/// undecided runs `start`, which reads `FDR_OPTIONS`, may start a recording and ends with
+/// [`autostart_done`]; the others wait while it runs ([`wait_for_start`]). The hooks' cold path
+/// passes `autostart`'s run, which sits above it, through the crate root's `START_FROM_ENV`.
+pub(crate) fn settle(start: fn()) {
+    if claim_autostart() {
+        start();
+    } else {
+        wait_for_start();
+    }
+}
+
 /// True for the one caller that gets to read `FDR_OPTIONS` (it then calls `autostart_done`).
-pub(crate) fn claim_autostart() -> bool {
+fn claim_autostart() -> bool {
     STATE.load(Ordering::Acquire) == Process::Unknown as u8
         && STATE
             .compare_exchange(
@@ -578,7 +590,7 @@ const START_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 /// Waits while another thread starts the recording, so that this thread's first calls are
 /// recorded, not dropped: a worker pool started before the main thread's first call loses none
 /// of its work. Past [`START_WAIT`] the call is counted as dropped (`fdr info` says so).
-pub(crate) fn wait_for_start() {
+fn wait_for_start() {
     if STATE.load(Ordering::Acquire) != Process::Starting as u8 {
         return;
     }
