@@ -38,7 +38,7 @@
 //! | `snapshot_log` | a window written as a log, the final one or a snapshot, to a writer or a file, with the profile beside it |
 //! | `profile_log` | the profile written as a profile file |
 //! | `controller`, `local`, `log_file` | what to write for each event (policy); the thread-local; the log's layout on disk |
-//! | `cull`, `rewind`, `session`, `window` | culling functions whose calls are always erased; erasing calls shorter than the threshold; one recording, which one is running, fork handling; the window by age (`max_age`) |
+//! | `age_cut`, `cull`, `rewind`, `session` | the window cut by age (`max_age`); culling functions whose calls are always erased; erasing calls shorter than the threshold; one recording, which one is running, fork handling |
 //! | `gate`, `snapshot`, `thread_state` | the recorder gate copied into every descriptor; copying buffers while their owners write; a thread's recording state |
 //! | `profiles` | a recording's profile: the threads' call tries, merged |
 //! | `export` | windows sent to an OpenTelemetry collector: the bounded queue and the sending thread |
@@ -52,6 +52,8 @@
 //!
 //! The record layout itself belongs to `fdr_format`.
 
+#[cfg(feature = "record")]
+mod age_cut;
 mod args;
 #[cfg(feature = "record")]
 mod atomic_file;
@@ -139,8 +141,6 @@ mod trace_context;
 mod trigger;
 #[cfg(feature = "record")]
 mod wakeup;
-#[cfg(feature = "record")]
-mod window;
 
 /// What the hooks' cold path runs when it finds the process's first call (or a forked child's)
 /// with nothing decided: read `FDR_OPTIONS` and start the recording it asks for. The recording

@@ -12,7 +12,7 @@ use fdr_format::{lead_block, Extension, FileHeader, LeadStart, ReasonInfo, Threa
 
 use crate::session::Session;
 use crate::snapshot::{self, Copied};
-use crate::{clock, desc, window};
+use crate::{age_cut, clock, desc};
 
 /// What the log says about the moment it was taken.
 pub(crate) struct Facts {
@@ -33,7 +33,7 @@ pub(crate) fn write_session<W: Write + ?Sized>(
     if let Some(age) = session.setup().config.get_max_age() {
         let ticks = (age.as_nanos() * u128::from(session.ticks_per_second()) / 1_000_000_000)
             .min(u128::from(u64::MAX)) as u64;
-        window::keep_newer(&mut copied, end_tsc.saturating_sub(ticks));
+        age_cut::keep_newer(&mut copied, end_tsc.saturating_sub(ticks));
     }
     reason.suppressed = session.triggers().suppressed.load(Ordering::Relaxed);
     let facts = Facts {
