@@ -61,8 +61,8 @@ fn join(l: &Local, epoch: u64) -> bool {
     } else {
         u32::MAX
     });
-    t.table.set(crate::desc::table_base());
-    t.functions.set(crate::desc::table());
+    t.table.set(crate::function_table::table_base());
+    t.functions.set(crate::function_table::table());
     t.cpu_id.set(crate::clock::fast_cpu_id());
     t.writer.clear();
     let m = &l.member;

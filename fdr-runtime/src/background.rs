@@ -127,7 +127,7 @@ fn keep_box(s: &Session) {
         return;
     };
     b.alive(clock::now().0);
-    let functions = crate::desc::table()
+    let functions = crate::function_table::table()
         .iter()
         .filter(|f| !f.name().is_empty())
         .count();
@@ -142,7 +142,7 @@ fn keep_box(s: &Session) {
             s.setup().calibration.ticks_per_second
         };
         let mut records = vec![fdr_format::Extension::Run(s.setup().run_info(tps))];
-        records.extend(crate::desc::records());
+        records.extend(crate::function_table::records());
         records.extend(threads.into_iter().map(|t| {
             fdr_format::Extension::Thread(fdr_format::ThreadInfo {
                 tid: t.tid,

@@ -82,7 +82,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use fdr_format::ID_SHIFT;
 
-use crate::desc::{self, FnDesc};
+use crate::function_table::{self, FnDesc};
 use crate::thread_state::{LocalRun, ThreadState, LOCAL_RUNS};
 use crate::trigger;
 
@@ -302,7 +302,7 @@ pub(crate) fn cull(f: &FnDesc) {
 /// turn) and lets the next [`PROBE_CALLS`] calls of each culled one through. Returns how many
 /// it probed.
 pub(crate) fn probe(cursor: &mut usize) -> u64 {
-    let table = desc::table();
+    let table = function_table::table();
     if table.is_empty() {
         return 0;
     }
@@ -325,7 +325,7 @@ pub(crate) fn probe(cursor: &mut usize) -> u64 {
 /// counts (in its thread-local, 1 KiB whatever the number of functions).
 pub(crate) fn memory(functions: usize, threads: usize) -> usize {
     let per_thread = std::mem::size_of::<[LocalRun; LOCAL_RUNS]>();
-    functions * std::mem::size_of::<desc::Run>() + threads * per_thread
+    functions * std::mem::size_of::<function_table::Run>() + threads * per_thread
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use std::task::{Context, Poll};
 
 use fdr_format::FnKind;
 
-use crate::desc::FnDesc;
+use crate::function_table::FnDesc;
 use crate::hot_path;
 
 /// How [`task_linked`] ties a task to another: made inside it, or following from it. Here, beside

@@ -29,7 +29,7 @@ use fdr_format::{
     link_payload, polled_payload, task_payload, FnKind, LinkKind, TaskKind, TaskLink, ID_SHIFT,
 };
 
-use crate::desc::FnDesc;
+use crate::function_table::FnDesc;
 use crate::local::{self, Local};
 use crate::thread_state::{ThreadState, BUSY};
 use crate::{attach, clock, controller, cull, gate, profile, session, trigger};

@@ -45,7 +45,7 @@
 //! | `pool` | the buffers, in the crash box or in the process's memory |
 //! | `crash_box` | the pool's file mapped shared, which survives the process: laying it out, keeping it current, marking it at a crash signal, recovering the boxes of dead processes |
 //! | `clock`, `cpu_wait`, `host`, `options`, `profile`, `record_writer`, `signal`, `trigger` | time and CPU; how long a slow call's thread waited for a CPU; ids, names and wall time; reading `FDR_OPTIONS`; one thread's call trie (profile mode); how words go into a buffer and are published; the snapshot signal's handler; slow-call triggers |
-//! | `args`, `atomic_file`, `desc`, `injected`, `learned`, `out_name`, `queue`, `registry`, `slot`, `stats`, `wakeup` | logged arguments; writing a file through its own temporary file; the function table; values tests inject; learned slow-call limits; log file names; the free and retired queues; the threads; what an owner publishes for snapshots; counters; waking the writer |
+//! | `args`, `atomic_file`, `function_table`, `injected`, `learned`, `out_name`, `queue`, `registry`, `slot`, `stats`, `wakeup` | logged arguments; writing a file through its own temporary file; the function table; values tests inject; learned slow-call limits; log file names; the free and retired queues; the threads; what an owner publishes for snapshots; counters; waking the writer |
 //! | `config` | the settings and their limits |
 //! | `error` | errors |
 //! | `platform` | what the operating system gives (thread and process ids, CPU numbers, clocks, signals, memory mappings, pipes, fork and exit hooks), a file per system; where fdr does not record, the same functions, inert |
@@ -74,10 +74,10 @@ mod cpu_wait;
 mod crash_box;
 #[cfg(feature = "record")]
 mod cull;
-mod desc;
 mod error;
 #[cfg(feature = "record")]
 mod export;
+mod function_table;
 #[cfg(feature = "record")]
 mod gate;
 #[cfg(feature = "record")]
@@ -156,10 +156,10 @@ pub use config::{
     Clock, Config, Limit, Mode, Signal, Trigger, DEFAULT_PROFILE_NODES, DEFAULT_THRESHOLD,
     MAX_BUFFER_SIZE, MAX_PROFILE_NODES, MIN_BUFFER_SIZE, OTLP_FLUSH, PROFILE_DEPTH,
 };
-#[cfg(feature = "record")]
-pub use desc::{function, FUNCTIONS};
-pub use desc::{FnDesc, FnKindTag, Named};
 pub use error::Error;
+#[cfg(feature = "record")]
+pub use function_table::{function, FUNCTIONS};
+pub use function_table::{FnDesc, FnKindTag, Named};
 #[cfg(feature = "record")]
 pub use hooks::{Args, CallGuard, Instrumented, NoArgs, PollEntry};
 pub use learned::{AUTO_FLOOR, AUTO_K, AUTO_RECOMPUTE, AUTO_WARMUP, AUTO_WARMUP_TIME};

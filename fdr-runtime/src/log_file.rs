@@ -12,7 +12,7 @@ use fdr_format::{lead_block, Extension, FileHeader, LeadStart, ReasonInfo, Threa
 
 use crate::session::Session;
 use crate::snapshot::{self, Copied};
-use crate::{age_cut, clock, desc};
+use crate::{age_cut, clock, function_table};
 
 /// What the log says about the moment it was taken.
 pub(crate) struct Facts {
@@ -74,7 +74,7 @@ fn write_log<W: Write + ?Sized>(
     run.calls_erased = session.pool().erased_total();
     run.probes = session.counters().probes();
     let mut records = vec![Extension::Run(run), Extension::Reason(facts.reason)];
-    records.extend(desc::records());
+    records.extend(function_table::records());
     for t in threads {
         records.push(Extension::Thread(ThreadInfo {
             tid: t.tid,

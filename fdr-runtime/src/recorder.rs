@@ -279,7 +279,10 @@ impl Recorder {
             threads: s.threads().len(),
             records_dropped: s.threads().dropped_total(),
             buffers_recycled: s.pool().recycled.load(Ordering::Relaxed),
-            culling_bytes: crate::cull::memory(crate::desc::table().len(), s.threads().len()),
+            culling_bytes: crate::cull::memory(
+                crate::function_table::table().len(),
+                s.threads().len(),
+            ),
             windows_sent: sent.sent,
             windows_dropped: sent.dropped,
         }

@@ -784,7 +784,7 @@ fn make_pool(setup: &Setup, final_path: &Path) -> Result<Pool, Error> {
     let mut records = vec![fdr_format::Extension::Run(
         setup.run_info(setup.calibration.ticks_per_second),
     )];
-    records.extend(crate::desc::records());
+    records.extend(crate::function_table::records());
     let made = crate::crash_box::CrashBox::create(crate::crash_box::Setup {
         dir: &dir,
         program: &setup.program,

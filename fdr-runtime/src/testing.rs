@@ -115,7 +115,7 @@ pub fn culling_memory(functions: usize, threads: usize) -> usize {
 /// assert_eq!(fdr_runtime::testing::probe_culled(), 0);
 /// ```
 pub fn probe_culled() -> u64 {
-    let len = crate::desc::table().len();
+    let len = crate::function_table::table().len();
     let mut cursor = len.saturating_sub(1);
     let mut probed = 0;
     for _ in 0..len.div_ceil(crate::cull::PROBES_PER_ROUND) {

@@ -22,7 +22,7 @@ use std::sync::OnceLock;
 
 use fdr_format::{FnKind, Reason, ReasonInfo};
 
-use crate::desc;
+use crate::function_table;
 use crate::learned::{Learned, AUTO_FLOOR, AUTO_WARMUP_TIME};
 use crate::registry::Registry;
 use crate::{Config, Limit};
@@ -96,7 +96,7 @@ impl Triggers {
         let floor = ticks(AUTO_FLOOR);
         let warmup = ticks(AUTO_WARMUP_TIME);
         let shards = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let table = desc::table();
+        let table = function_table::table();
         let learned: Box<[OnceLock<Learned>]> = (0..table.len()).map(|_| OnceLock::new()).collect();
         let limits: Vec<u64> = table
             .iter()

@@ -284,7 +284,8 @@ fn the_check_sees_an_upward_import() {
         vec![("top".to_string(), 1), ("top".to_string(), 3)]
     );
     // Through a name the root re-exports, and through `super::` from a top-level module or a
-    // submodule: the paths that slipped past before (`desc -> config`, `config -> error`).
+    // submodule: the paths that slipped past before (`function_table -> config`,
+    // `config -> error`).
     let roots = reexports("pub use top::{Thing, other as Renamed};\n", &modules);
     assert_eq!(roots["Thing"], "top");
     assert_eq!(roots["Renamed"], "top");
