@@ -23,7 +23,7 @@ use std::sync::OnceLock;
 use fdr_format::{FnKind, Reason, ReasonInfo};
 
 use crate::function_table;
-use crate::learned::{Learned, AUTO_FLOOR, AUTO_WARMUP_TIME};
+use crate::learned_limit::{Learned, AUTO_FLOOR, AUTO_WARMUP_TIME};
 use crate::registry::Registry;
 use crate::{Config, Limit};
 
