@@ -45,7 +45,7 @@
 //! | `pool` | the buffers, in the crash box or in the process's memory |
 //! | `crash_box` | the pool's file mapped shared, which survives the process: laying it out, keeping it current, marking it at a crash signal, recovering the boxes of dead processes |
 //! | `clock`, `cpu_wait`, `host`, `options`, `profile`, `record_writer`, `signal`, `trigger` | time and CPU; how long a slow call's thread waited for a CPU; ids, names and wall time; reading `FDR_OPTIONS`; one thread's call trie (profile mode); how words go into a buffer and are published; the snapshot signal's handler; slow-call triggers |
-//! | `args`, `atomic_file`, `function_table`, `injected`, `learned_limit`, `out_name`, `queue`, `registry`, `slot`, `stats`, `wakeup` | logged arguments; writing a file through its own temporary file; the function table; values tests inject; learned slow-call limits; log file names; the free and retired queues; the threads; what an owner publishes for snapshots; counters; waking the writer |
+//! | `args`, `atomic_file`, `buffer_state`, `function_table`, `injected`, `learned_limit`, `out_name`, `queue`, `registry`, `stats`, `wakeup` | logged arguments; writing a file through its own temporary file; what an owner publishes for snapshots; the function table; values tests inject; learned slow-call limits; log file names; the free and retired queues; the threads; counters; waking the writer |
 //! | `config` | the settings and their limits |
 //! | `error` | errors |
 //! | `platform` | what the operating system gives (thread and process ids, CPU numbers, clocks, signals, memory mappings, pipes, fork and exit hooks), a file per system; where fdr does not record, the same functions, inert |
@@ -63,6 +63,8 @@ mod attach;
 mod autostart;
 #[cfg(feature = "record")]
 mod background;
+#[cfg(feature = "record")]
+mod buffer_state;
 #[cfg(feature = "record")]
 mod clock;
 mod config;
@@ -122,8 +124,6 @@ mod rewind;
 mod session;
 #[cfg(feature = "record")]
 mod signal;
-#[cfg(feature = "record")]
-mod slot;
 #[cfg(feature = "record")]
 mod snapshot;
 #[cfg(feature = "record")]

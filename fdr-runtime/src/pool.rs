@@ -7,11 +7,11 @@
 
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 
+use crate::buffer_state::{Slot, OWNED, RETIRED};
 use crate::config::Mode;
 use crate::crash_box::CrashBox;
 use crate::queue::Queue;
 use crate::registry::Registry;
-use crate::slot::{Slot, OWNED, RETIRED};
 use crate::Error;
 
 pub(crate) struct Pool {

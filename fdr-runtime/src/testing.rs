@@ -150,7 +150,7 @@ pub fn exclusive() -> MutexGuard<'static, ()> {
 /// ```
 pub struct Controller {
     state: crate::thread_state::ThreadState,
-    slot: Box<crate::slot::Slot>,
+    slot: Box<crate::buffer_state::Slot>,
     words: Box<[std::sync::atomic::AtomicU64]>,
     done: Vec<Vec<u64>>,
     started: bool,
@@ -167,7 +167,7 @@ impl Controller {
             .collect();
         let c = Controller {
             state: crate::thread_state::ThreadState::new(),
-            slot: Box::new(crate::slot::Slot::new()),
+            slot: Box::new(crate::buffer_state::Slot::new()),
             words,
             done: Vec::new(),
             started: false,
