@@ -13,8 +13,8 @@ use std::sync::{Arc, OnceLock};
 
 use fdr_format::{block_preamble, BlockStart, BLOCK_PREAMBLE_WORDS};
 
-use crate::local::{self, Local};
 use crate::session;
+use crate::thread_local::{self, Local};
 use crate::thread_state::BUSY;
 use crate::{host, platform};
 
@@ -207,7 +207,7 @@ fn arm_exit_hook() {
 }
 
 extern "C" fn on_thread_exit(_: *mut std::ffi::c_void) {
-    local::with(|l| {
+    thread_local::with(|l| {
         let t = &l.state;
         l.member.dead.set(true);
         let len = t.len.get();

@@ -30,7 +30,7 @@ use fdr_format::{
 };
 
 use crate::function_table::FnDesc;
-use crate::local::{self, Local};
+use crate::thread_local::{self, Local};
 use crate::thread_state::{ThreadState, BUSY};
 use crate::{attach, clock, controller, cull, gate, profile, session, trigger};
 
@@ -167,7 +167,7 @@ fn record_kind<const KIND: u8>(f: &'static FnDesc) -> Entry {
 /// the write themselves.
 #[inline(always)]
 fn record_one(f: &'static FnDesc, kind: FnKind) -> Entry {
-    let l = local::get();
+    let l = thread_local::get();
     let t = &l.state;
     let len = t.len.get();
     if len >= t.writer.limit() {
@@ -259,7 +259,7 @@ pub(crate) fn record_args(f: &'static FnDesc, args: &[u64]) -> Entry {
 
 #[inline(always)]
 fn record_args_one(f: &'static FnDesc, args: &[u64]) -> Entry {
-    let l = local::get();
+    let l = thread_local::get();
     let t = &l.state;
     let len = t.len.get();
     if len >= t.writer.limit() {
@@ -357,7 +357,7 @@ pub(crate) fn poll_mark(f: &'static FnDesc) -> Option<PollMark> {
     if f.flags() & (gate::OFF | cull::CULLED | profile::UNLOGGED) != 0 {
         return None;
     }
-    let t = &local::get().state;
+    let t = &thread_local::get().state;
     Some(PollMark {
         words: t.writer.words(),
         len: t.len.get(),
@@ -372,7 +372,7 @@ pub(crate) fn poll_mark(f: &'static FnDesc) -> Option<PollMark> {
 /// thread's previous event only if that is an exit of `f`.
 #[inline]
 pub(crate) fn polled(f: &'static FnDesc, task: u64, m: PollMark) {
-    let t = &local::get().state;
+    let t = &thread_local::get().state;
     let len = t.len.get();
     if m.len == BUSY || len == BUSY {
         return;
@@ -428,7 +428,7 @@ fn record_custom(payload: impl Fn(&ThreadState) -> Custom) {
     if !session::may_record() {
         return;
     }
-    let l = local::get();
+    let l = thread_local::get();
     let t = &l.state;
     let len = t.len.get();
     if len >= t.writer.limit() {
@@ -568,7 +568,7 @@ fn logged_and_profiled(f: &'static FnDesc, flags: u8, kind: FnKind, args: &[u64]
 /// [`record_one`] (or [`record_args_one`]) at a time the caller read.
 #[inline(always)]
 fn record_at(f: &'static FnDesc, kind: FnKind, args: &[u64], tsc: u64, cpu: u32) -> Entry {
-    let l = local::get();
+    let l = thread_local::get();
     let t = &l.state;
     let len = t.len.get();
     if len >= t.writer.limit() {
@@ -598,7 +598,7 @@ fn record_at(f: &'static FnDesc, kind: FnKind, args: &[u64], tsc: u64, cpu: u32)
 /// Times an event of armed function `f` at `now` (see [`special`]).
 #[inline(always)]
 fn time_trigger(f: &'static FnDesc, kind: FnKind, now: u64, cpu: u32) {
-    let l = local::get();
+    let l = thread_local::get();
     let t = &l.state;
     let len = t.len.get();
     let p = l.member.session.get();
@@ -626,7 +626,7 @@ fn time_trigger(f: &'static FnDesc, kind: FnKind, now: u64, cpu: u32) {
 /// profiles, as [`record_one`] says whether it records.
 #[inline]
 fn profile_event(f: &'static FnDesc, kind: FnKind) -> Entry {
-    let l = local::get();
+    let l = thread_local::get();
     let t = &l.state;
     let len = t.len.get();
     let p = l.member.profile.get();
@@ -677,7 +677,7 @@ fn profile_cold(l: &Local, f: &'static FnDesc, kind: FnKind) -> Entry {
 
 /// Runs `f` with the session this thread records into, if any (and not a forked parent's).
 pub(crate) fn with_session(f: impl FnOnce(&session::Session, &Local)) {
-    local::with(|l| {
+    thread_local::with(|l| {
         let t = &l.state;
         let len = t.len.get();
         let p = l.member.session.get();

@@ -37,7 +37,7 @@
 //! | `attach`, `background` | a thread joining a recording, taking buffers, leaving; the background writer: trigger and signal snapshots, the watchdog |
 //! | `snapshot_log` | a window written as a log, the final one or a snapshot, to a writer or a file, with the profile beside it |
 //! | `profile_log` | the profile written as a profile file |
-//! | `controller`, `local`, `log_file` | what to write for each event (policy); the thread-local; the log's layout on disk |
+//! | `controller`, `log_file`, `thread_local` | what to write for each event (policy); the log's layout on disk; the thread-local: a thread's state and the recording it belongs to |
 //! | `age_cut`, `cull`, `rewind`, `session` | the window cut by age (`max_age`); culling functions whose calls are always erased; erasing calls shorter than the threshold; one recording, which one is running, fork handling |
 //! | `gate`, `snapshot`, `thread_state` | the recorder gate copied into every descriptor; copying buffers while their owners write; a thread's recording state |
 //! | `profiles` | a recording's profile: the threads' call tries, merged |
@@ -92,8 +92,6 @@ mod hot_path;
 mod injected;
 mod learned_limit;
 #[cfg(feature = "record")]
-mod local;
-#[cfg(feature = "record")]
 mod log_file;
 mod options;
 #[cfg(feature = "record")]
@@ -133,6 +131,8 @@ mod stats;
 mod task;
 #[cfg(any(feature = "testing", all(test, feature = "record")))]
 pub mod testing;
+#[cfg(feature = "record")]
+mod thread_local;
 #[cfg(feature = "record")]
 mod thread_state;
 #[cfg(feature = "record")]
