@@ -62,7 +62,7 @@ pub fn named(f: &'static FnDesc) {
             return;
         };
         if s.triggers().arm_named(f.id(), &f.name()) {
-            crate::gate::arm(s.setup().epoch, f, crate::session::epoch);
+            crate::recording_flags::arm(s.setup().epoch, f, crate::session::epoch);
             crate::background::start(&s);
         }
     }

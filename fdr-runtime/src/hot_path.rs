@@ -32,7 +32,7 @@ use fdr_format::{
 use crate::function_table::FnDesc;
 use crate::thread_local::{self, Local};
 use crate::thread_state::{ThreadState, BUSY};
-use crate::{attach, clock, controller, cull, gate, profile, session, trigger};
+use crate::{attach, clock, controller, cull, profile, recording_flags, session, trigger};
 
 /// Records one function event.
 ///
@@ -81,7 +81,7 @@ pub(crate) fn enter_guarded(f: &'static FnDesc) -> Entry {
 /// Whether a guarded entry of `f` now would record nothing: no recorder runs, or `f` is culled.
 #[inline(always)]
 pub(crate) fn skips(f: &'static FnDesc) -> bool {
-    f.flags() & (gate::OFF | cull::CULLED) != 0
+    f.flags() & (recording_flags::OFF | cull::CULLED) != 0
 }
 
 /// Records the exit of a call entered through [`enter_guarded`], exactly when its entry was: a
@@ -354,7 +354,7 @@ pub(crate) struct PollMark {
 /// `f` culled, or profile mode).
 #[inline(always)]
 pub(crate) fn poll_mark(f: &'static FnDesc) -> Option<PollMark> {
-    if f.flags() & (gate::OFF | cull::CULLED | profile::UNLOGGED) != 0 {
+    if f.flags() & (recording_flags::OFF | cull::CULLED | profile::UNLOGGED) != 0 {
         return None;
     }
     let t = &thread_local::get().state;

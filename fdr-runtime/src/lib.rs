@@ -39,7 +39,7 @@
 //! | `profile_log` | the profile written as a profile file |
 //! | `controller`, `log_file`, `thread_local` | what to write for each event (policy); the log's layout on disk; the thread-local: a thread's state and the recording it belongs to |
 //! | `age_cut`, `cull`, `rewind`, `session` | the window cut by age (`max_age`); culling functions whose calls are always erased; erasing calls shorter than the threshold; one recording, which one is running, fork handling |
-//! | `gate`, `snapshot`, `thread_state` | the recorder gate copied into every descriptor; copying buffers while their owners write; a thread's recording state |
+//! | `recording_flags`, `snapshot`, `thread_state` | the recorder gate copied into every descriptor (its `OFF` flag), and the sweeps that set each descriptor's flags for the recording; copying buffers while their owners write; a thread's recording state |
 //! | `profiles` | a recording's profile: the threads' call tries, merged |
 //! | `export` | windows sent to an OpenTelemetry collector: the bounded queue and the sending thread |
 //! | `pool` | the buffers, in the crash box or in the process's memory |
@@ -81,8 +81,6 @@ mod error;
 mod export;
 mod function_table;
 #[cfg(feature = "record")]
-mod gate;
-#[cfg(feature = "record")]
 pub mod hooks;
 #[cfg(feature = "record")]
 mod host;
@@ -114,6 +112,8 @@ mod race_tests;
 mod record_writer;
 #[cfg(feature = "record")]
 mod recorder;
+#[cfg(feature = "record")]
+mod recording_flags;
 #[cfg(feature = "record")]
 mod registry;
 #[cfg(feature = "record")]

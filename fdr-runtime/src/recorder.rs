@@ -10,8 +10,8 @@ use fdr_format::{Reason, ReasonInfo};
 
 use crate::session::{self, Session, State};
 use crate::{
-    atomic_file, attach, background, clock, gate, host, out_name, platform, profile_log, signal,
-    snapshot_log, Config, Error, Stats,
+    atomic_file, attach, background, clock, host, out_name, platform, profile_log, recording_flags,
+    signal, snapshot_log, Config, Error, Stats,
 };
 
 /// Starts the process's recorder.
@@ -99,7 +99,7 @@ pub(crate) fn start_with(config: Config, autostarted: bool) -> Result<Recorder, 
     }
     // Profile mode writes no window, so its triggers would write empty logs: none is armed.
     let windows = session.setup().config.get_mode() != crate::Mode::Profile;
-    gate::open(
+    recording_flags::open(
         session.setup().epoch,
         |id| windows && session.triggers().limit(id) != 0,
         session.profile_flags(),

@@ -25,7 +25,7 @@ use crate::profiles::Profiles;
 use crate::registry::Registry;
 use crate::trigger::Triggers;
 use crate::wakeup::Wakeup;
-use crate::{cpu_wait, gate, host, signal, Config, Error};
+use crate::{cpu_wait, host, recording_flags, signal, Config, Error};
 
 /// Whether this process records: the one word a hook reads before looking for a session.
 /// Stored in [`STATE`] as its `u8`, so that the hot path's check stays one load and compare.
@@ -449,7 +449,7 @@ impl Session {
         if stopped {
             self.pool.stop();
             if self.in_this_process() {
-                gate::close(self.setup.epoch, epoch);
+                recording_flags::close(self.setup.epoch, epoch);
                 if let Some(sig) = self.setup.config.get_signal() {
                     signal::uninstall(sig);
                 }
@@ -630,7 +630,7 @@ pub(crate) fn autostart_done(started: bool) {
     if !started {
         // Before the first sweep, so that a child forked during it can reset the sweep lock.
         at_fork();
-        gate::close(0, epoch);
+        recording_flags::close(0, epoch);
     }
 }
 
@@ -752,7 +752,7 @@ fn at_fork() {
             }
             EPOCH.store(0, Ordering::SeqCst);
             let again = AUTOSTARTED.load(Ordering::SeqCst);
-            gate::after_fork(again);
+            recording_flags::after_fork(again);
             let state = if again {
                 Process::Unknown
             } else {

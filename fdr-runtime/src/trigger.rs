@@ -2,7 +2,7 @@
 //! fired to the background writer.
 //!
 //! A recording arms the functions it has a limit for by setting a flag in their descriptors
-//! (`gate::open`); the hooks of every other function never look further than that flag, which
+//! (`recording_flags::open`); the hooks of every other function never look further than that flag, which
 //! they load anyway for the gate and culling. An armed function's calls are pushed on their
 //! thread's list of open trigger calls (in the registry, where the watchdog reads them) and
 //! checked when they end. The thread whose call was slow only fills a mailbox and wakes the
