@@ -103,7 +103,7 @@ pub(crate) fn leave(l: &Local, len: u32) {
     crate::cull::leave(t, !forked && m.epoch.get() == session::epoch());
     let profile = m.profile.replace(std::ptr::null());
     if !forked && !profile.is_null() {
-        crate::profiles::Profiles::end(profile);
+        crate::merged_profile::Profiles::end(profile);
     }
     t.writer.clear();
     m.session.set(std::ptr::null());

@@ -182,7 +182,7 @@ impl FnDesc {
     }
 
     /// The run-time flags: `recording_flags::OFF`, `trigger::TRIGGER`, `cull::CULLED`, `cull::PROBING`,
-    /// `profile::PROFILED`, `profile::UNLOGGED`.
+    /// `call_trie::PROFILED`, `call_trie::UNLOGGED`.
     #[inline(always)]
     pub(crate) fn flags(&self) -> u8 {
         self.flags.load(Ordering::Relaxed)

@@ -32,7 +32,7 @@ use fdr_format::{
 use crate::function_table::FnDesc;
 use crate::thread_local::{self, Local};
 use crate::thread_state::{ThreadState, BUSY};
-use crate::{attach, clock, controller, cull, profile, recording_flags, session, trigger};
+use crate::{attach, call_trie, clock, controller, cull, recording_flags, session, trigger};
 
 /// Records one function event.
 ///
@@ -131,9 +131,9 @@ fn guarded_exit(f: &'static FnDesc) -> Entry {
 }
 
 /// The descriptor flags that send a hook to [`special`].
-const SPECIAL: u8 = trigger::TRIGGER | profile::PROFILED;
+const SPECIAL: u8 = trigger::TRIGGER | call_trie::PROFILED;
 /// The flags of a function in profile mode with nothing else to do.
-const PROFILE_ONLY: u8 = profile::PROFILED | profile::UNLOGGED;
+const PROFILE_ONLY: u8 = call_trie::PROFILED | call_trie::UNLOGGED;
 
 // A function the running recording treats specially (a trigger, a profile) has flags set in its
 // descriptor; every other function's hook pays one load and a branch for it, here, out of line.
@@ -295,7 +295,7 @@ fn cold(l: &Local, f: &'static FnDesc, kind: FnKind, args: &[u64]) -> Entry {
     });
     // The recording that profiles started in this hook (the process's first, which read
     // `FDR_OPTIONS`): the call is profiled too, or its exit would find no entry.
-    if before & profile::PROFILED == 0 && f.flags() & profile::PROFILED != 0 {
+    if before & call_trie::PROFILED == 0 && f.flags() & call_trie::PROFILED != 0 {
         profile_event(f, kind);
     }
     entry
@@ -334,7 +334,7 @@ fn cold_event<'a>(
 /// Records a task event of async function `f`. Out of line: tasks are rarer than calls.
 #[inline(never)]
 pub(crate) fn record_task(f: &'static FnDesc, kind: TaskKind, task: u64) {
-    if f.flags() & profile::UNLOGGED != 0 {
+    if f.flags() & call_trie::UNLOGGED != 0 {
         return;
     }
     record_custom(|t| {
@@ -354,7 +354,7 @@ pub(crate) struct PollMark {
 /// `f` culled, or profile mode).
 #[inline(always)]
 pub(crate) fn poll_mark(f: &'static FnDesc) -> Option<PollMark> {
-    if f.flags() & (recording_flags::OFF | cull::CULLED | profile::UNLOGGED) != 0 {
+    if f.flags() & (recording_flags::OFF | cull::CULLED | call_trie::UNLOGGED) != 0 {
         return None;
     }
     let t = &thread_local::get().state;
@@ -406,7 +406,7 @@ pub(crate) fn record_link(
     other: &'static FnDesc,
     other_task: u64,
 ) {
-    if f.flags() & profile::UNLOGGED != 0 {
+    if f.flags() & call_trie::UNLOGGED != 0 {
         return;
     }
     record_custom(|t| {
@@ -540,7 +540,7 @@ fn special(f: &'static FnDesc, kind: FnKind, args: &[u64]) -> Entry {
         return logged_and_profiled(f, flags, kind, args);
     }
     let (tsc, cpu) = clock::now();
-    let entry = if flags & (profile::UNLOGGED | profile::PROFILED) != 0 {
+    let entry = if flags & (call_trie::UNLOGGED | call_trie::PROFILED) != 0 {
         logged_and_profiled(f, flags, kind, args)
     } else {
         record_at(f, kind, args, tsc, cpu)
@@ -551,7 +551,7 @@ fn special(f: &'static FnDesc, kind: FnKind, args: &[u64]) -> Entry {
 
 /// The record of an event of a function in profile mode, or logged and profiled.
 fn logged_and_profiled(f: &'static FnDesc, flags: u8, kind: FnKind, args: &[u64]) -> Entry {
-    if flags & profile::UNLOGGED != 0 {
+    if flags & call_trie::UNLOGGED != 0 {
         return profile_event(f, kind);
     }
     let entry = if kind == FnKind::EnterArgs {
@@ -559,7 +559,7 @@ fn logged_and_profiled(f: &'static FnDesc, flags: u8, kind: FnKind, args: &[u64]
     } else {
         record_one(f, kind)
     };
-    if flags & profile::PROFILED != 0 {
+    if flags & call_trie::PROFILED != 0 {
         profile_event(f, kind);
     }
     entry

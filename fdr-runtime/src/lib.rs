@@ -40,11 +40,11 @@
 //! | `controller`, `log_file`, `thread_local` | what to write for each event (policy); the log's layout on disk; the thread-local: a thread's state and the recording it belongs to |
 //! | `age_cut`, `cull`, `rewind`, `session` | the window cut by age (`max_age`); culling functions whose calls are always erased; erasing calls shorter than the threshold; one recording, which one is running, fork handling |
 //! | `recording_flags`, `snapshot`, `thread_state` | the recorder gate copied into every descriptor (its `OFF` flag), and the sweeps that set each descriptor's flags for the recording; copying buffers while their owners write; a thread's recording state |
-//! | `profiles` | a recording's profile: the threads' call tries, merged |
+//! | `merged_profile` | a recording's profile: the threads' call tries, merged |
 //! | `export` | windows sent to an OpenTelemetry collector: the bounded queue and the sending thread |
 //! | `pool` | the buffers, in the crash box or in the process's memory |
 //! | `crash_box` | the pool's file mapped shared, which survives the process: laying it out, keeping it current, marking it at a crash signal, recovering the boxes of dead processes |
-//! | `clock`, `cpu_wait`, `host`, `options`, `profile`, `record_writer`, `signal`, `trigger` | time and CPU; how long a slow call's thread waited for a CPU; ids, names and wall time; reading `FDR_OPTIONS`; one thread's call trie (profile mode); how words go into a buffer and are published; the snapshot signal's handler; slow-call triggers |
+//! | `call_trie`, `clock`, `cpu_wait`, `host`, `options`, `record_writer`, `signal`, `trigger` | one thread's call trie (profile mode); time and CPU; how long a slow call's thread waited for a CPU; ids, names and wall time; reading `FDR_OPTIONS`; how words go into a buffer and are published; the snapshot signal's handler; slow-call triggers |
 //! | `args`, `atomic_file`, `buffer_state`, `function_table`, `injected`, `learned_limit`, `out_name`, `queue`, `registry`, `stats`, `wakeup` | logged arguments; writing a file through its own temporary file; what an owner publishes for snapshots; the function table; values tests inject; learned slow-call limits; log file names; the free and retired queues; the threads; counters; waking the writer |
 //! | `config` | the settings and their limits |
 //! | `error` | errors |
@@ -65,6 +65,8 @@ mod autostart;
 mod background;
 #[cfg(feature = "record")]
 mod buffer_state;
+#[cfg(feature = "record")]
+mod call_trie;
 #[cfg(feature = "record")]
 mod clock;
 mod config;
@@ -91,6 +93,8 @@ mod injected;
 mod learned_limit;
 #[cfg(feature = "record")]
 mod log_file;
+#[cfg(feature = "record")]
+mod merged_profile;
 mod options;
 #[cfg(feature = "record")]
 mod out_name;
@@ -99,11 +103,7 @@ mod platform;
 #[cfg(feature = "record")]
 mod pool;
 #[cfg(feature = "record")]
-mod profile;
-#[cfg(feature = "record")]
 mod profile_log;
-#[cfg(feature = "record")]
-mod profiles;
 #[cfg(feature = "record")]
 mod queue;
 #[cfg(all(test, feature = "record"))]

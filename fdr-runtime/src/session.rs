@@ -20,8 +20,8 @@ use fdr_format::{Reason, ReasonInfo};
 use crate::atomic_file::Finals;
 use crate::clock::Calibration;
 use crate::export::Exporter;
+use crate::merged_profile::Profiles;
 use crate::pool::Pool;
-use crate::profiles::Profiles;
 use crate::registry::Registry;
 use crate::trigger::Triggers;
 use crate::wakeup::Wakeup;
@@ -266,8 +266,8 @@ impl Session {
     pub(crate) fn profile_flags(&self) -> u8 {
         match (self.profiles.is_some(), self.setup.config.get_mode()) {
             (false, _) => 0,
-            (true, crate::Mode::Profile) => crate::profile::PROFILED | crate::profile::UNLOGGED,
-            (true, _) => crate::profile::PROFILED,
+            (true, crate::Mode::Profile) => crate::call_trie::PROFILED | crate::call_trie::UNLOGGED,
+            (true, _) => crate::call_trie::PROFILED,
         }
     }
 
