@@ -11,7 +11,7 @@
 
 use fdr_format::{meta, MetaKind, BLOCK_PREAMBLE_WORDS};
 
-use crate::snapshot::{BlockCopy, Copied};
+use crate::buffer_copy::{BlockCopy, Copied};
 
 /// Where a block's records stand in time.
 struct Walk {

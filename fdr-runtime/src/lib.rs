@@ -35,11 +35,11 @@
 //! | `recorder` | the public API: start, snapshots, finish |
 //! | `hot_path` | the path of every hook: bounds check, busy bracket, clock, controller; the cold path |
 //! | `attach`, `background` | a thread joining a recording, taking buffers, leaving; the background writer: trigger and signal snapshots, the watchdog |
-//! | `snapshot_log` | a window written as a log, the final one or a snapshot, to a writer or a file, with the profile beside it |
+//! | `log_writer` | a window written as a log, the final one or a snapshot, to a writer or a file, with the profile beside it |
 //! | `profile_log` | the profile written as a profile file |
 //! | `controller`, `log_file`, `thread_local` | what to write for each event (policy); the log's layout on disk; the thread-local: a thread's state and the recording it belongs to |
 //! | `age_cut`, `cull`, `rewind`, `session` | the window cut by age (`max_age`); culling functions whose calls are always erased; erasing calls shorter than the threshold; one recording, which one is running, fork handling |
-//! | `recording_flags`, `snapshot`, `thread_state` | the recorder gate copied into every descriptor (its `OFF` flag), and the sweeps that set each descriptor's flags for the recording; copying buffers while their owners write; a thread's recording state |
+//! | `buffer_copy`, `recording_flags`, `thread_state` | copying buffers while their owners write; the recorder gate copied into every descriptor (its `OFF` flag), and the sweeps that set each descriptor's flags for the recording; a thread's recording state |
 //! | `merged_profile` | a recording's profile: the threads' call tries, merged |
 //! | `export` | windows sent to an OpenTelemetry collector: the bounded queue and the sending thread |
 //! | `pool` | the buffers, in the crash box or in the process's memory |
@@ -63,6 +63,8 @@ mod attach;
 mod autostart;
 #[cfg(feature = "record")]
 mod background;
+#[cfg(feature = "record")]
+mod buffer_copy;
 #[cfg(feature = "record")]
 mod buffer_state;
 #[cfg(feature = "record")]
@@ -94,6 +96,8 @@ mod learned_limit;
 #[cfg(feature = "record")]
 mod log_file;
 #[cfg(feature = "record")]
+mod log_writer;
+#[cfg(feature = "record")]
 mod merged_profile;
 mod options;
 #[cfg(feature = "record")]
@@ -122,10 +126,6 @@ mod rewind;
 mod session;
 #[cfg(feature = "record")]
 mod signal;
-#[cfg(feature = "record")]
-mod snapshot;
-#[cfg(feature = "record")]
-mod snapshot_log;
 mod stats;
 #[cfg(feature = "record")]
 mod task;

@@ -10,8 +10,8 @@ use std::sync::atomic::Ordering;
 
 use fdr_format::{lead_block, Extension, FileHeader, LeadStart, ReasonInfo, ThreadInfo};
 
+use crate::buffer_copy::{self, Copied};
 use crate::session::Session;
-use crate::snapshot::{self, Copied};
 use crate::{age_cut, clock, function_table};
 
 /// What the log says about the moment it was taken.
@@ -28,7 +28,7 @@ pub(crate) fn write_session<W: Write + ?Sized>(
     snapshot: bool,
     mut reason: ReasonInfo,
 ) -> io::Result<()> {
-    let mut copied = snapshot::copy_pool(session.pool());
+    let mut copied = buffer_copy::copy_pool(session.pool());
     let end_tsc = clock::now().0;
     if let Some(age) = session.setup().config.get_max_age() {
         let ticks = (age.as_nanos() * u128::from(session.ticks_per_second()) / 1_000_000_000)

@@ -170,7 +170,7 @@ impl Pool {
         slot.len.store(0, Ordering::Relaxed);
         slot.stable.store(0, Ordering::Relaxed);
         slot.gen.fetch_add(1, Ordering::AcqRel);
-        // Orders the generation bump before every word the new owner writes (see `snapshot`).
+        // Orders the generation bump before every word the new owner writes (see `buffer_copy`).
         fence(Ordering::Release);
         slot.state.store(OWNED, Ordering::Release);
         Some(index)

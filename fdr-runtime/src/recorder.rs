@@ -10,8 +10,8 @@ use fdr_format::{Reason, ReasonInfo};
 
 use crate::session::{self, Session, State};
 use crate::{
-    atomic_file, attach, background, clock, host, out_name, platform, profile_log, recording_flags,
-    signal, snapshot_log, Config, Error, Stats,
+    atomic_file, attach, background, clock, host, log_writer, out_name, platform, profile_log,
+    recording_flags, signal, Config, Error, Stats,
 };
 
 /// Starts the process's recorder.
@@ -156,7 +156,7 @@ impl Recorder {
 
     fn snapshot_for<W: Write + ?Sized>(&self, out: &mut W, reason: Reason) -> Result<(), Error> {
         self.check_process()?;
-        snapshot_log::snapshot_to(&self.session, out, info(reason))
+        log_writer::snapshot_to(&self.session, out, info(reason))
     }
 
     /// Writes the current window to a file while recording goes on. The file is written under a
@@ -169,7 +169,7 @@ impl Recorder {
 
     pub(crate) fn write_snapshot_for(&self, path: &Path, reason: Reason) -> Result<(), Error> {
         self.check_process()?;
-        snapshot_log::snapshot_with_profile(&self.session, path, info(reason))
+        log_writer::snapshot_with_profile(&self.session, path, info(reason))
     }
 
     /// Stops recording and writes everything kept to a file (through a temporary file, as
@@ -188,7 +188,7 @@ impl Recorder {
                 return profile_log::write_file(s, path, true);
             }
             atomic_file::write(s.outputs().finals(), path, true, |f| {
-                snapshot_log::write(s, f, false, info(reason))
+                log_writer::write(s, f, false, info(reason))
             })?;
             if s.profiles().is_some() {
                 profile_log::write_file(s, &profile_log::beside(path), true)?;
@@ -244,7 +244,7 @@ impl Recorder {
             if self.profile_only() {
                 return profile_log::write(&self.session, out);
             }
-            snapshot_log::write(&self.session, out, false, info(Reason::Api))
+            log_writer::write(&self.session, out, false, info(Reason::Api))
         })
     }
 
