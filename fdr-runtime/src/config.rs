@@ -1,4 +1,11 @@
-//! Recorder settings: the builder, its values and their limits (`FDR_OPTIONS` is read in `options`).
+//! Recorder settings: the [`Config`] type, its builder, defaults and limits, and the check a
+//! configuration passes before a recording starts.
+//!
+//! This module owns the type; `options` reads `FDR_OPTIONS` text into one (and holds the
+//! constructors that do: `Config::from_env`, `from_options`, `parse_options`). Each setting's
+//! `FDR_OPTIONS` key, with the form of its value and its default ([`OPTIONS`]), is kept here
+//! even so: [`Config::validate`] names them in its errors, whichever way a value was given, and
+//! `options` sits above this module.
 
 use std::path::PathBuf;
 use std::time::Duration;
