@@ -3,17 +3,22 @@
 //! Each write goes to a temporary file of its own next to the target (created exclusively, named
 //! with the pid and a process-wide counter, so two writers never share one) and is renamed over
 //! the target only when complete; the final log is synced to disk first. A failed write removes its own temporary file and
-//! nothing else. Renames of one session's logs are ordered so that its final log wins: a
-//! snapshot that finishes after the final log went to the same path is discarded.
+//! nothing else. Renames of one recording's logs are ordered so that its final log wins: a
+//! snapshot that finishes after the final log went to the same path is discarded ([`Finals`]).
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
-use crate::session::Session;
 use crate::Error;
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
+
+/// The paths one recording's final log was written to, which its snapshots that end later do not
+/// replace. Each recording has its own (in its session's outputs), shared by all its writes.
+#[derive(Default)]
+pub(crate) struct Finals(Mutex<Vec<PathBuf>>);
 
 /// A fresh temporary file next to `path`.
 fn create_temp(path: &Path) -> std::io::Result<(PathBuf, File)> {
@@ -47,10 +52,11 @@ fn same_file(a: &Path, b: &Path) -> bool {
     a == b || matches!((canon(a), canon(b)), (Some(x), Some(y)) if x == y)
 }
 
-/// Writes a log of `session` to `path` through `body`. `is_final` marks the final log, which a
-/// later snapshot to the same path does not replace (it gets `Error::NotRecording`).
+/// Writes a log to `path` through `body`. `is_final` marks the recording's final log, which a
+/// later snapshot of the same recording (the same `finals`) to the same path does not replace
+/// (it gets `Error::NotRecording`).
 pub(crate) fn write(
-    session: &Session,
+    finals: &Finals,
     path: &Path,
     is_final: bool,
     body: impl FnOnce(&mut File) -> Result<(), Error>,
@@ -72,7 +78,7 @@ pub(crate) fn write(
     });
     drop(file);
     let result = result.and_then(|()| {
-        let mut finals = session.outputs().final_paths();
+        let mut finals = finals.0.lock().unwrap_or_else(|e| e.into_inner());
         if !is_final && finals.iter().any(|f| same_file(f, path)) {
             return Err(Error::NotRecording);
         }

@@ -13,8 +13,8 @@ use std::sync::{Arc, OnceLock};
 
 use fdr_format::{block_preamble, BlockStart, BLOCK_PREAMBLE_WORDS};
 
-use crate::local::{self, Local};
 use crate::session;
+use crate::thread_local::{self, Local};
 use crate::thread_state::BUSY;
 use crate::{host, platform};
 
@@ -61,8 +61,8 @@ fn join(l: &Local, epoch: u64) -> bool {
     } else {
         u32::MAX
     });
-    t.table.set(crate::desc::table_base());
-    t.functions.set(crate::desc::table());
+    t.table.set(crate::function_table::table_base());
+    t.functions.set(crate::function_table::table());
     t.cpu_id.set(crate::clock::fast_cpu_id());
     t.writer.clear();
     let m = &l.member;
@@ -103,7 +103,7 @@ pub(crate) fn leave(l: &Local, len: u32) {
     crate::cull::leave(t, !forked && m.epoch.get() == session::epoch());
     let profile = m.profile.replace(std::ptr::null());
     if !forked && !profile.is_null() {
-        crate::profiles::Profiles::end(profile);
+        crate::merged_profile::Profiles::end(profile);
     }
     t.writer.clear();
     m.session.set(std::ptr::null());
@@ -207,7 +207,7 @@ fn arm_exit_hook() {
 }
 
 extern "C" fn on_thread_exit(_: *mut std::ffi::c_void) {
-    local::with(|l| {
+    thread_local::with(|l| {
         let t = &l.state;
         l.member.dead.set(true);
         let len = t.len.get();

@@ -13,7 +13,7 @@ use std::sync::Once;
 use fdr_format::Reason;
 
 use crate::recorder::{self, Recorder};
-use crate::{host, out_name, session, snapshot_log, trigger, Config, Error};
+use crate::{host, log_writer, out_name, session, trigger, Config, Error};
 
 /// Reads `FDR_OPTIONS` and starts recording if it says so. Called once per process (and once
 /// more in each forked child) by the first hook that finds the state unknown.
@@ -93,7 +93,7 @@ fn write_auto(finish: bool) {
             host::wall_time(),
         );
         let result = rec.write_snapshot_for(&out, Reason::Panic);
-        (snapshot_log::written(s, &out, Reason::Panic), result)
+        (log_writer::written(s, &out, Reason::Panic), result)
     };
     match result {
         Ok(()) => eprintln!("fdr: {out}"),

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use fdr_format::{Reason, ReasonInfo};
 
 use crate::session::{Session, State};
-use crate::{clock, cpu_wait, cull, host, out_name, signal, snapshot_log, trigger, Error};
+use crate::{clock, cpu_wait, cull, host, log_writer, out_name, signal, trigger, Error};
 
 /// Starts the writer if the recording needs one and it is not running yet.
 pub(crate) fn start(session: &Arc<Session>) {
@@ -127,7 +127,7 @@ fn keep_box(s: &Session) {
         return;
     };
     b.alive(clock::now().0);
-    let functions = crate::desc::table()
+    let functions = crate::function_table::table()
         .iter()
         .filter(|f| !f.name().is_empty())
         .count();
@@ -142,7 +142,7 @@ fn keep_box(s: &Session) {
             s.setup().calibration.ticks_per_second
         };
         let mut records = vec![fdr_format::Extension::Run(s.setup().run_info(tps))];
-        records.extend(crate::desc::records());
+        records.extend(crate::function_table::records());
         records.extend(threads.into_iter().map(|t| {
             fdr_format::Extension::Thread(fdr_format::ThreadInfo {
                 tid: t.tid,
@@ -239,7 +239,7 @@ fn write(s: &Session, mut call: ReasonInfo, n: u32) {
     match result {
         Ok(()) => eprintln!(
             "fdr: {} ({})",
-            snapshot_log::written(s, &path, call.reason),
+            log_writer::written(s, &path, call.reason),
             call.reason.describe()
         ),
         // The recording ended meanwhile: its final log has it all.
@@ -253,5 +253,5 @@ fn write(s: &Session, mut call: ReasonInfo, n: u32) {
 }
 
 fn write_once(s: &Session, path: &Path, call: &ReasonInfo) -> Result<(), Error> {
-    snapshot_log::snapshot_with_profile(s, path, call.clone())
+    log_writer::snapshot_with_profile(s, path, call.clone())
 }

@@ -1,4 +1,11 @@
-//! Recorder settings: the builder, its values and their limits (`FDR_OPTIONS` is read in `options`).
+//! Recorder settings: the [`Config`] type, its builder, defaults and limits, and the check a
+//! configuration passes before a recording starts.
+//!
+//! This module owns the type; `options` reads `FDR_OPTIONS` text into one (and holds the
+//! constructors that do: `Config::from_env`, `from_options`, `parse_options`). Each setting's
+//! `FDR_OPTIONS` key, with the form of its value and its default ([`OPTIONS`]), is kept here
+//! even so: [`Config::validate`] names them in its errors, whichever way a value was given, and
+//! `options` sits above this module.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -412,9 +419,8 @@ impl Config {
 
     /// Culling (on by default): a function whose calls were all erased by the rewind for
     /// [`Config::cull_after`] calls in a row (counted over all threads together) stops being
-    /// recorded on every thread: its calls cost one flag test, as with no recorder. Every
-    /// [`PROBE_PERIOD_MS`](crate::PROBE_PERIOD_MS) ms the background writer lets the next
-    /// [`PROBE_CALLS`](crate::PROBE_CALLS) calls of each culled function through (a probe); a
+    /// recorded on every thread: its calls cost one flag test, as with no recorder. Every 10 ms the
+    /// background writer lets the next 64 calls of each culled function through (a probe); a
     /// probed call that reaches the threshold, on any thread, records the function again
     /// everywhere. The log says which functions were
     /// culled and restored, on which thread and when, and how many probes were made. Off, every call is recorded (or

@@ -31,8 +31,8 @@ use std::sync::Mutex;
 
 use fdr_format::crash_box::{self as layout, at, state};
 
+use crate::buffer_state::Slot;
 use crate::platform;
-use crate::slot::Slot;
 
 // The slot's fields where the format says a reader finds them.
 const _: () = {

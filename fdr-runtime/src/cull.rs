@@ -82,7 +82,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use fdr_format::ID_SHIFT;
 
-use crate::desc::{self, FnDesc};
+use crate::function_table::{self, FnDesc};
 use crate::thread_state::{LocalRun, ThreadState, LOCAL_RUNS};
 use crate::trigger;
 
@@ -96,8 +96,12 @@ pub(crate) const PROBE: u32 = 1 << 31;
 /// function is to be restored.
 pub(crate) const RESTORE: u32 = 0;
 
+// The probes' figures are tuning, not API: tests reach `PROBE_CALLS` (and `memory`) through
+// `testing`. `Config::cull`'s documentation gives users the period and the calls per probe as
+// numbers, so a change here changes it too.
+
 /// How often the background writer probes culled functions, in milliseconds.
-pub const PROBE_PERIOD_MS: u64 = 10;
+pub(crate) const PROBE_PERIOD_MS: u64 = 10;
 
 /// How many calls a probe lets through, one after the other. A function that became slow on
 /// every call is found by its next probe; one slow on one call in `n` (`n` up to 64) by its next
@@ -105,10 +109,10 @@ pub const PROBE_PERIOD_MS: u64 = 10;
 /// entered before it: that call's entry was skipped, and the 63 calls after it reach the next
 /// slow one); with a larger `n`, with a chance of `1 - (1 - 1/n)^64` per probe. A probe of a
 /// function that is still short costs 64 recorded calls.
-pub const PROBE_CALLS: u32 = 64;
+pub(crate) const PROBE_CALLS: u32 = 64;
 
 /// How many descriptors one probing round looks at (and so, at most, probes).
-pub const PROBES_PER_ROUND: usize = 4096;
+pub(crate) const PROBES_PER_ROUND: usize = 4096;
 
 /// The function is being probed: its erased calls count one by one in its shared run.
 pub(crate) const PROBING: u8 = 32;
@@ -298,7 +302,7 @@ pub(crate) fn cull(f: &FnDesc) {
 /// turn) and lets the next [`PROBE_CALLS`] calls of each culled one through. Returns how many
 /// it probed.
 pub(crate) fn probe(cursor: &mut usize) -> u64 {
-    let table = desc::table();
+    let table = function_table::table();
     if table.is_empty() {
         return 0;
     }
@@ -319,11 +323,16 @@ pub(crate) fn probe(cursor: &mut usize) -> u64 {
 /// The memory culling keeps, in bytes, for `functions` functions and `threads` threads: each
 /// function's run (inside its descriptor, which exists anyway), and each thread's table of
 /// counts (in its thread-local, 1 KiB whatever the number of functions).
-///
-/// ```
-/// assert_eq!(fdr_runtime::culling_memory(50_000, 1_000), 50_000 * 4 + 1_000 * 1024);
-/// ```
-pub fn memory(functions: usize, threads: usize) -> usize {
+pub(crate) fn memory(functions: usize, threads: usize) -> usize {
     let per_thread = std::mem::size_of::<[LocalRun; LOCAL_RUNS]>();
-    functions * std::mem::size_of::<desc::Run>() + threads * per_thread
+    functions * std::mem::size_of::<function_table::Run>() + threads * per_thread
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_probe_figures_are_those_config_cull_documents() {
+        // `Config::cull` tells users "every 10 ms" and "the next 64 calls" in words.
+        assert_eq!((super::PROBE_PERIOD_MS, super::PROBE_CALLS), (10, 64));
+    }
 }

@@ -10,8 +10,12 @@ use std::task::{Context, Poll};
 
 use fdr_format::FnKind;
 
-use crate::desc::FnDesc;
+use crate::function_table::FnDesc;
 use crate::hot_path;
+
+/// How [`task_linked`] ties a task to another: made inside it, or following from it. Here, beside
+/// the one hook that takes it, for the integrations that call that hook (`fdr-tracing`).
+pub use fdr_format::LinkKind;
 
 /// Records the entry of `f`.
 #[inline(always)]
@@ -58,7 +62,7 @@ pub fn named(f: &'static FnDesc) {
             return;
         };
         if s.triggers().arm_named(f.id(), &f.name()) {
-            crate::gate::arm(s.setup().epoch, f, crate::session::epoch);
+            crate::recording_flags::arm(s.setup().epoch, f, crate::session::epoch);
             crate::background::start(&s);
         }
     }
@@ -112,8 +116,8 @@ pub fn skips(f: &'static FnDesc) -> bool {
 /// task's links beside it.
 ///
 /// ```
-/// use fdr_runtime::{hooks, FnDesc, FnKindTag};
-/// use fdr_runtime::LinkKind;
+/// use fdr_runtime::hooks::{self, LinkKind};
+/// use fdr_runtime::{FnDesc, FnKindTag};
 /// #[linkme::distributed_slice(fdr_runtime::FUNCTIONS)]
 /// static REQUEST: FnDesc = FnDesc::new("doc::request", file!(), line!(), FnKindTag::Scope, &[]);
 /// #[linkme::distributed_slice(fdr_runtime::FUNCTIONS)]
@@ -128,7 +132,7 @@ pub fn skips(f: &'static FnDesc) -> bool {
 pub fn task_linked(
     f: &'static FnDesc,
     task: u64,
-    kind: crate::LinkKind,
+    kind: LinkKind,
     other: &'static FnDesc,
     other_task: u64,
 ) {

@@ -29,10 +29,10 @@ use fdr_format::{
     link_payload, polled_payload, task_payload, FnKind, LinkKind, TaskKind, TaskLink, ID_SHIFT,
 };
 
-use crate::desc::FnDesc;
-use crate::local::{self, Local};
+use crate::function_table::FnDesc;
+use crate::thread_local::{self, Local};
 use crate::thread_state::{ThreadState, BUSY};
-use crate::{attach, autostart, clock, controller, cull, gate, profile, session, trigger};
+use crate::{attach, call_trie, clock, controller, cull, recording_flags, session, trigger};
 
 /// Records one function event.
 ///
@@ -81,7 +81,7 @@ pub(crate) fn enter_guarded(f: &'static FnDesc) -> Entry {
 /// Whether a guarded entry of `f` now would record nothing: no recorder runs, or `f` is culled.
 #[inline(always)]
 pub(crate) fn skips(f: &'static FnDesc) -> bool {
-    f.flags() & (gate::OFF | cull::CULLED) != 0
+    f.flags() & (recording_flags::OFF | cull::CULLED) != 0
 }
 
 /// Records the exit of a call entered through [`enter_guarded`], exactly when its entry was: a
@@ -131,9 +131,9 @@ fn guarded_exit(f: &'static FnDesc) -> Entry {
 }
 
 /// The descriptor flags that send a hook to [`special`].
-const SPECIAL: u8 = trigger::TRIGGER | profile::PROFILED;
+const SPECIAL: u8 = trigger::TRIGGER | call_trie::PROFILED;
 /// The flags of a function in profile mode with nothing else to do.
-const PROFILE_ONLY: u8 = profile::PROFILED | profile::UNLOGGED;
+const PROFILE_ONLY: u8 = call_trie::PROFILED | call_trie::UNLOGGED;
 
 // A function the running recording treats specially (a trigger, a profile) has flags set in its
 // descriptor; every other function's hook pays one load and a branch for it, here, out of line.
@@ -167,7 +167,7 @@ fn record_kind<const KIND: u8>(f: &'static FnDesc) -> Entry {
 /// the write themselves.
 #[inline(always)]
 fn record_one(f: &'static FnDesc, kind: FnKind) -> Entry {
-    let l = local::get();
+    let l = thread_local::get();
     let t = &l.state;
     let len = t.len.get();
     if len >= t.writer.limit() {
@@ -259,7 +259,7 @@ pub(crate) fn record_args(f: &'static FnDesc, args: &[u64]) -> Entry {
 
 #[inline(always)]
 fn record_args_one(f: &'static FnDesc, args: &[u64]) -> Entry {
-    let l = local::get();
+    let l = thread_local::get();
     let t = &l.state;
     let len = t.len.get();
     if len >= t.writer.limit() {
@@ -295,7 +295,7 @@ fn cold(l: &Local, f: &'static FnDesc, kind: FnKind, args: &[u64]) -> Entry {
     });
     // The recording that profiles started in this hook (the process's first, which read
     // `FDR_OPTIONS`): the call is profiled too, or its exit would find no entry.
-    if before & profile::PROFILED == 0 && f.flags() & profile::PROFILED != 0 {
+    if before & call_trie::PROFILED == 0 && f.flags() & call_trie::PROFILED != 0 {
         profile_event(f, kind);
     }
     entry
@@ -314,11 +314,7 @@ fn cold_event<'a>(
     }
     let mut entry = SKIPPED;
     t.busy(|| {
-        if session::claim_autostart() {
-            autostart::run();
-        } else {
-            session::wait_for_start();
-        }
+        session::settle(crate::START_FROM_ENV);
         let Some(len) = attach::ensure(l, len) else {
             return 0;
         };
@@ -338,7 +334,7 @@ fn cold_event<'a>(
 /// Records a task event of async function `f`. Out of line: tasks are rarer than calls.
 #[inline(never)]
 pub(crate) fn record_task(f: &'static FnDesc, kind: TaskKind, task: u64) {
-    if f.flags() & profile::UNLOGGED != 0 {
+    if f.flags() & call_trie::UNLOGGED != 0 {
         return;
     }
     record_custom(|t| {
@@ -358,10 +354,10 @@ pub(crate) struct PollMark {
 /// `f` culled, or profile mode).
 #[inline(always)]
 pub(crate) fn poll_mark(f: &'static FnDesc) -> Option<PollMark> {
-    if f.flags() & (gate::OFF | cull::CULLED | profile::UNLOGGED) != 0 {
+    if f.flags() & (recording_flags::OFF | cull::CULLED | call_trie::UNLOGGED) != 0 {
         return None;
     }
-    let t = &local::get().state;
+    let t = &thread_local::get().state;
     Some(PollMark {
         words: t.writer.words(),
         len: t.len.get(),
@@ -376,7 +372,7 @@ pub(crate) fn poll_mark(f: &'static FnDesc) -> Option<PollMark> {
 /// thread's previous event only if that is an exit of `f`.
 #[inline]
 pub(crate) fn polled(f: &'static FnDesc, task: u64, m: PollMark) {
-    let t = &local::get().state;
+    let t = &thread_local::get().state;
     let len = t.len.get();
     if m.len == BUSY || len == BUSY {
         return;
@@ -410,7 +406,7 @@ pub(crate) fn record_link(
     other: &'static FnDesc,
     other_task: u64,
 ) {
-    if f.flags() & profile::UNLOGGED != 0 {
+    if f.flags() & call_trie::UNLOGGED != 0 {
         return;
     }
     record_custom(|t| {
@@ -432,7 +428,7 @@ fn record_custom(payload: impl Fn(&ThreadState) -> Custom) {
     if !session::may_record() {
         return;
     }
-    let l = local::get();
+    let l = thread_local::get();
     let t = &l.state;
     let len = t.len.get();
     if len >= t.writer.limit() {
@@ -544,7 +540,7 @@ fn special(f: &'static FnDesc, kind: FnKind, args: &[u64]) -> Entry {
         return logged_and_profiled(f, flags, kind, args);
     }
     let (tsc, cpu) = clock::now();
-    let entry = if flags & (profile::UNLOGGED | profile::PROFILED) != 0 {
+    let entry = if flags & (call_trie::UNLOGGED | call_trie::PROFILED) != 0 {
         logged_and_profiled(f, flags, kind, args)
     } else {
         record_at(f, kind, args, tsc, cpu)
@@ -555,7 +551,7 @@ fn special(f: &'static FnDesc, kind: FnKind, args: &[u64]) -> Entry {
 
 /// The record of an event of a function in profile mode, or logged and profiled.
 fn logged_and_profiled(f: &'static FnDesc, flags: u8, kind: FnKind, args: &[u64]) -> Entry {
-    if flags & profile::UNLOGGED != 0 {
+    if flags & call_trie::UNLOGGED != 0 {
         return profile_event(f, kind);
     }
     let entry = if kind == FnKind::EnterArgs {
@@ -563,7 +559,7 @@ fn logged_and_profiled(f: &'static FnDesc, flags: u8, kind: FnKind, args: &[u64]
     } else {
         record_one(f, kind)
     };
-    if flags & profile::PROFILED != 0 {
+    if flags & call_trie::PROFILED != 0 {
         profile_event(f, kind);
     }
     entry
@@ -572,7 +568,7 @@ fn logged_and_profiled(f: &'static FnDesc, flags: u8, kind: FnKind, args: &[u64]
 /// [`record_one`] (or [`record_args_one`]) at a time the caller read.
 #[inline(always)]
 fn record_at(f: &'static FnDesc, kind: FnKind, args: &[u64], tsc: u64, cpu: u32) -> Entry {
-    let l = local::get();
+    let l = thread_local::get();
     let t = &l.state;
     let len = t.len.get();
     if len >= t.writer.limit() {
@@ -602,7 +598,7 @@ fn record_at(f: &'static FnDesc, kind: FnKind, args: &[u64], tsc: u64, cpu: u32)
 /// Times an event of armed function `f` at `now` (see [`special`]).
 #[inline(always)]
 fn time_trigger(f: &'static FnDesc, kind: FnKind, now: u64, cpu: u32) {
-    let l = local::get();
+    let l = thread_local::get();
     let t = &l.state;
     let len = t.len.get();
     let p = l.member.session.get();
@@ -630,7 +626,7 @@ fn time_trigger(f: &'static FnDesc, kind: FnKind, now: u64, cpu: u32) {
 /// profiles, as [`record_one`] says whether it records.
 #[inline]
 fn profile_event(f: &'static FnDesc, kind: FnKind) -> Entry {
-    let l = local::get();
+    let l = thread_local::get();
     let t = &l.state;
     let len = t.len.get();
     let p = l.member.profile.get();
@@ -664,11 +660,7 @@ fn profile_cold(l: &Local, f: &'static FnDesc, kind: FnKind) -> Entry {
     }
     let mut joined = false;
     t.busy(|| {
-        if session::claim_autostart() {
-            autostart::run();
-        } else {
-            session::wait_for_start();
-        }
+        session::settle(crate::START_FROM_ENV);
         match attach::ensure(l, len) {
             Some(len) => {
                 joined = true;
@@ -685,7 +677,7 @@ fn profile_cold(l: &Local, f: &'static FnDesc, kind: FnKind) -> Entry {
 
 /// Runs `f` with the session this thread records into, if any (and not a forked parent's).
 pub(crate) fn with_session(f: impl FnOnce(&session::Session, &Local)) {
-    local::with(|l| {
+    thread_local::with(|l| {
         let t = &l.state;
         let len = t.len.get();
         let p = l.member.session.get();

@@ -31,27 +31,29 @@
 //! | `trace_context` | joining a W3C trace: the marker call `join_trace` records |
 //! | `hooks` | the typed hooks and guards the macros expand into |
 //! | `task` | async tasks: ids, creation, completion, cancellation, task-latency triggers |
-//! | `hot_path` | the path of every hook: bounds check, busy bracket, clock, controller; the cold path |
 //! | `autostart` | `FDR_OPTIONS`: recording from the first call, logs at exit and on panic |
 //! | `recorder` | the public API: start, snapshots, finish |
+//! | `hot_path` | the path of every hook: bounds check, busy bracket, clock, controller; the cold path |
 //! | `attach`, `background` | a thread joining a recording, taking buffers, leaving; the background writer: trigger and signal snapshots, the watchdog |
-//! | `snapshot_log` | a window written as a log, the final one or a snapshot, to a writer or a file, with the profile beside it |
+//! | `log_writer` | a window written as a log, the final one or a snapshot, to a writer or a file, with the profile beside it |
 //! | `profile_log` | the profile written as a profile file |
-//! | `atomic_file`, `controller`, `local`, `log_file` | writing a log through its own temporary file; what to write for each event (policy); the thread-local; the log's layout on disk |
-//! | `cull`, `rewind`, `session`, `window` | culling functions whose calls are always erased; erasing calls shorter than the threshold; one recording, which one is running, fork handling; the window by age (`max_age`) |
-//! | `gate`, `snapshot`, `thread_state` | the recorder gate copied into every descriptor; copying buffers while their owners write; a thread's recording state |
-//! | `profiles` | a recording's profile: the threads' call tries, merged |
+//! | `controller`, `log_file`, `thread_local` | what to write for each event (policy); the log's layout on disk; the thread-local: a thread's state and the recording it belongs to |
+//! | `age_cut`, `cull`, `rewind`, `session` | the window cut by age (`max_age`); culling functions whose calls are always erased; erasing calls shorter than the threshold; one recording, which one is running, fork handling |
+//! | `buffer_copy`, `recording_flags`, `thread_state` | copying buffers while their owners write; the recorder gate copied into every descriptor (its `OFF` flag), and the sweeps that set each descriptor's flags for the recording; a thread's recording state |
+//! | `merged_profile` | a recording's profile: the threads' call tries, merged |
 //! | `export` | windows sent to an OpenTelemetry collector: the bounded queue and the sending thread |
 //! | `pool` | the buffers, in the crash box or in the process's memory |
 //! | `crash_box` | the pool's file mapped shared, which survives the process: laying it out, keeping it current, marking it at a crash signal, recovering the boxes of dead processes |
-//! | `clock`, `cpu_wait`, `host`, `options`, `profile`, `record_writer`, `signal`, `trigger` | time and CPU; how long a slow call's thread waited for a CPU; ids, names and wall time; reading `FDR_OPTIONS`; one thread's call trie (profile mode); how words go into a buffer and are published; the snapshot signal's handler; slow-call triggers |
-//! | `args`, `desc`, `injected`, `learned`, `out_name`, `queue`, `registry`, `slot`, `stats`, `wakeup` | logged arguments; the function table; values tests inject; learned slow-call limits; log file names; the free and retired queues; the threads; what an owner publishes for snapshots; counters; waking the writer |
-//! | `config` | the settings and their limits |
+//! | `call_trie`, `clock`, `cpu_wait`, `host`, `options`, `record_writer`, `signal`, `trigger` | one thread's call trie (profile mode); time and CPU; how long a slow call's thread waited for a CPU; ids, names and wall time; reading `FDR_OPTIONS` text into a `Config`; how words go into a buffer and are published; the snapshot signal's handler; slow-call triggers |
+//! | `args`, `atomic_file`, `buffer_state`, `function_table`, `injected`, `learned_limit`, `out_name`, `queue`, `registry`, `stats`, `wakeup` | logged arguments; writing a file through its own temporary file; what an owner publishes for snapshots; the function table; values tests inject; learned slow-call limits; log file names; the free and retired queues; the threads; counters; waking the writer |
+//! | `config` | the settings (`Config`): defaults, limits, the check before a start, each setting's `FDR_OPTIONS` key, form and default |
 //! | `error` | errors |
 //! | `platform` | what the operating system gives (thread and process ids, CPU numbers, clocks, signals, memory mappings, pipes, fork and exit hooks), a file per system; where fdr does not record, the same functions, inert |
 //!
 //! The record layout itself belongs to `fdr_format`.
 
+#[cfg(feature = "record")]
+mod age_cut;
 mod args;
 #[cfg(feature = "record")]
 mod atomic_file;
@@ -61,6 +63,12 @@ mod attach;
 mod autostart;
 #[cfg(feature = "record")]
 mod background;
+#[cfg(feature = "record")]
+mod buffer_copy;
+#[cfg(feature = "record")]
+mod buffer_state;
+#[cfg(feature = "record")]
+mod call_trie;
 #[cfg(feature = "record")]
 mod clock;
 mod config;
@@ -72,12 +80,10 @@ mod cpu_wait;
 mod crash_box;
 #[cfg(feature = "record")]
 mod cull;
-mod desc;
 mod error;
 #[cfg(feature = "record")]
 mod export;
-#[cfg(feature = "record")]
-mod gate;
+mod function_table;
 #[cfg(feature = "record")]
 pub mod hooks;
 #[cfg(feature = "record")]
@@ -86,11 +92,13 @@ mod host;
 mod hot_path;
 #[cfg(feature = "record")]
 mod injected;
-mod learned;
-#[cfg(feature = "record")]
-mod local;
+mod learned_limit;
 #[cfg(feature = "record")]
 mod log_file;
+#[cfg(feature = "record")]
+mod log_writer;
+#[cfg(feature = "record")]
+mod merged_profile;
 mod options;
 #[cfg(feature = "record")]
 mod out_name;
@@ -99,11 +107,7 @@ mod platform;
 #[cfg(feature = "record")]
 mod pool;
 #[cfg(feature = "record")]
-mod profile;
-#[cfg(feature = "record")]
 mod profile_log;
-#[cfg(feature = "record")]
-mod profiles;
 #[cfg(feature = "record")]
 mod queue;
 #[cfg(all(test, feature = "record"))]
@@ -113,6 +117,8 @@ mod record_writer;
 #[cfg(feature = "record")]
 mod recorder;
 #[cfg(feature = "record")]
+mod recording_flags;
+#[cfg(feature = "record")]
 mod registry;
 #[cfg(feature = "record")]
 mod rewind;
@@ -120,17 +126,13 @@ mod rewind;
 mod session;
 #[cfg(feature = "record")]
 mod signal;
-#[cfg(feature = "record")]
-mod slot;
-#[cfg(feature = "record")]
-mod snapshot;
-#[cfg(feature = "record")]
-mod snapshot_log;
 mod stats;
 #[cfg(feature = "record")]
 mod task;
 #[cfg(any(feature = "testing", all(test, feature = "record")))]
 pub mod testing;
+#[cfg(feature = "record")]
+mod thread_local;
 #[cfg(feature = "record")]
 mod thread_state;
 #[cfg(feature = "record")]
@@ -139,8 +141,13 @@ mod trace_context;
 mod trigger;
 #[cfg(feature = "record")]
 mod wakeup;
+
+/// What the hooks' cold path runs when it finds the process's first call (or a forked child's)
+/// with nothing decided: read `FDR_OPTIONS` and start the recording it asks for. The recording
+/// path sits below the recorder it would start, so it does not name `autostart`: the root, above
+/// every row of the table, plugs it in here (`tests/layers.rs` lets the root hold no other).
 #[cfg(feature = "record")]
-mod window;
+const START_FROM_ENV: fn() = autostart::run;
 
 pub use args::LogArg;
 #[cfg(feature = "record")]
@@ -149,17 +156,13 @@ pub use config::{
     Clock, Config, Limit, Mode, Signal, Trigger, DEFAULT_PROFILE_NODES, DEFAULT_THRESHOLD,
     MAX_BUFFER_SIZE, MAX_PROFILE_NODES, MIN_BUFFER_SIZE, OTLP_FLUSH, PROFILE_DEPTH,
 };
-#[cfg(feature = "record")]
-pub use cull::{memory as culling_memory, PROBES_PER_ROUND, PROBE_CALLS, PROBE_PERIOD_MS};
-#[cfg(feature = "record")]
-pub use desc::{function, FUNCTIONS};
-pub use desc::{FnDesc, FnKindTag, Named};
 pub use error::Error;
 #[cfg(feature = "record")]
-pub use fdr_format::LinkKind;
+pub use function_table::{function, FUNCTIONS};
+pub use function_table::{FnDesc, FnKindTag, Named};
 #[cfg(feature = "record")]
 pub use hooks::{Args, CallGuard, Instrumented, NoArgs, PollEntry};
-pub use learned::{AUTO_FLOOR, AUTO_K, AUTO_RECOMPUTE, AUTO_WARMUP, AUTO_WARMUP_TIME};
+pub use learned_limit::{AUTO_FLOOR, AUTO_K, AUTO_RECOMPUTE, AUTO_WARMUP, AUTO_WARMUP_TIME};
 #[cfg(feature = "record")]
 pub use linkme;
 pub use options::parse_duration;

@@ -10,9 +10,9 @@ use std::sync::atomic::Ordering;
 
 use fdr_format::{lead_block, Extension, FileHeader, LeadStart, ReasonInfo, ThreadInfo};
 
+use crate::buffer_copy::{self, Copied};
 use crate::session::Session;
-use crate::snapshot::{self, Copied};
-use crate::{clock, desc, window};
+use crate::{age_cut, clock, function_table};
 
 /// What the log says about the moment it was taken.
 pub(crate) struct Facts {
@@ -28,12 +28,12 @@ pub(crate) fn write_session<W: Write + ?Sized>(
     snapshot: bool,
     mut reason: ReasonInfo,
 ) -> io::Result<()> {
-    let mut copied = snapshot::copy_pool(session.pool());
+    let mut copied = buffer_copy::copy_pool(session.pool());
     let end_tsc = clock::now().0;
     if let Some(age) = session.setup().config.get_max_age() {
         let ticks = (age.as_nanos() * u128::from(session.ticks_per_second()) / 1_000_000_000)
             .min(u128::from(u64::MAX)) as u64;
-        window::keep_newer(&mut copied, end_tsc.saturating_sub(ticks));
+        age_cut::keep_newer(&mut copied, end_tsc.saturating_sub(ticks));
     }
     reason.suppressed = session.triggers().suppressed.load(Ordering::Relaxed);
     let facts = Facts {
@@ -74,7 +74,7 @@ fn write_log<W: Write + ?Sized>(
     run.calls_erased = session.pool().erased_total();
     run.probes = session.counters().probes();
     let mut records = vec![Extension::Run(run), Extension::Reason(facts.reason)];
-    records.extend(desc::records());
+    records.extend(function_table::records());
     for t in threads {
         records.push(Extension::Thread(ThreadInfo {
             tid: t.tid,

@@ -1,5 +1,10 @@
 //! `FDR_OPTIONS`: the settings of a recording written as space-separated `key=value` words, for
-//! turning recording on without touching code.
+//! turning recording on without touching code, read into a `Config` (whose type, defaults and
+//! checks are `config`'s).
+//!
+//! The words are read one by one, each by the reader of its group: what is recorded and where
+//! ([`read_recording`]), when a window is written by itself ([`read_trigger`]), profile mode
+//! ([`read_profile`]), and the OpenTelemetry collector ([`read_otlp`]).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -55,275 +60,314 @@ impl Config {
     /// assert_eq!(warnings.len(), 1);
     /// ```
     pub fn parse_options(options: &str) -> Result<(Config, Vec<String>), Error> {
-        let keys = crate::config::OPTIONS
-            .iter()
-            .map(|o| o.key)
-            .collect::<Vec<_>>()
-            .join(", ");
         let mut c = Config::default();
         let mut seen: Vec<String> = Vec::new();
         let mut warnings = Vec::new();
-        for item in split_options(options)? {
+        for word in split_options(options)? {
             // A header value with a space, unquoted, splits into words that must not be
             // quoted back in a message: they may be part of an API key.
             let after_headers = seen.iter().any(|k| k == "otlp_headers");
-            let unknown_after_headers = || {
-                crate::config::option_error(
-                    "otlp_headers",
-                    "a word after otlp_headers= is not an option: a header value with spaces \
-                     goes in quotes (otlp_headers=\"NAME=VALUE\") or writes each space as %20"
-                        .into(),
-                )
-            };
-            let Some((key, value)) = item.split_once('=') else {
-                if after_headers {
-                    return Err(unknown_after_headers());
-                }
-                return Err(Error::Config {
-                    key: item.clone(),
-                    message: format!(
-                        "expected key=value, found `{item}`; keys are {keys} (a value with \
-                         spaces goes in quotes: out=\"my logs/app.fdr\")"
-                    ),
-                });
-            };
-            if key != "trigger" && seen.iter().any(|k| k == key) {
-                let shown = if key == "otlp_headers" {
-                    " (not shown: headers may hold secrets)".to_string()
+            let item = Item::split(&word, after_headers)?;
+            warnings.extend(repeated(&mut seen, &item));
+            let read = read_recording(&mut c, &item)?
+                || read_trigger(&mut c, &item)?
+                || read_profile(&mut c, &item)?
+                || read_otlp(&mut c, &item)?;
+            if !read {
+                return Err(if after_headers {
+                    unknown_after_headers()
                 } else {
-                    format!(", `{value}`,")
-                };
-                warnings.push(format!(
-                    "option `{key}` is given more than once in FDR_OPTIONS; the last \
-                     value{shown} is used"
-                ));
-            } else {
-                seen.push(key.to_string());
-            }
-            let bad = |message: String| crate::config::option_error(key, message);
-            let number = |what: &str| -> Result<u64, Error> {
-                value
-                    .parse::<u64>()
-                    .map_err(|_| bad(format!("expected {what}, found `{value}`")))
-            };
-            match key {
-                "buffer_size" => c.buffer_size = number("a number of bytes")? as usize,
-                "buffer_count" => c.buffer_count = number("a number of buffers")? as usize,
-                "threshold_us" => {
-                    c.threshold = Duration::from_micros(number("a whole number of microseconds")?)
-                }
-                "mode" => {
-                    c.mode = match value {
-                        "ring" => Mode::Ring,
-                        "fill" => Mode::Fill,
-                        "profile" => Mode::Profile,
-                        "record+profile" => {
-                            c.profile = true;
-                            Mode::Ring
-                        }
-                        _ => {
-                            return Err(bad(format!(
-                                "expected `ring`, `fill`, `profile` or `record+profile`, found \
-                                 `{value}`"
-                            )))
-                        }
-                    }
-                }
-                "clock" => {
-                    c.clock = match value {
-                        "auto" => Clock::Auto,
-                        "rdtscp" => Clock::Rdtscp,
-                        "rdtsc" => Clock::Rdtsc,
-                        "monotonic" => Clock::Monotonic,
-                        _ => {
-                            return Err(bad(format!(
-                                "expected `auto`, `rdtscp`, `rdtsc` or `monotonic`, found `{value}`"
-                            )))
-                        }
-                    }
-                }
-                "trigger" => {
-                    if let Some((pattern, limit)) = auto_trigger(value).map_err(&bad)? {
-                        c.triggers.push(Trigger { pattern, limit });
-                        continue;
-                    }
-                    // The limit follows the last `:` that is not half of a path's `::`.
-                    let colon = value
-                        .char_indices()
-                        .rev()
-                        .find(|&(i, c)| {
-                            c == ':'
-                                && !value[..i].ends_with(':')
-                                && !value[i + 1..].starts_with(':')
-                        })
-                        .map(|(i, _)| i);
-                    let Some((pattern, limit)) = colon.map(|i| (&value[..i], &value[i + 1..]))
-                    else {
-                        return Err(bad(format!(
-                            "`{value}` has no limit: a trigger is PATTERN:LIMIT, the limit after \
-                             a single `:` (`{value}:50ms`)"
-                        )));
-                    };
-                    if pattern.is_empty() {
-                        return Err(bad(format!(
-                            "the pattern before `:` is empty in `{value}`; name a function, \
-                             `*` matching any run of characters"
-                        )));
-                    }
-                    let limit =
-                        parse_duration(limit).map_err(|m| bad(format!("{m} in `{value}`")))?;
-                    c.triggers.push(Trigger {
-                        pattern: pattern.to_string(),
-                        limit: Limit::After(limit),
-                    });
-                }
-                "trigger_cooldown_ms" => {
-                    c.trigger_cooldown =
-                        Duration::from_millis(number("a whole number of milliseconds")?)
-                }
-                "max_snapshots" => {
-                    c.max_snapshots =
-                        u32::try_from(number("a number of snapshot files")?).map_err(|_| {
-                            bad(format!("{value} is too many; use at most {}", u32::MAX))
-                        })?
-                }
-                "max_age_ms" => {
-                    let ms = number("a whole number of milliseconds")?;
-                    if ms == 0 {
-                        return Err(bad(
-                            "an age of 0 keeps nothing; give a number of milliseconds".into(),
-                        ));
-                    }
-                    c.max_age = Some(Duration::from_millis(ms));
-                }
-                "cull" => {
-                    c.cull = match value {
-                        "on" => true,
-                        "off" => false,
-                        _ => return Err(bad(format!("expected `on` or `off`, found `{value}`"))),
-                    }
-                }
-                "profile" => {
-                    c.profile = match value {
-                        "on" => true,
-                        "off" => false,
-                        _ => return Err(bad(format!("expected `on` or `off`, found `{value}`"))),
-                    }
-                }
-                "profile_threads" => {
-                    c.profile_threads = match value {
-                        "on" => true,
-                        "off" => false,
-                        _ => return Err(bad(format!("expected `on` or `off`, found `{value}`"))),
-                    }
-                }
-                "profile_nodes" => {
-                    c.profile_nodes = u32::try_from(number("a number of nodes")?)
-                        .ok()
-                        .filter(|&n| (1..=crate::config::MAX_PROFILE_NODES).contains(&n))
-                        .ok_or_else(|| bad(format!("{value} is out of range")))?
-                }
-                "cull_after" => {
-                    c.cull_after = u32::try_from(number("a number of calls")?)
-                        .ok()
-                        .filter(|&n| n > 0)
-                        .ok_or_else(|| {
-                            bad(format!("{value} is out of range; use 1 to {}", u32::MAX))
-                        })?
-                }
-                "signal" => {
-                    c.signal = Some(match value.trim_start_matches("SIG") {
-                        "USR1" | "usr1" => Signal::Usr1,
-                        "USR2" | "usr2" => Signal::Usr2,
-                        _ => {
-                            return Err(bad(format!("expected `USR1` or `USR2`, found `{value}`")))
-                        }
-                    })
-                }
-                "otlp_endpoint" => {
-                    if value.is_empty() {
-                        return Err(bad("expected a URL, found nothing".into()));
-                    }
-                    c.otlp.endpoint = Some(value.to_string());
-                }
-                "service_name" => {
-                    if value.is_empty() {
-                        return Err(bad("expected a name, found nothing".into()));
-                    }
-                    c.otlp.service_name = Some(value.to_string());
-                }
-                "otlp_only" => {
-                    c.otlp.only = match value {
-                        "on" => true,
-                        "off" => false,
-                        _ => return Err(bad(format!("expected `on` or `off`, found `{value}`"))),
-                    }
-                }
-                "otlp_queue" => {
-                    c.otlp.queue = u32::try_from(number("a number of windows")?)
-                        .ok()
-                        .filter(|n| (1..=1024).contains(n))
-                        .ok_or_else(|| bad(format!("{value} is out of range")))?
-                }
-                "otlp_max_spans" => {
-                    c.otlp.max_spans = u32::try_from(number("a number of spans")?)
-                        .ok()
-                        .filter(|&n| n > 0)
-                        .ok_or_else(|| bad(format!("{value} is out of range")))?
-                }
-                "otlp_timeout" => c.otlp.timeout = Some(parse_duration(value).map_err(bad)?),
-                "otlp_headers" => {
-                    let list =
-                        fdr_format::key_values::parse(value).map_err(|e| bad(e.to_string()))?;
-                    c.otlp.headers = Some(crate::config::Secrets(list));
-                }
-                "otlp_ca" => {
-                    if value.is_empty() {
-                        return Err(bad("expected a file path, found nothing".into()));
-                    }
-                    c.otlp.ca = Some(PathBuf::from(value));
-                }
-                "otlp_compression" => {
-                    c.otlp.gzip = match value {
-                        "gzip" => Some(true),
-                        "none" => Some(false),
-                        _ => {
-                            return Err(bad(format!("expected `gzip` or `none`, found `{value}`")))
-                        }
-                    }
-                }
-                "otlp_retry_for" => {
-                    c.otlp.retry_for = fdr_format::duration::parse(value)
-                        .map(Duration::from_nanos)
-                        .map_err(|e| bad(e.to_string()))?
-                }
-                "crash_dir" => {
-                    c.crash_dir = match value {
-                        "" => return Err(bad("expected a directory or off, found nothing".into())),
-                        "off" => crate::config::CrashDir::Off,
-                        dir => crate::config::CrashDir::Dir(PathBuf::from(dir)),
-                    };
-                }
-                "out" => {
-                    if value.is_empty() {
-                        return Err(bad("expected a file path, found nothing".into()));
-                    }
-                    c.out = Some(PathBuf::from(value));
-                }
-                _ if after_headers => return Err(unknown_after_headers()),
-                _ => return Err(bad(format!("unknown key; keys are {keys}"))),
+                    item.bad(format!("unknown key; keys are {}", keys()))
+                });
             }
         }
-        if c.mode == Mode::Profile && !c.profile && seen.iter().any(|k| k == "profile") {
-            warnings.push(
-                "`mode=profile` keeps a profile and no window, so `profile=off` has no effect; \
-                 for a window without a profile, use mode=ring (the default)"
-                    .to_string(),
-            );
-        }
+        warnings.extend(profile_off_unheeded(&c, &seen));
         c.validate()?;
         Ok((c, warnings))
     }
+}
+
+/// One `key=value` word of `FDR_OPTIONS`. Its errors name the key and end with the key's form
+/// and default ([`option_error`](crate::config::option_error)).
+struct Item<'a> {
+    key: &'a str,
+    value: &'a str,
+}
+
+impl<'a> Item<'a> {
+    /// `word` split at its first `=`; `after_headers`: an `otlp_headers` came before, so a word
+    /// without `=` may be part of a secret and is not shown.
+    fn split(word: &'a str, after_headers: bool) -> Result<Item<'a>, Error> {
+        match word.split_once('=') {
+            Some((key, value)) => Ok(Item { key, value }),
+            None if after_headers => Err(unknown_after_headers()),
+            None => Err(Error::Config {
+                key: word.to_string(),
+                message: format!(
+                    "expected key=value, found `{word}`; keys are {} (a value with spaces goes \
+                     in quotes: out=\"my logs/app.fdr\")",
+                    keys()
+                ),
+            }),
+        }
+    }
+
+    fn bad(&self, message: String) -> Error {
+        crate::config::option_error(self.key, message)
+    }
+
+    fn number(&self, what: &str) -> Result<u64, Error> {
+        self.value
+            .parse::<u64>()
+            .map_err(|_| self.bad(format!("expected {what}, found `{}`", self.value)))
+    }
+
+    fn on_off(&self) -> Result<bool, Error> {
+        match self.value {
+            "on" => Ok(true),
+            "off" => Ok(false),
+            v => Err(self.bad(format!("expected `on` or `off`, found `{v}`"))),
+        }
+    }
+
+    /// The value, which must not be empty (`what` it should have been).
+    fn given(&self, what: &str) -> Result<&'a str, Error> {
+        if self.value.is_empty() {
+            return Err(self.bad(format!("expected {what}, found nothing")));
+        }
+        Ok(self.value)
+    }
+}
+
+/// The keys `FDR_OPTIONS` knows, for messages about a word that is none of them.
+fn keys() -> String {
+    crate::config::OPTIONS
+        .iter()
+        .map(|o| o.key)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn unknown_after_headers() -> Error {
+    crate::config::option_error(
+        "otlp_headers",
+        "a word after otlp_headers= is not an option: a header value with spaces goes in quotes \
+         (otlp_headers=\"NAME=VALUE\") or writes each space as %20"
+            .into(),
+    )
+}
+
+/// The warning for a key given before (`trigger` adds up instead, so never), else notes the key
+/// in `seen`.
+fn repeated(seen: &mut Vec<String>, item: &Item) -> Option<String> {
+    let key = item.key;
+    if key == "trigger" || !seen.iter().any(|k| k == key) {
+        seen.push(key.to_string());
+        return None;
+    }
+    let shown = if key == "otlp_headers" {
+        " (not shown: headers may hold secrets)".to_string()
+    } else {
+        format!(", `{}`,", item.value)
+    };
+    Some(format!(
+        "option `{key}` is given more than once in FDR_OPTIONS; the last value{shown} is used"
+    ))
+}
+
+/// `profile=off` beside `mode=profile`, which keeps a profile anyway.
+fn profile_off_unheeded(c: &Config, seen: &[String]) -> Option<String> {
+    (c.mode == Mode::Profile && !c.profile && seen.iter().any(|k| k == "profile")).then(|| {
+        "`mode=profile` keeps a profile and no window, so `profile=off` has no effect; for a \
+         window without a profile, use mode=ring (the default)"
+            .to_string()
+    })
+}
+
+/// What is recorded and where it is kept: buffers, threshold, mode, clock, culling, the log's
+/// path and the crash box. False for a key of another group.
+fn read_recording(c: &mut Config, item: &Item) -> Result<bool, Error> {
+    let value = item.value;
+    match item.key {
+        "buffer_size" => c.buffer_size = item.number("a number of bytes")? as usize,
+        "buffer_count" => c.buffer_count = item.number("a number of buffers")? as usize,
+        "threshold_us" => {
+            c.threshold = Duration::from_micros(item.number("a whole number of microseconds")?)
+        }
+        "mode" => {
+            c.mode = match value {
+                "ring" => Mode::Ring,
+                "fill" => Mode::Fill,
+                "profile" => Mode::Profile,
+                "record+profile" => {
+                    c.profile = true;
+                    Mode::Ring
+                }
+                _ => {
+                    return Err(item.bad(format!(
+                        "expected `ring`, `fill`, `profile` or `record+profile`, found `{value}`"
+                    )))
+                }
+            }
+        }
+        "clock" => {
+            c.clock = match value {
+                "auto" => Clock::Auto,
+                "rdtscp" => Clock::Rdtscp,
+                "rdtsc" => Clock::Rdtsc,
+                "monotonic" => Clock::Monotonic,
+                _ => {
+                    return Err(item.bad(format!(
+                        "expected `auto`, `rdtscp`, `rdtsc` or `monotonic`, found `{value}`"
+                    )))
+                }
+            }
+        }
+        "cull" => c.cull = item.on_off()?,
+        "cull_after" => {
+            c.cull_after = u32::try_from(item.number("a number of calls")?)
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| {
+                    item.bad(format!("{value} is out of range; use 1 to {}", u32::MAX))
+                })?
+        }
+        "out" => c.out = Some(PathBuf::from(item.given("a file path")?)),
+        "crash_dir" => {
+            c.crash_dir = match value {
+                "" => return Err(item.bad("expected a directory or off, found nothing".into())),
+                "off" => crate::config::CrashDir::Off,
+                dir => crate::config::CrashDir::Dir(PathBuf::from(dir)),
+            };
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// When a window is written by itself: triggers, their cooldown and cap, the signal, and the
+/// age a log keeps. False for a key of another group.
+fn read_trigger(c: &mut Config, item: &Item) -> Result<bool, Error> {
+    let value = item.value;
+    match item.key {
+        "trigger" => c.triggers.push(trigger(item)?),
+        "trigger_cooldown_ms" => {
+            c.trigger_cooldown =
+                Duration::from_millis(item.number("a whole number of milliseconds")?)
+        }
+        "max_snapshots" => {
+            c.max_snapshots = u32::try_from(item.number("a number of snapshot files")?)
+                .map_err(|_| item.bad(format!("{value} is too many; use at most {}", u32::MAX)))?
+        }
+        "signal" => {
+            c.signal = Some(match value.trim_start_matches("SIG") {
+                "USR1" | "usr1" => Signal::Usr1,
+                "USR2" | "usr2" => Signal::Usr2,
+                _ => return Err(item.bad(format!("expected `USR1` or `USR2`, found `{value}`"))),
+            })
+        }
+        "max_age_ms" => {
+            let ms = item.number("a whole number of milliseconds")?;
+            if ms == 0 {
+                return Err(
+                    item.bad("an age of 0 keeps nothing; give a number of milliseconds".into())
+                );
+            }
+            c.max_age = Some(Duration::from_millis(ms));
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// A `trigger=` value: `PATTERN:LIMIT`, or a learned limit ([`auto_trigger`]).
+fn trigger(item: &Item) -> Result<Trigger, Error> {
+    let value = item.value;
+    if let Some((pattern, limit)) = auto_trigger(value).map_err(|m| item.bad(m))? {
+        return Ok(Trigger { pattern, limit });
+    }
+    // The limit follows the last `:` that is not half of a path's `::`.
+    let colon = value
+        .char_indices()
+        .rev()
+        .find(|&(i, c)| c == ':' && !value[..i].ends_with(':') && !value[i + 1..].starts_with(':'))
+        .map(|(i, _)| i);
+    let Some((pattern, limit)) = colon.map(|i| (&value[..i], &value[i + 1..])) else {
+        return Err(item.bad(format!(
+            "`{value}` has no limit: a trigger is PATTERN:LIMIT, the limit after a single `:` \
+             (`{value}:50ms`)"
+        )));
+    };
+    if pattern.is_empty() {
+        return Err(item.bad(format!(
+            "the pattern before `:` is empty in `{value}`; name a function, `*` matching any run \
+             of characters"
+        )));
+    }
+    let limit = parse_duration(limit).map_err(|m| item.bad(format!("{m} in `{value}`")))?;
+    Ok(Trigger {
+        pattern: pattern.to_string(),
+        limit: Limit::After(limit),
+    })
+}
+
+/// Profile mode's settings beside `mode`: a profile with a window, its size, per thread or
+/// merged. False for a key of another group.
+fn read_profile(c: &mut Config, item: &Item) -> Result<bool, Error> {
+    match item.key {
+        "profile" => c.profile = item.on_off()?,
+        "profile_threads" => c.profile_threads = item.on_off()?,
+        "profile_nodes" => {
+            c.profile_nodes = u32::try_from(item.number("a number of nodes")?)
+                .ok()
+                .filter(|&n| (1..=crate::config::MAX_PROFILE_NODES).contains(&n))
+                .ok_or_else(|| item.bad(format!("{} is out of range", item.value)))?
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// Sending windows to an OpenTelemetry collector. False for a key of another group.
+fn read_otlp(c: &mut Config, item: &Item) -> Result<bool, Error> {
+    let (o, value) = (&mut c.otlp, item.value);
+    match item.key {
+        "otlp_endpoint" => o.endpoint = Some(item.given("a URL")?.to_string()),
+        "service_name" => o.service_name = Some(item.given("a name")?.to_string()),
+        "otlp_only" => o.only = item.on_off()?,
+        "otlp_queue" => {
+            o.queue = u32::try_from(item.number("a number of windows")?)
+                .ok()
+                .filter(|n| (1..=1024).contains(n))
+                .ok_or_else(|| item.bad(format!("{value} is out of range")))?
+        }
+        "otlp_max_spans" => {
+            o.max_spans = u32::try_from(item.number("a number of spans")?)
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| item.bad(format!("{value} is out of range")))?
+        }
+        "otlp_timeout" => o.timeout = Some(parse_duration(value).map_err(|m| item.bad(m))?),
+        "otlp_headers" => {
+            let list = fdr_format::key_values::parse(value).map_err(|e| item.bad(e.to_string()))?;
+            o.headers = Some(crate::config::Secrets(list));
+        }
+        "otlp_ca" => o.ca = Some(PathBuf::from(item.given("a file path")?)),
+        "otlp_compression" => {
+            o.gzip = match value {
+                "gzip" => Some(true),
+                "none" => Some(false),
+                _ => return Err(item.bad(format!("expected `gzip` or `none`, found `{value}`"))),
+            }
+        }
+        "otlp_retry_for" => {
+            o.retry_for = fdr_format::duration::parse(value)
+                .map(Duration::from_nanos)
+                .map_err(|e| item.bad(e.to_string()))?
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
 }
 
 /// Reads a slow-call limit: a duration in the grammar of `fdr_format::duration`, shared with

@@ -7,11 +7,11 @@
 
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 
+use crate::buffer_state::{Slot, OWNED, RETIRED};
 use crate::config::Mode;
 use crate::crash_box::CrashBox;
 use crate::queue::Queue;
 use crate::registry::Registry;
-use crate::slot::{Slot, OWNED, RETIRED};
 use crate::Error;
 
 pub(crate) struct Pool {
@@ -170,7 +170,7 @@ impl Pool {
         slot.len.store(0, Ordering::Relaxed);
         slot.stable.store(0, Ordering::Relaxed);
         slot.gen.fetch_add(1, Ordering::AcqRel);
-        // Orders the generation bump before every word the new owner writes (see `snapshot`).
+        // Orders the generation bump before every word the new owner writes (see `buffer_copy`).
         fence(Ordering::Release);
         slot.state.store(OWNED, Ordering::Release);
         Some(index)

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use fdr_format::profile::{Profile, PER_THREAD};
 
 use crate::session::Session;
-use crate::{atomic_file, clock, desc, Error};
+use crate::{atomic_file, clock, function_table, Error};
 
 /// The profile of `s` as it stands.
 pub(crate) fn profile(s: &Session) -> Result<Profile, Error> {
@@ -19,7 +19,7 @@ pub(crate) fn profile(s: &Session) -> Result<Profile, Error> {
     let now = clock::now().0;
     let per_thread = setup.config.get_profile_threads();
     let read = profiles.read(now, per_thread);
-    let mut used = vec![false; desc::table().len() + 1];
+    let mut used = vec![false; function_table::table().len() + 1];
     for t in &read.trees {
         for n in &t.nodes {
             if let Some(u) = used.get_mut(n.function as usize) {
@@ -27,7 +27,7 @@ pub(crate) fn profile(s: &Session) -> Result<Profile, Error> {
             }
         }
     }
-    let functions = desc::table()
+    let functions = function_table::table()
         .iter()
         .enumerate()
         .filter(|&(i, _)| used[i + 1])
@@ -63,7 +63,7 @@ pub(crate) fn write_file(s: &Session, path: &Path, is_final: bool) -> Result<(),
     if s.profiles().is_none() {
         return Err(Error::NotProfiling);
     }
-    atomic_file::write(s, path, is_final, |f| write(s, f))
+    atomic_file::write(s.outputs().finals(), path, is_final, |f| write(s, f))
 }
 
 /// Where a recording that also keeps a window writes its profile beside the log `log`.

@@ -9,7 +9,7 @@ use std::time::Duration;
 use fdr_format::reader::{Reader, Record};
 use fdr_format::FnKind;
 
-use crate::desc::FnDesc;
+use crate::function_table::FnDesc;
 use crate::hooks::{enter, exit};
 use crate::{testing, Config, FnKindTag, Mode};
 

@@ -3,16 +3,16 @@
 //! This is the byte level under the controller (as XRay's log writer is under its controller):
 //! it knows where the buffer is and what a snapshot must be told, not what to write. Stores are
 //! relaxed atomics, plain `mov`s, because a snapshot may read the buffer while it is written (see
-//! `slot` for who publishes what). Everything here is a `Cell`, reached through shared references
-//! only, so a hook that re-enters on the same thread (a signal handler) never creates a second
-//! `&mut` to state that is in use: it sees the busy marker and leaves.
+//! `buffer_state` for who publishes what). Everything here is a `Cell`, reached through shared
+//! references only, so a hook that re-enters on the same thread (a signal handler) never creates
+//! a second `&mut` to state that is in use: it sees the busy marker and leaves.
 
 use std::cell::Cell;
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 
 use fdr_format::MetaWords;
 
-use crate::slot::Slot;
+use crate::buffer_state::Slot;
 
 /// The slot of a thread with no buffer: its limit of 0 sends every hook to the cold path.
 static NO_BUFFER: Slot = Slot::new();

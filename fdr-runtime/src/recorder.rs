@@ -10,8 +10,8 @@ use fdr_format::{Reason, ReasonInfo};
 
 use crate::session::{self, Session, State};
 use crate::{
-    atomic_file, attach, background, clock, gate, host, out_name, platform, profile_log, signal,
-    snapshot_log, Config, Error, Stats,
+    atomic_file, attach, background, clock, host, log_writer, out_name, platform, profile_log,
+    recording_flags, signal, Config, Error, Stats,
 };
 
 /// Starts the process's recorder.
@@ -99,7 +99,7 @@ pub(crate) fn start_with(config: Config, autostarted: bool) -> Result<Recorder, 
     }
     // Profile mode writes no window, so its triggers would write empty logs: none is armed.
     let windows = session.setup().config.get_mode() != crate::Mode::Profile;
-    gate::open(
+    recording_flags::open(
         session.setup().epoch,
         |id| windows && session.triggers().limit(id) != 0,
         session.profile_flags(),
@@ -156,7 +156,7 @@ impl Recorder {
 
     fn snapshot_for<W: Write + ?Sized>(&self, out: &mut W, reason: Reason) -> Result<(), Error> {
         self.check_process()?;
-        snapshot_log::snapshot_to(&self.session, out, info(reason))
+        log_writer::snapshot_to(&self.session, out, info(reason))
     }
 
     /// Writes the current window to a file while recording goes on. The file is written under a
@@ -169,7 +169,7 @@ impl Recorder {
 
     pub(crate) fn write_snapshot_for(&self, path: &Path, reason: Reason) -> Result<(), Error> {
         self.check_process()?;
-        snapshot_log::snapshot_with_profile(&self.session, path, info(reason))
+        log_writer::snapshot_with_profile(&self.session, path, info(reason))
     }
 
     /// Stops recording and writes everything kept to a file (through a temporary file, as
@@ -187,8 +187,8 @@ impl Recorder {
             if self.profile_only() {
                 return profile_log::write_file(s, path, true);
             }
-            atomic_file::write(s, path, true, |f| {
-                snapshot_log::write(s, f, false, info(reason))
+            atomic_file::write(s.outputs().finals(), path, true, |f| {
+                log_writer::write(s, f, false, info(reason))
             })?;
             if s.profiles().is_some() {
                 profile_log::write_file(s, &profile_log::beside(path), true)?;
@@ -244,7 +244,7 @@ impl Recorder {
             if self.profile_only() {
                 return profile_log::write(&self.session, out);
             }
-            snapshot_log::write(&self.session, out, false, info(Reason::Api))
+            log_writer::write(&self.session, out, false, info(Reason::Api))
         })
     }
 
@@ -279,7 +279,10 @@ impl Recorder {
             threads: s.threads().len(),
             records_dropped: s.threads().dropped_total(),
             buffers_recycled: s.pool().recycled.load(Ordering::Relaxed),
-            culling_bytes: crate::cull::memory(crate::desc::table().len(), s.threads().len()),
+            culling_bytes: crate::cull::memory(
+                crate::function_table::table().len(),
+                s.threads().len(),
+            ),
             windows_sent: sent.sent,
             windows_dropped: sent.dropped,
         }

@@ -17,14 +17,15 @@ use std::sync::{Arc, Mutex, MutexGuard, Once};
 
 use fdr_format::{Reason, ReasonInfo};
 
+use crate::atomic_file::Finals;
 use crate::clock::Calibration;
 use crate::export::Exporter;
+use crate::merged_profile::Profiles;
 use crate::pool::Pool;
-use crate::profiles::Profiles;
 use crate::registry::Registry;
 use crate::trigger::Triggers;
 use crate::wakeup::Wakeup;
-use crate::{cpu_wait, gate, host, signal, Config, Error};
+use crate::{cpu_wait, host, recording_flags, signal, Config, Error};
 
 /// Whether this process records: the one word a hook reads before looking for a session.
 /// Stored in [`STATE`] as its `u8`, so that the hot path's check stays one load and compare.
@@ -155,7 +156,7 @@ pub(crate) struct Outputs {
     /// The `out` template that trigger and signal snapshots are named from.
     out_template: PathBuf,
     /// Paths the final log was written to: a snapshot that ends later does not replace it.
-    final_paths: Mutex<Vec<PathBuf>>,
+    finals: Finals,
     /// A background write failed and was reported (once).
     write_failed: AtomicBool,
 }
@@ -171,9 +172,10 @@ impl Outputs {
         &self.out_template
     }
 
-    /// The paths the final log was written to, locked while a log is renamed into place.
-    pub(crate) fn final_paths(&self) -> MutexGuard<'_, Vec<PathBuf>> {
-        self.final_paths.lock().unwrap_or_else(|e| e.into_inner())
+    /// The paths the final log was written to, which every log of the recording is written
+    /// against ([`atomic_file::write`](crate::atomic_file::write)).
+    pub(crate) fn finals(&self) -> &Finals {
+        &self.finals
     }
 
     /// True the first time it is called: a failed background write is reported once.
@@ -264,8 +266,8 @@ impl Session {
     pub(crate) fn profile_flags(&self) -> u8 {
         match (self.profiles.is_some(), self.setup.config.get_mode()) {
             (false, _) => 0,
-            (true, crate::Mode::Profile) => crate::profile::PROFILED | crate::profile::UNLOGGED,
-            (true, _) => crate::profile::PROFILED,
+            (true, crate::Mode::Profile) => crate::call_trie::PROFILED | crate::call_trie::UNLOGGED,
+            (true, _) => crate::call_trie::PROFILED,
         }
     }
 
@@ -326,7 +328,7 @@ impl Session {
             outputs: Outputs {
                 auto_out,
                 out_template,
-                final_paths: Mutex::new(Vec::new()),
+                finals: Finals::default(),
                 write_failed: AtomicBool::new(false),
             },
             counters: Counters::default(),
@@ -447,7 +449,7 @@ impl Session {
         if stopped {
             self.pool.stop();
             if self.in_this_process() {
-                gate::close(self.setup.epoch, epoch);
+                recording_flags::close(self.setup.epoch, epoch);
                 if let Some(sig) = self.setup.config.get_signal() {
                     signal::uninstall(sig);
                 }
@@ -551,8 +553,20 @@ pub(crate) fn epoch() -> u64 {
     EPOCH.load(Ordering::Acquire)
 }
 
+/// Settles whether this process records before a hook goes on: the one caller that finds it
+/// undecided runs `start`, which reads `FDR_OPTIONS`, may start a recording and ends with
+/// [`autostart_done`]; the others wait while it runs ([`wait_for_start`]). The hooks' cold path
+/// passes `autostart`'s run, which sits above it, through the crate root's `START_FROM_ENV`.
+pub(crate) fn settle(start: fn()) {
+    if claim_autostart() {
+        start();
+    } else {
+        wait_for_start();
+    }
+}
+
 /// True for the one caller that gets to read `FDR_OPTIONS` (it then calls `autostart_done`).
-pub(crate) fn claim_autostart() -> bool {
+fn claim_autostart() -> bool {
     STATE.load(Ordering::Acquire) == Process::Unknown as u8
         && STATE
             .compare_exchange(
@@ -576,7 +590,7 @@ const START_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 /// Waits while another thread starts the recording, so that this thread's first calls are
 /// recorded, not dropped: a worker pool started before the main thread's first call loses none
 /// of its work. Past [`START_WAIT`] the call is counted as dropped (`fdr info` says so).
-pub(crate) fn wait_for_start() {
+fn wait_for_start() {
     if STATE.load(Ordering::Acquire) != Process::Starting as u8 {
         return;
     }
@@ -616,7 +630,7 @@ pub(crate) fn autostart_done(started: bool) {
     if !started {
         // Before the first sweep, so that a child forked during it can reset the sweep lock.
         at_fork();
-        gate::close(0, epoch);
+        recording_flags::close(0, epoch);
     }
 }
 
@@ -738,7 +752,7 @@ fn at_fork() {
             }
             EPOCH.store(0, Ordering::SeqCst);
             let again = AUTOSTARTED.load(Ordering::SeqCst);
-            gate::after_fork(again);
+            recording_flags::after_fork(again);
             let state = if again {
                 Process::Unknown
             } else {
@@ -770,7 +784,7 @@ fn make_pool(setup: &Setup, final_path: &Path) -> Result<Pool, Error> {
     let mut records = vec![fdr_format::Extension::Run(
         setup.run_info(setup.calibration.ticks_per_second),
     )];
-    records.extend(crate::desc::records());
+    records.extend(crate::function_table::records());
     let made = crate::crash_box::CrashBox::create(crate::crash_box::Setup {
         dir: &dir,
         program: &setup.program,

@@ -14,8 +14,8 @@ pub struct Stats {
     pub records_dropped: u64,
     /// Buffers overwritten with newer data (Ring mode).
     pub buffers_recycled: u64,
-    /// Bytes of culling state for the program's functions and the threads recording now (see
-    /// `fdr_runtime::culling_memory`): 4 per function, nothing per thread.
+    /// Bytes of culling state for the program's functions and the threads recording now: 4 per
+    /// function and 1 KiB per thread.
     pub culling_bytes: usize,
     /// Windows sent to the OpenTelemetry collector and accepted ([`Config::otlp_endpoint`]; a
     /// window without calls counts without a request).

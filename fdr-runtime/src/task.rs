@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use fdr_format::{Reason, TaskKind, ID_SHIFT};
 
-use crate::desc::FnDesc;
+use crate::function_table::FnDesc;
 use crate::{clock, host, hot_path, trigger};
 
 /// Ids are handed to threads in batches, so taking one is a thread-local increment.

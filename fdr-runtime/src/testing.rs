@@ -85,8 +85,29 @@ pub fn now() -> (u64, u32) {
     injected::values()
 }
 
-/// Lets the next `PROBE_CALLS` calls of every culled function through, to be timed, as the
-/// background writer's probing rounds do every `PROBE_PERIOD_MS` ms (recordings with the
+/// How many calls a probe lets through ([`probe_culled`], and the background writer's rounds):
+/// a test that counts a probe's calls counts these.
+///
+/// ```
+/// assert_eq!(fdr_runtime::testing::PROBE_CALLS, 64);
+/// ```
+pub const PROBE_CALLS: u32 = crate::cull::PROBE_CALLS;
+
+/// The memory culling keeps, in bytes, for `functions` functions and `threads` threads: each
+/// function's run of erased calls (inside its descriptor, which exists anyway) and each
+/// thread's table of counts (in its thread-local, 1 KiB whatever the number of functions). A
+/// test holds [`Stats::culling_bytes`](crate::Stats::culling_bytes) to it.
+///
+/// ```
+/// let bytes = fdr_runtime::testing::culling_memory(50_000, 1_000);
+/// assert_eq!(bytes, 50_000 * 4 + 1_000 * 1024);
+/// ```
+pub fn culling_memory(functions: usize, threads: usize) -> usize {
+    crate::cull::memory(functions, threads)
+}
+
+/// Lets the next [`PROBE_CALLS`] calls of every culled function through, to be timed, as the
+/// background writer's probing rounds do every 10 ms (recordings with the
 /// injected clock do not probe by themselves, so that tests decide when). Returns how many functions it probed,
 /// which the running recording counts as probes.
 ///
@@ -94,7 +115,7 @@ pub fn now() -> (u64, u32) {
 /// assert_eq!(fdr_runtime::testing::probe_culled(), 0);
 /// ```
 pub fn probe_culled() -> u64 {
-    let len = crate::desc::table().len();
+    let len = crate::function_table::table().len();
     let mut cursor = len.saturating_sub(1);
     let mut probed = 0;
     for _ in 0..len.div_ceil(crate::cull::PROBES_PER_ROUND) {
@@ -129,7 +150,7 @@ pub fn exclusive() -> MutexGuard<'static, ()> {
 /// ```
 pub struct Controller {
     state: crate::thread_state::ThreadState,
-    slot: Box<crate::slot::Slot>,
+    slot: Box<crate::buffer_state::Slot>,
     words: Box<[std::sync::atomic::AtomicU64]>,
     done: Vec<Vec<u64>>,
     started: bool,
@@ -146,7 +167,7 @@ impl Controller {
             .collect();
         let c = Controller {
             state: crate::thread_state::ThreadState::new(),
-            slot: Box::new(crate::slot::Slot::new()),
+            slot: Box::new(crate::buffer_state::Slot::new()),
             words,
             done: Vec::new(),
             started: false,

@@ -9,7 +9,7 @@
 use std::cell::Cell;
 use std::sync::atomic::{compiler_fence, Ordering};
 
-use crate::desc::FnDesc;
+use crate::function_table::FnDesc;
 use crate::record_writer::RecordWriter;
 
 /// The length while a record is being written.
@@ -93,7 +93,7 @@ impl ThreadState {
     /// `f`'s id in place in a record's low word.
     #[inline(always)]
     pub(crate) fn id_field(&self, f: &'static FnDesc) -> u32 {
-        crate::desc::id_field_from(f, self.table.get())
+        crate::function_table::id_field_from(f, self.table.get())
     }
 
     /// A block was just begun at `cpu` and `tsc` (its preamble written up to `len`): nothing

@@ -6,10 +6,10 @@
 
 use fdr_format::trace_context::{encode, ARGS, MARKER};
 
-use crate::desc::{FnDesc, FnKindTag};
+use crate::function_table::{FnDesc, FnKindTag};
 use crate::hooks::CallGuard;
 
-#[linkme::distributed_slice(crate::desc::FUNCTIONS)]
+#[linkme::distributed_slice(crate::function_table::FUNCTIONS)]
 static JOIN: FnDesc = FnDesc::new(MARKER, file!(), line!(), FnKindTag::Scope, &ARGS);
 
 /// While it lives, calls on this thread run inside a W3C trace: see [`join_trace`].

@@ -2,7 +2,7 @@
 //! fired to the background writer.
 //!
 //! A recording arms the functions it has a limit for by setting a flag in their descriptors
-//! (`gate::open`); the hooks of every other function never look further than that flag, which
+//! (`recording_flags::open`); the hooks of every other function never look further than that flag, which
 //! they load anyway for the gate and culling. An armed function's calls are pushed on their
 //! thread's list of open trigger calls (in the registry, where the watchdog reads them) and
 //! checked when they end. The thread whose call was slow only fills a mailbox and wakes the
@@ -22,8 +22,8 @@ use std::sync::OnceLock;
 
 use fdr_format::{FnKind, Reason, ReasonInfo};
 
-use crate::desc;
-use crate::learned::{Learned, AUTO_FLOOR, AUTO_WARMUP_TIME};
+use crate::function_table;
+use crate::learned_limit::{Learned, AUTO_FLOOR, AUTO_WARMUP_TIME};
 use crate::registry::Registry;
 use crate::{Config, Limit};
 
@@ -96,7 +96,7 @@ impl Triggers {
         let floor = ticks(AUTO_FLOOR);
         let warmup = ticks(AUTO_WARMUP_TIME);
         let shards = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let table = desc::table();
+        let table = function_table::table();
         let learned: Box<[OnceLock<Learned>]> = (0..table.len()).map(|_| OnceLock::new()).collect();
         let limits: Vec<u64> = table
             .iter()

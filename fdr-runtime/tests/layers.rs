@@ -201,6 +201,74 @@ fn the_module_table_is_complete_and_no_module_uses_one_above_or_beside_it() {
     );
 }
 
+/// The row of each module in `lib`'s table.
+fn row_of(lib: &str) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    for (i, row) in rows(lib).iter().enumerate() {
+        for m in row {
+            out.insert(m.clone(), i);
+        }
+    }
+    out
+}
+
+#[test]
+fn low_concerns_stay_below_the_ones_they_used_to_call() {
+    // `hot_path` started recordings by calling `autostart`, and `atomic_file` took the session to
+    // read its final paths. Both now go through a seam (the root's `START_FROM_ENV`, the `Finals`
+    // a session holds), and these rows keep the direct edges forbidden: moving a row back up to
+    // allow one fails here.
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
+    let row = row_of(&lib);
+    for (low, high) in [
+        ("hot_path", "autostart"),
+        ("hot_path", "recorder"),
+        ("atomic_file", "session"),
+    ] {
+        assert!(
+            row[low] > row[high],
+            "`{low}` must sit below `{high}` in the table of src/lib.rs"
+        );
+    }
+}
+
+#[test]
+fn the_root_holds_no_code_but_the_seam_it_plugs() {
+    // A module may use the root's own items without the table seeing it, so the root keeps only
+    // module declarations, re-exports and the one seam that plugs a higher layer into a lower.
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let lib = code(&std::fs::read_to_string(src.join("lib.rs")).unwrap());
+    let items: Vec<String> = lib
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with("pub use ") && !l.starts_with("pub mod "))
+        .filter_map(|l| {
+            let l = l.strip_prefix("pub(crate) ").unwrap_or(l);
+            let l = l.strip_prefix("pub ").unwrap_or(l);
+            [
+                "const ",
+                "static ",
+                "fn ",
+                "struct ",
+                "enum ",
+                "impl ",
+                "type ",
+                "trait ",
+                "macro_rules! ",
+            ]
+            .iter()
+            .find_map(|k| l.strip_prefix(k))
+            .map(|rest| {
+                rest.chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect()
+            })
+        })
+        .collect();
+    assert_eq!(items, ["START_FROM_ENV"], "items defined in src/lib.rs");
+}
+
 #[test]
 fn the_check_sees_an_upward_import() {
     // The checker itself: a module in a low row that names one above it is caught.
@@ -216,7 +284,8 @@ fn the_check_sees_an_upward_import() {
         vec![("top".to_string(), 1), ("top".to_string(), 3)]
     );
     // Through a name the root re-exports, and through `super::` from a top-level module or a
-    // submodule: the paths that slipped past before (`desc -> config`, `config -> error`).
+    // submodule: the paths that slipped past before (`function_table -> config`,
+    // `config -> error`).
     let roots = reexports("pub use top::{Thing, other as Renamed};\n", &modules);
     assert_eq!(roots["Thing"], "top");
     assert_eq!(roots["Renamed"], "top");

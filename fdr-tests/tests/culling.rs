@@ -71,7 +71,7 @@ fn a_function_whose_calls_are_all_erased_is_culled_and_a_short_probe_culls_it_ag
     // Erased: the 100 before the cull and the probe's 16; probes: one.
     assert_eq!(
         (log.run.calls_erased, log.run.probes),
-        (100 + u64::from(fdr_runtime::PROBE_CALLS), 1)
+        (100 + u64::from(testing::PROBE_CALLS), 1)
     );
     // The outer calls are whole around it.
     assert!(matches!(records[1], Rec::Enter(id, 0) if id == OUTER.id()));

@@ -173,7 +173,7 @@ fn one_of_a_thousand_culled_functions_made_slow_is_recorded_again() {
         // The 16 rounds after the probe: each function's calls are let through and timed; only
         // `slow` is kept (restored at once), the others are culled again after their 16. Then
         // two more rounds, where the others are skipped.
-        for _ in 0..(fdr_runtime::PROBE_CALLS + 2) {
+        for _ in 0..(testing::PROBE_CALLS + 2) {
             for &f in &fs {
                 call(f, if std::ptr::eq(f, slow) { 500 } else { 5 });
             }
@@ -192,7 +192,7 @@ fn one_of_a_thousand_culled_functions_made_slow_is_recorded_again() {
     // Recorded again from the probed call on: every call of the rounds after the probe.
     assert_eq!(
         entries(&log, tid, slow.id()),
-        fdr_runtime::PROBE_CALLS as usize + 2
+        testing::PROBE_CALLS as usize + 2
     );
     // ... and no other function has a kept call.
     for &f in &fs {
@@ -203,7 +203,7 @@ fn one_of_a_thousand_culled_functions_made_slow_is_recorded_again() {
     // Erased: the runs that culled them and the short calls of 999 probes.
     assert_eq!(
         log.run.calls_erased,
-        1000 * u64::from(CULL_AFTER) + 999 * u64::from(fdr_runtime::PROBE_CALLS)
+        1000 * u64::from(CULL_AFTER) + 999 * u64::from(testing::PROBE_CALLS)
     );
     assert_eq!(log.run.probes, 1000);
 }
@@ -354,10 +354,7 @@ fn the_culling_state_is_four_bytes_a_function_and_a_kibibyte_a_thread() {
     assert!(functions >= 1000);
     assert_eq!(stats.threads, 8);
     assert_eq!(stats.culling_bytes, 4 * functions + 8 * 1024);
-    assert_eq!(
-        fdr_runtime::culling_memory(50_000, 1_000),
-        200_000 + 1_024_000
-    );
+    assert_eq!(testing::culling_memory(50_000, 1_000), 200_000 + 1_024_000);
     drop(session.finish());
 }
 
@@ -373,7 +370,7 @@ fn the_log_counts_the_calls_erased_and_the_probes() {
             }
             for _ in 0..3 {
                 testing::probe_culled();
-                for _ in 0..(fdr_runtime::PROBE_CALLS + 10) {
+                for _ in 0..(testing::PROBE_CALLS + 10) {
                     call(&SHARED, 5);
                 }
             }
@@ -381,7 +378,7 @@ fn the_log_counts_the_calls_erased_and_the_probes() {
     });
     assert_eq!(
         (log.run.calls_erased, log.run.probes),
-        (100 + 3 * u64::from(fdr_runtime::PROBE_CALLS), 3)
+        (100 + 3 * u64::from(testing::PROBE_CALLS), 3)
     );
     assert_eq!(culls(&log).len(), 1);
 }

@@ -29,7 +29,7 @@ fn tasks() {
     use fdr_runtime::hooks::{task_created, task_ended, task_linked};
     let parent = task_created(&T);
     let child = task_created(&T);
-    task_linked(&T, child, fdr_runtime::LinkKind::Parent, &T, parent);
+    task_linked(&T, child, fdr_runtime::hooks::LinkKind::Parent, &T, parent);
     task_ended(&T, child, true);
     task_ended(&T, parent, true);
     use std::future::Future;

@@ -1,6 +1,7 @@
 //! The `tracing_subscriber` layer: spans of the registry recorded as calls and tasks.
 
-use fdr_runtime::{hooks, CallGuard, LinkKind};
+use fdr_runtime::hooks::{self, LinkKind};
+use fdr_runtime::CallGuard;
 use tracing_core::span::{Attributes, Id, Record};
 use tracing_core::subscriber::Interest;
 use tracing_core::{Event, Metadata, Subscriber};

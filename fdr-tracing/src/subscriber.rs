@@ -3,7 +3,8 @@
 
 use std::sync::atomic::Ordering;
 
-use fdr_runtime::{hooks, CallGuard, LinkKind};
+use fdr_runtime::hooks::{self, LinkKind};
+use fdr_runtime::CallGuard;
 use tracing_core::span::{Attributes, Current, Id, Record};
 use tracing_core::subscriber::Interest;
 use tracing_core::{Event, LevelFilter, Metadata, Subscriber};

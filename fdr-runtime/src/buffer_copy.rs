@@ -1,6 +1,6 @@
 //! The snapshot protocol: copying buffers out while their owners keep writing.
 //!
-//! What each owner publishes, and with which ordering, is the table in `slot`.
+//! What each owner publishes, and with which ordering, is the table in `buffer_state`.
 //!
 //! No lock is shared with the recording threads: a copy is checked after the fact against what
 //! the owner publishes, and retried or trimmed when it raced.
@@ -24,8 +24,8 @@ use std::sync::atomic::{fence, Ordering};
 
 use fdr_format::{meta, BLOCK_PREAMBLE_WORDS as PREAMBLE_WORDS};
 
+use crate::buffer_state::{FREE, RETIRED};
 use crate::pool::Pool;
-use crate::slot::{FREE, RETIRED};
 
 /// How many times a live buffer is copied again after racing with a rewind.
 const ATTEMPTS: usize = 4;

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 
 use fdr_format::profile::Tree;
 
-use crate::profile::ThreadProfile;
+use crate::call_trie::ThreadProfile;
 
 /// A recording's profile.
 pub(crate) struct Profiles {

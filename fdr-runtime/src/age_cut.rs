@@ -1,4 +1,4 @@
-//! The window by age (`max_age`): a log keeps each thread's records of the last `max_age` only.
+//! The age cut (`max_age`): a log keeps each thread's records of the last `max_age` only.
 //!
 //! Blocks that ended before the cutoff are left out. A block that straddles it is cut at the
 //! first record at or after the cutoff; its preamble's `NewCPUId` then carries the CPU and the
@@ -11,7 +11,7 @@
 
 use fdr_format::{meta, MetaKind, BLOCK_PREAMBLE_WORDS};
 
-use crate::snapshot::{BlockCopy, Copied};
+use crate::buffer_copy::{BlockCopy, Copied};
 
 /// Where a block's records stand in time.
 struct Walk {

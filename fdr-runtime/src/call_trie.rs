@@ -70,7 +70,7 @@ struct Frame {
 /// The head of a thread's mapping.
 #[repr(C)]
 pub(crate) struct ThreadProfile {
-    /// The next thread's, in the recording's list (`profiles`).
+    /// The next thread's, in the recording's list (`merged_profile`).
     pub(crate) next: AtomicPtr<ThreadProfile>,
     /// The thread left the recording: its profile is complete, and the writer may take it.
     pub(crate) ended: AtomicBool,

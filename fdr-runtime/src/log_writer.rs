@@ -83,7 +83,9 @@ impl<W: Write + ?Sized> Write for Tee<'_, W> {
 /// A snapshot of `s` in the file `path`, written under a temporary name and renamed when
 /// whole; a final log written to the same path meanwhile wins ([`Error::NotRecording`]).
 pub(crate) fn snapshot_file(s: &Session, path: &Path, reason: ReasonInfo) -> Result<(), Error> {
-    atomic_file::write(s, path, false, |f| snapshot_to(s, f, reason))
+    atomic_file::write(s.outputs().finals(), path, false, |f| {
+        snapshot_to(s, f, reason)
+    })
 }
 
 /// What the exit writers and the background writer write for a panic, the signal or a trigger:

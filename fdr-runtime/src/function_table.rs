@@ -34,8 +34,8 @@ const AUTO_TRIGGER: u64 = 1 << 63;
 /// Descriptors are 128 bytes and 128-byte aligned so that the distance from the start of the
 /// table turns into an id with one shift. Besides what the macros write, a descriptor holds a
 /// byte of run-time flags, which say whether anything records (the gate's copy, see the
-/// runtime's `gate` module) and which functions the recording treats specially (a slow-call
-/// trigger, a culled function); a hook reads it with one load.
+/// runtime's `recording_flags` module) and which functions the recording treats specially (a
+/// slow-call trigger, a culled function); a hook reads it with one load.
 ///
 /// ```
 /// use fdr_runtime::{FnDesc, FnKindTag};
@@ -181,8 +181,8 @@ impl FnDesc {
         }
     }
 
-    /// The run-time flags: `gate::OFF`, `trigger::TRIGGER`, `cull::CULLED`, `cull::PROBING`,
-    /// `profile::PROFILED`, `profile::UNLOGGED`.
+    /// The run-time flags: `recording_flags::OFF`, `trigger::TRIGGER`, `cull::CULLED`, `cull::PROBING`,
+    /// `call_trie::PROFILED`, `call_trie::UNLOGGED`.
     #[inline(always)]
     pub(crate) fn flags(&self) -> u8 {
         self.flags.load(Ordering::Relaxed)

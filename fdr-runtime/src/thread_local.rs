@@ -7,7 +7,7 @@
 
 use std::cell::Cell;
 
-use crate::profile::ThreadProfile;
+use crate::call_trie::ThreadProfile;
 use crate::session::Session;
 use crate::thread_state::ThreadState;
 

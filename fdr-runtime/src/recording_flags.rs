@@ -21,7 +21,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::desc;
+use crate::function_table;
 use crate::trigger::TRIGGER;
 
 /// The descriptor flag that says no recorder runs.
@@ -64,7 +64,7 @@ pub(crate) fn open(epoch: u64, armed: impl Fn(u32) -> bool, profile: u8, running
         // It stopped already; its stop closed the gate or a newer recording owns the flags.
         return;
     }
-    for (i, f) in desc::table().iter().enumerate() {
+    for (i, f) in function_table::table().iter().enumerate() {
         f.run().store(0, std::sync::atomic::Ordering::Relaxed);
         f.set_flags(if armed(i as u32 + 1) { TRIGGER } else { 0 } | profile);
     }
@@ -72,7 +72,7 @@ pub(crate) fn open(epoch: u64, armed: impl Fn(u32) -> bool, profile: u8, running
 
 /// Function `f` of the recording with epoch `epoch` got a trigger while it runs (a name given
 /// late): armed, unless that recording stopped meanwhile.
-pub(crate) fn arm(epoch: u64, f: &desc::FnDesc, running: fn() -> u64) {
+pub(crate) fn arm(epoch: u64, f: &function_table::FnDesc, running: fn() -> u64) {
     let _sweep = Sweep::lock();
     if running() == epoch {
         f.add_flags(TRIGGER);
@@ -87,7 +87,7 @@ pub(crate) fn close(stopping: u64, running: fn() -> u64) {
     if running != 0 && running != stopping {
         return;
     }
-    for f in desc::table() {
+    for f in function_table::table() {
         f.set_flags(OFF);
     }
 }
@@ -99,7 +99,7 @@ pub(crate) fn after_fork(autostart: bool) {
     // A sweep the parent was in the middle of is not running here.
     SWEEPING.store(false, Ordering::Release);
     let flags = if autostart { 0 } else { OFF };
-    for f in desc::table() {
+    for f in function_table::table() {
         f.set_flags(flags);
     }
 }
@@ -113,7 +113,7 @@ mod tests {
     use fdr_format::FnKind;
 
     use super::*;
-    use crate::desc::FnDesc;
+    use crate::function_table::FnDesc;
     use crate::hooks::CallGuard;
     use crate::{testing, Config, FnKindTag};
 
