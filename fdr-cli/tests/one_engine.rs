@@ -18,15 +18,13 @@ use common::{
 };
 use fdr_cli::model::pass::plan_decoder;
 use fdr_cli::progress::Progress;
+use fdr_cli::testing::bench_log::BenchLog;
 use fdr_cli::testing::synth::LogBuilder;
 use fdr_format::events::EventDecoder;
 use fdr_format::replay::{replay, Replay, Stop};
 use fdr_format::window::{calls, Collector, Limits, WindowCalls};
 use fdr_format::FormatError;
-use fdr_format::{
-    block_preamble, function_record, meta, meta_bytes, BlockStart, ClockSource, FnKind, Mode,
-    Reason, ReasonInfo, RunInfo, BLOCK_PREAMBLE_AFTER_EXTENTS, BLOCK_PREAMBLE_SIZE,
-};
+use fdr_format::{ClockSource, Mode, Reason, ReasonInfo, RunInfo};
 
 /// The calls of `bytes` in two passes: the command's plan, then a replay that opens each
 /// thread's inferred calls at its window start, into a collector for that.
@@ -87,123 +85,22 @@ fn shape(name: &str, n: u32) -> Vec<u8> {
     fdr_cli::testing::shapes::shape(name, n).expect("a known shape")
 }
 
-/// genlog's large log, small: runtime-sized blocks of threads interleaved block by block,
-/// nested calls up to 8 deep over 200 functions, logged arguments, tail exits, CPU migrations,
-/// calls open at the end; with `ring`, each thread's first blocks are dropped, as a ring
+/// genlog's large log, small; with `ring`, each thread's first blocks are dropped, as a ring
 /// recycles them, so its window starts mid-stack.
-fn bench_like(records: u64, nthreads: i32, block: usize, ring: bool) -> Vec<u8> {
-    let freq = 3_000_000_000u64;
-    let mut log = LogBuilder::new(freq);
-    log.run(RunInfo {
-        ticks_per_second: freq,
-        buffer_size: block as u64,
-        buffer_count: 1 << 20,
-        pid: 1,
-        program: "genlog".into(),
+fn bench_like(records: u64, threads: i32, block: usize, ring: bool) -> Vec<u8> {
+    let mut out = Vec::new();
+    let spec = BenchLog {
+        records,
+        threads,
+        block,
+        migrate_every: 97,
+        ring,
         end_tsc: 1 << 40,
-        ..RunInfo::default()
-    });
-    for id in 1..=200u32 {
-        let args: &[&str] = if id % 10 == 7 { &["n", "flags"] } else { &[] };
-        log.function(id, &format!("bench::module{}::function_{id}", id % 7), args);
-    }
-    for t in 0..nthreads {
-        log.thread(100 + t, &format!("worker-{t}"));
-    }
-    let mut out = log.finish();
-    struct Thread {
-        tid: i32,
-        tsc: u64,
-        stack: Vec<u32>,
-        rng: u64,
-        cpu: u16,
-        blocks: u32,
-    }
-    let mut threads: Vec<Thread> = (0..nthreads)
-        .map(|t| Thread {
-            tid: 100 + t,
-            tsc: 1_000_000 + t as u64 * 1000,
-            stack: Vec::new(),
-            rng: 0x9e37_79b9_7f4a_7c15 ^ (t as u64 + 1),
-            cpu: t as u16,
-            blocks: 0,
-        })
-        .collect();
-    let mut written = 0u64;
-    let mut turn = 0usize;
-    while written < records {
-        let n = threads.len();
-        let th = &mut threads[turn % n];
-        turn += 1;
-        let mut body = Vec::new();
-        let start = BlockStart {
-            tid: th.tid,
-            wall_secs: 0,
-            wall_micros: 0,
-            pid: 1,
-            cpu: th.cpu,
-            tsc: th.tsc,
-        };
-        while BLOCK_PREAMBLE_SIZE + body.len() + 16 * 4 <= block && written < records {
-            th.rng ^= th.rng << 13;
-            th.rng ^= th.rng >> 7;
-            th.rng ^= th.rng << 17;
-            let r = th.rng;
-            let step = 20 + (r >> 40) % 3000;
-            th.tsc += step;
-            let depth = th.stack.len();
-            if r % 97 == 0 {
-                th.cpu = (th.cpu + 1) % 8;
-                body.extend_from_slice(&meta_bytes(meta::new_cpu_id(th.cpu, th.tsc)));
-                continue;
-            }
-            let enter = depth == 0 || (depth < 8 && (r >> 8) % 100 < 52 - depth as u64 * 4);
-            if enter {
-                let choice = ((r >> 16) % 4) as u32;
-                let id = match th.stack.last() {
-                    None => 1 + choice,
-                    Some(&parent) => 1 + (parent * 31 + choice * 7 + depth as u32) % 200,
-                };
-                th.stack.push(id);
-                if id % 10 == 7 {
-                    body.extend_from_slice(
-                        &function_record(id, FnKind::EnterArgs, step as u32).to_le_bytes(),
-                    );
-                    body.extend_from_slice(&meta_bytes(meta::call_argument(r >> 32)));
-                    body.extend_from_slice(&meta_bytes(meta::call_argument(r & 0xff)));
-                    written += 3;
-                } else {
-                    body.extend_from_slice(
-                        &function_record(id, FnKind::Enter, step as u32).to_le_bytes(),
-                    );
-                    written += 1;
-                }
-            } else {
-                let id = th.stack.pop().unwrap_or(1);
-                let kind = if id % 13 == 0 {
-                    FnKind::TailExit
-                } else {
-                    FnKind::Exit
-                };
-                body.extend_from_slice(&function_record(id, kind, step as u32).to_le_bytes());
-                written += 1;
-            }
-        }
-        th.blocks += 1;
-        if ring && th.blocks <= 2 {
-            continue;
-        }
-        let extents = (BLOCK_PREAMBLE_AFTER_EXTENTS + body.len()) as u64;
-        for w in block_preamble(&start, extents) {
-            out.extend_from_slice(&w.to_le_bytes());
-        }
-        out.extend_from_slice(&body);
-    }
+    };
+    fdr_cli::testing::bench_log::write(&mut out, &spec).unwrap();
     out
 }
 
-/// A thread that hangs: its last records are the entries of calls still running when the log
-/// was taken (`RunInfo::end_tsc`), and another thread's short call.
 fn hung() -> Vec<u8> {
     let mut log = LogBuilder::new(1_000_000_000);
     log.run(RunInfo {

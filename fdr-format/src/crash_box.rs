@@ -14,7 +14,7 @@
 //! # Why a dead process's buffers can be cut at a complete record
 //!
 //! The recorder writes a buffer's words first and publishes the buffer's length after them
-//! (a release store; see the runtime's `slot` module): at every instant, the words below the
+//! (a release store; see the runtime's `buffer_state` module): at every instant, the words below the
 //! published length are whole records. Undoing a call (the rewind) publishes the shorter length
 //! *before* writing over the erased words, so no word below the length is ever written again
 //! while it is below it. A process that dies stops between two stores: its last stores are in

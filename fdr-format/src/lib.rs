@@ -24,6 +24,7 @@ pub mod duration;
 mod error;
 pub mod events;
 pub mod ext;
+pub mod glob;
 mod header;
 pub mod key_values;
 mod lead;

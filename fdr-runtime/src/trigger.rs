@@ -339,29 +339,10 @@ pub(crate) fn next_file() -> u32 {
         .wrapping_add(1)
 }
 
-/// Whether `name` matches `pattern`, where `*` matches any run of characters.
-///
-/// Greedy matching with one backtrack point: linear in practice, and never recursive.
+/// Whether `name` matches `pattern`, where `*` matches any run of characters: as `fdr
+/// --function` matches (one matcher for both, [`fdr_format::glob`]).
 pub(crate) fn matches(pattern: &str, name: &str) -> bool {
-    let (p, n) = (pattern.as_bytes(), name.as_bytes());
-    let (mut i, mut j) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while j < n.len() {
-        if i < p.len() && p[i] == b'*' {
-            star = Some((i, j));
-            i += 1;
-        } else if i < p.len() && p[i] == n[j] {
-            i += 1;
-            j += 1;
-        } else if let Some((si, sj)) = star {
-            i = si + 1;
-            j = sj + 1;
-            star = Some((si, sj + 1));
-        } else {
-            return false;
-        }
-    }
-    p[i..].iter().all(|&c| c == b'*')
+    fdr_format::glob::matches(pattern, name)
 }
 
 const EMPTY: u8 = 0;

@@ -132,7 +132,7 @@ impl Pattern {
 
     fn matches_one(&self, name: &str) -> bool {
         let p = self.0.as_bytes();
-        if glob(p, name.as_bytes()) {
+        if fdr_format::glob::matches(&self.0, name) {
             return true;
         }
         !p.contains(&b'*')
@@ -163,29 +163,6 @@ fn trait_method(name: &str) -> Option<(&str, &str, &str)> {
         }
     }
     None
-}
-
-/// Glob match with `*` only, without recursion: on a mismatch, the last `*` takes one more
-/// character.
-fn glob(p: &[u8], s: &[u8]) -> bool {
-    let (mut pi, mut si) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while si < s.len() {
-        if pi < p.len() && p[pi] == b'*' {
-            star = Some((pi, si));
-            pi += 1;
-        } else if pi < p.len() && p[pi] == s[si] {
-            pi += 1;
-            si += 1;
-        } else if let Some((sp, ss)) = star {
-            pi = sp + 1;
-            si = ss + 1;
-            star = Some((sp, ss + 1));
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|&c| c == b'*')
 }
 
 /// The filters of one command, resolved against the log: thread ids and names, function names,
