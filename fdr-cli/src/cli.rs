@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::commands::account::SortKey;
 use crate::model::filter::parse_duration;
@@ -108,7 +108,7 @@ pub enum Command {
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
         threads: Option<u16>,
         #[command(flatten)]
-        filter: FilterArgs,
+        filter: FilterOptions,
     },
     /// The call trie: per call path, count, total and self time, latency histogram.
     #[command(after_help = "\
@@ -124,7 +124,7 @@ node holding its whole time, the calls it made included.")]
         #[arg(long, value_enum, default_value_t = stack::Format::Text)]
         format: stack::Format,
         #[command(flatten)]
-        filter: FilterArgs,
+        filter: FilterOptions,
     },
     /// Chrome trace-event JSON (chrome://tracing, Perfetto) or Fuchsia trace format (Perfetto).
     #[command(after_help = "\
@@ -143,7 +143,7 @@ reads it) or a filter then.")]
         #[arg(short, long, value_name = "OUT")]
         output: PathBuf,
         #[command(flatten)]
-        filter: FilterArgs,
+        filter: FilterOptions,
     },
     /// Sends a log's window to an OpenTelemetry collector as a trace (OTLP/HTTP, one span per
     /// call), or writes the OTLP request to a file.
@@ -200,7 +200,7 @@ reads it) or a filter then.")]
         #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
         retry_for: u64,
         #[command(flatten)]
-        filter: FilterArgs,
+        filter: FilterOptions,
     },
     /// A flame graph SVG (self time per call path), from a log or a profile.
     #[command(after_help = "\
@@ -222,7 +222,7 @@ draws (0.01% of the width) are always folded into their callers, which changes n
         #[arg(long)]
         chart: bool,
         #[command(flatten)]
-        filter: FilterArgs,
+        filter: FilterOptions,
     },
     /// Individual calls, slowest first, each with the tree of calls it made.
     #[command(after_help = CALLS_HELP)]
@@ -245,7 +245,7 @@ draws (0.01% of the width) are always folded into their callers, which changes n
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
         threads: Option<u16>,
         #[command(flatten)]
-        filter: FilterArgs,
+        filter: FilterOptions,
     },
     /// The time-ordered call graph, one line per entry and exit (as uftrace's `replay`).
     #[command(after_help = REPLAY_HELP)]
@@ -257,7 +257,7 @@ draws (0.01% of the width) are always folded into their callers, which changes n
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
         threads: Option<u16>,
         #[command(flatten)]
-        filter: FilterArgs,
+        filter: FilterOptions,
     },
     /// Per function from a profile (.fdrprof): count, total, self, min, p50, p90, p99, max;
     /// `--tree` the call paths; `--function F` its callers and callees; `--pprof` for pprof.
@@ -470,4 +470,46 @@ pub enum ConvertFormat {
     Chrome,
     /// Fuchsia trace format.
     Fxt,
+}
+
+/// The filter options, as the command line gives them ([`FilterArgs`] for the model).
+#[derive(Args, Clone, Debug, Default, PartialEq, Eq)]
+pub struct FilterOptions {
+    /// Only the threads with this id or name (repeatable).
+    #[arg(long, value_name = "TID|NAME")]
+    pub thread: Vec<String>,
+    /// Only calls of functions whose full name matches PATTERN ('*' matches any run of
+    /// characters; a pattern without '*' also matches the last segments of a name:
+    /// 'Worker::step' matches 'app::Worker::step'), and the calls they made.
+    #[arg(long, value_name = "PATTERN")]
+    pub function: Option<String>,
+    /// Only what ran from TIME on, after the window start (e.g. 1.5ms; units ns, us, ms, s).
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    pub from: Option<u64>,
+    /// Only what ran up to TIME, after the window start.
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    pub to: Option<u64>,
+    /// Only what ran during the call that fired the trigger of a triggered snapshot, widened by
+    /// MARGIN on each side (`--around=2ms`; default 0).
+    #[arg(long, value_name = "MARGIN", num_args = 0..=1, require_equals = true,
+          default_missing_value = "0", value_parser = parse_duration,
+          conflicts_with_all = ["from", "to"])]
+    pub around: Option<u64>,
+    /// Leave out calls shorter than DURATION (their time counts in their caller's self time).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub min: Option<u64>,
+}
+
+impl FilterOptions {
+    /// The filters asked for, for the model.
+    pub fn args(&self) -> FilterArgs {
+        FilterArgs {
+            thread: self.thread.clone(),
+            function: self.function.clone(),
+            from: self.from,
+            to: self.to,
+            around: self.around,
+            min: self.min,
+        }
+    }
 }

@@ -25,6 +25,7 @@
 //! |---|---|
 //! | `runner` | runs a parsed command: open, filter, progress once; the command; its renderer |
 //! | `cli` | the commands' arguments and help, as clap parses them |
+//! | `progress` | the progress bar: how far a pass got (the model's `Report`), drawn |
 //! | `render::account`, `render::calls`, `render::diff`, `render::dump`, `render::flame`, `render::fxt`, `render::info`, `render::pprof`, `render::profile`, `render::recover`, `render::replay`, `render::stack` | each command's output: text, CSV, JSON, SVG, FXT, pprof protobuf; what `recover` did |
 //! | `render::chrome`, `render::culls` | Chrome JSON (and the process ids FXT shares); the culled functions' list |
 //! | `render::time`, `render::trigger` | dates and time zones; why the log was written, times and thread labels |
@@ -36,7 +37,7 @@
 //! | `model::replay`, `model::tasks`, `model::culls`, `model::window`, `model::trigger`, `model::profile` | the replay engine; async tasks; culled functions; what a window says of itself; the call that fired a trigger; a profile file and its call paths |
 //! | `model::call`, `model::names`, `model::input`, `model::hist` | a call and the sink that receives calls; names from the log's tables; opening a log; histograms |
 //! | `testing`, `output` | synthetic logs, profiles and crash boxes for tests; output files written atomically |
-//! | `units`, `progress`, `error` | durations as shown and ticks to nanoseconds; the progress bar; errors |
+//! | `units`, `error` | durations as shown and ticks to nanoseconds; errors |
 //! | `escape` | names from a log made safe to show |
 
 #![warn(missing_docs)]

@@ -7,7 +7,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 /// Inputs smaller than this finish before a bar would be worth drawing.
 const MIN_BYTES: u64 = 64 << 20;
 
-/// Progress through one or more passes over a log.
+/// Progress through one or more passes over a log, drawn as a bar: the model's
+/// [`crate::model::replay::Report`].
 ///
 /// ```
 /// use fdr_cli::progress::Progress;
@@ -60,5 +61,11 @@ impl Progress {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }
+    }
+}
+
+impl crate::model::replay::Report for Progress {
+    fn at(&self, pass: u64, offset: u64) {
+        Progress::at(self, pass, offset);
     }
 }

@@ -4,10 +4,10 @@
 use std::io::Write;
 use std::path::Path;
 
-use crate::cli::{Command, ConvertFormat};
+use crate::cli::{Command, ConvertFormat, FilterOptions};
 use crate::commands;
 use crate::error::shown_path;
-use crate::model::filter::{Filter, FilterArgs};
+use crate::model::filter::Filter;
 use crate::model::input::Log;
 use crate::progress::Progress;
 use crate::render;
@@ -26,15 +26,19 @@ impl Job {
     /// under that filter (a filter that needs a plan may add one).
     fn open(
         path: &Path,
-        args: &FilterArgs,
+        args: &FilterOptions,
         passes: impl Fn(&Filter) -> u64,
     ) -> Result<Job, CliError> {
         Job::of(Log::open(path)?, args, passes)
     }
 
     /// [`Job::open`] of a log already open.
-    fn of(log: Log, args: &FilterArgs, passes: impl Fn(&Filter) -> u64) -> Result<Job, CliError> {
-        let filter = Filter::resolve(args, &log)?;
+    fn of(
+        log: Log,
+        args: &FilterOptions,
+        passes: impl Fn(&Filter) -> u64,
+    ) -> Result<Job, CliError> {
+        let filter = Filter::resolve(&args.args(), &log)?;
         let progress = Progress::new(log.len(), passes(&filter));
         Ok(Job {
             log,
@@ -283,10 +287,10 @@ fn flame_of_profile(
     file: &Log,
     output: &Path,
     chart: bool,
-    filter: &FilterArgs,
+    filter: &FilterOptions,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    if !filter.is_empty() {
+    if !filter.args().is_empty() {
         return Err(CliError::Usage(format!(
             "fdr: flame: {} is a profile: the filters (--thread, --function, --from, --to, \
              --around, --min) apply to logs only",
@@ -379,7 +383,7 @@ fn export(
     log: &Path,
     dest: Export,
     names: ExportNames,
-    filter: &FilterArgs,
+    filter: &FilterOptions,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     use fdr_otlp::settings::{Given, Otel, Settings};
@@ -497,7 +501,7 @@ fn export(
     _: &Path,
     _: Export,
     _: ExportNames,
-    _: &FilterArgs,
+    _: &FilterOptions,
     _: &mut dyn Write,
 ) -> Result<(), CliError> {
     Err(CliError::Usage(

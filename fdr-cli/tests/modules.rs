@@ -210,6 +210,25 @@ fn the_module_table_is_complete_and_no_module_uses_one_above_or_beside_it() {
 }
 
 #[test]
+fn the_model_knows_neither_the_command_line_nor_the_terminal() {
+    // The model computes: clap (the command line) and indicatif (the progress bar, behind
+    // `crate::progress`) are the runner's; a pass is handed something to report to.
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut all = Vec::new();
+    files(&src, &src.join("model"), &mut all);
+    assert!(all.len() > 10, "the model's files are found");
+    for (module, path) in &all {
+        let text = code(&std::fs::read_to_string(path).unwrap());
+        for word in ["clap", "indicatif", "crate::progress", "crate::cli"] {
+            assert!(
+                !text.contains(word),
+                "`{module}` names `{word}`: the model is computation only"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_folder_imported_bare_is_followed() {
     let row_of: BTreeMap<String, usize> =
         [("commands::info".to_string(), 1), ("runner".to_string(), 0)].into();

@@ -22,8 +22,8 @@ use crate::model::input::Log;
 use crate::model::names::{Names, Slots};
 use crate::model::pass::{plan, replay, replay_shared};
 use crate::model::replay::Decoded;
+use crate::model::replay::Report;
 use crate::model::tasks::{is_task_limit, TaskSpan, Tasks};
-use crate::progress::Progress;
 use crate::units::Clock;
 use crate::CliError;
 
@@ -345,7 +345,7 @@ impl Account {
         log: &Log,
         readers: usize,
         filter: &Filter,
-        progress: &Progress,
+        progress: &dyn Report,
     ) -> Result<(Account, Decoded), CliError> {
         let name = log.name();
         let (mut acc, d) = if filter.needs_plan() {
@@ -375,7 +375,7 @@ impl Account {
         log: &Log,
         readers: usize,
         filter: &Filter,
-        progress: &Progress,
+        progress: &dyn Report,
     ) -> Result<(Account, Decoded), CliError> {
         let mut parts: Vec<Account> = (0..readers).map(|_| Account::default()).collect();
         let d = replay_shared(log, &mut parts, None, filter, progress, 0)?;
@@ -488,9 +488,9 @@ pub struct Table {
 /// ```no_run
 /// use fdr_cli::commands::account::{table, SortKey};
 /// use fdr_cli::model::{filter::Filter, input::Log};
-/// use fdr_cli::progress::Progress;
+/// use fdr_cli::model::replay::Silent;
 /// let log = Log::open("app.fdr".as_ref())?;
-/// let t = table(&log, &Filter::none(), 1, SortKey::Total, Some(10), &Progress::hidden())?;
+/// let t = table(&log, &Filter::none(), 1, SortKey::Total, Some(10), &Silent)?;
 /// println!("{} functions", t.rows.len());
 /// # Ok::<(), fdr_cli::CliError>(())
 /// ```
@@ -500,7 +500,7 @@ pub fn table(
     readers: usize,
     sort: SortKey,
     top: Option<usize>,
-    progress: &Progress,
+    progress: &dyn Report,
 ) -> Result<Table, CliError> {
     let (mut acc, d) = Account::of_log(log, readers, filter, progress)?;
     let names = Names::new(&d.info);

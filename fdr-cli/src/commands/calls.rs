@@ -16,9 +16,9 @@ use crate::model::call::{Close, Frame, Nothing, Sink, TaskEvent};
 use crate::model::filter::Filter;
 use crate::model::input::Log;
 use crate::model::pass::{plan_shared, replay_shared};
+use crate::model::replay::Report;
 use crate::model::replay::{log_end, Plan};
 use crate::model::tasks::{TaskSpan, Tasks};
-use crate::progress::Progress;
 use crate::CliError;
 
 /// What `fdr calls` shows.
@@ -495,10 +495,10 @@ impl Slowest {
 /// ```no_run
 /// use fdr_cli::commands::calls::{slowest, Options};
 /// use fdr_cli::model::{filter::Filter, input::Log};
-/// use fdr_cli::progress::Progress;
+/// use fdr_cli::model::replay::Silent;
 /// let log = Log::open("app.fdr".as_ref())?;
 /// let opts = Options { top: 5, depth: 3, merge: true, readers: 1 };
-/// let s = slowest(&log, &Filter::none(), &opts, &Progress::hidden())?;
+/// let s = slowest(&log, &Filter::none(), &opts, &Silent)?;
 /// println!("{} calls", s.len());
 /// # Ok::<(), fdr_cli::CliError>(())
 /// ```
@@ -506,7 +506,7 @@ pub fn slowest(
     log: &Log,
     filter: &Filter,
     opts: &Options,
-    progress: &Progress,
+    progress: &dyn Report,
 ) -> Result<Slowest, CliError> {
     let readers = opts.readers.max(1);
     let mut tops: Vec<Top> = (0..readers)

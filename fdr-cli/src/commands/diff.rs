@@ -12,7 +12,7 @@ use crate::commands::account::{Account, Row, SortKey};
 use crate::model::filter::Filter;
 use crate::model::input::Log;
 use crate::model::names::Names;
-use crate::progress::Progress;
+use crate::model::replay::{Report, Silent};
 use crate::units::Clock;
 use crate::CliError;
 
@@ -121,7 +121,7 @@ impl Change {
     }
 }
 
-fn sides(log: &Log, progress: &Progress) -> Result<HashMap<String, Side>, CliError> {
+fn sides(log: &Log, progress: &dyn Report) -> Result<HashMap<String, Side>, CliError> {
     let (mut acc, d) = Account::of_log(log, 1, &Filter::none(), progress)?;
     let names = Names::new(&d.info);
     let clock = Clock::new(d.info.header.cycle_frequency);
@@ -190,13 +190,13 @@ pub fn compare(before: HashMap<String, Side>, after: HashMap<String, Side>) -> V
 /// ```no_run
 /// use fdr_cli::{commands::diff::changes, model::input::Log, progress::Progress};
 /// let (a, b) = (Log::open("before.fdr".as_ref())?, Log::open("after.fdr".as_ref())?);
-/// for c in changes(&a, &b, &Progress::hidden())? {
+/// for c in changes(&a, &b, &Silent)? {
 ///     println!("{} {}", c.function, c.change_total_ns());
 /// }
 /// # Ok::<(), fdr_cli::CliError>(())
 /// ```
-pub fn changes(before: &Log, after: &Log, progress: &Progress) -> Result<Vec<Change>, CliError> {
+pub fn changes(before: &Log, after: &Log, progress: &dyn Report) -> Result<Vec<Change>, CliError> {
     let b = sides(before, progress)?;
-    let a = sides(after, &Progress::hidden())?;
+    let a = sides(after, &Silent)?;
     Ok(compare(b, a))
 }

@@ -18,7 +18,7 @@ use crate::model::call::Lift;
 use crate::model::filter::Filter;
 use crate::model::input::Log;
 use crate::model::pass::{plan, replay};
-use crate::progress::Progress;
+use crate::model::replay::Report;
 use crate::CliError;
 
 /// The most calls one export holds (each becomes a span): past it, the command stops with an
@@ -55,9 +55,9 @@ pub struct Options {
 /// ```no_run
 /// use fdr_cli::commands::export::{window, Options};
 /// use fdr_cli::model::{filter::Filter, input::Log};
-/// use fdr_cli::progress::Progress;
+/// use fdr_cli::model::replay::Silent;
 /// let log = Log::open("app.fdr".as_ref())?;
-/// let w = window(&log, &Filter::none(), &Options::default(), &Progress::hidden())?;
+/// let w = window(&log, &Filter::none(), &Options::default(), &Silent)?;
 /// println!("{} calls", w.calls.len());
 /// # Ok::<(), fdr_cli::CliError>(())
 /// ```
@@ -65,7 +65,7 @@ pub fn window(
     log: &Log,
     filter: &Filter,
     opts: &Options,
-    progress: &Progress,
+    progress: &dyn Report,
 ) -> Result<Window, CliError> {
     let limits = Limits {
         calls: MAX_CALLS,

@@ -30,9 +30,9 @@ use crate::model::input::Log;
 use crate::model::names::Names;
 use crate::model::pass::{plan, replay};
 use crate::model::profile::{Functions, Paths};
+use crate::model::replay::Report;
 use crate::model::trie::{NodeKind, Trie, DISPLAY_DEPTH, MAX_NODES};
 use crate::model::window;
-use crate::progress::Progress;
 use crate::units::{human, Clock};
 use crate::CliError;
 
@@ -592,7 +592,7 @@ pub struct Drawing {
 ///
 /// ```no_run
 /// use fdr_cli::{commands::flame::drawing, model::{filter::Filter, input::Log}, progress::Progress};
-/// let d = drawing(&Log::open("app.fdr".as_ref())?, &Filter::none(), false, &Progress::hidden())?;
+/// let d = drawing(&Log::open("app.fdr".as_ref())?, &Filter::none(), false, &Silent)?;
 /// println!("{} call paths", d.lines.len());
 /// # Ok::<(), fdr_cli::CliError>(())
 /// ```
@@ -600,7 +600,7 @@ pub fn drawing(
     log: &Log,
     filter: &Filter,
     chart: bool,
-    progress: &Progress,
+    progress: &dyn Report,
 ) -> Result<Drawing, CliError> {
     let name = log.name().to_string();
     let mut said = Vec::new();
@@ -692,7 +692,7 @@ pub fn profile_drawing(name: &str, p: &Profile) -> Result<Drawing, CliError> {
 mod tests {
     use super::*;
     use crate::model::pass::plan_decoder;
-    use crate::model::replay::replay_decoder;
+    use crate::model::replay::{replay_decoder, Silent};
     use crate::testing::synth::LogBuilder;
     use fdr_format::events::EventDecoder;
 
@@ -763,7 +763,7 @@ mod tests {
     }
 
     fn chart_of(bytes: &[u8], limits: Limits) -> Chart {
-        let hidden = Progress::hidden();
+        let hidden = Silent;
         let p = plan_decoder(EventDecoder::new(bytes).unwrap(), "mem", &hidden).unwrap();
         let mut c = Chart::new(limits);
         replay_decoder(
@@ -863,7 +863,7 @@ mod tests {
     #[test]
     fn the_graph_folds_paths_into_their_callers_and_keeps_every_nanosecond() {
         let (bytes, _) = random_log(11, 4000, 12);
-        let hidden = Progress::hidden();
+        let hidden = Silent;
         let p = plan_decoder(EventDecoder::new(&bytes[..]).unwrap(), "mem", &hidden).unwrap();
         let mut t = Trie::default();
         replay_decoder(

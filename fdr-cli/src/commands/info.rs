@@ -11,7 +11,7 @@ use fdr_format::events::{EventDecoder, EventKind, LogInfo, ThreadStats};
 use crate::model::culls::Culls;
 use crate::model::input::Log;
 use crate::model::names::Slots;
-use crate::progress::Progress;
+use crate::model::replay::Report;
 use crate::CliError;
 
 /// What `fdr info` shows.
@@ -35,11 +35,11 @@ pub struct Summary {
 ///
 /// ```no_run
 /// use fdr_cli::{commands::info::summary, model::input::Log, progress::Progress};
-/// let s = summary(&Log::open("app.fdr".as_ref())?, &Progress::hidden())?;
+/// let s = summary(&Log::open("app.fdr".as_ref())?, &Silent)?;
 /// println!("{} threads", s.threads.len());
 /// # Ok::<(), fdr_cli::CliError>(())
 /// ```
-pub fn summary(log: &Log, progress: &Progress) -> Result<Summary, CliError> {
+pub fn summary(log: &Log, progress: &dyn Report) -> Result<Summary, CliError> {
     summary_of(log.decoder()?, log.name(), log.len(), progress)
 }
 
@@ -48,7 +48,7 @@ fn summary_of<R: Read>(
     mut dec: EventDecoder<R>,
     name: &str,
     len: u64,
-    progress: &Progress,
+    progress: &dyn Report,
 ) -> Result<Summary, CliError> {
     let name = name.to_string();
     let mut called = Slots::default();
@@ -108,10 +108,14 @@ pub struct BoxSummary {
 /// let mut buf = b.buffer(7, 0, 1_000);
 /// buf.enter(1, 1_000);
 /// buf.finish();
-/// let s = box_summary("app.box", &b.finish(), &Progress::hidden()).unwrap();
+/// let s = box_summary("app.box", &b.finish(), &Silent).unwrap();
 /// assert_eq!((s.info.functions, s.log.threads[0].function_records), (1, 1));
 /// ```
-pub fn box_summary(name: &str, bytes: &[u8], progress: &Progress) -> Result<BoxSummary, CliError> {
+pub fn box_summary(
+    name: &str,
+    bytes: &[u8],
+    progress: &dyn Report,
+) -> Result<BoxSummary, CliError> {
     let input = |err| CliError::Input {
         path: name.to_string(),
         err,

@@ -5,8 +5,8 @@ use crate::model::call::{Nothing, Sink};
 use crate::model::filter::Filter;
 use crate::model::input::Log;
 use crate::model::pass::plan_shared;
+use crate::model::replay::Report;
 use crate::model::replay::{replay_decoder, Plan};
-use crate::progress::Progress;
 use crate::CliError;
 
 /// The first pass, with `readers` reader threads: which frames were open when each window
@@ -15,7 +15,7 @@ pub fn plan(
     log: &Log,
     filter: &Filter,
     readers: usize,
-    progress: &Progress,
+    progress: &dyn Report,
 ) -> Result<Plan, CliError> {
     let mut nothing: Vec<Nothing> = (0..readers.max(1)).map(|_| Nothing).collect();
     plan_shared(log, filter, progress, &mut nothing)
@@ -33,8 +33,8 @@ pub fn order(p: &Plan) -> Vec<usize> {
 /// ```no_run
 /// use fdr_cli::commands::replay::{order, plan, thread};
 /// use fdr_cli::model::{call::Nothing, filter::Filter, input::Log};
-/// use fdr_cli::progress::Progress;
-/// let (log, filter, progress) = (Log::open("app.fdr".as_ref())?, Filter::none(), Progress::hidden());
+/// use fdr_cli::model::replay::Silent;
+/// let (log, filter, progress) = (Log::open("app.fdr".as_ref())?, Filter::none(), Silent);
 /// let p = plan(&log, &filter, 1, &progress)?;
 /// for t in order(&p) {
 ///     thread(&log, &filter, &p, t, &mut Nothing, &progress)?;
@@ -47,7 +47,7 @@ pub fn thread<S: Sink<Error = CliError>>(
     p: &Plan,
     t: usize,
     sink: &mut S,
-    progress: &Progress,
+    progress: &dyn Report,
 ) -> Result<(), CliError> {
     let mut dec = log.decoder()?;
     let tid = p.threads[t].tid;

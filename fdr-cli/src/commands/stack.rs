@@ -4,18 +4,18 @@
 use crate::model::filter::Filter;
 use crate::model::input::Log;
 use crate::model::replay::Plan;
+use crate::model::replay::Report;
 use crate::model::trie::Trie;
-use crate::progress::Progress;
 use crate::CliError;
 
 /// The call trie of `log` behind `filter`, and the plan its pass made.
 ///
 /// ```no_run
 /// use fdr_cli::{commands::stack::trie, model::{filter::Filter, input::Log}, progress::Progress};
-/// let (t, plan) = trie(&Log::open("app.fdr".as_ref())?, &Filter::none(), &Progress::hidden())?;
+/// let (t, plan) = trie(&Log::open("app.fdr".as_ref())?, &Filter::none(), &Silent)?;
 /// println!("{} call paths deep at most {}", t.nodes.len(), t.max_depth());
 /// # Ok::<(), fdr_cli::CliError>(())
 /// ```
-pub fn trie(log: &Log, filter: &Filter, progress: &Progress) -> Result<(Trie, Plan), CliError> {
+pub fn trie(log: &Log, filter: &Filter, progress: &dyn Report) -> Result<(Trie, Plan), CliError> {
     Trie::build(log, filter, progress)
 }

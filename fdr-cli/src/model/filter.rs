@@ -22,7 +22,6 @@
 
 use std::fs::File;
 
-use clap::Args;
 use fdr_format::events::{EventDecoder, LogInfo};
 use fdr_format::reader::{Reader, Record};
 use fdr_format::{CullKind, Extension, FormatError, TaskLink};
@@ -33,31 +32,28 @@ use crate::model::names::{Names, Slots};
 use crate::units::Clock;
 use crate::CliError;
 
-/// The filter options, as the command line gives them.
-#[derive(Args, Clone, Debug, Default, PartialEq, Eq)]
+/// The filters a command is asked for (`fdr`'s command line reads them into this: see
+/// `cli::FilterOptions`), before they are resolved against a log ([`Filter::resolve`]).
+///
+/// ```
+/// use fdr_cli::model::filter::FilterArgs;
+/// let a = FilterArgs { function: Some("app::*".into()), ..FilterArgs::default() };
+/// assert!(!a.is_empty() && FilterArgs::default().is_empty());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FilterArgs {
-    /// Only the threads with this id or name (repeatable).
-    #[arg(long, value_name = "TID|NAME")]
+    /// Only the threads with this id or name.
     pub thread: Vec<String>,
-    /// Only calls of functions whose full name matches PATTERN ('*' matches any run of
-    /// characters; a pattern without '*' also matches the last segments of a name:
-    /// 'Worker::step' matches 'app::Worker::step'), and the calls they made.
-    #[arg(long, value_name = "PATTERN")]
+    /// Only calls of functions whose name matches this [`Pattern`], and the calls they made.
     pub function: Option<String>,
-    /// Only what ran from TIME on, after the window start (e.g. 1.5ms; units ns, us, ms, s).
-    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    /// Only what ran from this many nanoseconds on, after the window start.
     pub from: Option<u64>,
-    /// Only what ran up to TIME, after the window start.
-    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    /// Only what ran up to this many nanoseconds after the window start.
     pub to: Option<u64>,
-    /// Only what ran during the call that fired the trigger of a triggered snapshot, widened by
-    /// MARGIN on each side (`--around=2ms`; default 0).
-    #[arg(long, value_name = "MARGIN", num_args = 0..=1, require_equals = true,
-          default_missing_value = "0", value_parser = parse_duration,
-          conflicts_with_all = ["from", "to"])]
+    /// Only what ran during the call that fired the trigger, widened by this many nanoseconds
+    /// on each side.
     pub around: Option<u64>,
-    /// Leave out calls shorter than DURATION (their time counts in their caller's self time).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    /// Leave out calls shorter than this many nanoseconds.
     pub min: Option<u64>,
 }
 

@@ -11,7 +11,7 @@ use crate::model::call::{Both, Close, Frame, Nothing, Sink};
 use crate::model::filter::Filter;
 use crate::model::input::Log;
 use crate::model::replay::{origin, replay_decoder, Decoded, Plan};
-use crate::progress::Progress;
+use crate::model::replay::{Report, Silent};
 use crate::CliError;
 
 /// Replays `log` through `sink`, behind `filter`. Without a plan, entries missing from the
@@ -22,7 +22,7 @@ pub fn replay<S: Sink<Error = CliError>>(
     sink: &mut S,
     plan: Option<&Plan>,
     filter: &Filter,
-    progress: &Progress,
+    progress: &dyn Report,
     pass: u64,
 ) -> Result<Decoded, CliError> {
     let mut dec = log.decoder()?;
@@ -47,10 +47,10 @@ pub fn replay<S: Sink<Error = CliError>>(
 /// use fdr_cli::model::pass::replay_shared;
 /// use fdr_cli::model::filter::Filter;
 /// use fdr_cli::model::input::Log;
-/// use fdr_cli::progress::Progress;
+/// use fdr_cli::model::replay::Silent;
 /// let mut parts = vec![Account::default(), Account::default()];
 /// let log = Log::open("app.fdr".as_ref())?;
-/// let decoded = replay_shared(&log, &mut parts, None, &Filter::none(), &Progress::hidden(), 0)?;
+/// let decoded = replay_shared(&log, &mut parts, None, &Filter::none(), &Silent, 0)?;
 /// # Ok::<(), fdr_cli::CliError>(())
 /// ```
 pub fn replay_shared<S: Sink<Error = CliError> + Send>(
@@ -58,7 +58,7 @@ pub fn replay_shared<S: Sink<Error = CliError> + Send>(
     sinks: &mut [S],
     plan: Option<&Plan>,
     filter: &Filter,
-    progress: &Progress,
+    progress: &dyn Report,
     pass: u64,
 ) -> Result<Decoded, CliError> {
     let parts = in_shares(log, sinks, filter, progress, |dec, sink, shown| {
@@ -88,11 +88,11 @@ fn in_shares<S: Send, T: Send>(
     log: &Log,
     sinks: &mut [S],
     filter: &Filter,
-    progress: &Progress,
-    each: impl Fn(EventDecoder<std::fs::File>, &mut S, &Progress) -> Result<T, CliError> + Sync,
+    progress: &dyn Report,
+    each: impl Fn(EventDecoder<std::fs::File>, &mut S, &dyn Report) -> Result<T, CliError> + Sync,
 ) -> Result<Vec<T>, CliError> {
     let n = sinks.len() as u32;
-    let hidden = Progress::hidden();
+    let hidden = Silent;
     let each = &each;
     let results: Vec<Result<T, CliError>> = std::thread::scope(|scope| {
         let workers: Vec<_> = sinks
@@ -151,15 +151,15 @@ fn in_shares<S: Send, T: Send>(
 /// use fdr_cli::model::pass::plan_shared;
 /// use fdr_cli::model::filter::Filter;
 /// use fdr_cli::model::input::Log;
-/// use fdr_cli::progress::Progress;
+/// use fdr_cli::model::replay::Silent;
 /// let log = Log::open("app.fdr".as_ref())?;
-/// let plan = plan_shared(&log, &Filter::none(), &Progress::hidden(), &mut [Nothing, Nothing])?;
+/// let plan = plan_shared(&log, &Filter::none(), &Silent, &mut [Nothing, Nothing])?;
 /// # Ok::<(), fdr_cli::CliError>(())
 /// ```
 pub fn plan_shared<X: Sink<Error = CliError> + Send>(
     log: &Log,
     filter: &Filter,
-    progress: &Progress,
+    progress: &dyn Report,
     extras: &mut [X],
 ) -> Result<Plan, CliError> {
     if extras.len() == 1 {
@@ -263,7 +263,7 @@ impl Sink for Seen {
 
 /// A first pass over `log`: which frames were open at each thread's window start, the tables,
 /// time zero, and which threads have calls that pass `filter`.
-pub fn plan(log: &Log, filter: &Filter, progress: &Progress) -> Result<Plan, CliError> {
+pub fn plan(log: &Log, filter: &Filter, progress: &dyn Report) -> Result<Plan, CliError> {
     plan_with(log, filter, progress, &mut Nothing)
 }
 
@@ -275,16 +275,16 @@ pub fn plan(log: &Log, filter: &Filter, progress: &Progress) -> Result<Plan, Cli
 /// use fdr_cli::model::pass::plan_with;
 /// use fdr_cli::model::filter::Filter;
 /// use fdr_cli::model::input::Log;
-/// use fdr_cli::progress::Progress;
+/// use fdr_cli::model::replay::Silent;
 /// let log = Log::open("app.fdr".as_ref())?;
-/// let plan = plan_with(&log, &Filter::none(), &Progress::hidden(), &mut Nothing)?;
+/// let plan = plan_with(&log, &Filter::none(), &Silent, &mut Nothing)?;
 /// println!("{} calls, time zero at tick {}", plan.calls, plan.origin);
 /// # Ok::<(), fdr_cli::CliError>(())
 /// ```
 pub fn plan_with<X: Sink<Error = CliError>>(
     log: &Log,
     filter: &Filter,
-    progress: &Progress,
+    progress: &dyn Report,
     extra: &mut X,
 ) -> Result<Plan, CliError> {
     let mut dec = log.decoder()?;
@@ -298,7 +298,7 @@ pub fn plan_with<X: Sink<Error = CliError>>(
 pub fn plan_decoder<R: Read>(
     dec: EventDecoder<R>,
     path: &str,
-    progress: &Progress,
+    progress: &dyn Report,
 ) -> Result<Plan, CliError> {
     plan_filtered(dec, path, &Filter::none(), progress, &mut Nothing)
 }
@@ -307,7 +307,7 @@ fn plan_filtered<R: Read, X: Sink<Error = CliError>>(
     dec: EventDecoder<R>,
     path: &str,
     filter: &Filter,
-    progress: &Progress,
+    progress: &dyn Report,
     extra: &mut X,
 ) -> Result<Plan, CliError> {
     let mut p = Prescan {

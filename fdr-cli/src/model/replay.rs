@@ -13,8 +13,26 @@ use fdr_format::FormatError;
 
 pub use fdr_format::replay::{log_end, origin};
 
+/// Where a pass over a log reports how far it got: the command's progress bar, or nothing
+/// ([`Silent`]). The model is handed one, and never draws.
+///
+/// ```
+/// use fdr_cli::model::replay::{Report, Silent};
+/// Silent.at(0, 1 << 20); // nothing happens
+/// ```
+pub trait Report: Sync {
+    /// Pass `pass` (from 0) has reached byte `offset` of the log.
+    fn at(&self, pass: u64, offset: u64);
+}
+
+/// No report.
+pub struct Silent;
+
+impl Report for Silent {
+    fn at(&self, _: u64, _: u64) {}
+}
+
 use crate::model::call::Sink;
-use crate::progress::Progress;
 use crate::CliError;
 
 /// What a first pass learned: the frames open when each thread's window started, and the
@@ -64,7 +82,7 @@ pub(super) fn input(path: &str) -> impl Fn(FormatError) -> CliError + '_ {
 /// ```
 /// use fdr_cli::model::call::{Close, Frame, Sink};
 /// use fdr_cli::model::replay::replay_decoder;
-/// use fdr_cli::progress::Progress;
+/// use fdr_cli::model::replay::Silent;
 /// use fdr_cli::testing::synth::LogBuilder;
 /// use fdr_cli::CliError;
 /// use fdr_format::events::EventDecoder;
@@ -85,7 +103,7 @@ pub(super) fn input(path: &str) -> impl Fn(FormatError) -> CliError + '_ {
 /// b.finish();
 /// let bytes = log.finish();
 /// let mut d = Durations(Vec::new());
-/// replay_decoder(EventDecoder::new(&bytes[..]).unwrap(), "mem", &mut d, None, &Progress::hidden(), 0)?;
+/// replay_decoder(EventDecoder::new(&bytes[..]).unwrap(), "mem", &mut d, None, &Silent, 0)?;
 /// assert_eq!(d.0, [(7, 50, true), (8, 60, false)]);
 /// # Ok::<(), CliError>(())
 /// ```
@@ -94,7 +112,7 @@ pub fn replay_decoder<R: Read, S: Sink<Error = CliError>>(
     path: &str,
     sink: &mut S,
     plan: Option<&Plan>,
-    progress: &Progress,
+    progress: &dyn Report,
     pass: u64,
 ) -> Result<Decoded, CliError> {
     let at = |offset| progress.at(pass, offset);

@@ -18,7 +18,7 @@ use crate::model::input::Log;
 use crate::model::names::Names;
 use crate::model::pass::{plan, replay};
 use crate::model::replay::Plan;
-use crate::progress::Progress;
+use crate::model::replay::Report;
 use crate::units::Clock;
 use crate::CliError;
 
@@ -255,7 +255,7 @@ impl Trie {
     /// ```
     /// use fdr_cli::model::replay::replay_decoder;
     /// use fdr_cli::model::names::Names;
-    /// use fdr_cli::progress::Progress;
+    /// use fdr_cli::model::replay::Silent;
     /// use fdr_cli::model::trie::Trie;
     /// use fdr_cli::testing::synth::LogBuilder;
     /// use fdr_cli::units::Clock;
@@ -280,7 +280,7 @@ impl Trie {
     /// let bytes = log.finish();
     /// // Six nodes (the root and five more), paths at most two frames deep.
     /// let mut t = Trie::with_limits(6, 2);
-    /// replay_decoder(EventDecoder::new(&bytes[..]).unwrap(), "mem", &mut t, None, &Progress::hidden(), 0)?;
+    /// replay_decoder(EventDecoder::new(&bytes[..]).unwrap(), "mem", &mut t, None, &Silent, 0)?;
     /// let lines = t.folded(&Names::default(), &Clock::new(1_000_000_000));
     /// assert_eq!(lines, [
     ///     "[more call paths, merged] 100", // #2 and #3 with their callees: no room left
@@ -311,7 +311,7 @@ impl Trie {
     pub fn build(
         log: &Log,
         filter: &Filter,
-        progress: &Progress,
+        progress: &dyn Report,
     ) -> Result<(Trie, Plan), CliError> {
         let p = plan(log, filter, progress)?;
         let mut t = Trie::default();
