@@ -7,7 +7,7 @@
 //! cargo run -p fdr-cli --example genlog -- --shape deep /tmp/deep.fdr 100000
 //! ```
 //!
-//! The large log (`fdr_cli::testing::bench_log`) has the runtime's layout: 64 KiB blocks,
+//! The large log (`fdr_testkit::bench_log`) has the runtime's layout: 64 KiB blocks,
 //! threads interleaved block by block, nested calls up to 8 deep over 200 functions (each
 //! calling one of four callees), some with logged arguments, some tail exits, CPU migrations,
 //! and calls left open at the end.
@@ -19,19 +19,19 @@
 //! everything), `args` (calls with many logged arguments), `tasks` (async tasks moving between
 //! threads, cancelled, created before the window), `culled` (cull and restore events, and a
 //! trigger's reason record). Profiles (`.fdrprof`): `profile` (the known profile of the tests,
-//! `fdr_cli::testing::profile::known`), `profile-deep` (a recursion N deep, with a callee at
+//! `fdr_testkit::profile::known`), `profile-deep` (a recursion N deep, with a callee at
 //! each level, on two threads). Crash boxes (`fdr recover`, `fdr info`): `box` (a process that
 //! died of SIGSEGV with N calls recorded on two threads, some open, the last record of one
 //! thread torn), `box-killed` (the same, killed without a handler).
 
 use std::io::{BufWriter, Write};
 
-use fdr_cli::testing::bench_log::BenchLog;
+use fdr_testkit::bench_log::BenchLog;
 
 /// A small crafted profile of the given shape.
 fn profile_shape(name: &str, n: u32) -> Option<Vec<u8>> {
-    use fdr_cli::testing::profile::{known, TreeBuilder};
     use fdr_format::profile::{Profile, PER_THREAD};
+    use fdr_testkit::profile::{known, TreeBuilder};
     match name {
         "profile" => Some(known().encode()),
         "profile-deep" => {
@@ -69,7 +69,7 @@ fn profile_shape(name: &str, n: u32) -> Option<Vec<u8>> {
 
 /// A crash box of the given shape: two threads' buffers, the calls open at the death open.
 fn box_shape(name: &str, n: u32) -> Option<Vec<u8>> {
-    use fdr_cli::testing::crash_box::{BoxBuilder, OWNED};
+    use fdr_testkit::crash_box::{BoxBuilder, OWNED};
     let signal = match name {
         "box" => 11,
         "box-killed" => 0,
@@ -120,7 +120,7 @@ fn main() -> std::io::Result<()> {
             .map_or(300, |s| s.parse().expect("N must be a number"));
         let Some(bytes) = profile_shape(&args[2], n)
             .or_else(|| box_shape(&args[2], n))
-            .or_else(|| fdr_cli::testing::shapes::shape(&args[2], n))
+            .or_else(|| fdr_testkit::shapes::shape(&args[2], n))
         else {
             eprintln!("genlog: unknown shape {}", args[2]);
             std::process::exit(2);
@@ -141,7 +141,7 @@ fn main() -> std::io::Result<()> {
         threads: nthreads,
         ..BenchLog::default()
     };
-    let written = fdr_cli::testing::bench_log::write(&mut out, &spec)?;
+    let written = fdr_testkit::bench_log::write(&mut out, &spec)?;
     out.flush()?;
     eprintln!("wrote {written} records to {}", args[1]);
     Ok(())

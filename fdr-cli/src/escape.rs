@@ -28,13 +28,6 @@ fn acts(c: char) -> bool {
 /// escapes (`\n`, `\r`, `\t`, `\x1b` for the other ASCII controls, `\u{9b}` for the rest), so
 /// a name can neither move the cursor, retitle the terminal nor forge a line. Other names are
 /// returned as they are.
-///
-/// ```
-/// use fdr_cli::escape::shown;
-/// assert_eq!(shown("app::main"), "app::main");
-/// assert_eq!(shown("a\u{1b}]0;x\u{7}\nb"), "a\\x1b]0;x\\x07\\nb");
-/// assert_eq!(shown("\u{9b}1m\u{202e}"), "\\u{9b}1m\\u{202e}");
-/// ```
 pub fn shown(s: &str) -> Cow<'_, str> {
     if !s.chars().any(acts) {
         return Cow::Borrowed(s);
@@ -60,11 +53,6 @@ pub fn shown(s: &str) -> Cow<'_, str> {
 /// `s` as a JSON string, quotes included. Nothing is lost, and nothing a terminal acts on is
 /// left raw: besides what JSON requires (`"`, `\`, C0 controls), DEL, C1 controls and
 /// bidirectional controls are written as `\uXXXX` too.
-///
-/// ```
-/// use fdr_cli::escape::json_string;
-/// assert_eq!(json_string("a\"b\n\u{9b}"), r#""a\"b\n\u009b""#);
-/// ```
 pub fn json_string(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
@@ -83,4 +71,25 @@ pub fn json_string(s: &str) -> String {
     }
     out.push('"');
     out
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    #[test]
+    fn shown() {
+        use crate::escape::shown;
+        assert_eq!(shown("app::main"), "app::main");
+        assert_eq!(shown("a\u{1b}]0;x\u{7}\nb"), "a\\x1b]0;x\\x07\\nb");
+        assert_eq!(shown("\u{9b}1m\u{202e}"), "\\u{9b}1m\\u{202e}");
+    }
+
+    #[test]
+    fn json_string() {
+        use crate::escape::json_string;
+        assert_eq!(json_string("a\"b\n\u{9b}"), r#""a\"b\n\u009b""#);
+    }
 }

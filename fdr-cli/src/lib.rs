@@ -15,14 +15,16 @@
 //! and stack depth, never with the size of the file. A profile (`fdr profile`, `fdr flame`) is
 //! read whole: its size grows with its call paths, which the runtime bounds, not with the run.
 //!
-//! The crate is in layers: a core that turns records into calls ([`model`]), one module per
-//! command that computes what it shows ([`commands`]), one per output that prints it
-//! ([`render`]), and a runner that opens the log, resolves the filters and sets up the progress
+//! Its one interface is [`run`] (and [`CliError`]); the rest is the crate's own. Inside, it is
+//! in layers: a core that turns records into calls (`model`, over the replay engine of
+//! [`fdr_format::replay`]), one module per command that computes what it shows (`commands`), one
+//! per output that prints it (`render`), and a runner that opens the log, resolves the filters and sets up the progress
 //! bar once. In the table, a module uses only modules in rows below its own
 //! (`tests/modules.rs` checks it, so there is no cycle):
 //!
 //! | modules | hold |
 //! |---|---|
+//! | `fuzz` | the fuzz targets' entry points (feature `fuzzing`): every layer on arbitrary bytes |
 //! | `runner` | runs a parsed command: open, filter, progress once; the command; its renderer |
 //! | `cli` | the commands' arguments and help, as clap parses them |
 //! | `progress` | the progress bar: how far a pass got (the model's `Report`), drawn |
@@ -36,7 +38,7 @@
 //! | `model::filter` | `--thread`, `--function`, `--from`/`--to`/`--around`, `--min` |
 //! | `model::replay`, `model::tasks`, `model::culls`, `model::window`, `model::trigger`, `model::profile` | the replay engine; async tasks; culled functions; what a window says of itself; the call that fired a trigger; a profile file and its call paths |
 //! | `model::call`, `model::names`, `model::input`, `model::hist` | a call and the sink that receives calls; names from the log's tables; opening a log; histograms |
-//! | `testing`, `output` | synthetic logs, profiles and crash boxes for tests; output files written atomically |
+//! | `output` | output files written atomically |
 //! | `units`, `error` | durations as shown and ticks to nanoseconds; errors |
 //! | `escape` | names from a log made safe to show |
 
@@ -44,17 +46,18 @@
 #![forbid(unsafe_code)]
 
 mod cli;
-pub mod commands;
+pub(crate) mod commands;
 mod error;
-pub mod escape;
-pub mod model;
-pub mod output;
-pub mod progress;
-pub mod render;
+pub(crate) mod escape;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzz;
+pub(crate) mod model;
+pub(crate) mod output;
+pub(crate) mod progress;
+pub(crate) mod render;
 mod runner;
-#[cfg(any(test, feature = "testing"))]
-pub mod testing;
-pub mod units;
+pub(crate) mod units;
 
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
@@ -68,6 +71,15 @@ use cli::Cli;
 /// Runs one `fdr` command. `args` are the arguments without the program name, e.g.
 /// `["account", "app.fdr"]`; they need not be UTF-8 (paths are opened as given). Reports go to
 /// `out`; `--help` and `--version` too.
+///
+/// ```
+/// let mut out = Vec::new();
+/// fdr_cli::run(&["--version"], &mut out)?;
+/// assert!(String::from_utf8(out).unwrap().starts_with("fdr "));
+/// let e = fdr_cli::run(&["account", "/nonexistent.fdr"], &mut Vec::new()).unwrap_err();
+/// assert_eq!(e.exit_code(), 1);
+/// # Ok::<(), fdr_cli::CliError>(())
+/// ```
 pub fn run<A: AsRef<OsStr>>(args: &[A], out: &mut dyn Write) -> Result<(), CliError> {
     let argv = std::iter::once(OsString::from("fdr"))
         .chain(args.iter().map(|a| a.as_ref().to_os_string()));

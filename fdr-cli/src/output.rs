@@ -102,33 +102,6 @@ impl Drop for Temp {
 /// Runs `f` on a buffered writer to the output `dest` for the input log `input`: `-` is `out`;
 /// a path gets a temporary file renamed into place when `f` succeeded (see the module
 /// documentation). Refuses (a usage error) an output that is the input.
-///
-/// ```
-/// use std::io::Write;
-/// let dir = std::env::temp_dir().join(format!("fdr-output-doc-{}", std::process::id()));
-/// std::fs::create_dir_all(&dir).unwrap();
-/// let (log, out) = (dir.join("in.fdr"), dir.join("out.txt"));
-/// std::fs::write(&log, b"log").unwrap();
-/// std::fs::write(&out, b"old").unwrap();
-/// let mut stdout = Vec::new();
-/// // A failure leaves the old output.
-/// let failed = fdr_cli::output::write(&out, &log, &mut stdout, |w| {
-///     w.write_all(b"half").unwrap();
-///     Err(fdr_cli::CliError::Usage("stopped".into()))
-/// });
-/// assert!(failed.is_err());
-/// assert_eq!(std::fs::read(&out).unwrap(), b"old");
-/// // The input is never an output.
-/// assert!(fdr_cli::output::write(&log, &log, &mut stdout, |_| Ok(())).is_err());
-/// assert_eq!(std::fs::read(&log).unwrap(), b"log");
-/// fdr_cli::output::write(&out, &log, &mut stdout, |w| {
-///     w.write_all(b"new").map_err(|e| fdr_cli::CliError::Usage(e.to_string()))
-/// })
-/// .unwrap();
-/// assert_eq!(std::fs::read(&out).unwrap(), b"new");
-/// assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2, "no temporary file left");
-/// # std::fs::remove_dir_all(&dir).unwrap();
-/// ```
 pub fn write(
     dest: &Path,
     input: &Path,
@@ -191,17 +164,6 @@ fn numbered(path: &Path) -> impl Iterator<Item = PathBuf> + '_ {
 /// temporary file in `dest`'s directory, flushed to disk, then hard-linked under the name (which
 /// fails, and the next name is tried, if a file took it meanwhile); on a file system without
 /// hard links, renamed to a name found free. Nothing is left behind on failure.
-///
-/// ```
-/// let dir = std::env::temp_dir().join(format!("fdr-write-new-doc-{}", std::process::id()));
-/// std::fs::create_dir_all(&dir).unwrap();
-/// let log = dir.join("app.fdr");
-/// assert_eq!(fdr_cli::output::write_new(&log, b"one").unwrap(), log);
-/// assert_eq!(fdr_cli::output::write_new(&log, b"two").unwrap(), dir.join("app.fdr.1"));
-/// assert_eq!(std::fs::read(&log).unwrap(), b"one");
-/// assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2, "no temporary file left");
-/// # std::fs::remove_dir_all(&dir).unwrap();
-/// ```
 pub fn write_new(dest: &Path, bytes: &[u8]) -> io::Result<PathBuf> {
     let mut tmp = Temp::create(dest)?;
     let mut file = tmp.file.take().expect("a new temporary file is open");
@@ -228,4 +190,63 @@ pub fn write_new(dest: &Path, bytes: &[u8]) -> io::Result<PathBuf> {
         io::ErrorKind::AlreadyExists,
         "100000 numbered files of this name exist already",
     ))
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    #[test]
+    fn write() {
+        use std::io::Write;
+        let dir = std::env::temp_dir().join(format!("fdr-output-doc-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (log, out) = (dir.join("in.fdr"), dir.join("out.txt"));
+        std::fs::write(&log, b"log").unwrap();
+        std::fs::write(&out, b"old").unwrap();
+        let mut stdout = Vec::new();
+        // A failure leaves the old output.
+        let failed = crate::output::write(&out, &log, &mut stdout, |w| {
+            w.write_all(b"half").unwrap();
+            Err(crate::CliError::Usage("stopped".into()))
+        });
+        assert!(failed.is_err());
+        assert_eq!(std::fs::read(&out).unwrap(), b"old");
+        // The input is never an output.
+        assert!(crate::output::write(&log, &log, &mut stdout, |_| Ok(())).is_err());
+        assert_eq!(std::fs::read(&log).unwrap(), b"log");
+        crate::output::write(&out, &log, &mut stdout, |w| {
+            w.write_all(b"new")
+                .map_err(|e| crate::CliError::Usage(e.to_string()))
+        })
+        .unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), b"new");
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            2,
+            "no temporary file left"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn write_new() {
+        let dir = std::env::temp_dir().join(format!("fdr-write-new-doc-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = dir.join("app.fdr");
+        assert_eq!(crate::output::write_new(&log, b"one").unwrap(), log);
+        assert_eq!(
+            crate::output::write_new(&log, b"two").unwrap(),
+            dir.join("app.fdr.1")
+        );
+        assert_eq!(std::fs::read(&log).unwrap(), b"one");
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            2,
+            "no temporary file left"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

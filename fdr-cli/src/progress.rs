@@ -9,13 +9,6 @@ const MIN_BYTES: u64 = 64 << 20;
 
 /// Progress through one or more passes over a log, drawn as a bar: the model's
 /// [`crate::model::replay::Report`].
-///
-/// ```
-/// use fdr_cli::progress::Progress;
-/// let p = Progress::hidden();
-/// p.at(0, 100); // does nothing when hidden
-/// p.finish();
-/// ```
 pub struct Progress {
     bar: Option<ProgressBar>,
     len: u64,
@@ -67,5 +60,20 @@ impl Progress {
 impl crate::model::replay::Report for Progress {
     fn at(&self, pass: u64, offset: u64) {
         Progress::at(self, pass, offset);
+    }
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    #[test]
+    fn progress() {
+        use crate::progress::Progress;
+        let p = Progress::hidden();
+        p.at(0, 100); // does nothing when hidden
+        p.finish();
     }
 }

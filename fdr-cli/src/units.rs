@@ -1,13 +1,6 @@
 //! Ticks to nanoseconds, and nanoseconds to the units a person reads.
 
 /// Converts timestamp ticks to nanoseconds at a fixed tick rate.
-///
-/// ```
-/// use fdr_cli::units::Clock;
-/// let c = Clock::new(3_000_000_000);
-/// assert_eq!(c.ns(3_000), 1_000);
-/// assert_eq!(c.ns(u64::MAX), 6_148_914_691_236_517_205);
-/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Clock {
     freq: u64,
@@ -32,15 +25,6 @@ impl Clock {
 
 /// A duration in nanoseconds with three significant digits and a unit: `850 ns`, `1.25 µs`,
 /// `12.5 ms`, `3.20 s`.
-///
-/// ```
-/// use fdr_cli::units::human;
-/// assert_eq!(human(850), "850 ns");
-/// assert_eq!(human(1_250), "1.25 µs");
-/// assert_eq!(human(12_500_000), "12.5 ms");
-/// assert_eq!(human(3_200_000_000), "3.20 s");
-/// assert_eq!(human(200_000_000_000), "200 s");
-/// ```
 pub fn human(ns: u64) -> String {
     let mut s = String::new();
     write_human(&mut s, ns);
@@ -49,10 +33,6 @@ pub fn human(ns: u64) -> String {
 
 /// The time so far of a call still running when the window was written: it ran at least
 /// that long.
-///
-/// ```
-/// assert_eq!(fdr_cli::units::open_human(2_310_000_000), "≥ 2.31 s");
-/// ```
 pub fn open_human(ns: u64) -> String {
     let mut s = String::from("\u{2265} ");
     write_human(&mut s, ns);
@@ -61,11 +41,6 @@ pub fn open_human(ns: u64) -> String {
 
 /// A call's duration: [`open_human`] if it was still running when the window was written,
 /// else [`human`].
-///
-/// ```
-/// use fdr_cli::units::lasted;
-/// assert_eq!((lasted(1_500, false), lasted(1_500, true)), ("1.50 µs".into(), "≥ 1.50 µs".into()));
-/// ```
 pub fn lasted(ns: u64, open: bool) -> String {
     if open {
         open_human(ns)
@@ -75,12 +50,6 @@ pub fn lasted(ns: u64, open: bool) -> String {
 }
 
 /// [`human`] written into `out`, without allocating.
-///
-/// ```
-/// let mut s = String::from("took ");
-/// fdr_cli::units::write_human(&mut s, 1_250);
-/// assert_eq!(s, "took 1.25 µs");
-/// ```
 pub fn write_human(out: &mut String, ns: u64) {
     use std::fmt::Write as _;
     if ns < 1_000 {
@@ -214,5 +183,51 @@ mod tests {
             x ^= x << 17;
             check(x >> (x % 40));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    #[test]
+    fn clock() {
+        use crate::units::Clock;
+        let c = Clock::new(3_000_000_000);
+        assert_eq!(c.ns(3_000), 1_000);
+        assert_eq!(c.ns(u64::MAX), 6_148_914_691_236_517_205);
+    }
+
+    #[test]
+    fn human() {
+        use crate::units::human;
+        assert_eq!(human(850), "850 ns");
+        assert_eq!(human(1_250), "1.25 µs");
+        assert_eq!(human(12_500_000), "12.5 ms");
+        assert_eq!(human(3_200_000_000), "3.20 s");
+        assert_eq!(human(200_000_000_000), "200 s");
+    }
+
+    #[test]
+    fn open_human() {
+        assert_eq!(crate::units::open_human(2_310_000_000), "≥ 2.31 s");
+    }
+
+    #[test]
+    fn lasted() {
+        use crate::units::lasted;
+        assert_eq!(
+            (lasted(1_500, false), lasted(1_500, true)),
+            ("1.50 µs".into(), "≥ 1.50 µs".into())
+        );
+    }
+
+    #[test]
+    fn write_human() {
+        let mut s = String::from("took ");
+        crate::units::write_human(&mut s, 1_250);
+        assert_eq!(s, "took 1.25 µs");
     }
 }

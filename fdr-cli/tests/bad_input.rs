@@ -209,10 +209,10 @@ fn huge_length_fields_are_errors_not_allocations() {
 
 #[test]
 fn deep_stacks_of_a_corrupt_log_are_refused() {
-    use fdr_cli::testing::synth::LogBuilder;
+    use fdr_testkit::synth::LogBuilder;
     let mut log = LogBuilder::new(1000);
     let mut b = log.block(1, 0, 0);
-    for i in 0..(fdr_cli::model::call::MAX_DEPTH as u64 + 1) {
+    for i in 0..(fdr_format::replay::MAX_DEPTH as u64 + 1) {
         b.enter(1, i);
     }
     b.finish();

@@ -136,7 +136,7 @@ fn golden_calls_and_replay_of_the_basic_log_and_a_mid_stack_window() {
 
 #[test]
 fn calls_summarises_runs_of_the_same_callee_and_folds_deep_calls() {
-    use fdr_cli::testing::synth::LogBuilder;
+    use fdr_testkit::synth::LogBuilder;
     let mut log = LogBuilder::new(1_000_000_000);
     log.function(1, "app::main", &[]);
     log.function(2, "fib", &[]);
@@ -410,7 +410,7 @@ fn fxt_of_a_mid_stack_window_marks_inferred_and_open_calls() {
 fn fxt_and_chrome_agree_on_a_larger_log() {
     // Many threads and functions: more threads than FXT thread slots would be needed to
     // exercise inline references, so use enough functions and several blocks instead.
-    use fdr_cli::testing::synth::LogBuilder;
+    use fdr_testkit::synth::LogBuilder;
     let mut log = LogBuilder::new(2_500_000_000);
     for id in 1..=40 {
         log.function(id, &format!("m::f{id}"), &["x"]);
@@ -729,7 +729,7 @@ fn account_help_states_how_percentiles_are_computed() {
 /// A log of `threads` threads, several interleaved blocks each, calls nested a few deep, some
 /// open at the end and some whose entries are missing at the start.
 fn many_threads_log(threads: i32, lead_tid: i32) -> Vec<u8> {
-    use fdr_cli::testing::synth::LogBuilder;
+    use fdr_testkit::synth::LogBuilder;
     let mut log = LogBuilder::new(3_000_000_000);
     if lead_tid != 0 {
         log.leading_block(lead_tid, 5);

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{basic_log, fdr, golden, temp_dir, write_log};
-use fdr_cli::testing::synth::LogBuilder;
+use fdr_testkit::synth::LogBuilder;
 use serde_json::Value;
 
 /// `rounds` times on one thread: `app::a` for 100 ns, `app::b` for `b` ns, `app::c` for

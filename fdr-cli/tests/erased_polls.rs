@@ -5,8 +5,8 @@
 mod common;
 
 use common::{fdr, temp_dir, write_log};
-use fdr_cli::testing::synth::LogBuilder;
 use fdr_format::{ClockSource, FunctionKind, RunInfo, TaskKind};
+use fdr_testkit::synth::LogBuilder;
 use serde_json::Value;
 
 /// At 1 GHz, threshold 5 µs: `app::fetch` (async) has tasks of `lengths` ns, created one after

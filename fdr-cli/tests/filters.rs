@@ -4,8 +4,8 @@
 mod common;
 
 use common::{fdr, temp_dir, write_log};
-use fdr_cli::testing::synth::LogBuilder;
 use fdr_format::RunInfo;
+use fdr_testkit::synth::LogBuilder;
 
 /// A call of the model, its callees inside it. Times are ticks at 1 GHz (nanoseconds). A call
 /// without `entry` started before its thread's window (`start` is the window's start); one
@@ -150,7 +150,7 @@ fn model() -> Vec<Thread> {
     ]
 }
 
-fn records(call: &Call, b: &mut fdr_cli::testing::synth::BlockBuilder<'_>) {
+fn records(call: &Call, b: &mut fdr_testkit::synth::BlockBuilder<'_>) {
     if call.entry {
         b.enter(call.id, call.start);
     }

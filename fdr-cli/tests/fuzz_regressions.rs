@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 
 use common::{fdr, temp_dir, write_log};
-use fdr_cli::testing::synth::LogBuilder;
+use fdr_testkit::synth::LogBuilder;
 
 /// The `commands` fuzz target's checks, on a log at `path`.
 fn every_command_is_clean(path: &str) {

@@ -11,7 +11,7 @@ use std::path::Path;
 use common::child::{run_fdr, Run};
 use common::temp_dir;
 use common::xml::check_well_formed;
-use fdr_cli::testing::synth::LogBuilder;
+use fdr_testkit::synth::LogBuilder;
 
 /// The peak memory every command must stay under.
 const BUDGET: u64 = 500 << 20;

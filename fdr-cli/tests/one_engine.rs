@@ -1,8 +1,8 @@
 //! The one replay engine (`fdr_format::replay`) gives the same calls whichever way it is run:
 //! in one pass, calls whose entry is missing inferred when their exit arrives
 //! (`fdr_format::window::calls`, which the runtime's exporter and `fdr export` use), or in two,
-//! the first pass's plan opening them at their thread's window start (`fdr calls`, `fdr
-//! replay`, every command that shows calls in time order, and `fdr export` behind a filter).
+//! a first pass's plan opening them at their thread's window start (as `fdr calls`, `fdr
+//! replay`, every command that shows calls in time order, and `fdr export` behind a filter do).
 //! Checked on every synthetic log shape (those of `examples/genlog.rs`, the tests' fixtures)
 //! and the logs kept with the tests (`tests/fuzz_inputs/*.fdr`, and every `.fdr` of the
 //! directory `FDR_ONE_ENGINE_LOGS` names, if set): the same calls (names, threads, times,
@@ -16,29 +16,59 @@ use common::{
     basic_log, basic_log_with_gap, culled_log, midstack_log, midstack_log_led_by, tasks_log,
     triggered_log,
 };
-use fdr_cli::model::pass::plan_decoder;
-use fdr_cli::progress::Progress;
-use fdr_cli::testing::bench_log::BenchLog;
-use fdr_cli::testing::synth::LogBuilder;
 use fdr_format::events::EventDecoder;
-use fdr_format::replay::{replay, Replay, Stop};
+use fdr_format::replay::{replay, Close, Frame, Replay, Sink, Stop};
 use fdr_format::window::{calls, Collector, Limits, WindowCalls};
 use fdr_format::FormatError;
 use fdr_format::{ClockSource, Mode, Reason, ReasonInfo, RunInfo};
+use fdr_testkit::bench_log::BenchLog;
+use fdr_testkit::synth::LogBuilder;
 
-/// The calls of `bytes` in two passes: the command's plan, then a replay that opens each
-/// thread's inferred calls at its window start, into a collector for that.
+/// A first pass's plan: per thread, the calls open when its window started (found inferred,
+/// innermost first), from the bottom of the stack up.
+#[derive(Default)]
+struct Plan(Vec<Vec<u32>>);
+
+impl Sink for Plan {
+    type Error = std::convert::Infallible;
+
+    fn enter(&mut self, thread: u32, _: usize, f: &Frame, _: &[u64]) -> Result<(), Self::Error> {
+        if f.inferred {
+            let t = thread as usize;
+            if t >= self.0.len() {
+                self.0.resize_with(t + 1, Vec::new);
+            }
+            self.0[t].insert(0, f.id);
+        }
+        Ok(())
+    }
+
+    fn exit(
+        &mut self,
+        _: u32,
+        _: usize,
+        _: &Frame,
+        _: u64,
+        _: Close,
+        _: &[u64],
+    ) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+/// The calls of `bytes` in two passes: the plan, then a replay that opens each thread's
+/// inferred calls at its window start, into a collector for that.
 fn two_passes(bytes: &[u8]) -> Result<WindowCalls, FormatError> {
-    let plan = plan_decoder(EventDecoder::new(bytes)?, "log", &Progress::hidden()).map_err(
-        |e| match e {
-            fdr_cli::CliError::Input { err, .. } => err,
-            other => panic!("not a log error: {other}"),
-        },
-    )?;
+    let mut plan = Plan::default();
+    let mut dec = EventDecoder::new(bytes)?;
+    replay(&mut dec, &mut plan, &Replay::default()).map_err(|e| match e {
+        Stop::Log(e) => e,
+        Stop::Sink { error, .. } => match error {},
+    })?;
     let mut dec = EventDecoder::new(bytes)?;
     let mut c = Collector::planned(Limits::default());
     let how = Replay {
-        initial: &plan.initial,
+        initial: &plan.0,
         ..Replay::default()
     };
     replay(&mut dec, &mut c, &how).map_err(|e| match e {
@@ -82,7 +112,7 @@ fn same_either_way(name: &str, bytes: &[u8]) -> Result<WindowCalls, FormatError>
 }
 
 fn shape(name: &str, n: u32) -> Vec<u8> {
-    fdr_cli::testing::shapes::shape(name, n).expect("a known shape")
+    fdr_testkit::shapes::shape(name, n).expect("a known shape")
 }
 
 /// genlog's large log, small; with `ring`, each thread's first blocks are dropped, as a ring
@@ -97,7 +127,7 @@ fn bench_like(records: u64, threads: i32, block: usize, ring: bool) -> Vec<u8> {
         ring,
         end_tsc: 1 << 40,
     };
-    fdr_cli::testing::bench_log::write(&mut out, &spec).unwrap();
+    fdr_testkit::bench_log::write(&mut out, &spec).unwrap();
     out
 }
 

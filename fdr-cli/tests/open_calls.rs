@@ -5,8 +5,8 @@
 mod common;
 
 use common::{fdr, temp_dir, write_log};
-use fdr_cli::testing::synth::LogBuilder;
 use fdr_format::{ClockSource, Mode, RunInfo};
+use fdr_testkit::synth::LogBuilder;
 use serde_json::Value;
 
 /// At 1 GHz: thread 11 enters `app::serve` at 1000 and `app::lock` at 2000 and records nothing

@@ -16,11 +16,11 @@ use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 
 use common::{basic_log, fdr, midstack_log, temp_dir, triggered_log, write_log};
-use fdr_cli::testing::otlp::{
+use fdr_format::{ClockSource, Mode, Reason, ReasonInfo, RunInfo};
+use fdr_testkit::otlp::{
     otlp_check, read_request, spans_of_calls, spans_of_otlp as from_otlp, Received, Span as S,
 };
-use fdr_cli::testing::synth::LogBuilder;
-use fdr_format::{ClockSource, Mode, Reason, ReasonInfo, RunInfo};
+use fdr_testkit::synth::LogBuilder;
 use serde_json::Value;
 
 /// Runs the `fdr` binary (for its standard error and exit status).
@@ -564,11 +564,7 @@ fn collector_faults_and_bad_input_fail_clearly() {
     assert!(t0.elapsed() < std::time::Duration::from_secs(10));
     drop(hung);
     // A profile is not a log.
-    let profile = write_log(
-        &dir,
-        "p.fdrprof",
-        &fdr_cli::testing::profile::known().encode(),
-    );
+    let profile = write_log(&dir, "p.fdrprof", &fdr_testkit::profile::known().encode());
     fails(
         &["export", &profile, "--otlp-file", "x.pb"],
         1,

@@ -10,8 +10,8 @@ use std::path::Path;
 use std::process::Command;
 
 use common::{basic_log, fdr, golden, temp_dir, write_log};
-use fdr_cli::testing::profile::{known, TreeBuilder};
 use fdr_format::profile::Profile;
+use fdr_testkit::profile::{known, TreeBuilder};
 use serde_json::Value;
 
 fn write_profile(dir: &Path, name: &str, p: &Profile) -> String {

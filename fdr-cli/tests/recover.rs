@@ -1,5 +1,5 @@
 //! `fdr recover` and `fdr info` on crash boxes built byte by byte as a recorder leaves them
-//! (`fdr_cli::testing::crash_box`): the log written where the process would have written it,
+//! (`fdr_testkit::crash_box`): the log written where the process would have written it,
 //! with the exact calls, the open ones open and the death said; a running process's box left
 //! untouched; a closed box removed; corrupt boxes refused with a clean error, never a panic.
 
@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use common::{fdr, temp_dir};
-use fdr_cli::testing::crash_box::{BoxBuilder, OWNED};
 use fdr_format::crash_box::{self, at, state};
+use fdr_testkit::crash_box::{BoxBuilder, OWNED};
 use serde_json::Value;
 
 /// A pid no process has (Linux's largest is 2^22).

@@ -12,9 +12,9 @@ use std::path::Path;
 use common::child::run_fdr;
 use common::xml::check_well_formed;
 use common::{basic_log, basic_log_with_gap, fdr, temp_dir, write_log};
-use fdr_cli::testing::synth::LogBuilder;
 use fdr_format::reader::{Reader, Record};
 use fdr_format::{Extension, RunInfo, ThreadInfo};
+use fdr_testkit::synth::LogBuilder;
 
 /// The files in `dir`, sorted.
 fn listing(dir: &Path) -> Vec<String> {

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 
 use common::child::run_fdr;
 use common::{basic_log, temp_dir, write_log};
-use fdr_cli::testing::synth::LogBuilder;
+use fdr_testkit::synth::LogBuilder;
 
 /// About `records` function records on four threads in 64 KiB blocks, calls nested up to 8
 /// deep over 200 functions, as `genlog` writes them.

@@ -258,8 +258,8 @@ fn stack_keeps_per_poll_call_paths() {
 /// to 200 and makes `app::fetch` (2) task 9 inside its poll at 150 (parent: task 8); thread 12
 /// polls task 9 from 300 to 400. Request task 10, made at 500, follows from task 8.
 fn linked_log() -> Vec<u8> {
-    use fdr_cli::testing::synth::LogBuilder;
     use fdr_format::{FunctionKind, LinkKind, TaskKind, TaskLink};
+    use fdr_testkit::synth::LogBuilder;
     let mut log = LogBuilder::new(1_000_000_000);
     log.function_of_kind(1, "app::request", &[], FunctionKind::Async);
     log.function_of_kind(2, "app::fetch", &[], FunctionKind::Async);

@@ -14,9 +14,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use fdr_cli::testing::otlp::{otlp_check, spans_of_calls, spans_of_otlp};
 use fdr_otlp::proto::{any_value, ExportTraceServiceRequest, Span};
 use fdr_runtime::Config;
+use fdr_testkit::otlp::{otlp_check, spans_of_calls, spans_of_otlp};
 use fdr_tests::collector::{Answer, Collector, Setup};
 use fdr_tests::{scratch, testing};
 use prost::Message;

@@ -7,8 +7,6 @@
 
 #![no_main]
 
-use fdr_cli::commands::info::box_summary;
-use fdr_cli::progress::Progress;
 use fdr_format::crash_box;
 use fdr_format::events::EventDecoder;
 use libfuzzer_sys::fuzz_target;
@@ -33,6 +31,5 @@ fuzz_target!(|data: &[u8]| {
         dec.info().reason.as_ref().map(|x| x.reason),
         Some(fdr_format::Reason::Crash)
     );
-    let s = box_summary("fuzz.box", data, &Progress::hidden()).expect("it recovered once");
-    fdr_cli::render::info::write_box(&s, &mut std::io::sink()).expect("written to a sink");
+    fdr_cli::fuzz::crash_box(data);
 });

@@ -153,11 +153,6 @@ impl Account {
         Ok(())
     }
 
-    /// The log's cull events.
-    pub fn culls(&self) -> &Culls {
-        &self.culls
-    }
-
     /// Closes the tasks cut by the window (see [`Tasks::finish`]); `end` is the log's end.
     pub fn finish_tasks(&mut self, end: u64) -> Result<(), CliError> {
         for span in std::mem::take(&mut self.tasks).finish(end) {
@@ -484,16 +479,6 @@ pub struct Table {
 
 /// Accounts `log` behind `filter` with `readers` reader threads, rows sorted by `sort` and cut
 /// to the first `top`.
-///
-/// ```no_run
-/// use fdr_cli::commands::account::{table, SortKey};
-/// use fdr_cli::model::{filter::Filter, input::Log};
-/// use fdr_cli::model::replay::Silent;
-/// let log = Log::open("app.fdr".as_ref())?;
-/// let t = table(&log, &Filter::none(), 1, SortKey::Total, Some(10), &Silent)?;
-/// println!("{} functions", t.rows.len());
-/// # Ok::<(), fdr_cli::CliError>(())
-/// ```
 pub fn table(
     log: &Log,
     filter: &Filter,
@@ -512,4 +497,23 @@ pub fn table(
         info: d.info,
         threads: d.threads,
     })
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    // Compiled, not run: it reads a log that is not there.
+    #[allow(dead_code)]
+    fn table() -> Result<(), crate::CliError> {
+        use crate::commands::account::{table, SortKey};
+        use crate::model::replay::Silent;
+        use crate::model::{filter::Filter, input::Log};
+        let log = Log::open("app.fdr".as_ref())?;
+        let t = table(&log, &Filter::none(), 1, SortKey::Total, Some(10), &Silent)?;
+        println!("{} functions", t.rows.len());
+        Ok::<(), crate::CliError>(())
+    }
 }

@@ -480,28 +480,13 @@ pub struct Slowest {
 
 impl Slowest {
     /// The number of calls listed.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.calls.len()
-    }
-
-    /// True if no call is listed.
-    pub fn is_empty(&self) -> bool {
-        self.calls.is_empty()
     }
 }
 
 /// The `top` slowest calls of `log` behind `filter`, each with its tree, and the slowest tasks.
-///
-/// ```no_run
-/// use fdr_cli::commands::calls::{slowest, Options};
-/// use fdr_cli::model::{filter::Filter, input::Log};
-/// use fdr_cli::model::replay::Silent;
-/// let log = Log::open("app.fdr".as_ref())?;
-/// let opts = Options { top: 5, depth: 3, merge: true, readers: 1 };
-/// let s = slowest(&log, &Filter::none(), &opts, &Silent)?;
-/// println!("{} calls", s.len());
-/// # Ok::<(), fdr_cli::CliError>(())
-/// ```
 pub fn slowest(
     log: &Log,
     filter: &Filter,
@@ -574,4 +559,29 @@ pub fn slowest(
         show_tasks,
         plan: p,
     })
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    // Compiled, not run: it reads a log that is not there.
+    #[allow(dead_code)]
+    fn slowest() -> Result<(), crate::CliError> {
+        use crate::commands::calls::{slowest, Options};
+        use crate::model::replay::Silent;
+        use crate::model::{filter::Filter, input::Log};
+        let log = Log::open("app.fdr".as_ref())?;
+        let opts = Options {
+            top: 5,
+            depth: 3,
+            merge: true,
+            readers: 1,
+        };
+        let s = slowest(&log, &Filter::none(), &opts, &Silent)?;
+        println!("{} calls", s.len());
+        Ok::<(), crate::CliError>(())
+    }
 }

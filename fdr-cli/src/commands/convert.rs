@@ -17,16 +17,6 @@ pub fn timeline_plan(log: &Log, filter: &Filter, progress: &dyn Report) -> Resul
 
 /// Replays `log` into `sink` behind `filter`, after the plan `p`; returns when the log was
 /// taken, where tasks not completed end.
-///
-/// ```no_run
-/// use fdr_cli::commands::convert::{timeline, timeline_plan};
-/// use fdr_cli::model::{call::Nothing, filter::Filter, input::Log};
-/// use fdr_cli::model::replay::Silent;
-/// let (log, filter, progress) = (Log::open("app.fdr".as_ref())?, Filter::none(), Silent);
-/// let p = timeline_plan(&log, &filter, &progress)?;
-/// let end = timeline(&log, &filter, &p, &mut Nothing, &progress)?;
-/// # Ok::<(), fdr_cli::CliError>(())
-/// ```
 pub fn timeline<S: Sink<Error = CliError>>(
     log: &Log,
     filter: &Filter,
@@ -36,4 +26,23 @@ pub fn timeline<S: Sink<Error = CliError>>(
 ) -> Result<u64, CliError> {
     let d = replay(log, sink, Some(p), filter, progress, 1)?;
     Ok(d.threads.iter().map(|t| t.last_tsc).max().unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    // Compiled, not run: it reads a log that is not there.
+    #[allow(dead_code)]
+    fn timeline() -> Result<(), crate::CliError> {
+        use crate::commands::convert::{timeline, timeline_plan};
+        use crate::model::replay::Silent;
+        use crate::model::{call::Nothing, filter::Filter, input::Log};
+        let (log, filter, progress) = (Log::open("app.fdr".as_ref())?, Filter::none(), Silent);
+        let p = timeline_plan(&log, &filter, &progress)?;
+        let end = timeline(&log, &filter, &p, &mut Nothing, &progress)?;
+        Ok::<(), crate::CliError>(())
+    }
 }

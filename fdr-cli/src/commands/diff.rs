@@ -135,19 +135,6 @@ fn sides(log: &Log, progress: &dyn Report) -> Result<HashMap<String, Side>, CliE
 
 /// The comparison of two logs' functions, largest change in total time first (then by name);
 /// an async function ranks by the larger of its polls' and its tasks' change.
-///
-/// ```
-/// use fdr_cli::commands::diff::{compare, Side};
-/// use std::collections::HashMap;
-/// let side = |total_ns| Side { count: 1, total_ns, ..Side::default() };
-/// let before = HashMap::from([("a".to_string(), side(10)), ("b".to_string(), side(10))]);
-/// let after = HashMap::from([("a".to_string(), side(10)), ("b".to_string(), side(50)),
-///                            ("c".to_string(), side(5))]);
-/// let c = compare(before, after);
-/// assert_eq!(c.iter().map(|c| c.function.as_str()).collect::<Vec<_>>(), ["b", "c", "a"]);
-/// assert_eq!(c[0].change_total_ns(), 40);
-/// assert!(c[1].before.is_none());
-/// ```
 pub fn compare(before: HashMap<String, Side>, after: HashMap<String, Side>) -> Vec<Change> {
     let mut all: HashMap<String, Change> = HashMap::new();
     for (f, s) in before {
@@ -186,17 +173,55 @@ pub fn compare(before: HashMap<String, Side>, after: HashMap<String, Side>) -> V
 }
 
 /// Accounts `before` and `after` and compares them.
-///
-/// ```no_run
-/// use fdr_cli::{commands::diff::changes, model::input::Log, progress::Progress};
-/// let (a, b) = (Log::open("before.fdr".as_ref())?, Log::open("after.fdr".as_ref())?);
-/// for c in changes(&a, &b, &Silent)? {
-///     println!("{} {}", c.function, c.change_total_ns());
-/// }
-/// # Ok::<(), fdr_cli::CliError>(())
-/// ```
 pub fn changes(before: &Log, after: &Log, progress: &dyn Report) -> Result<Vec<Change>, CliError> {
     let b = sides(before, progress)?;
     let a = sides(after, &Silent)?;
     Ok(compare(b, a))
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    use crate::model::replay::Silent;
+
+    #[test]
+    fn compare() {
+        use crate::commands::diff::{compare, Side};
+        use std::collections::HashMap;
+        let side = |total_ns| Side {
+            count: 1,
+            total_ns,
+            ..Side::default()
+        };
+        let before = HashMap::from([("a".to_string(), side(10)), ("b".to_string(), side(10))]);
+        let after = HashMap::from([
+            ("a".to_string(), side(10)),
+            ("b".to_string(), side(50)),
+            ("c".to_string(), side(5)),
+        ]);
+        let c = compare(before, after);
+        assert_eq!(
+            c.iter().map(|c| c.function.as_str()).collect::<Vec<_>>(),
+            ["b", "c", "a"]
+        );
+        assert_eq!(c[0].change_total_ns(), 40);
+        assert!(c[1].before.is_none());
+    }
+
+    // Compiled, not run: it reads a log that is not there.
+    #[allow(dead_code)]
+    fn changes() -> Result<(), crate::CliError> {
+        use crate::{commands::diff::changes, model::input::Log, progress::Progress};
+        let (a, b) = (
+            Log::open("before.fdr".as_ref())?,
+            Log::open("after.fdr".as_ref())?,
+        );
+        for c in changes(&a, &b, &Silent)? {
+            println!("{} {}", c.function, c.change_total_ns());
+        }
+        Ok::<(), crate::CliError>(())
+    }
 }

@@ -26,13 +26,6 @@ pub trait Dumper {
 /// grammar, and adds a warning line after each record where a thread's time runs backwards (a
 /// warning only: timestamp counters of different CPUs can disagree a little, so the log is
 /// still valid; durations across such a point are shown as 0).
-///
-/// ```no_run
-/// use fdr_cli::{commands::dump::run, model::input::Log, render::dump::Printer};
-/// let mut out = std::io::stdout();
-/// run(&Log::open("app.fdr".as_ref())?, true, &mut Printer::new(&mut out))?;
-/// # Ok::<(), fdr_cli::CliError>(())
-/// ```
 pub fn run(log: &Log, verify: bool, out: &mut dyn Dumper) -> Result<(), CliError> {
     let name = log.name().to_string();
     let file = log.file()?;
@@ -79,4 +72,24 @@ pub fn run(log: &Log, verify: bool, out: &mut dyn Dumper) -> Result<(), CliError
         out.verified(records, blocks, backwards).map_err(w)?;
     }
     out.flush().map_err(w)
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    // Compiled, not run: it reads a log that is not there.
+    #[allow(dead_code)]
+    fn run() -> Result<(), crate::CliError> {
+        use crate::{commands::dump::run, model::input::Log, render::dump::Printer};
+        let mut out = std::io::stdout();
+        run(
+            &Log::open("app.fdr".as_ref())?,
+            true,
+            &mut Printer::new(&mut out),
+        )?;
+        Ok::<(), crate::CliError>(())
+    }
 }

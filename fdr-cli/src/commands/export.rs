@@ -24,18 +24,9 @@ use crate::CliError;
 /// The most calls one export holds (each becomes a span): past it, the command stops with an
 /// error that suggests a filter (`--thread`, `--from`/`--to`, `--function`, `--min`). Memory
 /// is about 200 bytes per call, and a request being encoded.
-///
-/// ```
-/// assert_eq!(fdr_cli::commands::export::MAX_CALLS, 2_097_152);
-/// ```
 pub const MAX_CALLS: usize = 1 << 21;
 
 /// What `fdr export` puts in the resource and the trace, besides what the log says.
-///
-/// ```
-/// let o = fdr_cli::commands::export::Options::default();
-/// assert!(o.service_name.is_none());
-/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Options {
     /// `service.name`; default: the program's file name from the log.
@@ -51,16 +42,6 @@ pub struct Options {
 /// The window of `log` behind `filter`, every call a [`fdr_otlp::spans::Call`], ready for [`fdr_otlp`]: the
 /// calls of [`fdr_format::window`] (one read of the log, through the filter) converted as the
 /// runtime's exporter converts them ([`fdr_otlp::log::convert`]).
-///
-/// ```no_run
-/// use fdr_cli::commands::export::{window, Options};
-/// use fdr_cli::model::{filter::Filter, input::Log};
-/// use fdr_cli::model::replay::Silent;
-/// let log = Log::open("app.fdr".as_ref())?;
-/// let w = window(&log, &Filter::none(), &Options::default(), &Silent)?;
-/// println!("{} calls", w.calls.len());
-/// # Ok::<(), fdr_cli::CliError>(())
-/// ```
 pub fn window(
     log: &Log,
     filter: &Filter,
@@ -117,11 +98,6 @@ pub fn window(
 /// How many times [`window`] reads the log: once, or twice behind a filter (which needs the
 /// first pass's plan to cut calls that started before its range or outside its functions the
 /// way `fdr calls` does).
-///
-/// ```
-/// use fdr_cli::model::filter::Filter;
-/// assert_eq!(fdr_cli::commands::export::passes(&Filter::none()), 1);
-/// ```
 pub fn passes(filter: &Filter) -> u64 {
     if filter.wraps() {
         2
@@ -144,12 +120,6 @@ fn too_many(e: LimitPassed) -> CliError {
 }
 
 /// The window as one protobuf `ExportTraceServiceRequest` holding every span.
-///
-/// ```
-/// use fdr_otlp::spans::Window;
-/// let bytes = fdr_cli::commands::export::request_bytes(&Window::default());
-/// assert!(!bytes.is_empty());
-/// ```
 pub fn request_bytes(w: &Window) -> Vec<u8> {
     let r = each_request(w, 0)
         .next()
@@ -159,15 +129,6 @@ pub fn request_bytes(w: &Window) -> Vec<u8> {
 
 /// Sends the window through `client`, at most `max_spans` spans per request, with retries per
 /// `policy`.
-///
-/// ```no_run
-/// use fdr_otlp::{client::{Client, Transport}, endpoint::Endpoint, retry::RetryPolicy, spans::Window};
-/// let client = Client::new(&Transport::new(Endpoint::parse("http://localhost:4318")?))?;
-/// let r = fdr_cli::commands::export::send(&Window::default(), &client, 10_000,
-///                                         &RetryPolicy::default())?;
-/// println!("{} spans sent", r.spans);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
 pub fn send(
     w: &Window,
     client: &Client,
@@ -189,4 +150,67 @@ pub fn send(
             what,
         }
     })
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    #[test]
+    fn max_calls() {
+        assert_eq!(crate::commands::export::MAX_CALLS, 2_097_152);
+    }
+
+    #[test]
+    fn options() {
+        let o = crate::commands::export::Options::default();
+        assert!(o.service_name.is_none());
+    }
+
+    // Compiled, not run: it reads a log that is not there.
+    #[allow(dead_code)]
+    fn window() -> Result<(), crate::CliError> {
+        use crate::commands::export::{window, Options};
+        use crate::model::replay::Silent;
+        use crate::model::{filter::Filter, input::Log};
+        let log = Log::open("app.fdr".as_ref())?;
+        let w = window(&log, &Filter::none(), &Options::default(), &Silent)?;
+        println!("{} calls", w.calls.len());
+        Ok::<(), crate::CliError>(())
+    }
+
+    #[test]
+    fn passes() {
+        use crate::model::filter::Filter;
+        assert_eq!(crate::commands::export::passes(&Filter::none()), 1);
+    }
+
+    #[test]
+    fn request_bytes() {
+        use fdr_otlp::spans::Window;
+        let bytes = crate::commands::export::request_bytes(&Window::default());
+        assert!(!bytes.is_empty());
+    }
+
+    // Compiled, not run: it reads a log that is not there.
+    #[allow(dead_code)]
+    fn send() -> Result<(), Box<dyn std::error::Error>> {
+        use fdr_otlp::{
+            client::{Client, Transport},
+            endpoint::Endpoint,
+            retry::RetryPolicy,
+            spans::Window,
+        };
+        let client = Client::new(&Transport::new(Endpoint::parse("http://localhost:4318")?))?;
+        let r = crate::commands::export::send(
+            &Window::default(),
+            &client,
+            10_000,
+            &RetryPolicy::default(),
+        )?;
+        println!("{} spans sent", r.spans);
+        Ok::<(), Box<dyn std::error::Error>>(())
+    }
 }

@@ -348,6 +348,7 @@ impl Chart {
     }
 
     /// Ticks between two samples of a thread's stack (1: every change is kept).
+    #[cfg(test)]
     pub fn step(&self) -> u64 {
         self.step
     }
@@ -589,13 +590,6 @@ pub struct Drawing {
 
 /// The flame graph (or, with `chart`, the flame chart) of `log` behind `filter`; an error when
 /// there is nothing to draw.
-///
-/// ```no_run
-/// use fdr_cli::{commands::flame::drawing, model::{filter::Filter, input::Log}, progress::Progress};
-/// let d = drawing(&Log::open("app.fdr".as_ref())?, &Filter::none(), false, &Silent)?;
-/// println!("{} call paths", d.lines.len());
-/// # Ok::<(), fdr_cli::CliError>(())
-/// ```
 pub fn drawing(
     log: &Log,
     filter: &Filter,
@@ -655,12 +649,6 @@ pub fn drawing(
 
 /// The flame graph of profile `p` (named `name`): its trees merged by call path, each path's
 /// self time; an error when there is nothing to draw.
-///
-/// ```
-/// let p = fdr_cli::testing::profile::known();
-/// let d = fdr_cli::commands::flame::profile_drawing("demo.fdrprof", &p).unwrap();
-/// assert!(d.lines.contains(&"app::main;app::handle;app::walk;app::walk 900".to_string()));
-/// ```
 pub fn profile_drawing(name: &str, p: &Profile) -> Result<Drawing, CliError> {
     let paths = Paths::new(&p.merged(), DISPLAY_DEPTH);
     let functions = Functions::new(p);
@@ -693,8 +681,8 @@ mod tests {
     use super::*;
     use crate::model::pass::plan_decoder;
     use crate::model::replay::{replay_decoder, Silent};
-    use crate::testing::synth::LogBuilder;
     use fdr_format::events::EventDecoder;
+    use fdr_testkit::synth::LogBuilder;
 
     /// Each thread's visible stack after every change: (time, ids shown, deeper than shown).
     type Changes = Vec<Vec<(u64, Vec<u32>, bool)>>;
@@ -933,5 +921,41 @@ mod tests {
                 "{notes:?}"
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    use crate::model::replay::Silent;
+
+    // Compiled, not run: it reads a log that is not there.
+    #[allow(dead_code)]
+    fn drawing() -> Result<(), crate::CliError> {
+        use crate::{
+            commands::flame::drawing,
+            model::{filter::Filter, input::Log},
+            progress::Progress,
+        };
+        let d = drawing(
+            &Log::open("app.fdr".as_ref())?,
+            &Filter::none(),
+            false,
+            &Silent,
+        )?;
+        println!("{} call paths", d.lines.len());
+        Ok::<(), crate::CliError>(())
+    }
+
+    #[test]
+    fn profile_drawing() {
+        let p = fdr_testkit::profile::known();
+        let d = crate::commands::flame::profile_drawing("demo.fdrprof", &p).unwrap();
+        assert!(d
+            .lines
+            .contains(&"app::main;app::handle;app::walk;app::walk 900".to_string()));
     }
 }

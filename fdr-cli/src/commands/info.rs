@@ -32,13 +32,6 @@ pub struct Summary {
 }
 
 /// Reads `log` once.
-///
-/// ```no_run
-/// use fdr_cli::{commands::info::summary, model::input::Log, progress::Progress};
-/// let s = summary(&Log::open("app.fdr".as_ref())?, &Silent)?;
-/// println!("{} threads", s.threads.len());
-/// # Ok::<(), fdr_cli::CliError>(())
-/// ```
 pub fn summary(log: &Log, progress: &dyn Report) -> Result<Summary, CliError> {
     summary_of(log.decoder()?, log.name(), log.len(), progress)
 }
@@ -99,18 +92,6 @@ pub struct BoxSummary {
 
 /// Reads the crash box `bytes` (named `name`) and the log it recovers to, in memory; nothing
 /// is written.
-///
-/// ```
-/// use fdr_cli::{commands::info::box_summary, progress::Progress};
-/// use fdr_cli::testing::crash_box::BoxBuilder;
-/// let mut b = BoxBuilder::new("app", 2_000_000_000, "/tmp/app.fdr");
-/// b.function(1, "app::main");
-/// let mut buf = b.buffer(7, 0, 1_000);
-/// buf.enter(1, 1_000);
-/// buf.finish();
-/// let s = box_summary("app.box", &b.finish(), &Silent).unwrap();
-/// assert_eq!((s.info.functions, s.log.threads[0].function_records), (1, 1));
-/// ```
 pub fn box_summary(
     name: &str,
     bytes: &[u8],
@@ -135,4 +116,38 @@ pub fn box_summary(
         info: r.info,
         log,
     })
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    use crate::model::replay::Silent;
+
+    // Compiled, not run: it reads a log that is not there.
+    #[allow(dead_code)]
+    fn summary() -> Result<(), crate::CliError> {
+        use crate::{commands::info::summary, model::input::Log, progress::Progress};
+        let s = summary(&Log::open("app.fdr".as_ref())?, &Silent)?;
+        println!("{} threads", s.threads.len());
+        Ok::<(), crate::CliError>(())
+    }
+
+    #[test]
+    fn box_summary() {
+        use crate::{commands::info::box_summary, progress::Progress};
+        use fdr_testkit::crash_box::BoxBuilder;
+        let mut b = BoxBuilder::new("app", 2_000_000_000, "/tmp/app.fdr");
+        b.function(1, "app::main");
+        let mut buf = b.buffer(7, 0, 1_000);
+        buf.enter(1, 1_000);
+        buf.finish();
+        let s = box_summary("app.box", &b.finish(), &Silent).unwrap();
+        assert_eq!(
+            (s.info.functions, s.log.threads[0].function_records),
+            (1, 1)
+        );
+    }
 }

@@ -207,15 +207,6 @@ pub struct Report {
 
 /// The report on `p` (named `name` in errors); an error if a function pattern matches no
 /// function of the profile.
-///
-/// ```
-/// use fdr_cli::commands::profile::{report, Body, Options};
-/// let r = report(&fdr_cli::testing::profile::known(), "demo.fdrprof", &Options::default())?;
-/// let Body::Functions(rows) = &r.sections[0].body else { unreachable!() };
-/// let walk = rows.iter().find(|r| r.function == "app::walk").unwrap();
-/// assert_eq!((walk.count, walk.total_ns, walk.self_ns), (5, 3500, 3200));
-/// # Ok::<(), fdr_cli::CliError>(())
-/// ```
 pub fn report(p: &Profile, name: &str, opts: &Options) -> Result<Report, CliError> {
     let clock = Clock::new(p.ticks_per_second);
     let functions = Functions::new(p);
@@ -555,7 +546,7 @@ fn focus(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::profile::{known, TreeBuilder, HANDLE, MAIN, PARSE, WALK};
+    use fdr_testkit::profile::{known, TreeBuilder, HANDLE, MAIN, PARSE, WALK};
 
     fn rows(opts: &Options) -> Vec<Row> {
         let r = report(&known(), "p", opts).unwrap();
@@ -605,5 +596,28 @@ mod tests {
         };
         let r: Vec<String> = rows(&opts).into_iter().map(|r| r.function).collect();
         assert_eq!(r, ["app::handle", "app::main"]);
+    }
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    #[test]
+    fn report() -> Result<(), crate::CliError> {
+        use crate::commands::profile::{report, Body, Options};
+        let r = report(
+            &fdr_testkit::profile::known(),
+            "demo.fdrprof",
+            &Options::default(),
+        )?;
+        let Body::Functions(rows) = &r.sections[0].body else {
+            unreachable!()
+        };
+        let walk = rows.iter().find(|r| r.function == "app::walk").unwrap();
+        assert_eq!((walk.count, walk.total_ns, walk.self_ns), (5, 3500, 3200));
+        Ok::<(), crate::CliError>(())
     }
 }

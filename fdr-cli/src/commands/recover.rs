@@ -115,31 +115,6 @@ fn find(paths: &[PathBuf]) -> Found {
 /// `report` is handed each [`Outcome`] as it happens, with where to print it (`out`, or
 /// standard error when the log itself went to `out`). Fails at the end when a box could not be
 /// recovered ([`CliError::Unrecovered`], every such box with why), after doing the others.
-///
-/// ```
-/// use fdr_cli::commands::recover::{recover, Options, Outcome};
-/// use fdr_cli::testing::crash_box::BoxBuilder;
-/// let dir = std::env::temp_dir().join(format!("fdr-recover-doc-{}", std::process::id()));
-/// std::fs::create_dir_all(&dir).unwrap();
-/// let mut b = BoxBuilder::new("app", 2_000_000_000, dir.join("app.fdr"));
-/// b.function(1, "app::main");
-/// let mut buf = b.buffer(7, 0, 1_000);
-/// buf.enter(1, 1_000);
-/// buf.finish();
-/// std::fs::write(dir.join("fdr-app-2000000000.box"), b.finish()).unwrap();
-/// let mut logs = Vec::new();
-/// let opts = Options { paths: vec![dir.clone()], ..Options::default() };
-/// recover(&opts, &mut std::io::sink(), &mut |o, _| {
-///     if let Outcome::Wrote { log, .. } = o {
-///         logs.push(log.clone());
-///     }
-///     Ok(())
-/// })
-/// .unwrap();
-/// assert_eq!(logs, [dir.join("app.fdr")]);
-/// assert!(!dir.join("fdr-app-2000000000.box").exists());
-/// # std::fs::remove_dir_all(&dir).unwrap();
-/// ```
 pub fn recover(
     opts: &Options,
     out: &mut dyn Write,
@@ -294,5 +269,41 @@ fn write_log(
             shown_path(&wanted),
             shown_path(&here)
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    #[test]
+    fn recover() {
+        use crate::commands::recover::{recover, Options, Outcome};
+        use fdr_testkit::crash_box::BoxBuilder;
+        let dir = std::env::temp_dir().join(format!("fdr-recover-doc-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut b = BoxBuilder::new("app", 2_000_000_000, dir.join("app.fdr"));
+        b.function(1, "app::main");
+        let mut buf = b.buffer(7, 0, 1_000);
+        buf.enter(1, 1_000);
+        buf.finish();
+        std::fs::write(dir.join("fdr-app-2000000000.box"), b.finish()).unwrap();
+        let mut logs = Vec::new();
+        let opts = Options {
+            paths: vec![dir.clone()],
+            ..Options::default()
+        };
+        recover(&opts, &mut std::io::sink(), &mut |o, _| {
+            if let Outcome::Wrote { log, .. } = o {
+                logs.push(log.clone());
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(logs, [dir.join("app.fdr")]);
+        assert!(!dir.join("fdr-app-2000000000.box").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

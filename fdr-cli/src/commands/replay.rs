@@ -29,18 +29,6 @@ pub fn order(p: &Plan) -> Vec<usize> {
 }
 
 /// Replays thread index `t`'s window of `log` into `sink`, behind `filter`.
-///
-/// ```no_run
-/// use fdr_cli::commands::replay::{order, plan, thread};
-/// use fdr_cli::model::{call::Nothing, filter::Filter, input::Log};
-/// use fdr_cli::model::replay::Silent;
-/// let (log, filter, progress) = (Log::open("app.fdr".as_ref())?, Filter::none(), Silent);
-/// let p = plan(&log, &filter, 1, &progress)?;
-/// for t in order(&p) {
-///     thread(&log, &filter, &p, t, &mut Nothing, &progress)?;
-/// }
-/// # Ok::<(), fdr_cli::CliError>(())
-/// ```
 pub fn thread<S: Sink<Error = CliError>>(
     log: &Log,
     filter: &Filter,
@@ -59,4 +47,25 @@ pub fn thread<S: Sink<Error = CliError>>(
         replay_decoder(dec, log.name(), sink, Some(p), progress, 1)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    // Compiled, not run: it reads a log that is not there.
+    #[allow(dead_code)]
+    fn thread() -> Result<(), crate::CliError> {
+        use crate::commands::replay::{order, plan, thread};
+        use crate::model::replay::Silent;
+        use crate::model::{call::Nothing, filter::Filter, input::Log};
+        let (log, filter, progress) = (Log::open("app.fdr".as_ref())?, Filter::none(), Silent);
+        let p = plan(&log, &filter, 1, &progress)?;
+        for t in order(&p) {
+            thread(&log, &filter, &p, t, &mut Nothing, &progress)?;
+        }
+        Ok::<(), crate::CliError>(())
+    }
 }

@@ -2,18 +2,13 @@
 //! ([`fdr_format::replay`], the one place records become calls), every analysis of the
 //! command being a sink whose error is a [`CliError`].
 
-pub use fdr_format::replay::{Both, Close, Frame, Sink, TaskEvent, MAX_ARGS, MAX_DEPTH};
+pub use fdr_format::replay::{Both, Close, Frame, Sink, TaskEvent};
 
 use fdr_format::{CullKind, TaskLink};
 
 use crate::CliError;
 
 /// A sink that does nothing (for a first pass that needs no extra sink).
-///
-/// ```
-/// use fdr_cli::model::call::{Close, Frame, Nothing, Sink};
-/// assert!(Nothing.exit(0, 0, &Frame::new(1, 0, 0, false), 5, Close::Exit, &[]).is_ok());
-/// ```
 pub struct Nothing;
 
 impl Sink for Nothing {
@@ -36,22 +31,6 @@ impl Sink for Nothing {
 /// A sink whose errors become the command's: `sink`'s own errors through `lift` (which says
 /// what the user can do about them), the rest of the model's sinks and filters being
 /// [`CliError`] sinks.
-///
-/// ```
-/// use fdr_cli::model::call::{Close, Frame, Lift, Sink};
-/// use fdr_cli::CliError;
-/// struct Full;
-/// impl Sink for Full {
-///     type Error = &'static str;
-///     fn exit(&mut self, _: u32, _: usize, _: &Frame, _: u64, _: Close, _: &[u64]) -> Result<(), &'static str> {
-///         Err("full")
-///     }
-/// }
-/// let mut full = Full;
-/// let mut s = Lift::new(&mut full, |e| CliError::limit(e.to_string()));
-/// let e = s.exit(0, 0, &Frame::new(1, 0, 0, false), 5, Close::Exit, &[]).unwrap_err();
-/// assert!(e.to_string().contains("full"));
-/// ```
 pub struct Lift<'a, S, F> {
     sink: &'a mut S,
     lift: F,
@@ -115,5 +94,47 @@ impl<S: Sink, F: Fn(S::Error) -> CliError> Sink for Lift<'_, S, F> {
 
     fn end(&mut self, thread: u32, last: u64) -> Result<(), CliError> {
         self.sink.end(thread, last).map_err(&self.lift)
+    }
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    #[test]
+    fn nothing() {
+        use crate::model::call::{Close, Frame, Nothing, Sink};
+        assert!(Nothing
+            .exit(0, 0, &Frame::new(1, 0, 0, false), 5, Close::Exit, &[])
+            .is_ok());
+    }
+
+    #[test]
+    fn lift() {
+        use crate::model::call::{Close, Frame, Lift, Sink};
+        use crate::CliError;
+        struct Full;
+        impl Sink for Full {
+            type Error = &'static str;
+            fn exit(
+                &mut self,
+                _: u32,
+                _: usize,
+                _: &Frame,
+                _: u64,
+                _: Close,
+                _: &[u64],
+            ) -> Result<(), &'static str> {
+                Err("full")
+            }
+        }
+        let mut full = Full;
+        let mut s = Lift::new(&mut full, |e| CliError::limit(e.to_string()));
+        let e = s
+            .exit(0, 0, &Frame::new(1, 0, 0, false), 5, Close::Exit, &[])
+            .unwrap_err();
+        assert!(e.to_string().contains("full"));
     }
 }

@@ -36,19 +36,6 @@ pub struct Period {
 }
 
 /// The cull events of a log.
-///
-/// ```
-/// use fdr_cli::model::culls::Culls;
-/// use fdr_format::CullKind;
-/// let mut c = Culls::default();
-/// c.event(1, 500, CullKind::Restored, 7); // thread 1 restores 7 at 500...
-/// c.event(0, 100, CullKind::Culled, 7); // ...after thread 0 culled it at 100
-/// c.event(0, 900, CullKind::Culled, 8);
-/// assert!(c.is_culled(7) && c.is_culled(8) && !c.is_culled(9));
-/// let p = c.periods();
-/// assert_eq!((p[0].id, p[0].culled, p[0].restored), (7, Some((100, 0)), Some((500, 1))));
-/// assert_eq!((p[1].id, p[1].restored), (8, None));
-/// ```
 #[derive(Clone, Debug, Default)]
 pub struct Culls {
     events: Vec<Event>,
@@ -138,5 +125,29 @@ impl Culls {
     /// Cull events left out of the list.
     pub fn more(&self) -> u64 {
         self.more
+    }
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    #[test]
+    fn culls() {
+        use crate::model::culls::Culls;
+        use fdr_format::CullKind;
+        let mut c = Culls::default();
+        c.event(1, 500, CullKind::Restored, 7); // thread 1 restores 7 at 500...
+        c.event(0, 100, CullKind::Culled, 7); // ...after thread 0 culled it at 100
+        c.event(0, 900, CullKind::Culled, 8);
+        assert!(c.is_culled(7) && c.is_culled(8) && !c.is_culled(9));
+        let p = c.periods();
+        assert_eq!(
+            (p[0].id, p[0].culled, p[0].restored),
+            (7, Some((100, 0)), Some((500, 1)))
+        );
+        assert_eq!((p[1].id, p[1].restored), (8, None));
     }
 }

@@ -34,12 +34,6 @@ use crate::CliError;
 
 /// The filters a command is asked for (`fdr`'s command line reads them into this: see
 /// `cli::FilterOptions`), before they are resolved against a log ([`Filter::resolve`]).
-///
-/// ```
-/// use fdr_cli::model::filter::FilterArgs;
-/// let a = FilterArgs { function: Some("app::*".into()), ..FilterArgs::default() };
-/// assert!(!a.is_empty() && FilterArgs::default().is_empty());
-/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FilterArgs {
     /// Only the threads with this id or name.
@@ -67,15 +61,6 @@ impl FilterArgs {
 /// A duration as the command line writes it, in nanoseconds: the grammar of
 /// [`fdr_format::duration`], shared with `FDR_OPTIONS` and the attribute (`500us`, `1.5ms`,
 /// `2s`, `1m`; `0` needs no unit).
-///
-/// ```
-/// use fdr_cli::model::filter::parse_duration;
-/// assert_eq!(parse_duration("1.5ms"), Ok(1_500_000));
-/// assert_eq!(parse_duration("250µs"), Ok(250_000));
-/// assert_eq!(parse_duration("0"), Ok(0));
-/// assert!(parse_duration("12").is_err());
-/// assert!(parse_duration("-3ms").is_err());
-/// ```
 pub fn parse_duration(s: &str) -> Result<u64, String> {
     fdr_format::duration::parse(s).map_err(|e| e.to_string())
 }
@@ -83,15 +68,6 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
 /// A function-name pattern: `*` matches any run of characters, the rest matches itself; the
 /// whole name must match. A pattern without `*` also matches a name that ends with `::` and
 /// the pattern.
-///
-/// ```
-/// use fdr_cli::model::filter::Pattern;
-/// let p = Pattern::new("app::*::get");
-/// assert!(p.matches("app::Cache::get") && !p.matches("app::Cache::get_all"));
-/// assert!(Pattern::new("step").matches("app::Worker::step"));
-/// assert!(!Pattern::new("step").matches("app::Worker::restep"));
-/// assert!(Pattern::new("*").matches(""));
-/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pattern(String);
 
@@ -104,15 +80,6 @@ impl Pattern {
     /// True if `name` matches. A trait method, named `<Type as Trait>::method` as a backtrace
     /// shows it, also matches as `Type::method` and as `Trait::method` (each with its path or
     /// the end of it), the ways a user writes it.
-    ///
-    /// ```
-    /// use fdr_cli::model::filter::Pattern;
-    /// let name = "<app::Worker as app::Handler>::handle";
-    /// for p in ["Worker::handle", "app::Worker::handle", "Handler::handle", "handle", name] {
-    ///     assert!(Pattern::new(p).matches(name), "{p}");
-    /// }
-    /// assert!(!Pattern::new("Other::handle").matches(name));
-    /// ```
     pub fn matches(&self, name: &str) -> bool {
         if self.matches_one(name) {
             return true;
@@ -163,35 +130,6 @@ fn trait_method(name: &str) -> Option<(&str, &str, &str)> {
 
 /// The filters of one command, resolved against the log: thread ids and names, function names,
 /// and absolute times in ticks.
-///
-/// ```
-/// use fdr_cli::model::pass::replay;
-/// use fdr_cli::model::filter::{Filter, FilterArgs};
-/// use fdr_cli::model::input::Log;
-/// use fdr_cli::progress::Progress;
-/// use fdr_cli::model::trie::Trie;
-/// use fdr_cli::testing::synth::LogBuilder;
-/// let mut b = LogBuilder::new(1_000_000_000);
-/// b.function(1, "app::slow", &[]);
-/// b.function(2, "app::fast", &[]);
-/// let mut blk = b.block(7, 0, 0);
-/// blk.enter(1, 0);
-/// blk.exit(1, 5_000);
-/// blk.enter(2, 6_000);
-/// blk.exit(2, 6_010);
-/// blk.finish();
-/// let dir = std::env::temp_dir().join(format!("fdr-filter-doc-{}", std::process::id()));
-/// std::fs::create_dir_all(&dir).unwrap();
-/// std::fs::write(dir.join("a.fdr"), b.finish()).unwrap();
-/// let log = Log::open(&dir.join("a.fdr"))?;
-/// let args = FilterArgs { min: Some(1_000), ..FilterArgs::default() };
-/// let filter = Filter::resolve(&args, &log)?;
-/// let mut trie = Trie::default();
-/// replay(&log, &mut trie, None, &filter, &Progress::hidden(), 0)?;
-/// assert_eq!(trie.nodes.len(), 2); // the root and app::slow: app::fast is shorter than 1 µs
-/// # std::fs::remove_dir_all(&dir).unwrap();
-/// # Ok::<(), fdr_cli::CliError>(())
-/// ```
 #[derive(Debug, Default)]
 pub struct Filter {
     threads: Vec<String>,
@@ -311,11 +249,6 @@ impl Filter {
     /// The start of the time range, in ticks, if there is one.
     pub fn range_start(&self) -> Option<u64> {
         self.range.map(|r| r.0)
-    }
-
-    /// True when threads are chosen.
-    pub fn chooses_threads(&self) -> bool {
-        !self.threads.is_empty()
     }
 
     /// Makes `dec` skip the blocks of the threads left out.
@@ -913,17 +846,6 @@ impl<S: Sink<Error = CliError>> Sink for Filtered<'_, S> {
 /// last segment contains the pattern's, else those within a few edits of it: two, or a third of
 /// its length if more), nearest first, at most five; or that none is close, rather than five
 /// names that are merely the least far. `source` names what was searched (`log`, `profile`).
-///
-/// ```
-/// use fdr_cli::model::filter::no_function_matches;
-/// let names = ["app::handle", "app::main", "app::handle_all"];
-/// let what = no_function_matches("hadnle", &names, "profile");
-/// assert_eq!(what, "no function in the profile matches --function hadnle; the closest: \
-///                   app::handle");
-/// let what = no_function_matches("nosuch", &names, "log");
-/// assert_eq!(what, "no function in the log matches --function nosuch, nor is any of its 3 \
-///                   functions' names close (`fdr info` lists them)");
-/// ```
 pub fn no_function_matches(pattern: &str, names: &[&str], source: &str) -> String {
     let last = |n: &str| n.rsplit("::").next().unwrap_or(n).to_ascii_lowercase();
     let want = last(pattern.trim_matches('*'));
@@ -976,4 +898,108 @@ fn edit_distance(a: &str, b: &str) -> usize {
         }
     }
     row[b.len()]
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    #[test]
+    fn filter_args() {
+        use crate::model::filter::FilterArgs;
+        let a = FilterArgs {
+            function: Some("app::*".into()),
+            ..FilterArgs::default()
+        };
+        assert!(!a.is_empty() && FilterArgs::default().is_empty());
+    }
+
+    #[test]
+    fn parse_duration() {
+        use crate::model::filter::parse_duration;
+        assert_eq!(parse_duration("1.5ms"), Ok(1_500_000));
+        assert_eq!(parse_duration("250µs"), Ok(250_000));
+        assert_eq!(parse_duration("0"), Ok(0));
+        assert!(parse_duration("12").is_err());
+        assert!(parse_duration("-3ms").is_err());
+    }
+
+    #[test]
+    fn pattern() {
+        use crate::model::filter::Pattern;
+        let p = Pattern::new("app::*::get");
+        assert!(p.matches("app::Cache::get") && !p.matches("app::Cache::get_all"));
+        assert!(Pattern::new("step").matches("app::Worker::step"));
+        assert!(!Pattern::new("step").matches("app::Worker::restep"));
+        assert!(Pattern::new("*").matches(""));
+    }
+
+    #[test]
+    fn matches() {
+        use crate::model::filter::Pattern;
+        let name = "<app::Worker as app::Handler>::handle";
+        for p in [
+            "Worker::handle",
+            "app::Worker::handle",
+            "Handler::handle",
+            "handle",
+            name,
+        ] {
+            assert!(Pattern::new(p).matches(name), "{p}");
+        }
+        assert!(!Pattern::new("Other::handle").matches(name));
+    }
+
+    #[test]
+    fn filter() -> Result<(), crate::CliError> {
+        use crate::model::filter::{Filter, FilterArgs};
+        use crate::model::input::Log;
+        use crate::model::pass::replay;
+        use crate::model::trie::Trie;
+        use crate::progress::Progress;
+        use fdr_testkit::synth::LogBuilder;
+        let mut b = LogBuilder::new(1_000_000_000);
+        b.function(1, "app::slow", &[]);
+        b.function(2, "app::fast", &[]);
+        let mut blk = b.block(7, 0, 0);
+        blk.enter(1, 0);
+        blk.exit(1, 5_000);
+        blk.enter(2, 6_000);
+        blk.exit(2, 6_010);
+        blk.finish();
+        let dir = std::env::temp_dir().join(format!("fdr-filter-doc-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("a.fdr"), b.finish()).unwrap();
+        let log = Log::open(&dir.join("a.fdr"))?;
+        let args = FilterArgs {
+            min: Some(1_000),
+            ..FilterArgs::default()
+        };
+        let filter = Filter::resolve(&args, &log)?;
+        let mut trie = Trie::default();
+        replay(&log, &mut trie, None, &filter, &Progress::hidden(), 0)?;
+        assert_eq!(trie.nodes.len(), 2); // the root and app::slow: app::fast is shorter than 1 µs
+        std::fs::remove_dir_all(&dir).unwrap();
+        Ok::<(), crate::CliError>(())
+    }
+
+    #[test]
+    fn no_function_matches() {
+        use crate::model::filter::no_function_matches;
+        let names = ["app::handle", "app::main", "app::handle_all"];
+        let what = no_function_matches("hadnle", &names, "profile");
+        assert_eq!(
+            what,
+            "no function in the profile matches --function hadnle; the closest: \
+                          app::handle"
+        );
+        let what = no_function_matches("nosuch", &names, "log");
+        assert_eq!(
+            what,
+            "no function in the log matches --function nosuch, nor is any of its 3 \
+                          functions' names close (`fdr info` lists them)"
+        );
+    }
 }

@@ -16,17 +16,6 @@ const SUB: u64 = 1 << SUB_BITS;
 /// between the lowest and the highest, as a dense array over that range. Either way it takes at
 /// most 32 bytes per distinct bucket in use (so at most 32 bytes per recorded value, and at most
 /// ~30 KiB however many), whatever the values.
-///
-/// ```
-/// use fdr_cli::model::hist::LogLinear;
-/// let mut h = LogLinear::default();
-/// for v in 1..=1000u64 {
-///     h.record(v * 1000);
-/// }
-/// let p50 = h.quantile(0.5) as f64;
-/// assert!((p50 - 500_000.0).abs() / 500_000.0 < 0.008, "{p50}");
-/// assert_eq!(h.count(), 1000);
-/// ```
 #[derive(Clone, Debug, Default)]
 pub struct LogLinear {
     buckets: Buckets,
@@ -184,11 +173,13 @@ impl LogLinear {
     }
 
     /// Number of values recorded.
+    #[cfg(test)]
     pub fn count(&self) -> u64 {
         self.total
     }
 
     /// Bytes this histogram holds on the heap.
+    #[cfg(test)]
     pub fn heap_bytes(&self) -> usize {
         match &self.buckets {
             Buckets::Sparse(p) => p.capacity() * std::mem::size_of::<(u16, u64)>(),
@@ -219,16 +210,6 @@ impl LogLinear {
 }
 
 /// One counter per power of two of a tick count.
-///
-/// ```
-/// use fdr_cli::model::hist::Log2;
-/// let mut h = Log2::default();
-/// h.record(0);
-/// h.record(5);
-/// h.record(6);
-/// assert_eq!(h.buckets()[0], 1);
-/// assert_eq!(h.buckets()[3], 2); // 4..8
-/// ```
 #[derive(Clone, Debug)]
 pub struct Log2([u32; 65]);
 
@@ -262,13 +243,6 @@ impl Log2 {
 
     /// Highest value of bucket `i`: bucket 64 ends at `u64::MAX`, not at `2^64 - 1` computed
     /// from a shift that overflows.
-    ///
-    /// ```
-    /// use fdr_cli::model::hist::Log2;
-    /// assert_eq!(Log2::upper_bound(0), 0);
-    /// assert_eq!(Log2::upper_bound(3), 7);
-    /// assert_eq!(Log2::upper_bound(64), u64::MAX);
-    /// ```
     pub fn upper_bound(i: usize) -> u64 {
         match i {
             0 => 0,
@@ -397,5 +371,43 @@ mod tests {
         h.record(u64::MAX);
         assert_eq!(h.heap_bytes(), 4 * 16, "two pairs in a vector of four");
         assert_eq!(h.quantile(0.5), 1);
+    }
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    #[test]
+    fn log_linear() {
+        use crate::model::hist::LogLinear;
+        let mut h = LogLinear::default();
+        for v in 1..=1000u64 {
+            h.record(v * 1000);
+        }
+        let p50 = h.quantile(0.5) as f64;
+        assert!((p50 - 500_000.0).abs() / 500_000.0 < 0.008, "{p50}");
+        assert_eq!(h.count(), 1000);
+    }
+
+    #[test]
+    fn log2() {
+        use crate::model::hist::Log2;
+        let mut h = Log2::default();
+        h.record(0);
+        h.record(5);
+        h.record(6);
+        assert_eq!(h.buckets()[0], 1);
+        assert_eq!(h.buckets()[3], 2); // 4..8
+    }
+
+    #[test]
+    fn upper_bound() {
+        use crate::model::hist::Log2;
+        assert_eq!(Log2::upper_bound(0), 0);
+        assert_eq!(Log2::upper_bound(3), 7);
+        assert_eq!(Log2::upper_bound(64), u64::MAX);
     }
 }

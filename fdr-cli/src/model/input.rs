@@ -25,18 +25,6 @@ use crate::error::shown_path;
 use crate::CliError;
 
 /// A log to read.
-///
-/// ```
-/// use fdr_cli::model::input::Log;
-/// let dir = std::env::temp_dir().join(format!("fdr-input-doc-{}", std::process::id()));
-/// std::fs::create_dir_all(&dir).unwrap();
-/// let path = dir.join("a.fdr");
-/// std::fs::write(&path, fdr_cli::testing::synth::LogBuilder::new(1_000_000_000).finish()).unwrap();
-/// let log = Log::open(&path).unwrap();
-/// assert_eq!(log.name(), path.to_string_lossy());
-/// assert!(log.decoder().is_ok());
-/// # std::fs::remove_dir_all(&dir).unwrap();
-/// ```
 #[derive(Debug)]
 pub struct Log {
     path: PathBuf,
@@ -166,11 +154,6 @@ impl Log {
         self.len
     }
 
-    /// True for an empty log.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// A decoder over the log, from its start; it seeks over the blocks it is told to skip.
     pub fn decoder(&self) -> Result<EventDecoder<File>, CliError> {
         let file = File::open(&self.path)
@@ -229,5 +212,29 @@ impl Log {
     /// The log's file, from its start.
     pub fn file(&self) -> Result<File, CliError> {
         File::open(&self.path).map_err(|e| CliError::io(&self.name, "cannot open the log", e))
+    }
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    #[test]
+    fn log() {
+        use crate::model::input::Log;
+        let dir = std::env::temp_dir().join(format!("fdr-input-doc-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("a.fdr");
+        std::fs::write(
+            &path,
+            fdr_testkit::synth::LogBuilder::new(1_000_000_000).finish(),
+        )
+        .unwrap();
+        let log = Log::open(&path).unwrap();
+        assert_eq!(log.name(), path.to_string_lossy());
+        assert!(log.decoder().is_ok());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -27,15 +27,6 @@ pub fn too_many_functions() -> CliError {
 }
 
 /// Maps function ids to dense slots `0..n`, in order of first use; at most [`MAX_FUNCTIONS`].
-///
-/// ```
-/// use fdr_cli::model::names::Slots;
-/// let mut s = Slots::default();
-/// assert_eq!(s.slot(500).unwrap(), 0);
-/// assert_eq!(s.slot(1 << 27).unwrap(), 1);
-/// assert_eq!(s.slot(500).unwrap(), 0);
-/// assert_eq!(s.ids(), &[500, 1 << 27]);
-/// ```
 #[derive(Default, Debug)]
 pub struct Slots {
     direct: Vec<u32>,
@@ -84,18 +75,6 @@ impl Slots {
 }
 
 /// Names for function ids and thread indices.
-///
-/// ```
-/// use fdr_cli::model::names::Names;
-/// use fdr_format::{events::LogInfo, FunctionInfo};
-/// let info = LogInfo {
-///     functions: vec![FunctionInfo { id: 2, name: "app::run".into(), ..Default::default() }],
-///     ..Default::default()
-/// };
-/// let n = Names::new(&info);
-/// assert_eq!(n.function(2), "app::run");
-/// assert_eq!(n.function(9), "#9");
-/// ```
 #[derive(Debug, Default)]
 pub struct Names {
     functions: HashMap<u32, FunctionInfo>,
@@ -150,5 +129,39 @@ impl Names {
     /// True if the thread has a recorded name.
     pub fn has_thread_name(&self, tid: i32) -> bool {
         self.threads.contains_key(&tid)
+    }
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    #[test]
+    fn slots() {
+        use crate::model::names::Slots;
+        let mut s = Slots::default();
+        assert_eq!(s.slot(500).unwrap(), 0);
+        assert_eq!(s.slot(1 << 27).unwrap(), 1);
+        assert_eq!(s.slot(500).unwrap(), 0);
+        assert_eq!(s.ids(), &[500, 1 << 27]);
+    }
+
+    #[test]
+    fn names() {
+        use crate::model::names::Names;
+        use fdr_format::{events::LogInfo, FunctionInfo};
+        let info = LogInfo {
+            functions: vec![FunctionInfo {
+                id: 2,
+                name: "app::run".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let n = Names::new(&info);
+        assert_eq!(n.function(2), "app::run");
+        assert_eq!(n.function(9), "#9");
     }
 }

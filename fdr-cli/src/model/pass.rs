@@ -41,18 +41,6 @@ pub fn replay<S: Sink<Error = CliError>>(
 /// sink `k` sees the calls of the log's threads whose index is `k` modulo the number of sinks,
 /// every block being decoded by exactly one of them. For analyses whose results add up across
 /// threads; with a plan, as [`replay`] with one.
-///
-/// ```no_run
-/// use fdr_cli::commands::account::Account;
-/// use fdr_cli::model::pass::replay_shared;
-/// use fdr_cli::model::filter::Filter;
-/// use fdr_cli::model::input::Log;
-/// use fdr_cli::model::replay::Silent;
-/// let mut parts = vec![Account::default(), Account::default()];
-/// let log = Log::open("app.fdr".as_ref())?;
-/// let decoded = replay_shared(&log, &mut parts, None, &Filter::none(), &Silent, 0)?;
-/// # Ok::<(), fdr_cli::CliError>(())
-/// ```
 pub fn replay_shared<S: Sink<Error = CliError> + Send>(
     log: &Log,
     sinks: &mut [S],
@@ -145,17 +133,6 @@ fn in_shares<S: Send, T: Send>(
 
 /// [`plan_with`] by `extras.len()` reader threads in parallel, each reading a share of the
 /// log's threads and handing its calls to its own extra sink.
-///
-/// ```no_run
-/// use fdr_cli::model::call::Nothing;
-/// use fdr_cli::model::pass::plan_shared;
-/// use fdr_cli::model::filter::Filter;
-/// use fdr_cli::model::input::Log;
-/// use fdr_cli::model::replay::Silent;
-/// let log = Log::open("app.fdr".as_ref())?;
-/// let plan = plan_shared(&log, &Filter::none(), &Silent, &mut [Nothing, Nothing])?;
-/// # Ok::<(), fdr_cli::CliError>(())
-/// ```
 pub fn plan_shared<X: Sink<Error = CliError> + Send>(
     log: &Log,
     filter: &Filter,
@@ -269,18 +246,6 @@ pub fn plan(log: &Log, filter: &Filter, progress: &dyn Report) -> Result<Plan, C
 
 /// [`plan`], handing the calls that pass `filter` to `extra` as well. In this first pass an
 /// entry missing from the window is inferred at its exit (see [`replay`] without a plan).
-///
-/// ```no_run
-/// use fdr_cli::model::call::Nothing;
-/// use fdr_cli::model::pass::plan_with;
-/// use fdr_cli::model::filter::Filter;
-/// use fdr_cli::model::input::Log;
-/// use fdr_cli::model::replay::Silent;
-/// let log = Log::open("app.fdr".as_ref())?;
-/// let plan = plan_with(&log, &Filter::none(), &Silent, &mut Nothing)?;
-/// println!("{} calls, time zero at tick {}", plan.calls, plan.origin);
-/// # Ok::<(), fdr_cli::CliError>(())
-/// ```
 pub fn plan_with<X: Sink<Error = CliError>>(
     log: &Log,
     filter: &Filter,
@@ -295,6 +260,7 @@ pub fn plan_with<X: Sink<Error = CliError>>(
 }
 
 /// [`plan`] on a decoder over any input, unfiltered; `path` names it in errors.
+#[cfg(any(test, feature = "fuzzing"))]
 pub fn plan_decoder<R: Read>(
     dec: EventDecoder<R>,
     path: &str,
@@ -334,4 +300,52 @@ fn plan_filtered<R: Read, X: Sink<Error = CliError>>(
         shown: seen.shown,
         calls: seen.calls,
     })
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    // Compiled, not run: it reads a log that is not there.
+    #[allow(dead_code)]
+    fn replay_shared() -> Result<(), crate::CliError> {
+        use crate::commands::account::Account;
+        use crate::model::filter::Filter;
+        use crate::model::input::Log;
+        use crate::model::pass::replay_shared;
+        use crate::model::replay::Silent;
+        let mut parts = vec![Account::default(), Account::default()];
+        let log = Log::open("app.fdr".as_ref())?;
+        let decoded = replay_shared(&log, &mut parts, None, &Filter::none(), &Silent, 0)?;
+        Ok::<(), crate::CliError>(())
+    }
+
+    // Compiled, not run: it reads a log that is not there.
+    #[allow(dead_code)]
+    fn plan_shared() -> Result<(), crate::CliError> {
+        use crate::model::call::Nothing;
+        use crate::model::filter::Filter;
+        use crate::model::input::Log;
+        use crate::model::pass::plan_shared;
+        use crate::model::replay::Silent;
+        let log = Log::open("app.fdr".as_ref())?;
+        let plan = plan_shared(&log, &Filter::none(), &Silent, &mut [Nothing, Nothing])?;
+        Ok::<(), crate::CliError>(())
+    }
+
+    // Compiled, not run: it reads a log that is not there.
+    #[allow(dead_code)]
+    fn plan_with() -> Result<(), crate::CliError> {
+        use crate::model::call::Nothing;
+        use crate::model::filter::Filter;
+        use crate::model::input::Log;
+        use crate::model::pass::plan_with;
+        use crate::model::replay::Silent;
+        let log = Log::open("app.fdr".as_ref())?;
+        let plan = plan_with(&log, &Filter::none(), &Silent, &mut Nothing)?;
+        println!("{} calls, time zero at tick {}", plan.calls, plan.origin);
+        Ok::<(), crate::CliError>(())
+    }
 }

@@ -30,20 +30,6 @@ pub fn is_log(bytes: &[u8]) -> bool {
 
 /// The profile in `file` (opened with [`Log::open_any`]): a log is refused with an error naming
 /// the commands that read logs; a damaged profile gets the decoder's error, with its offset.
-///
-/// ```
-/// use fdr_cli::model::{input::Log, profile::read};
-/// let dir = std::env::temp_dir().join(format!("fdr-profile-doc-{}", std::process::id()));
-/// std::fs::create_dir_all(&dir).unwrap();
-/// let path = dir.join("app.fdrprof");
-/// std::fs::write(&path, fdr_cli::testing::profile::known().encode()).unwrap();
-/// let p = read(&Log::open_any(&path).unwrap()).unwrap();
-/// assert_eq!(p.program, "demo");
-/// std::fs::write(&path, b"FDRPROF\0 cut short").unwrap();
-/// let e = read(&Log::open_any(&path).unwrap()).unwrap_err();
-/// assert!(e.to_string().contains("at byte offset 8"), "{e}");
-/// # std::fs::remove_dir_all(&dir).unwrap();
-/// ```
 pub fn read(file: &Log) -> Result<Profile, CliError> {
     let name = file.name();
     let input = |err| CliError::Input {
@@ -82,13 +68,6 @@ pub fn read(file: &Log) -> Result<Profile, CliError> {
 }
 
 /// Function names of a profile, looked up by id.
-///
-/// ```
-/// use fdr_cli::model::profile::Functions;
-/// let f = Functions::new(&fdr_cli::testing::profile::known());
-/// assert_eq!(f.name(1), "app::main");
-/// assert_eq!(f.name(77), "#77");
-/// ```
 #[derive(Clone, Debug, Default)]
 pub struct Functions {
     names: HashMap<u32, String>,
@@ -182,13 +161,6 @@ impl Children {
 /// For each node of `t`, true if no node above it is of the same function: the outermost
 /// calls of a recursion, whose totals hold the function's time once (a nested call's time is
 /// inside its outer call's).
-///
-/// ```
-/// use fdr_format::profile::{Node, Tree};
-/// let node = |parent, function| Node { parent, function, ..Node::default() };
-/// let t = Tree { nodes: vec![node(None, 1), node(Some(0), 2), node(Some(1), 1)], ..Tree::default() };
-/// assert_eq!(fdr_cli::model::profile::outermost(&t), [true, true, false]);
-/// ```
 pub fn outermost(t: &Tree) -> Vec<bool> {
     let children = Children::of(t);
     let mut outer = vec![true; t.nodes.len()];
@@ -242,21 +214,6 @@ pub struct Path {
 /// A tree's call paths down to a depth: a call made deeper is merged, with everything it
 /// called, into one path at that depth (so a path has at most `max_depth + 1` frames).
 /// Callers come before their callees.
-///
-/// ```
-/// use fdr_cli::model::profile::Paths;
-/// use fdr_format::profile::{Node, Tree};
-/// // f calls f calls f ... 10 deep, each call 1 tick of self time.
-/// let nodes = (0..10u32)
-///     .map(|i| Node { parent: i.checked_sub(1), function: 1, count: 1, total: 10 - u64::from(i),
-///                     self_ticks: 1, ..Node::default() })
-///     .collect();
-/// let p = Paths::new(&Tree { nodes, ..Tree::default() }, 3);
-/// assert_eq!(p.paths.len(), 4);
-/// let deeper = &p.paths[3];
-/// assert!(deeper.deeper);
-/// assert_eq!((deeper.calls.count, deeper.calls.total, deeper.calls.self_ticks), (1, 7, 7));
-/// ```
 #[derive(Clone, Debug, Default)]
 pub struct Paths {
     /// The paths, each after its caller.
@@ -414,8 +371,88 @@ mod tests {
 
     #[test]
     fn logs_are_told_apart_from_profiles() {
-        let log = crate::testing::synth::LogBuilder::new(1_000_000_000).finish();
+        let log = fdr_testkit::synth::LogBuilder::new(1_000_000_000).finish();
         assert!(is_log(&log));
-        assert!(!is_log(&crate::testing::profile::known().encode()));
+        assert!(!is_log(&fdr_testkit::profile::known().encode()));
+    }
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    #[test]
+    fn read() {
+        use crate::model::{input::Log, profile::read};
+        let dir = std::env::temp_dir().join(format!("fdr-profile-doc-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("app.fdrprof");
+        std::fs::write(&path, fdr_testkit::profile::known().encode()).unwrap();
+        let p = read(&Log::open_any(&path).unwrap()).unwrap();
+        assert_eq!(p.program, "demo");
+        std::fs::write(&path, b"FDRPROF\0 cut short").unwrap();
+        let e = read(&Log::open_any(&path).unwrap()).unwrap_err();
+        assert!(e.to_string().contains("at byte offset 8"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn functions() {
+        use crate::model::profile::Functions;
+        let f = Functions::new(&fdr_testkit::profile::known());
+        assert_eq!(f.name(1), "app::main");
+        assert_eq!(f.name(77), "#77");
+    }
+
+    #[test]
+    fn outermost() {
+        use fdr_format::profile::{Node, Tree};
+        let node = |parent, function| Node {
+            parent,
+            function,
+            ..Node::default()
+        };
+        let t = Tree {
+            nodes: vec![node(None, 1), node(Some(0), 2), node(Some(1), 1)],
+            ..Tree::default()
+        };
+        assert_eq!(crate::model::profile::outermost(&t), [true, true, false]);
+    }
+
+    #[test]
+    fn paths() {
+        use crate::model::profile::Paths;
+        use fdr_format::profile::{Node, Tree};
+        // f calls f calls f ... 10 deep, each call 1 tick of self time.
+        let nodes = (0..10u32)
+            .map(|i| Node {
+                parent: i.checked_sub(1),
+                function: 1,
+                count: 1,
+                total: 10 - u64::from(i),
+                self_ticks: 1,
+                ..Node::default()
+            })
+            .collect();
+        let p = Paths::new(
+            &Tree {
+                nodes,
+                ..Tree::default()
+            },
+            3,
+        );
+        assert_eq!(p.paths.len(), 4);
+        let deeper = &p.paths[3];
+        assert!(deeper.deeper);
+        assert_eq!(
+            (
+                deeper.calls.count,
+                deeper.calls.total,
+                deeper.calls.self_ticks
+            ),
+            (1, 7, 7)
+        );
     }
 }

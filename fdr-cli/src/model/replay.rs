@@ -15,11 +15,6 @@ pub use fdr_format::replay::{log_end, origin};
 
 /// Where a pass over a log reports how far it got: the command's progress bar, or nothing
 /// ([`Silent`]). The model is handed one, and never draws.
-///
-/// ```
-/// use fdr_cli::model::replay::{Report, Silent};
-/// Silent.at(0, 1 << 20); // nothing happens
-/// ```
 pub trait Report: Sync {
     /// Pass `pass` (from 0) has reached byte `offset` of the log.
     fn at(&self, pass: u64, offset: u64);
@@ -78,35 +73,6 @@ pub(super) fn input(path: &str) -> impl Fn(FormatError) -> CliError + '_ {
 
 /// Replays the log `dec` reads, whatever its input, into `sink`; `path` names it in errors.
 /// With a plan, the calls open when each thread's window started are entered then.
-///
-/// ```
-/// use fdr_cli::model::call::{Close, Frame, Sink};
-/// use fdr_cli::model::replay::replay_decoder;
-/// use fdr_cli::model::replay::Silent;
-/// use fdr_cli::testing::synth::LogBuilder;
-/// use fdr_cli::CliError;
-/// use fdr_format::events::EventDecoder;
-///
-/// struct Durations(Vec<(u32, u64, bool)>);
-/// impl Sink for Durations {
-///     type Error = CliError;
-///     fn exit(&mut self, _: u32, _: usize, f: &Frame, end: u64, _: Close, _: &[u64]) -> Result<(), CliError> {
-///         self.0.push((f.id, end - f.start, f.inferred));
-///         Ok(())
-///     }
-/// }
-/// let mut log = LogBuilder::new(1_000_000_000);
-/// let mut b = log.block(1, 0, 100);
-/// b.exit(7, 150); // entered before the window: inferred entry at 100
-/// b.enter(8, 200);
-/// b.exit(8, 260);
-/// b.finish();
-/// let bytes = log.finish();
-/// let mut d = Durations(Vec::new());
-/// replay_decoder(EventDecoder::new(&bytes[..]).unwrap(), "mem", &mut d, None, &Silent, 0)?;
-/// assert_eq!(d.0, [(7, 50, true), (8, 60, false)]);
-/// # Ok::<(), CliError>(())
-/// ```
 pub fn replay_decoder<R: Read, S: Sink<Error = CliError>>(
     mut dec: EventDecoder<R>,
     path: &str,
@@ -132,5 +98,65 @@ pub(super) fn stopped(e: Stop<CliError>, path: &str) -> CliError {
     match e {
         Stop::Log(e) => input(path)(e),
         Stop::Sink { error, .. } => error.in_log(path),
+    }
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    use crate::CliError;
+
+    #[test]
+    fn report() {
+        use crate::model::replay::{Report, Silent};
+        Silent.at(0, 1 << 20); // nothing happens
+    }
+
+    #[test]
+    fn replay_decoder() -> Result<(), CliError> {
+        use crate::model::call::{Close, Frame, Sink};
+        use crate::model::replay::replay_decoder;
+        use crate::model::replay::Silent;
+        use crate::CliError;
+        use fdr_format::events::EventDecoder;
+        use fdr_testkit::synth::LogBuilder;
+
+        struct Durations(Vec<(u32, u64, bool)>);
+        impl Sink for Durations {
+            type Error = CliError;
+            fn exit(
+                &mut self,
+                _: u32,
+                _: usize,
+                f: &Frame,
+                end: u64,
+                _: Close,
+                _: &[u64],
+            ) -> Result<(), CliError> {
+                self.0.push((f.id, end - f.start, f.inferred));
+                Ok(())
+            }
+        }
+        let mut log = LogBuilder::new(1_000_000_000);
+        let mut b = log.block(1, 0, 100);
+        b.exit(7, 150); // entered before the window: inferred entry at 100
+        b.enter(8, 200);
+        b.exit(8, 260);
+        b.finish();
+        let bytes = log.finish();
+        let mut d = Durations(Vec::new());
+        replay_decoder(
+            EventDecoder::new(&bytes[..]).unwrap(),
+            "mem",
+            &mut d,
+            None,
+            &Silent,
+            0,
+        )?;
+        assert_eq!(d.0, [(7, 50, true), (8, 60, false)]);
+        Ok::<(), CliError>(())
     }
 }

@@ -15,13 +15,21 @@ impl From<TooManyWaiting> for CliError {
 }
 
 /// True for the error of a reader past [`MAX_OPEN_TASKS`].
-///
-/// ```
-/// use fdr_cli::model::tasks::{is_task_limit, TooManyWaiting, MAX_OPEN_TASKS};
-/// assert!(is_task_limit(&TooManyWaiting(MAX_OPEN_TASKS).into()));
-/// assert!(!is_task_limit(&fdr_cli::CliError::limit("other".into())));
-/// ```
 pub fn is_task_limit(e: &CliError) -> bool {
     let prefix = TooManyWaiting(MAX_OPEN_TASKS).to_string();
     matches!(e, CliError::Limit { what, .. } if what.starts_with(&prefix))
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    #[test]
+    fn is_task_limit() {
+        use crate::model::tasks::{is_task_limit, TooManyWaiting, MAX_OPEN_TASKS};
+        assert!(is_task_limit(&TooManyWaiting(MAX_OPEN_TASKS).into()));
+        assert!(!is_task_limit(&crate::CliError::limit("other".into())));
+    }
 }

@@ -251,47 +251,6 @@ impl Sink for Trie {
 impl Trie {
     /// An empty trie that merges call paths beyond `max_nodes` nodes and calls deeper than
     /// `max_depth` frames.
-    ///
-    /// ```
-    /// use fdr_cli::model::replay::replay_decoder;
-    /// use fdr_cli::model::names::Names;
-    /// use fdr_cli::model::replay::Silent;
-    /// use fdr_cli::model::trie::Trie;
-    /// use fdr_cli::testing::synth::LogBuilder;
-    /// use fdr_cli::units::Clock;
-    /// use fdr_format::events::{EventDecoder, LogInfo};
-    ///
-    /// let mut log = LogBuilder::new(1_000_000_000);
-    /// let mut b = log.block(1, 0, 0);
-    /// for (id, t) in [(5, 0), (6, 10), (7, 20), (8, 30)] {
-    ///     b.enter(id, t);
-    /// }
-    /// for (id, t) in [(8, 40), (7, 50), (6, 60), (5, 70)] {
-    ///     b.exit(id, t);
-    /// }
-    /// for id in 1..=3u32 {
-    ///     let t = u64::from(id) * 100;
-    ///     b.enter(id, t);
-    ///     b.enter(9, t + 10);
-    ///     b.exit(9, t + 20);
-    ///     b.exit(id, t + 50);
-    /// }
-    /// b.finish();
-    /// let bytes = log.finish();
-    /// // Six nodes (the root and five more), paths at most two frames deep.
-    /// let mut t = Trie::with_limits(6, 2);
-    /// replay_decoder(EventDecoder::new(&bytes[..]).unwrap(), "mem", &mut t, None, &Silent, 0)?;
-    /// let lines = t.folded(&Names::default(), &Clock::new(1_000_000_000));
-    /// assert_eq!(lines, [
-    ///     "[more call paths, merged] 100", // #2 and #3 with their callees: no room left
-    ///     "#5 20",
-    ///     "#5;#6 20",
-    ///     "#5;#6;[calls deeper than 2 frames] 30", // #7, and #8 inside it
-    ///     "#1 40",
-    ///     "#1;#9 10",
-    /// ]);
-    /// # Ok::<(), fdr_cli::CliError>(())
-    /// ```
     pub fn with_limits(max_nodes: usize, max_depth: usize) -> Trie {
         Trie {
             nodes: vec![Node::new(0, NodeKind::Path)],
@@ -300,11 +259,6 @@ impl Trie {
             max_nodes: max_nodes.max(1),
             max_depth: max_depth.max(1),
         }
-    }
-
-    /// An empty trie that merges call paths beyond `max_nodes` nodes.
-    pub fn with_max_nodes(max_nodes: usize) -> Trie {
-        Trie::with_limits(max_nodes, DISPLAY_DEPTH)
     }
 
     /// Builds the trie of `log` behind `filter` (two passes: see [`crate::model::pass::plan`]).
@@ -317,11 +271,6 @@ impl Trie {
         let mut t = Trie::default();
         replay(log, &mut t, Some(&p), filter, progress, 1)?;
         Ok((t, p))
-    }
-
-    /// True if some call was deeper than the display depth.
-    pub fn has_deeper(&self) -> bool {
-        self.nodes.iter().any(|n| n.kind == NodeKind::Deeper)
     }
 
     /// The display depth this trie was built with.
@@ -402,6 +351,7 @@ impl Trie {
     }
 
     /// `a;b;c <self ns>` lines, depth first, for every path with self time.
+    #[cfg(any(test, feature = "fuzzing"))]
     pub fn folded(&self, names: &Names, clock: &Clock) -> Vec<String> {
         let mut lines = Vec::new();
         let _ = self.fold_each(names, clock, |p, ns| {
@@ -409,5 +359,64 @@ impl Trie {
             Ok::<(), ()>(())
         });
         lines
+    }
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    #[test]
+    fn with_limits() -> Result<(), crate::CliError> {
+        use crate::model::names::Names;
+        use crate::model::replay::replay_decoder;
+        use crate::model::replay::Silent;
+        use crate::model::trie::Trie;
+        use crate::units::Clock;
+        use fdr_format::events::{EventDecoder, LogInfo};
+        use fdr_testkit::synth::LogBuilder;
+
+        let mut log = LogBuilder::new(1_000_000_000);
+        let mut b = log.block(1, 0, 0);
+        for (id, t) in [(5, 0), (6, 10), (7, 20), (8, 30)] {
+            b.enter(id, t);
+        }
+        for (id, t) in [(8, 40), (7, 50), (6, 60), (5, 70)] {
+            b.exit(id, t);
+        }
+        for id in 1..=3u32 {
+            let t = u64::from(id) * 100;
+            b.enter(id, t);
+            b.enter(9, t + 10);
+            b.exit(9, t + 20);
+            b.exit(id, t + 50);
+        }
+        b.finish();
+        let bytes = log.finish();
+        // Six nodes (the root and five more), paths at most two frames deep.
+        let mut t = Trie::with_limits(6, 2);
+        replay_decoder(
+            EventDecoder::new(&bytes[..]).unwrap(),
+            "mem",
+            &mut t,
+            None,
+            &Silent,
+            0,
+        )?;
+        let lines = t.folded(&Names::default(), &Clock::new(1_000_000_000));
+        assert_eq!(
+            lines,
+            [
+                "[more call paths, merged] 100", // #2 and #3 with their callees: no room left
+                "#5 20",
+                "#5;#6 20",
+                "#5;#6;[calls deeper than 2 frames] 30", // #7, and #8 inside it
+                "#1 40",
+                "#1;#9 10",
+            ]
+        );
+        Ok::<(), crate::CliError>(())
     }
 }

@@ -9,13 +9,6 @@ use crate::units::human;
 /// shorter than the threshold were erased: says so, names the threshold and how to keep more.
 /// `None` when the window holds calls and fewer were erased than kept (or the log does not
 /// say). `info` prints it; the analysing commands' text outputs end with it (see [`note`]).
-///
-/// ```
-/// let run = fdr_format::RunInfo { threshold_ns: 5_000, calls_erased: 1_000, ..Default::default() };
-/// let says = fdr_cli::model::window::thin_window(&run, 0).unwrap();
-/// assert!(says.starts_with("empty: no call lasted the threshold (5.00 µs)"), "{says}");
-/// assert_eq!(fdr_cli::model::window::thin_window(&run, 400), None);
-/// ```
 pub fn thin_window(r: &fdr_format::RunInfo, function_records: u64) -> Option<String> {
     let keep_more = "threshold_us=0 in FDR_OPTIONS, or Config::threshold(Duration::ZERO), keeps \
                      every call";
@@ -51,4 +44,26 @@ pub fn note(info: &LogInfo, threads: &[ThreadStats]) -> Option<String> {
     } else {
         format!("note: in this window, {says}")
     })
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    #[test]
+    fn thin_window() {
+        let run = fdr_format::RunInfo {
+            threshold_ns: 5_000,
+            calls_erased: 1_000,
+            ..Default::default()
+        };
+        let says = crate::model::window::thin_window(&run, 0).unwrap();
+        assert!(
+            says.starts_with("empty: no call lasted the threshold (5.00 µs)"),
+            "{says}"
+        );
+        assert_eq!(crate::model::window::thin_window(&run, 400), None);
+    }
 }

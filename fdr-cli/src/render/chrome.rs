@@ -230,10 +230,6 @@ pub const JSON_LIMIT: u64 = 1 << 30;
 
 /// About how many bytes of Chrome JSON `calls` calls take, their names `name_bytes` long on
 /// average: one complete event each, about 85 bytes besides the name.
-///
-/// ```
-/// assert_eq!(fdr_cli::render::chrome::estimate(1000, 15), 100_000);
-/// ```
 pub fn estimate(calls: u64, name_bytes: u64) -> u64 {
     calls.saturating_mul(85 + name_bytes)
 }
@@ -337,4 +333,16 @@ pub fn write(
         pid_of(p, 0)
     );
     sink.out.write_all(tail.as_bytes()).map_err(werr)
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    #[test]
+    fn estimate() {
+        assert_eq!(crate::render::chrome::estimate(1000, 15), 100_000);
+    }
 }

@@ -382,13 +382,6 @@ pub fn write(
 }
 
 /// Writes `data` as one gzip member (RFC 1952), deflated at the default level.
-///
-/// ```
-/// let mut gz = Vec::new();
-/// fdr_cli::render::pprof::gzip(&[7u8; 4096], &mut gz).unwrap();
-/// assert_eq!(&gz[..3], &[0x1f, 0x8b, 8]);
-/// assert!(gz.len() < 100);
-/// ```
 pub fn gzip(data: &[u8], out: &mut dyn Write) -> io::Result<()> {
     let mut e = flate2::write::GzEncoder::new(out, flate2::Compression::default());
     e.write_all(data)?;
@@ -402,7 +395,7 @@ mod tests {
 
     #[test]
     fn the_message_round_trips_and_sums_to_the_profile() {
-        let p = crate::testing::profile::known();
+        let p = fdr_testkit::profile::known();
         let m = message(&p, false).unwrap();
         let back = proto::Profile::decode(&m.encode_to_vec()[..]).unwrap();
         assert_eq!(back, m);
@@ -423,7 +416,7 @@ mod tests {
     #[test]
     fn gzip_deflates_and_round_trips() {
         use std::io::Read;
-        let p = crate::testing::profile::known();
+        let p = fdr_testkit::profile::known();
         let bytes = message(&p, false).unwrap().encode_to_vec();
         let mut gz = Vec::new();
         gzip(&bytes, &mut gz).unwrap();
@@ -433,5 +426,20 @@ mod tests {
             .read_to_end(&mut back)
             .unwrap();
         assert_eq!(back, bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    #[test]
+    fn gzip() {
+        let mut gz = Vec::new();
+        crate::render::pprof::gzip(&[7u8; 4096], &mut gz).unwrap();
+        assert_eq!(&gz[..3], &[0x1f, 0x8b, 8]);
+        assert!(gz.len() < 100);
     }
 }

@@ -39,14 +39,6 @@ fn plural(n: u64, one: &str, many: &str) -> String {
 
 /// The report's first line: the program, how long it was profiled, the trees, and how many
 /// calls were folded or still running.
-///
-/// ```
-/// use fdr_cli::commands::profile::Summary;
-/// let s = Summary { program: "demo".into(), pid: 7, elapsed_ns: 2_500_000, trees: 1,
-///                   ..Summary::default() };
-/// assert_eq!(fdr_cli::render::profile::summary_line(&s),
-///            "profile of demo (pid 7), 2.50 ms: 1 call tree merged over every thread");
-/// ```
 pub fn summary_line(s: &Summary) -> String {
     let mut line = format!(
         "profile of {} (pid {}), {}: ",
@@ -425,4 +417,27 @@ fn write_json(r: &Report, out: &mut dyn Write) -> io::Result<()> {
         write!(out, "}}")?;
     }
     writeln!(out, "{}]", if r.sections.is_empty() { "" } else { "\n" })
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    #[test]
+    fn summary_line() {
+        use crate::commands::profile::Summary;
+        let s = Summary {
+            program: "demo".into(),
+            pid: 7,
+            elapsed_ns: 2_500_000,
+            trees: 1,
+            ..Summary::default()
+        };
+        assert_eq!(
+            crate::render::profile::summary_line(&s),
+            "profile of demo (pid 7), 2.50 ms: 1 call tree merged over every thread"
+        );
+    }
 }

@@ -8,17 +8,6 @@ use crate::error::shown_path;
 use crate::escape::shown;
 
 /// Prints one outcome.
-///
-/// ```
-/// use fdr_cli::commands::recover::Outcome;
-/// let mut out = Vec::new();
-/// let o = Outcome::LeftAlone { path: "/dev/shm/fdr-app-7.box".into(), pid: 7 };
-/// fdr_cli::render::recover::line(&o, &mut out).unwrap();
-/// assert_eq!(
-///     String::from_utf8(out).unwrap(),
-///     "left alone: /dev/shm/fdr-app-7.box (process 7 is running)\n"
-/// );
-/// ```
 pub fn line(o: &Outcome, out: &mut dyn Write) -> std::io::Result<()> {
     match o {
         Outcome::Wrote {
@@ -55,5 +44,27 @@ pub fn line(o: &Outcome, out: &mut dyn Write) -> std::io::Result<()> {
             let dirs: Vec<String> = looked.iter().map(|d| shown_path(d)).collect();
             writeln!(out, "no crash box in {}", dirs.join(", "))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    #[test]
+    fn line() {
+        use crate::commands::recover::Outcome;
+        let mut out = Vec::new();
+        let o = Outcome::LeftAlone {
+            path: "/dev/shm/fdr-app-7.box".into(),
+            pid: 7,
+        };
+        crate::render::recover::line(&o, &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "left alone: /dev/shm/fdr-app-7.box (process 7 is running)\n"
+        );
     }
 }

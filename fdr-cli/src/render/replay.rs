@@ -227,18 +227,6 @@ impl Sink for Lines<'_> {
 
 /// Writes the replay of the threads `order` of the plan `p`: `each(t, lines)` replays thread
 /// index `t` into the printer `lines`.
-///
-/// ```no_run
-/// use fdr_cli::commands::replay::{order, plan, thread};
-/// use fdr_cli::model::{filter::Filter, input::Log};
-/// use fdr_cli::progress::Progress;
-/// let (log, filter, progress) = (Log::open("app.fdr".as_ref())?, Filter::none(), Progress::hidden());
-/// let p = plan(&log, &filter, 1, &progress)?;
-/// fdr_cli::render::replay::write(&p, &order(&p), &mut std::io::stdout(), &mut |t, lines| {
-///     thread(&log, &filter, &p, t, lines, &progress)
-/// })?;
-/// # Ok::<(), fdr_cli::CliError>(())
-/// ```
 pub fn write(
     p: &Plan,
     order: &[usize],
@@ -306,4 +294,29 @@ pub fn write(
         writeln!(out, "{n}").map_err(w)?;
     }
     out.flush().map_err(w)
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    // Compiled, not run: it reads a log that is not there.
+    #[allow(dead_code)]
+    fn write() -> Result<(), crate::CliError> {
+        use crate::commands::replay::{order, plan, thread};
+        use crate::model::{filter::Filter, input::Log};
+        use crate::progress::Progress;
+        let (log, filter, progress) = (
+            Log::open("app.fdr".as_ref())?,
+            Filter::none(),
+            Progress::hidden(),
+        );
+        let p = plan(&log, &filter, 1, &progress)?;
+        crate::render::replay::write(&p, &order(&p), &mut std::io::stdout(), &mut |t, lines| {
+            thread(&log, &filter, &p, t, lines, &progress)
+        })?;
+        Ok::<(), crate::CliError>(())
+    }
 }

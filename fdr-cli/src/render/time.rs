@@ -54,18 +54,6 @@ fn offset(east: i64) -> String {
 
 /// A moment as `fdr info` shows it: `2023-11-14 22:13:20.000000005 UTC (2023-11-14 23:13:20
 /// local, UTC+01:00)`, given the local offset east of UTC in seconds.
-///
-/// ```
-/// use fdr_cli::render::time::describe;
-/// assert_eq!(
-///     describe(1_700_000_000, 5, 3600),
-///     "2023-11-14 22:13:20.000000005 UTC (2023-11-14 23:13:20 local, UTC+01:00)"
-/// );
-/// assert_eq!(
-///     describe(0, 0, -5 * 3600),
-///     "1970-01-01 00:00:00.000000000 UTC (1969-12-31 19:00:00 local, UTC-05:00)"
-/// );
-/// ```
 pub fn describe(secs: i64, nanos: u32, east: i64) -> String {
     format!(
         "{}.{nanos:09} UTC ({} local, {})",
@@ -95,16 +83,6 @@ pub struct Zone {
 
 impl Zone {
     /// The offset east of UTC at `secs`.
-    ///
-    /// ```
-    /// use fdr_cli::render::time::Zone;
-    /// let paris = Zone::posix("CET-1CEST,M3.5.0,M10.5.0/3").unwrap();
-    /// assert_eq!(paris.offset(1_700_000_000), 3600); // November: winter time
-    /// assert_eq!(paris.offset(1_690_000_000), 7200); // July: summer time
-    /// let sydney = Zone::posix("AEST-10AEDT,M10.1.0,M4.1.0/3").unwrap();
-    /// assert_eq!(sydney.offset(1_690_000_000), 36_000); // July: winter there
-    /// assert_eq!(sydney.offset(1_700_000_000), 39_600);
-    /// ```
     pub fn offset(&self, secs: i64) -> i64 {
         match self.transitions.partition_point(|&(t, _)| t <= secs) {
             0 if self.transitions.is_empty() => self.rule.map_or(self.initial, |r| r.offset(secs)),
@@ -479,5 +457,36 @@ mod tests {
             assert_eq!(z.offset(1_690_000_000), 7200);
         }
         assert_eq!(zone(Some("UTC0")).unwrap().offset(5), 0);
+    }
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    #[test]
+    fn describe() {
+        use crate::render::time::describe;
+        assert_eq!(
+            describe(1_700_000_000, 5, 3600),
+            "2023-11-14 22:13:20.000000005 UTC (2023-11-14 23:13:20 local, UTC+01:00)"
+        );
+        assert_eq!(
+            describe(0, 0, -5 * 3600),
+            "1970-01-01 00:00:00.000000000 UTC (1969-12-31 19:00:00 local, UTC-05:00)"
+        );
+    }
+
+    #[test]
+    fn offset() {
+        use crate::render::time::Zone;
+        let paris = Zone::posix("CET-1CEST,M3.5.0,M10.5.0/3").unwrap();
+        assert_eq!(paris.offset(1_700_000_000), 3600); // November: winter time
+        assert_eq!(paris.offset(1_690_000_000), 7200); // July: summer time
+        let sydney = Zone::posix("AEST-10AEDT,M10.1.0,M4.1.0/3").unwrap();
+        assert_eq!(sydney.offset(1_690_000_000), 36_000); // July: winter there
+        assert_eq!(sydney.offset(1_700_000_000), 39_600);
     }
 }

@@ -10,14 +10,6 @@ use crate::model::trigger::fired;
 use crate::units::{human, Clock};
 
 /// `+1.20 ms` (or `-3.00 µs` before `origin`): a timestamp relative to time zero of the outputs.
-///
-/// ```
-/// use fdr_cli::render::trigger::relative;
-/// use fdr_cli::units::Clock;
-/// let c = Clock::new(1_000_000_000);
-/// assert_eq!(relative(1_500, 1_000, &c), "+500 ns");
-/// assert_eq!(relative(1_000, 4_000, &c), "-3.00 µs");
-/// ```
 pub fn relative(tsc: u64, origin: u64, clock: &Clock) -> String {
     if tsc >= origin {
         format!("+{}", human(clock.ns(tsc - origin)))
@@ -38,27 +30,6 @@ pub fn thread_label(names: &Names, tid: i32) -> String {
 /// The call that fired a trigger, in words: `slow call of app::handle on thread 11 (main),
 /// started at +1.20 ms, lasted 52.0 ms`. Times are relative to `origin`; names are escaped for
 /// a terminal.
-///
-/// ```
-/// use fdr_cli::model::names::Names;
-/// use fdr_cli::render::trigger::describe_call;
-/// use fdr_cli::units::Clock;
-/// use fdr_format::{Reason, ReasonInfo};
-/// let r = ReasonInfo { reason: Reason::StillRunning, function: 4, tid: 9, start_tsc: 2_000,
-///                      duration_ticks: 3_000_000, ..ReasonInfo::default() };
-/// assert_eq!(
-///     describe_call(&r, &Names::default(), &Clock::new(1_000_000_000), 1_000),
-///     "call still running past its limit: #4 on thread 9, started at +1.00 µs, running for 3.00 ms"
-/// );
-/// // With the limit in force, learned (`trigger = "auto"`) from the function's p99.
-/// let r = ReasonInfo { reason: Reason::SlowCall, limit_ticks: 61_437, p99_ticks: 20_479, ..r };
-/// assert!(describe_call(&r, &Names::default(), &Clock::new(1_000_000_000), 1_000)
-///     .ends_with("lasted 3.00 ms (limit 61.4 µs, learned from the function's p99 of 20.5 µs)"));
-/// // With the time its thread waited for a CPU while the watchdog watched the call.
-/// let r = ReasonInfo { cpu_wait_ns: Some(2_500_000), ..r };
-/// assert!(describe_call(&r, &Names::default(), &Clock::new(1_000_000_000), 1_000)
-///     .ends_with("; its thread waited for a CPU for 2.50 ms of it at least (descheduled)"));
-/// ```
 pub fn describe_call(r: &ReasonInfo, names: &Names, clock: &Clock, origin: u64) -> String {
     let f = shown(&names.function(r.function)).into_owned();
     let thread = thread_label(names, r.tid);
@@ -95,14 +66,6 @@ pub fn describe_call(r: &ReasonInfo, names: &Names, clock: &Clock, origin: u64) 
 /// For a log recovered from a crash box ([`Reason::Crash`]), how its process died:
 /// `SIGSEGV (segmentation fault) at address 0x10 on thread 7`, or that no handler ran (SIGKILL,
 /// the OOM killer); `None` for other reasons.
-///
-/// ```
-/// use fdr_cli::render::trigger::death;
-/// use fdr_format::{Reason, ReasonInfo};
-/// let r = ReasonInfo { reason: Reason::Crash, signal: 6, tid: 3, ..ReasonInfo::default() };
-/// assert_eq!(death(&r).unwrap(), "SIGABRT (abort) on thread 3");
-/// assert!(death(&ReasonInfo::default()).is_none());
-/// ```
 pub fn death(r: &ReasonInfo) -> Option<String> {
     (r.reason == Reason::Crash)
         .then(|| fdr_format::crash_box::describe_death(r.signal, r.address, r.tid))
@@ -115,18 +78,95 @@ pub fn header(info: &LogInfo, names: &Names, clock: &Clock, origin: u64) -> Opti
 
 /// The name of the instant event `fdr convert` puts on the triggering call's thread:
 /// `trigger: slow call app::handle` (unescaped: JSON and FXT keep names exactly).
-///
-/// ```
-/// use fdr_cli::model::names::Names;
-/// use fdr_cli::render::trigger::instant_name;
-/// use fdr_format::{Reason, ReasonInfo};
-/// let r = ReasonInfo { reason: Reason::SlowCall, function: 4, ..ReasonInfo::default() };
-/// assert_eq!(instant_name(&r, &Names::default()), "trigger: slow call #4");
-/// ```
 pub fn instant_name(r: &ReasonInfo, names: &Names) -> String {
     format!(
         "trigger: {} {}",
         r.reason.describe(),
         names.function(r.function)
     )
+}
+
+#[cfg(test)]
+mod tests_from_docs {
+    //! The examples of this module's items, run as tests (the module is the crate's own; an
+    //! example may leave a binding or an import unused, as a documentation example does).
+    #![allow(unused_imports, unused_variables)]
+
+    #[test]
+    fn relative() {
+        use crate::render::trigger::relative;
+        use crate::units::Clock;
+        let c = Clock::new(1_000_000_000);
+        assert_eq!(relative(1_500, 1_000, &c), "+500 ns");
+        assert_eq!(relative(1_000, 4_000, &c), "-3.00 µs");
+    }
+
+    #[test]
+    fn describe_call() {
+        use crate::model::names::Names;
+        use crate::render::trigger::describe_call;
+        use crate::units::Clock;
+        use fdr_format::{Reason, ReasonInfo};
+        let r = ReasonInfo {
+            reason: Reason::StillRunning,
+            function: 4,
+            tid: 9,
+            start_tsc: 2_000,
+            duration_ticks: 3_000_000,
+            ..ReasonInfo::default()
+        };
+        assert_eq!(
+            describe_call(&r, &Names::default(), &Clock::new(1_000_000_000), 1_000),
+            "call still running past its limit: #4 on thread 9, started at +1.00 µs, running for 3.00 ms"
+        );
+        // With the limit in force, learned (`trigger = "auto"`) from the function's p99.
+        let r = ReasonInfo {
+            reason: Reason::SlowCall,
+            limit_ticks: 61_437,
+            p99_ticks: 20_479,
+            ..r
+        };
+        assert!(
+            describe_call(&r, &Names::default(), &Clock::new(1_000_000_000), 1_000).ends_with(
+                "lasted 3.00 ms (limit 61.4 µs, learned from the function's p99 of 20.5 µs)"
+            )
+        );
+        // With the time its thread waited for a CPU while the watchdog watched the call.
+        let r = ReasonInfo {
+            cpu_wait_ns: Some(2_500_000),
+            ..r
+        };
+        assert!(
+            describe_call(&r, &Names::default(), &Clock::new(1_000_000_000), 1_000).ends_with(
+                "; its thread waited for a CPU for 2.50 ms of it at least (descheduled)"
+            )
+        );
+    }
+
+    #[test]
+    fn death() {
+        use crate::render::trigger::death;
+        use fdr_format::{Reason, ReasonInfo};
+        let r = ReasonInfo {
+            reason: Reason::Crash,
+            signal: 6,
+            tid: 3,
+            ..ReasonInfo::default()
+        };
+        assert_eq!(death(&r).unwrap(), "SIGABRT (abort) on thread 3");
+        assert!(death(&ReasonInfo::default()).is_none());
+    }
+
+    #[test]
+    fn instant_name() {
+        use crate::model::names::Names;
+        use crate::render::trigger::instant_name;
+        use fdr_format::{Reason, ReasonInfo};
+        let r = ReasonInfo {
+            reason: Reason::SlowCall,
+            function: 4,
+            ..ReasonInfo::default()
+        };
+        assert_eq!(instant_name(&r, &Names::default()), "trigger: slow call #4");
+    }
 }

@@ -8,8 +8,8 @@ pub mod xml;
 
 use std::path::{Path, PathBuf};
 
-use fdr_cli::testing::synth::LogBuilder;
 use fdr_format::{ClockSource, Mode, RunInfo};
+use fdr_testkit::synth::LogBuilder;
 
 /// 2^33 ticks: far enough to need a TSCWrap record.
 pub const FAR: u64 = 1 << 33;

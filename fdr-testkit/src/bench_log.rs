@@ -11,7 +11,7 @@ use fdr_format::{
     BLOCK_PREAMBLE_AFTER_EXTENTS, BLOCK_PREAMBLE_SIZE,
 };
 
-use crate::testing::synth::LogBuilder;
+use crate::synth::LogBuilder;
 
 /// Functions of the log's call graph.
 pub const FUNCTIONS: u32 = 200;
@@ -19,7 +19,7 @@ pub const FUNCTIONS: u32 = 200;
 /// What to make.
 ///
 /// ```
-/// let b = fdr_cli::testing::bench_log::BenchLog::default();
+/// let b = fdr_testkit::bench_log::BenchLog::default();
 /// assert_eq!((b.threads, b.block), (4, 64 * 1024));
 /// ```
 #[derive(Clone, Copy, Debug)]
@@ -64,7 +64,7 @@ struct Thread {
 /// Writes the log `b` describes to `out`; returns the records written.
 ///
 /// ```
-/// use fdr_cli::testing::bench_log::{write, BenchLog};
+/// use fdr_testkit::bench_log::{write, BenchLog};
 /// let mut log = Vec::new();
 /// let n = write(&mut log, &BenchLog { records: 5000, block: 4096, ..BenchLog::default() })?;
 /// assert!(n >= 5000);

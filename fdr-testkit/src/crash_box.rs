@@ -5,7 +5,7 @@
 //! buffer's first two words, its `BufferExtents`, are left for the reader to fill in).
 //!
 //! ```
-//! use fdr_cli::testing::crash_box::BoxBuilder;
+//! use fdr_testkit::crash_box::BoxBuilder;
 //! use fdr_format::crash_box;
 //! let mut b = BoxBuilder::new("app", 2_000_000_000, "/tmp/app.fdr");
 //! b.function(1, "app::main");

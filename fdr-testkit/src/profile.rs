@@ -3,7 +3,7 @@
 //! whose figures the tests check.
 //!
 //! ```
-//! use fdr_cli::testing::profile::TreeBuilder;
+//! use fdr_testkit::profile::TreeBuilder;
 //! let mut t = TreeBuilder::new(7, "worker");
 //! let main = t.calls(None, 1, &[1000], 600);
 //! t.calls(Some(main), 2, &[150, 250], 400);

@@ -4,7 +4,7 @@
 //! event encoders), so that a synthetic log cannot drift from the format.
 //!
 //! ```
-//! use fdr_cli::testing::synth::LogBuilder;
+//! use fdr_testkit::synth::LogBuilder;
 //! let mut log = LogBuilder::new(1_000_000_000);
 //! log.function(1, "app::main", &[]);
 //! let mut b = log.block(7, 0, 1_000);
@@ -81,7 +81,7 @@ impl LogBuilder {
     /// Adds the reason record: why the log was written.
     ///
     /// ```
-    /// use fdr_cli::testing::synth::LogBuilder;
+    /// use fdr_testkit::synth::LogBuilder;
     /// use fdr_format::{events::EventDecoder, Reason, ReasonInfo};
     /// let mut log = LogBuilder::new(1_000_000_000);
     /// log.reason(ReasonInfo { reason: Reason::Signal, ..ReasonInfo::default() });
@@ -102,7 +102,7 @@ impl LogBuilder {
     /// Adds a function-table entry of the given kind (an `async fn`, a scope).
     ///
     /// ```
-    /// use fdr_cli::testing::synth::LogBuilder;
+    /// use fdr_testkit::synth::LogBuilder;
     /// use fdr_format::{events::EventDecoder, FunctionKind};
     /// let mut log = LogBuilder::new(1_000_000_000);
     /// log.function_of_kind(2, "app::request", &[], FunctionKind::Async);
@@ -199,7 +199,7 @@ impl BlockBuilder<'_> {
     /// A link event at `tsc`: a task tied to its parent, or to a task it follows from.
     ///
     /// ```
-    /// use fdr_cli::testing::synth::LogBuilder;
+    /// use fdr_testkit::synth::LogBuilder;
     /// use fdr_format::{LinkKind, TaskLink};
     /// let mut log = LogBuilder::new(1_000_000_000);
     /// let mut b = log.block(7, 0, 100);
@@ -236,7 +236,7 @@ impl BlockBuilder<'_> {
     /// A task event of the async function `id`: task `task` created, completed or cancelled.
     ///
     /// ```
-    /// use fdr_cli::testing::synth::LogBuilder;
+    /// use fdr_testkit::synth::LogBuilder;
     /// use fdr_format::events::{EventDecoder, EventKind};
     /// use fdr_format::TaskKind;
     /// let mut log = LogBuilder::new(1_000_000_000);
@@ -259,7 +259,7 @@ impl BlockBuilder<'_> {
     /// after `run` erased calls in a row.
     ///
     /// ```
-    /// use fdr_cli::testing::synth::LogBuilder;
+    /// use fdr_testkit::synth::LogBuilder;
     /// use fdr_format::CullKind;
     /// let mut log = LogBuilder::new(1_000_000_000);
     /// let mut b = log.block(7, 0, 100);

@@ -1,5 +1,5 @@
 //! Checking OTLP exports against `fdr calls`: the official OpenTelemetry decoder
-//! (`tests/otlp_check.py`, PyPI package `opentelemetry-proto`) and the spans both sides say a
+//! (`fdr-cli/tests/otlp_check.py`, PyPI package `opentelemetry-proto`) and the spans both sides say a
 //! window has, compared exactly; and the HTTP request a test collector reads. Used by this
 //! crate's `fdr export` tests and by the runtime's exporter tests.
 
@@ -11,16 +11,19 @@ use std::process::Command;
 
 use serde_json::Value;
 
-/// Decodes `files` (each one `ExportTraceServiceRequest`) with `tests/otlp_check.py`, the
+/// Decodes `files` (each one `ExportTraceServiceRequest`) with `fdr-cli/tests/otlp_check.py`, the
 /// official OpenTelemetry classes, and returns what it prints. Panics (does not skip) without
 /// python3 or opentelemetry-proto, saying what to install.
 ///
 /// ```no_run
-/// let v = fdr_cli::testing::otlp::otlp_check(&["request.pb".into()]);
+/// let v = fdr_testkit::otlp::otlp_check(&["request.pb".into()]);
 /// println!("{} spans", v["spans"].as_array().unwrap().len());
 /// ```
 pub fn otlp_check(files: &[PathBuf]) -> Value {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/otlp_check.py");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../fdr-cli/tests/otlp_check.py"
+    );
     let out = Command::new("python3")
         .arg(script)
         .args(files)
@@ -50,7 +53,7 @@ pub fn otlp_check(files: &[PathBuf]) -> Value {
 /// arguments (sorted by name), and the parent's name and start.
 ///
 /// ```
-/// let s = fdr_cli::testing::otlp::Span::default();
+/// let s = fdr_testkit::otlp::Span::default();
 /// assert!(s.parent.is_none());
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
@@ -79,7 +82,7 @@ pub struct Span {
 ///
 /// ```
 /// let calls = serde_json::json!([]);
-/// assert!(fdr_cli::testing::otlp::spans_of_calls(&calls, 0).is_empty());
+/// assert!(fdr_testkit::otlp::spans_of_calls(&calls, 0).is_empty());
 /// ```
 pub fn spans_of_calls(calls: &Value, base: u64) -> Vec<Span> {
     let calls = calls.as_array().expect("fdr calls --format json is a list");
@@ -148,7 +151,7 @@ pub fn spans_of_calls(calls: &Value, base: u64) -> Vec<Span> {
 ///
 /// ```
 /// let v = serde_json::json!({ "spans": [] });
-/// assert!(fdr_cli::testing::otlp::spans_of_otlp(&v).is_empty());
+/// assert!(fdr_testkit::otlp::spans_of_otlp(&v).is_empty());
 /// ```
 pub fn spans_of_otlp(v: &Value) -> Vec<Span> {
     let mut spans: Vec<Span> = v["spans"]
@@ -211,7 +214,7 @@ impl Received {
     /// The value of header `name` (lower case).
     ///
     /// ```
-    /// let r = fdr_cli::testing::otlp::Received {
+    /// let r = fdr_testkit::otlp::Received {
     ///     line: "POST /v1/traces HTTP/1.1".into(),
     ///     headers: vec![("content-length".into(), "0".into())],
     ///     body: vec![],
@@ -232,7 +235,7 @@ impl Received {
 /// ```no_run
 /// let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
 /// let (mut s, _) = listener.accept()?;
-/// let r = fdr_cli::testing::otlp::read_request(&mut s).expect("a request");
+/// let r = fdr_testkit::otlp::read_request(&mut s).expect("a request");
 /// assert_eq!(r.line, "POST /v1/traces HTTP/1.1");
 /// # Ok::<(), std::io::Error>(())
 /// ```

@@ -12,14 +12,14 @@ use fdr_format::{
     TaskLink, ThreadInfo,
 };
 
-use crate::testing::synth::LogBuilder;
+use crate::synth::LogBuilder;
 
 /// A small crafted log of the shape `name` with size `n`, or `None` for an unknown name.
 ///
 /// ```
-/// let log = fdr_cli::testing::shapes::shape("deep", 10).unwrap();
+/// let log = fdr_testkit::shapes::shape("deep", 10).unwrap();
 /// assert!(log.len() > 32);
-/// assert!(fdr_cli::testing::shapes::shape("nonsense", 1).is_none());
+/// assert!(fdr_testkit::shapes::shape("nonsense", 1).is_none());
 /// ```
 pub fn shape(name: &str, n: u32) -> Option<Vec<u8>> {
     let mut log = LogBuilder::new(1_000_000_000);
