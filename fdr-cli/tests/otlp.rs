@@ -333,6 +333,7 @@ fn collector(answer: &'static [u8]) -> (u16, Arc<Mutex<Vec<Received>>>) {
     std::thread::spawn(move || {
         for s in l.incoming() {
             let Ok(mut s) = s else { continue };
+            let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(30)));
             if let Some(r) = read_request(&mut s) {
                 g.lock().unwrap().push(r);
                 let _ = s.write_all(answer);

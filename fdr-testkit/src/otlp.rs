@@ -5,7 +5,6 @@
 
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -202,6 +201,8 @@ pub fn spans_of_otlp(v: &Value) -> Vec<Span> {
 /// An HTTP request as a test collector read it.
 #[derive(Clone, Debug)]
 pub struct Received {
+    /// When its head was read.
+    pub at: std::time::Instant,
     /// The request line, without its line end: `POST /v1/traces HTTP/1.1`.
     pub line: String,
     /// The headers, names in lower case, values trimmed.
@@ -229,19 +230,16 @@ impl Received {
     }
 }
 
-/// Reads one HTTP/1.1 request with a `Content-Length` body from `s` (waiting up to 30 s for
-/// it); `None` if the connection ends or times out first, or the head is not text.
+/// Reads one HTTP/1.1 request with a `Content-Length` body from `s` (a connection, plain or
+/// TLS: the caller sets its timeout); `None` if the connection ends or fails first, or the head
+/// is not text. The body is as sent (gzipped, if the sender gzipped it).
 ///
-/// ```no_run
-/// let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-/// let (mut s, _) = listener.accept()?;
-/// let r = fdr_testkit::otlp::read_request(&mut s).expect("a request");
-/// assert_eq!(r.line, "POST /v1/traces HTTP/1.1");
-/// # Ok::<(), std::io::Error>(())
 /// ```
-pub fn read_request(s: &mut TcpStream) -> Option<Received> {
-    s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
-        .ok()?;
+/// let mut wire: &[u8] = b"POST /v1/traces HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc";
+/// let r = fdr_testkit::otlp::read_request(&mut wire).expect("a request");
+/// assert_eq!((r.line.as_str(), &r.body[..]), ("POST /v1/traces HTTP/1.1", &b"abc"[..]));
+/// ```
+pub fn read_request(s: &mut impl Read) -> Option<Received> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 65536];
     let head_end = loop {
@@ -254,6 +252,7 @@ pub fn read_request(s: &mut TcpStream) -> Option<Received> {
         }
         buf.extend_from_slice(&chunk[..n]);
     };
+    let at = std::time::Instant::now();
     let head = String::from_utf8(buf[..head_end].to_vec()).ok()?;
     let mut lines = head.split("\r\n");
     let line = lines.next()?.to_string();
@@ -262,6 +261,7 @@ pub fn read_request(s: &mut TcpStream) -> Option<Received> {
         .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
         .collect();
     let mut r = Received {
+        at,
         line,
         headers,
         body: buf[head_end + 4..].to_vec(),

@@ -231,45 +231,12 @@ fn serve(mut s: impl Read + Write, shared: &Shared) {
     }
 }
 
-/// One request with a `Content-Length` body; `None` when the connection ends first.
+/// One request with a `Content-Length` body, gunzipped when it says it is gzipped; `None`
+/// when the connection ends first.
 fn read_request(s: &mut impl Read) -> Option<Request> {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 65536];
-    let head_end = loop {
-        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i;
-        }
-        let n = s.read(&mut chunk).ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    };
-    let at = Instant::now();
-    let head = String::from_utf8(buf[..head_end].to_vec()).ok()?;
-    let mut lines = head.split("\r\n");
-    let line = lines.next()?.to_string();
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
-    let len: usize = headers
-        .iter()
-        .find(|(n, _)| n == "content-length")?
-        .1
-        .parse()
-        .ok()?;
-    let mut body = buf[head_end + 4..].to_vec();
-    while body.len() < len {
-        let n = s.read(&mut chunk).ok()?;
-        if n == 0 {
-            return None;
-        }
-        body.extend_from_slice(&chunk[..n]);
-    }
-    let gzipped = headers
-        .iter()
-        .any(|(n, v)| n == "content-encoding" && v == "gzip");
+    let r = fdr_testkit::otlp::read_request(s)?;
+    let gzipped = r.header("content-encoding") == Some("gzip");
+    let mut body = r.body;
     if gzipped {
         let mut plain = Vec::new();
         flate2::read::GzDecoder::new(&body[..])
@@ -278,9 +245,9 @@ fn read_request(s: &mut impl Read) -> Option<Request> {
         body = plain;
     }
     Some(Request {
-        at,
-        line,
-        headers,
+        at: r.at,
+        line: r.line,
+        headers: r.headers,
         body,
     })
 }
