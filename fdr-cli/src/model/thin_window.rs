@@ -1,5 +1,5 @@
-//! What a window says about itself: whether it is empty or most calls were erased, which
-//! `info` and the end of every text report say, naming the threshold and how to keep more.
+//! A thin window, in words: whether a window is empty or most calls were erased, which `info`
+//! and the end of every text report say, naming the threshold and how to keep more.
 
 use fdr_format::events::{LogInfo, ThreadStats};
 
@@ -12,9 +12,9 @@ use crate::units::human;
 ///
 /// ```
 /// let run = fdr_format::RunInfo { threshold_ns: 5_000, calls_erased: 1_000, ..Default::default() };
-/// let says = fdr_cli::model::window::thin_window(&run, 0).unwrap();
+/// let says = fdr_cli::model::thin_window::thin_window(&run, 0).unwrap();
 /// assert!(says.starts_with("empty: no call lasted the threshold (5.00 µs)"), "{says}");
-/// assert_eq!(fdr_cli::model::window::thin_window(&run, 400), None);
+/// assert_eq!(fdr_cli::model::thin_window::thin_window(&run, 400), None);
 /// ```
 pub fn thin_window(r: &fdr_format::RunInfo, function_records: u64) -> Option<String> {
     let keep_more = "threshold_us=0 in FDR_OPTIONS, or Config::threshold(Duration::ZERO), keeps \

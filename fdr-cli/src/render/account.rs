@@ -8,8 +8,8 @@ use crate::commands::account::{Row, Table, TaskRow};
 use crate::escape::{json_string, shown};
 use crate::model::names::Names;
 use crate::model::replay::origin;
-use crate::model::window;
-use crate::render::{culls, trigger};
+use crate::model::thin_window;
+use crate::render::{culls, reason};
 use crate::units::{human, open_human, Clock};
 
 /// Output format of `fdr account`.
@@ -32,7 +32,7 @@ pub fn report(t: &Table, format: Format, out: &mut dyn Write) -> std::io::Result
     let names = Names::new(&t.info);
     let clock = Clock::new(t.info.header.cycle_frequency);
     let origin = origin(&t.threads);
-    if let Some(h) = trigger::header(&t.info, &names, &clock, origin) {
+    if let Some(h) = reason::header(&t.info, &names, &clock, origin) {
         writeln!(out, "{h}")?;
     }
     write(&t.rows, format, out)?;
@@ -43,7 +43,7 @@ pub fn report(t: &Table, format: Format, out: &mut dyn Write) -> std::io::Result
             writeln!(out, "{l}")?;
         }
     }
-    if let Some(n) = window::note(&t.info, &t.threads) {
+    if let Some(n) = thin_window::note(&t.info, &t.threads) {
         writeln!(out, "{n}")?;
     }
     Ok(())

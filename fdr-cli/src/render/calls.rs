@@ -12,8 +12,8 @@ use crate::escape::{json_string, shown};
 use crate::model::names::Names;
 use crate::model::replay::Plan;
 use crate::model::tasks::TaskSpan;
-use crate::model::window;
-use crate::render::trigger::{relative, thread_label};
+use crate::model::thin_window;
+use crate::render::labels::{relative, thread_label};
 use crate::units::{human, lasted, open_human, Clock};
 
 /// Output format of `fdr calls`.
@@ -42,7 +42,7 @@ pub fn write(
             if s.show_tasks {
                 write_tasks(&s.tasks, &s.links, p, &names, &clock, &mut o)?;
             }
-            if let Some(n) = window::note(&p.info, &p.threads) {
+            if let Some(n) = thin_window::note(&p.info, &p.threads) {
                 writeln!(o, "{n}")?;
             }
         }
@@ -140,7 +140,7 @@ fn write_text(
     depth: usize,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
-    if let Some(h) = crate::render::trigger::header(&p.info, names, clock, p.origin) {
+    if let Some(h) = crate::render::reason::header(&p.info, names, clock, p.origin) {
         writeln!(out, "{h}")?;
         writeln!(out)?;
     }
