@@ -1,5 +1,5 @@
 //! The command line: the commands, their arguments and their help, as clap parses them.
-//! Nothing here computes; [`crate::commands::run`] runs what was parsed.
+//! Nothing here computes; [`crate::runner::run`] runs what was parsed.
 
 use std::path::PathBuf;
 
@@ -59,57 +59,16 @@ pub struct Cli {
 pub enum Command {
     /// Header, calibration, threads, blocks, time span, functions, losses and threshold; of a
     /// crash box, what it says of its process, then the same of the log it recovers to.
-    Info {
-        /// The log (.fdr; `-` for standard input), or a crash box (.box).
-        log: PathBuf,
-    },
+    Info(InfoArgs),
     /// Turns the crash boxes of processes that died into logs, says how each died, and removes
     /// the boxes; a running process's box is left alone.
     #[command(after_help = RECOVER_HELP)]
-    Recover {
-        /// Crash boxes, or directories: every `fdr-*.box` file in one [default: the directory
-        /// recorders put their boxes in: $XDG_RUNTIME_DIR, else /dev/shm, else the temporary
-        /// directory].
-        #[arg(value_name = "PATH")]
-        paths: Vec<PathBuf>,
-        /// Leave the boxes in place once their logs are written.
-        #[arg(long)]
-        keep: bool,
-        /// Write the log here instead (`-` for standard output); for one box only.
-        #[arg(short, long, value_name = "OUT")]
-        output: Option<PathBuf>,
-    },
+    Recover(RecoverArgs),
     /// Every record, one per line, with its byte offset.
-    Dump {
-        /// The log (.fdr; `-` for standard input).
-        log: PathBuf,
-        /// Check the block grammar (BufferExtents, NewBuffer, WalltimeMarker, [Pid], NewCPUId,
-        /// events) and exit non-zero at the first violation. Time running backwards on a thread
-        /// gets a warning line, without failing: CPUs' timestamp counters can disagree slightly.
-        #[arg(long)]
-        verify: bool,
-    },
+    Dump(DumpArgs),
     /// Per function: count, min, p50, p90, p99, max, total and self time.
     #[command(after_help = ACCOUNT_HELP)]
-    Account {
-        /// The log (.fdr; `-` for standard input).
-        log: PathBuf,
-        /// Sort by this column (numbers: largest first).
-        #[arg(long, value_enum, default_value_t = SortKey::Total)]
-        sort: SortKey,
-        /// Show only the first N functions.
-        #[arg(long, value_name = "N")]
-        top: Option<usize>,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = account::Format::Text)]
-        format: account::Format,
-        /// Reader threads, each decoding the blocks of a share of the log's threads
-        /// [default: 2 on a log over 32 MiB with two cores, else 1].
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
-        threads: Option<u16>,
-        #[command(flatten)]
-        filter: FilterOptions,
-    },
+    Account(AccountArgs),
     /// The call trie: per call path, count, total and self time, latency histogram.
     #[command(after_help = "\
 Paths are merged across threads. The latency column is one histogram per path, one bucket per
@@ -117,15 +76,7 @@ power of two, over the range in its header. Past 262144 distinct paths, new ones
 a '[more call paths, merged]' node under their caller, which bounds memory. Paths are shown at most
 1024 frames deep: a call made deeper (a deep recursion) is one '[calls deeper than 1024 frames]'
 node holding its whole time, the calls it made included.")]
-    Stack {
-        /// The log (.fdr; `-` for standard input).
-        log: PathBuf,
-        /// `text`: an indented tree; `folded`: `a;b;c <self ns>` lines for flame graph tools.
-        #[arg(long, value_enum, default_value_t = stack::Format::Text)]
-        format: stack::Format,
-        #[command(flatten)]
-        filter: FilterOptions,
-    },
+    Stack(StackArgs),
     /// Chrome trace-event JSON (chrome://tracing, Perfetto) or Fuchsia trace format (Perfetto).
     #[command(after_help = "\
 Chrome JSON: one complete ('X') event per call whose entry and exit are in the log (written at
@@ -133,75 +84,12 @@ the exit; viewers sort events by time), a 'B'/'E' pair for a call whose entry is
 async slices for async tasks. A warning on standard error says when the file will be larger than
 the 1 GiB that chrome://tracing and Perfetto's JSON importer handle: use --format fxt (Perfetto
 reads it) or a filter then.")]
-    Convert {
-        /// The log (.fdr; `-` for standard input).
-        log: PathBuf,
-        /// Output format.
-        #[arg(long, value_enum)]
-        format: ConvertFormat,
-        /// Output file (`-` for standard output).
-        #[arg(short, long, value_name = "OUT")]
-        output: PathBuf,
-        #[command(flatten)]
-        filter: FilterOptions,
-    },
+    Convert(ConvertArgs),
     /// Sends a log's window to an OpenTelemetry collector as a trace (OTLP/HTTP, one span per
     /// call), or writes the OTLP request to a file.
     #[command(after_help = EXPORT_HELP,
               group(clap::ArgGroup::new("dest").required(true).args(["otlp", "otlp_file"])))]
-    Export {
-        /// The log (.fdr; `-` for standard input).
-        log: PathBuf,
-        /// Send to the collector's OTLP/HTTP receiver: http[s]://HOST[:PORT][/PATH] (the path
-        /// defaults to /v1/traces), or `env` for the endpoint of OTEL_EXPORTER_OTLP_*.
-        #[arg(long, value_name = "URL|env")]
-        otlp: Option<String>,
-        /// With --otlp, headers for the collector: NAME=VALUE,NAME=VALUE, values
-        /// percent-decoded [default: OTEL_EXPORTER_OTLP_TRACES_HEADERS or
-        /// OTEL_EXPORTER_OTLP_HEADERS]. A command line is visible to other users: prefer the
-        /// variable for an API key.
-        #[arg(long, value_name = "LIST")]
-        otlp_headers: Option<String>,
-        /// With --otlp https://, trust the CA certificates of this PEM file instead of the
-        /// system's roots [default: OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE or
-        /// OTEL_EXPORTER_OTLP_CERTIFICATE, else the system's, which honour SSL_CERT_FILE].
-        #[arg(long, value_name = "PEM")]
-        otlp_ca: Option<PathBuf>,
-        /// With --otlp, gzip or none [default: OTEL_EXPORTER_OTLP_TRACES_COMPRESSION or
-        /// OTEL_EXPORTER_OTLP_COMPRESSION, else gzip].
-        #[arg(long, value_name = "gzip|none")]
-        otlp_compression: Option<String>,
-        /// Write the protobuf ExportTraceServiceRequest, every span in one request, to OUT
-        /// instead (`-` for standard output).
-        #[arg(long, value_name = "OUT.pb")]
-        otlp_file: Option<PathBuf>,
-        /// The resource's service.name [default: OTEL_SERVICE_NAME, service.name in
-        /// OTEL_RESOURCE_ATTRIBUTES, else the program's name, from the log].
-        #[arg(long, value_name = "NAME")]
-        service_name: Option<String>,
-        /// The resource's host.name [default: none; a log does not say which machine wrote it].
-        #[arg(long, value_name = "NAME")]
-        host_name: Option<String>,
-        /// Join this W3C trace context (00-<32 hex trace id>-<16 hex span id>-<2 hex flags>):
-        /// the spans take its trace id, the calls without a caller its span id as parent.
-        #[arg(long, value_name = "TRACEPARENT")]
-        traceparent: Option<String>,
-        /// With --otlp, at most N spans per request; a larger window is sent in several.
-        #[arg(long, value_name = "N", default_value_t = 10_000,
-              value_parser = clap::value_parser!(u32).range(1..))]
-        max_spans: u32,
-        /// With --otlp, one attempt's time limit (resolve, connect, handshake, send, answer)
-        /// [default: OTEL_EXPORTER_OTLP_TRACES_TIMEOUT or OTEL_EXPORTER_OTLP_TIMEOUT in ms,
-        /// else 10s].
-        #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
-        timeout: Option<u64>,
-        /// With --otlp, how long to keep retrying a request the collector did not take (no
-        /// connection, timeout, 429, 502, 503, 504), waits included; 0: try once.
-        #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
-        retry_for: u64,
-        #[command(flatten)]
-        filter: FilterOptions,
-    },
+    Export(ExportArgs),
     /// A flame graph SVG (self time per call path), from a log or a profile.
     #[command(after_help = "\
 Given a profile (.fdrprof, from profile mode) instead of a log, the graph is of its trees merged by
@@ -212,104 +100,254 @@ The renderer is handed at most 1048576 frames and 64 MiB of call paths. Past tha
 its narrowest paths into their callers and the chart samples each thread's stack at a regular
 interval, doubled until it fits; the SVG's subtitle says which. Paths narrower than the renderer
 draws (0.01% of the width) are always folded into their callers, which changes nothing drawn.")]
-    Flame {
-        /// The log (.fdr) or profile (.fdrprof); `-` for standard input.
-        log: PathBuf,
-        /// Output file (`-` for standard output).
-        #[arg(short, long, value_name = "OUT.svg")]
-        output: PathBuf,
-        /// A flame chart: time runs left to right, one chart per thread.
-        #[arg(long)]
-        chart: bool,
-        #[command(flatten)]
-        filter: FilterOptions,
-    },
+    Flame(FlameArgs),
     /// Individual calls, slowest first, each with the tree of calls it made.
     #[command(after_help = CALLS_HELP)]
-    Calls {
-        /// The log (.fdr; `-` for standard input).
-        log: PathBuf,
-        /// Show the N slowest calls (at most 100000).
-        #[arg(long, value_name = "N", default_value_t = 10,
-              value_parser = clap::value_parser!(u32).range(0..=100_000))]
-        top: u32,
-        /// Show the calls each one made down to N levels below it; deeper ones are counted.
-        #[arg(long, value_name = "N", default_value_t = 8,
-              value_parser = clap::value_parser!(u16).range(0..=1024))]
-        depth: u16,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = calls::Format::Text)]
-        format: calls::Format,
-        /// Reader threads, each decoding the blocks of a share of the log's threads
-        /// [default: 2 on a log over 32 MiB with two cores, else 1].
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
-        threads: Option<u16>,
-        #[command(flatten)]
-        filter: FilterOptions,
-    },
+    Calls(CallsArgs),
     /// The time-ordered call graph, one line per entry and exit (as uftrace's `replay`).
     #[command(after_help = REPLAY_HELP)]
-    Replay {
-        /// The log (.fdr; `-` for standard input).
-        log: PathBuf,
-        /// Reader threads for the first pass, each decoding the blocks of a share of the log's
-        /// threads [default: 2 on a log over 32 MiB with two cores, else 1].
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
-        threads: Option<u16>,
-        #[command(flatten)]
-        filter: FilterOptions,
-    },
+    Replay(ReplayArgs),
     /// Per function from a profile (.fdrprof): count, total, self, min, p50, p90, p99, max;
     /// `--tree` the call paths; `--function F` its callers and callees; `--pprof` for pprof.
     #[command(after_help = PROFILE_HELP)]
-    Profile {
-        /// The profile (.fdrprof, written by profile mode; `-` for standard input).
-        profile: PathBuf,
-        /// The call tree: per call path, count, total, self, share of the run and p99.
-        #[arg(long, conflicts_with_all = ["function", "sort", "top"])]
-        tree: bool,
-        /// The callers and callees of the functions whose full name matches PATTERN ('*'
-        /// matches any run of characters; a pattern without '*' also matches the last
-        /// segments of a name: 'Worker::step' matches 'app::Worker::step'), then their rows.
-        #[arg(long, value_name = "PATTERN")]
-        function: Option<String>,
-        /// One section per tree of the file (per thread, and the threads that exited) instead
-        /// of all merged.
-        #[arg(long)]
-        threads: bool,
-        /// Sort functions by this column (numbers: largest first).
-        #[arg(long, value_enum, default_value_t = SortKey::SelfTime)]
-        sort: SortKey,
-        /// Show only the first N functions.
-        #[arg(long, value_name = "N")]
-        top: Option<usize>,
-        /// Leave out functions, call paths, callers and callees whose total is below DURATION
-        /// (e.g. 1.5ms; units ns, us, ms, s).
-        #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-        min: Option<u64>,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = profile::Format::Text)]
-        format: profile::Format,
-        /// Output file (`-` for standard output).
-        #[arg(short, long, value_name = "OUT", default_value = "-")]
-        output: PathBuf,
-        /// Write pprof protobuf to OUT instead of the report, gzipped when OUT ends in .gz
-        /// (needs the `otlp` feature, on by default).
-        #[arg(long, value_name = "OUT.pb.gz",
-              conflicts_with_all = ["tree", "function", "sort", "top", "min", "format", "output"])]
-        pprof: Option<PathBuf>,
-    },
+    Profile(ProfileArgs),
     /// Per function, count, p50, p99, total and self time in two logs, and the change.
     #[command(after_help = DIFF_HELP)]
-    Diff {
-        /// The log before (.fdr; `-` for standard input).
-        before: PathBuf,
-        /// The log after (.fdr; `-` for standard input).
-        after: PathBuf,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = diff::Format::Text)]
-        format: diff::Format,
-    },
+    Diff(DiffArgs),
+}
+
+// Each command's arguments, which runner.rs hands to the command's function. The structs have
+// no doc comments: clap would take them for the commands' descriptions, which are the variants'.
+#[derive(Args, Debug)]
+pub struct InfoArgs {
+    /// The log (.fdr; `-` for standard input), or a crash box (.box).
+    pub log: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct RecoverArgs {
+    /// Crash boxes, or directories: every `fdr-*.box` file in one [default: the directory
+    /// recorders put their boxes in: $XDG_RUNTIME_DIR, else /dev/shm, else the temporary
+    /// directory].
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Leave the boxes in place once their logs are written.
+    #[arg(long)]
+    pub keep: bool,
+    /// Write the log here instead (`-` for standard output); for one box only.
+    #[arg(short, long, value_name = "OUT")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct DumpArgs {
+    /// The log (.fdr; `-` for standard input).
+    pub log: PathBuf,
+    /// Check the block grammar (BufferExtents, NewBuffer, WalltimeMarker, [Pid], NewCPUId,
+    /// events) and exit non-zero at the first violation. Time running backwards on a thread
+    /// gets a warning line, without failing: CPUs' timestamp counters can disagree slightly.
+    #[arg(long)]
+    pub verify: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct AccountArgs {
+    /// The log (.fdr; `-` for standard input).
+    pub log: PathBuf,
+    /// Sort by this column (numbers: largest first).
+    #[arg(long, value_enum, default_value_t = SortKey::Total)]
+    pub sort: SortKey,
+    /// Show only the first N functions.
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = account::Format::Text)]
+    pub format: account::Format,
+    /// Reader threads, each decoding the blocks of a share of the log's threads
+    /// [default: 2 on a log over 32 MiB with two cores, else 1].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub threads: Option<u16>,
+    #[command(flatten)]
+    pub filter: FilterOptions,
+}
+
+#[derive(Args, Debug)]
+pub struct StackArgs {
+    /// The log (.fdr; `-` for standard input).
+    pub log: PathBuf,
+    /// `text`: an indented tree; `folded`: `a;b;c <self ns>` lines for flame graph tools.
+    #[arg(long, value_enum, default_value_t = stack::Format::Text)]
+    pub format: stack::Format,
+    #[command(flatten)]
+    pub filter: FilterOptions,
+}
+
+#[derive(Args, Debug)]
+pub struct ConvertArgs {
+    /// The log (.fdr; `-` for standard input).
+    pub log: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum)]
+    pub format: ConvertFormat,
+    /// Output file (`-` for standard output).
+    #[arg(short, long, value_name = "OUT")]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub filter: FilterOptions,
+}
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// The log (.fdr; `-` for standard input).
+    pub log: PathBuf,
+    /// Send to the collector's OTLP/HTTP receiver: http[s]://HOST[:PORT][/PATH] (the path
+    /// defaults to /v1/traces), or `env` for the endpoint of OTEL_EXPORTER_OTLP_*.
+    #[arg(long, value_name = "URL|env")]
+    pub otlp: Option<String>,
+    /// With --otlp, headers for the collector: NAME=VALUE,NAME=VALUE, values
+    /// percent-decoded [default: OTEL_EXPORTER_OTLP_TRACES_HEADERS or
+    /// OTEL_EXPORTER_OTLP_HEADERS]. A command line is visible to other users: prefer the
+    /// variable for an API key.
+    #[arg(long, value_name = "LIST")]
+    pub otlp_headers: Option<String>,
+    /// With --otlp https://, trust the CA certificates of this PEM file instead of the
+    /// system's roots [default: OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE or
+    /// OTEL_EXPORTER_OTLP_CERTIFICATE, else the system's, which honour SSL_CERT_FILE].
+    #[arg(long, value_name = "PEM")]
+    pub otlp_ca: Option<PathBuf>,
+    /// With --otlp, gzip or none [default: OTEL_EXPORTER_OTLP_TRACES_COMPRESSION or
+    /// OTEL_EXPORTER_OTLP_COMPRESSION, else gzip].
+    #[arg(long, value_name = "gzip|none")]
+    pub otlp_compression: Option<String>,
+    /// Write the protobuf ExportTraceServiceRequest, every span in one request, to OUT
+    /// instead (`-` for standard output).
+    #[arg(long, value_name = "OUT.pb")]
+    pub otlp_file: Option<PathBuf>,
+    /// The resource's service.name [default: OTEL_SERVICE_NAME, service.name in
+    /// OTEL_RESOURCE_ATTRIBUTES, else the program's name, from the log].
+    #[arg(long, value_name = "NAME")]
+    pub service_name: Option<String>,
+    /// The resource's host.name [default: none; a log does not say which machine wrote it].
+    #[arg(long, value_name = "NAME")]
+    pub host_name: Option<String>,
+    /// Join this W3C trace context (00-<32 hex trace id>-<16 hex span id>-<2 hex flags>):
+    /// the spans take its trace id, the calls without a caller its span id as parent.
+    #[arg(long, value_name = "TRACEPARENT")]
+    pub traceparent: Option<String>,
+    /// With --otlp, at most N spans per request; a larger window is sent in several.
+    #[arg(long, value_name = "N", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_spans: u32,
+    /// With --otlp, one attempt's time limit (resolve, connect, handshake, send, answer)
+    /// [default: OTEL_EXPORTER_OTLP_TRACES_TIMEOUT or OTEL_EXPORTER_OTLP_TIMEOUT in ms,
+    /// else 10s].
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
+    pub timeout: Option<u64>,
+    /// With --otlp, how long to keep retrying a request the collector did not take (no
+    /// connection, timeout, 429, 502, 503, 504), waits included; 0: try once.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    pub retry_for: u64,
+    #[command(flatten)]
+    pub filter: FilterOptions,
+}
+
+#[derive(Args, Debug)]
+pub struct FlameArgs {
+    /// The log (.fdr) or profile (.fdrprof); `-` for standard input.
+    pub log: PathBuf,
+    /// Output file (`-` for standard output).
+    #[arg(short, long, value_name = "OUT.svg")]
+    pub output: PathBuf,
+    /// A flame chart: time runs left to right, one chart per thread.
+    #[arg(long)]
+    pub chart: bool,
+    #[command(flatten)]
+    pub filter: FilterOptions,
+}
+
+#[derive(Args, Debug)]
+pub struct CallsArgs {
+    /// The log (.fdr; `-` for standard input).
+    pub log: PathBuf,
+    /// Show the N slowest calls (at most 100000).
+    #[arg(long, value_name = "N", default_value_t = 10,
+          value_parser = clap::value_parser!(u32).range(0..=100_000))]
+    pub top: u32,
+    /// Show the calls each one made down to N levels below it; deeper ones are counted.
+    #[arg(long, value_name = "N", default_value_t = 8,
+          value_parser = clap::value_parser!(u16).range(0..=1024))]
+    pub depth: u16,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = calls::Format::Text)]
+    pub format: calls::Format,
+    /// Reader threads, each decoding the blocks of a share of the log's threads
+    /// [default: 2 on a log over 32 MiB with two cores, else 1].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub threads: Option<u16>,
+    #[command(flatten)]
+    pub filter: FilterOptions,
+}
+
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// The log (.fdr; `-` for standard input).
+    pub log: PathBuf,
+    /// Reader threads for the first pass, each decoding the blocks of a share of the log's
+    /// threads [default: 2 on a log over 32 MiB with two cores, else 1].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub threads: Option<u16>,
+    #[command(flatten)]
+    pub filter: FilterOptions,
+}
+
+#[derive(Args, Debug)]
+pub struct ProfileArgs {
+    /// The profile (.fdrprof, written by profile mode; `-` for standard input).
+    pub profile: PathBuf,
+    /// The call tree: per call path, count, total, self, share of the run and p99.
+    #[arg(long, conflicts_with_all = ["function", "sort", "top"])]
+    pub tree: bool,
+    /// The callers and callees of the functions whose full name matches PATTERN ('*'
+    /// matches any run of characters; a pattern without '*' also matches the last
+    /// segments of a name: 'Worker::step' matches 'app::Worker::step'), then their rows.
+    #[arg(long, value_name = "PATTERN")]
+    pub function: Option<String>,
+    /// One section per tree of the file (per thread, and the threads that exited) instead
+    /// of all merged.
+    #[arg(long)]
+    pub threads: bool,
+    /// Sort functions by this column (numbers: largest first).
+    #[arg(long, value_enum, default_value_t = SortKey::SelfTime)]
+    pub sort: SortKey,
+    /// Show only the first N functions.
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
+    /// Leave out functions, call paths, callers and callees whose total is below DURATION
+    /// (e.g. 1.5ms; units ns, us, ms, s).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub min: Option<u64>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = profile::Format::Text)]
+    pub format: profile::Format,
+    /// Output file (`-` for standard output).
+    #[arg(short, long, value_name = "OUT", default_value = "-")]
+    pub output: PathBuf,
+    /// Write pprof protobuf to OUT instead of the report, gzipped when OUT ends in .gz
+    /// (needs the `otlp` feature, on by default).
+    #[arg(long, value_name = "OUT.pb.gz",
+          conflicts_with_all = ["tree", "function", "sort", "top", "min", "format", "output"])]
+    pub pprof: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct DiffArgs {
+    /// The log before (.fdr; `-` for standard input).
+    pub before: PathBuf,
+    /// The log after (.fdr; `-` for standard input).
+    pub after: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = diff::Format::Text)]
+    pub format: diff::Format,
 }
 
 /// A duration over zero, in nanoseconds.

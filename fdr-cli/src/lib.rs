@@ -30,13 +30,14 @@
 //! | `progress` | the progress bar: how far a pass got (the model's `Report`), drawn |
 //! | `render::account`, `render::calls`, `render::diff`, `render::dump`, `render::flame`, `render::fxt`, `render::info`, `render::pprof`, `render::profile`, `render::recover`, `render::replay`, `render::stack` | each command's output: text, CSV, JSON, SVG, FXT, pprof protobuf; what `recover` did |
 //! | `render::chrome`, `render::culls` | Chrome JSON (and the process ids FXT shares); the culled functions' list |
-//! | `render::time`, `render::trigger` | dates and time zones; why the log was written, times and thread labels |
+//! | `render::reason`, `render::timezone` | why the log was written (the call that fired a trigger, how a crashed process died); the local time zone: zone files, POSIX rules |
+//! | `render::labels`, `render::dates` | thread labels and times relative to the window's start, which every renderer uses; dates as a person reads them |
 //! | `commands::diff`, `commands::profile` | two logs accounted and compared; a profile file per function, per call path, around a function |
 //! | `commands::account`, `commands::calls`, `commands::convert`, `commands::dump`, `commands::export`, `commands::flame`, `commands::info`, `commands::recover`, `commands::replay`, `commands::stack` | what each command shows, from the model (`export`: the window as OTLP spans, sent; `recover`: crash boxes turned into logs, written) |
 //! | `model::trie` | the call trie (`stack`, flame graphs) |
 //! | `model::pass` | a pass over a log behind the filter, in shares; the plan |
 //! | `model::filter` | `--thread`, `--function`, `--from`/`--to`/`--around`, `--min` |
-//! | `model::replay`, `model::tasks`, `model::culls`, `model::window`, `model::trigger`, `model::profile` | the replay engine; async tasks; culled functions; what a window says of itself; the call that fired a trigger; a profile file and its call paths |
+//! | `model::replay`, `model::tasks`, `model::culls`, `model::thin_window`, `model::trigger`, `model::profile` | the replay engine; async tasks; culled functions; what to say of a window empty or thinned by the threshold; the call that fired a trigger; a profile file and its call paths |
 //! | `model::call`, `model::names`, `model::input`, `model::hist` | a call and the sink that receives calls; names from the log's tables; opening a log; histograms |
 //! | `output` | output files written atomically |
 //! | `units`, `error` | durations as shown and ticks to nanoseconds; errors |

@@ -244,11 +244,11 @@ fn a_folder_imported_bare_is_followed() {
 fn use_trees_are_read_whole() {
     assert_eq!(paths("model::call::Frame;"), ["model::call::Frame"]);
     assert_eq!(
-        paths("render::{culls, trigger::{self, thread_label}};"),
+        paths("render::{culls, labels::{self, thread_label}};"),
         [
             "render::culls",
-            "render::trigger",
-            "render::trigger::thread_label"
+            "render::labels",
+            "render::labels::thread_label"
         ]
     );
     assert_eq!(

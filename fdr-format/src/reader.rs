@@ -256,28 +256,41 @@ impl<R: Read> Reader<R> {
         }
         let at = self.offset;
         let first = self.buf[self.pos];
-        if first & 1 == 0 {
-            let have = self.fill(FUNCTION_RECORD_SIZE)?;
-            if have < FUNCTION_RECORD_SIZE {
-                return Err(self.truncated("function record", FUNCTION_RECORD_SIZE, have));
-            }
-            self.consume_block(FUNCTION_RECORD_SIZE as u64, "function record")?;
-            let mut w = [0u8; 8];
-            w.copy_from_slice(&self.buf[self.pos..self.pos + 8]);
-            let word = u64::from_le_bytes(w);
-            let Some((id, kind, delta)) = decode_function_record(word) else {
-                return Err(FormatError::new(
-                    at,
-                    format!(
-                        "function record with undefined kind {} (byte 0x{first:02x}); \
-                         expected enter, exit, tail exit or enter-with-arguments",
-                        (first >> 1) & 7
-                    ),
-                ));
-            };
-            self.advance(FUNCTION_RECORD_SIZE);
-            return Ok(Some((at, Record::Function { id, kind, delta })));
+        let rec = if first & 1 == 0 {
+            self.function_record(at, first)?
+        } else {
+            self.metadata_record(at, first)?
+        };
+        Ok(Some((at, rec)))
+    }
+
+    /// The function record at `at`, whose first byte is `first`.
+    fn function_record(&mut self, at: u64, first: u8) -> Result<Record<'_>, FormatError> {
+        let have = self.fill(FUNCTION_RECORD_SIZE)?;
+        if have < FUNCTION_RECORD_SIZE {
+            return Err(self.truncated("function record", FUNCTION_RECORD_SIZE, have));
         }
+        self.consume_block(FUNCTION_RECORD_SIZE as u64, "function record")?;
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&self.buf[self.pos..self.pos + 8]);
+        let word = u64::from_le_bytes(w);
+        let Some((id, kind, delta)) = decode_function_record(word) else {
+            return Err(FormatError::new(
+                at,
+                format!(
+                    "function record with undefined kind {} (byte 0x{first:02x}); \
+                     expected enter, exit, tail exit or enter-with-arguments",
+                    (first >> 1) & 7
+                ),
+            ));
+        };
+        self.advance(FUNCTION_RECORD_SIZE);
+        Ok(Record::Function { id, kind, delta })
+    }
+
+    /// The metadata record at `at`, whose first byte is `first`, with its payload if it is an
+    /// event.
+    fn metadata_record(&mut self, at: u64, first: u8) -> Result<Record<'_>, FormatError> {
         let have = self.fill(METADATA_RECORD_SIZE)?;
         if have < METADATA_RECORD_SIZE {
             return Err(self.truncated("metadata record", METADATA_RECORD_SIZE, have));
@@ -293,57 +306,43 @@ impl<R: Read> Reader<R> {
         };
         let mut m = [0u8; 16];
         m.copy_from_slice(&self.buf[self.pos..self.pos + 16]);
-        let u16_at = |i: usize| u16::from_le_bytes([m[i], m[i + 1]]);
-        let i32_at = |i: usize| i32::from_le_bytes([m[i], m[i + 1], m[i + 2], m[i + 3]]);
-        let u64_at = |i: usize| {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(&m[i..i + 8]);
-            u64::from_le_bytes(w)
-        };
         if kind == MetaKind::BufferExtents {
-            // An extents record opens a block; it is not itself counted in any block.
-            if let Some(left) = self.block_left {
-                if left != 0 {
-                    return Err(FormatError::new(
-                        at,
-                        format!(
-                            "a new block starts here but the previous block's extents promised \
-                             {left} more bytes"
-                        ),
-                    ));
-                }
-            }
-            let size = u64_at(1);
-            self.block_left = Some(size);
-            self.block_at = at;
-            self.advance(METADATA_RECORD_SIZE);
-            return Ok(Some((at, Record::BufferExtents { size })));
+            return self.extents(at, u64_at(&m, 1));
         }
         self.consume_block(METADATA_RECORD_SIZE as u64, "metadata record")?;
-        let simple = match kind {
-            MetaKind::NewBuffer => Some(Record::NewBuffer { tid: i32_at(1) }),
-            MetaKind::EndOfBuffer => Some(Record::EndOfBuffer),
-            MetaKind::NewCpuId => Some(Record::NewCpuId {
-                cpu: u16_at(1),
-                tsc: u64_at(3),
-            }),
-            MetaKind::TscWrap => Some(Record::TscWrap { tsc: u64_at(1) }),
-            MetaKind::WalltimeMarker => Some(Record::Walltime {
-                secs: u64_at(1) as i64,
-                micros: i32_at(9),
-            }),
-            MetaKind::CallArgument => Some(Record::CallArgument { value: u64_at(1) }),
-            MetaKind::Pid => Some(Record::Pid { pid: i32_at(1) }),
-            MetaKind::CustomEvent | MetaKind::TypedEvent | MetaKind::BufferExtents => None,
-        };
-        if let Some(rec) = simple {
+        if let Some(rec) = simple_record(kind, &m) {
             self.advance(METADATA_RECORD_SIZE);
-            return Ok(Some((at, rec)));
+            return Ok(rec);
         }
-        // Events with a payload: the length comes from the file, so bound it before using it.
-        let size = i32_at(1);
-        let delta = i32_at(5);
-        let event_type = u16_at(9);
+        self.event(at, kind, &m)
+    }
+
+    /// The extents record at `at`, which opens a block of `size` bytes; it is not itself
+    /// counted in any block.
+    fn extents(&mut self, at: u64, size: u64) -> Result<Record<'_>, FormatError> {
+        if let Some(left) = self.block_left {
+            if left != 0 {
+                return Err(FormatError::new(
+                    at,
+                    format!(
+                        "a new block starts here but the previous block's extents promised \
+                         {left} more bytes"
+                    ),
+                ));
+            }
+        }
+        self.block_left = Some(size);
+        self.block_at = at;
+        self.advance(METADATA_RECORD_SIZE);
+        Ok(Record::BufferExtents { size })
+    }
+
+    /// The custom or typed event at `at` (`kind`), whose first 16 bytes are `m`, with its
+    /// payload: the length comes from the file, so it is bounded before it is used.
+    fn event(&mut self, at: u64, kind: MetaKind, m: &[u8; 16]) -> Result<Record<'_>, FormatError> {
+        let size = i32_at(m, 1);
+        let delta = i32_at(m, 5);
+        let event_type = u16_at(m, 9);
         let what = if kind == MetaKind::CustomEvent {
             "custom event"
         } else {
@@ -365,18 +364,15 @@ impl<R: Read> Reader<R> {
         let start = self.pos + METADATA_RECORD_SIZE;
         self.advance(need);
         let payload = &self.buf[start..start + size];
-        Ok(Some((
-            at,
-            if kind == MetaKind::CustomEvent {
-                Record::CustomEvent { delta, payload }
-            } else {
-                Record::TypedEvent {
-                    delta,
-                    event_type,
-                    payload,
-                }
-            },
-        )))
+        Ok(if kind == MetaKind::CustomEvent {
+            Record::CustomEvent { delta, payload }
+        } else {
+            Record::TypedEvent {
+                delta,
+                event_type,
+                payload,
+            }
+        })
     }
 
     /// The unread bytes of the current block that are already in memory, reading more first if
@@ -513,6 +509,43 @@ impl<R: Read> Reader<R> {
         }
         Ok(())
     }
+}
+
+/// A metadata record without a payload, from its 16 bytes `m`; `None` for an event (or an
+/// extents record, which the reader reads itself).
+fn simple_record(kind: MetaKind, m: &[u8; 16]) -> Option<Record<'static>> {
+    match kind {
+        MetaKind::NewBuffer => Some(Record::NewBuffer { tid: i32_at(m, 1) }),
+        MetaKind::EndOfBuffer => Some(Record::EndOfBuffer),
+        MetaKind::NewCpuId => Some(Record::NewCpuId {
+            cpu: u16_at(m, 1),
+            tsc: u64_at(m, 3),
+        }),
+        MetaKind::TscWrap => Some(Record::TscWrap { tsc: u64_at(m, 1) }),
+        MetaKind::WalltimeMarker => Some(Record::Walltime {
+            secs: u64_at(m, 1) as i64,
+            micros: i32_at(m, 9),
+        }),
+        MetaKind::CallArgument => Some(Record::CallArgument {
+            value: u64_at(m, 1),
+        }),
+        MetaKind::Pid => Some(Record::Pid { pid: i32_at(m, 1) }),
+        MetaKind::CustomEvent | MetaKind::TypedEvent | MetaKind::BufferExtents => None,
+    }
+}
+
+fn u16_at(m: &[u8; 16], i: usize) -> u16 {
+    u16::from_le_bytes([m[i], m[i + 1]])
+}
+
+fn i32_at(m: &[u8; 16], i: usize) -> i32 {
+    i32::from_le_bytes([m[i], m[i + 1], m[i + 2], m[i + 3]])
+}
+
+fn u64_at(m: &[u8; 16], i: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&m[i..i + 8]);
+    u64::from_le_bytes(w)
 }
 
 #[cfg(test)]

@@ -568,10 +568,29 @@ impl Collector {
         threads: &[ThreadStats],
     ) -> Result<WindowCalls, FormatError> {
         self.check_depth()?;
-        let freq = info.header.cycle_frequency;
-        let ns = |ticks| ticks_to_ns(ticks, freq);
-        let origin = origin(threads);
-        // Entry order: each thread's inferred calls, outermost first, where its window started.
+        let order = self.entry_order();
+        let mut f = Finishing::new(info, threads, &order, self.recs.len());
+        let calls = self.calls(&order, &mut f);
+        let spans = self.task_spans(info, threads);
+        let tasks = self.tasks(&spans, &mut f);
+        let shown = self.threads_shown(&spans, info, &f);
+        Ok(WindowCalls {
+            origin_tsc: f.origin,
+            origin_unix_ns: crate::replay::unix_ns(info, threads, f.origin),
+            ticks_per_second: f.freq,
+            reason: info.reason.clone(),
+            run: info.run.clone(),
+            functions: f.functions,
+            arg_names: f.arg_names,
+            threads: shown,
+            calls,
+            tasks,
+        })
+    }
+
+    /// The records' indices in entry order: each thread's inferred calls, outermost first,
+    /// where its window started.
+    fn entry_order(&self) -> Vec<u32> {
         let mut order: Vec<u32> = Vec::with_capacity(self.recs.len());
         let mut m = 0;
         for i in 0..=self.recs.len() {
@@ -588,55 +607,44 @@ impl Collector {
                 order.push(i as u32);
             }
         }
-        let mut pos = vec![0u32; self.recs.len()];
-        for (p, &r) in order.iter().enumerate() {
-            pos[r as usize] = p as u32;
-        }
-        let tid = |t: u32| threads.get(t as usize).map_or(0, |s| s.tid);
-        let table: HashMap<u32, &FunctionInfo> = info.functions.iter().map(|f| (f.id, f)).collect();
-        let name = |id: u32| match table.get(&id) {
-            Some(f) if !f.name.is_empty() => f.name.clone(),
-            _ => format!("#{id}"),
-        };
-        let mut functions = BTreeMap::new();
-        let mut arg_names = BTreeMap::new();
+        order
+    }
+
+    /// The calls of the records in `order`, whose arguments they take.
+    fn calls(&mut self, order: &[u32], f: &mut Finishing) -> Vec<WindowCall> {
         let mut calls = Vec::with_capacity(order.len());
-        let resolve = |ts: &[Thread], thread: u32, caller: Caller| {
-            let j = match caller {
-                Caller::Call(c) => return Some(pos[c as usize] as usize),
-                Caller::Inferred(j) => j,
-            };
-            ts[thread as usize]
-                .inferred
-                .get(j as usize)
-                .map(|&c| pos[c as usize] as usize)
-        };
-        for &r in &order {
+        for &r in order {
             let rec = &mut self.recs[r as usize];
-            functions.entry(rec.id).or_insert_with(|| name(rec.id));
+            f.name(rec.id);
             if !rec.args.is_empty() {
-                arg_names.entry(rec.id).or_insert_with(|| {
-                    table.get(&rec.id).map_or_else(Vec::new, |f| f.args.clone())
-                });
+                f.name_args(rec.id);
             }
             calls.push(WindowCall {
                 function: rec.id,
-                thread: tid(rec.thread),
-                start_ns: ns(rec.start.saturating_sub(origin)),
-                duration_ns: ns(rec.end.saturating_sub(rec.start)),
-                self_ns: ns(rec.self_ticks),
+                thread: f.tid(rec.thread),
+                start_ns: f.ns(rec.start.saturating_sub(f.origin)),
+                duration_ns: f.ns(rec.end.saturating_sub(rec.start)),
+                self_ns: f.ns(rec.self_ticks),
                 inferred_start: rec.inferred,
                 open_at_end: rec.open,
-                parent: resolve(&self.ts, rec.thread, rec.caller),
+                parent: f.resolve(&self.ts, rec.thread, rec.caller),
                 args: std::mem::take(&mut rec.args),
                 start_tsc: rec.start,
                 end_tsc: rec.end,
                 task: rec.task,
             });
         }
-        // The tasks cut by the window: those whose creation is missing (dated at the start of
-        // the window of the thread that ended them) and those never completed (closed at the
-        // log's end, under the call that created them).
+        calls
+    }
+
+    /// The tasks whose two ends were read, then those cut by the window: those whose creation
+    /// is missing (dated at the start of the window of the thread that ended them) and those
+    /// never completed (closed at the log's end, under the call that created them).
+    fn task_spans(
+        &mut self,
+        info: &LogInfo,
+        threads: &[ThreadStats],
+    ) -> Vec<(TaskSpan, Option<Caller>)> {
         let mut spans = std::mem::take(&mut self.spans);
         for s in std::mem::take(&mut self.tasks).finish(log_end(info, threads)) {
             let caller = if s.open {
@@ -646,29 +654,31 @@ impl Collector {
             };
             spans.push((s, caller));
         }
+        spans
+    }
+
+    /// The tasks of `spans`, by id; the same id twice (a hostile log) in a fixed order.
+    fn tasks(&self, spans: &[(TaskSpan, Option<Caller>)], f: &mut Finishing) -> Vec<WindowTask> {
         let mut tasks: Vec<WindowTask> = spans
             .iter()
             .map(|(s, caller)| {
-                functions
-                    .entry(s.function)
-                    .or_insert_with(|| name(s.function));
+                f.name(s.function);
                 WindowTask {
                     function: s.function,
                     task: s.task,
-                    thread: tid(s.start_thread),
-                    end_thread: tid(s.end_thread),
-                    start_ns: ns(s.start.saturating_sub(origin)),
-                    duration_ns: ns(s.end.saturating_sub(s.start)),
+                    thread: f.tid(s.start_thread),
+                    end_thread: f.tid(s.end_thread),
+                    start_ns: f.ns(s.start.saturating_sub(f.origin)),
+                    duration_ns: f.ns(s.end.saturating_sub(s.start)),
                     inferred_start: s.inferred,
                     open_at_end: s.open,
                     cancelled: s.cancelled,
-                    parent: caller.and_then(|c| resolve(&self.ts, s.start_thread, c)),
+                    parent: caller.and_then(|c| f.resolve(&self.ts, s.start_thread, c)),
                     start_tsc: s.start,
                     end_tsc: s.end,
                 }
             })
             .collect();
-        // By id; the same id twice (a hostile log) in a fixed order.
         tasks.sort_unstable_by_key(|t| {
             (
                 t.task,
@@ -683,14 +693,23 @@ impl Collector {
                 t.parent,
             )
         });
+        tasks
+    }
+
+    /// The threads with calls or tasks, in order of their first block: (id, name or empty).
+    fn threads_shown(
+        &self,
+        spans: &[(TaskSpan, Option<Caller>)],
+        info: &LogInfo,
+        f: &Finishing,
+    ) -> Vec<(i32, String)> {
         let mut names: HashMap<i32, &str> = HashMap::new();
         for t in &info.threads {
             if !t.name.is_empty() {
                 names.insert(t.tid, &t.name);
             }
         }
-        let shown: Vec<(i32, String)> = self
-            .ts
+        self.ts
             .iter()
             .enumerate()
             .filter(|(t, th)| {
@@ -701,25 +720,93 @@ impl Collector {
                         .any(|(s, _)| s.start_thread == t || s.end_thread == t)
             })
             .map(|(t, _)| {
-                let tid = tid(t as u32);
+                let tid = f.tid(t as u32);
                 (
                     tid,
                     names.get(&tid).map_or_else(String::new, |n| n.to_string()),
                 )
             })
-            .collect();
-        Ok(WindowCalls {
-            origin_tsc: origin,
-            origin_unix_ns: crate::replay::unix_ns(info, threads, origin),
-            ticks_per_second: freq,
-            reason: info.reason.clone(),
-            run: info.run.clone(),
-            functions,
-            arg_names,
-            threads: shown,
-            calls,
-            tasks,
-        })
+            .collect()
+    }
+}
+
+/// What a finished window's calls and tasks take from the log: times in nanoseconds, thread
+/// ids, callers as positions in entry order, and the names of the functions used, gathered as
+/// they are met.
+struct Finishing<'a> {
+    threads: &'a [ThreadStats],
+    table: HashMap<u32, &'a FunctionInfo>,
+    freq: u64,
+    /// Time zero, in ticks.
+    origin: u64,
+    /// Each record's position in entry order.
+    pos: Vec<u32>,
+    functions: BTreeMap<u32, String>,
+    arg_names: BTreeMap<u32, Vec<String>>,
+}
+
+impl<'a> Finishing<'a> {
+    fn new(
+        info: &'a LogInfo,
+        threads: &'a [ThreadStats],
+        order: &[u32],
+        recs: usize,
+    ) -> Finishing<'a> {
+        let mut pos = vec![0u32; recs];
+        for (p, &r) in order.iter().enumerate() {
+            pos[r as usize] = p as u32;
+        }
+        Finishing {
+            threads,
+            table: info.functions.iter().map(|f| (f.id, f)).collect(),
+            freq: info.header.cycle_frequency,
+            origin: origin(threads),
+            pos,
+            functions: BTreeMap::new(),
+            arg_names: BTreeMap::new(),
+        }
+    }
+
+    fn ns(&self, ticks: u64) -> u64 {
+        ticks_to_ns(ticks, self.freq)
+    }
+
+    /// The thread id of thread index `t` (0 if the log has no such thread).
+    fn tid(&self, t: u32) -> i32 {
+        self.threads.get(t as usize).map_or(0, |s| s.tid)
+    }
+
+    /// Names function `id` in [`WindowCalls::functions`], as the table does, else `#<id>`.
+    fn name(&mut self, id: u32) {
+        let table = &self.table;
+        self.functions
+            .entry(id)
+            .or_insert_with(|| match table.get(&id) {
+                Some(f) if !f.name.is_empty() => f.name.clone(),
+                _ => format!("#{id}"),
+            });
+    }
+
+    /// The argument names of function `id` in [`WindowCalls::arg_names`], as the table gives
+    /// them.
+    fn name_args(&mut self, id: u32) {
+        let table = &self.table;
+        self.arg_names
+            .entry(id)
+            .or_insert_with(|| table.get(&id).map_or_else(Vec::new, |f| f.args.clone()));
+    }
+
+    /// The position in entry order of the caller of a call on thread index `thread`: `None`
+    /// for a root (an inferred caller the log never revealed).
+    fn resolve(&self, ts: &[Thread], thread: u32, caller: Caller) -> Option<usize> {
+        let j = match caller {
+            Caller::Call(c) => return Some(self.pos[c as usize] as usize),
+            Caller::Inferred(j) => j,
+        };
+        ts[thread as usize]
+            .inferred
+            .get(j as usize)
+            .map(|&c| self.pos[c as usize] as usize)
     }
 }
 

@@ -16,7 +16,7 @@ fn main() {
     let t0 = Instant::now();
     let mut body = Vec::new();
     for _ in 0..rounds {
-        let w = fdr_otlp::log::window(&log, &Default::default(), &Default::default())
+        let w = fdr_otlp::convert::window(&log, &Default::default(), &Default::default())
             .expect("a valid log");
         body = fdr_otlp::encode(&fdr_otlp::requests(&w, 0)[0]);
     }

@@ -1,8 +1,9 @@
-//! fdr's windows as OpenTelemetry traces: the OTLP messages ([`proto`]), a window of recorded
-//! calls and its conversion to export requests, one span per call ([`spans`]), and the sender:
-//! where requests go and how, from fdr's options and the OpenTelemetry variables
-//! ([`settings`], [`endpoint`], [`headers`]), one export attempt over HTTP or HTTPS with `ureq`
-//! ([`client`]), and the retries the OTLP specification asks for ([`retry`]).
+//! fdr's windows as OpenTelemetry traces: the OTLP messages ([`proto`]), a log's bytes turned
+//! into a window of calls to export ([`convert`]), a window and its conversion to export
+//! requests, one span per call ([`spans`]), and the sender: where requests go and how, from
+//! fdr's options and the OpenTelemetry variables ([`settings`], [`endpoint`], [`headers`]), one
+//! export attempt over HTTP or HTTPS with `ureq` ([`client`]), and the retries the OTLP
+//! specification asks for ([`retry`]).
 //!
 //! It starts no thread: [`retry::send`] and [`client::Client::post`] block their caller, which
 //! chooses where they run (the runtime: a thread of its own; the `fdr` command: its main
@@ -29,10 +30,10 @@
 #![warn(missing_docs)]
 
 pub mod client;
+pub mod convert;
 pub mod endpoint;
 mod error;
 pub mod headers;
-pub mod log;
 pub mod proto;
 pub mod retry;
 pub mod settings;

@@ -6,7 +6,7 @@
 //! thread, the program's own snapshot) hands a copy of the log's bytes to [`Exporter::push`]: a
 //! short lock and a wake-up. When the queue is full the oldest window is dropped: the newest
 //! windows are the ones a team looks at. The sender thread turns each log into OTLP requests
-//! (`fdr_otlp::log`, the calls `fdr calls` shows) and posts them (`fdr_otlp::client`) with the
+//! (`fdr_otlp::convert`, the calls `fdr calls` shows) and posts them (`fdr_otlp::client`) with the
 //! retries of the OTLP specification. A window dropped, or not accepted within its retry
 //! budget, is counted, and said on stderr once per recording.
 //!
@@ -70,8 +70,8 @@ mod real {
     use std::time::Instant;
 
     use fdr_otlp::client::{Client, Compression};
+    use fdr_otlp::convert::{window, About};
     use fdr_otlp::headers::Headers;
-    use fdr_otlp::log::{window, About};
     use fdr_otlp::retry::RetryPolicy;
     use fdr_otlp::settings::{Given, Otel, Settings};
     use fdr_otlp::spans::each_request;

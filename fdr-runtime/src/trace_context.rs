@@ -1,7 +1,7 @@
 //! Joining a W3C trace: [`join_trace`] records a call of the marker function
 //! (`fdr_format::trace_context::MARKER`) whose logged arguments are the trace context, open
 //! until its guard drops. A window whose slow call ran inside it is exported into that trace
-//! (`fdr_otlp::log::traceparent_of`). Calls with logged arguments are never erased or culled,
+//! (`fdr_otlp::convert::traceparent_of`). Calls with logged arguments are never erased or culled,
 //! so the marker stays in the window whatever the threshold.
 
 use fdr_format::trace_context::{encode, ARGS, MARKER};

@@ -373,9 +373,9 @@ fn busy_cut_and_hung_requests_are_retried_until_the_window_arrives() {
         let bodies = c.accepted();
         assert_eq!(bodies.len(), 1, "{script:?}");
         // What arrived is the snapshot the program got.
-        let w = fdr_otlp::log::window(
+        let w = fdr_otlp::convert::window(
             &log,
-            &fdr_otlp::log::About {
+            &fdr_otlp::convert::About {
                 service_name: "otlp-test".into(),
                 host_name: fdr_otlp::spans::local_host_name().unwrap_or_default(),
                 ..Default::default()

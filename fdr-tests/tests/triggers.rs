@@ -327,7 +327,7 @@ fn a_limit_reads_back_as_given_at_any_clock_rate() {
         reason.duration_ticks, 14_971_871,
         "the call just past 5 ms fired, alone"
     );
-    let w = fdr_otlp::log::window(&bytes, &Default::default(), &Default::default()).unwrap();
+    let w = fdr_otlp::convert::window(&bytes, &Default::default(), &Default::default()).unwrap();
     let why = w.reason.unwrap();
     assert_eq!(
         (why.limit_ns, why.duration_ns),

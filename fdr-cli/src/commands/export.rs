@@ -3,14 +3,15 @@
 //! `ExportTraceServiceRequest` ([`fdr_otlp`] converts and sends).
 //!
 //! The calls are [`fdr_format::window`]'s (those `fdr calls --format json` lists), from one
-//! read of the log (two behind a filter, which needs a first pass's plan), converted by [`fdr_otlp::log::convert`] as the
-//! runtime's exporter converts a window it has just written: a span's start is the window
-//! origin's Unix time plus the call's `start_ns`, its end that start plus the call's
-//! `duration_ns`. The calls are held in memory, at most [`MAX_CALLS`].
+//! read of the log (two behind a filter, which needs a first pass's plan), converted by
+//! [`fdr_otlp::convert::convert`] as the runtime's exporter converts a window it has just
+//! written: a span's start is the window origin's Unix time plus the call's `start_ns`, its end
+//! that start plus the call's `duration_ns`. The calls are held in memory, at most
+//! [`MAX_CALLS`].
 
 use fdr_format::window::{Collector, LimitPassed, Limits};
 use fdr_otlp::client::Client;
-use fdr_otlp::log::About;
+use fdr_otlp::convert::About;
 use fdr_otlp::retry::{RetryPolicy, SendReport};
 use fdr_otlp::spans::{each_request, encode, Window};
 
@@ -41,7 +42,7 @@ pub struct Options {
 
 /// The window of `log` behind `filter`, every call a [`fdr_otlp::spans::Call`], ready for [`fdr_otlp`]: the
 /// calls of [`fdr_format::window`] (one read of the log, through the filter) converted as the
-/// runtime's exporter converts them ([`fdr_otlp::log::convert`]).
+/// runtime's exporter converts them ([`fdr_otlp::convert::convert`]).
 pub fn window(
     log: &Log,
     filter: &Filter,
@@ -92,7 +93,7 @@ pub fn window(
         traceparent: opts.traceparent.clone(),
         resource: opts.resource.clone(),
     };
-    Ok(fdr_otlp::log::convert(&w, &about))
+    Ok(fdr_otlp::convert::convert(&w, &about))
 }
 
 /// How many times [`window`] reads the log: once, or twice behind a filter (which needs the

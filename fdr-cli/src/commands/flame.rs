@@ -31,8 +31,8 @@ use crate::model::names::Names;
 use crate::model::pass::{plan, replay};
 use crate::model::profile::{Functions, Paths};
 use crate::model::replay::Report;
+use crate::model::thin_window;
 use crate::model::trie::{NodeKind, Trie, DISPLAY_DEPTH, MAX_NODES};
-use crate::model::window;
 use crate::units::{human, Clock};
 use crate::CliError;
 
@@ -601,7 +601,7 @@ pub fn drawing(
     let thin;
     let mut lines: Vec<String> = if chart {
         let p = plan(log, filter, progress)?;
-        thin = window::note(&p.info, &p.threads);
+        thin = thin_window::note(&p.info, &p.threads);
         let names = Names::new(&p.info);
         let clock = Clock::new(p.info.header.cycle_frequency);
         let mut c = Chart::new(Limits::default());
@@ -611,7 +611,7 @@ pub fn drawing(
             .map_err(|e| e.in_log(&name))?
     } else {
         let (t, p) = Trie::build(log, filter, progress)?;
-        thin = window::note(&p.info, &p.threads);
+        thin = thin_window::note(&p.info, &p.threads);
         let names = Names::new(&p.info);
         let clock = Clock::new(p.info.header.cycle_frequency);
         let lines = graph_lines(&t, &names, &clock, Limits::default(), &mut said);

@@ -1,10 +1,11 @@
 //! What a log holds, as calls: the records of each thread replayed into calls (one engine,
 //! [`replay`]), the filters every analysing command takes ([`filter`]), a pass over the log
-//! behind them ([`pass`]), async tasks, culled functions, the call trie, and what a window says
-//! about itself; a profile file and its call paths. Nothing here prints.
+//! behind them ([`pass`]), async tasks, culled functions, the call trie, and what to say of a
+//! window left empty or thin by the threshold; a profile file and its call paths. Nothing here
+//! prints.
 //!
 //! Inside, modules use only those above them in this list: `input`, `names`, `hist`, `call`,
-//! `trigger`, `window`, `tasks`, `culls`, `profile`, `replay`, `filter`, `pass`, `trie`.
+//! `trigger`, `thin_window`, `tasks`, `culls`, `profile`, `replay`, `filter`, `pass`, `trie`.
 
 pub mod call;
 pub mod culls;
@@ -16,6 +17,6 @@ pub mod pass;
 pub mod profile;
 pub mod replay;
 pub mod tasks;
+pub mod thin_window;
 pub mod trie;
 pub mod trigger;
-pub mod window;

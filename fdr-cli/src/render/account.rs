@@ -8,8 +8,8 @@ use crate::commands::account::{Row, Table, TaskRow};
 use crate::escape::{json_string, shown};
 use crate::model::names::Names;
 use crate::model::replay::origin;
-use crate::model::window;
-use crate::render::{culls, trigger};
+use crate::model::thin_window;
+use crate::render::{culls, reason};
 use crate::units::{human, open_human, Clock};
 
 /// Output format of `fdr account`.
@@ -32,7 +32,7 @@ pub fn report(t: &Table, format: Format, out: &mut dyn Write) -> std::io::Result
     let names = Names::new(&t.info);
     let clock = Clock::new(t.info.header.cycle_frequency);
     let origin = origin(&t.threads);
-    if let Some(h) = trigger::header(&t.info, &names, &clock, origin) {
+    if let Some(h) = reason::header(&t.info, &names, &clock, origin) {
         writeln!(out, "{h}")?;
     }
     write(&t.rows, format, out)?;
@@ -43,7 +43,7 @@ pub fn report(t: &Table, format: Format, out: &mut dyn Write) -> std::io::Result
             writeln!(out, "{l}")?;
         }
     }
-    if let Some(n) = window::note(&t.info, &t.threads) {
+    if let Some(n) = thin_window::note(&t.info, &t.threads) {
         writeln!(out, "{n}")?;
     }
     Ok(())
@@ -59,22 +59,9 @@ pub fn write(rows: &[Row], format: Format, out: &mut dyn Write) -> std::io::Resu
 }
 
 fn write_text(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
-    let cw = rows
-        .iter()
-        .map(|r| {
-            let tasks = r.task.as_ref().map_or(0, |t| t.tasks);
-            r.count.max(tasks).to_string().len()
-        })
-        .max()
-        .unwrap_or(0)
-        .max(5);
+    let cw = count_width(rows);
     // Calls still running are counted apart, in a column of their own when there are some.
     let with_open = rows.iter().any(|r| r.open > 0);
-    let open_col = |n: Option<u64>| match (with_open, n) {
-        (false, _) => String::new(),
-        (true, Some(n)) => format!(" {n:>5}"),
-        (true, None) => format!(" {:>5}", "-"),
-    };
     writeln!(
         out,
         "{:>cw$}{} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  function",
@@ -88,83 +75,140 @@ fn write_text(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
         "total",
         "self"
     )?;
-    let (mut any_inferred, mut any_tasks) = (false, false);
-    let (mut tasks_inferred, mut tasks_open, mut any_culled) = (false, false, false);
+    let mut marks = Marks::default();
     for r in rows {
-        let mut mark = String::new();
-        if r.inferred > 0 {
-            mark.push_str(" *");
-            any_inferred = true;
-        }
-        if r.culled {
-            mark.push_str(" ~");
-            any_culled = true;
-        }
-        // Without a completed call there is no distribution: only the open calls' lower bound.
-        let stat = |ns: u64| {
-            if r.count == 0 {
-                "-".to_string()
-            } else {
-                human(ns)
-            }
-        };
-        let max = if r.open > 0 && r.open_max_ns >= r.max_ns {
-            open_human(r.open_max_ns)
-        } else {
-            stat(r.max_ns)
-        };
-        writeln!(
-            out,
-            "{:>cw$}{} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  {}{}",
-            r.count,
-            open_col(Some(r.open)),
-            stat(r.min_ns),
-            stat(r.p50_ns),
-            stat(r.p90_ns),
-            stat(r.p99_ns),
-            max,
-            human(r.total_ns),
-            human(r.self_ns),
-            shown(&r.function),
-            mark
-        )?;
+        write_row(r, cw, with_open, &mut marks, out)?;
         if let Some(t) = &r.task {
-            let mut mark = String::new();
-            if t.inferred > 0 {
-                mark.push_str(" *");
-                tasks_inferred = true;
-            }
-            if t.open > 0 {
-                mark.push_str(&format!(" ({} open)", t.open));
-                tasks_open = true;
-            }
-            writeln!(
-                out,
-                "{:>cw$}{} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  \u{2514} tasks, {} \
-                 cancelled{}",
-                t.tasks,
-                open_col(None),
-                human(t.min_ns),
-                human(t.p50_ns),
-                human(t.p90_ns),
-                human(t.p99_ns),
-                human(t.max_ns),
-                human(t.total_ns),
-                "-",
-                t.cancelled,
-                mark
-            )?;
-            any_tasks = true;
+            write_tasks_row(t, cw, with_open, &mut marks, out)?;
         }
     }
-    if any_tasks {
+    write_legend(&marks, with_open, out)
+}
+
+/// The width of the count column: the widest count, of calls or of tasks.
+fn count_width(rows: &[Row]) -> usize {
+    rows.iter()
+        .map(|r| {
+            let tasks = r.task.as_ref().map_or(0, |t| t.tasks);
+            r.count.max(tasks).to_string().len()
+        })
+        .max()
+        .unwrap_or(0)
+        .max(5)
+}
+
+/// The open column's cell: empty when no call is open anywhere, `-` on a tasks line.
+fn open_col(with_open: bool, n: Option<u64>) -> String {
+    match (with_open, n) {
+        (false, _) => String::new(),
+        (true, Some(n)) => format!(" {n:>5}"),
+        (true, None) => format!(" {:>5}", "-"),
+    }
+}
+
+/// The marks the table used, each explained once below it.
+#[derive(Default)]
+struct Marks {
+    inferred: bool,
+    tasks: bool,
+    tasks_inferred: bool,
+    tasks_open: bool,
+    culled: bool,
+}
+
+/// A function's line of the text table.
+fn write_row(
+    r: &Row,
+    cw: usize,
+    with_open: bool,
+    marks: &mut Marks,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let mut mark = String::new();
+    if r.inferred > 0 {
+        mark.push_str(" *");
+        marks.inferred = true;
+    }
+    if r.culled {
+        mark.push_str(" ~");
+        marks.culled = true;
+    }
+    // Without a completed call there is no distribution: only the open calls' lower bound.
+    let stat = |ns: u64| {
+        if r.count == 0 {
+            "-".to_string()
+        } else {
+            human(ns)
+        }
+    };
+    let max = if r.open > 0 && r.open_max_ns >= r.max_ns {
+        open_human(r.open_max_ns)
+    } else {
+        stat(r.max_ns)
+    };
+    writeln!(
+        out,
+        "{:>cw$}{} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  {}{}",
+        r.count,
+        open_col(with_open, Some(r.open)),
+        stat(r.min_ns),
+        stat(r.p50_ns),
+        stat(r.p90_ns),
+        stat(r.p99_ns),
+        max,
+        human(r.total_ns),
+        human(r.self_ns),
+        shown(&r.function),
+        mark
+    )
+}
+
+/// The line under an async function's that counts its tasks.
+fn write_tasks_row(
+    t: &TaskRow,
+    cw: usize,
+    with_open: bool,
+    marks: &mut Marks,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let mut mark = String::new();
+    if t.inferred > 0 {
+        mark.push_str(" *");
+        marks.tasks_inferred = true;
+    }
+    if t.open > 0 {
+        mark.push_str(&format!(" ({} open)", t.open));
+        marks.tasks_open = true;
+    }
+    marks.tasks = true;
+    writeln!(
+        out,
+        "{:>cw$}{} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  \u{2514} tasks, {} \
+         cancelled{}",
+        t.tasks,
+        open_col(with_open, None),
+        human(t.min_ns),
+        human(t.p50_ns),
+        human(t.p90_ns),
+        human(t.p99_ns),
+        human(t.max_ns),
+        human(t.total_ns),
+        "-",
+        t.cancelled,
+        mark
+    )
+}
+
+/// What the marks the table used mean, and the open column if it has one.
+fn write_legend(marks: &Marks, with_open: bool, out: &mut dyn Write) -> std::io::Result<()> {
+    if marks.tasks {
         writeln!(
             out,
             "\u{2514} tasks: an async function's calls are its polls; the line below it counts its \
              tasks, creation to completion or drop"
         )?;
     }
-    if any_inferred {
+    if marks.inferred {
         writeln!(
             out,
             "* some calls were entered before the recorded window: their entry is inferred at the window's start"
@@ -178,19 +222,19 @@ fn write_text(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
              their time so far"
         )?;
     }
-    if tasks_inferred {
+    if marks.tasks_inferred {
         writeln!(
             out,
             "* some tasks were created before the recorded window: their start is the window's start"
         )?;
     }
-    if tasks_open {
+    if marks.tasks_open {
         writeln!(
             out,
             "(N open): tasks not completed when the log ended, counted to its end"
         )?;
     }
-    if any_culled {
+    if marks.culled {
         writeln!(
             out,
             "~ culled for part of the recording: while culled, a call was recorded only when a \

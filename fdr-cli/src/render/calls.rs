@@ -12,8 +12,8 @@ use crate::escape::{json_string, shown};
 use crate::model::names::Names;
 use crate::model::replay::Plan;
 use crate::model::tasks::TaskSpan;
-use crate::model::window;
-use crate::render::trigger::{relative, thread_label};
+use crate::model::thin_window;
+use crate::render::labels::{relative, thread_label};
 use crate::units::{human, lasted, open_human, Clock};
 
 /// Output format of `fdr calls`.
@@ -42,7 +42,7 @@ pub fn write(
             if s.show_tasks {
                 write_tasks(&s.tasks, &s.links, p, &names, &clock, &mut o)?;
             }
-            if let Some(n) = window::note(&p.info, &p.threads) {
+            if let Some(n) = thin_window::note(&p.info, &p.threads) {
                 writeln!(o, "{n}")?;
             }
         }
@@ -140,17 +140,52 @@ fn write_text(
     depth: usize,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
-    if let Some(h) = crate::render::trigger::header(&p.info, names, clock, p.origin) {
+    if let Some(h) = crate::render::reason::header(&p.info, names, clock, p.origin) {
         writeln!(out, "{h}")?;
         writeln!(out)?;
     }
     if trees.is_empty() {
         return writeln!(out, "no calls");
     }
-    let (mut any_inferred, mut any_open, mut any_deeper) = (false, false, false);
+    let text = Text { p, names, clock };
+    let mut marks = Marks::default();
     for (rank, (key, nodes)) in trees.iter().enumerate() {
-        let root = &nodes[0];
-        let tid = p.threads.get(key.thread as usize).map_or(0, |t| t.tid);
+        if rank > 0 {
+            writeln!(out)?;
+        }
+        text.write_title(rank, key, &nodes[0], out)?;
+        writeln!(out, "  {:>10} {:>10}  calls", "time", "self")?;
+        text.write_tree(nodes, &mut marks, out)?;
+    }
+    write_legend(&marks, depth, out)
+}
+
+/// What the text report names calls and times with.
+struct Text<'a> {
+    p: &'a Plan,
+    names: &'a Names,
+    clock: &'a Clock,
+}
+
+/// The marks the trees used, each explained once below them.
+#[derive(Default)]
+struct Marks {
+    inferred: bool,
+    open: bool,
+    deeper: bool,
+}
+
+impl Text<'_> {
+    /// `1. app::handle on thread 11 (main), started at +1.20 ms, lasted ...`: a slow call.
+    fn write_title(
+        &self,
+        rank: usize,
+        key: &Key,
+        root: &Node,
+        out: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        let (names, clock) = (self.names, self.clock);
+        let tid = self.p.threads.get(key.thread as usize).map_or(0, |t| t.tid);
         let mut marks = String::new();
         if root.inferred {
             marks.push_str(" *");
@@ -158,65 +193,36 @@ fn write_text(
         if root.open {
             marks.push_str(", open: still running when the window was written");
         }
-        if rank > 0 {
-            writeln!(out)?;
-        }
         writeln!(
             out,
             "{}. {} on {}, started at {}, lasted {} (self {}){marks}",
             rank + 1,
             shown(&names.function(root.id)),
             thread_label(names, tid),
-            relative(key.start, p.origin, clock),
+            relative(key.start, self.p.origin, clock),
             lasted(clock.ns(root.total), root.open),
             human(clock.ns(root.self_)),
-        )?;
-        writeln!(out, "  {:>10} {:>10}  calls", "time", "self")?;
+        )
+    }
+
+    /// The tree of a slow call, a line per node, indented by depth.
+    fn write_tree(
+        &self,
+        nodes: &[Node],
+        marks: &mut Marks,
+        out: &mut dyn Write,
+    ) -> std::io::Result<()> {
         // Depth first, callees in order, without recursion: a node's next sibling waits
         // under its callees.
         let mut todo: Vec<(u32, usize)> = vec![(0, 0)];
         while let Some((n, depth)) = todo.pop() {
             let node = &nodes[n as usize];
-            let mut line = String::new();
-            let mut name = shown(&names.function(node.id)).into_owned();
-            if !node.args.is_empty() {
-                let args: Vec<String> = node
-                    .args
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| format!("{}={v}", shown(&names.arg(node.id, i))))
-                    .collect();
-                let _ = write!(name, "({})", args.join(", "));
-            }
-            let _ = write!(
-                line,
-                "  {:>10} {:>10}  {:indent$}{name}",
-                lasted(clock.ns(node.total), node.open),
-                human(clock.ns(node.self_)),
-                "",
-                indent = depth * 2
-            );
-            if node.count > 1 {
-                let _ = write!(line, " \u{d7} {}", thousands(node.count));
-            }
-            if node.inferred {
-                line.push_str(" *");
-                any_inferred = true;
-            }
-            if node.open {
-                line.push_str(" (open)");
-                any_open = true;
-            }
-            if node.deeper > 0 {
-                let _ = write!(line, " [{} calls deeper]", thousands(node.deeper));
-                any_deeper = true;
-            }
-            writeln!(out, "{line}")?;
+            writeln!(out, "{}", self.node_line(node, depth, marks))?;
             if node.more > 0 {
                 writeln!(
                     out,
                     "  {:>10} {:>10}  {:indent$}[{} more calls not shown]",
-                    human(clock.ns(node.more_ticks)),
+                    human(self.clock.ns(node.more_ticks)),
                     "",
                     "",
                     thousands(node.more),
@@ -230,26 +236,71 @@ fn write_text(
                 todo.push((node.first, depth + 1));
             }
         }
+        Ok(())
     }
+
+    /// A node's line: its time, self time and name with its arguments, and its marks.
+    fn node_line(&self, node: &Node, depth: usize, marks: &mut Marks) -> String {
+        let (names, clock) = (self.names, self.clock);
+        let mut line = String::new();
+        let mut name = shown(&names.function(node.id)).into_owned();
+        if !node.args.is_empty() {
+            let args: Vec<String> = node
+                .args
+                .iter()
+                .enumerate()
+                .map(|(i, v)| format!("{}={v}", shown(&names.arg(node.id, i))))
+                .collect();
+            let _ = write!(name, "({})", args.join(", "));
+        }
+        let _ = write!(
+            line,
+            "  {:>10} {:>10}  {:indent$}{name}",
+            lasted(clock.ns(node.total), node.open),
+            human(clock.ns(node.self_)),
+            "",
+            indent = depth * 2
+        );
+        if node.count > 1 {
+            let _ = write!(line, " \u{d7} {}", thousands(node.count));
+        }
+        if node.inferred {
+            line.push_str(" *");
+            marks.inferred = true;
+        }
+        if node.open {
+            line.push_str(" (open)");
+            marks.open = true;
+        }
+        if node.deeper > 0 {
+            let _ = write!(line, " [{} calls deeper]", thousands(node.deeper));
+            marks.deeper = true;
+        }
+        line
+    }
+}
+
+/// What the marks the trees used mean; `depth` is `--depth`.
+fn write_legend(marks: &Marks, depth: usize, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out)?;
     writeln!(
         out,
         "\u{d7} N: N calls of the function in a row under one caller, with their total and self \
          time"
     )?;
-    if any_inferred {
+    if marks.inferred {
         writeln!(
             out,
             "* entered before the recorded window: entry inferred at the window's start"
         )?;
     }
-    if any_open {
+    if marks.open {
         writeln!(
             out,
             "(open): still running when the window was written; \u{2265} its time so far"
         )?;
     }
-    if any_deeper {
+    if marks.deeper {
         writeln!(
             out,
             "[calls deeper]: calls made more than {} below the listed call (--depth)",

@@ -309,7 +309,7 @@ pub fn write(
             || p.info.run.as_ref().map_or(0, |x| x.pid),
             |t| pid_of(p, t),
         );
-        let name = json(&crate::render::trigger::instant_name(r, &sink.names));
+        let name = json(&crate::render::reason::instant_name(r, &sink.names));
         sink.line.push_str(&format!(
             "{{\"ph\":\"i\",\"s\":\"t\",\"name\":{name},\"cat\":\"trigger\",\"ts\":"
         ));

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use crate::escape::shown;
 use crate::model::culls::{Culls, MAX_CULL_EVENTS};
 use crate::model::names::Names;
-use crate::render::trigger::{relative, thread_label};
+use crate::render::labels::{relative, thread_label};
 use crate::units::Clock;
 
 /// The list `info` and `account` print: one line per period, indented, then a count of the

@@ -445,7 +445,7 @@ pub fn write(
         };
         let name = sink
             .w
-            .string(&crate::render::trigger::instant_name(r, &sink.names));
+            .string(&crate::render::reason::instant_name(r, &sink.names));
         let cat = sink.w.string("trigger");
         let clock = Clock::new(p.info.header.cycle_frequency);
         let args = [

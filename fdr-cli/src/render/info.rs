@@ -13,9 +13,9 @@ use fdr_format::{ClockSource, Mode, Reason, RunInfo};
 use crate::commands::info::{BoxSummary, Summary};
 use crate::escape::shown;
 use crate::model::names::Names;
+use crate::model::thin_window::thin_window;
 use crate::model::trigger::fired;
-use crate::model::window::thin_window;
-use crate::render::{culls, trigger};
+use crate::render::{culls, reason};
 use crate::units::{human, Clock};
 
 /// What the parts need besides the summary.
@@ -208,10 +208,10 @@ fn recording_settings(c: &Ctx, s: &mut String) {
     let _ = writeln!(
         s,
         "started     {}",
-        crate::render::time::describe(
+        crate::render::dates::describe(
             r.start_unix_secs,
             r.start_unix_nanos,
-            crate::render::time::local_offset(r.start_unix_secs)
+            crate::render::timezone::local_offset(r.start_unix_secs)
         )
     );
     let crashed = info
@@ -247,14 +247,14 @@ fn recording_settings(c: &Ctx, s: &mut String) {
 /// Why the log was written; for a log recovered from a crash box, how its process died.
 fn reason(c: &Ctx, s: &mut String) {
     let info = &c.s.info;
-    if let Some(death) = info.reason.as_ref().and_then(trigger::death) {
+    if let Some(death) = info.reason.as_ref().and_then(reason::death) {
         let _ = writeln!(s, "reason      {}", Reason::Crash.describe());
         let _ = writeln!(s, "died        {death}");
         return;
     }
     if let Some(r) = &info.reason {
         let why = match fired(info) {
-            Some(call) => trigger::describe_call(call, &c.names, &c.clock, c.origin),
+            Some(call) => reason::describe_call(call, &c.names, &c.clock, c.origin),
             None => r.reason.describe().to_string(),
         };
         let _ = writeln!(

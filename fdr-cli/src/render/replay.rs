@@ -24,9 +24,10 @@ use crate::escape::shown;
 use crate::model::call::{Close, Frame, Sink};
 use crate::model::names::{Names, Slots};
 use crate::model::replay::Plan;
+use crate::model::thin_window;
 use crate::model::trie::DISPLAY_DEPTH;
-use crate::model::window;
-use crate::render::trigger::{self, thread_label};
+use crate::render::labels::thread_label;
+use crate::render::reason;
 use crate::units::{write_human, Clock};
 use crate::CliError;
 
@@ -237,7 +238,7 @@ pub fn write(
     let clock = Clock::new(p.info.header.cycle_frequency);
     let w = |e| CliError::io("<output>", "writing the report", e);
     let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
-    if let Some(h) = trigger::header(&p.info, &names, &clock, p.origin) {
+    if let Some(h) = reason::header(&p.info, &names, &clock, p.origin) {
         writeln!(out, "# {h}").map_err(w)?;
     }
     writeln!(out, "#   DURATION      TID | FUNCTION").map_err(w)?;
@@ -290,7 +291,7 @@ pub fn write(
         )
         .map_err(w)?;
     }
-    if let Some(n) = window::note(&p.info, &p.threads) {
+    if let Some(n) = thin_window::note(&p.info, &p.threads) {
         writeln!(out, "{n}").map_err(w)?;
     }
     out.flush().map_err(w)

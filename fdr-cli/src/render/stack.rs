@@ -7,9 +7,9 @@ use clap::ValueEnum;
 use crate::model::hist::Log2;
 use crate::model::names::Names;
 use crate::model::replay::Plan;
+use crate::model::thin_window;
 use crate::model::trie::{NodeKind, Trie};
-use crate::model::window;
-use crate::render::trigger;
+use crate::render::reason;
 use crate::units::{human, Clock};
 
 /// Output format of `fdr stack`.
@@ -27,11 +27,11 @@ pub fn write(t: &Trie, p: &Plan, format: Format, out: &mut dyn Write) -> std::io
     let clock = Clock::new(p.info.header.cycle_frequency);
     match format {
         Format::Text => {
-            if let Some(h) = trigger::header(&p.info, &names, &clock, p.origin) {
+            if let Some(h) = reason::header(&p.info, &names, &clock, p.origin) {
                 writeln!(out, "{h}")?;
             }
             write_text(t, &names, &clock, out)?;
-            if let Some(n) = window::note(&p.info, &p.threads) {
+            if let Some(n) = thin_window::note(&p.info, &p.threads) {
                 writeln!(out, "{n}")?;
             }
             Ok(())

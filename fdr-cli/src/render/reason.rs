@@ -1,5 +1,5 @@
 //! Why a log was written, as the commands show it: the reason record and, for a trigger, the
-//! call that fired it; times relative to the window's start and thread labels.
+//! call that fired it; for a crash, how the process died.
 
 use fdr_format::events::LogInfo;
 use fdr_format::{Reason, ReasonInfo};
@@ -7,25 +7,8 @@ use fdr_format::{Reason, ReasonInfo};
 use crate::escape::shown;
 use crate::model::names::Names;
 use crate::model::trigger::fired;
+use crate::render::labels::{relative, thread_label};
 use crate::units::{human, Clock};
-
-/// `+1.20 ms` (or `-3.00 µs` before `origin`): a timestamp relative to time zero of the outputs.
-pub fn relative(tsc: u64, origin: u64, clock: &Clock) -> String {
-    if tsc >= origin {
-        format!("+{}", human(clock.ns(tsc - origin)))
-    } else {
-        format!("-{}", human(clock.ns(origin - tsc)))
-    }
-}
-
-/// `thread 11 (main)`, or `thread 11` when it had no name; escaped for a terminal.
-pub fn thread_label(names: &Names, tid: i32) -> String {
-    if names.has_thread_name(tid) {
-        format!("thread {tid} ({})", shown(&names.thread(tid)))
-    } else {
-        format!("thread {tid}")
-    }
-}
 
 /// The call that fired a trigger, in words: `slow call of app::handle on thread 11 (main),
 /// started at +1.20 ms, lasted 52.0 ms`. Times are relative to `origin`; names are escaped for
@@ -93,18 +76,9 @@ mod tests_from_docs {
     #![allow(unused_imports, unused_variables)]
 
     #[test]
-    fn relative() {
-        use crate::render::trigger::relative;
-        use crate::units::Clock;
-        let c = Clock::new(1_000_000_000);
-        assert_eq!(relative(1_500, 1_000, &c), "+500 ns");
-        assert_eq!(relative(1_000, 4_000, &c), "-3.00 µs");
-    }
-
-    #[test]
     fn describe_call() {
         use crate::model::names::Names;
-        use crate::render::trigger::describe_call;
+        use crate::render::reason::describe_call;
         use crate::units::Clock;
         use fdr_format::{Reason, ReasonInfo};
         let r = ReasonInfo {
@@ -145,7 +119,7 @@ mod tests_from_docs {
 
     #[test]
     fn death() {
-        use crate::render::trigger::death;
+        use crate::render::reason::death;
         use fdr_format::{Reason, ReasonInfo};
         let r = ReasonInfo {
             reason: Reason::Crash,
@@ -160,7 +134,7 @@ mod tests_from_docs {
     #[test]
     fn instant_name() {
         use crate::model::names::Names;
-        use crate::render::trigger::instant_name;
+        use crate::render::reason::instant_name;
         use fdr_format::{Reason, ReasonInfo};
         let r = ReasonInfo {
             reason: Reason::SlowCall,

@@ -1,5 +1,5 @@
-//! What a window says about itself: whether it is empty or most calls were erased, which
-//! `info` and the end of every text report say, naming the threshold and how to keep more.
+//! A thin window, in words: whether a window is empty or most calls were erased, which `info`
+//! and the end of every text report say, naming the threshold and how to keep more.
 
 use fdr_format::events::{LogInfo, ThreadStats};
 
@@ -59,11 +59,11 @@ mod tests_from_docs {
             calls_erased: 1_000,
             ..Default::default()
         };
-        let says = crate::model::window::thin_window(&run, 0).unwrap();
+        let says = crate::model::thin_window::thin_window(&run, 0).unwrap();
         assert!(
             says.starts_with("empty: no call lasted the threshold (5.00 µs)"),
             "{says}"
         );
-        assert_eq!(crate::model::window::thin_window(&run, 400), None);
+        assert_eq!(crate::model::thin_window::thin_window(&run, 400), None);
     }
 }

@@ -15,7 +15,7 @@ use crate::spans::{Call, Window, WindowReason};
 /// What a log does not say about the process that wrote it, or what the sender wants instead.
 ///
 /// ```
-/// let a = fdr_otlp::log::About { service_name: "app".into(), ..Default::default() };
+/// let a = fdr_otlp::convert::About { service_name: "app".into(), ..Default::default() };
 /// assert_eq!(a.sequence, 0);
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -38,7 +38,7 @@ pub struct About {
 /// The window `log` holds, every call a [`Call`], within `limits`.
 ///
 /// ```
-/// use fdr_otlp::log::{window, About};
+/// use fdr_otlp::convert::{window, About};
 /// let log = fdr_format::FileHeader::default().encode();
 /// let w = window(&log, &About::default(), &Default::default())?;
 /// assert!(w.calls.is_empty());
@@ -62,7 +62,7 @@ fn fired(r: &ReasonInfo) -> bool {
 /// ```
 /// use fdr_format::{Reason, ReasonInfo};
 /// let r = ReasonInfo { reason: Reason::SlowCall, function: 3, tid: 1, duration_ticks: 200, ..Default::default() };
-/// let w = fdr_otlp::log::reason_of(&r, |f| format!("f{f}"), 2_000_000_000).unwrap();
+/// let w = fdr_otlp::convert::reason_of(&r, |f| format!("f{f}"), 2_000_000_000).unwrap();
 /// assert_eq!((w.kind.as_str(), w.function.as_deref(), w.duration_ns), ("slow call", Some("f3"), Some(100)));
 /// ```
 pub fn reason_of(
@@ -114,7 +114,7 @@ pub struct TracedCall<'a> {
 ///
 /// ```
 /// use fdr_format::{Reason, ReasonInfo};
-/// use fdr_otlp::log::{trace_of, TracedCall};
+/// use fdr_otlp::convert::{trace_of, TracedCall};
 /// let tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 /// let args = fdr_format::trace_context::encode(tp).unwrap();
 /// let marker = TracedCall { function: 1, tid: 7, start_tsc: 10, end_tsc: 90, open: false, parent: None, args: &args };
@@ -160,7 +160,7 @@ pub fn trace_of<T>(
 /// The window `w` (of a log already read), every call a [`Call`].
 ///
 /// ```
-/// let w = fdr_otlp::log::convert(&Default::default(), &Default::default());
+/// let w = fdr_otlp::convert::convert(&Default::default(), &Default::default());
 /// assert_eq!(w.pid, 0);
 /// ```
 pub fn convert(w: &WindowCalls, about: &About) -> Window {
@@ -265,7 +265,7 @@ pub fn convert(w: &WindowCalls, about: &About) -> Window {
 /// written by a trigger, when that call is not in the window, or when no caller is a marker.
 ///
 /// ```
-/// assert_eq!(fdr_otlp::log::traceparent_of(&Default::default()), None);
+/// assert_eq!(fdr_otlp::convert::traceparent_of(&Default::default()), None);
 /// ```
 pub fn traceparent_of(w: &WindowCalls) -> Option<String> {
     let r = w.reason.as_ref()?;
