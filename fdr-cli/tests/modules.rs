@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 #[path = "../../fdr-runtime/tests/common/module_table.rs"]
 mod module_table;
 
-use module_table::{code, rows};
+use module_table::{code, row_of, rows};
 
 /// Every `.rs` file under `dir` with its module path (`model/filter.rs` is `model::filter`,
 /// `model/mod.rs` is `model`, `testing/synth.rs` is `testing::synth`).
@@ -149,15 +149,7 @@ fn the_module_table_is_complete_and_no_module_uses_one_above_or_beside_it() {
     let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
     let rows = rows(&lib);
     assert!(rows.len() > 8, "no module table found in src/lib.rs");
-    let mut row_of = BTreeMap::new();
-    for (i, row) in rows.iter().enumerate() {
-        for m in row {
-            assert!(
-                row_of.insert(m.clone(), i).is_none(),
-                "`{m}` is twice in the table"
-            );
-        }
-    }
+    let row_of = row_of(&rows);
     let mut all = Vec::new();
     files(&src, &src, &mut all);
     // The crate root, the binary and the folders' mod.rs only declare modules.

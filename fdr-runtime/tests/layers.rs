@@ -8,7 +8,7 @@ use std::path::Path;
 #[path = "common/module_table.rs"]
 mod module_table;
 
-use module_table::{code, rows};
+use module_table::{code, row_of, rows};
 
 /// The modules `lib.rs` declares.
 fn declared(lib: &str) -> Vec<String> {
@@ -159,15 +159,7 @@ fn the_module_table_is_complete_and_no_module_uses_one_above_or_beside_it() {
     let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
     let rows = rows(&lib);
     assert!(rows.len() > 5, "no module table found in src/lib.rs");
-    let mut row_of = BTreeMap::new();
-    for (i, row) in rows.iter().enumerate() {
-        for m in row {
-            assert!(
-                row_of.insert(m.clone(), i).is_none(),
-                "`{m}` is twice in the table"
-            );
-        }
-    }
+    let row_of = row_of(&rows);
     let mut declared = declared(&lib);
     declared.sort();
     declared.dedup();
@@ -201,17 +193,6 @@ fn the_module_table_is_complete_and_no_module_uses_one_above_or_beside_it() {
     );
 }
 
-/// The row of each module in `lib`'s table.
-fn row_of(lib: &str) -> BTreeMap<String, usize> {
-    let mut out = BTreeMap::new();
-    for (i, row) in rows(lib).iter().enumerate() {
-        for m in row {
-            out.insert(m.clone(), i);
-        }
-    }
-    out
-}
-
 #[test]
 fn low_concerns_stay_below_the_ones_they_used_to_call() {
     // `hot_path` started recordings by calling `autostart`, and `atomic_file` took the session to
@@ -220,7 +201,7 @@ fn low_concerns_stay_below_the_ones_they_used_to_call() {
     // allow one fails here.
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
-    let row = row_of(&lib);
+    let row = row_of(&rows(&lib));
     for (low, high) in [
         ("hot_path", "autostart"),
         ("hot_path", "recorder"),

@@ -36,6 +36,20 @@ pub fn rows(lib: &str) -> Vec<Vec<String>> {
     rows
 }
 
+/// Each module's row (0: the top), checking that no module is in the table twice.
+pub fn row_of(rows: &[Vec<String>]) -> std::collections::BTreeMap<String, usize> {
+    let mut row_of = std::collections::BTreeMap::new();
+    for (i, row) in rows.iter().enumerate() {
+        for m in row {
+            assert!(
+                row_of.insert(m.clone(), i).is_none(),
+                "`{m}` is twice in the table"
+            );
+        }
+    }
+    row_of
+}
+
 /// The code of a module without comments and without its `#[cfg(test)] mod tests`.
 pub fn code(src: &str) -> String {
     let src = match src.find("#[cfg(test)]\nmod tests") {
