@@ -4,6 +4,7 @@
 
 pub use fdr_format::replay::{Both, Close, Frame, Sink, TaskEvent};
 
+#[cfg(any(test, feature = "otlp"))]
 use fdr_format::{CullKind, TaskLink};
 
 use crate::CliError;
@@ -30,12 +31,14 @@ impl Sink for Nothing {
 
 /// A sink whose errors become the command's: `sink`'s own errors through `lift` (which says
 /// what the user can do about them), the rest of the model's sinks and filters being
-/// [`CliError`] sinks.
+/// [`CliError`] sinks. Only `fdr export` needs it (feature `otlp`).
+#[cfg(any(test, feature = "otlp"))]
 pub struct Lift<'a, S, F> {
     sink: &'a mut S,
     lift: F,
 }
 
+#[cfg(any(test, feature = "otlp"))]
 impl<'a, S: Sink, F: Fn(S::Error) -> CliError> Lift<'a, S, F> {
     /// `sink`, its errors made [`CliError`]s by `lift`.
     pub fn new(sink: &'a mut S, lift: F) -> Self {
@@ -43,6 +46,7 @@ impl<'a, S: Sink, F: Fn(S::Error) -> CliError> Lift<'a, S, F> {
     }
 }
 
+#[cfg(any(test, feature = "otlp"))]
 impl<S: Sink, F: Fn(S::Error) -> CliError> Sink for Lift<'_, S, F> {
     type Error = CliError;
 
