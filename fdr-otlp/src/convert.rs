@@ -64,6 +64,9 @@ fn fired(r: &ReasonInfo) -> bool {
 /// let r = ReasonInfo { reason: Reason::SlowCall, function: 3, tid: 1, duration_ticks: 200, ..Default::default() };
 /// let w = fdr_otlp::convert::reason_of(&r, |f| format!("f{f}"), 2_000_000_000).unwrap();
 /// assert_eq!((w.kind.as_str(), w.function.as_deref(), w.duration_ns), ("slow call", Some("f3"), Some(100)));
+/// assert_eq!(w.cpu_wait_ns, None); // not measured
+/// let r = ReasonInfo { cpu_wait_ns: Some(2_500_000), ..r };
+/// assert_eq!(fdr_otlp::convert::reason_of(&r, |f| format!("f{f}"), 2_000_000_000).unwrap().cpu_wait_ns, Some(2_500_000));
 /// ```
 pub fn reason_of(
     r: &ReasonInfo,
@@ -86,6 +89,7 @@ pub fn reason_of(
         function: call.map(|c| name(c.function)),
         limit_ns: call.and_then(|c| c.limit_ns(ticks_per_second)),
         duration_ns: call.map(|c| ticks_to_ns(c.duration_ticks, ticks_per_second)),
+        cpu_wait_ns: call.and_then(|c| c.cpu_wait_ns),
     })
 }
 

@@ -22,7 +22,8 @@
 //!   `fdr.kind = task` and `fdr.cancelled` when it was dropped before completing, and on a poll
 //!   of a known task `fdr.task` and `fdr.kind = poll`; and on every
 //!   root span the window's attributes: `fdr.reason`, `fdr.trigger.function`,
-//!   `fdr.trigger.limit_ns`, `fdr.trigger.duration_ns` (those the window has).
+//!   `fdr.trigger.limit_ns`, `fdr.trigger.duration_ns`, `fdr.trigger.cpu_wait_ns` (those the
+//!   window has).
 //!
 //! Every request carries the resource (`service.name`, `host.name`, `process.pid`,
 //! `process.executable.name`, `telemetry.sdk.name` = `fdr`, `telemetry.sdk.language` = `rust`,
@@ -100,6 +101,9 @@ pub mod attr {
     pub const TRIGGER_LIMIT_NS: &str = "fdr.trigger.limit_ns";
     /// Root spans: how long the triggering call lasted (or had run), nanoseconds (int).
     pub const TRIGGER_DURATION_NS: &str = "fdr.trigger.duration_ns";
+    /// Root spans: how long, at least, the triggering call's thread waited for a CPU while the
+    /// call ran (descheduled, not slow), nanoseconds (int); only when the log measured it.
+    pub const TRIGGER_CPU_WAIT_NS: &str = "fdr.trigger.cpu_wait_ns";
 }
 
 /// The instrumentation scope's name, and `telemetry.sdk.name`.
@@ -153,7 +157,8 @@ pub struct Window {
 ///
 /// ```
 /// let r = fdr_otlp::spans::WindowReason { kind: "slow call".into(), function: Some("app::handle".into()),
-///                                         limit_ns: Some(1_000_000), duration_ns: Some(3_600_000) };
+///                                         limit_ns: Some(1_000_000), duration_ns: Some(3_600_000),
+///                                         cpu_wait_ns: None };
 /// assert_eq!(r.kind, "slow call");
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -166,6 +171,9 @@ pub struct WindowReason {
     pub limit_ns: Option<u64>,
     /// `fdr.trigger.duration_ns`: how long that call lasted, or had run when still running.
     pub duration_ns: Option<u64>,
+    /// `fdr.trigger.cpu_wait_ns`: how long, at least, that call's thread waited for a CPU
+    /// while it ran, when the runtime measured it (a call watched past half its limit).
+    pub cpu_wait_ns: Option<u64>,
 }
 
 /// One recorded call.
@@ -383,6 +391,9 @@ fn window_attributes(w: &Window) -> Vec<KeyValue> {
         }
         if let Some(d) = r.duration_ns {
             a.push(KeyValue::int(attr::TRIGGER_DURATION_NS, int(d)));
+        }
+        if let Some(w) = r.cpu_wait_ns {
+            a.push(KeyValue::int(attr::TRIGGER_CPU_WAIT_NS, int(w)));
         }
     }
     a
@@ -701,6 +712,7 @@ mod tests {
                 function: Some("app::work".into()),
                 limit_ns: Some(1_000),
                 duration_ns: Some(u64::MAX),
+                cpu_wait_ns: Some(400),
             }),
             traceparent: None,
             resource: Vec::new(),
@@ -798,6 +810,7 @@ mod tests {
                 );
                 assert_eq!(a["fdr.trigger.limit_ns"], Value::IntValue(1_000));
                 assert_eq!(a["fdr.trigger.duration_ns"], Value::IntValue(i64::MAX));
+                assert_eq!(a["fdr.trigger.cpu_wait_ns"], Value::IntValue(400));
             }
         }
         let parse = attrs(&spans[1].attributes);
