@@ -216,6 +216,7 @@ impl Received {
     ///
     /// ```
     /// let r = fdr_testkit::otlp::Received {
+    ///     at: std::time::Instant::now(),
     ///     line: "POST /v1/traces HTTP/1.1".into(),
     ///     headers: vec![("content-length".into(), "0".into())],
     ///     body: vec![],
