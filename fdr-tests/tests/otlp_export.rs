@@ -598,8 +598,35 @@ fn a_triggered_window_joins_the_trace_it_ran_in_sent_or_exported() {
 
 #[fdr::instrument_fdr]
 async fn job(ms: u64) -> u64 {
-    tokio::time::sleep(Duration::from_millis(ms)).await;
+    Wait { ms, asked: false }.await;
     ms
+}
+
+/// Pending on its first poll, ready on the one after it wakes its task `ms` later: a task that
+/// awaits it is polled exactly twice. (A timer is not: a poll held up past its deadline, as on a
+/// loaded machine, finds it elapsed and completes the task in one poll.)
+struct Wait {
+    ms: u64,
+    asked: bool,
+}
+
+impl std::future::Future for Wait {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if self.asked {
+            return std::task::Poll::Ready(());
+        }
+        self.asked = true;
+        let (waker, ms) = (cx.waker().clone(), self.ms);
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(ms));
+            waker.wake();
+        });
+        std::task::Poll::Pending
+    }
 }
 
 /// Creates three tasks of `job` (the futures are made here) and returns them; the third is
@@ -673,7 +700,7 @@ fn async_tasks_are_spans_of_their_life_under_the_call_that_made_them() {
     assert!(lives[1].0 >= 10_000_000 && !lives[1].1, "{lives:?}");
     assert!(lives[2].1, "the dropped one is cancelled: {lives:?}");
     // Every poll of `job` (each kept: every call is) hangs under its task's life, inside it;
-    // the two that completed were polled twice (before and after their sleep), the dropped one
+    // the two that completed were polled twice (before and after their wait), the dropped one
     // never.
     let polls: Vec<_> = all
         .iter()
