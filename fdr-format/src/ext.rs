@@ -155,6 +155,9 @@ pub struct RunInfo {
     /// Times a culled function was let through for a few calls, to be timed (a probe); calls
     /// of culled functions are not counted. Appended later: 0 in older logs.
     pub probes: u64,
+    /// Functions culled from the start because the last recording of the same build ended with
+    /// them culled (`cull_memory`). Appended later: 0 in older logs.
+    pub culled_at_start: u64,
 }
 
 /// Why a log was written.
@@ -446,6 +449,7 @@ impl Extension {
                 o.u64(r.max_age_ns);
                 o.u64(r.calls_erased);
                 o.u64(r.probes);
+                o.u64(r.culled_at_start);
             }
             Extension::Function(f) => {
                 o.u8(TAG_FUNCTION);
@@ -539,6 +543,7 @@ impl Extension {
                     max_age_ns: i.u64_or_zero("age limit")?,
                     calls_erased: i.u64_or_zero("erased-call counter")?,
                     probes: i.u64_or_zero("probe counter")?,
+                    culled_at_start: i.u64_or_zero("count of functions culled from the start")?,
                 })
             }
             TAG_FUNCTION => {
@@ -635,6 +640,7 @@ mod tests {
             max_age_ns: 8,
             calls_erased: 9,
             probes: 10,
+            culled_at_start: 11,
         };
         let f = FunctionInfo {
             id: 3,

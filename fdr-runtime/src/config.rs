@@ -145,6 +145,7 @@ pub struct Config {
     pub(crate) max_age: Option<Duration>,
     pub(crate) cull: bool,
     pub(crate) cull_after: u32,
+    pub(crate) cull_memory: bool,
     pub(crate) profile: bool,
     pub(crate) profile_nodes: u32,
     pub(crate) profile_threads: bool,
@@ -243,6 +244,7 @@ impl Default for Config {
             max_age: None,
             cull: true,
             cull_after: 10_000,
+            cull_memory: true,
             profile: false,
             profile_nodes: DEFAULT_PROFILE_NODES,
             profile_threads: false,
@@ -439,6 +441,25 @@ impl Config {
     /// (10,000). Each function counts its own run: no other function's calls reset it.
     pub fn cull_after(mut self, calls: u32) -> Self {
         self.cull_after = calls;
+        self
+    }
+
+    /// Starts from what the last recording of the same build learned (on by default,
+    /// `FDR_OPTIONS` `cull_memory=on|off`): the functions culled when it ended are culled from
+    /// the start, so a program that runs a few milliseconds does not pay the learning of
+    /// [`Config::cull_after`] calls per function on every run. They are probed as any culled
+    /// function, so one that became slow is restored. Kept in the crash directory as
+    /// `fdr-PROGRAM.culls`, keyed by the program's build id; used only under a threshold as high
+    /// and a `cull_after` as low as they were learned with, and only when the recording culls
+    /// and has a crash directory. The log says how many functions started culled.
+    ///
+    /// ```
+    /// assert!(fdr_runtime::Config::default().get_cull_memory());
+    /// let fresh = fdr_runtime::Config::default().cull_memory(false);
+    /// assert!(!fresh.get_cull_memory());
+    /// ```
+    pub fn cull_memory(mut self, on: bool) -> Self {
+        self.cull_memory = on;
         self
     }
 
@@ -683,6 +704,11 @@ impl Config {
     /// The run of erased calls that culls a function.
     pub fn get_cull_after(&self) -> u32 {
         self.cull_after
+    }
+
+    /// Whether the recording starts from the culls the last one of the same build learned.
+    pub fn get_cull_memory(&self) -> bool {
+        self.cull_memory
     }
 
     /// The triggers set with [`Config::trigger`].
@@ -963,6 +989,11 @@ pub(crate) const OPTIONS: &[OptionSpec] = &[
         key: "cull_after",
         form: "a number of calls, 1 to 4294967295",
         default: |c| c.cull_after.to_string(),
+    },
+    OptionSpec {
+        key: "cull_memory",
+        form: "on or off (on: start from the functions the last run of the same build culled)",
+        default: |c| if c.cull_memory { "on".into() } else { "off".into() },
     },
     OptionSpec {
         key: "otlp_endpoint",

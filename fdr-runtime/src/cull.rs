@@ -320,6 +320,26 @@ pub(crate) fn probe(cursor: &mut usize) -> u64 {
     probed
 }
 
+/// Whether the function with id `id` may be culled at all: one with logged arguments never is
+/// (nor one with a trigger, which its flags say).
+pub(crate) fn may_cull(id: u32) -> bool {
+    function_table::table()
+        .get(id as usize - 1)
+        .is_some_and(|f| f.args().is_empty())
+}
+
+/// The ids of the functions culled now (or being probed, which they were until the probe):
+/// what a recording that ends leaves to the next (`cull_memory`). Read before the stop's sweep
+/// sets every descriptor `OFF`.
+pub(crate) fn culled_ids() -> Vec<u32> {
+    function_table::table()
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.flags() & (CULLED | PROBING) != 0)
+        .map(|(i, _)| i as u32 + 1)
+        .collect()
+}
+
 /// The memory culling keeps, in bytes, for `functions` functions and `threads` threads: each
 /// function's run (inside its descriptor, which exists anyway), and each thread's table of
 /// counts (in its thread-local, 1 KiB whatever the number of functions).

@@ -224,6 +224,7 @@ fn read_recording(c: &mut Config, item: &Item) -> Result<bool, Error> {
             }
         }
         "cull" => c.cull = item.on_off()?,
+        "cull_memory" => c.cull_memory = item.on_off()?,
         "cull_after" => {
             c.cull_after = u32::try_from(item.number("a number of calls")?)
                 .ok()

@@ -99,10 +99,20 @@ pub(crate) fn start_with(config: Config, autostarted: bool) -> Result<Recorder, 
     }
     // Profile mode writes no window, so its triggers would write empty logs: none is armed.
     let windows = session.setup().config.get_mode() != crate::Mode::Profile;
+    let profile = session.profile_flags();
+    let memory = &session.setup().cull_memory;
     recording_flags::open(
         session.setup().epoch,
-        |id| windows && session.triggers().limit(id) != 0,
-        session.profile_flags(),
+        |id| {
+            profile
+                | if windows && session.triggers().limit(id) != 0 {
+                    crate::trigger::TRIGGER
+                } else if memory.starts_culled(id) && crate::cull::may_cull(id) {
+                    crate::cull::CULLED
+                } else {
+                    0
+                }
+        },
         session::epoch,
     );
     if let Some(sig) = session.setup().config.get_signal() {
@@ -293,7 +303,7 @@ impl Recorder {
     }
 
     fn stop(&self) {
-        self.session.stop();
+        self.session.stop(crate::cull::culled_ids);
         session::uninstall(&self.session);
         // A trigger snapshot being written now is a log the program asked for too: give the
         // background writer a moment (bounded) to finish it before the process may exit.

@@ -55,10 +55,10 @@ impl Drop for Sweep {
 // The sweeps read the epoch of the running recording (0: none) through `running`, under the
 // lock: the process state is `session`'s, which calls in here.
 
-/// The recording with epoch `epoch` has just been installed: its functions record (with the
-/// `profile` flags), those with a trigger (`armed`, by function id) are armed, none is culled and every run of erased calls
-/// starts from 0 (a run is the recording's, not the process's).
-pub(crate) fn open(epoch: u64, armed: impl Fn(u32) -> bool, profile: u8, running: fn() -> u64) {
+/// The recording with epoch `epoch` has just been installed: its functions record, each with
+/// the flags `flags` gives for its id (its trigger armed, profiled, culled from the start), and
+/// every run of erased calls starts from 0 (a run is the recording's, not the process's).
+pub(crate) fn open(epoch: u64, flags: impl Fn(u32) -> u8, running: fn() -> u64) {
     let _sweep = Sweep::lock();
     if running() != epoch {
         // It stopped already; its stop closed the gate or a newer recording owns the flags.
@@ -66,7 +66,7 @@ pub(crate) fn open(epoch: u64, armed: impl Fn(u32) -> bool, profile: u8, running
     }
     for (i, f) in function_table::table().iter().enumerate() {
         f.run().store(0, std::sync::atomic::Ordering::Relaxed);
-        f.set_flags(if armed(i as u32 + 1) { TRIGGER } else { 0 } | profile);
+        f.set_flags(flags(i as u32 + 1));
     }
 }
 

@@ -55,6 +55,11 @@ static FORKS: AtomicU64 = AtomicU64::new(0);
 /// Set once `FDR_OPTIONS` started a recording: a forked child reads it again.
 static AUTOSTARTED: AtomicBool = AtomicBool::new(false);
 
+/// Whether a recording with `config`, `threshold_ticks` and a profile or not culls functions.
+fn culls(config: &Config, threshold_ticks: u64, profiles: bool) -> bool {
+    config.get_cull() && threshold_ticks > 0 && !profiles
+}
+
 /// Sessions waiting to be freed.
 const PARKING: usize = 64;
 static PARKED: [AtomicPtr<Session>; PARKING] =
@@ -78,6 +83,9 @@ pub(crate) struct Setup {
     pub cal_start: (u64, u64),
     /// The fork count when the session started: another value means a forked child.
     forks: u64,
+    /// The functions culled from the start, as the last recording of this build left them, and
+    /// where this one leaves its own.
+    pub cull_memory: crate::cull_memory::Memory,
 }
 
 impl Setup {
@@ -111,6 +119,7 @@ impl Setup {
             max_age_ns: config
                 .get_max_age()
                 .map_or(0, |a| a.as_nanos().min(u128::from(u64::MAX)) as u64),
+            culled_at_start: setup.cull_memory.culled_at_start(),
             ..fdr_format::RunInfo::default()
         }
     }
@@ -248,7 +257,11 @@ impl Session {
     /// Whether this recording culls functions: culling on, a threshold above 0 (with none, no
     /// call is erased, so none is ever culled), and no profile (which counts every call).
     pub(crate) fn culling(&self) -> bool {
-        self.setup.config.get_cull() && self.setup.threshold_ticks > 0 && self.profiles.is_none()
+        culls(
+            &self.setup.config,
+            self.setup.threshold_ticks,
+            self.profiles.is_some(),
+        )
     }
 
     /// Sends written windows to a collector, when the recording has an OTLP endpoint.
@@ -308,6 +321,10 @@ impl Session {
                 crate::clock::sample()
             },
             program: program_name(),
+            cull_memory: crate::cull_memory::Memory::load(
+                &config,
+                culls(&config, threshold_ticks, config_profiles.is_some()),
+            ),
             config,
         };
         // Before the pool: a bad OTLP setting (a variable, a CA file) stops the start first.
@@ -434,8 +451,9 @@ impl Session {
         self.setup.forks == FORKS.load(Ordering::SeqCst)
     }
 
-    /// Stops recording; true for the caller that stopped it.
-    pub(crate) fn stop(&self) -> bool {
+    /// Stops recording; true for the caller that stopped it. `culled_now` reads which functions
+    /// culling stopped (before the stop's sweep turns every function off), for the next run.
+    pub(crate) fn stop(&self, culled_now: fn() -> Vec<u32>) -> bool {
         let stopped = self
             .lifecycle
             .state
@@ -449,7 +467,12 @@ impl Session {
         if stopped {
             self.pool.stop();
             if self.in_this_process() {
+                // What culling learned, read before the sweep turns every function off.
+                let culled = self.setup.cull_memory.kept().then(culled_now);
                 recording_flags::close(self.setup.epoch, epoch);
+                if let Some(ids) = culled {
+                    self.setup.cull_memory.save(&self.setup.config, &ids);
+                }
                 if let Some(sig) = self.setup.config.get_signal() {
                     signal::uninstall(sig);
                 }

@@ -84,6 +84,8 @@ fn config() -> Config {
         .buffer_count(16)
         .mode(Mode::Fill)
         .threshold(Duration::from_nanos(100))
+        // Each case learns from nothing: not from what the case before it left.
+        .cull_memory(false)
         .cull_after(CULL_AFTER)
 }
 
@@ -395,6 +397,8 @@ fn the_background_writer_probes_a_culled_function_that_became_slow_and_restores_
             .buffer_size(1 << 16)
             .buffer_count(8)
             .threshold(Duration::from_micros(500))
+            // Learns from nothing, not from what the case before it left.
+            .cull_memory(false)
             .cull_after(CULL_AFTER),
     )
     .unwrap();

@@ -6,7 +6,8 @@
 //! |---|---|
 //! | `plain` | the pristine crate (or an annotated one with no recorder: the cost compiled in) |
 //! | `zero` | fdr, threshold 0: every call kept |
-//! | `default` | fdr, `Config::default()`: 5 µs, culling on |
+//! | `default` | fdr, `Config::default()`: 5 µs, culling on (starting from the functions the last `default` run of the build culled) |
+//! | `fresh` | `default` learning from nothing (`cull_memory(false)`): a first run |
 //! | `nocull` | fdr, 5 µs, culling off |
 //! | `profile` | fdr's profile mode: call trees, no window |
 //! | `default+profile` | the default window and a profile beside it (culling off) |
@@ -53,6 +54,7 @@ pub fn main<T>(
         let config = match mode.as_str() {
             "zero" => Some(fdr::Config::default().threshold(std::time::Duration::ZERO)),
             "default" => Some(fdr::Config::default()),
+            "fresh" => Some(fdr::Config::default().cull_memory(false)),
             // The default with a pool that holds the whole run, so the check of the slow call
             // finds the culls and restores from its start.
             "check" => Some(fdr::Config::default().buffer_count(8192)),

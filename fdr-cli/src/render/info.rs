@@ -242,6 +242,19 @@ fn recording_settings(c: &Ctx, s: &mut String) {
     if let Some(line) = calls_not_recorded(r) {
         let _ = writeln!(s, "{line}");
     }
+    if r.culled_at_start > 0 {
+        let _ = writeln!(
+            s,
+            "            {} culled from the start: the last run of this build ended with {} \
+             culled (cull_memory; probes restore any that became slow)",
+            if r.culled_at_start == 1 {
+                "1 function".to_string()
+            } else {
+                format!("{} functions", r.culled_at_start)
+            },
+            if r.culled_at_start == 1 { "it" } else { "them" }
+        );
+    }
 }
 
 /// Why the log was written; for a log recovered from a crash box, how its process died.

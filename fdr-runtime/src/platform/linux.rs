@@ -189,3 +189,119 @@ fn itoa(v: i32, buf: &mut [u8; 11]) -> &[u8] {
     }
     &buf[at..]
 }
+
+/// The running program's GNU build id (the `NT_GNU_BUILD_ID` note the linker writes, which
+/// `readelf -n` and `file` show), if it has one: the note is read from the program's own
+/// loaded headers, no file is opened.
+pub(crate) fn build_id() -> Option<Vec<u8>> {
+    let mut found: Option<Vec<u8>> = None;
+    // SAFETY: `main_program_note` is a callback with the signature dl_iterate_phdr expects, and
+    // `found` outlives the call, which is synchronous.
+    unsafe {
+        libc::dl_iterate_phdr(
+            Some(main_program_note),
+            (&mut found as *mut Option<Vec<u8>>).cast(),
+        );
+    }
+    found
+}
+
+/// dl_iterate_phdr's callback: the first object it is given is the main program; its
+/// `PT_NOTE` segments are searched for the build id, and the walk stops there.
+unsafe extern "C" fn main_program_note(
+    info: *mut libc::dl_phdr_info,
+    _size: libc::size_t,
+    data: *mut libc::c_void,
+) -> libc::c_int {
+    // SAFETY: dl_iterate_phdr passes a valid `dl_phdr_info` for the duration of the call, and
+    // `data` is the `Option<Vec<u8>>` that `build_id` passed, not otherwise used meanwhile.
+    let (info, found) = unsafe { (&*info, &mut *data.cast::<Option<Vec<u8>>>()) };
+    if info.dlpi_phdr.is_null() {
+        return 1;
+    }
+    // SAFETY: `dlpi_phdr` points at the object's `dlpi_phnum` program headers, mapped for the
+    // life of the object (the main program: the process).
+    let headers = unsafe { std::slice::from_raw_parts(info.dlpi_phdr, info.dlpi_phnum.into()) };
+    for h in headers.iter().filter(|h| h.p_type == libc::PT_NOTE) {
+        let start = (info.dlpi_addr as usize).wrapping_add(h.p_vaddr as usize);
+        // SAFETY: a PT_NOTE segment is loaded (it lies in a PT_LOAD segment) at the object's base
+        // plus its address, `p_memsz` bytes long, readable for the life of the object.
+        let notes = unsafe { std::slice::from_raw_parts(start as *const u8, h.p_memsz as usize) };
+        if let Some(id) = gnu_build_id(notes) {
+            *found = Some(id.to_vec());
+            break;
+        }
+    }
+    // Not 0: the main program was the one wanted.
+    1
+}
+
+/// The descriptor of the `NT_GNU_BUILD_ID` note among `notes` (each a name size, descriptor
+/// size and type, then the name and the descriptor, each padded to 4 bytes).
+fn gnu_build_id(mut notes: &[u8]) -> Option<&[u8]> {
+    const NT_GNU_BUILD_ID: u32 = 3;
+    let word = |b: &[u8], at: usize| -> Option<u32> {
+        Some(u32::from_ne_bytes(b.get(at..at + 4)?.try_into().ok()?))
+    };
+    let pad = |n: usize| n.checked_add(3).map(|n| n & !3);
+    while notes.len() >= 12 {
+        let (name_len, desc_len, kind) = (
+            word(notes, 0)? as usize,
+            word(notes, 4)? as usize,
+            word(notes, 8)?,
+        );
+        let desc_at = 12usize.checked_add(pad(name_len)?)?;
+        let end = desc_at.checked_add(pad(desc_len)?)?;
+        let name = notes.get(12..12 + name_len)?;
+        let desc = notes.get(desc_at..desc_at + desc_len)?;
+        if kind == NT_GNU_BUILD_ID && name == b"GNU\0" && !desc.is_empty() {
+            return Some(desc);
+        }
+        notes = notes.get(end..)?;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    #[cfg_attr(miri, ignore = "Miri runs no dl_iterate_phdr")]
+    fn the_build_id_is_the_one_readelf_shows() {
+        // Rust programs are linked through the C compiler, which Debian's (and most
+        // distributions') configure to write a build id.
+        let id = super::build_id().expect("a build id");
+        let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+        let exe = std::env::current_exe().unwrap();
+        let Ok(out) = std::process::Command::new("readelf")
+            .arg("-n")
+            .arg(&exe)
+            .output()
+        else {
+            return; // no binutils here: the note was found, which is what the runtime needs
+        };
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains(&format!("Build ID: {hex}")),
+            "{hex} not in\n{text}"
+        );
+    }
+
+    #[test]
+    fn notes_are_walked_to_the_gnu_one_and_a_short_one_is_no_build_id() {
+        let mut notes = Vec::new();
+        for (name, kind, desc) in [
+            (&b"Go\0\0"[..], 4u32, &[9u8; 6][..]),
+            (&b"GNU\0"[..], 3, &[1, 2, 3, 4, 5][..]),
+        ] {
+            notes.extend_from_slice(&(name.len() as u32).to_ne_bytes());
+            notes.extend_from_slice(&(desc.len() as u32).to_ne_bytes());
+            notes.extend_from_slice(&kind.to_ne_bytes());
+            notes.extend_from_slice(name);
+            notes.extend_from_slice(desc);
+            notes.resize(notes.len().next_multiple_of(4), 0);
+        }
+        assert_eq!(super::gnu_build_id(&notes), Some(&[1u8, 2, 3, 4, 5][..]));
+        assert_eq!(super::gnu_build_id(&notes[..notes.len() - 8]), None);
+        assert_eq!(super::gnu_build_id(&[0xff; 40]), None);
+    }
+}

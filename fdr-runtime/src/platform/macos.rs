@@ -207,3 +207,9 @@ pub(crate) fn stated_counter_rate(_read_register: fn() -> u64) -> Option<u64> {
 pub(crate) fn run_delay_ns(_tid: i32) -> Option<u64> {
     None
 }
+
+/// The running program's build id: none is read here (the culls a run learned are then kept
+/// under the program file's size and modification time, see `cull_memory`).
+pub(crate) fn build_id() -> Option<Vec<u8>> {
+    None
+}

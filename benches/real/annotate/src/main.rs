@@ -14,6 +14,11 @@
 //! cargo run --release --manifest-path benches/real/Cargo.toml -- [--rounds N] [--crate NAME] [--modes plain,tracing,...] [--check-slow]
 //! ```
 //!
+//! `--short N` times short runs instead: the whole process (start, `N` rounds of the workload,
+//! the log written at the end; wall time), pristine against fdr each and bulk by default, a
+//! first run (`fresh`: culling learns from nothing) and a next run (`default`: it starts from
+//! what the run before it culled), 21 rounds of each in turn, medians.
+//!
 //! `--check-slow` runs only the check: after a point of the workload one culled function sleeps
 //! 1 ms on every 50th call (500 times), and the log must show it culled, then restored, with its
 //! slow calls recorded; it prints how long after the first slow call the restore came.
@@ -154,6 +159,7 @@ fn main() {
 fn run() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
     let (mut rounds, mut only, mut check) = (5usize, None, false);
+    let mut short: Option<u32> = None;
     let mut modes: Option<Vec<String>> = None;
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -165,6 +171,13 @@ fn run() -> Result<(), String> {
             }
             "--crate" => only = Some(args.next().ok_or("--crate takes a name")?),
             "--check-slow" => check = true,
+            "--short" => {
+                short = Some(
+                    args.next()
+                        .and_then(|n| n.parse().ok())
+                        .ok_or("--short takes a number of rounds of the workload")?,
+                )
+            }
             "--modes" => {
                 let list = args
                     .next()
@@ -200,6 +213,8 @@ fn run() -> Result<(), String> {
     {
         if check {
             check_slow(&p, c)?;
+        } else if let Some(n) = short {
+            short_runs(&p, c, n)?;
         } else {
             table(&p, c, rounds, modes.as_deref())?;
         }
@@ -376,6 +391,42 @@ fn run_driver(
         .parse()
         .map_err(|_| "bad cpu_ns".to_string())?;
     Ok((cpu, field("check=")?, text))
+}
+
+/// Short runs of the whole process (see the crate's doc, `--short`).
+fn short_runs(p: &Paths, c: &Crate, n: u32) -> Result<(), String> {
+    let mut bins = std::collections::BTreeMap::new();
+    for way in [Way::None, Way::Each, Way::Bulk] {
+        bins.insert(way.name(), build(p, c, way, false)?.0);
+    }
+    let configs = [
+        ("uninstrumented", "none", "plain"),
+        ("fdr each, first run (culling learns)", "each", "fresh"),
+        ("fdr each, next run (starts from the last run's culls)", "each", "default"),
+        ("fdr bulk, first run (culling learns)", "bulk", "fresh"),
+        ("fdr bulk, next run (starts from the last run's culls)", "bulk", "default"),
+    ];
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); configs.len()];
+    for round in 0..=21 {
+        for (i, (_, way, mode)) in configs.iter().enumerate() {
+            let t = std::time::Instant::now();
+            run_driver(&bins[way], n, mode, &[])?;
+            if round > 0 {
+                times[i].push(t.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+    }
+    println!(
+        "\n## {} {}: short runs, {n} rounds of the workload, whole process (wall ms, medians of 21)\n",
+        c.name, c.version
+    );
+    println!("| configuration | median ms | x median |\n|---|---|---|");
+    let base = median(&mut times[0].clone());
+    for (i, (name, _, _)) in configs.iter().enumerate() {
+        let m = median(&mut times[i]);
+        println!("| {name} | {m:.2} | {:.2} x |", m / base);
+    }
+    Ok(())
 }
 
 fn median(v: &mut [f64]) -> f64 {

@@ -1,0 +1,205 @@
+//! What culling learned is kept for the next run of the same build (`cull_memory`): each case
+//! runs this test binary again as a child recording from `FDR_OPTIONS` in a directory of its
+//! own (its crash directory), so the runs share a build and a memory file as a user's runs do.
+
+use std::path::{Path, PathBuf};
+
+use fdr_format::CullKind;
+use fdr_tests::{child_test, read_log, scratch, Log, Rec};
+
+/// A call far shorter than the 5 µs threshold: erased, then culled.
+#[fdr::instrument_fdr]
+fn short(x: u64) -> u64 {
+    std::hint::black_box(x.wrapping_mul(31))
+}
+
+/// The same function grown slow (set by the case through `FDR_TEST_SLOW_US`).
+#[fdr::instrument_fdr]
+fn sometimes_slow(x: u64) -> u64 {
+    if let Some(us) = std::env::var("FDR_TEST_SLOW_US")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        std::thread::sleep(std::time::Duration::from_micros(us));
+    }
+    std::hint::black_box(x.wrapping_mul(31))
+}
+
+/// The child: `FDR_TEST_CALLS` calls of each function, then the exit writer writes the log.
+#[test]
+#[ignore = "a child process of the cull_memory tests"]
+fn child_calls() {
+    let n: u64 = std::env::var("FDR_TEST_CALLS").unwrap().parse().unwrap();
+    let mut sum = 0u64;
+    for i in 0..n {
+        sum = sum.wrapping_add(short(i)).wrapping_add(sometimes_slow(i));
+    }
+    std::hint::black_box(sum);
+}
+
+/// One run: `options` added to an `out` in `dir` and `dir` as the crash directory. Returns the
+/// log and what the child said on stderr.
+fn run(dir: &Path, name: &str, options: &str, calls: u64, env: &[(&str, &str)]) -> (Log, String) {
+    let out = dir.join(format!("{name}.fdr"));
+    let mut c = child_test("child_calls");
+    c.env(
+        "FDR_OPTIONS",
+        format!(
+            "out={} crash_dir={} cull_after=1000 {options}",
+            out.display(),
+            dir.display()
+        ),
+    )
+    .env("FDR_TEST_CALLS", calls.to_string());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let o = c.output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{name}: {stderr}");
+    (read_log(&out), stderr)
+}
+
+fn id_of(log: &Log, name: &str) -> u32 {
+    log.functions
+        .iter()
+        .find(|f| f.name.ends_with(name))
+        .unwrap_or_else(|| panic!("{name} in the table"))
+        .id
+}
+
+/// The cull events of function `name` in `log`: (kind, run).
+fn culls_of(log: &Log, name: &str) -> Vec<CullKind> {
+    let id = id_of(log, name);
+    log.blocks
+        .iter()
+        .flat_map(|b| &b.records)
+        .filter_map(|r| match r {
+            Rec::Cull(kind, f, _, _) if *f == id => Some(*kind),
+            _ => None,
+        })
+        .collect()
+}
+
+fn memory_file(dir: &Path) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    dir.join(format!(
+        "fdr-{}.culls",
+        exe.file_name().unwrap().to_string_lossy()
+    ))
+}
+
+/// The first run learns; the second starts where it ended: both functions culled before their
+/// first call, so every call it timed was a probe's, and no cull event (nothing changed).
+#[test]
+fn the_next_run_of_the_build_starts_with_what_the_last_one_culled() {
+    let dir = scratch("cull-memory-next");
+    let (first, _) = run(&dir, "first", "", 20_000, &[]);
+    assert_eq!(first.run.culled_at_start, 0);
+    assert_eq!(culls_of(&first, "::short")[0], CullKind::Culled);
+    let memory = std::fs::read_to_string(memory_file(&dir)).unwrap();
+    assert!(memory.starts_with("fdr culls 1\nbuild id:"), "{memory}");
+    assert!(
+        memory.contains("threshold_ns 5000\ncull_after 1000\n"),
+        "{memory}"
+    );
+    assert!(memory.contains(" cull_memory::short\n"), "{memory}");
+    assert!(
+        memory.contains(" cull_memory::sometimes_slow\n"),
+        "{memory}"
+    );
+    // Each function learned over 1,000 erased calls at least.
+    assert!(first.run.calls_erased >= 2 * 1000, "{:?}", first.run);
+
+    let (second, _) = run(&dir, "second", "", 20_000, &[]);
+    assert_eq!(second.run.culled_at_start, 2);
+    assert_eq!(culls_of(&second, "::short"), []);
+    assert_eq!(culls_of(&second, "::sometimes_slow"), []);
+    assert!(
+        second.run.calls_erased <= second.run.probes * 64,
+        "only probes' calls were timed: {:?}",
+        second.run
+    );
+    std::fs::remove_dir_all(dir).ok();
+}
+
+/// A function the last run culled that is slow now is restored by a probe, with its event, and
+/// the run after that does not remember it.
+#[test]
+fn a_remembered_function_that_became_slow_is_restored_and_forgotten() {
+    let dir = scratch("cull-memory-slow");
+    run(&dir, "first", "", 20_000, &[]);
+    // 400 calls of 200 µs: 80 ms, eight probe periods.
+    let (slow, _) = run(&dir, "slow", "", 400, &[("FDR_TEST_SLOW_US", "200")]);
+    assert_eq!(slow.run.culled_at_start, 2);
+    assert_eq!(culls_of(&slow, "::sometimes_slow"), [CullKind::Restored]);
+    let memory = std::fs::read_to_string(memory_file(&dir)).unwrap();
+    assert!(!memory.contains("sometimes_slow"), "{memory}");
+    // What the next run starts with is what the file lists. (`short` may be in it or not: the
+    // first calls a thread records run the recorder's code for the first time, and a probe
+    // that times one of them over the threshold restores the function.)
+    let listed = memory.lines().skip(4).count() as u64;
+    let (after, _) = run(&dir, "after", "", 100, &[]);
+    assert_eq!(after.run.culled_at_start, listed);
+    std::fs::remove_dir_all(dir).ok();
+}
+
+/// The memory is not used with `cull_memory=off`, under a lower threshold or a higher
+/// `cull_after` than it was learned with, nor from another build; a damaged file is said on
+/// stderr and replaced.
+#[test]
+fn a_memory_that_does_not_apply_is_not_used() {
+    let dir = scratch("cull-memory-not");
+    run(&dir, "first", "", 20_000, &[]);
+    let learned = std::fs::read_to_string(memory_file(&dir)).unwrap();
+    for (name, options) in [
+        ("off", "cull_memory=off"),
+        ("lower", "threshold_us=4"),
+        ("higher", "cull_after=2000"),
+    ] {
+        let (log, _) = run(&dir, name, options, 100, &[]);
+        assert_eq!(log.run.culled_at_start, 0, "{name}");
+        // The file is written again at the end (from what this run culled: nothing in 100 calls).
+        std::fs::write(memory_file(&dir), &learned).unwrap();
+    }
+    let other_build = learned.replacen("build id:", "build id:00", 1);
+    std::fs::write(memory_file(&dir), other_build).unwrap();
+    let (log, stderr) = run(&dir, "other", "", 100, &[]);
+    assert_eq!(log.run.culled_at_start, 0);
+    assert!(!stderr.contains("ignored"), "{stderr}");
+
+    std::fs::write(memory_file(&dir), "garbage\n").unwrap();
+    let (log, stderr) = run(&dir, "damaged", "", 20_000, &[]);
+    assert_eq!(log.run.culled_at_start, 0);
+    assert!(
+        stderr.contains(&format!(
+            "fdr: ignored {} (the functions the last run culled, kept for this one): its first \
+             line is not `fdr culls 1`; it is replaced when this recording ends",
+            memory_file(&dir).display()
+        )),
+        "{stderr}"
+    );
+    let replaced = std::fs::read_to_string(memory_file(&dir)).unwrap();
+    assert!(replaced.contains(" cull_memory::short\n"), "{replaced}");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+/// `fdr info` says how many functions started culled.
+#[test]
+fn fdr_info_says_how_many_functions_started_culled() {
+    let dir = scratch("cull-memory-info");
+    run(&dir, "first", "", 20_000, &[]);
+    run(&dir, "second", "", 100, &[]);
+    let path = dir.join("second.fdr");
+    let mut out = Vec::new();
+    fdr_cli::run(&["info", path.to_str().unwrap()], &mut out).unwrap();
+    let text = String::from_utf8_lossy(&out);
+    assert!(
+        text.contains(
+            "2 functions culled from the start: the last run of this build ended with them \
+             culled (cull_memory; probes restore any that became slow)"
+        ),
+        "{text}"
+    );
+    std::fs::remove_dir_all(dir).ok();
+}
