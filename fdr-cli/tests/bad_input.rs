@@ -182,16 +182,16 @@ fn huge_length_fields_are_errors_not_allocations() {
         assert_eq!(
             e.to_string(),
             format!(
-                "fdr: {path}: at byte offset 799: a new block starts here but the previous block's \
+                "fdr: {path}: at byte offset 807: a new block starts here but the previous block's \
                  extents promised {} more bytes",
-                u64::MAX - (799 - 48)
+                u64::MAX - (807 - 48)
             )
         );
     }
 
     // A function-table entry's name length (after magic, tag, id, line, kind) is u32::MAX.
     let mut log = basic_log();
-    let name_len_at = 288 + 16 + 4 + 1 + 4 + 4 + 1;
+    let name_len_at = 296 + 16 + 4 + 1 + 4 + 4 + 1;
     assert_eq!(
         u32::from_le_bytes(log[name_len_at..name_len_at + 4].try_into().unwrap()),
         9
@@ -201,7 +201,7 @@ fn huge_length_fields_are_errors_not_allocations() {
     let e = fdr(&["stack", &path]).unwrap_err();
     assert!(
         e.to_string().starts_with(&format!(
-            "fdr: {path}: at byte offset 288: malformed fdr record"
+            "fdr: {path}: at byte offset 296: malformed fdr record"
         )),
         "{e}"
     );
