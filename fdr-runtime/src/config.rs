@@ -446,8 +446,9 @@ impl Config {
 
     /// Starts from what the last recording of the same build learned (on by default,
     /// `FDR_OPTIONS` `cull_memory=on|off`): the functions culled when it ended are culled from
-    /// the start, so a program that runs a few milliseconds does not pay the learning of
-    /// [`Config::cull_after`] calls per function on every run. They are probed as any culled
+    /// the start and the others' runs of erased calls go on from where they were, so a program
+    /// that runs a few milliseconds does not pay the learning of [`Config::cull_after`] calls
+    /// per function on every run. They are probed as any culled
     /// function, so one that became slow is restored. Kept in the crash directory as
     /// `fdr-PROGRAM.culls`, keyed by the program's build id; used only under a threshold as high
     /// and a `cull_after` as low as they were learned with, and only when the recording culls

@@ -82,6 +82,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use fdr_format::ID_SHIFT;
 
+use crate::cull_memory::Learnt;
 use crate::function_table::{self, FnDesc};
 use crate::thread_state::{LocalRun, ThreadState, LOCAL_RUNS};
 use crate::trigger;
@@ -328,15 +329,26 @@ pub(crate) fn may_cull(id: u32) -> bool {
         .is_some_and(|f| f.args().is_empty())
 }
 
-/// The ids of the functions culled now (or being probed, which they were until the probe):
-/// what a recording that ends leaves to the next (`cull_memory`). Read before the stop's sweep
-/// sets every descriptor `OFF`.
-pub(crate) fn culled_ids() -> Vec<u32> {
+/// What culling learned by now, by function id: the functions culled (or being probed, which
+/// they were until the probe), and the others' runs of erased calls (those not 0): what a
+/// recording that ends leaves to the next (`cull_memory`). Read before the stop's sweep sets every
+/// descriptor `OFF`. Counts threads still hold in their own slots are not in it.
+pub(crate) fn learnt_now() -> Vec<(u32, Learnt)> {
     function_table::table()
         .iter()
         .enumerate()
-        .filter(|(_, f)| f.flags() & (CULLED | PROBING) != 0)
-        .map(|(i, _)| i as u32 + 1)
+        .filter_map(|(i, f)| {
+            let learnt = if f.flags() & (CULLED | PROBING) != 0 {
+                Learnt::Culled
+            } else {
+                match f.run().load(Relaxed) {
+                    0 => return None,
+                    run if run >= PROBE => return None,
+                    run => Learnt::Erased(run),
+                }
+            };
+            Some((i as u32 + 1, learnt))
+        })
         .collect()
 }
 

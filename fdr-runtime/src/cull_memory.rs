@@ -4,16 +4,21 @@
 //! calls in a row (10,000), and until then each of its calls costs a recorded and rewound call.
 //! A long-running program pays that once; a program that runs for a few milliseconds (a command,
 //! a test, a batch job) pays it on most of its calls, every run: semver annotated whole ran
-//! 4-5x slower over a short run against 1.35x in its steady state. So when a recording ends, the
-//! functions culled at that moment are written to a small file in the crash directory, and the
-//! next recording of the same program starts with them culled. Nothing is lost by it: a
-//! remembered function is probed like any culled one, so one that became slow is restored
-//! within a probe period of its first slow call, with its event in the log; a function the
-//! previous run restored is not remembered.
+//! 4-5x slower over a short run against 1.35x in its steady state. So when a recording ends, what
+//! culling learned is written to a small file in the crash directory: the functions culled at
+//! that moment, and for the others their run of erased calls so far. The next recording of the
+//! same program starts with the first culled and the others' runs where they were, so a function
+//! called a few thousand times per run is culled in a later run as it would be in one long run
+//! (a run counts erased calls in a row; a kept call, in any run, starts it over). Nothing is lost
+//! by it: a remembered function is probed like any culled one, so one that became slow is
+//! restored within a probe period of its first slow call, with its event in the log; a function
+//! the previous run restored is not remembered culled. Erased calls a thread still counts on its
+//! own when the recording ends (at most `cull::LOOK_EVERY` per function) are not kept.
 //!
 //! The file is `fdr-PROGRAM.culls` in the crash directory (one per program name, replaced at
-//! each end): a text file that names the build, the settings the culls were learned under and
-//! each function by id and name. It is used only when all of these hold, else the recording
+//! each end, removed when there is nothing to keep): a text file that names the build, the
+//! settings the culls were learned under and each function by id and name, `culled` or with its
+//! run. It is used only when all of these hold, else the recording
 //! starts from nothing, as without it:
 //!
 //! - the same build: the program's GNU build id on Linux (`readelf -n`), else the program file's
@@ -36,6 +41,15 @@ use crate::{platform, Config};
 /// The first line of a memory file.
 const HEADER: &str = "fdr culls 1";
 
+/// What culling learned of one function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Learnt {
+    /// Culled.
+    Culled,
+    /// Not culled (yet): this many erased calls in a row.
+    Erased(u32),
+}
+
 /// The culls a recording starts with, and where it keeps those it ends with.
 #[derive(Debug, Default)]
 pub(crate) struct Memory {
@@ -43,8 +57,8 @@ pub(crate) struct Memory {
     path: Option<PathBuf>,
     /// The build the file must name.
     build: String,
-    /// Function ids (from 1) culled from the start.
-    ids: Vec<u32>,
+    /// What the recording starts with, by function id (from 1), sorted.
+    functions: Vec<(u32, Learnt)>,
 }
 
 impl Memory {
@@ -60,7 +74,7 @@ impl Memory {
         };
         let path = dir.join(file_name(&program()));
         let build = build_key();
-        let ids = match std::fs::File::open(&path) {
+        let functions = match std::fs::File::open(&path) {
             Ok(f) => {
                 use std::io::Read;
                 let mut text = String::new();
@@ -71,7 +85,7 @@ impl Memory {
                         Vec::new()
                     }
                     Ok(_) => match parse(&text, function_table::table()) {
-                        Ok(learned) if learned.applies(&build, config) => learned.ids,
+                        Ok(learned) if learned.applies(&build, config) => learned.functions,
                         Ok(_) => Vec::new(),
                         Err(e) => {
                             warn(&path, &e);
@@ -89,19 +103,23 @@ impl Memory {
         Memory {
             path: Some(path),
             build,
-            ids,
+            functions,
         }
     }
 
     /// How many functions the recording starts with culled.
     pub(crate) fn culled_at_start(&self) -> u64 {
-        self.ids.len() as u64
+        self.functions
+            .iter()
+            .filter(|(_, l)| *l == Learnt::Culled)
+            .count() as u64
     }
 
-    /// Whether the function with id `id` starts culled (for `recording_flags::open`; the ids
-    /// are sorted).
-    pub(crate) fn starts_culled(&self, id: u32) -> bool {
-        self.ids.binary_search(&id).is_ok()
+    /// What the function with id `id` starts with, if the last run learned anything of it (for
+    /// `recording_flags::open`).
+    pub(crate) fn at_start(&self, id: u32) -> Option<Learnt> {
+        let i = self.functions.binary_search_by_key(&id, |f| f.0).ok()?;
+        Some(self.functions[i].1)
     }
 
     /// Whether the recording keeps a memory: its culls at the end are to be [`Memory::save`]d.
@@ -109,14 +127,18 @@ impl Memory {
         self.path.is_some()
     }
 
-    /// Writes `ids` as what a recording with `config` learned (through a temporary file renamed
-    /// into place: a reader finds the old file or the new one). A failure is said on stderr;
-    /// the recording's logs do not depend on it.
-    pub(crate) fn save(&self, config: &Config, ids: &[u32]) {
+    /// Writes `functions` as what a recording with `config` learned (through a temporary file
+    /// renamed into place: a reader finds the old file or the new one), or removes the file when
+    /// it learned nothing. A failure is said on stderr; the recording's logs do not depend on it.
+    pub(crate) fn save(&self, config: &Config, functions: &[(u32, Learnt)]) {
         let Some(path) = &self.path else {
             return;
         };
-        let text = render(&self.build, config, ids, function_table::table());
+        if functions.is_empty() {
+            let _ = std::fs::remove_file(path);
+            return;
+        }
+        let text = render(&self.build, config, functions, function_table::table());
         let tmp = path.with_extension(format!("culls.{}.tmp", std::process::id()));
         let result = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
         if let Err(e) = result {
@@ -135,7 +157,7 @@ struct Learned {
     build: String,
     threshold_ns: u64,
     cull_after: u32,
-    ids: Vec<u32>,
+    functions: Vec<(u32, Learnt)>,
 }
 
 impl Learned {
@@ -196,16 +218,20 @@ fn max_file_len(functions: usize) -> u64 {
     4096 + functions as u64 * 1024
 }
 
-/// The file for `ids` of `table`, learned by a recording with `config` of the build `build`.
-fn render(build: &str, config: &Config, ids: &[u32], table: &[FnDesc]) -> String {
+/// The file for `functions` of `table`, learned by a recording with `config` of the build
+/// `build`.
+fn render(build: &str, config: &Config, functions: &[(u32, Learnt)], table: &[FnDesc]) -> String {
     let mut s = format!(
         "{HEADER}\nbuild {build}\nthreshold_ns {}\ncull_after {}\n",
         threshold_ns(config),
         config.get_cull_after()
     );
-    for &id in ids {
+    for &(id, learnt) in functions {
         if let Some(f) = table.get(id as usize - 1) {
-            s.push_str(&format!("{id} {}\n", f.name()));
+            match learnt {
+                Learnt::Culled => s.push_str(&format!("{id} culled {}\n", f.name())),
+                Learnt::Erased(n) => s.push_str(&format!("{id} {n} {}\n", f.name())),
+            }
         }
     }
     s
@@ -237,29 +263,43 @@ fn parse(text: &str, table: &[FnDesc]) -> Result<Learned, String> {
     };
     let threshold_ns = number("threshold_ns", field("threshold_ns")?)?;
     let cull_after = number("cull_after", field("cull_after")?)?;
-    let mut ids = Vec::new();
+    let mut functions = Vec::new();
     for (n, line) in lines {
-        let (id, name) = line
-            .split_once(' ')
-            .ok_or_else(|| format!("line {}: expected `ID NAME`", n + 1))?;
+        let mut words = line.splitn(3, ' ');
+        let (Some(id), Some(learnt), Some(name)) = (words.next(), words.next(), words.next())
+        else {
+            return Err(format!(
+                "line {}: expected `ID culled NAME` or `ID RUN NAME`",
+                n + 1
+            ));
+        };
         let id: u32 = id
             .parse()
             .ok()
             .filter(|&id| id >= 1)
             .ok_or_else(|| format!("line {}: `{id}` is not a function id", n + 1))?;
+        let learnt = match learnt {
+            "culled" => Learnt::Culled,
+            run => Learnt::Erased(run.parse().map_err(|_| {
+                format!(
+                    "line {}: `{run}` is neither `culled` nor a run of calls",
+                    n + 1
+                )
+            })?),
+        };
         // Another build's table (a file key that matched by chance): nothing of it is used.
         match table.get(id as usize - 1) {
-            Some(f) if f.name() == name => ids.push(id),
+            Some(f) if f.name() == name => functions.push((id, learnt)),
             _ => return Ok(Learned::default_for(build)),
         }
     }
-    ids.sort_unstable();
-    ids.dedup();
+    functions.sort_unstable_by_key(|f| f.0);
+    functions.dedup_by_key(|f| f.0);
     Ok(Learned {
         build,
         threshold_ns,
         cull_after: u32::try_from(cull_after).unwrap_or(u32::MAX),
-        ids,
+        functions,
     })
 }
 
@@ -270,7 +310,7 @@ impl Learned {
             build: format!("{build} (another table)"),
             threshold_ns: u64::MAX,
             cull_after: 0,
-            ids: Vec::new(),
+            functions: Vec::new(),
         }
     }
 }
@@ -300,19 +340,25 @@ mod tests {
 
     #[test]
     fn a_file_reads_back_as_written() {
-        let text = render("id:ab12", &config(), &[1, 3], &TABLE);
+        let learnt = [(1, Learnt::Culled), (3, Learnt::Erased(42))];
+        let text = render("id:ab12", &config(), &learnt, &TABLE);
         assert_eq!(
             text,
-            "fdr culls 1\nbuild id:ab12\nthreshold_ns 5000\ncull_after 10000\n1 app::a\n3 app::c\n"
+            "fdr culls 1\nbuild id:ab12\nthreshold_ns 5000\ncull_after 10000\n1 culled app::a\n\
+             3 42 app::c\n"
         );
         let l = parse(&text, &TABLE).unwrap();
-        assert_eq!(l.ids, [1, 3]);
+        assert_eq!(l.functions, learnt);
         assert!(l.applies("id:ab12", &config()));
     }
 
     #[test]
     fn culls_apply_only_to_the_same_build_a_threshold_as_high_and_as_many_calls() {
-        let l = parse(&render("id:ab12", &config(), &[2], &TABLE), &TABLE).unwrap();
+        let l = parse(
+            &render("id:ab12", &config(), &[(2, Learnt::Culled)], &TABLE),
+            &TABLE,
+        )
+        .unwrap();
         use std::time::Duration;
         assert!(!l.applies("id:ab13", &config()));
         assert!(!l.applies("id:ab12", &config().threshold(Duration::from_micros(4))));
@@ -324,10 +370,12 @@ mod tests {
     #[test]
     fn a_function_of_another_table_makes_the_whole_file_apply_to_nothing() {
         let text =
-            "fdr culls 1\nbuild id:1\nthreshold_ns 5000\ncull_after 10000\n1 app::a\n2 app::z\n";
+            "fdr culls 1\nbuild id:1\nthreshold_ns 5000\ncull_after 10000\n1 culled app::a\n\
+                    2 7 app::z\n";
         let l = parse(text, &TABLE).unwrap();
-        assert!(l.ids.is_empty() && !l.applies("id:1", &config()));
-        let past = "fdr culls 1\nbuild id:1\nthreshold_ns 5000\ncull_after 10000\n9 app::a\n";
+        assert!(l.functions.is_empty() && !l.applies("id:1", &config()));
+        let past =
+            "fdr culls 1\nbuild id:1\nthreshold_ns 5000\ncull_after 10000\n9 culled app::a\n";
         assert!(!parse(past, &TABLE).unwrap().applies("id:1", &config()));
     }
 
@@ -346,12 +394,16 @@ mod tests {
                 "its threshold_ns `five` is not a number",
             ),
             (
-                "fdr culls 1\nbuild x\nthreshold_ns 5\ncull_after 1\n0 app::a\n",
+                "fdr culls 1\nbuild x\nthreshold_ns 5\ncull_after 1\n0 culled app::a\n",
                 "line 5: `0` is not a function id",
             ),
             (
-                "fdr culls 1\nbuild x\nthreshold_ns 5\ncull_after 1\napp::a\n",
-                "line 5: expected `ID NAME`",
+                "fdr culls 1\nbuild x\nthreshold_ns 5\ncull_after 1\n1 app::a\n",
+                "line 5: expected `ID culled NAME` or `ID RUN NAME`",
+            ),
+            (
+                "fdr culls 1\nbuild x\nthreshold_ns 5\ncull_after 1\n1 many app::a\n",
+                "line 5: `many` is neither `culled` nor a run of calls",
             ),
         ];
         for (text, error) in cases {

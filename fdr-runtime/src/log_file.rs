@@ -18,6 +18,8 @@ use crate::{age_cut, clock, function_table};
 pub(crate) struct Facts {
     pub snapshot: bool,
     pub end_tsc: u64,
+    /// The counter's frequency the log's times are read with.
+    pub ticks_per_second: u64,
     pub reason: ReasonInfo,
 }
 
@@ -30,8 +32,10 @@ pub(crate) fn write_session<W: Write + ?Sized>(
 ) -> io::Result<()> {
     let mut copied = buffer_copy::copy_pool(session.pool());
     let end_tsc = clock::now().0;
+    // Read once: before the calibration window has passed, each reading is a new measurement.
+    let ticks_per_second = session.ticks_per_second();
     if let Some(age) = session.setup().config.get_max_age() {
-        let ticks = (age.as_nanos() * u128::from(session.ticks_per_second()) / 1_000_000_000)
+        let ticks = (age.as_nanos() * u128::from(ticks_per_second) / 1_000_000_000)
             .min(u128::from(u64::MAX)) as u64;
         age_cut::keep_newer(&mut copied, end_tsc.saturating_sub(ticks));
     }
@@ -39,6 +43,7 @@ pub(crate) fn write_session<W: Write + ?Sized>(
     let facts = Facts {
         snapshot,
         end_tsc,
+        ticks_per_second,
         reason,
     };
     write_log(out, session, &copied, facts)
@@ -56,14 +61,14 @@ fn write_log<W: Write + ?Sized>(
     let header = FileHeader {
         constant_tsc: true,
         nonstop_tsc: cal.source.is_counter(),
-        cycle_frequency: session.ticks_per_second(),
+        cycle_frequency: facts.ticks_per_second,
         buffer_size: session.setup().buffer_size as u64,
         ..FileHeader::default()
     };
     out.write_all(&header.encode())?;
 
     let threads = session.threads().threads();
-    let mut run = session.setup().run_info(session.ticks_per_second());
+    let mut run = session.setup().run_info(facts.ticks_per_second);
     run.end_tsc = facts.end_tsc;
     run.snapshot = facts.snapshot;
     run.records_dropped = session.threads().dropped_total();

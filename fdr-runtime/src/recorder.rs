@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use fdr_format::{Reason, ReasonInfo};
 
+use crate::cull_memory::Learnt;
 use crate::session::{self, Session, State};
 use crate::{
     atomic_file, attach, background, clock, host, log_writer, out_name, platform, profile_log,
@@ -104,14 +105,15 @@ pub(crate) fn start_with(config: Config, autostarted: bool) -> Result<Recorder, 
     recording_flags::open(
         session.setup().epoch,
         |id| {
-            profile
-                | if windows && session.triggers().limit(id) != 0 {
-                    crate::trigger::TRIGGER
-                } else if memory.starts_culled(id) && crate::cull::may_cull(id) {
-                    crate::cull::CULLED
-                } else {
-                    0
-                }
+            if windows && session.triggers().limit(id) != 0 {
+                return (profile | crate::trigger::TRIGGER, 0);
+            }
+            match memory.at_start(id) {
+                Some(_) if !crate::cull::may_cull(id) => (profile, 0),
+                Some(Learnt::Culled) => (profile | crate::cull::CULLED, 0),
+                Some(Learnt::Erased(run)) => (profile, run),
+                None => (profile, 0),
+            }
         },
         session::epoch,
     );
@@ -303,7 +305,7 @@ impl Recorder {
     }
 
     fn stop(&self) {
-        self.session.stop(crate::cull::culled_ids);
+        self.session.stop(crate::cull::learnt_now);
         session::uninstall(&self.session);
         // A trigger snapshot being written now is a log the program asked for too: give the
         // background writer a moment (bounded) to finish it before the process may exit.

@@ -56,17 +56,19 @@ impl Drop for Sweep {
 // lock: the process state is `session`'s, which calls in here.
 
 /// The recording with epoch `epoch` has just been installed: its functions record, each with
-/// the flags `flags` gives for its id (its trigger armed, profiled, culled from the start), and
-/// every run of erased calls starts from 0 (a run is the recording's, not the process's).
-pub(crate) fn open(epoch: u64, flags: impl Fn(u32) -> u8, running: fn() -> u64) {
+/// the flags and the run of erased calls `start` gives for its id (its trigger armed, profiled,
+/// culled from the start; the run the last run of the build left, or 0: a run is the
+/// recording's, not the process's).
+pub(crate) fn open(epoch: u64, start: impl Fn(u32) -> (u8, u32), running: fn() -> u64) {
     let _sweep = Sweep::lock();
     if running() != epoch {
         // It stopped already; its stop closed the gate or a newer recording owns the flags.
         return;
     }
     for (i, f) in function_table::table().iter().enumerate() {
-        f.run().store(0, std::sync::atomic::Ordering::Relaxed);
-        f.set_flags(flags(i as u32 + 1));
+        let (flags, run) = start(i as u32 + 1);
+        f.run().store(run, std::sync::atomic::Ordering::Relaxed);
+        f.set_flags(flags);
     }
 }
 

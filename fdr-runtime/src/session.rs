@@ -355,10 +355,14 @@ impl Session {
         })
     }
 
-    /// The counter's frequency, calibrated: the start's quick measurement refined over
-    /// [`clock::CALIBRATION_WINDOW`](crate::clock::CALIBRATION_WINDOW) from the pair read at
-    /// start, waiting for the rest of that window if it has not passed yet. Only logs and the
-    /// crash box need it; the recording path runs on the quick measurement.
+    /// The counter's frequency for a log written now: the start's quick measurement refined
+    /// over [`clock::CALIBRATION_WINDOW`](crate::clock::CALIBRATION_WINDOW) from the pair read
+    /// at start, kept once that window has passed. A log written sooner (a program that runs
+    /// for a few milliseconds writes its final one then) does not wait for it: it gets the rate
+    /// measured from the start to now, which is not kept. Its times span no longer than that
+    /// measurement, so the error it puts on them stays within the error of reading the clocks
+    /// (tens of nanoseconds), as the window's does. The recording path runs on the quick
+    /// measurement.
     pub(crate) fn ticks_per_second(&self) -> u64 {
         let cal = &self.setup.calibration;
         if cal.window.is_zero() {
@@ -368,22 +372,22 @@ impl Session {
         if hz != 0 {
             return hz;
         }
-        loop {
-            if let Some((hz, pair)) = crate::clock::refine(self.setup.cal_start) {
-                let hz = hz.max(1);
-                if self
-                    .final_hz
-                    .compare_exchange(0, hz, Ordering::AcqRel, Ordering::Acquire)
-                    .is_ok()
-                {
-                    if let Some(b) = self.pool.crash_box() {
-                        b.calibrated(pair.0, pair.1, hz);
-                    }
-                }
-                return self.final_hz.load(Ordering::Acquire);
+        let Some((hz, pair)) = crate::clock::refine(self.setup.cal_start) else {
+            return crate::clock::rate_so_far(self.setup.cal_start)
+                .unwrap_or(cal.ticks_per_second)
+                .max(1);
+        };
+        let hz = hz.max(1);
+        if self
+            .final_hz
+            .compare_exchange(0, hz, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            if let Some(b) = self.pool.crash_box() {
+                b.calibrated(pair.0, pair.1, hz);
             }
-            std::thread::sleep(std::time::Duration::from_millis(1));
         }
+        self.final_hz.load(Ordering::Acquire)
     }
 
     /// Whether the calibration is finished.
@@ -451,9 +455,9 @@ impl Session {
         self.setup.forks == FORKS.load(Ordering::SeqCst)
     }
 
-    /// Stops recording; true for the caller that stopped it. `culled_now` reads which functions
-    /// culling stopped (before the stop's sweep turns every function off), for the next run.
-    pub(crate) fn stop(&self, culled_now: fn() -> Vec<u32>) -> bool {
+    /// Stops recording; true for the caller that stopped it. `learnt_now` reads what culling
+    /// learned (before the stop's sweep turns every function off), for the next run.
+    pub(crate) fn stop(&self, learnt_now: fn() -> Vec<(u32, crate::cull_memory::Learnt)>) -> bool {
         let stopped = self
             .lifecycle
             .state
@@ -468,10 +472,10 @@ impl Session {
             self.pool.stop();
             if self.in_this_process() {
                 // What culling learned, read before the sweep turns every function off.
-                let culled = self.setup.cull_memory.kept().then(culled_now);
+                let learnt = self.setup.cull_memory.kept().then(learnt_now);
                 recording_flags::close(self.setup.epoch, epoch);
-                if let Some(ids) = culled {
-                    self.setup.cull_memory.save(&self.setup.config, &ids);
+                if let Some(learnt) = learnt {
+                    self.setup.cull_memory.save(&self.setup.config, &learnt);
                 }
                 if let Some(sig) = self.setup.config.get_signal() {
                     signal::uninstall(sig);

@@ -169,3 +169,31 @@ fn what_a_source_lacks_here_is_said_once_at_start() {
         assert!(stderr.contains("a getcpu system call"), "{stderr}");
     }
 }
+
+/// A log written before the calibration window (20 ms) has passed, as a program that runs for
+/// a few milliseconds writes its final one, reads its times with the rate measured from the
+/// start to that moment (it no longer waits for the window): that rate agrees with the one a
+/// log written after the window gets, within what reading the clocks allows over 3 ms.
+#[test]
+fn a_log_written_before_the_calibration_window_has_passed_has_a_rate_as_good() {
+    let rate_after = |wait: Duration| {
+        let _turn = testing::exclusive();
+        let rec = fdr_runtime::start(fdr_tests::every_call().buffer_count(2)).unwrap();
+        drop(CallGuard::enter(&SLEEPY));
+        std::thread::sleep(wait);
+        let mut bytes = Vec::new();
+        rec.finish_to(&mut bytes).unwrap();
+        let log = decode(&bytes[..]).unwrap();
+        assert_eq!(log.header.cycle_frequency, log.run.ticks_per_second);
+        log.run.ticks_per_second as f64
+    };
+    if fdr_runtime::calibration().source == ClockSource::Monotonic {
+        return; // nanoseconds: nothing to calibrate
+    }
+    let early = rate_after(Duration::from_millis(3));
+    let late = rate_after(Duration::from_millis(25));
+    assert!(
+        ((early - late) / late).abs() < 1e-3,
+        "{early} ticks/s at 3 ms, {late} after the window"
+    );
+}

@@ -131,6 +131,32 @@ fn the_next_run_of_the_build_starts_with_what_the_last_one_culled() {
     std::fs::remove_dir_all(dir).ok();
 }
 
+/// A function called fewer times in a run than `cull_after` (1,000) is culled in a later run, as
+/// it would be in one long one: its run of erased calls goes on from where the last run left it.
+#[test]
+fn runs_of_erased_calls_go_on_from_one_run_to_the_next() {
+    let dir = scratch("cull-memory-runs");
+    let (first, _) = run(&dir, "first", "", 600, &[]);
+    assert_eq!(culls_of(&first, "::short"), []);
+    let memory = std::fs::read_to_string(memory_file(&dir)).unwrap();
+    // All 600: the test's thread (libtest runs each test on one) exited before the exit writer
+    // ran, and a thread that leaves hands in what it counted.
+    let run_of = |name: &str| -> u32 {
+        let line = memory
+            .lines()
+            .find(|l| l.ends_with(name))
+            .unwrap_or_else(|| panic!("{name} in {memory}"));
+        line.split(' ').nth(1).unwrap().parse().unwrap()
+    };
+    assert_eq!(run_of(" cull_memory::short"), 600, "{memory}");
+    assert_eq!(run_of(" cull_memory::sometimes_slow"), 600, "{memory}");
+    let (second, _) = run(&dir, "second", "", 600, &[]);
+    assert_eq!(second.run.culled_at_start, 0);
+    assert_eq!(culls_of(&second, "::short"), [CullKind::Culled]);
+    assert_eq!(culls_of(&second, "::sometimes_slow"), [CullKind::Culled]);
+    std::fs::remove_dir_all(dir).ok();
+}
+
 /// A function the last run culled that is slow now is restored by a probe, with its event, and
 /// the run after that does not remember it.
 #[test]
@@ -143,7 +169,7 @@ fn a_remembered_function_that_became_slow_is_restored_and_forgotten() {
     assert_eq!(culls_of(&slow, "::sometimes_slow"), [CullKind::Restored]);
     assert_eq!(culls_of(&slow, "::short"), []);
     let memory = std::fs::read_to_string(memory_file(&dir)).unwrap();
-    assert!(memory.contains(" cull_memory::short\n"), "{memory}");
+    assert!(memory.contains(" culled cull_memory::short\n"), "{memory}");
     assert!(!memory.contains("sometimes_slow"), "{memory}");
     let (after, _) = run(&dir, "after", "", 100, &[]);
     assert_eq!(after.run.culled_at_start, 1);
@@ -186,7 +212,10 @@ fn a_memory_that_does_not_apply_is_not_used() {
         "{stderr}"
     );
     let replaced = std::fs::read_to_string(memory_file(&dir)).unwrap();
-    assert!(replaced.contains(" cull_memory::short\n"), "{replaced}");
+    assert!(
+        replaced.contains(" culled cull_memory::short\n"),
+        "{replaced}"
+    );
     std::fs::remove_dir_all(dir).ok();
 }
 

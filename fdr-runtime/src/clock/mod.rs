@@ -296,6 +296,23 @@ pub(crate) fn refine(start: (u64, u64)) -> Option<(u64, (u64, u64))> {
     Some((settle(hz, arch::stated_hz()), now))
 }
 
+/// The frequency measured from `start` (a [`sample`]) to now, for a log written before
+/// [`CALIBRATION_WINDOW`] has passed; `None` when less than the quick window has (the quick
+/// measurement is then the better one). Its error puts at most about twice a sample's error
+/// (tens of nanoseconds) on any time of such a log, which spans no longer than the measurement.
+pub(crate) fn rate_so_far(start: (u64, u64)) -> Option<u64> {
+    let now = sample();
+    let ns = now.1.saturating_sub(start.1);
+    if ns < QUICK_WINDOW.as_nanos() as u64 {
+        return None;
+    }
+    let hz = u128::from(now.0.wrapping_sub(start.0)) * 1_000_000_000 / u128::from(ns);
+    Some(settle(
+        hz.min(u128::from(u64::MAX)) as u64,
+        arch::stated_hz(),
+    ))
+}
+
 /// Measures the counter's frequency against the monotonic clock over `window`.
 ///
 /// Each end of the window is a monotonic read bracketed by two counter reads; the pair with the
