@@ -292,11 +292,15 @@ pub fn is_box(bytes: &[u8]) -> bool {
 /// assert_eq!(fdr_format::crash_box::file_name("app", 42), "fdr-app-42.box");
 /// ```
 pub fn file_name(program: &str, pid: i32) -> String {
-    format!("fdr-{}-{pid}.box", clean(program))
+    format!("fdr-{}-{pid}.box", file_safe(program))
 }
 
-/// A program name as it can stand in a file name.
-fn clean(program: &str) -> String {
+/// A program name as it can stand in a file name: `/` and control characters become `_`.
+///
+/// ```
+/// assert_eq!(fdr_format::crash_box::file_safe("a/b\nc"), "a_b_c");
+/// ```
+pub fn file_safe(program: &str) -> String {
     program
         .chars()
         .map(|c| if c == '/' || c.is_control() { '_' } else { c })
@@ -315,7 +319,7 @@ fn clean(program: &str) -> String {
 pub fn pid_of(file: &str, program: Option<&str>) -> Option<i32> {
     let rest = file.strip_prefix("fdr-")?.strip_suffix(".box")?;
     let (name, pid) = rest.rsplit_once('-')?;
-    if program.is_some_and(|p| clean(p) != name) {
+    if program.is_some_and(|p| file_safe(p) != name) {
         return None;
     }
     pid.parse().ok()

@@ -34,9 +34,20 @@
 //! Reading is bounded: the file is read only up to a size set by the function table.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::function_table::{self, FnDesc};
 use crate::{platform, Config};
+
+/// Set by [`crate::testing::exclusive`]: the process's recorders neither use nor leave a memory
+/// (tests in one binary, and runs of it, would otherwise start from what another test learned).
+static FORGETFUL: AtomicBool = AtomicBool::new(false);
+
+/// Makes every later recording of this process start from nothing learned and leave nothing.
+#[cfg(any(feature = "testing", all(test, feature = "record")))]
+pub(crate) fn forget() {
+    FORGETFUL.store(true, Ordering::Relaxed);
+}
 
 /// The first line of a memory file.
 const HEADER: &str = "fdr culls 1";
@@ -62,17 +73,17 @@ pub(crate) struct Memory {
 }
 
 impl Memory {
-    /// The memory of a recording with `config` that culls (`culling`): what the last recording
-    /// of this build left, if it applies. Says on stderr why a file there was not used, when it
-    /// could not be read.
-    pub(crate) fn load(config: &Config, culling: bool) -> Memory {
-        if !culling || !config.get_cull_memory() {
+    /// The memory of `program`'s recording with `config` that culls (`culling`): what the last
+    /// recording of this build left, if it applies. Says on stderr why a file there was not
+    /// used, when it could not be read.
+    pub(crate) fn load(program: &str, config: &Config, culling: bool) -> Memory {
+        if !culling || !config.get_cull_memory() || FORGETFUL.load(Ordering::Relaxed) {
             return Memory::default();
         }
         let Some(dir) = config.get_crash_dir() else {
             return Memory::default();
         };
-        let path = dir.join(file_name(&program()));
+        let path = dir.join(file_name(program));
         let build = build_key();
         let functions = match std::fs::File::open(&path) {
             Ok(f) => {
@@ -174,18 +185,7 @@ fn threshold_ns(config: &Config) -> u64 {
 
 /// The memory file's name for `program`.
 fn file_name(program: &str) -> String {
-    let clean: String = program
-        .chars()
-        .map(|c| if c == '/' || c.is_control() { '_' } else { c })
-        .collect();
-    format!("fdr-{clean}.culls")
-}
-
-fn program() -> String {
-    std::env::current_exe()
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .unwrap_or_default()
+    format!("fdr-{}.culls", fdr_format::crash_box::file_safe(program))
 }
 
 /// The build the culls belong to: `id:` and the GNU build id in hex, or `file:` and the program

@@ -306,6 +306,7 @@ impl Session {
         } else {
             (4 * config.get_buffer_count()).max(4096)
         };
+        let program = program_name();
         let setup = Setup {
             epoch: NEXT_EPOCH.fetch_add(1, Ordering::Relaxed),
             buffer_size,
@@ -320,11 +321,12 @@ impl Session {
             } else {
                 crate::clock::sample()
             },
-            program: program_name(),
             cull_memory: crate::cull_memory::Memory::load(
+                &program,
                 &config,
                 culls(&config, threshold_ticks, config_profiles.is_some()),
             ),
+            program,
             config,
         };
         // Before the pool: a bad OTLP setting (a variable, a CA file) stops the start first.

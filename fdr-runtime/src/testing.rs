@@ -128,10 +128,20 @@ pub fn probe_culled() -> u64 {
 }
 
 /// Serializes tests that start recorders: one recorder runs per process, and the test harness
-/// runs tests on several threads.
+/// runs tests on several threads. From the first call on, the process's recordings start from
+/// nothing culling learned and leave nothing for the next run (`cull_memory`), so a test does
+/// not depend on what another test, or the last run of the binary, culled.
 pub fn exclusive() -> MutexGuard<'static, ()> {
+    crate::cull_memory::forget();
     static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+    LOCK.lock().unwrap_or_else(|e| {
+        // The test that held it panicked, perhaps with its recording running: end it, so one
+        // failure is reported as one and not as every test after it refused to start.
+        if let Some(rec) = crate::recorder::recorder() {
+            let _ = rec.finish_to(&mut std::io::sink());
+        }
+        e.into_inner()
+    })
 }
 
 /// The controller alone, on plain buffers, with the time and CPU a test gives it: no recorder,

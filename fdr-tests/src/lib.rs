@@ -564,8 +564,17 @@ pub fn child_test(test: &str) -> std::process::Command {
         "--test-threads=1",
     ])
     .env_remove("FDR_OPTIONS")
-    .env("RUST_BACKTRACE", "0");
+    .env("RUST_BACKTRACE", "0")
+    // A directory of its own for the default crash directory: the child neither recovers a box
+    // another child left nor starts with the functions it culled (`cull_memory`).
+    .env("XDG_RUNTIME_DIR", child_runtime_dir());
     c
+}
+
+fn child_runtime_dir() -> PathBuf {
+    static CHILDREN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = CHILDREN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    scratch(&format!("child-{n}"))
 }
 
 /// Decodes the log at `path`; a panic names the file.

@@ -266,23 +266,33 @@ struct Busy {
 }
 
 impl Busy {
+    /// Returns once every thread has made a call: on a loaded machine a thread may not run
+    /// for a while, and a test that stops it early must still see it record.
     fn start(n: usize) -> Busy {
         let stop = Arc::new(AtomicBool::new(false));
+        let started = Arc::new(std::sync::Barrier::new(n + 1));
         let threads = (0..n)
             .map(|_| {
-                let stop = stop.clone();
+                let (stop, started) = (stop.clone(), started.clone());
                 std::thread::spawn(move || {
                     let (mut calls, mut longest) = (0, Duration::ZERO);
-                    while !stop.load(Ordering::Relaxed) {
+                    loop {
                         let t0 = Instant::now();
                         leaf(calls);
                         longest = longest.max(t0.elapsed());
                         calls += 1;
+                        if calls == 1 {
+                            started.wait();
+                        }
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
                     }
                     (calls, longest)
                 })
             })
             .collect();
+        started.wait();
         Busy { stop, threads }
     }
 
@@ -463,6 +473,8 @@ fn finish_waits_a_bounded_time_for_queued_windows() {
 
 #[test]
 fn bad_otlp_settings_are_refused_with_what_to_do() {
+    // A start that another test's recording refused would say `AlreadyRunning` instead.
+    let _turn = testing::exclusive();
     let e = fdr_runtime::start(Config::default().otlp_endpoint("ftp://collector:4318"))
         .err()
         .unwrap()
