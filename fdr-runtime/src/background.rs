@@ -1,8 +1,10 @@
-//! The background writer: one thread per recording that has triggers, a snapshot signal or
-//! culling. It writes the snapshots that triggers and the signal ask for, so the thread whose
-//! call was slow never copies or writes; it is the watchdog that notices trigger calls still
-//! running past their limit (a hang never returns to fire its own trigger); and it probes culled
-//! functions (`cull::probe`), so that culled calls need no bookkeeping of their own.
+//! The background writer: one thread per recording (but those of tests on the injected clock
+//! that need none). First it faults the pool's pages in (`Pool::prefault`), so that neither the
+//! start nor the recording path pays for them. Then it writes the snapshots that triggers and the
+//! signal ask for, so the thread whose call was slow never copies or writes; it is the watchdog
+//! that notices trigger calls still running past their limit (a hang never returns to fire its
+//! own trigger); and it probes culled functions (`cull::probe`), so that culled calls need no
+//! bookkeeping of their own.
 //!
 //! It sleeps on the wake-up pipe; with triggers it also wakes every quarter of the shortest limit
 //! (between 1 ms and 100 ms) to look at the open trigger calls, and with culling at least every
@@ -27,6 +29,8 @@ pub(crate) fn start(session: &Arc<Session>) {
         && session.profiles().is_none()
         && session.pool().crash_box().is_none()
         && session.calibrated()
+        // Tests' recordings on the injected clock; any other faults the pool's pages in.
+        && session.setup().calibration.source == fdr_format::ClockSource::Injected
     {
         return;
     }
@@ -80,6 +84,7 @@ fn run(s: &Session) {
     let mut reported: HashSet<(u32, u64)> = HashSet::new();
     let mut open = Vec::new();
     let mut seen = Seen::new();
+    s.pool().prefault(|| s.state() == State::Recording);
     while s.state() == State::Recording {
         s.wakeup().wait(period(s, probe_ms));
         if s.state() != State::Recording {

@@ -50,17 +50,30 @@ unsafe impl Send for Pool {}
 // SAFETY: as above.
 unsafe impl Sync for Pool {}
 
+/// `len` zeroed words from the global allocator, or `None` when it has no room.
+fn zeroed_words(len: usize) -> Option<Vec<AtomicU64>> {
+    if len == 0 {
+        return Some(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<AtomicU64>(len).ok()?;
+    // SAFETY: the layout's size is not zero (checked above).
+    let p = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<AtomicU64>();
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: `p` was allocated by the global allocator with the layout of `len` `AtomicU64`s
+    // (the capacity given), and all `len` are initialized: zero bytes are `AtomicU64::new(0)`.
+    Some(unsafe { Vec::from_raw_parts(p, len, len) })
+}
+
 impl Pool {
     /// `buffer_size` is a multiple of 8.
     pub(crate) fn new(buffer_size: usize, buffer_count: usize, mode: Mode) -> Result<Pool, Error> {
         let words_per_buffer = buffer_size / 8;
         let total = words_per_buffer * buffer_count;
-        let mut words: Vec<AtomicU64> = Vec::new();
-        words
-            .try_reserve_exact(total)
-            .map_err(|_| Error::OutOfMemory { bytes: total * 8 })?;
-        // Touching every page now keeps page faults off the recording path.
-        words.resize_with(total, || AtomicU64::new(0));
+        // Zeroed by the allocator (fresh pages from the system, untouched): the background
+        // writer faults them in ([`Pool::prefault`]), not the thread that starts the recording.
+        let words = zeroed_words(total).ok_or(Error::OutOfMemory { bytes: total * 8 })?;
         let slots: Vec<Slot> = (0..buffer_count).map(|_| Slot::new()).collect();
         let (w, s) = (words.as_ptr(), slots.as_ptr());
         Ok(Pool::with(
@@ -119,6 +132,32 @@ impl Pool {
             mode,
             stopped: AtomicBool::new(false),
             recycled: AtomicU64::new(0),
+        }
+    }
+
+    /// Faults the buffers' pages in, as the first store to each would, a megabyte at a time
+    /// while `keep_going` says so: run by the background writer after the start, so that
+    /// neither the start (a few milliseconds for 8 MiB, which a short program would pay whole)
+    /// nor, mostly, the recording path pays for them. Changes no word: safe while threads
+    /// record.
+    pub(crate) fn prefault(&self, keep_going: impl Fn() -> bool) {
+        const PAGE: usize = 4096;
+        const CHUNK: usize = 1 << 20;
+        let start = self.words as usize;
+        let end = start + self.words_len * 8;
+        // Whole pages inside the buffers: the partial pages at the ends are few and touched.
+        let mut at = start.next_multiple_of(PAGE);
+        let end_pages = end / PAGE * PAGE;
+        while at < end_pages && keep_going() {
+            let len = CHUNK.min(end_pages - at);
+            if !crate::platform::prefault(at as *mut u8, len) {
+                for page in (at..at + len).step_by(PAGE) {
+                    // SAFETY: `page` is 8-aligned and inside the buffers, which are
+                    // `AtomicU64`s alive as long as `self`; a load changes nothing.
+                    unsafe { (*(page as *const AtomicU64)).load(Ordering::Relaxed) };
+                }
+            }
+            at += len;
         }
     }
 

@@ -27,8 +27,11 @@ const LIVE: u32 = 2;
 /// The thread has exited; its buffers may still hold its data.
 const EXITED: u32 = 3;
 
-/// `mark_start` of a call with no mark.
-const NO_MARK: u64 = u64::MAX;
+/// `mark_start` of a call with no mark: 0, so that a zeroed entry is a free one (the table is
+/// allocated zeroed, its pages touched only by the threads that take entries). A mark is kept
+/// as its call's start plus one; a call that starts at tick `u64::MAX` loses its mark (its wait
+/// for a CPU is not measured), nothing else.
+const NO_MARK: u64 = 0;
 
 /// How many nested calls of trigger functions a thread tracks; deeper ones are not timed.
 pub(crate) const OPEN_MAX: usize = 8;
@@ -42,7 +45,7 @@ struct OpenCall {
     /// The watchdog fired (or tried to fire) this call's trigger: its exit must not again.
     reported: std::sync::atomic::AtomicBool,
     /// The watchdog's mark for measuring the thread's wait for a CPU (`cpu_wait`; 0: none),
-    /// valid for the call that started at `mark_start`. Stored mark first, then `mark_start`,
+    /// valid for the call that started at `mark_start - 1`. Stored mark first, then `mark_start`,
     /// so that a mark meant for a call that has since ended never passes for the next one's.
     mark: AtomicU64,
     mark_start: AtomicU64,
@@ -75,35 +78,75 @@ pub(crate) struct ThreadFacts {
 }
 
 pub(crate) struct Registry {
-    entries: Box<[ThreadEntry]>,
+    entries: Entries,
     /// How many entries, from the first, have ever been taken: the walks stop there.
     used: AtomicUsize,
     /// Records dropped by threads whose entries were freed.
     gone_dropped: AtomicU64,
 }
 
+/// The thread table: `len` entries zeroed by the allocator. For the default 4,096 entries (1.5
+/// MiB) a program's start touches none of the pages (it did, for a millisecond); an entry's
+/// pages are touched by the thread that takes it. Allocated at the allocator's own alignment,
+/// which only `calloc` serves with fresh, untouched pages (an over-aligned zeroed allocation is
+/// an allocation and a `memset`), and aligned to the entries' 64 bytes inside.
+struct Entries {
+    base: *mut u8,
+    layout: std::alloc::Layout,
+    entries: *const ThreadEntry,
+    len: usize,
+}
+
+// SAFETY: `Entries` owns its allocation; the entries are atomics, shared as `&[ThreadEntry]`.
+unsafe impl Send for Entries {}
+// SAFETY: as above.
+unsafe impl Sync for Entries {}
+
+impl Entries {
+    fn zeroed(len: usize) -> Entries {
+        let align = std::mem::align_of::<ThreadEntry>();
+        let bytes = len
+            .checked_mul(std::mem::size_of::<ThreadEntry>())
+            .and_then(|b| b.checked_add(align))
+            .expect("a thread table's size");
+        let layout = std::alloc::Layout::from_size_align(bytes, 16).expect("a thread table's size");
+        // SAFETY: the layout's size is not zero (it includes `align`).
+        let base = unsafe { std::alloc::alloc_zeroed(layout) };
+        if base.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        let entries = base.wrapping_add(base.align_offset(align)).cast::<ThreadEntry>();
+        Entries {
+            base,
+            layout,
+            entries,
+            len,
+        }
+    }
+}
+
+impl std::ops::Deref for Entries {
+    type Target = [ThreadEntry];
+    fn deref(&self) -> &[ThreadEntry] {
+        // SAFETY: `entries` is aligned for `ThreadEntry` and `len` of them fit in the allocation
+        // after it (`align` bytes were added for the alignment); zero bytes are a valid entry
+        // (atomics at 0, `FREE`, no open call, `NO_MARK`), the one `Registry` starts with; the
+        // allocation lives as long as `self`.
+        unsafe { std::slice::from_raw_parts(self.entries, self.len) }
+    }
+}
+
+impl Drop for Entries {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `zeroed` with this layout; the entries have no drop glue.
+        unsafe { std::alloc::dealloc(self.base, self.layout) };
+    }
+}
+
 impl Registry {
     pub(crate) fn new(capacity: usize) -> Registry {
         Registry {
-            entries: (0..capacity.max(1))
-                .map(|_| ThreadEntry {
-                    state: AtomicU32::new(FREE),
-                    tid: AtomicI32::new(0),
-                    held: AtomicU32::new(0),
-                    buffers: AtomicU32::new(0),
-                    dropped: AtomicU64::new(0),
-                    name: [AtomicU64::new(0), AtomicU64::new(0)],
-                    depth: AtomicU32::new(0),
-                    open: std::array::from_fn(|_| OpenCall {
-                        seq: AtomicU32::new(0),
-                        id: AtomicU32::new(0),
-                        start: AtomicU64::new(0),
-                        reported: std::sync::atomic::AtomicBool::new(false),
-                        mark: AtomicU64::new(0),
-                        mark_start: AtomicU64::new(NO_MARK),
-                    }),
-                })
-                .collect(),
+            entries: Entries::zeroed(capacity.max(1)),
             used: AtomicUsize::new(0),
             gone_dropped: AtomicU64::new(0),
         }
@@ -232,7 +275,7 @@ impl Registry {
             return None;
         }
         let start = call.start.load(Ordering::Relaxed);
-        let mark = if call.mark_start.load(Ordering::Acquire) == start {
+        let mark = if call.mark_start.load(Ordering::Acquire) == start.wrapping_add(1) {
             call.mark.load(Ordering::Relaxed)
         } else {
             0
@@ -253,7 +296,7 @@ impl Registry {
             .find(|c| c.start.load(Ordering::Relaxed) == start)
         {
             call.mark.store(mark, Ordering::Relaxed);
-            call.mark_start.store(start, Ordering::Release);
+            call.mark_start.store(start.wrapping_add(1), Ordering::Release);
         }
     }
 

@@ -170,9 +170,11 @@ fn settle(measured: u64, stated: Option<u64>) -> u64 {
 /// [`refine`]), from a pair read at start and one read this long after.
 pub(crate) const CALIBRATION_WINDOW: Duration = Duration::from_millis(20);
 /// The first measurement, which a recorder starts with (its threshold and trigger limits in
-/// ticks come from it): within a few parts in 100,000 of the final one here, while the first
-/// thread to record waits for it (and the others wait for the start) instead of 20 ms.
-const QUICK_WINDOW: Duration = Duration::from_millis(2);
+/// ticks come from it): within about one part in 10,000 of the final one here (each end is
+/// read to tens of nanoseconds), which a threshold or a limit does not notice, while the thread
+/// that starts the recording spins for it (and the others wait for the start). A program that
+/// runs for a few milliseconds pays it whole: it was 2 ms of sleeps.
+const QUICK_WINDOW: Duration = Duration::from_micros(250);
 
 fn names(a: &Available) -> String {
     let mut v = Vec::new();
@@ -256,7 +258,7 @@ pub(crate) fn note_once(cal: &Calibration) -> Option<String> {
 }
 
 /// How [`Clock::Auto`] would set the clock up here: the source and the measured frequency. The
-/// first call measures the counter's frequency (about 2 ms; a recording refines it over 20 ms
+/// first call measures the counter's frequency (about 0.25 ms, spinning; a recording refines it over 20 ms
 /// while it runs); later calls answer at once.
 ///
 /// ```
@@ -313,15 +315,18 @@ pub(crate) fn rate_so_far(start: (u64, u64)) -> Option<u64> {
     ))
 }
 
-/// Measures the counter's frequency against the monotonic clock over `window`.
+/// Measures the counter's frequency against the monotonic clock over `window`, spinning: a
+/// sleep would wake up later than asked by more than the window (the timer slack, 50 us, and
+/// the scheduler's wake-up).
 ///
 /// Each end of the window is a monotonic read bracketed by two counter reads; the pair with the
-/// tightest bracket of a few tries is kept, so a preemption between reads cannot skew the result.
+/// tightest bracket of a few tries is kept, so a preemption between reads cannot skew the result,
+/// and one between the ends only lengthens the window.
 fn measure_tsc_hz(window: Duration) -> u64 {
     let (t0, n0) = sample();
     let deadline = std::time::Instant::now() + window;
     while std::time::Instant::now() < deadline {
-        std::thread::sleep(window / 4);
+        std::hint::spin_loop();
     }
     let (t1, n1) = sample();
     let ticks = t1.wrapping_sub(t0) as u128;

@@ -116,11 +116,25 @@ pub(super) fn reserve(fd: i32, len: usize) -> io::Result<()> {
     Ok(())
 }
 
-/// The kernel maps every page of the file at once.
-pub(super) const MAP_POPULATE: i32 = libc::MAP_POPULATE;
+/// The pages are mapped later, off the starting thread ([`prefault`]).
+pub(super) const MAP_POPULATE: i32 = 0;
 
-/// Nothing left to do: `MAP_POPULATE` did it.
+/// Nothing to do at map time: the reserved pages exist; the background writer maps them in.
 pub(super) fn populate(_: *mut u8, _: usize) {}
+
+/// `MADV_POPULATE_WRITE` (Linux 5.14; not in every `libc`): fault the range in writable, as
+/// stores would, without changing a byte.
+const MADV_POPULATE_WRITE: i32 = 23;
+
+/// Maps in the pages of `len` bytes at `p` (whole pages, page-aligned) as a store would, without
+/// changing their contents, so that the recording path's first store to each does not fault:
+/// safe while threads store into them. `false` where the kernel cannot (older than 5.14); the
+/// caller then reads each page.
+pub(crate) fn prefault(p: *mut u8, len: usize) -> bool {
+    // SAFETY: advice on a range of the caller's own mapping; POPULATE_WRITE changes no byte of
+    // it (it is the fault a store would take, with nothing stored).
+    unsafe { libc::madvise(p.cast(), len, MADV_POPULATE_WRITE) == 0 }
+}
 
 /// Said once at start when records take the CPU number of each read on a CPU whose counter read
 /// does not carry it (aarch64): why, and what it costs.

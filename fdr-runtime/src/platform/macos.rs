@@ -169,6 +169,11 @@ pub(super) fn populate(p: *mut u8, len: usize) {
     }
 }
 
+/// macOS has no way to fault pages in without touching them: the caller reads each page.
+pub(crate) fn prefault(_: *mut u8, _: usize) -> bool {
+    false
+}
+
 /// Said once at start, as records take the CPU number of each read: why, and what it costs.
 pub(crate) fn cpu_per_read_note() -> String {
     if tells_cpu_numbers() {

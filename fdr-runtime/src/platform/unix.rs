@@ -154,8 +154,10 @@ pub(crate) unsafe fn replace_with_zeros(p: *mut u8, len: usize) {
 }
 
 /// Creates the file at `path` (mode 0600, replacing one there), reserves `len` bytes of storage
-/// for it and maps it shared, every page present: a full file system is this error, never a
-/// SIGBUS on a later store, and no store page-faults. The file is removed again on error.
+/// for it and maps it shared: a full file system is this error, never a SIGBUS on a later store.
+/// The pages are mapped in later by [`prefault`](super::prefault) (Linux: a few milliseconds for
+/// the default 8 MiB, which a short program would otherwise pay at start) or here (macOS). The
+/// file is removed again on error.
 pub(crate) fn map_shared_file(path: &Path, len: usize) -> io::Result<*mut u8> {
     use std::os::unix::ffi::OsStrExt;
     let cpath = std::ffi::CString::new(path.as_os_str().as_bytes())

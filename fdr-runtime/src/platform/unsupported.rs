@@ -157,3 +157,8 @@ pub(crate) fn run_delay_ns(_: i32) -> Option<u64> {
 pub(crate) fn build_id() -> Option<Vec<u8>> {
     None
 }
+
+/// Nothing is mapped here: recording never starts.
+pub(crate) fn prefault(_: *mut u8, _: usize) -> bool {
+    false
+}
