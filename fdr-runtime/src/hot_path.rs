@@ -112,6 +112,9 @@ fn guarded_entry(f: &'static FnDesc) -> Entry {
         if flags == PROFILE_ONLY {
             return profile_event(f, FnKind::Enter);
         }
+        if flags & (call_trie::UNLOGGED | call_trie::PROFILED) == 0 {
+            return trigger_event(f, FnKind::Enter);
+        }
         return special(f, FnKind::Enter, &[]);
     }
     record_one(f, FnKind::Enter)
@@ -124,6 +127,9 @@ fn guarded_exit(f: &'static FnDesc) -> Entry {
     if flags & SPECIAL != 0 {
         if flags == PROFILE_ONLY {
             return profile_event(f, FnKind::Exit);
+        }
+        if flags & (call_trie::UNLOGGED | call_trie::PROFILED) == 0 {
+            return trigger_event(f, FnKind::Exit);
         }
         return special(f, FnKind::Exit, &[]);
     }
@@ -549,6 +555,53 @@ fn special(f: &'static FnDesc, kind: FnKind, args: &[u64]) -> Entry {
     entry
 }
 
+/// The usual event of a function with a trigger (logged, not profiled, an entry or an exit):
+/// [`special`]'s work with one look at the thread for the record and the timing, inside one
+/// write bracket, on the counter clock; anything else (no buffer, another clock, a thread not
+/// in the recording, a record that is not the usual one) goes through [`special`] or the
+/// record's own rest, then [`time_trigger`].
+#[inline(never)]
+fn trigger_event(f: &'static FnDesc, kind: FnKind) -> Entry {
+    let l = thread_local::get();
+    let t = &l.state;
+    let len = t.len.get();
+    let p = l.member.session.get();
+    if len >= t.writer.limit() || p.is_null() || l.member.dead.get() {
+        return special(f, kind, &[]);
+    }
+    // SAFETY: `cpu_id` was taken by `clock::fast_cpu_id` on this thread when it joined.
+    let Some((tsc, cpu)) = (unsafe { clock::fast(t.cpu_id.get()) }) else {
+        return special(f, kind, &[]);
+    };
+    t.begin_write();
+    let id = t.id_field(f);
+    match controller::record_fast(t, len, id, kind, tsc, cpu) {
+        controller::Fast::Done(len) => {
+            // The record is in the buffer before the trigger can fire, so the window the
+            // writer copies holds the call's exit.
+            // SAFETY: the membership's strong count keeps the session alive.
+            time_armed(unsafe { &*p }, l, f, id >> ID_SHIFT, kind, tsc, cpu);
+            t.end_write(len);
+            USUAL
+        }
+        controller::Fast::General => {
+            let entry = general_rest(l, len, id, kind, tsc, cpu);
+            time_trigger(f, kind, tsc, cpu);
+            entry
+        }
+        controller::Fast::Cull(len, run) => {
+            let entry = cull_rest(l, len, id, run, tsc);
+            time_trigger(f, kind, tsc, cpu);
+            entry
+        }
+        controller::Fast::Tails(len, last) => {
+            let entry = tails_rest(l, len, id, tsc, last);
+            time_trigger(f, kind, tsc, cpu);
+            entry
+        }
+    }
+}
+
 /// The record of an event of a function in profile mode, or logged and profiled.
 fn logged_and_profiled(f: &'static FnDesc, flags: u8, kind: FnKind, args: &[u64]) -> Entry {
     if flags & call_trie::UNLOGGED != 0 {
@@ -607,10 +660,34 @@ fn time_trigger(f: &'static FnDesc, kind: FnKind, now: u64, cpu: u32) {
     }
     t.begin_write();
     // SAFETY: the membership's strong count keeps the session alive.
-    let s = unsafe { &*p };
+    time_armed(
+        unsafe { &*p },
+        l,
+        f,
+        t.id_field(f) >> ID_SHIFT,
+        kind,
+        now,
+        cpu,
+    );
+    t.end_write(len);
+}
+
+/// Times an event of armed function `f` (id `id`) at `now` in session `s`, inside the thread's
+/// write bracket: an entry goes on the thread's open trigger calls; an exit comes off, fires
+/// the trigger past the limit, and counts towards a learned limit.
+#[inline(always)]
+fn time_armed(
+    s: &session::Session,
+    l: &Local,
+    f: &'static FnDesc,
+    id: u32,
+    kind: FnKind,
+    now: u64,
+    cpu: u32,
+) {
     // An async function's trigger applies to its tasks (see `task`), not to one poll.
     if s.in_this_process() && f.kind() != crate::FnKindTag::Async {
-        let (key, id) = (l.member.key.get(), t.id_field(f) >> ID_SHIFT);
+        let key = l.member.key.get();
         if let Some(end) = s.triggers().time_call(s.threads(), key, id, kind, now) {
             if end.slow {
                 s.slow_call(id, key, end.start, now, end.mark);
@@ -619,7 +696,6 @@ fn time_trigger(f: &'static FnDesc, kind: FnKind, now: u64, cpu: u32) {
                 .observe(id, now.wrapping_sub(end.start), cpu, now);
         }
     }
-    t.end_write(len);
 }
 
 /// Adds an event of `f` to the thread's call trie: the profile's path. Says whether the thread

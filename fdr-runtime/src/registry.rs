@@ -115,7 +115,9 @@ impl Entries {
         if base.is_null() {
             std::alloc::handle_alloc_error(layout);
         }
-        let entries = base.wrapping_add(base.align_offset(align)).cast::<ThreadEntry>();
+        let entries = base
+            .wrapping_add(base.align_offset(align))
+            .cast::<ThreadEntry>();
         Entries {
             base,
             layout,
@@ -296,7 +298,8 @@ impl Registry {
             .find(|c| c.start.load(Ordering::Relaxed) == start)
         {
             call.mark.store(mark, Ordering::Relaxed);
-            call.mark_start.store(start.wrapping_add(1), Ordering::Release);
+            call.mark_start
+                .store(start.wrapping_add(1), Ordering::Release);
         }
     }
 

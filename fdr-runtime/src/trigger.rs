@@ -220,7 +220,7 @@ impl Triggers {
 
     /// A call (or task) of armed function `id` lasted `d` ticks and ended at `now` on `cpu`: if
     /// its limit is learned, it counts towards it. Called after the call was judged, so it is judged by the calls before.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn observe(&self, id: u32, d: u64, cpu: u32, now: u64) {
         let Some(i) = id.checked_sub(1).map(|i| i as usize) else {
             return;

@@ -11,7 +11,8 @@
 //! The modes: `plain`, `idle` (fdr compiled in, no recorder), `kept` (threshold 0), `task` and
 //! `task-dropped` (an async fn's task with one poll, completed or dropped; threshold 0), `erased`
 //! (threshold 1 s, culling off), `culled` (threshold 1 s, culling on: culled after 10,000
-//! calls), `args` (two logged arguments, threshold 0), `model` and `model-rdtsc` (the reference
+//! calls), `args` (two logged arguments, threshold 0), `trigger` and `trigger-auto` (`kept`
+//! with a trigger on the leaf: a 10 s limit, and a learned one), `model` and `model-rdtsc` (the reference
 //! model of `fdr_benches::model`, recording). The recorder starts, and the loop runs
 //! once untimed (a recycled ring, a culled function), before the counted run.
 
@@ -27,7 +28,7 @@ fn main() -> ExitCode {
         (Some(mode), None) => (mode.as_str(), 100_000),
         _ => {
             eprintln!(
-                "usage: hotpath plain|idle|kept|erased|culled|args|task|task-dropped|model|model-rdtsc [CALLS]\n       hotpath whole-plain|whole-idle|whole-default|whole-off [RUNS]"
+                "usage: hotpath plain|idle|kept|erased|culled|args|task|task-dropped|trigger|trigger-auto|model|model-rdtsc [CALLS]\n       hotpath whole-plain|whole-idle|whole-default|whole-off [RUNS]"
             );
             return ExitCode::from(2);
         }
@@ -46,6 +47,16 @@ fn main() -> ExitCode {
                 .cull(false),
         ),
         "culled" => Some(fdr::Config::default().threshold(Duration::from_secs(1))),
+        "trigger" => Some(
+            fdr::Config::default()
+                .threshold(Duration::ZERO)
+                .trigger("*leaf_fdr", Duration::from_secs(10)),
+        ),
+        "trigger-auto" => Some(
+            fdr::Config::default()
+                .threshold(Duration::ZERO)
+                .trigger_auto("*leaf_fdr", 3.0),
+        ),
         "model" | "model-rdtsc" => {
             fdr_benches::model::set_recording(true);
             None
