@@ -20,7 +20,8 @@
 //! | async tasks | | the thread's batch of task ids (a shared counter once per 4,096 tasks); for a task with a trigger, its entry in the open tasks' table |
 //!
 //! Changes to the shared lines are rare by construction: a cull, a probe or a restore writes the
-//! flags once; a learned limit moves about every 64 calls of its function; a thread takes a new
+//! flags once; a learned limit moves every 64 calls of its function at first, then every
+//! sixteenth of its calls so far (at most every 4,096); a thread takes a new
 //! buffer from the pool's queue when its buffer fills (every 2,000 records or so). The `cores`
 //! bench (`benches/`) times two cores in one function against two in their own, in each of these
 //! configurations.

@@ -25,10 +25,13 @@
 //! by every thread moved its lines from core to core on every call of a service's handler; see
 //! [`Learned::observe`] for why a plain load and store do). The
 //! shards are merged when the limit is recomputed, which gives exactly the histogram of all the
-//! calls together. While the limit is warming up, each call sums the shards' counts to know
-//! when the warm-up ends; after it, a shard recomputes every [`AUTO_RECOMPUTE`] × shards of its
-//! own calls, so the limit moves about every [`AUTO_RECOMPUTE`] calls in all and a merge costs
-//! each call the same whatever the number of shards.
+//! calls together. Until [`AUTO_WARMUP_TIME`] has passed since the first call, a call only
+//! compares its end with that time; then each call sums the shards' counts until there are
+//! [`AUTO_WARMUP`]; after the warm-up, a shard recomputes every period × shards of its own
+//! calls, so the limit moves about every period in all and a merge costs each call the same
+//! whatever the number of shards. The period is [`AUTO_RECOMPUTE`] calls at first, then a
+//! sixteenth of the calls so far, at most [`AUTO_RECOMPUTE_MAX`]: a long run's merges cost its
+//! calls next to nothing.
 //!
 //! An async function's learned limit applies, like a written one, to its tasks, from creation to
 //! completion or drop.
@@ -55,8 +58,14 @@ pub const AUTO_FLOOR: Duration = Duration::from_micros(50);
 /// The default multiple of the p99, `trigger = "auto"` (`auto:k=5` sets another).
 pub const AUTO_K: f64 = 3.0;
 
-/// The limit is recomputed every this many calls.
+/// The limit is recomputed every this many calls at first; then every sixteenth of the calls
+/// counted so far (a histogram of `n` calls moves little with its next `n / 16`), at most every
+/// [`AUTO_RECOMPUTE_MAX`].
 pub const AUTO_RECOMPUTE: u64 = 64;
+
+/// The longest a learned limit goes between recomputes, in calls: a merge of the histogram costs
+/// a few hundred loads, which every 64 calls was a fifth of a short function's trigger path.
+pub const AUTO_RECOMPUTE_MAX: u64 = 4096;
 
 // The histogram is the profile's (`fdr_format::profile`): eight buckets per power of two.
 #[cfg(feature = "record")]
@@ -81,6 +90,9 @@ pub(crate) struct Learned {
     first: AtomicU64,
     /// [`AUTO_WARMUP_TIME`] in ticks.
     warmup_ticks: u64,
+    /// A shard recomputes when its count is a multiple of this plus one: its share of the
+    /// period between recomputes (see [`AUTO_RECOMPUTE`]) times the shards, minus one.
+    every: AtomicU64,
 }
 
 /// One CPU's part of a histogram, on lines of its own.
@@ -111,13 +123,16 @@ impl Learned {
             warm: AtomicBool::new(false),
             first: AtomicU64::new(0),
             warmup_ticks,
+            every: AtomicU64::new(
+                AUTO_RECOMPUTE * shards.clamp(1, MAX_SHARDS).next_power_of_two() as u64 - 1,
+            ),
         }
     }
 
     /// Adds a call of `d` ticks that ended at `now` on `cpu`. Returns the new limit when this
     /// call set it (at the end of the warm-up, and every [`AUTO_RECOMPUTE`] calls of its shard
     /// per shard after).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn observe(&self, d: u64, cpu: u32, now: u64) -> Option<u64> {
         let shards = self.shards.len();
         let shard = &self.shards[cpu as usize & (shards - 1)];
@@ -129,8 +144,16 @@ impl Learned {
         b.store(b.load(Relaxed) + 1, Relaxed);
         let mine = shard.count.load(Relaxed) + 1;
         shard.count.store(mine, Relaxed);
-        if self.warm.load(Relaxed) && mine & (AUTO_RECOMPUTE * shards as u64 - 1) != 0 {
-            return None;
+        if self.warm.load(Relaxed) {
+            if mine & self.every.load(Relaxed) != 0 {
+                return None;
+            }
+        } else {
+            // Within the warm-up's time, no call needs to look further (the first sets it).
+            let first = self.first.load(Relaxed);
+            if first != 0 && now.saturating_sub(first) < self.warmup_ticks {
+                return None;
+            }
         }
         self.recompute(now)
     }
@@ -146,6 +169,11 @@ impl Learned {
         let p99 = self.quantile(n, 99, 100);
         self.p99.store(p99, Relaxed);
         self.warm.store(true, Relaxed);
+        let period = (n / 16)
+            .next_power_of_two()
+            .clamp(AUTO_RECOMPUTE, AUTO_RECOMPUTE_MAX);
+        self.every
+            .store(period * self.shards.len() as u64 - 1, Relaxed);
         let limit = (u128::from(p99) * u128::from(self.k_tenths) / 10).min(u128::from(u64::MAX));
         Some((limit as u64).max(self.floor))
     }
@@ -222,18 +250,45 @@ mod tests {
     #[test]
     fn the_p99_is_within_an_eighth_above_the_true_one() {
         let l = Learned::new(30, 0, 1, 0);
-        // 1..=12_800 ticks, each once: the nearest-rank p99 is 12_672. (Small enough for Miri.)
-        let n = 200 * AUTO_RECOMPUTE;
+        // 1..=12_288 ticks, each once: the nearest-rank p99 is 12_166. (Small enough for Miri.)
+        let n = 192 * AUTO_RECOMPUTE;
         for d in 1..=n {
             l.observe(d, 0, d);
         }
         let p = l.quantile(n, 99, 100);
-        assert!((12_672..=12_672 + 12_672 / 8).contains(&p), "{p}");
+        assert!((12_166..=12_166 + 12_166 / 8).contains(&p), "{p}");
         assert_eq!(
             l.p99(),
             p,
-            "n is a multiple of 64: recomputed at the last call"
+            "n is a multiple of the period then (1,024: a sixteenth of the calls, rounded up to \
+             a power of two): recomputed at the last call"
         );
+    }
+
+    #[test]
+    fn the_period_grows_with_the_calls_to_a_sixteenth_and_stops_at_the_most() {
+        let l = Learned::new(30, 5, 1, 0);
+        let mut at = Vec::new();
+        for n in 1..=200_000u64 {
+            if l.observe(10_000, 0, n).is_some() {
+                at.push(n);
+            }
+        }
+        // The warm-up's end, then every 64 calls until a sixteenth of the calls is more, then
+        // at most every 4,096.
+        assert_eq!(at[0], AUTO_WARMUP);
+        assert_eq!(at[1], 1024);
+        let gaps: Vec<u64> = at[1..].windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(gaps.iter().all(|g| *g <= AUTO_RECOMPUTE_MAX), "{gaps:?}");
+        // Each recompute set the period from the calls counted then: the next is at the next
+        // multiple of it.
+        for w in at.windows(2).skip(1) {
+            let period = (w[0] / 16)
+                .next_power_of_two()
+                .clamp(AUTO_RECOMPUTE, AUTO_RECOMPUTE_MAX);
+            assert_eq!(w[1], (w[0] / period + 1) * period, "after call {}", w[0]);
+        }
+        assert_eq!(*gaps.last().unwrap(), AUTO_RECOMPUTE_MAX);
     }
 
     #[test]

@@ -164,7 +164,9 @@ pub use function_table::{function, FUNCTIONS};
 pub use function_table::{FnDesc, FnKindTag, Named};
 #[cfg(feature = "record")]
 pub use hooks::{Args, CallGuard, Instrumented, NoArgs, PollEntry};
-pub use learned_limit::{AUTO_FLOOR, AUTO_K, AUTO_RECOMPUTE, AUTO_WARMUP, AUTO_WARMUP_TIME};
+pub use learned_limit::{
+    AUTO_FLOOR, AUTO_K, AUTO_RECOMPUTE, AUTO_RECOMPUTE_MAX, AUTO_WARMUP, AUTO_WARMUP_TIME,
+};
 #[cfg(feature = "record")]
 pub use linkme;
 pub use options::parse_duration;

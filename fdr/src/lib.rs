@@ -82,7 +82,7 @@ use std::path::Path;
 pub use fdr_macros::{fdr_scope, instrument_fdr};
 pub use fdr_runtime::{
     Clock, Config, Error, Limit, LogArg, Mode, Signal, Stats, Trigger, AUTO_FLOOR, AUTO_K,
-    AUTO_RECOMPUTE, AUTO_WARMUP, AUTO_WARMUP_TIME,
+    AUTO_RECOMPUTE, AUTO_RECOMPUTE_MAX, AUTO_WARMUP, AUTO_WARMUP_TIME,
 };
 
 // The README's code blocks are compiled and run as this crate's doc tests, with and without the

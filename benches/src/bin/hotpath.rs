@@ -12,7 +12,7 @@
 //! `task-dropped` (an async fn's task with one poll, completed or dropped; threshold 0), `erased`
 //! (threshold 1 s, culling off), `culled` (threshold 1 s, culling on: culled after 10,000
 //! calls), `args` (two logged arguments, threshold 0), `trigger` and `trigger-auto` (`kept`
-//! with a trigger on the leaf: a 10 s limit, and a learned one), `model` and `model-rdtsc` (the reference
+//! with a trigger on the leaf: a 10 s limit, and a learned one past its warm-up), `model` and `model-rdtsc` (the reference
 //! model of `fdr_benches::model`, recording). The recorder starts, and the loop runs
 //! once untimed (a recycled ring, a culled function), before the counted run.
 
@@ -86,6 +86,11 @@ fn main() -> ExitCode {
     // A ring that has been round once, a leaf already culled: the steady state. Outside the
     // `run_*` functions, so a count toggled on them leaves this out.
     std::hint::black_box(workload::drive(1 << 20, leaf));
+    if mode == "trigger-auto" {
+        // Past the learned limit's warm-up (1 s from the first call): its steady state.
+        std::thread::sleep(fdr::AUTO_WARMUP_TIME);
+        std::hint::black_box(workload::drive(1 << 20, leaf));
+    }
     let sum = run(std::hint::black_box(n));
     let mut clock = String::from("none");
     if let Some(rec) = rec {
