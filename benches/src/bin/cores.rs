@@ -14,8 +14,9 @@
 //! the default 5 µs threshold), as a handler is: they are kept now and then, so culling never
 //! stops recording them, and their learned limits see a real tail. Each figure is a thread's CPU
 //! nanoseconds per call over 400,000 calls, after 100,000 untimed ones in the same recording
-//! (learning, warm-up); the two threads' figures are averaged; the rows are interleaved round by
-//! round and the median of the rounds is printed.
+//! (learning, warm-up; with a learned limit, 100,000 more after its warm-up's second, so that
+//! its rows are a service's steady state); the two threads' figures are averaged; the rows are
+//! interleaved round by round and the median of the rounds is printed.
 
 use std::hint::black_box;
 use std::sync::Barrier;
@@ -80,11 +81,25 @@ fn drive(f: fn(u64) -> u64, from: u64, n: u64) -> u64 {
     acc
 }
 
+/// With a learned limit, the untimed calls go on past its warm-up (1 s from the first call),
+/// so that the timed ones cost what a service's calls cost after its first second.
+fn warm_up(config: &Config, started: Instant, f: fn(u64) -> u64) {
+    let learned = config
+        .get_triggers()
+        .iter()
+        .any(|t| matches!(t.limit, fdr::Limit::Auto { .. }));
+    if learned {
+        std::thread::sleep(fdr::AUTO_WARMUP_TIME.saturating_sub(started.elapsed()));
+        black_box(drive(f, 0, WARM));
+    }
+}
+
 /// Runs `fs[i]` on thread `i` (pinned to cpu `i`) under a recorder started with `config`:
 /// [`WARM`] calls, then [`CALLS`] timed ones. Returns the threads' mean CPU ns per call, and
 /// whether a function was culled (its calls then cost nothing: a culled row is not comparable).
 fn two_threads(config: &Config, fs: [fn(u64) -> u64; 2]) -> Result<(f64, bool), String> {
     let rec = fdr::start(config.clone()).map_err(|e| format!("start: {e}"))?;
+    let started = Instant::now();
     let barrier = Barrier::new(2);
     let per_call: Vec<f64> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..2)
@@ -93,6 +108,7 @@ fn two_threads(config: &Config, fs: [fn(u64) -> u64; 2]) -> Result<(f64, bool), 
                 s.spawn(move || {
                     let _ = timing::pin_to_cpu(i);
                     black_box(drive(f, 0, WARM));
+                    warm_up(config, started, f);
                     barrier.wait();
                     let t = timing::thread_cpu_ns();
                     black_box(drive(f, WARM, CALLS));
@@ -117,10 +133,12 @@ fn two_threads(config: &Config, fs: [fn(u64) -> u64; 2]) -> Result<(f64, bool), 
 /// One thread calling `f` under `config`: CPU ns per call.
 fn one_thread(config: &Config, f: fn(u64) -> u64) -> Result<f64, String> {
     let rec = fdr::start(config.clone()).map_err(|e| format!("start: {e}"))?;
+    let started = Instant::now();
     let ns = std::thread::scope(|s| {
         s.spawn(|| {
             let _ = timing::pin_to_cpu(0);
             black_box(drive(f, 0, WARM));
+            warm_up(config, started, f);
             let t = timing::thread_cpu_ns();
             black_box(drive(f, WARM, CALLS));
             (timing::thread_cpu_ns() - t) as f64 / CALLS as f64
