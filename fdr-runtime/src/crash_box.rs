@@ -9,8 +9,10 @@
 //! address, written by the same stores (the slot struct's layout is checked against the
 //! format's offsets below). The file's storage is reserved before it is mapped (see
 //! `platform::map_shared_file`), so a full tmpfs or disk is an error at start (and a fallback to
-//! anonymous memory), never a SIGBUS while recording; and every page is present once mapped, so
-//! no page fault lands on the recording path.
+//! anonymous memory), never a SIGBUS while recording. Its pages are mapped in by the background
+//! writer right after the start (`Pool::prefault`), so the recording path takes at most a minor
+//! fault on a page it reaches first, in the first milliseconds, and the start does not pay for
+//! all of them.
 //!
 //! Crash signals (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) run [`on_crash`] on the alternate
 //! stack (which Rust's runtime gives each thread it starts, for its own stack-overflow message),
