@@ -84,7 +84,21 @@ fn run(s: &Session) {
     let mut reported: HashSet<(u32, u64)> = HashSet::new();
     let mut open = Vec::new();
     let mut seen = Seen::new();
-    s.pool().prefault(|| s.state() == State::Recording);
+    let recording = || s.state() == State::Recording;
+    s.pool().prefault(recording);
+    s.pool().grow(recording);
+    if s.pool().reserve_failed.load(Ordering::Relaxed) {
+        let dir = s.setup().config.get_crash_dir().unwrap_or_default();
+        eprintln!(
+            "fdr: the crash directory {} has no room for the whole pool: recording with {} of \
+             its {} buffers (give crash_dir=DIR with room for {} bytes, or a smaller \
+             buffer_count)",
+            dir.display(),
+            s.pool().reserved(),
+            s.pool().slots().len(),
+            s.setup().buffer_size * s.pool().slots().len(),
+        );
+    }
     while s.state() == State::Recording {
         s.wakeup().wait(period(s, probe_ms));
         if s.state() != State::Recording {

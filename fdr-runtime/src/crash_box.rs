@@ -7,9 +7,11 @@
 //!
 //! The recording path does not know about it: a buffer's words and its slot are at another
 //! address, written by the same stores (the slot struct's layout is checked against the
-//! format's offsets below). The file's storage is reserved before it is mapped (see
-//! `platform::map_shared_file`), so a full tmpfs or disk is an error at start (and a fallback to
-//! anonymous memory), never a SIGBUS while recording. Its pages are mapped in by the background
+//! format's offsets below). The file's storage is reserved before a buffer in it is used (the
+//! header, the slots and the first megabyte of buffers at start, `platform::map_shared_file`;
+//! the rest by `Pool::grow` in the background writer, or by a thread that needs a buffer first,
+//! [`CrashBox::reserve`]), so a full tmpfs or disk is an error at start (and a fallback to
+//! anonymous memory) or a smaller ring, never a SIGBUS while recording. Its pages are mapped in by the background
 //! writer right after the start (`Pool::prefault`), so the recording path takes at most a minor
 //! fault on a page it reaches first, in the first milliseconds, and the start does not pay for
 //! all of them.
@@ -60,6 +62,9 @@ pub(crate) struct CrashBox {
     lead: Mutex<u64>,
     /// The file is gone (the final log was written).
     removed: AtomicBool,
+    /// The box file, open for [`CrashBox::reserve`].
+    fd: i32,
+    buffer_size: usize,
 }
 
 // SAFETY: the mapping is shared memory reached only through atomics (the header, the slots and
@@ -76,6 +81,9 @@ pub(crate) struct Setup<'a> {
     pub out: &'a Path,
     pub buffer_size: usize,
     pub buffer_count: usize,
+    /// The buffers, from the first, whose room is reserved at once; the rest are reserved by
+    /// [`CrashBox::reserve`] before they are used.
+    pub ready: usize,
     /// The run record and the function table, encoded as a lead area holds them.
     pub lead: Vec<u8>,
     pub header: HeaderFacts,
@@ -116,7 +124,8 @@ impl CrashBox {
         // Laid out under another name, then renamed: a reader (another process's start, `fdr
         // recover`) never finds a box half made.
         let making = laying_out_name(&path);
-        let base = platform::map_shared_file(&making, len)?;
+        let reserve = words_offset + setup.ready.min(setup.buffer_count) * setup.buffer_size;
+        let (base, fd) = platform::map_shared_file(&making, len, reserve)?;
         let b = CrashBox {
             base,
             len,
@@ -127,6 +136,8 @@ impl CrashBox {
             words_offset,
             lead: Mutex::new(u64::MAX),
             removed: AtomicBool::new(false),
+            fd,
+            buffer_size: setup.buffer_size,
         };
         b.lay_out(&setup, len);
         if let Err(e) = std::fs::rename(&making, &b.path) {
@@ -235,6 +246,20 @@ impl CrashBox {
         unsafe { self.base.add(self.slots_offset).cast() }
     }
 
+    /// Reserves the room of `n` buffers from buffer `first`, so that stores into them never fail
+    /// for want of room (a system call: tens of microseconds per buffer at most).
+    pub(crate) fn reserve(&self, first: usize, n: usize) -> io::Result<()> {
+        #[cfg(any(feature = "testing", all(test, feature = "record")))]
+        if crate::testing::reservations_fail() {
+            return Err(io::Error::from_raw_os_error(28)); // ENOSPC
+        }
+        platform::reserve_range(
+            self.fd,
+            self.words_offset + first * self.buffer_size,
+            n * self.buffer_size,
+        )
+    }
+
     /// The buffers' words.
     pub(crate) fn words(&self) -> *const AtomicU64 {
         // SAFETY: inside the mapping, page-aligned.
@@ -283,6 +308,7 @@ impl Drop for CrashBox {
         // SAFETY: the mapping was made in `create` with this address and length, and nothing
         // refers to it any more: the pool that lends out its buffers is being dropped.
         unsafe { platform::unmap(self.base, self.len) };
+        platform::close(self.fd);
     }
 }
 

@@ -5,7 +5,7 @@
 //! when that is empty, it pops the retired queue, whose head is the buffer retired longest ago: the
 //! oldest data goes first. What each buffer's owner publishes for snapshots is in its [`Slot`].
 
-use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use crate::buffer_state::{Slot, OWNED, RETIRED};
 use crate::config::Mode;
@@ -29,6 +29,14 @@ pub(crate) struct Pool {
     pub stopped: AtomicBool,
     /// Buffers overwritten to make room for newer ones.
     pub recycled: AtomicU64,
+    /// In a crash box, the first buffer whose room is not reserved yet (`slot_count`: none
+    /// left). Buffers from here on are reserved and handed out by [`Pool::grow`], or by
+    /// [`Pool::acquire`] one at a time when it finds no other.
+    pending: AtomicUsize,
+    /// A reservation failed: the pool stays at the buffers reserved so far.
+    pub reserve_failed: AtomicBool,
+    /// Buffers reserved so far (all of them outside a crash box).
+    reserved: AtomicUsize,
 }
 
 /// Where the buffers and their slots are.
@@ -84,7 +92,7 @@ impl Pool {
             w,
             s,
             words_per_buffer,
-            buffer_count,
+            (buffer_count, buffer_count),
             mode,
         ))
     }
@@ -95,6 +103,7 @@ impl Pool {
         crash_box: CrashBox,
         buffer_size: usize,
         buffer_count: usize,
+        ready: usize,
         mode: Mode,
     ) -> Pool {
         let (w, s) = (crash_box.words(), crash_box.slots(buffer_count));
@@ -103,21 +112,24 @@ impl Pool {
             w,
             s,
             buffer_size / 8,
-            buffer_count,
+            (buffer_count, ready.clamp(1, buffer_count)),
             mode,
         )
     }
 
+    /// A pool of `count.0` buffers of which the first `count.1` are ready to be handed out (the
+    /// rest wait for [`Pool::grow`]).
     fn with(
         memory: Memory,
         words: *const AtomicU64,
         slots: *const Slot,
         words_per_buffer: usize,
-        buffer_count: usize,
+        count: (usize, usize),
         mode: Mode,
     ) -> Pool {
+        let (buffer_count, ready) = count;
         let free = Queue::new(2 * buffer_count);
-        for i in 0..buffer_count {
+        for i in 0..ready {
             free.push(i as u32);
         }
         Pool {
@@ -132,6 +144,9 @@ impl Pool {
             mode,
             stopped: AtomicBool::new(false),
             recycled: AtomicU64::new(0),
+            pending: AtomicUsize::new(ready),
+            reserve_failed: AtomicBool::new(false),
+            reserved: AtomicUsize::new(ready),
         }
     }
 
@@ -141,11 +156,17 @@ impl Pool {
     /// nor, mostly, the recording path pays for them. Changes no word: safe while threads
     /// record.
     pub(crate) fn prefault(&self, keep_going: impl Fn() -> bool) {
+        let ready = self.pending.load(Ordering::Relaxed).min(self.slot_count);
+        self.prefault_words(0, ready * self.words_per_buffer as usize, &keep_going);
+    }
+
+    /// [`Pool::prefault`] for `len` words from word `at`.
+    fn prefault_words(&self, at: usize, len: usize, keep_going: &impl Fn() -> bool) {
         const PAGE: usize = 4096;
         const CHUNK: usize = 1 << 20;
-        let start = self.words as usize;
-        let end = start + self.words_len * 8;
-        // Whole pages inside the buffers: the partial pages at the ends are few and touched.
+        let start = self.words as usize + at * 8;
+        let end = start + len * 8;
+        // Whole pages inside the range: the partial pages at the ends are few and touched.
         let mut at = start.next_multiple_of(PAGE);
         let end_pages = end / PAGE * PAGE;
         while at < end_pages && keep_going() {
@@ -195,6 +216,22 @@ impl Pool {
         }
         let index = match self.free.pop() {
             Some(i) => i,
+            // A buffer never used before goes first, in a ring too: its oldest data stays.
+            None if self.pending.load(Ordering::Relaxed) < self.slot_count => {
+                match self.reserve_one() {
+                    Some(i) => i,
+                    None => return self.acquire_used(threads),
+                }
+            }
+            None => return self.acquire_used(threads),
+        };
+        Some(self.hand_out(index))
+    }
+
+    /// [`Pool::acquire`] with no free buffer: the one retired longest ago in a ring.
+    fn acquire_used(&self, threads: &Registry) -> Option<u32> {
+        let index = match self.free.pop() {
+            Some(i) => i,
             None if self.mode == Mode::Ring => {
                 let i = self.retired.pop()?;
                 self.recycled.fetch_add(1, Ordering::Relaxed);
@@ -203,6 +240,89 @@ impl Pool {
             }
             None => return None,
         };
+        Some(self.hand_out(index))
+    }
+
+    /// Claims the next buffer whose room is not reserved yet and reserves it: on the path of a
+    /// thread whose buffer is full only in the first milliseconds of a recording, before the
+    /// background writer has reserved the rest ([`Pool::grow`]). `None` when none is left or
+    /// the reservation failed (the file system is full: the pool stays as it is).
+    #[cold]
+    #[inline(never)]
+    fn reserve_one(&self) -> Option<u32> {
+        let b = self.crash_box()?;
+        let i = self
+            .pending
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |p| {
+                (p < self.slot_count && !self.reserve_failed.load(Ordering::Relaxed))
+                    .then_some(p + 1)
+            })
+            .ok()?;
+        if b.reserve(i, 1).is_err() {
+            self.reserve_failed.store(true, Ordering::Relaxed);
+            return None;
+        }
+        self.reserved.fetch_add(1, Ordering::Relaxed);
+        Some(i as u32)
+    }
+
+    /// Reserves the buffers not reserved at start, a megabyte at a time, and puts them in the
+    /// free queue, while `keep_going` says so: run by the background writer right after the
+    /// start (each megabyte's pages are faulted in too). Stops at the first failed reservation.
+    ///
+    /// A megabyte is reserved and faulted in before any of its buffers is claimed, then each is
+    /// claimed and pushed in turn, as a thread claims one in [`Pool::reserve_one`] (reserving
+    /// one twice is harmless): a thread that finds the free queue empty meanwhile finds the
+    /// next buffer still unclaimed and takes it, instead of recycling one because the writer
+    /// held a megabyte claimed while it reserved it.
+    pub(crate) fn grow(&self, keep_going: impl Fn() -> bool) {
+        let Some(b) = self.crash_box() else {
+            return;
+        };
+        #[cfg(any(feature = "testing", all(test, feature = "record")))]
+        if crate::testing::growth_paused() {
+            return;
+        }
+        let per = ((1 << 20) / (self.words_per_buffer as usize * 8)).max(1);
+        let words = self.words_per_buffer as usize;
+        while keep_going() && !self.reserve_failed.load(Ordering::Relaxed) {
+            let first = self.pending.load(Ordering::Acquire);
+            if first >= self.slot_count {
+                return;
+            }
+            let n = per.min(self.slot_count - first);
+            if b.reserve(first, n).is_err() {
+                self.reserve_failed.store(true, Ordering::Relaxed);
+                return;
+            }
+            self.prefault_words(first * words, n * words, &keep_going);
+            // Claim each of them unless a thread did first.
+            let end = first + n;
+            loop {
+                let p = self.pending.load(Ordering::Acquire);
+                if p >= end {
+                    break;
+                }
+                if self
+                    .pending
+                    .compare_exchange(p, p + 1, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+                {
+                    self.reserved.fetch_add(1, Ordering::Relaxed);
+                    self.free.push(p as u32);
+                }
+            }
+        }
+    }
+
+    /// How many buffers the pool holds now: fewer than asked for only when a reservation failed
+    /// (or while the writer reserves the rest, in the first milliseconds).
+    pub(crate) fn reserved(&self) -> usize {
+        self.reserved.load(Ordering::Relaxed)
+    }
+
+    /// Marks buffer `index`, just taken from a queue or reserved, as owned by its new owner.
+    fn hand_out(&self, index: u32) -> u32 {
         let slot = &self.slots()[index as usize];
         // The reset comes first: a copier that sees the new generation also sees length 0,
         // never the old owner's length over the new owner's words.
@@ -212,7 +332,7 @@ impl Pool {
         // Orders the generation bump before every word the new owner writes (see `buffer_copy`).
         fence(Ordering::Release);
         slot.state.store(OWNED, Ordering::Release);
-        Some(index)
+        index
     }
 
     /// Hands a thread's buffer back with its data, to be kept (Fill) or recycled last (Ring).

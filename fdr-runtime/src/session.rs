@@ -814,12 +814,21 @@ fn make_pool(setup: &Setup, final_path: &Path) -> Result<Pool, Error> {
         setup.run_info(setup.calibration.ticks_per_second),
     )];
     records.extend(crate::function_table::records());
+    // In a ring, the room of the first megabyte of buffers is reserved now and the rest by the
+    // background writer (`Pool::grow`; reserving 8 MiB of tmpfs takes 2.5 ms, a third of a short
+    // program's start). A pool that fills keeps the first buffers whatever happens later, so it
+    // reserves every one now.
+    let ready = match config.get_mode() {
+        crate::Mode::Ring => ((1 << 20) / setup.buffer_size).clamp(1, count),
+        _ => count,
+    };
     let made = crate::crash_box::CrashBox::create(crate::crash_box::Setup {
         dir: &dir,
         program: &setup.program,
         out: &out,
         buffer_size: setup.buffer_size,
         buffer_count: count,
+        ready,
         lead: fdr_format::crash_box::encode_lead(&records),
         header: crate::crash_box::HeaderFacts {
             // The process's own id, which names the box and tells whether it still runs (the
@@ -840,7 +849,13 @@ fn make_pool(setup: &Setup, final_path: &Path) -> Result<Pool, Error> {
         },
     });
     match made {
-        Ok(b) => Ok(Pool::in_box(b, setup.buffer_size, count, config.get_mode())),
+        Ok(b) => Ok(Pool::in_box(
+            b,
+            setup.buffer_size,
+            count,
+            ready,
+            config.get_mode(),
+        )),
         Err(e) => {
             eprintln!(
                 "fdr: no crash box in {} ({e}): the buffers are in the process's memory, so a \

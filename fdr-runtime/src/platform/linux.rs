@@ -105,11 +105,26 @@ pub(crate) fn pipe() -> Option<(i32, i32)> {
     ok.then_some((fds[0], fds[1]))
 }
 
-/// Reserves `len` bytes of storage for the file `fd`: after this, stores into a shared mapping
-/// of it cannot fail for want of room.
-pub(super) fn reserve(fd: i32, len: usize) -> io::Result<()> {
+/// Gives the new, empty file `fd` a length of `len` bytes and reserves storage for its first
+/// `first` (see [`reserve_range`]).
+pub(super) fn reserve(fd: i32, len: usize, first: usize) -> io::Result<()> {
+    reserve_range(fd, 0, first)?;
+    // SAFETY: `fd` is an open file; the length is a plain number.
+    if first < len && unsafe { libc::ftruncate(fd, len as libc::off_t) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Reserves storage for `len` bytes of the file `fd` from `offset`: after this, stores into a
+/// shared mapping of them cannot fail for want of room. About a microsecond per page on tmpfs
+/// (the pages are allocated and zeroed): 2.5 ms for 8 MiB.
+pub(crate) fn reserve_range(fd: i32, offset: usize, len: usize) -> io::Result<()> {
+    if len == 0 {
+        return Ok(());
+    }
     // SAFETY: `fd` is an open file; the range is plain numbers.
-    let err = unsafe { libc::posix_fallocate(fd, 0, len as libc::off_t) };
+    let err = unsafe { libc::posix_fallocate(fd, offset as libc::off_t, len as libc::off_t) };
     if err != 0 {
         return Err(io::Error::from_raw_os_error(err));
     }

@@ -133,9 +133,10 @@ pub(crate) fn pipe() -> Option<(i32, i32)> {
     Some((fds[0], fds[1]))
 }
 
-/// Reserves `len` bytes of storage for the new, empty file `fd`, then sets its length: after
-/// this, stores into a shared mapping of it cannot fail for want of room.
-pub(super) fn reserve(fd: i32, len: usize) -> io::Result<()> {
+/// Reserves storage for all `len` bytes of the new, empty file `fd` (macOS reserves from the end
+/// of what is allocated, not a range: the whole file at once, whatever `_first` asks), then sets
+/// its length: after this, stores into a shared mapping of it cannot fail for want of room.
+pub(super) fn reserve(fd: i32, len: usize, _first: usize) -> io::Result<()> {
     let mut store = libc::fstore_t {
         fst_flags: libc::F_ALLOCATEALL,
         fst_posmode: libc::F_PEOFPOSMODE,
@@ -152,6 +153,11 @@ pub(super) fn reserve(fd: i32, len: usize) -> io::Result<()> {
     if unsafe { libc::ftruncate(fd, len as libc::off_t) } != 0 {
         return Err(io::Error::last_os_error());
     }
+    Ok(())
+}
+
+/// Nothing to do: [`reserve`] reserved the whole file.
+pub(crate) fn reserve_range(_: i32, _: usize, _: usize) -> io::Result<()> {
     Ok(())
 }
 

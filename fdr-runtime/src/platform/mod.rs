@@ -7,7 +7,7 @@
 //! | thread id | `gettid` | `pthread_threadid_np`, its low 32 bits | - |
 //! | CPU number at each read | `sched_getcpu` (glibc reads rseq, else the `getcpu` call) | `pthread_cpu_number_np` (macOS 11 and later; else 0) | - |
 //! | CPU number from rseq | glibc's area (`__rseq_offset`) | none | - |
-//! | crash box file | `posix_fallocate`, then mapped; pages faulted in by the writer (`MADV_POPULATE_WRITE`) | `F_PREALLOCATE` and `ftruncate`, then each page touched | - |
+//! | crash box file | `posix_fallocate` of its head and first buffers, the rest later (`reserve_range`), mapped; pages faulted in by the writer (`MADV_POPULATE_WRITE`) | `F_PREALLOCATE` of the whole file and `ftruncate`, then each page touched | - |
 //! | crash and snapshot signals | `sigaction`, on the alternate stack | the same | - |
 //! | waking the writer | `pipe2` | `pipe` and `fcntl` | none (the writer's timer) |
 //! | the writer threads' priority | nice 10 for the thread | the utility QoS class | - |

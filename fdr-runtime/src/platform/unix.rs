@@ -153,12 +153,17 @@ pub(crate) unsafe fn replace_with_zeros(p: *mut u8, len: usize) {
     };
 }
 
-/// Creates the file at `path` (mode 0600, replacing one there), reserves `len` bytes of storage
-/// for it and maps it shared: a full file system is this error, never a SIGBUS on a later store.
-/// The pages are mapped in later by [`prefault`](super::prefault) (Linux: a few milliseconds for
-/// the default 8 MiB, which a short program would otherwise pay at start) or here (macOS). The
-/// file is removed again on error.
-pub(crate) fn map_shared_file(path: &Path, len: usize) -> io::Result<*mut u8> {
+/// Creates the file at `path` (mode 0600, replacing one there) of `len` bytes, reserves storage
+/// for its first `reserve` bytes (all of them where the system cannot reserve later: macOS) and
+/// maps it shared. Returns the mapping and the open file, for [`reserve_range`] to reserve the
+/// rest. A store into a reserved range never fails for want of room: a full file system is an
+/// error here or from `reserve_range`, never a SIGBUS. The pages are mapped in later by
+/// [`prefault`](super::prefault) (Linux) or here (macOS). The file is removed again on error.
+pub(crate) fn map_shared_file(
+    path: &Path,
+    len: usize,
+    reserve: usize,
+) -> io::Result<(*mut u8, i32)> {
     use std::os::unix::ffi::OsStrExt;
     let cpath = std::ffi::CString::new(path.as_os_str().as_bytes())
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a path with a NUL byte"))?;
@@ -173,15 +178,16 @@ pub(crate) fn map_shared_file(path: &Path, len: usize) -> io::Result<*mut u8> {
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
-    let unlink = || {
-        // SAFETY: `cpath` is a NUL-terminated path.
-        unsafe { libc::unlink(cpath.as_ptr()) };
+    let fail = |e: io::Error| {
+        // SAFETY: `fd` is ours and closed once; `cpath` is a NUL-terminated path.
+        unsafe {
+            libc::close(fd);
+            libc::unlink(cpath.as_ptr());
+        }
+        Err(e)
     };
-    if let Err(e) = os::reserve(fd, len) {
-        // SAFETY: `fd` is ours and closed once.
-        unsafe { libc::close(fd) };
-        unlink();
-        return Err(e);
+    if let Err(e) = os::reserve(fd, len, reserve.min(len)) {
+        return fail(e);
     }
     // SAFETY: a new shared mapping of the whole file, at an address the kernel picks.
     let base = unsafe {
@@ -194,15 +200,11 @@ pub(crate) fn map_shared_file(path: &Path, len: usize) -> io::Result<*mut u8> {
             0,
         )
     };
-    // SAFETY: the mapping keeps the file; the descriptor is no longer needed.
-    unsafe { libc::close(fd) };
     if base == libc::MAP_FAILED {
-        let e = io::Error::last_os_error();
-        unlink();
-        return Err(e);
+        return fail(io::Error::last_os_error());
     }
     os::populate(base.cast(), len);
-    Ok(base.cast())
+    Ok((base.cast(), fd))
 }
 
 /// Waits up to `timeout_ms` (negative: forever) for `fd` to be readable, then reads all there
@@ -435,7 +437,15 @@ mod tests {
     fn a_shared_file_mapping_writes_through_to_the_file_and_its_pages_are_there() {
         let path = std::env::temp_dir().join(format!("fdr-platform-{}.box", pid()));
         let len = 3 * 4096 + 100;
-        let p = map_shared_file(&path, len).unwrap();
+        // The first page reserved at once, the rest later, as a crash box's buffers are.
+        let (p, fd) = map_shared_file(&path, len, 4096).unwrap();
+        use std::os::unix::fs::MetadataExt;
+        let blocks = || std::fs::metadata(&path).unwrap().blocks() * 512;
+        if cfg!(target_os = "linux") {
+            assert!((4096..len as u64).contains(&blocks()), "{}", blocks());
+        }
+        crate::platform::reserve_range(fd, 4096, len - 4096).unwrap();
+        assert!(blocks() >= len as u64, "{}", blocks());
         // SAFETY: `p` maps `len` writable bytes.
         unsafe {
             p.add(5).write(7);
@@ -445,6 +455,7 @@ mod tests {
         assert_eq!((bytes.len(), bytes[5], bytes[len - 1]), (len, 7, 9));
         // SAFETY: the whole mapping, unused from here on.
         unsafe { unmap(p, len) };
+        close(fd);
         std::fs::remove_file(&path).unwrap();
     }
 
@@ -452,7 +463,7 @@ mod tests {
     #[cfg_attr(miri, ignore = "Miri does not model file mappings")]
     fn a_file_that_cannot_be_made_is_an_error_and_leaves_nothing() {
         let dir = std::env::temp_dir().join(format!("fdr-platform-missing-{}", pid()));
-        let e = map_shared_file(&dir.join("box"), 4096).unwrap_err();
+        let e = map_shared_file(&dir.join("box"), 4096, 4096).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::NotFound);
         assert!(!dir.exists());
     }

@@ -98,7 +98,14 @@ pub(crate) unsafe fn unmap(_: *mut u8, _: usize) {}
 /// Nothing is ever mapped here.
 pub(crate) unsafe fn replace_with_zeros(_: *mut u8, _: usize) {}
 
-pub(crate) fn map_shared_file(_: &Path, _: usize) -> io::Result<*mut u8> {
+pub(crate) fn map_shared_file(_: &Path, _: usize, _: usize) -> io::Result<(*mut u8, i32)> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "no crash box on this platform",
+    ))
+}
+
+pub(crate) fn reserve_range(_: i32, _: usize, _: usize) -> io::Result<()> {
     Err(io::Error::new(
         io::ErrorKind::Unsupported,
         "no crash box on this platform",
