@@ -116,7 +116,7 @@ impl Entries {
             std::alloc::handle_alloc_error(layout);
         }
         let entries = base
-            .wrapping_add(base.align_offset(align))
+            .wrapping_add(base.addr().next_multiple_of(align) - base.addr())
             .cast::<ThreadEntry>();
         Entries {
             base,
