@@ -116,7 +116,7 @@ impl Entries {
             std::alloc::handle_alloc_error(layout);
         }
         let entries = base
-            .wrapping_add(base.addr().next_multiple_of(align) - base.addr())
+            .wrapping_add((base as usize).next_multiple_of(align) - base as usize)
             .cast::<ThreadEntry>();
         Entries {
             base,
