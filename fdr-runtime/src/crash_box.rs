@@ -250,7 +250,7 @@ impl CrashBox {
     /// for want of room (a system call: tens of microseconds per buffer at most).
     pub(crate) fn reserve(&self, first: usize, n: usize) -> io::Result<()> {
         #[cfg(any(feature = "testing", all(test, feature = "record")))]
-        if crate::testing::reservations_fail() {
+        if RESERVATIONS_FAIL.load(Ordering::SeqCst) {
             return Err(io::Error::from_raw_os_error(28)); // ENOSPC
         }
         platform::reserve_range(
@@ -320,6 +320,17 @@ fn forget(base: *mut u8) {
         Ordering::SeqCst,
         Ordering::SeqCst,
     );
+}
+
+/// Set by `testing::fail_reservations`: reservations past the first buffers fail as on a full
+/// file system.
+#[cfg(any(feature = "testing", all(test, feature = "record")))]
+static RESERVATIONS_FAIL: AtomicBool = AtomicBool::new(false);
+
+/// See [`RESERVATIONS_FAIL`].
+#[cfg(any(feature = "testing", all(test, feature = "record")))]
+pub(crate) fn fail_reservations(on: bool) {
+    RESERVATIONS_FAIL.store(on, Ordering::SeqCst);
 }
 
 /// The box crash signals mark (null: none).

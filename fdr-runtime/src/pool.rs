@@ -58,6 +58,16 @@ unsafe impl Send for Pool {}
 // SAFETY: as above.
 unsafe impl Sync for Pool {}
 
+/// Set by `testing::pause_growth`: the writer reserves nothing past the first buffers.
+#[cfg(any(feature = "testing", all(test, feature = "record")))]
+static GROWTH_PAUSED: AtomicBool = AtomicBool::new(false);
+
+/// See [`GROWTH_PAUSED`].
+#[cfg(any(feature = "testing", all(test, feature = "record")))]
+pub(crate) fn pause_growth(on: bool) {
+    GROWTH_PAUSED.store(on, Ordering::SeqCst);
+}
+
 /// `len` zeroed words from the global allocator, or `None` when it has no room.
 fn zeroed_words(len: usize) -> Option<Vec<AtomicU64>> {
     if len == 0 {
@@ -280,7 +290,7 @@ impl Pool {
             return;
         };
         #[cfg(any(feature = "testing", all(test, feature = "record")))]
-        if crate::testing::growth_paused() {
+        if GROWTH_PAUSED.load(Ordering::SeqCst) {
             return;
         }
         let per = ((1 << 20) / (self.words_per_buffer as usize * 8)).max(1);

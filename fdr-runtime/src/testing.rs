@@ -335,8 +335,6 @@ impl Controller {
     }
 }
 
-static RESERVATIONS_FAIL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
 /// Makes every later reservation of crash-box buffers beyond the first ones fail as on a full
 /// file system (`on`), or work again: for tests of a pool that cannot grow to its size.
 ///
@@ -345,14 +343,8 @@ static RESERVATIONS_FAIL: std::sync::atomic::AtomicBool = std::sync::atomic::Ato
 /// fdr_runtime::testing::fail_reservations(false);
 /// ```
 pub fn fail_reservations(on: bool) {
-    RESERVATIONS_FAIL.store(on, std::sync::atomic::Ordering::SeqCst);
+    crate::crash_box::fail_reservations(on);
 }
-
-pub(crate) fn reservations_fail() -> bool {
-    RESERVATIONS_FAIL.load(std::sync::atomic::Ordering::SeqCst)
-}
-
-static GROWTH_PAUSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Keeps the background writer from reserving a crash box's buffers beyond the first ones
 /// (`on`), so that threads reserve them one at a time as they need them, or lets it again:
@@ -363,9 +355,5 @@ static GROWTH_PAUSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicB
 /// fdr_runtime::testing::pause_growth(false);
 /// ```
 pub fn pause_growth(on: bool) {
-    GROWTH_PAUSED.store(on, std::sync::atomic::Ordering::SeqCst);
-}
-
-pub(crate) fn growth_paused() -> bool {
-    GROWTH_PAUSED.load(std::sync::atomic::Ordering::SeqCst)
+    crate::pool::pause_growth(on);
 }
