@@ -576,31 +576,21 @@ fn trigger_event(f: &'static FnDesc, kind: FnKind) -> Entry {
     };
     t.begin_write();
     let id = t.id_field(f);
-    match controller::record_fast(t, len, id, kind, tsc, cpu) {
+    let entry = match controller::record_fast(t, len, id, kind, tsc, cpu) {
         controller::Fast::Done(len) => {
             // The record is in the buffer before the trigger can fire, so the window the
             // writer copies holds the call's exit.
             // SAFETY: the membership's strong count keeps the session alive.
             time_armed(unsafe { &*p }, l, f, id >> ID_SHIFT, kind, tsc, cpu);
             t.end_write(len);
-            USUAL
+            return USUAL;
         }
-        controller::Fast::General => {
-            let entry = general_rest(l, len, id, kind, tsc, cpu);
-            time_trigger(f, kind, tsc, cpu);
-            entry
-        }
-        controller::Fast::Cull(len, run) => {
-            let entry = cull_rest(l, len, id, run, tsc);
-            time_trigger(f, kind, tsc, cpu);
-            entry
-        }
-        controller::Fast::Tails(len, last) => {
-            let entry = tails_rest(l, len, id, tsc, last);
-            time_trigger(f, kind, tsc, cpu);
-            entry
-        }
-    }
+        controller::Fast::General => general_rest(l, len, id, kind, tsc, cpu),
+        controller::Fast::Cull(len, run) => cull_rest(l, len, id, run, tsc),
+        controller::Fast::Tails(len, last) => tails_rest(l, len, id, tsc, last),
+    };
+    time_trigger(f, kind, tsc, cpu);
+    entry
 }
 
 /// The record of an event of a function in profile mode, or logged and profiled.

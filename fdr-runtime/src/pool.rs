@@ -68,6 +68,12 @@ pub(crate) fn pause_growth(on: bool) {
     GROWTH_PAUSED.store(on, Ordering::SeqCst);
 }
 
+/// How many buffers of `buffer_size` bytes make a megabyte (at least one): what a crash box
+/// reserves at start, and then at a time.
+pub(crate) fn buffers_in_a_megabyte(buffer_size: usize) -> usize {
+    ((1 << 20) / buffer_size).max(1)
+}
+
 /// `len` zeroed words from the global allocator, or `None` when it has no room.
 fn zeroed_words(len: usize) -> Option<Vec<AtomicU64>> {
     if len == 0 {
@@ -293,7 +299,7 @@ impl Pool {
         if GROWTH_PAUSED.load(Ordering::SeqCst) {
             return;
         }
-        let per = ((1 << 20) / (self.words_per_buffer as usize * 8)).max(1);
+        let per = buffers_in_a_megabyte(self.words_per_buffer as usize * 8);
         let words = self.words_per_buffer as usize;
         while keep_going() && !self.reserve_failed.load(Ordering::Relaxed) {
             let first = self.pending.load(Ordering::Acquire);

@@ -819,7 +819,7 @@ fn make_pool(setup: &Setup, final_path: &Path) -> Result<Pool, Error> {
     // program's start). A pool that fills keeps the first buffers whatever happens later, so it
     // reserves every one now.
     let ready = match config.get_mode() {
-        crate::Mode::Ring => ((1 << 20) / setup.buffer_size).clamp(1, count),
+        crate::Mode::Ring => crate::pool::buffers_in_a_megabyte(setup.buffer_size).min(count),
         _ => count,
     };
     let made = crate::crash_box::CrashBox::create(crate::crash_box::Setup {
