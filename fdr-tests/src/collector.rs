@@ -72,7 +72,8 @@ pub struct Collector {
     pub url: String,
     /// The certificate to trust, for a TLS collector.
     pub ca: Option<PathBuf>,
-    /// The bodies answered with 200, in the order answered.
+    /// The bodies answered with 200, in the order answered (each kept just before its answer
+    /// is written).
     accepted: Arc<Mutex<Vec<Vec<u8>>>>,
     /// Every request read, in order.
     requests: Arc<Mutex<Vec<Request>>>,
@@ -224,10 +225,12 @@ fn serve(mut s: impl Read + Write, shared: &Shared) {
             }
             Answer::Ok => {}
         }
+        // Kept before it is answered: a client that has seen the answer (a test that saw
+        // `windows_sent` move) finds the body here (kept after, it could look first).
+        shared.accepted.lock().unwrap().push(r.body);
         if s.write_all(OK).and_then(|()| s.flush()).is_err() {
             return;
         }
-        shared.accepted.lock().unwrap().push(r.body);
     }
 }
 
