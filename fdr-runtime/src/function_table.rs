@@ -278,7 +278,10 @@ impl FnDesc {
     pub fn name(&self) -> Cow<'static, str> {
         match self.source {
             Source::Named(info) => Cow::Borrowed(info().name),
-            Source::Nested(path) => Cow::Owned(nested_name(path())),
+            Source::Nested(path) => match nested_cached(self, path) {
+                Some(name) => Cow::Borrowed(name),
+                None => Cow::Owned(nested_name(path())),
+            },
             Source::Static => Cow::Borrowed(self.name),
         }
     }
@@ -377,6 +380,29 @@ pub fn function(id: u32) -> Option<&'static FnDesc> {
     table().get((id as usize).checked_sub(1)?)
 }
 
+/// The name of a nested descriptor that lives in the table, worked out once per process: a
+/// start, the crash box's table, culling's memory and the final log each ask for every name, and
+/// working one out from its type name costs about half a microsecond (a crate annotated whole
+/// has hundreds of them). `None` for a descriptor outside the table (or without the table).
+#[cfg(feature = "record")]
+fn nested_cached(d: &FnDesc, path: fn() -> &'static str) -> Option<&'static str> {
+    static NAMES: std::sync::OnceLock<Box<[std::sync::OnceLock<Box<str>>]>> =
+        std::sync::OnceLock::new();
+    let t = table();
+    let offset = (d as *const FnDesc as usize).wrapping_sub(t.as_ptr() as usize);
+    let i = offset / std::mem::size_of::<FnDesc>();
+    if offset % std::mem::size_of::<FnDesc>() != 0 || i >= t.len() {
+        return None;
+    }
+    let names = NAMES.get_or_init(|| (0..t.len()).map(|_| std::sync::OnceLock::new()).collect());
+    Some(names[i].get_or_init(|| nested_name(path()).into_boxed_str()))
+}
+
+#[cfg(not(feature = "record"))]
+fn nested_cached(_: &FnDesc, _: fn() -> &'static str) -> Option<&'static str> {
+    None
+}
+
 /// The name of the function that the function spelled `path` is nested in: the last segment
 /// dropped, generic arguments removed (`app::Conn<_>::read::path` gives `app::Conn::read`).
 fn nested_name(path: &str) -> String {
@@ -385,23 +411,33 @@ fn nested_name(path: &str) -> String {
     while let Some(outer) = parent.strip_suffix("::{{closure}}") {
         parent = outer;
     }
+    // By bytes: `<` and `>` are ASCII, so every run kept between them is whole characters.
+    let bytes = parent.as_bytes();
     let mut out = String::with_capacity(parent.len());
-    let mut depth = 0usize;
-    for c in parent.chars() {
+    let (mut depth, mut kept_from) = (0usize, 0usize);
+    for (i, &c) in bytes.iter().enumerate() {
         match c {
-            // A `<` after an identifier opens generic arguments, dropped; elsewhere it opens a
-            // qualified path (`<T as Trait>`), kept.
-            '<' if depth == 0
-                && !out.is_empty()
-                && !out.ends_with([':', '<', ' ', '&', '[', '(']) =>
-            {
-                depth = 1
+            b'<' if depth == 0 => {
+                out.push_str(&parent[kept_from..i]);
+                kept_from = i + 1;
+                // A `<` after an identifier opens generic arguments, dropped; elsewhere it
+                // opens a qualified path (`<T as Trait>`), kept.
+                if out.is_empty() || out.ends_with([':', '<', ' ', '&', '[', '(']) {
+                    out.push('<');
+                } else {
+                    depth = 1;
+                }
             }
-            '<' if depth > 0 => depth += 1,
-            '>' if depth > 0 => depth -= 1,
-            _ if depth > 0 => {}
-            _ => out.push(c),
+            b'<' if depth > 0 => depth += 1,
+            b'>' if depth > 0 => {
+                depth -= 1;
+                kept_from = i + 1;
+            }
+            _ => {}
         }
+    }
+    if depth == 0 {
+        out.push_str(&parent[kept_from..]);
     }
     out
 }
@@ -424,4 +460,38 @@ pub(crate) fn records() -> impl Iterator<Item = fdr_format::Extension> {
             args: f.args().iter().map(|a| a.to_string()).collect(),
         }))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nested_name;
+
+    #[test]
+    fn a_nested_name_drops_generic_arguments_and_keeps_qualified_paths() {
+        for (path, name) in [
+            ("app::outer::path", "app::outer"),
+            ("app::Foo<T>::method::path", "app::Foo::method"),
+            (
+                "<app::Foo as app::Tr>::method::path",
+                "<app::Foo as app::Tr>::method",
+            ),
+            (
+                "<app::Foo<u8> as app::Tr<Vec<u8>>>::method::path",
+                "<app::Foo as app::Tr>::method",
+            ),
+            ("app::run::{{closure}}::{{closure}}::path", "app::run"),
+            (
+                "<&mut app::W as core::fmt::Write>::write_str::path",
+                "<&mut app::W as core::fmt::Write>::write_str",
+            ),
+            ("app::Outer<(u8, <T as X>::Y)>::m::path", "app::Outer::m"),
+            ("<[u8] as app::Tr>::m::path", "<[u8] as app::Tr>::m"),
+            ("app::Größe<ü8>::mß::path", "app::Größe::mß"),
+            // Unbalanced: what follows the open `<` is dropped.
+            ("app::Foo<T::m::path", "app::Foo"),
+            ("path", "path"),
+        ] {
+            assert_eq!(nested_name(path), name, "{path}");
+        }
+    }
 }
