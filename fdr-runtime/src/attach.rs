@@ -131,6 +131,9 @@ pub(crate) fn switch_buffer(l: &Local, len: u32, tsc: u64, cpu: u32) -> Option<u
         t.writer.clear();
     }
     let index = s.pool().acquire(s.threads())?;
+    if s.pool().wants_growth() {
+        s.wakeup().wake();
+    }
     let key = m.key.get();
     let slot = &s.pool().slots()[index as usize];
     let tid = s.threads().tid(key);

@@ -86,24 +86,30 @@ fn run(s: &Session) {
     let mut seen = Seen::new();
     let recording = || s.state() == State::Recording;
     s.pool().prefault(recording);
-    s.pool().grow(recording);
-    if s.pool().reserve_failed.load(Ordering::Relaxed) {
-        let dir = s.setup().config.get_crash_dir().unwrap_or_default();
-        eprintln!(
-            "fdr: the crash directory {} has no room for the whole pool: recording with {} of \
-             its {} buffers (give crash_dir=DIR with room for {} bytes, or a smaller \
-             buffer_count)",
-            dir.display(),
-            s.pool().reserved(),
-            s.pool().slots().len(),
-            s.setup().buffer_size * s.pool().slots().len(),
-        );
-    }
+    let mut said_full = false;
+    let mut grow = || {
+        s.pool().grow(recording);
+        if !said_full && s.pool().reserve_failed.load(Ordering::Relaxed) {
+            said_full = true;
+            let dir = s.setup().config.get_crash_dir().unwrap_or_default();
+            eprintln!(
+                "fdr: the crash directory {} has no room for the whole pool: recording with {} \
+                 of its {} buffers (give crash_dir=DIR with room for {} bytes, or a smaller \
+                 buffer_count)",
+                dir.display(),
+                s.pool().reserved(),
+                s.pool().slots().len(),
+                s.setup().buffer_size * s.pool().slots().len(),
+            );
+        }
+    };
+    grow();
     while s.state() == State::Recording {
         s.wakeup().wait(period(s, probe_ms));
         if s.state() != State::Recording {
             break;
         }
+        grow();
         if s.setup().config.get_signal().is_some() && signal::take() {
             match trigger::reserve_file(s.triggers().max_snapshots) {
                 Some(n) => write(

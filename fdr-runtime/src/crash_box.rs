@@ -7,14 +7,16 @@
 //!
 //! The recording path does not know about it: a buffer's words and its slot are at another
 //! address, written by the same stores (the slot struct's layout is checked against the
-//! format's offsets below). The file's storage is reserved before a buffer in it is used (the
-//! header, the slots and the first megabyte of buffers at start, `platform::map_shared_file`;
-//! the rest by `Pool::grow` in the background writer, or by a thread that needs a buffer first,
-//! [`CrashBox::reserve`]), so a full tmpfs or disk is an error at start (and a fallback to
-//! anonymous memory) or a smaller ring, never a SIGBUS while recording. Its pages are mapped in by the background
-//! writer right after the start (`Pool::prefault`), so the recording path takes at most a minor
-//! fault on a page it reaches first, in the first milliseconds, and the start does not pay for
-//! all of them.
+//! format's offsets below). The file's storage is reserved before it is written: at start the
+//! header, the lead written then, the slots and the first quarter megabyte of buffers
+//! ([`CrashBox::create`]); the rest of the lead areas by their first rewrite
+//! ([`CrashBox::refresh_lead`]); the other buffers by `Pool::grow` in the background writer, a
+//! megabyte ahead of those in use, or by a thread that needs a buffer first
+//! ([`CrashBox::reserve`]). So a full tmpfs or disk is an error at start (and a fallback to
+//! anonymous memory), a smaller ring or an older table, never a SIGBUS while recording; and a
+//! short program reserves what it uses, not the whole ring. The reserved buffers' pages are
+//! mapped in by the background writer (`Pool::prefault`, `Pool::grow`), so the recording path
+//! takes at most a minor fault on a page it reaches first.
 //!
 //! Crash signals (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) run [`on_crash`] on the alternate
 //! stack (which Rust's runtime gives each thread it starts, for its own stack-overflow message),
@@ -58,8 +60,8 @@ pub(crate) struct CrashBox {
     lead_capacity: usize,
     slots_offset: usize,
     words_offset: usize,
-    /// Serializes rewriting the lead areas; holds what the active one has (functions, threads).
-    lead: Mutex<u64>,
+    /// Serializes rewriting the lead areas.
+    lead: Mutex<LeadState>,
     /// The file is gone (the final log was written).
     removed: AtomicBool,
     /// The box file, open for [`CrashBox::reserve`].
@@ -104,6 +106,14 @@ pub(crate) struct HeaderFacts {
     pub max_age_ns: u64,
 }
 
+/// What the lead areas hold and have room for.
+struct LeadState {
+    /// What the active area has (functions named, threads): [`CrashBox::refresh_lead`]'s key.
+    key: u64,
+    /// The room of both areas is reserved (at start only the first area's written part is).
+    reserved: bool,
+}
+
 const PAGE: usize = 4096;
 
 fn round_up(n: usize, to: usize) -> usize {
@@ -124,8 +134,13 @@ impl CrashBox {
         // Laid out under another name, then renamed: a reader (another process's start, `fdr
         // recover`) never finds a box half made.
         let making = laying_out_name(&path);
-        let reserve = words_offset + setup.ready.min(setup.buffer_count) * setup.buffer_size;
-        let (base, fd) = platform::map_shared_file(&making, len, reserve)?;
+        // Reserved now: the header, the lead written now, the slots and the ready buffers. The
+        // rest of the lead areas (room for a table twice as long, twice) is reserved by the
+        // first rewrite ([`CrashBox::refresh_lead`], in the background writer): a third of a
+        // megabyte of tmpfs for a crate of 600 functions, a few hundred microseconds of a start.
+        let lead_reserved = lead_offset + round_up(setup.lead.len(), PAGE);
+        let (base, fd) = platform::map_shared_file(&making, len, lead_reserved)?;
+        let ready_end = words_offset + setup.ready.min(setup.buffer_count) * setup.buffer_size;
         let b = CrashBox {
             base,
             len,
@@ -134,11 +149,19 @@ impl CrashBox {
             lead_capacity,
             slots_offset,
             words_offset,
-            lead: Mutex::new(u64::MAX),
+            lead: Mutex::new(LeadState {
+                key: u64::MAX,
+                reserved: false,
+            }),
             removed: AtomicBool::new(false),
             fd,
             buffer_size: setup.buffer_size,
         };
+        if let Err(e) = platform::reserve_range(b.fd, slots_offset, ready_end - slots_offset) {
+            drop(b);
+            let _ = std::fs::remove_file(&making);
+            return Err(e);
+        }
         b.lay_out(&setup, len);
         if let Err(e) = std::fs::rename(&making, &b.path) {
             let _ = std::fs::remove_file(&making);
@@ -230,12 +253,24 @@ impl CrashBox {
 
     /// Rewrites the lead areas when the tables changed (`key` tells: functions named, the
     /// threads): the background writer calls it at each tick.
+    /// The first rewrite reserves the areas' room first; while that fails (a full directory),
+    /// the box keeps the table it has and the rewrite is tried again at the next change.
     pub(crate) fn refresh_lead(&self, key: u64, lead: impl FnOnce() -> Vec<u8>) {
-        let mut seen = self.lead.lock().unwrap_or_else(|e| e.into_inner());
-        if *seen == key {
+        let mut state = self.lead.lock().unwrap_or_else(|e| e.into_inner());
+        if state.key == key {
             return;
         }
-        *seen = key;
+        if !state.reserved {
+            let end = self.lead_offset + 2 * self.lead_capacity;
+            if self
+                .reserve_bytes(self.lead_offset, end - self.lead_offset)
+                .is_err()
+            {
+                return;
+            }
+            state.reserved = true;
+        }
+        state.key = key;
         self.write_lead(&lead());
     }
 
@@ -249,15 +284,18 @@ impl CrashBox {
     /// Reserves the room of `n` buffers from buffer `first`, so that stores into them never fail
     /// for want of room (a system call: tens of microseconds per buffer at most).
     pub(crate) fn reserve(&self, first: usize, n: usize) -> io::Result<()> {
+        self.reserve_bytes(
+            self.words_offset + first * self.buffer_size,
+            n * self.buffer_size,
+        )
+    }
+
+    fn reserve_bytes(&self, offset: usize, len: usize) -> io::Result<()> {
         #[cfg(any(feature = "testing", all(test, feature = "record")))]
         if RESERVATIONS_FAIL.load(Ordering::SeqCst) {
             return Err(io::Error::from_raw_os_error(28)); // ENOSPC
         }
-        platform::reserve_range(
-            self.fd,
-            self.words_offset + first * self.buffer_size,
-            n * self.buffer_size,
-        )
+        platform::reserve_range(self.fd, offset, len)
     }
 
     /// The buffers' words.

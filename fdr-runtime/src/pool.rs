@@ -37,6 +37,12 @@ pub(crate) struct Pool {
     pub reserve_failed: AtomicBool,
     /// Buffers reserved so far (all of them outside a crash box).
     reserved: AtomicUsize,
+    /// Buffers handed out for the first time so far (from the free queue, or reserved by the
+    /// thread that took them): the pool grows a megabyte ahead of them.
+    fresh: AtomicUsize,
+    /// A thread found the reserved buffers running low and woke the writer; cleared when the
+    /// writer grows the pool.
+    growth_asked: AtomicBool,
 }
 
 /// Where the buffers and their slots are.
@@ -68,10 +74,17 @@ pub(crate) fn pause_growth(on: bool) {
     GROWTH_PAUSED.store(on, Ordering::SeqCst);
 }
 
-/// How many buffers of `buffer_size` bytes make a megabyte (at least one): what a crash box
-/// reserves at start, and then at a time.
+/// How many buffers of `buffer_size` bytes make a megabyte (at least one): what the background
+/// writer reserves of a crash box at a time.
 pub(crate) fn buffers_in_a_megabyte(buffer_size: usize) -> usize {
     ((1 << 20) / buffer_size).max(1)
+}
+
+/// How many buffers of `buffer_size` bytes a ring in a crash box reserves at start (a quarter
+/// of a megabyte, at least one): enough for the first threads' first buffers, while the
+/// background writer reserves the rest; a megabyte took a millisecond of a short program.
+pub(crate) fn buffers_at_start(buffer_size: usize) -> usize {
+    ((1 << 18) / buffer_size).max(1)
 }
 
 /// `len` zeroed words from the global allocator, or `None` when it has no room.
@@ -163,6 +176,8 @@ impl Pool {
             pending: AtomicUsize::new(ready),
             reserve_failed: AtomicBool::new(false),
             reserved: AtomicUsize::new(ready),
+            fresh: AtomicUsize::new(0),
+            growth_asked: AtomicBool::new(false),
         }
     }
 
@@ -241,7 +256,28 @@ impl Pool {
             }
             None => return self.acquire_used(threads),
         };
+        self.fresh.fetch_add(1, Ordering::Relaxed);
         Some(self.hand_out(index))
+    }
+
+    /// True once, when the buffers reserved but not yet handed out fall under half a megabyte
+    /// and the pool can still grow: the caller then wakes the background writer, which grows
+    /// it ([`Pool::grow`]). Until then a thread that finds none reserves its next buffer itself.
+    pub(crate) fn wants_growth(&self) -> bool {
+        if self.crash_box().is_none()
+            || self.pending.load(Ordering::Relaxed) >= self.slot_count
+            || self.reserve_failed.load(Ordering::Relaxed)
+        {
+            return false;
+        }
+        let ahead = (self.reserved.load(Ordering::Relaxed))
+            .saturating_sub(self.fresh.load(Ordering::Relaxed));
+        ahead < self.grow_step() / 2 && !self.growth_asked.swap(true, Ordering::Relaxed)
+    }
+
+    /// How many buffers the pool grows by at a time: a megabyte's.
+    fn grow_step(&self) -> usize {
+        buffers_in_a_megabyte(self.words_per_buffer as usize * 8)
     }
 
     /// [`Pool::acquire`] with no free buffer: the one retired longest ago in a ring.
@@ -282,9 +318,13 @@ impl Pool {
         Some(i as u32)
     }
 
-    /// Reserves the buffers not reserved at start, a megabyte at a time, and puts them in the
-    /// free queue, while `keep_going` says so: run by the background writer right after the
-    /// start (each megabyte's pages are faulted in too). Stops at the first failed reservation.
+    /// Reserves buffers not reserved yet, a megabyte at a time, and puts them in the free queue,
+    /// until a megabyte of them waits beyond those handed out (or all are reserved), while
+    /// `keep_going` says so: run by the background writer at its start and when a thread asks
+    /// ([`Pool::wants_growth`]); each megabyte's pages are faulted in too. Stops at the first
+    /// failed reservation. A pool grows as it is used: a short program that fills a few buffers
+    /// does not pay for reserving and mapping the whole ring (8 MiB took a third of the CPU
+    /// time of a 5 ms program).
     ///
     /// A megabyte is reserved and faulted in before any of its buffers is claimed, then each is
     /// claimed and pushed in turn, as a thread claims one in [`Pool::reserve_one`] (reserving
@@ -299,9 +339,16 @@ impl Pool {
         if GROWTH_PAUSED.load(Ordering::SeqCst) {
             return;
         }
-        let per = buffers_in_a_megabyte(self.words_per_buffer as usize * 8);
+        let per = self.grow_step();
         let words = self.words_per_buffer as usize;
+        // Cleared first: a thread that finds the pool low after this asks again.
+        self.growth_asked.store(false, Ordering::Relaxed);
         while keep_going() && !self.reserve_failed.load(Ordering::Relaxed) {
+            let ahead = (self.reserved.load(Ordering::Relaxed))
+                .saturating_sub(self.fresh.load(Ordering::Relaxed));
+            if ahead >= per {
+                return;
+            }
             let first = self.pending.load(Ordering::Acquire);
             if first >= self.slot_count {
                 return;

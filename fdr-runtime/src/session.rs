@@ -814,12 +814,12 @@ fn make_pool(setup: &Setup, final_path: &Path) -> Result<Pool, Error> {
         setup.run_info(setup.calibration.ticks_per_second),
     )];
     records.extend(crate::function_table::records());
-    // In a ring, the room of the first megabyte of buffers is reserved now and the rest by the
-    // background writer (`Pool::grow`; reserving 8 MiB of tmpfs takes 2.5 ms, a third of a short
-    // program's start). A pool that fills keeps the first buffers whatever happens later, so it
-    // reserves every one now.
+    // In a ring, the room of the first quarter megabyte of buffers is reserved now and the rest
+    // by the background writer (`Pool::grow`; reserving 8 MiB of tmpfs takes 2.5 ms, a third of a
+    // short program's start). A pool that fills keeps the first buffers whatever happens later,
+    // so it reserves every one now.
     let ready = match config.get_mode() {
-        crate::Mode::Ring => crate::pool::buffers_in_a_megabyte(setup.buffer_size).min(count),
+        crate::Mode::Ring => crate::pool::buffers_at_start(setup.buffer_size).min(count),
         _ => count,
     };
     let made = crate::crash_box::CrashBox::create(crate::crash_box::Setup {

@@ -1,5 +1,5 @@
-//! A crash box reserves the room of its first megabyte of buffers at start and the rest later
-//! (the background writer, or a thread that needs a buffer first): nothing recorded is lost
+//! A crash box reserves the room of its first quarter megabyte of buffers at start and the rest
+//! later (the background writer, or a thread that needs a buffer first): nothing recorded is lost
 //! meanwhile, and a file system with no room for the rest leaves a smaller ring, never a lost
 //! record or a crash.
 
@@ -8,7 +8,8 @@ use fdr_tests::{decode, desc, scratch};
 
 desc!(WORK, "pool_growth::work");
 
-/// Buffers of 4 KiB: 256 of them are reserved at start (a megabyte), of 384.
+/// Buffers of 4 KiB: 64 of them are reserved at start (a quarter megabyte), of 384.
+const AT_START: usize = 64;
 const BUFFER: usize = 4096;
 const COUNT: usize = 384;
 
@@ -48,10 +49,10 @@ fn work_calls(log: &fdr_tests::Log) -> usize {
 }
 
 #[test]
-fn buffers_past_the_first_megabyte_are_reserved_by_the_threads_that_need_them() {
+fn buffers_past_the_first_are_reserved_by_the_threads_that_need_them() {
     let _turn = testing::exclusive();
     let dir = scratch("growth-threads");
-    // The writer reserves nothing: every buffer past the 256th is reserved by the recording
+    // The writer reserves nothing: every buffer past the 64th is reserved by the recording
     // thread when it needs one. A ring that recycled instead would drop the oldest calls.
     testing::pause_growth(true);
     let calls = calls_for(COUNT - 20);
@@ -59,7 +60,7 @@ fn buffers_past_the_first_megabyte_are_reserved_by_the_threads_that_need_them() 
     testing::pause_growth(false);
     assert!(
         log.blocks.len() > 300,
-        "past the first 256: {}",
+        "past the first {AT_START}: {}",
         log.blocks.len()
     );
     assert_eq!(stats.records_dropped, 0);
@@ -82,11 +83,11 @@ fn a_box_that_cannot_grow_records_in_the_buffers_it_has() {
     let calls = calls_for(COUNT - 20);
     let (stats, log) = run(&dir, calls);
     testing::fail_reservations(false);
-    // A ring of the 256 reserved buffers: the oldest calls were recycled, none dropped, and the
+    // A ring of the 64 reserved buffers: the oldest calls were recycled, none dropped, and the
     // window holds the newest calls, each whole.
     assert_eq!(
         log.blocks.len(),
-        256,
+        AT_START,
         "the reserved buffers, each holding a block"
     );
     assert_eq!(stats.records_dropped, 0);
@@ -102,8 +103,8 @@ fn threads_taking_buffers_race_the_writer_reserving_them_and_lose_nothing() {
     let per_thread = calls_for(80);
     for round in 0..10 {
         let rec = fdr_runtime::start(config(&dir)).unwrap();
-        // Four threads fill 320 buffers between them while the writer reserves the 128 past
-        // the first megabyte, from the moment the recording starts.
+        // Four threads fill 320 buffers between them while the writer reserves the 320 past
+        // the first 64, from the moment the recording starts.
         let tids: Vec<i32> = (0..4)
             .map(|_| {
                 std::thread::spawn(move || {
@@ -134,4 +135,88 @@ fn threads_taking_buffers_race_the_writer_reserving_them_and_lose_nothing() {
             assert_eq!(calls, per_thread, "round {round}, thread {tid}");
         }
     }
+}
+
+fn box_path(dir: &std::path::Path) -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let program = exe.file_name().unwrap().to_string_lossy().into_owned();
+    dir.join(fdr_format::crash_box::file_name(
+        &program,
+        std::process::id() as i32,
+    ))
+}
+
+/// The room the file system gave the box so far, in bytes.
+fn allocated(path: &std::path::Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).unwrap().blocks() * 512
+}
+
+#[test]
+fn a_ring_grows_a_megabyte_ahead_of_the_buffers_used() {
+    let _turn = testing::exclusive();
+    let dir = scratch("growth-ahead");
+    // 8 MiB of buffers: a program that fills a few of them reserves a megabyte and a quarter,
+    // not the whole ring; one that fills 1,500 gets them all fresh, none recycled or dropped.
+    let rec = fdr_runtime::start(config(&dir).buffer_count(2048)).unwrap();
+    {
+        let _g = CallGuard::enter(&WORK);
+    }
+    let path = box_path(&dir);
+    // The writer grows the pool at its start, then only when asked: however long it had, it
+    // stopped a megabyte ahead. The box holds its head too (the slots, 128 KiB for 2,048
+    // buffers, and the lead areas): under 2 MiB in all, where the whole ring would be 8.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let early = allocated(&path);
+    assert!(early < 2 << 20, "{early} bytes reserved for one call");
+    let calls = calls_for(1500);
+    for _ in 0..calls {
+        let _g = CallGuard::enter(&WORK);
+        std::hint::black_box(());
+    }
+    let stats = rec.stats();
+    assert!(allocated(&path) >= 1500 * BUFFER as u64);
+    let mut out = Vec::new();
+    rec.finish_to(&mut out).unwrap();
+    let log = decode(&out[..]).unwrap();
+    assert_eq!(stats.records_dropped, 0);
+    assert_eq!(stats.buffers_recycled, 0);
+    assert_eq!(work_calls(&log), calls + 1);
+}
+
+#[test]
+fn a_table_that_cannot_be_rewritten_stays_the_first_until_there_is_room() {
+    let _turn = testing::exclusive();
+    let dir = scratch("growth-lead");
+    // The lead areas' room past the first table is reserved by the first rewrite (the writer's,
+    // when a thread or a name is new): while that fails the box keeps the table it started with,
+    // whole, and the rewrite is tried again when there is room.
+    testing::fail_reservations(true);
+    let rec = fdr_runtime::start(config(&dir)).unwrap();
+    std::thread::Builder::new()
+        .name("lead-named".into())
+        .spawn(|| {
+            let _g = CallGuard::enter(&WORK);
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    let path = box_path(&dir);
+    let named = |log: &fdr_tests::Log| log.threads.iter().any(|t| t.name == "lead-named");
+    let read = || {
+        let r = fdr_format::crash_box::recover(&std::fs::read(&path).unwrap()).unwrap();
+        decode(&r.log[..]).unwrap()
+    };
+    // The writer looks every 10 ms: twenty looks later, still the first table.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let log = read();
+    assert_eq!(log.name(WORK.id()), Some("pool_growth::work"));
+    assert!(!named(&log), "{:?}", log.threads);
+    testing::fail_reservations(false);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !named(&read()) {
+        assert!(std::time::Instant::now() < deadline, "the table never grew");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    rec.finish_to(&mut std::io::sink()).unwrap();
 }
