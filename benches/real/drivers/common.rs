@@ -20,19 +20,58 @@
 //! | `tracing-registry` | `tracing-subscriber`'s registry alone, nothing recorded: what the layer's registry costs |
 //! | `fastrace` | `fastrace` with a reporter that discards (`fdr_benches::peers::fastrace_discard`), a root span per item |
 //!
+//! A service driver (`mini_redis.rs`) uses only the configurations and the clocks here, and adds
+//! its own modes (triggers on its handler).
+//!
 //! `OUT=PATH` writes fdr's log there at the end.
 
 /// CPU time of the whole process so far (user + system, every thread: a recorder's or a peer's
 /// background thread is charged too), in nanoseconds.
-fn cpu_ns() -> u64 {
+pub fn cpu_ns() -> u64 {
+    rusage_ns(libc::RUSAGE_SELF)
+}
+
+/// CPU time of the calling thread so far (user + system), in nanoseconds.
+#[allow(dead_code)] // The service driver's.
+pub fn thread_cpu_ns() -> u64 {
+    rusage_ns(libc::RUSAGE_THREAD)
+}
+
+fn rusage_ns(who: libc::c_int) -> u64 {
     // SAFETY: getrusage fills the zeroed struct it is given.
     let u = unsafe {
         let mut u: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut u);
+        libc::getrusage(who, &mut u);
         u
     };
     let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
     ns(u.ru_utime) + ns(u.ru_stime)
+}
+
+/// The recorder's configuration `MODE` names (see the table above), `None` for no recorder.
+#[cfg(feature = "fdr")]
+pub fn config(mode: &str) -> Option<fdr::Config> {
+    match mode {
+        "zero" => Some(fdr::Config::default().threshold(std::time::Duration::ZERO)),
+        "default" => Some(fdr::Config::default()),
+        "fresh" => Some(fdr::Config::default().cull_memory(false)),
+        // The default with a pool that holds the whole run, so the check of the slow call
+        // finds the culls and restores from its start.
+        "check" => Some(fdr::Config::default().buffer_count(8192)),
+        "nocull" => Some(fdr::Config::default().cull(false)),
+        "profile" => Some(fdr::Config::default().mode(fdr::Mode::Profile)),
+        "default+profile" => Some(fdr::Config::default().profile(true)),
+        _ => None,
+    }
+}
+
+/// Ends the recording: the log to `OUT` when it is set, else nowhere.
+#[cfg(feature = "fdr")]
+pub fn finish(rec: fdr::Recorder) {
+    match std::env::var_os("OUT") {
+        Some(out) => rec.finish(out).expect("write the log"),
+        None => rec.finish_to(&mut std::io::sink()).expect("finish"),
+    }
 }
 
 /// Runs `work` over `items`, `rounds` times, under the configuration `MODE` names. With the
@@ -47,24 +86,12 @@ pub fn main<T>(
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(10);
+    // Read by the builds with a recorder or a peer only.
+    #[allow(unused_variables)]
     let mode = std::env::var("MODE").unwrap_or_else(|_| "plain".into());
     let (started, started_wall) = (std::time::Instant::now(), std::time::SystemTime::now());
     #[cfg(feature = "fdr")]
-    let rec = {
-        let config = match mode.as_str() {
-            "zero" => Some(fdr::Config::default().threshold(std::time::Duration::ZERO)),
-            "default" => Some(fdr::Config::default()),
-            "fresh" => Some(fdr::Config::default().cull_memory(false)),
-            // The default with a pool that holds the whole run, so the check of the slow call
-            // finds the culls and restores from its start.
-            "check" => Some(fdr::Config::default().buffer_count(8192)),
-            "nocull" => Some(fdr::Config::default().cull(false)),
-            "profile" => Some(fdr::Config::default().mode(fdr::Mode::Profile)),
-            "default+profile" => Some(fdr::Config::default().profile(true)),
-            _ => None,
-        };
-        config.map(|c| fdr::start(c).expect("start the recorder"))
-    };
+    let rec = config(&mode).map(|c| fdr::start(c).expect("start the recorder"));
     #[cfg(feature = "tracing")]
     if mode == "tracing" {
         fdr_benches::peers::tracing_mem::setup();
@@ -121,15 +148,14 @@ pub fn main<T>(
     }
     #[cfg(feature = "fdr")]
     if let Some(rec) = rec {
-        match std::env::var_os("OUT") {
-            Some(out) => rec.finish(out).expect("write the log"),
-            None => rec.finish_to(&mut std::io::sink()).expect("finish"),
-        }
+        finish(rec);
     }
     println!("cpu_ns={took} check={check}");
     if let Some(first) = first_slow() {
         let wall = started_wall + first.duration_since(started);
-        let unix = wall.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        let unix = wall
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
         println!("first_slow_unix_ns={}", unix.as_nanos());
     }
 }

@@ -19,6 +19,23 @@
 //! first run (`fresh`: culling learns from nothing) and a next run (`default`: it starts from
 //! what the run before it culled), 21 rounds of each in turn, medians.
 //!
+//! `--service` measures the service crates instead (`mini-redis`, which the runs above leave
+//! out): the pristine crate and its copy annotated each, as a server in the driver's process
+//! (`drivers/mini_redis.rs`: two tokio worker threads, 16 client connections in a closed loop,
+//! SET and GET over RESP, `--seconds S` measured after a 0.5 s warm-up, default 3). Every
+//! configuration (pristine; annotated with no recorder, `plain`; `default`; a 10 ms trigger on
+//! the command handler, `trigger10`; a learned one, `auto`; `profile`) runs once per round, a
+//! fresh process each, `--rounds R` rounds interleaved (default 11, after a short warm-up round),
+//! and the table gives medians: requests per second, CPU ns per request (`getrusage`, the whole
+//! process, and less the clients' thread), p50/p99/p99.9 latency, trigger snapshots written,
+//! each against the pristine service as a ratio of medians and as the median of round-by-round
+//! ratios (`paired`). Then a default run's log (`work/mini-redis-service.fdr`) must hold calls of
+//! the command handler the triggers are set on.
+//!
+//! ```sh
+//! CARGO_BUILD_JOBS=1 nice -n 19 cargo run --release --manifest-path benches/real/Cargo.toml -- --service [--rounds R] [--seconds S]
+//! ```
+//!
 //! `--check-slow` runs only the check: after a point of the workload one culled function sleeps
 //! 1 ms on every 50th call (500 times), and the log must show it culled, then restored, with its
 //! slow calls recorded; it prints how long after the first slow call the restore came.
@@ -41,15 +58,22 @@ struct Crate {
     /// A function that is culled under the workload, made slow for `--check-slow`, and the
     /// call after which it becomes slow.
     slow: (&'static str, u64),
+    /// A service, measured by `--service` only (its driver serves requests for some seconds
+    /// and prints throughput, latency and CPU per request), not a batch workload.
+    service: bool,
+    /// More dependencies of its driver, lines of `[dependencies]`.
+    deps: &'static str,
 }
 
-const CRATES: [Crate; 2] = [
+const CRATES: [Crate; 3] = [
     Crate {
         name: "regex-syntax",
         version: "0.8.11",
         driver: "regex_syntax.rs",
         rounds: 3000,
         slow: ("char_at", 50_000),
+        service: false,
+        deps: "",
     },
     Crate {
         name: "serde_json",
@@ -57,6 +81,17 @@ const CRATES: [Crate; 2] = [
         driver: "serde_json.rs",
         rounds: 300,
         slow: ("eat_char", 2_000_000),
+        service: false,
+        deps: "",
+    },
+    Crate {
+        name: "mini-redis",
+        version: "0.4.1",
+        driver: "mini_redis.rs",
+        rounds: 0,
+        slow: ("", 0),
+        service: true,
+        deps: "tokio = { version = \"1\", features = [\"rt-multi-thread\", \"net\", \"io-util\", \"time\", \"sync\"] }\n",
     },
 ];
 
@@ -158,16 +193,27 @@ fn main() {
 
 fn run() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
-    let (mut rounds, mut only, mut check) = (5usize, None, false);
+    let (mut rounds, mut only, mut check) = (None::<usize>, None, false);
     let mut short: Option<u32> = None;
+    let (mut service, mut seconds) = (false, 3.0f64);
     let mut modes: Option<Vec<String>> = None;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--rounds" => {
-                rounds = args
+                rounds = Some(
+                    args.next()
+                        .and_then(|n| n.parse().ok())
+                        .filter(|&n| n > 0)
+                        .ok_or("--rounds takes a number, 1 or more")?,
+                )
+            }
+            "--service" => service = true,
+            "--seconds" => {
+                seconds = args
                     .next()
                     .and_then(|n| n.parse().ok())
-                    .ok_or("--rounds takes a number")?
+                    .filter(|&s: &f64| s > 0.0)
+                    .ok_or("--seconds takes a positive number of seconds")?
             }
             "--crate" => only = Some(args.next().ok_or("--crate takes a name")?),
             "--check-slow" => check = true,
@@ -207,16 +253,29 @@ fn run() -> Result<(), String> {
     };
     std::fs::create_dir_all(&p.work).map_err(|e| e.to_string())?;
     fetch(&p)?;
-    for c in CRATES
+    let chosen: Vec<&Crate> = CRATES
         .iter()
-        .filter(|c| only.as_deref().is_none_or(|o| o == c.name))
-    {
-        if check {
+        .filter(|c| only.as_deref().is_none_or(|o| o == c.name) && c.service == service)
+        .collect();
+    if chosen.is_empty() {
+        let names: Vec<String> = CRATES
+            .iter()
+            .map(|c| format!("{}{}", c.name, if c.service { " (--service)" } else { "" }))
+            .collect();
+        return Err(format!(
+            "no crate to measure: the crates are {}",
+            names.join(", ")
+        ));
+    }
+    for c in chosen {
+        if service {
+            service_table(&p, c, rounds.unwrap_or(11), seconds)?;
+        } else if check {
             check_slow(&p, c)?;
         } else if let Some(n) = short {
             short_runs(&p, c, n)?;
         } else {
-            table(&p, c, rounds, modes.as_deref())?;
+            table(&p, c, rounds.unwrap_or(5), modes.as_deref())?;
         }
     }
     Ok(())
@@ -249,7 +308,13 @@ fn fetch(p: &Paths) -> Result<(), String> {
     write(&fetch.join("src/lib.rs"), "")?;
     cargo(
         Command::new("cargo")
-            .args(["vendor", "--versioned-dirs", "--manifest-path"])
+            // Keeping what is there: a run of another crate may be copying from it.
+            .args([
+                "vendor",
+                "--versioned-dirs",
+                "--no-delete",
+                "--manifest-path",
+            ])
             .arg(fetch.join("Cargo.toml"))
             .arg(&vendor),
         "cargo vendor",
@@ -329,7 +394,7 @@ libc = "0.2"
 fdr = {{ path = {fdr:?}, features = ["enable"], optional = true }}
 fdr-benches = {{ path = {benches:?}, optional = true }}
 fastrace = {{ version = "0.7", features = ["enable"], optional = true }}
-
+{deps}
 [features]
 default = [{features}]
 fdr = ["dep:fdr"]
@@ -347,6 +412,7 @@ debug = 1
             fdr = fdr.display().to_string(),
             benches = p.repo.join("benches").display().to_string(),
             features = features.join(", "),
+            deps = c.deps,
         ),
     )?;
     cargo(
@@ -402,9 +468,17 @@ fn short_runs(p: &Paths, c: &Crate, n: u32) -> Result<(), String> {
     let configs = [
         ("uninstrumented", "none", "plain"),
         ("fdr each, first run (culling learns)", "each", "fresh"),
-        ("fdr each, next run (starts from the last run's culls)", "each", "default"),
+        (
+            "fdr each, next run (starts from the last run's culls)",
+            "each",
+            "default",
+        ),
         ("fdr bulk, first run (culling learns)", "bulk", "fresh"),
-        ("fdr bulk, next run (starts from the last run's culls)", "bulk", "default"),
+        (
+            "fdr bulk, next run (starts from the last run's culls)",
+            "bulk",
+            "default",
+        ),
     ];
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); configs.len()];
     for round in 0..=21 {
@@ -524,6 +598,219 @@ fn table(p: &Paths, c: &Crate, rounds: usize, modes: Option<&[String]>) -> Resul
     }
     Ok(())
 }
+
+/// The `--service` rows: a copy of the service and the driver's `MODE`.
+const SERVICE_CONFIGS: [(&str, Way, &str); 6] = [
+    ("pristine", Way::None, "plain"),
+    (
+        "fdr each, compiled in, no recorder (idle)",
+        Way::Each,
+        "plain",
+    ),
+    ("fdr each, default", Way::Each, "default"),
+    (
+        "fdr each, a 10 ms trigger on the handler",
+        Way::Each,
+        "trigger10",
+    ),
+    (
+        "fdr each, a learned trigger on the handler",
+        Way::Each,
+        "auto",
+    ),
+    ("fdr each, profile mode", Way::Each, "profile"),
+];
+
+/// One run of a service driver.
+#[derive(Clone, Copy, Default)]
+struct Served {
+    rps: f64,
+    p50: f64,
+    p99: f64,
+    p999: f64,
+    /// CPU ns per request, the whole process (clients included).
+    cpu: f64,
+    /// The same less the clients' thread.
+    server_cpu: f64,
+    snapshots: f64,
+}
+
+/// One run of a service driver for `seconds`, after its warm-up.
+fn run_service(
+    bin: &Path,
+    mode: &str,
+    seconds: f64,
+    env: &[(&str, String)],
+) -> Result<Served, String> {
+    let out = Command::new(bin)
+        .args(["--seconds", &seconds.to_string()])
+        .env("MODE", mode)
+        .env_remove("FDR_OPTIONS")
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .output()
+        .map_err(|e| format!("{}: {e}", bin.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    if !out.status.success() {
+        return Err(format!(
+            "{} (MODE={mode}) failed: {}{}",
+            bin.display(),
+            text,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let mut f = Served::default();
+    let mut words = text.split_whitespace();
+    while let (Some(k), Some(v)) = (words.next(), words.next()) {
+        let v: f64 = v
+            .parse()
+            .map_err(|_| format!("{}: a bad figure in {text:?}", bin.display()))?;
+        match k {
+            "rps" => f.rps = v,
+            "p50_us" => f.p50 = v,
+            "p99_us" => f.p99 = v,
+            "p999_us" => f.p999 = v,
+            "cpu_ns_per_req" => f.cpu = v,
+            "server_cpu_ns_per_req" => f.server_cpu = v,
+            "snapshots" => f.snapshots = v,
+            _ => {}
+        }
+    }
+    if f.rps > 0.0 {
+        Ok(f)
+    } else {
+        Err(format!(
+            "{} (MODE={mode}) served nothing: {text}",
+            bin.display()
+        ))
+    }
+}
+
+/// `--service`: every configuration of [`SERVICE_CONFIGS`] once per round, a fresh process
+/// each, `rounds` rounds interleaved, medians against the pristine service; then a check that
+/// the annotated copy records the service's functions.
+fn service_table(p: &Paths, c: &Crate, rounds: usize, seconds: f64) -> Result<(), String> {
+    let mut bins = std::collections::BTreeMap::new();
+    let mut annotated = 0;
+    for way in [Way::None, Way::Each] {
+        let (bin, n) = build(p, c, way, false)?;
+        bins.insert(way.name(), bin);
+        if way == Way::Each {
+            annotated = n;
+        }
+    }
+    println!(
+        "\n## {} {} as a service (driver: benches/real/drivers/{}; {rounds} rounds of {seconds} s, 16 connections, closed loop)\n",
+        c.name, c.version, c.driver
+    );
+    println!("attributes inserted: each {annotated}");
+    let n = SERVICE_CONFIGS.len();
+    let mut runs: Vec<Vec<Served>> = vec![Vec::new(); n];
+    // A short warm-up round, not counted (the page cache, what `default` culled last time).
+    for round in 0..=rounds {
+        eprint!("round {round} of {rounds}\r");
+        for (i, (_, way, mode)) in SERVICE_CONFIGS.iter().enumerate() {
+            let s = if round == 0 {
+                seconds.min(0.5)
+            } else {
+                seconds
+            };
+            let f = run_service(&bins[way.name()], mode, s, &[])?;
+            if round > 0 {
+                runs[i].push(f);
+            }
+        }
+    }
+    eprintln!();
+    let med =
+        |i: usize, f: fn(&Served) -> f64| median(&mut runs[i].iter().map(f).collect::<Vec<_>>());
+    // The median of the round-by-round ratios to the pristine run of the same round.
+    let paired = |i: usize, f: fn(&Served) -> f64| {
+        median(
+            &mut runs[i]
+                .iter()
+                .zip(&runs[0])
+                .map(|(r, b)| f(r) / f(b))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let (rps, cpu, server_cpu, p99) = (
+        |f: &Served| f.rps,
+        |f: &Served| f.cpu,
+        |f: &Served| f.server_cpu,
+        |f: &Served| f.p99,
+    );
+    println!(
+        "\n| configuration | req/s | x req/s | x req/s paired | CPU ns/req | x CPU | x CPU paired | server CPU ns/req | x server CPU paired | p50 µs | p99 µs | x p99 | x p99 paired | p99.9 µs | snapshots |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for (i, (name, _, _)) in SERVICE_CONFIGS.iter().enumerate() {
+        println!(
+            "| {name} | {:.0} | {:.3} | **{:.3}** | {:.0} | {:.3} | **{:.3}** | {:.0} | {:.3} | {:.1} | {:.1} | {:.3} | {:.3} | {:.1} | {:.0} |",
+            med(i, rps),
+            med(i, rps) / med(0, rps),
+            paired(i, rps),
+            med(i, cpu),
+            med(i, cpu) / med(0, cpu),
+            paired(i, cpu),
+            med(i, server_cpu),
+            paired(i, server_cpu),
+            med(i, |f| f.p50),
+            med(i, p99),
+            med(i, p99) / med(0, p99),
+            paired(i, p99),
+            med(i, |f| f.p999),
+            med(i, |f| f.snapshots),
+        );
+    }
+    // The annotated copy records: a default run's log holds the service's functions, the
+    // handler the triggers are set on among them.
+    let log = p.work.join(format!("{}-service.fdr", c.name));
+    run_service(
+        &bins["each"],
+        "default",
+        seconds.min(1.0),
+        &[("OUT", log.display().to_string())],
+    )?;
+    let bytes = std::fs::read(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let s = fdr_benches::logcheck::summarize(&bytes[..], None)?;
+    let prefix = format!("{}::", c.name.replace('-', "_"));
+    let mut recorded: Vec<_> = s
+        .functions
+        .values()
+        .filter(|f| f.name.starts_with(&prefix) && (f.calls > 0 || f.culled > 0))
+        .collect();
+    recorded.sort_by_key(|f| std::cmp::Reverse(f.calls));
+    if recorded.is_empty() {
+        return Err(format!(
+            "the default run's log ({}) has no call of a {prefix} function",
+            log.display()
+        ));
+    }
+    let handler = SERVICE_HANDLER;
+    if !recorded.iter().any(|f| f.name == handler) {
+        return Err(format!(
+            "the default run's log ({}) has no call of {handler}, which the triggers are set on",
+            log.display()
+        ));
+    }
+    println!(
+        "\nthe default run's log ({}): {} functions in the table, {} of {prefix} recorded or culled; most calls: {}",
+        log.display(),
+        s.functions.len(),
+        recorded.len(),
+        recorded
+            .iter()
+            .take(5)
+            .map(|f| format!("{} {}", f.name, f.calls))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok(())
+}
+
+/// The function the service driver sets its triggers on (`HANDLER` in
+/// `drivers/mini_redis.rs`).
+const SERVICE_HANDLER: &str = "mini_redis::cmd::Command::apply";
 
 /// The slow-call check, up to five times: a probed call slowed by the machine (an interrupt)
 /// can restore the function before its slow calls begin, and then the run checks nothing.

@@ -1,0 +1,290 @@
+//! The service: mini-redis's own server (`mini_redis::server::run`, pristine or annotated) in this
+//! process on a tokio runtime with two worker threads, and its load beside it: client tasks on a
+//! runtime of their own (this thread), each on its own connection, speaking RESP over a
+//! `TcpStream` (not mini-redis's client, which is annotated too and would charge its own calls
+//! to the server), as fast as answers come (a closed loop): a SET for one request in five, a GET
+//! for the others, on a few hundred keys.
+//!
+//! ```sh
+//! MODE=default drv-mini-redis-each [--seconds 3] [--warm-up 0.5] [--connections 16] [--keys 300]
+//! ```
+//!
+//! It prints one line of `name value` pairs: the requests that began in the measured interval
+//! (after the warm-up), requests per second, their latency percentiles in µs, the process's CPU
+//! time per request (`getrusage(RUSAGE_SELF)`, user + system, over the measured interval: the
+//! server, fdr's threads and the clients) and the same less the clients' thread
+//! (`server_cpu_ns_per_req`), and the trigger snapshots written (`snapshots`).
+//!
+//! `MODE` as in `common.rs` (`plain`, `default`, `profile`, ...), and:
+//!
+//! | `MODE` | what runs |
+//! |---|---|
+//! | `trigger10` | the default with a 10 ms trigger on the command handler ([`HANDLER`]) |
+//! | `auto` | the default with a learned trigger (3 × its p99) on the command handler |
+//!
+//! Trigger snapshots go to `SNAPSHOTS=DIR` when it is set, else to a scratch directory removed
+//! at the end; `OUT=PATH` writes the log at the end.
+
+#[path = "common.rs"]
+#[allow(dead_code)] // Its batch `main` is not this driver's.
+mod common;
+
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+
+/// The server's command handler, as fdr names it: each command a connection sends is applied
+/// by it (`Command::apply`, an async fn: a trigger applies to each call's whole latency).
+/// `Handler::run`, which serves a whole connection, would last the run.
+#[cfg(feature = "fdr")]
+const HANDLER: &str = "mini_redis::cmd::Command::apply";
+
+/// What the load asks for.
+struct Load {
+    seconds: f64,
+    warm_up: f64,
+    connections: usize,
+    keys: u64,
+}
+
+fn args() -> Result<Load, String> {
+    let mut load = Load {
+        seconds: 3.0,
+        warm_up: 0.5,
+        connections: 16,
+        keys: 300,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value = |name: &str| {
+            args.next()
+                .and_then(|v| v.parse::<f64>().ok())
+                .filter(|v| *v > 0.0)
+                .ok_or_else(|| format!("{name} takes a positive number"))
+        };
+        match a.as_str() {
+            "--seconds" => load.seconds = value("--seconds")?,
+            "--warm-up" => load.warm_up = value("--warm-up")?,
+            "--connections" => load.connections = value("--connections")? as usize,
+            "--keys" => load.keys = value("--keys")? as u64,
+            other => {
+                return Err(format!(
+                    "unknown argument {other:?}: [--seconds S] [--warm-up S] [--connections N] \
+                     [--keys N]"
+                ))
+            }
+        }
+    }
+    Ok(load)
+}
+
+/// A RESP bulk string.
+fn bulk(out: &mut Vec<u8>, s: &[u8]) {
+    out.extend_from_slice(format!("${}\r\n", s.len()).as_bytes());
+    out.extend_from_slice(s);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Reads one answer: `+OK`, a bulk string or a null; an error answer is an error.
+async fn answer<R: tokio::io::AsyncRead + Unpin>(
+    r: &mut BufReader<R>,
+    line: &mut Vec<u8>,
+    body: &mut Vec<u8>,
+) -> std::io::Result<bool> {
+    line.clear();
+    if r.read_until(b'\n', line).await? == 0 {
+        return Ok(false);
+    }
+    let bad =
+        |what: &str| std::io::Error::other(format!("{what}: {:?}", String::from_utf8_lossy(line)));
+    match line.first() {
+        Some(b'+') => Ok(true),
+        Some(b'$') => {
+            let n: i64 = std::str::from_utf8(&line[1..])
+                .ok()
+                .and_then(|s| s.trim_end().parse().ok())
+                .ok_or_else(|| bad("a bad bulk length"))?;
+            if n >= 0 {
+                body.resize(n as usize + 2, 0);
+                r.read_exact(body).await?;
+            }
+            Ok(true)
+        }
+        _ => Err(bad("an unexpected answer")),
+    }
+}
+
+/// One client: requests on its own connection until `end`; returns the latencies of those
+/// that began after `measure_from`, in nanoseconds.
+async fn client(
+    addr: std::net::SocketAddr,
+    index: u64,
+    keys: u64,
+    measure_from: Instant,
+    end: Instant,
+) -> std::io::Result<Vec<u64>> {
+    let stream = TcpStream::connect(addr).await?;
+    stream.set_nodelay(true)?;
+    let (read, mut write) = stream.into_split();
+    let mut answers = BufReader::new(read);
+    let (mut line, mut body, mut request) = (Vec::new(), Vec::new(), Vec::new());
+    let mut latencies = Vec::new();
+    let mut x = index.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    loop {
+        let began = Instant::now();
+        if began >= end {
+            break;
+        }
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let key = format!("user:{}", x % keys);
+        request.clear();
+        if x.is_multiple_of(5) {
+            request.extend_from_slice(b"*3\r\n");
+            bulk(&mut request, b"SET");
+            bulk(&mut request, key.as_bytes());
+            bulk(&mut request, format!("{:016x}{:016x}", x, !x).as_bytes());
+        } else {
+            request.extend_from_slice(b"*2\r\n");
+            bulk(&mut request, b"GET");
+            bulk(&mut request, key.as_bytes());
+        }
+        write.write_all(&request).await?;
+        if !answer(&mut answers, &mut line, &mut body).await? {
+            break;
+        }
+        if began >= measure_from {
+            latencies.push(began.elapsed().as_nanos() as u64);
+        }
+    }
+    Ok(latencies)
+}
+
+fn percentile(sorted: &[u64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1] as f64 / 1_000.0
+}
+
+fn main() {
+    let load = args().unwrap_or_else(|e| {
+        eprintln!("mini_redis driver: {e}");
+        std::process::exit(2);
+    });
+    let mode = std::env::var("MODE").unwrap_or_else(|_| "plain".into());
+    // Where trigger snapshots go, and whether it is ours to remove.
+    let (scratch, ours) = match std::env::var_os("SNAPSHOTS") {
+        Some(d) => (std::path::PathBuf::from(d), false),
+        None => (
+            std::env::temp_dir().join(format!("fdr-mini-redis-{}", std::process::id())),
+            true,
+        ),
+    };
+    #[cfg(feature = "fdr")]
+    let rec = {
+        let template = scratch.join("mini-redis.fdr");
+        let config = match mode.as_str() {
+            "trigger10" => Some(
+                fdr::Config::default()
+                    .trigger(HANDLER, Duration::from_millis(10))
+                    .out(template),
+            ),
+            "auto" => Some(
+                fdr::Config::default()
+                    .trigger_auto(HANDLER, 3.0)
+                    .out(template),
+            ),
+            m => common::config(m),
+        };
+        if config.is_some() {
+            std::fs::create_dir_all(&scratch).expect("the snapshots' directory");
+        }
+        config.map(|c| fdr::start(c).expect("start the recorder"))
+    };
+    #[cfg(not(feature = "fdr"))]
+    if mode != "plain" {
+        eprintln!("mini_redis driver: MODE={mode} needs the annotated copy (built with fdr)");
+        std::process::exit(2);
+    }
+
+    let server = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("server")
+        .enable_all()
+        .build()
+        .expect("the server's runtime");
+    let listener = server
+        .block_on(TcpListener::bind("127.0.0.1:0"))
+        .expect("a port on the loopback interface");
+    let addr = listener.local_addr().expect("the listener's address");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let served = server.spawn(mini_redis::server::run(listener, async move {
+        let _ = stopped.await;
+    }));
+
+    let clients = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("the clients' runtime");
+    let start = Instant::now();
+    let measure_from = start + Duration::from_secs_f64(load.warm_up);
+    let end = measure_from + Duration::from_secs_f64(load.seconds);
+    let (mut latencies, (cpu, client_cpu)) = clients.block_on(async {
+        // The CPU time over the measured interval, the process's and this thread's (the
+        // clients': a current-thread runtime runs its tasks on the thread that blocks on it).
+        let meter = tokio::spawn(async move {
+            tokio::time::sleep_until(measure_from.into()).await;
+            let (p, t) = (common::cpu_ns(), common::thread_cpu_ns());
+            tokio::time::sleep_until(end.into()).await;
+            (common::cpu_ns() - p, common::thread_cpu_ns() - t)
+        });
+        let tasks: Vec<_> = (0..load.connections as u64)
+            .map(|i| tokio::spawn(client(addr, i, load.keys, measure_from, end)))
+            .collect();
+        let mut all = Vec::new();
+        for t in tasks {
+            all.extend(
+                t.await
+                    .expect("a client task")
+                    .expect("a client's connection"),
+            );
+        }
+        (all, meter.await.expect("the meter"))
+    });
+    drop(clients);
+    // The clients' connections are closed: the server's handlers end, then the server.
+    let _ = stop.send(());
+    let result =
+        server.block_on(async { tokio::time::timeout(Duration::from_secs(2), served).await });
+    if let Ok(Ok(Err(e))) = result {
+        eprintln!("mini_redis driver: the server failed: {e}");
+        std::process::exit(1);
+    }
+    server.shutdown_timeout(Duration::from_millis(100));
+    #[cfg(feature = "fdr")]
+    if let Some(rec) = rec {
+        common::finish(rec);
+    }
+    let snapshots = std::fs::read_dir(&scratch).map_or(0, |d| d.count());
+    if ours {
+        let _ = std::fs::remove_dir_all(&scratch);
+    }
+
+    latencies.sort_unstable();
+    let n = latencies.len().max(1) as f64;
+    println!(
+        "requests {} rps {:.0} p50_us {:.1} p99_us {:.1} p999_us {:.1} cpu_ns_per_req {:.0} \
+         server_cpu_ns_per_req {:.0} snapshots {snapshots}",
+        latencies.len(),
+        latencies.len() as f64 / load.seconds,
+        percentile(&latencies, 0.50),
+        percentile(&latencies, 0.99),
+        percentile(&latencies, 0.999),
+        cpu as f64 / n,
+        cpu.saturating_sub(client_cpu) as f64 / n,
+    );
+}
