@@ -185,6 +185,12 @@ fn bounce(shared: bool) -> f64 {
     per.iter().sum::<f64>() / 2.0
 }
 
+/// The median of each round's ratio `a / b`: a machine that slows down for a while slows both
+/// sides of a round's pair, which the ratio of the medians does not cancel.
+fn paired(a: &[f64], b: &[f64]) -> f64 {
+    median(a.iter().zip(b).map(|(a, b)| a / b).collect())
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -210,9 +216,11 @@ fn configs() -> Vec<(&'static str, Config)> {
 
 fn main() {
     let mut rounds = 5;
+    let mut triggers_only = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
+            "--triggers" => triggers_only = true,
             "--rounds" => {
                 rounds = args
                     .next()
@@ -224,18 +232,20 @@ fn main() {
                     })
             }
             other => {
-                eprintln!("unknown argument {other:?}: cores [--rounds N]");
+                eprintln!("unknown argument {other:?}: cores [--rounds N] [--triggers]");
                 std::process::exit(2);
             }
         }
     }
-    if let Err(e) = run(rounds) {
+    if let Err(e) = run(rounds, triggers_only) {
         eprintln!("cores: {e}");
         std::process::exit(2);
     }
 }
 
-fn run(rounds: usize) -> Result<(), String> {
+/// The tables; with `triggers_only`, the one-thread trigger table alone (more rounds of it in
+/// the same time).
+fn run(rounds: usize, triggers_only: bool) -> Result<(), String> {
     let configs = configs();
     let mut same = vec![Vec::new(); configs.len()];
     let mut own = vec![Vec::new(); configs.len()];
@@ -248,6 +258,12 @@ fn run(rounds: usize) -> Result<(), String> {
     let mut culled = vec![0; configs.len()];
     let (mut one_line, mut own_lines) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
+        for (i, (_, config)) in trigger_rows.iter().enumerate() {
+            single[i].push(one_thread(config, app::own_0)?);
+        }
+        if triggers_only {
+            continue;
+        }
         one_line.push(bounce(true));
         own_lines.push(bounce(false));
         for (i, (_, config)) in configs.iter().enumerate() {
@@ -258,33 +274,41 @@ fn run(rounds: usize) -> Result<(), String> {
             own[i].push(ns);
             culled[i] += usize::from(c);
         }
-        for (i, (_, config)) in trigger_rows.iter().enumerate() {
-            single[i].push(one_thread(config, app::own_0)?);
-        }
     }
-    println!("Two threads (cpus 0 and 1), CPU ns per call, median of {rounds} rounds:\n");
-    println!(
-        "| configuration | same function | own function | ratio | runs with a function culled |"
-    );
-    println!("|---|---|---|---|---|");
-    for (i, (name, _)) in configs.iter().enumerate() {
-        let (s, o) = (median(same[i].clone()), median(own[i].clone()));
+    if !triggers_only {
+        println!("Two threads (cpus 0 and 1), CPU ns per call, median of {rounds} rounds:\n");
         println!(
-            "| `{name}` | {s:.1} | {o:.1} | {:.2} | {} of {} |",
-            s / o,
-            culled[i],
-            2 * rounds
+            "| configuration | same function | own function | ratio | paired | runs with a \
+             function culled |"
         );
+        println!("|---|---|---|---|---|---|");
+        for (i, (name, _)) in configs.iter().enumerate() {
+            let (s, o) = (median(same[i].clone()), median(own[i].clone()));
+            println!(
+                "| `{name}` | {s:.1} | {o:.1} | {:.2} | **{:.2}** | {} of {} |",
+                s / o,
+                paired(&same[i], &own[i]),
+                culled[i],
+                2 * rounds
+            );
+        }
     }
     println!(
         "\nOne thread, the same function with and without a trigger (default configuration):\n"
     );
-    println!("| configuration | ns per call | against no trigger |");
-    println!("|---|---|---|");
+    println!("| configuration | ns per call | against no trigger | paired |");
+    println!("|---|---|---|---|");
     let base = median(single[0].clone());
     for (i, (name, _)) in trigger_rows.iter().enumerate() {
         let v = median(single[i].clone());
-        println!("| {name} | {v:.1} | {:.2} |", v / base);
+        println!(
+            "| {name} | {v:.1} | {:.2} | **{:.2}** |",
+            v / base,
+            paired(&single[i], &single[0])
+        );
+    }
+    if triggers_only {
+        return Ok(());
     }
     let (a, b) = (median(one_line), median(own_lines));
     println!(
