@@ -214,12 +214,24 @@ fn compare() -> Result<(), String> {
     eprintln!();
     let table = |title: &str, figures: &[Vec<Figures>], rps: bool| {
         let med = |i: usize, f: fn(&Figures) -> f64| median(figures[i].iter().map(f).collect());
+        // The median of each round's ratio to that round's run without fdr: a machine that slows
+        // down for a while slows both sides of a round's pair.
+        let paired = |i: usize, f: fn(&Figures) -> f64| {
+            median(
+                figures[i]
+                    .iter()
+                    .zip(&figures[0])
+                    .map(|(a, b)| f(a) / f(b))
+                    .collect(),
+            )
+        };
         let base = (med(0, |f| f.rps), med(0, |f| f.p99));
         println!("\n{title}, medians of {rounds} rounds of {seconds} s:\n");
         println!(
-            "| configuration | requests/s | relative | p50 µs | p99 µs | p99 relative | p99.9 µs |"
+            "| configuration | requests/s | relative | paired | p50 µs | p99 µs | p99 relative | \
+             p99 paired | p99.9 µs |"
         );
-        println!("|---|---|---|---|---|---|---|");
+        println!("|---|---|---|---|---|---|---|---|---|");
         for (i, row) in ROWS.iter().enumerate() {
             let (r, p50, p99, p999) = (
                 med(i, |f| f.rps),
@@ -227,15 +239,20 @@ fn compare() -> Result<(), String> {
                 med(i, |f| f.p99),
                 med(i, |f| f.p999),
             );
-            let rel = if rps {
-                format!("{:.3}", r / base.0)
+            let (rel, rel_paired) = if rps {
+                (
+                    format!("{:.3}", r / base.0),
+                    format!("**{:.3}**", paired(i, |f| f.rps)),
+                )
             } else {
-                "-".into()
+                ("-".into(), "-".into())
             };
             println!(
-                "| {} | {r:.0} | {rel} | {p50:.1} | {p99:.1} | {:.3} | {p999:.1} |",
+                "| {} | {r:.0} | {rel} | {rel_paired} | {p50:.1} | {p99:.1} | {:.3} | {:.3} | \
+                 {p999:.1} |",
                 row.name,
-                p99 / base.1
+                p99 / base.1,
+                paired(i, |f| f.p99),
             );
         }
     };
