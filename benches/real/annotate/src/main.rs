@@ -425,15 +425,15 @@ debug = 1
     Ok((p.work.join("target/release").join(bin), n))
 }
 
-/// One run: the workload's CPU time in ns, its check value and its whole output.
-fn run_driver(
+/// What driver `bin`, run as `cmd` under `MODE=mode` and `env`, printed; an error with its
+/// output when it failed.
+fn stdout_of(
+    cmd: &mut Command,
     bin: &Path,
-    rounds: u32,
     mode: &str,
     env: &[(&str, String)],
-) -> Result<(u64, String, String), String> {
-    let out = Command::new(bin)
-        .arg(rounds.to_string())
+) -> Result<String, String> {
+    let out = cmd
         .env("MODE", mode)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .output()
@@ -447,6 +447,18 @@ fn run_driver(
             String::from_utf8_lossy(&out.stderr)
         ));
     }
+    Ok(text)
+}
+
+/// One run: the workload's CPU time in ns, its check value and its whole output.
+fn run_driver(
+    bin: &Path,
+    rounds: u32,
+    mode: &str,
+    env: &[(&str, String)],
+) -> Result<(u64, String, String), String> {
+    let mut cmd = Command::new(bin);
+    let text = stdout_of(cmd.arg(rounds.to_string()), bin, mode, env)?;
     let field = |k: &str| {
         text.split_whitespace()
             .find_map(|w| w.strip_prefix(k))
@@ -642,22 +654,14 @@ fn run_service(
     seconds: f64,
     env: &[(&str, String)],
 ) -> Result<Served, String> {
-    let out = Command::new(bin)
-        .args(["--seconds", &seconds.to_string()])
-        .env("MODE", mode)
-        .env_remove("FDR_OPTIONS")
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .output()
-        .map_err(|e| format!("{}: {e}", bin.display()))?;
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    if !out.status.success() {
-        return Err(format!(
-            "{} (MODE={mode}) failed: {}{}",
-            bin.display(),
-            text,
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
+    let text = stdout_of(
+        Command::new(bin)
+            .args(["--seconds", &seconds.to_string()])
+            .env_remove("FDR_OPTIONS"),
+        bin,
+        mode,
+        env,
+    )?;
     let mut f = Served::default();
     let mut words = text.split_whitespace();
     while let (Some(k), Some(v)) = (words.next(), words.next()) {
