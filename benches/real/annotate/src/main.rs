@@ -20,11 +20,13 @@
 //! what the run before it culled), 21 rounds of each in turn, medians.
 //!
 //! `--service` measures the service crates instead (`mini-redis`, which the runs above leave
-//! out): the pristine crate and its copy annotated each, as a server in the driver's process
+//! out): the pristine crate and its copies annotated each and bulk, as a server in the driver's
+//! process
 //! (`drivers/mini_redis.rs`: two tokio worker threads, 16 client connections in a closed loop,
 //! SET and GET over RESP, `--seconds S` measured after a 0.5 s warm-up, default 3). Every
 //! configuration (pristine; annotated with no recorder, `plain`; `default`; a 10 ms trigger on
-//! the command handler, `trigger10`; a learned one, `auto`; `profile`) runs once per round, a
+//! the command handler, `trigger10`; a learned one, `auto`; `profile`; and the bulk copy idle
+//! and `default`) runs once per round, a
 //! fresh process each, `--rounds R` rounds interleaved (default 11, after a short warm-up round),
 //! and the table gives medians: requests per second, CPU ns per request (`getrusage`, the whole
 //! process, and less the clients' thread), p50/p99/p99.9 latency, trigger snapshots written,
@@ -33,7 +35,7 @@
 //! the command handler the triggers are set on.
 //!
 //! ```sh
-//! CARGO_BUILD_JOBS=1 nice -n 19 cargo run --release --manifest-path benches/real/Cargo.toml -- --service [--rounds R] [--seconds S]
+//! cargo run --release --manifest-path benches/real/Cargo.toml -- --service [--rounds R] [--seconds S]
 //! ```
 //!
 //! `--check-slow` runs only the check: after a point of the workload one culled function sleeps
@@ -612,7 +614,7 @@ fn table(p: &Paths, c: &Crate, rounds: usize, modes: Option<&[String]>) -> Resul
 }
 
 /// The `--service` rows: a copy of the service and the driver's `MODE`.
-const SERVICE_CONFIGS: [(&str, Way, &str); 6] = [
+const SERVICE_CONFIGS: [(&str, Way, &str); 8] = [
     ("pristine", Way::None, "plain"),
     (
         "fdr each, compiled in, no recorder (idle)",
@@ -631,6 +633,14 @@ const SERVICE_CONFIGS: [(&str, Way, &str); 6] = [
         "auto",
     ),
     ("fdr each, profile mode", Way::Each, "profile"),
+    // The documented bulk rule: what the macro leaves out of `impl` blocks (trivial methods) is
+    // not recorded at all.
+    (
+        "fdr bulk, compiled in, no recorder (idle)",
+        Way::Bulk,
+        "plain",
+    ),
+    ("fdr bulk, default", Way::Bulk, "default"),
 ];
 
 /// One run of a service driver.
@@ -694,19 +704,19 @@ fn run_service(
 /// the annotated copy records the service's functions.
 fn service_table(p: &Paths, c: &Crate, rounds: usize, seconds: f64) -> Result<(), String> {
     let mut bins = std::collections::BTreeMap::new();
-    let mut annotated = 0;
-    for way in [Way::None, Way::Each] {
+    let mut annotated = Vec::new();
+    for way in [Way::None, Way::Each, Way::Bulk] {
         let (bin, n) = build(p, c, way, false)?;
         bins.insert(way.name(), bin);
-        if way == Way::Each {
-            annotated = n;
+        if way != Way::None {
+            annotated.push(format!("{} {n}", way.name()));
         }
     }
     println!(
         "\n## {} {} as a service (driver: benches/real/drivers/{}; {rounds} rounds of {seconds} s, 16 connections, closed loop)\n",
         c.name, c.version, c.driver
     );
-    println!("attributes inserted: each {annotated}");
+    println!("attributes inserted: {}", annotated.join(", "));
     let n = SERVICE_CONFIGS.len();
     let mut runs: Vec<Vec<Served>> = vec![Vec::new(); n];
     // A short warm-up round, not counted (the page cache, what `default` culled last time).
