@@ -22,7 +22,9 @@
 //! Changes to the shared lines are rare by construction: a cull, a probe or a restore writes the
 //! flags once; a learned limit moves every 64 calls of its function at first, then every
 //! sixteenth of its calls so far (at most every 4,096); a thread takes a new
-//! buffer from the pool's queue when its buffer fills (every 2,000 records or so). The `cores`
+//! buffer from the pool's queue when its buffer fills (every 2,000 records or so), and counts a
+//! buffer it is the first to use in the pool's count of them (waking the writer to reserve
+//! more once per half megabyte of them, in a crash box). The `cores`
 //! bench (`benches/`) times two cores in one function against two in their own, in each of these
 //! configurations.
 
