@@ -481,8 +481,30 @@ pub fn check_real_migration(clock: Clock) {
 }
 
 /// A recorded call around a 10 ms sleep decodes to within 2% of the time the monotonic clock
-/// measured around it.
+/// measured around it. The call is inside the measured interval, so a decoded time past it (or
+/// under the 10 ms slept) is a wrong clock, every time; one short of it by more than 2% can be a
+/// thread descheduled between a clock read and the record's (280 us under qemu in a loaded CI
+/// run), which a wrong rate would be on every try: up to three tries, and one must agree.
 pub fn check_10ms_sleep(clock: Clock) {
+    let mut tries = Vec::new();
+    for _ in 0..3 {
+        let (decoded, reference) = sleep_10ms_decoded(clock);
+        assert!(decoded >= 0.0099, "decoded {decoded}s for a 10 ms sleep");
+        assert!(
+            decoded <= reference * 1.02,
+            "decoded {decoded}s, more than the {reference}s measured around the call"
+        );
+        if (decoded / reference - 1.0).abs() < 0.02 {
+            return;
+        }
+        tries.push((decoded, reference));
+    }
+    panic!("decoded against monotonic clock measured (s): {tries:?}");
+}
+
+/// One try of [`check_10ms_sleep`]: the decoded time of the call and the time measured around
+/// it, in seconds.
+fn sleep_10ms_decoded(clock: Clock) -> (f64, f64) {
     let _turn = testing::exclusive();
     let rec =
         fdr_runtime::start(every_call().buffer_count(4).mode(Mode::Fill).clock(clock)).unwrap();
@@ -521,16 +543,11 @@ pub fn check_10ms_sleep(clock: Clock) {
         panic!("{recs:?}")
     };
     let ticks = left - entered;
-    let decoded = ticks as f64 / log.header.cycle_frequency as f64;
-    // The call lasted `elapsed` give or take the instants' placement; the clock must agree with
-    // the monotonic clock to 2%, and the call slept at least 10 ms.
-    let reference = elapsed.as_secs_f64();
-    assert!(decoded >= 0.0099, "decoded {decoded}s for a 10 ms sleep");
-    assert!(
-        (decoded / reference - 1.0).abs() < 0.02,
-        "decoded {decoded}s, monotonic clock measured {reference}s"
-    );
     assert_eq!(log.run.ticks_per_second, log.header.cycle_frequency);
+    (
+        ticks as f64 / log.header.cycle_frequency as f64,
+        elapsed.as_secs_f64(),
+    )
 }
 
 /// A fresh, empty directory for one test's logs: `name` under the system's temporary directory,
