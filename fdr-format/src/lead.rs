@@ -39,7 +39,8 @@ pub struct LeadStart {
 pub fn lead_block(start: &LeadStart, records: &[Extension]) -> Vec<u8> {
     let micros = i64::from(start.start_nanos / 1000) - 1;
     let (secs, micros) = if micros < 0 {
-        (start.start_secs - 1, 999_999)
+        // Saturating: a crash box's start is what a dead (or hostile) process left there.
+        (start.start_secs.saturating_sub(1), 999_999)
     } else {
         (start.start_secs, micros)
     };
@@ -67,4 +68,23 @@ pub fn lead_block(start: &LeadStart, records: &[Extension]) -> Vec<u8> {
     let extents = (out.len() - METADATA_RECORD_SIZE) as u64;
     out[..METADATA_RECORD_SIZE].copy_from_slice(&meta_bytes(meta::buffer_extents(extents)));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_start_at_the_least_second_gives_a_block_not_an_overflow() {
+        // Found by the `recover` fuzz target: a box whose start was i64::MIN seconds and 0 ns.
+        let start = LeadStart {
+            tid: 1,
+            pid: 1,
+            start_secs: i64::MIN,
+            start_nanos: 0,
+            start_tsc: 0,
+        };
+        let block = lead_block(&start, &[]);
+        assert_eq!(block[0], 0x0f);
+    }
 }
