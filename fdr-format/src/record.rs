@@ -290,6 +290,25 @@ pub mod meta {
             data2(size as u32 as u64, 4, delta as u32 as u64, 4),
         )
     }
+    /// The payload size and the delta of a `CustomEvent` header made by [`custom_event`], or
+    /// `None` for another record: what a writer that takes its last custom event back needs to
+    /// find the time before it.
+    ///
+    /// ```
+    /// use fdr_format::meta;
+    /// assert_eq!(meta::custom_event_fields(meta::custom_event(16, 1234)), Some((16, 1234)));
+    /// assert_eq!(meta::custom_event_fields(meta::pid(7)), None);
+    /// ```
+    #[inline(always)]
+    pub const fn custom_event_fields(words: MetaWords) -> Option<(i32, i32)> {
+        let [lo, hi] = words;
+        if lo as u8 != MetaKind::CustomEvent.byte() {
+            return None;
+        }
+        let size = (lo >> 8) as u32 as i32;
+        let delta = ((lo >> 40) as u32 & 0x00ff_ffff | ((hi as u32 & 0xff) << 24)) as i32;
+        Some((size, delta))
+    }
     /// `CallArgument`: one 64-bit argument.
     #[inline(always)]
     pub const fn call_argument(value: u64) -> MetaWords {

@@ -230,6 +230,34 @@ pub(crate) fn record_custom(
     tsc: u64,
     cpu: u32,
 ) -> Option<u32> {
+    let len = write_custom(t, len, payload, tsc, cpu)?;
+    t.begin_block(len, cpu, tsc);
+    Some(len)
+}
+
+/// A task's creation record: a custom event like [`record_custom`]'s, but published without
+/// raising the stable length, since a task that ends short takes it back
+/// ([`rewind::erase_created`]): a snapshot that races that undo falls back to a stable length
+/// still below the record. It pins what precedes it all the same while it stands.
+pub(crate) fn record_created(
+    t: &ThreadState,
+    len: u32,
+    payload: &[u64],
+    tsc: u64,
+    cpu: u32,
+) -> Option<u32> {
+    let len = write_custom(t, len, payload, tsc, cpu)?;
+    t.cpu.set(cpu);
+    t.last_tsc.set(tsc);
+    t.enters.set(0);
+    t.tails.set(0);
+    t.writer.publish(len);
+    Some(len)
+}
+
+/// Writes a custom event (after the metadata it needs first); returns the new length.
+#[inline(always)]
+fn write_custom(t: &ThreadState, len: u32, payload: &[u64], tsc: u64, cpu: u32) -> Option<u32> {
     let words = payload.len() as u32;
     // A custom event's delta is a signed 32-bit field.
     let (len, delta) = prepare(t, len, u64::from(2 + words), i32::MAX as u64, tsc, cpu)?;
@@ -241,9 +269,7 @@ pub(crate) fn record_custom(
             t.writer.store(at, *w);
         }
     }
-    let len = len + 2 + words;
-    t.begin_block(len, cpu, tsc);
-    Some(len)
+    Some(len + 2 + words)
 }
 
 /// The common case: same CPU, the delta fits, one word of room.

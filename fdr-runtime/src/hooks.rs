@@ -240,7 +240,9 @@ impl<const N: usize> PollEntry for Args<N> {
 /// The future of an instrumented `async fn`: a task. Its creation, its completion and, if it is
 /// dropped first, its cancellation are recorded with a process-unique task id, and every poll is
 /// recorded as an entry/exit pair of `f` on the thread that polls it; a poll that is kept (not
-/// erased as short) is followed by a poll event with the task id, which ties it to its task.
+/// erased as short) is followed by a poll event with the task id, which ties it to its task. A
+/// task that ends within the threshold with every poll erased is erased whole, as a short call
+/// is, and a culled function's tasks are not recorded.
 ///
 /// ```
 /// use fdr_runtime::{FnDesc, FnKindTag, Instrumented};
@@ -255,6 +257,7 @@ impl<const N: usize> PollEntry for Args<N> {
 pub struct Instrumented<F, A: PollEntry = NoArgs> {
     f: &'static FnDesc,
     task: u64,
+    made: crate::task::Made,
     done: bool,
     entry: A,
     inner: F,
@@ -264,9 +267,11 @@ impl<F> Instrumented<F> {
     /// Wraps `inner`, the body of a call of `f`, which creates the task.
     #[inline]
     pub fn new(f: &'static FnDesc, inner: F) -> Instrumented<F> {
+        let (task, made) = crate::task::created_marked(f);
         Instrumented {
             f,
-            task: crate::task::created(f),
+            task,
+            made,
             done: false,
             entry: NoArgs,
             inner,
@@ -279,9 +284,11 @@ impl<F, const N: usize> Instrumented<F, Args<N>> {
     /// task; the first poll's entry carries the arguments.
     #[inline]
     pub fn with_args(f: &'static FnDesc, args: [u64; N], inner: F) -> Instrumented<F, Args<N>> {
+        let (task, made) = crate::task::created_marked(f);
         Instrumented {
             f,
-            task: crate::task::created(f),
+            task,
+            made,
             done: false,
             entry: Args(Some(args)),
             inner,
@@ -295,7 +302,7 @@ impl<F: Future, A: PollEntry> Future for Instrumented<F, A> {
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         // SAFETY: `inner` is structurally pinned: it is never moved out of `self` (the `Drop` impl
-        // only reads `f`, `task` and `done`), and `Instrumented` is `Unpin` only when `F` and `A`
+        // only reads `f`, `task`, `made` and `done`), and `Instrumented` is `Unpin` only when `F` and `A`
         // are (the auto impl), so projecting the pin from the wrapper to the field upholds `F`'s
         // contract. The other fields are plain data, never pinned.
         let this = unsafe { self.get_unchecked_mut() };
@@ -307,11 +314,11 @@ impl<F: Future, A: PollEntry> Future for Instrumented<F, A> {
             inner.poll(cx)
         };
         if let Some(m) = mark {
-            crate::hot_path::polled(this.f, this.task, m);
+            crate::task::polled(this.f, &mut this.task, m);
         }
         if polled.is_ready() && !this.done {
             this.done = true;
-            crate::task::ended(this.f, this.task, true);
+            crate::task::ended_marked(this.f, this.task, &this.made, true);
         }
         polled
     }
@@ -320,7 +327,7 @@ impl<F: Future, A: PollEntry> Future for Instrumented<F, A> {
 impl<F, A: PollEntry> Drop for Instrumented<F, A> {
     fn drop(&mut self) {
         if !self.done {
-            crate::task::ended(self.f, self.task, false);
+            crate::task::ended_marked(self.f, self.task, &self.made, false);
         }
     }
 }

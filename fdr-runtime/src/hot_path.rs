@@ -35,7 +35,9 @@ use fdr_format::{
 use crate::function_table::FnDesc;
 use crate::thread_local::{self, Local};
 use crate::thread_state::{ThreadState, BUSY};
-use crate::{attach, call_trie, clock, controller, cull, recording_flags, session, trigger};
+use crate::{
+    attach, call_trie, clock, controller, cull, recording_flags, rewind, session, trigger,
+};
 
 /// Records one function event.
 ///
@@ -352,6 +354,72 @@ pub(crate) fn record_task(f: &'static FnDesc, kind: TaskKind, task: u64) {
     });
 }
 
+/// Records the creation of task `task` of async function `f`; returns where its record ends when
+/// it went right after the buffer's last record (nothing else written before it), which lets
+/// [`erase_created`] take it back if the task ends short. Out of line, as [`record_task`].
+#[inline(never)]
+pub(crate) fn record_created(f: &'static FnDesc, task: u64) -> Option<rewind::Created> {
+    if f.flags() & call_trie::UNLOGGED != 0 || !session::may_record() {
+        return None;
+    }
+    let l = thread_local::get();
+    let t = &l.state;
+    let len = t.len.get();
+    let payload = |t: &ThreadState| {
+        let [a, b] = task_payload(TaskKind::Created, t.id_field(f) >> ID_SHIFT, task);
+        Custom::new([a, b, 0, 0], 2)
+    };
+    // A record that goes to a buffer of its own (the thread's first, or the last one full) is
+    // written as any custom event, stable: such a task is kept.
+    if len >= t.writer.limit() {
+        cold_event(l, |t| Event::Custom {
+            payload: payload(t),
+        });
+        return None;
+    }
+    t.begin_write();
+    let (enters, tails) = (t.enters.get(), t.tails.get());
+    let custom = payload(t);
+    let (tsc, cpu) = clock::now();
+    let Some(end) = controller::record_created(t, len, custom.words(), tsc, cpu) else {
+        let end = next_buffer(l, len, tsc, cpu, Event::Custom { payload: custom });
+        t.end_write(end);
+        return None;
+    };
+    t.end_write(end);
+    // After a metadata record (a CPU change, a timestamp jump), the counters were reset.
+    let (enters, tails) = if end == len + rewind::CREATED_WORDS {
+        (enters, tails)
+    } else {
+        (0, 0)
+    };
+    Some(rewind::Created {
+        len: end,
+        enters,
+        tails,
+    })
+}
+
+/// Takes back the creation record of task `task` of `f` (see [`rewind::erase_created`]) when
+/// the task ends less than the threshold after it with nothing kept since; true if it did, and
+/// the task's end is not to be recorded either.
+#[inline(never)]
+pub(crate) fn erase_created(f: &'static FnDesc, task: u64, c: &rewind::Created) -> bool {
+    let l = thread_local::get();
+    let t = &l.state;
+    let len = t.len.get();
+    if len != c.len || len >= t.writer.limit() || l.member.dead.get() {
+        return false;
+    }
+    t.begin_write();
+    let payload = task_payload(TaskKind::Created, t.id_field(f) >> ID_SHIFT, task);
+    // SAFETY: below its limit, the writer holds a buffer of at least `len` words; the bracket
+    // was just opened.
+    let erased = unsafe { rewind::erase_created(t, len, c, payload, clock::now().0) };
+    t.end_write(erased.unwrap_or(len));
+    erased.is_some()
+}
+
 /// Where this thread's buffer stood before a poll (see [`polled`]).
 #[derive(Clone, Copy)]
 pub(crate) struct PollMark {
@@ -373,33 +441,31 @@ pub(crate) fn poll_mark(f: &'static FnDesc) -> Option<PollMark> {
     })
 }
 
-/// After a poll of `f` that served task `task` and began at mark `m`: when the poll was kept
-/// (the buffer grew past the mark, or another buffer took over, so its exit is the last record
-/// written), records a poll event right after the exit, which ties the poll to its task. A
-/// poll the rewind erased leaves the buffer at the mark (or before it) and gets none: the event
-/// must never follow another call's exit. Readers check that too: they tie the event to the
-/// thread's previous event only if that is an exit of `f`.
+/// Whether a poll that began at mark `m` was kept (the buffer grew past the mark, or another
+/// buffer took over, so its exit is the last record written): then a poll event goes right
+/// after the exit ([`record_polled`]), which ties the poll to its task. A poll the rewind erased
+/// leaves the buffer at the mark (or before it) and gets none: the event must never follow
+/// another call's exit. Readers check that too: they tie the event to the thread's previous
+/// event only if that is an exit of `f`.
 #[inline]
-pub(crate) fn polled(f: &'static FnDesc, task: u64, m: PollMark) {
+pub(crate) fn poll_kept(m: PollMark) -> bool {
     let t = &thread_local::get().state;
     let len = t.len.get();
     if m.len == BUSY || len == BUSY {
-        return;
+        return false;
     }
     let words = t.writer.words();
-    let kept = if words == m.words {
+    if words == m.words {
         len > m.len
     } else {
         words != 0
-    };
-    if kept {
-        record_polled(f, task);
     }
 }
 
-/// The poll event of [`polled`]. Out of line: only kept polls, which are long, pay for it.
+/// The poll event of a kept poll (see [`poll_kept`]). Out of line: only kept polls, which are
+/// long, pay for it.
 #[inline(never)]
-fn record_polled(f: &'static FnDesc, task: u64) {
+pub(crate) fn record_polled(f: &'static FnDesc, task: u64) {
     record_custom(|t| {
         let [a, b] = polled_payload(t.id_field(f) >> ID_SHIFT, task);
         Custom::new([a, b, 0, 0], 2)

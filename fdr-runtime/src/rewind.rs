@@ -15,8 +15,14 @@
 //!
 //! The counters only ever describe records of the current buffer, so a rewind never reaches into
 //! a buffer that may already have been handed on.
+//!
+//! A task (a call of an async function) is erased the same way ([`erase_created`]): when it ends
+//! sooner than the threshold after its creation, with nothing kept since (every poll erased),
+//! its creation record is the last one of the buffer and the writer steps back over it instead
+//! of writing its end, back to the counters it found before the creation. A creation record
+//! pins what precedes it only while it stands.
 
-use fdr_format::{delta_of, id_field_of, is_metadata, kind_bits, FnKind};
+use fdr_format::{delta_of, id_field_of, is_metadata, kind_bits, meta, FnKind};
 
 use crate::thread_state::ThreadState;
 
@@ -97,4 +103,64 @@ unsafe fn erase_tail_pairs(t: &ThreadState, mut len: u32, tsc: u64, last: &mut u
         t.tails.set(t.tails.get() - 1);
     }
     len
+}
+
+/// Where a task's creation record ends in its thread's buffer, and the thread's counters before
+/// it: what [`erase_created`] needs to take the record back. Twelve bytes, kept in every future
+/// of an instrumented `async fn`: the buffer is not in it, the record's payload (the task's
+/// process-unique id) tells it apart from any other.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Created {
+    /// The length right after the record.
+    pub len: u32,
+    pub enters: u32,
+    pub tails: u32,
+}
+
+/// The words of a task's creation record: its header (two words) and its payload (two).
+pub(crate) const CREATED_WORDS: u32 = 4;
+
+/// Takes back the creation record of a task that ends now, if it is the last record of the
+/// buffer (`len` is `c.len`), holds `payload`, and the task began less than the threshold before
+/// `now`; returns the new length. The thread's counters are those it had before the record, so
+/// the call whose poll made the task can still be erased in its turn.
+///
+/// # Safety
+/// The writer holds a buffer with at least `len` words, inside the thread's write bracket.
+pub(crate) unsafe fn erase_created(
+    t: &ThreadState,
+    len: u32,
+    c: &Created,
+    payload: [u64; 2],
+    now: u64,
+) -> Option<u32> {
+    if len != c.len || t.enters.get() != 0 || t.tails.get() != 0 {
+        return None;
+    }
+    // Everything since the record was erased, so `last_tsc` is its time again.
+    let created = t.last_tsc.get();
+    if now.wrapping_sub(created) >= t.threshold.get() {
+        return None;
+    }
+    let at = len - CREATED_WORDS;
+    // SAFETY: the buffer holds `len` words (the contract), and `len` is `c.len`, which is at
+    // least the record's four. The payload holds the task's process-unique id: words that are
+    // not the record (the thread is in another buffer now, or in this one again after it went
+    // round the ring) do not match it.
+    let words = unsafe { [0, 1, 2, 3].map(|i| t.writer.load(at + i)) };
+    if [words[2], words[3]] != payload {
+        return None;
+    }
+    let (size, delta) = meta::custom_event_fields([words[0], words[1]])?;
+    if size != 16 {
+        return None;
+    }
+    t.last_tsc
+        .set(created.wrapping_sub(u64::from(delta as u32)));
+    t.enters.set(c.enters);
+    t.tails.set(c.tails);
+    // The stable length is below the record and the entries and pairs before it: the record
+    // never raised it (`controller::record_created`).
+    t.writer.publish_undo(at);
+    Some(at)
 }

@@ -3,6 +3,13 @@
 //! completing (cancelled), besides the entry and exit of each poll. An async function with a
 //! trigger is timed per task, from creation to completion or drop, on whatever threads those
 //! happen.
+//!
+//! A task is erased as a call is: one that ends sooner than the threshold after its creation,
+//! with nothing kept by its thread since, takes its creation record back and records no end
+//! (`rewind::erase_created`). A culled function's tasks are not recorded at all, nor those made
+//! while nothing records; such a task takes an id at its first kept poll. (Tasks made through
+//! [`crate::hooks::task_created`], as `tracing` spans are, are always recorded: the hook
+//! returns their id to the caller.)
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,7 +17,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use fdr_format::{Reason, TaskKind, ID_SHIFT};
 
 use crate::function_table::FnDesc;
-use crate::{clock, host, hot_path, trigger};
+use crate::rewind::Created;
+use crate::{clock, cull, host, hot_path, recording_flags, trigger};
 
 /// Ids are handed to threads in batches, so taking one is a thread-local increment.
 const BATCH: u64 = 1 << 12;
@@ -21,7 +29,8 @@ thread_local! {
     static IDS: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
 }
 
-fn new_id() -> u64 {
+/// A process-unique task id (never 0).
+pub(crate) fn new_id() -> u64 {
     IDS.with(|ids| {
         let (mut next, mut end) = ids.get();
         if next == end {
@@ -33,11 +42,72 @@ fn new_id() -> u64 {
     })
 }
 
+/// What a task's creation recorded, for its end (see [`created_marked`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Made {
+    /// Recorded, in a place [`ended_marked`] can take it back from if the task ends short.
+    Erasable(Created),
+    /// Recorded (or not recordable: no recorder, profile mode): the end is recorded as usual.
+    Kept,
+    /// Not recorded (the function culled, or no recorder): neither is the end.
+    Skipped,
+}
+
 /// A task of `f` was created; returns its id.
 #[inline]
 pub(crate) fn created(f: &'static FnDesc) -> u64 {
     let task = new_id();
     hot_path::record_task(f, TaskKind::Created, task);
+    open_trigger(f, task);
+    task
+}
+
+/// A task of `f` was created by a call of the async function: returns its id and what was
+/// recorded. The task of a culled function is not recorded (its polls are not either), nor one
+/// made while nothing records: it has no id yet (0), and takes one if a poll of it is ever kept
+/// ([`hot_path::polled`]). One that ends short, with every poll erased, is erased whole by
+/// [`ended_marked`], as a short call is.
+#[inline]
+pub(crate) fn created_marked(f: &'static FnDesc) -> (u64, Made) {
+    let flags = f.flags();
+    if flags & (cull::CULLED | recording_flags::OFF) != 0 && flags & trigger::TRIGGER == 0 {
+        return (0, Made::Skipped);
+    }
+    let task = new_id();
+    let made = match hot_path::record_created(f, task) {
+        Some(c) if flags & trigger::TRIGGER == 0 => Made::Erasable(c),
+        _ => Made::Kept,
+    };
+    open_trigger(f, task);
+    (task, made)
+}
+
+/// After a poll of task `task` of `f` that began at mark `m`: a kept poll is followed by a poll
+/// event with the task's id (see [`hot_path::poll_kept`]). A task whose creation was not
+/// recorded has no id yet (0): it takes one here, the first time one of its polls is kept.
+#[inline]
+pub(crate) fn polled(f: &'static FnDesc, task: &mut u64, m: hot_path::PollMark) {
+    if hot_path::poll_kept(m) {
+        if *task == 0 {
+            *task = new_id();
+        }
+        hot_path::record_polled(f, *task);
+    }
+}
+
+/// Task `task` of `f` (made as `made` says) completed, or was dropped first.
+#[inline]
+pub(crate) fn ended_marked(f: &'static FnDesc, task: u64, made: &Made, completed: bool) {
+    match made {
+        Made::Skipped => {}
+        Made::Erasable(c) if hot_path::erase_created(f, task, c) => {}
+        _ => ended(f, task, completed),
+    }
+}
+
+/// Puts task `task` of `f` on the open tasks' table if `f` has a trigger.
+#[inline]
+fn open_trigger(f: &'static FnDesc, task: u64) {
     if f.flags() & trigger::TRIGGER != 0 {
         hot_path::with_session(|s, l| {
             let id = l.state.id_field(f) >> ID_SHIFT;
@@ -48,7 +118,6 @@ pub(crate) fn created(f: &'static FnDesc) -> u64 {
             }
         });
     }
-    task
 }
 
 /// Task `task` of `f` completed (or, with `completed` false, was dropped first).

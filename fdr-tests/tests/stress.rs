@@ -1,6 +1,7 @@
 //! Snapshots while 8 threads record, start and exit.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -19,11 +20,23 @@ fn tid() -> i32 {
     unsafe { libc::syscall(libc::SYS_gettid) as i32 }
 }
 
-/// An outer call around an inner call around `leaves` leaf calls. The inner call lasts at least
-/// 400 ns, so with the ring test's 300 ns threshold the leaves are erased and the outer and inner
-/// calls kept, in debug and release builds alike.
+/// An async function whose tasks are ready at their first poll.
+#[fdr::instrument_fdr]
+async fn short_task(x: u32) -> u32 {
+    std::hint::black_box(x)
+}
+
+struct NoopWake;
+impl std::task::Wake for NoopWake {
+    fn wake(self: Arc<Self>) {}
+}
+
+/// An outer call around an inner call around `leaves` leaf calls (and with `tasks`, a task
+/// polled to its end and one dropped unpolled, each erased whole when short). The inner call
+/// lasts at least 400 ns (3 us with tasks), so with the ring tests' 300 ns threshold (2 us) the
+/// leaves are erased and the outer and inner calls kept, in debug and release builds alike.
 #[inline(never)]
-fn one_call(leaves: u32) {
+fn one_call(leaves: u32, tasks: bool) {
     let _o = CallGuard::enter(&OUTER);
     {
         let _i = CallGuard::enter(&INNER);
@@ -32,7 +45,16 @@ fn one_call(leaves: u32) {
             let _l = CallGuard::enter(&LEAF);
             std::hint::black_box(());
         }
-        while began.elapsed() < Duration::from_nanos(400) {
+        if tasks {
+            let waker = std::task::Waker::from(Arc::new(NoopWake));
+            let mut fut = std::pin::pin!(short_task(leaves));
+            let ready = fut
+                .as_mut()
+                .poll(&mut std::task::Context::from_waker(&waker));
+            assert_eq!(ready, std::task::Poll::Ready(leaves));
+            drop(short_task(leaves));
+        }
+        while began.elapsed() < Duration::from_nanos(if tasks { 3000 } else { 400 }) {
             std::hint::spin_loop();
         }
     }
@@ -40,7 +62,12 @@ fn one_call(leaves: u32) {
 
 /// Runs `waves` short-lived threads in each of 8 slots, each making `calls` calls; returns
 /// when all are done.
-fn workers(waves: usize, calls: u64, counters: Counters) -> Vec<std::thread::JoinHandle<()>> {
+fn workers(
+    waves: usize,
+    calls: u64,
+    tasks: bool,
+    counters: Counters,
+) -> Vec<std::thread::JoinHandle<()>> {
     (0..8)
         .map(|slot| {
             let counters = Arc::clone(&counters);
@@ -53,7 +80,7 @@ fn workers(waves: usize, calls: u64, counters: Counters) -> Vec<std::thread::Joi
                             let done = Arc::new(AtomicU64::new(0));
                             counters.lock().unwrap().insert(tid(), Arc::clone(&done));
                             for i in 0..calls {
-                                one_call((i % 4) as u32);
+                                one_call((i % 4) as u32, tasks);
                                 done.fetch_add(1, Ordering::Release);
                             }
                         })
@@ -74,12 +101,37 @@ fn workers(waves: usize, calls: u64, counters: Counters) -> Vec<std::thread::Joi
 fn check_nesting(log: &Log) -> (HashMap<i32, u64>, u64) {
     let mut complete = HashMap::new();
     let mut unopened = 0;
+    let task_fn = log
+        .functions
+        .iter()
+        .find(|f| f.name.ends_with("::short_task"))
+        .map(|f| f.id);
     for tid in log.tids() {
         // Per open call: its id and how many inner calls it holds.
         let mut stack: Vec<(u32, u32)> = Vec::new();
         let mut n = 0;
+        // Tasks created in the window and not ended yet; tasks ended.
+        let mut open_tasks = HashSet::new();
+        let mut ended_tasks = HashSet::new();
         for r in log.thread_records(tid) {
             match r {
+                // A task's records: created once, ended once, after its creation if that is in
+                // the window. A poll kept (the thread preempted in it) is followed by its event.
+                Rec::Task(kind, _, task, _) => {
+                    if kind == fdr_format::TaskKind::Created {
+                        assert!(
+                            open_tasks.insert(task) && !ended_tasks.contains(&task),
+                            "thread {tid}: task {task} created twice"
+                        );
+                    } else {
+                        open_tasks.remove(&task);
+                        assert!(
+                            ended_tasks.insert(task),
+                            "thread {tid}: task {task} ended twice"
+                        );
+                    }
+                }
+                Rec::Polled(..) => {}
                 Rec::Enter(id, _) => {
                     if id == INNER.id() {
                         if let Some(top) = stack.last_mut() {
@@ -104,9 +156,10 @@ fn check_nesting(log: &Log) -> (HashMap<i32, u64>, u64) {
                 Rec::Cpu(..) | Rec::Wrap(..) => {}
                 // With culling on, the leaf, erased every time, is culled after a long run of
                 // erased calls (sooner in a release build); the calls around it never are.
-                Rec::Cull(_, id, _, _) => {
-                    assert_eq!(id, LEAF.id(), "thread {tid}: function {id} culled")
-                }
+                Rec::Cull(_, id, _, _) => assert!(
+                    id == LEAF.id() || Some(id) == task_fn,
+                    "thread {tid}: function {id} culled"
+                ),
                 other => panic!("unexpected record {other:?}"),
             }
         }
@@ -117,11 +170,17 @@ fn check_nesting(log: &Log) -> (HashMap<i32, u64>, u64) {
 
 /// Takes snapshots while `workers` record; returns the final log and the complete outer calls
 /// the snapshots held, all together.
-fn snapshots_while_recording(config: Config, waves: usize, calls: u64, fill: bool) -> (Log, u64) {
+fn snapshots_while_recording(
+    config: Config,
+    waves: usize,
+    calls: u64,
+    fill: bool,
+    tasks: bool,
+) -> (Log, u64) {
     let _turn = testing::exclusive();
     let rec = fdr_runtime::start(config).unwrap();
     let counters: Counters = Arc::default();
-    let handles = workers(waves, calls, Arc::clone(&counters));
+    let handles = workers(waves, calls, tasks, Arc::clone(&counters));
     let mut snapshots = 0;
     let mut in_snapshots = 0;
     // At least 50 snapshots, and more for as long as the workers run.
@@ -208,23 +267,37 @@ fn fill_snapshots_are_complete_and_valid() {
         waves,
         3000 / SCALE as u64,
         true,
+        false,
     );
     assert_eq!(log.threads.len(), 8 * waves);
 }
 
 #[test]
 fn ring_snapshots_with_rewinds_are_valid() {
+    ring_snapshots(false);
+}
+
+#[test]
+fn ring_snapshots_with_tasks_erased_whole_are_valid() {
+    // Taking back a task's creation record undoes a record below the stable length: a copy
+    // that raced it must fall back to the lowered one.
+    ring_snapshots(true);
+}
+
+fn ring_snapshots(tasks: bool) {
     // Leaf calls are shorter than the threshold and get erased all the time, racing the copies;
     // tiny buffers are switched and recycled constantly while snapshots run back to back.
+    let threshold = Duration::from_nanos(if tasks { 2000 } else { 300 });
     let (log, in_snapshots) = snapshots_while_recording(
         Config::default()
             .buffer_size(512)
             .buffer_count(48)
-            .threshold(Duration::from_nanos(300))
+            .threshold(threshold)
             .mode(Mode::Ring),
         6 / SCALE,
         5_000 / SCALE as u64,
         false,
+        tasks,
     );
     assert!(log.run.buffers_recycled > 0, "{:?}", log.run);
     // The window is full of calls (48 buffers of 512 bytes hold about 700 outer calls with their
@@ -254,6 +327,23 @@ fn ring_snapshots_with_rewinds_are_valid() {
         cfg!(fdr_emulated) || leaves * 10 <= outer,
         "{leaves} leaf calls kept beside {outer} outer calls: the rewind erases them"
     );
+    // Two tasks an outer call, erased whole but when a thread was preempted in one or when its
+    // creation opened a buffer, where it is stable (these buffers hold a dozen outer calls):
+    // about one task record in five outer calls.
+    let task_records = log
+        .tids()
+        .into_iter()
+        .flat_map(|t| log.thread_records(t))
+        .filter(|r| matches!(r, Rec::Task(..)))
+        .count() as u64;
+    if tasks {
+        assert!(
+            cfg!(fdr_emulated) || task_records * 2 <= outer,
+            "{task_records} task records beside {outer} outer calls: short tasks are erased"
+        );
+    } else {
+        assert_eq!(task_records, 0);
+    }
 }
 
 #[test]

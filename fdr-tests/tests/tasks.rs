@@ -50,7 +50,9 @@ fn timed(log: &Log, tid: i32) -> Vec<(u64, Rec)> {
                 Rec::Enter(_, d) | Rec::Exit(_, d) | Rec::Tail(_, d) | Rec::EnterArgs(_, d) => {
                     t += u64::from(d)
                 }
-                Rec::Task(_, _, _, d) | Rec::Polled(_, _, d) => t = t.wrapping_add(d as i64 as u64),
+                Rec::Task(_, _, _, d) | Rec::Polled(_, _, d) | Rec::Cull(_, _, _, d) => {
+                    t = t.wrapping_add(d as i64 as u64)
+                }
                 _ => {}
             }
             (t, r)
@@ -675,4 +677,183 @@ fn an_async_fn_under_tokio_main_is_still_a_task_with_its_polls() {
         .filter(|&(k, f)| f == id && k == FnKind::Enter)
         .count();
     assert_eq!(entries, 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A task that ends sooner than the threshold after its creation, with every poll erased, is
+// erased whole, as a short call is (injected clock, 1 tick = 1 ns, threshold 5 us).
+
+/// The default configuration with a 5 us threshold, culling as asked.
+fn short_tasks(cull: bool) -> fdr_runtime::Config {
+    fdr_runtime::Config::default()
+        .threshold(Duration::from_micros(5))
+        .cull(cull)
+        .cull_memory(false)
+}
+
+/// A call that makes the thread join the recording, erased: a task's creation is only taken
+/// back from the buffer it was written to as the thread's next record, not from a buffer of
+/// its own (the thread's first, or the one after a full one), where it is stable.
+#[fdr::instrument_fdr]
+fn join() {}
+
+/// A call that takes `ticks`, then makes a task of `takes(task_ticks)` and polls it once.
+#[fdr::instrument_fdr]
+fn caller(ticks: u64, task_ticks: u64) -> u64 {
+    testing::advance(ticks);
+    let mut fut = pin!(takes(task_ticks));
+    match poll_once(fut.as_mut()) {
+        Poll::Ready(v) => v,
+        Poll::Pending => unreachable!("takes is ready at its first poll"),
+    }
+}
+
+/// The records of the log's only thread that belong to functions whose names end with one of
+/// `names`, as (time, what, name).
+fn story(log: &Log, names: &[&'static str]) -> Vec<(u64, &'static str, &'static str)> {
+    let name_of = |id: u32| names.iter().copied().find(|n| id == id_of(log, n));
+    let tids = log.tids();
+    assert_eq!(tids.len(), 1, "one thread");
+    timed(log, tids[0])
+        .into_iter()
+        .filter_map(|(t, r)| {
+            let (what, id) = match r {
+                Rec::Enter(id, _) => ("enter", id),
+                Rec::Exit(id, _) => ("exit", id),
+                Rec::Task(TaskKind::Created, id, ..) => ("created", id),
+                Rec::Task(TaskKind::Completed, id, ..) => ("completed", id),
+                Rec::Task(TaskKind::Cancelled, id, ..) => ("cancelled", id),
+                Rec::Polled(id, ..) => ("polled", id),
+                _ => return None,
+            };
+            name_of(id).map(|n| (t, what, n))
+        })
+        .collect()
+}
+
+#[test]
+fn a_task_that_ends_short_is_erased_whole_and_its_caller_with_it() {
+    let session = MockSession::start(short_tasks(false));
+    // Short all through: the poll, the task and the call around it are erased.
+    assert_eq!(caller(100, 200), 200);
+    // A long call around a short task: the task goes, the call stays, whole.
+    assert_eq!(caller(10_000, 200), 200);
+    let log = session.finish();
+    assert_eq!(
+        story(&log, &["::caller", "::takes"]),
+        [(1300, "enter", "::caller"), (11_500, "exit", "::caller")]
+    );
+    // Erased: two polls, two tasks, one call.
+    assert_eq!(log.run.calls_erased, 5, "{:?}", log.run);
+}
+
+#[test]
+fn a_short_future_dropped_unpolled_leaves_nothing() {
+    let session = MockSession::start(short_tasks(false));
+    join();
+    let fut = takes(5);
+    testing::advance(4_999);
+    drop(fut);
+    // One that lived the threshold is kept, cancelled.
+    let fut = takes(5);
+    testing::advance(5_000);
+    drop(fut);
+    let log = session.finish();
+    assert_eq!(
+        story(&log, &["::takes"]),
+        [
+            (5_999, "created", "::takes"),
+            (10_999, "cancelled", "::takes")
+        ]
+    );
+    // `join`, and the first task.
+    assert_eq!(log.run.calls_erased, 2, "{:?}", log.run);
+}
+
+#[test]
+fn a_task_is_kept_when_it_lasts_or_anything_since_its_creation_stays() {
+    let session = MockSession::start(short_tasks(false));
+    join();
+    // Polled after the threshold: the poll is erased, the task is not.
+    let mut long = pin!(takes(200));
+    testing::advance(6_000);
+    assert_eq!(poll_once(long.as_mut()), Poll::Ready(200));
+    // Two short tasks made one after the other: the first one's record is no longer the last
+    // when it ends, so it stays, and its end pins the second.
+    let mut a = pin!(takes(10));
+    let b = takes(20);
+    assert_eq!(poll_once(a.as_mut()), Poll::Ready(10));
+    drop(b);
+    let log = session.finish();
+    assert_eq!(
+        story(&log, &["::takes"]),
+        [
+            (1000, "created", "::takes"),
+            (7200, "completed", "::takes"),
+            (7200, "created", "::takes"),
+            (7200, "created", "::takes"),
+            (7210, "completed", "::takes"),
+            (7210, "cancelled", "::takes"),
+        ]
+    );
+    // `join` and the two polls.
+    assert_eq!(log.run.calls_erased, 3, "{:?}", log.run);
+}
+
+#[test]
+fn the_tasks_of_a_culled_async_fn_are_not_recorded() {
+    let session = MockSession::start(short_tasks(true).cull_after(100));
+    join();
+    for _ in 0..100 {
+        let mut fut = pin!(takes(200));
+        assert_eq!(poll_once(fut.as_mut()), Poll::Ready(200));
+    }
+    // Culled after 100 erased polls: a task that lasts 10 us now leaves nothing (it would be
+    // created and completed otherwise, as the test above shows for one that lasts).
+    let mut fut = pin!(takes(200));
+    testing::advance(10_000);
+    assert_eq!(poll_once(fut.as_mut()), Poll::Ready(200));
+    // Made while culled, then polled long after a probe let its function through: the poll is
+    // kept (and restores the function) and tied to the task by an id the task takes then.
+    let mut late = pin!(takes(10_000));
+    assert_eq!(testing::probe_culled(), 1);
+    assert_eq!(poll_once(late.as_mut()), Poll::Ready(10_000));
+    let log = session.finish();
+    let id = id_of(&log, "::takes");
+    // The one task recorded is the 100th, whose poll culled the function: the cull's event
+    // came after its creation, which then stayed. The long one is not there.
+    let lives: Vec<TaskLife> = tasks(&log).into_values().collect();
+    assert_eq!(lives, [(id, 20_800, Some((21_000, true)))]);
+    let polled: Vec<u64> = log
+        .thread_records(log.tids()[0])
+        .into_iter()
+        .filter_map(|r| match r {
+            Rec::Polled(f, task, _) if f == id => Some(task),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        polled.len(),
+        2,
+        "the 100th task's poll and the late one's: {polled:?}"
+    );
+    assert!(
+        polled[1] != 0 && !tasks(&log).contains_key(&polled[1]),
+        "{polled:?}"
+    );
+    let culls: Vec<(fdr_format::CullKind, u32, u64)> = log
+        .thread_records(log.tids()[0])
+        .into_iter()
+        .filter_map(|r| match r {
+            Rec::Cull(kind, f, run, _) => Some((kind, f, run)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        culls,
+        [
+            (fdr_format::CullKind::Culled, id, 100),
+            (fdr_format::CullKind::Restored, id, 0)
+        ]
+    );
 }
