@@ -313,12 +313,15 @@ impl<F: Future, A: PollEntry> Future for Instrumented<F, A> {
             let _guard = this.entry.enter(this.f);
             inner.poll(cx)
         };
-        if let Some(m) = mark {
-            crate::task::polled(this.f, &mut this.task, m);
-        }
-        if polled.is_ready() && !this.done {
+        let ready = polled.is_ready();
+        let ended = mark.is_some_and(|m| {
+            crate::task::polled(this.f, &mut this.task, &this.made, m, ready && !this.done)
+        });
+        if ready && !this.done {
             this.done = true;
-            crate::task::ended_marked(this.f, this.task, &this.made, true);
+            if !ended {
+                crate::task::ended_marked(this.f, this.task, &this.made, true);
+            }
         }
         polled
     }

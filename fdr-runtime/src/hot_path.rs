@@ -462,14 +462,27 @@ pub(crate) fn poll_kept(m: PollMark) -> bool {
     }
 }
 
-/// The poll event of a kept poll (see [`poll_kept`]). Out of line: only kept polls, which are
-/// long, pay for it.
+/// The poll event of a kept poll (see [`poll_kept`]), at the time of the poll's exit, the
+/// record before it (no clock read); with `completed`, the task's completion after it, at the
+/// same time. Out of line: only kept polls, which are long, pay for it.
 #[inline(never)]
-pub(crate) fn record_polled(f: &'static FnDesc, task: u64) {
-    record_custom(|t| {
-        let [a, b] = polled_payload(t.id_field(f) >> ID_SHIFT, task);
-        Custom::new([a, b, 0, 0], 2)
-    });
+pub(crate) fn record_polled(f: &'static FnDesc, task: u64, completed: bool) {
+    record_custom_when(
+        |t| {
+            let [a, b] = polled_payload(t.id_field(f) >> ID_SHIFT, task);
+            Custom::new([a, b, 0, 0], 2)
+        },
+        true,
+    );
+    if completed {
+        record_custom_when(
+            |t| {
+                let [a, b] = task_payload(TaskKind::Completed, t.id_field(f) >> ID_SHIFT, task);
+                Custom::new([a, b, 0, 0], 2)
+            },
+            true,
+        );
+    }
 }
 
 /// Records that task `task` of `f` is tied (`kind`) to task `other_task` of `other`.
@@ -500,6 +513,13 @@ pub(crate) fn record_link(
 /// function ids: the path of [`record_one`] with a longer record.
 #[inline(always)]
 fn record_custom(payload: impl Fn(&ThreadState) -> Custom) {
+    record_custom_when(payload, false);
+}
+
+/// [`record_custom`], at the time of the thread's last record when `at_last` (no clock read):
+/// for an event that belongs to the exit just written, as a kept poll's event does.
+#[inline(always)]
+fn record_custom_when(payload: impl Fn(&ThreadState) -> Custom, at_last: bool) {
     if !session::may_record() {
         return;
     }
@@ -515,7 +535,11 @@ fn record_custom(payload: impl Fn(&ThreadState) -> Custom) {
     }
     t.begin_write();
     let payload = payload(t);
-    let (tsc, cpu) = clock::now();
+    let (tsc, cpu) = if at_last {
+        (t.last_tsc.get(), t.cpu.get())
+    } else {
+        clock::now()
+    };
     let len = match controller::record_custom(t, len, payload.words(), tsc, cpu) {
         Some(len) => len,
         None => next_buffer(l, len, tsc, cpu, Event::Custom { payload }),

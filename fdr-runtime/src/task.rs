@@ -82,17 +82,30 @@ pub(crate) fn created_marked(f: &'static FnDesc) -> (u64, Made) {
     (task, made)
 }
 
-/// After a poll of task `task` of `f` that began at mark `m`: a kept poll is followed by a poll
-/// event with the task's id (see [`hot_path::poll_kept`]). A task whose creation was not
-/// recorded has no id yet (0): it takes one here, the first time one of its polls is kept.
+/// After a poll of task `task` of `f` (made as `made` says) that began at mark `m` and
+/// returned `ready`: a kept poll is followed by a poll event with the task's id (see
+/// [`hot_path::poll_kept`]) and, when it completed the task, by its completion, both at the
+/// poll's exit. True when the poll was kept and the completion, if any, recorded with it. A task
+/// whose creation was not recorded has no id yet (0): it takes one here, the first time one of
+/// its polls is kept.
 #[inline]
-pub(crate) fn polled(f: &'static FnDesc, task: &mut u64, m: hot_path::PollMark) {
-    if hot_path::poll_kept(m) {
-        if *task == 0 {
-            *task = new_id();
-        }
-        hot_path::record_polled(f, *task);
+pub(crate) fn polled(
+    f: &'static FnDesc,
+    task: &mut u64,
+    made: &Made,
+    m: hot_path::PollMark,
+    ready: bool,
+) -> bool {
+    if !hot_path::poll_kept(m) {
+        return false;
     }
+    if *task == 0 {
+        *task = new_id();
+    }
+    // A task with a trigger ends through `ended`, which times it.
+    let completes = ready && !matches!(made, Made::Skipped) && f.flags() & trigger::TRIGGER == 0;
+    hot_path::record_polled(f, *task, completes);
+    completes
 }
 
 /// Task `task` of `f` (made as `made` says) completed, or was dropped first.

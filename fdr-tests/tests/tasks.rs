@@ -857,3 +857,30 @@ fn the_tasks_of_a_culled_async_fn_are_not_recorded() {
         ]
     );
 }
+
+#[test]
+fn a_kept_poll_that_completes_its_task_reads_the_clock_only_for_its_entry_and_exit() {
+    static READS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    fn count() {
+        READS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    let session = MockSession::start(fdr_tests::every_call());
+    join();
+    let mut fut = pin!(takes(300));
+    testing::on_clock_read(Some(count));
+    assert_eq!(poll_once(fut.as_mut()), Poll::Ready(300));
+    testing::on_clock_read(None);
+    // The poll's event and the task's completion belong to its exit, and take its time.
+    assert_eq!(READS.load(std::sync::atomic::Ordering::Relaxed), 2);
+    let log = session.finish();
+    assert_eq!(
+        story(&log, &["::takes"]),
+        [
+            (1000, "created", "::takes"),
+            (1000, "enter", "::takes"),
+            (1300, "exit", "::takes"),
+            (1300, "polled", "::takes"),
+            (1300, "completed", "::takes"),
+        ]
+    );
+}
