@@ -220,9 +220,17 @@ pub fn convert(w: &WindowCalls, about: &About) -> Window {
     for (i, t) in w.tasks.iter().enumerate() {
         life_of.entry(t.task).or_insert(lives + i);
     }
-    for c in &mut calls[..lives] {
+    let (polls, lives_of) = calls.split_at_mut(lives);
+    for (c, wc) in polls.iter_mut().zip(&w.calls) {
         if let Some(&i) = c.task.and_then(|t| life_of.get(&t)) {
             c.parent = Some(i);
+            // A poll that completes its task ends at the same tick as the task's life (the
+            // completion takes the poll's exit time); their nanoseconds, each rounded from its
+            // own start and duration, may differ by one: the poll does not end after its task.
+            let life = &lives_of[i - lives];
+            if wc.end_tsc == w.tasks[i - lives].end_tsc {
+                c.end_unix_ns = c.end_unix_ns.min(life.end_unix_ns);
+            }
         }
     }
     let (program, pid, end_tsc) = w
@@ -286,4 +294,60 @@ pub fn traceparent_of(w: &WindowCalls) -> Option<String> {
     }
     let marker = |f: u32| w.function_name(f) == fdr_format::trace_context::MARKER;
     trace_of(r, &w.calls, view, marker)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fdr_format::window::{WindowCall, WindowTask};
+
+    #[test]
+    fn a_poll_that_ends_at_its_tasks_last_tick_does_not_end_after_it() {
+        // Both end at tick 31, but their nanoseconds were rounded from their own start and
+        // duration: the poll starts at 3 and lasts 7 (ends at 10), the task starts at 0 and
+        // lasts 9 (ends at 9).
+        let w = WindowCalls {
+            calls: vec![WindowCall {
+                function: 1,
+                thread: 7,
+                start_ns: 3,
+                duration_ns: 7,
+                self_ns: 7,
+                inferred_start: false,
+                open_at_end: false,
+                parent: None,
+                args: Vec::new(),
+                start_tsc: 10,
+                end_tsc: 31,
+                task: Some(42),
+            }],
+            tasks: vec![WindowTask {
+                function: 1,
+                task: 42,
+                thread: 7,
+                end_thread: 7,
+                start_ns: 0,
+                duration_ns: 9,
+                inferred_start: false,
+                open_at_end: false,
+                cancelled: false,
+                parent: None,
+                start_tsc: 2,
+                end_tsc: 31,
+            }],
+            ..WindowCalls::default()
+        };
+        let out = convert(&w, &About::default());
+        let (poll, life) = (&out.calls[0], &out.calls[1]);
+        assert!(life.life && poll.parent == Some(1));
+        assert_eq!((poll.start_unix_ns, poll.end_unix_ns), (3, 9));
+        assert_eq!((life.start_unix_ns, life.end_unix_ns), (0, 9));
+        // A poll that ended before its task's last tick keeps its own end.
+        let mut earlier = w.clone();
+        earlier.calls[0].end_tsc = 30;
+        assert_eq!(
+            convert(&earlier, &About::default()).calls[0].end_unix_ns,
+            10
+        );
+    }
 }

@@ -419,9 +419,9 @@ impl Config {
         self
     }
 
-    /// Culling (on by default): a function whose calls were all erased by the rewind for
-    /// [`Config::cull_after`] calls in a row (counted over all threads together) stops being
-    /// recorded on every thread: its calls cost one flag test, as with no recorder. Every 10 ms the
+    /// Culling (on by default): a function whose calls were erased by the rewind for
+    /// [`Config::cull_after`] calls (counted over all threads together, each kept call taking
+    /// 1,000 off the count) stops being recorded on every thread: its calls cost one flag test, as with no recorder. Every 10 ms the
     /// background writer lets the next 64 calls of each culled function through (a probe); a
     /// probed call that reaches the threshold, on any thread, records the function again
     /// everywhere. The log says which functions were
@@ -437,8 +437,16 @@ impl Config {
         self
     }
 
-    /// Erased calls of a function in a row, on all threads together, after which it is culled
-    /// (10,000). Each function counts its own run: no other function's calls reset it.
+    /// Erased calls of a function, on all threads together, after which it is culled (10,000).
+    /// Each function counts its own run: no other function's calls touch it. A kept call takes
+    /// 1,000 off the run (down to 0), so a function kept once in a thousand calls or more often
+    /// is never culled, while one whose rare long calls were an interrupt or a preemption is;
+    /// with a `cull_after` of at most 1,000, a kept call starts the run over.
+    ///
+    /// ```
+    /// let c = fdr_runtime::Config::default().cull_after(500);
+    /// assert_eq!(c.get_cull_after(), 500);
+    /// ```
     pub fn cull_after(mut self, calls: u32) -> Self {
         self.cull_after = calls;
         self

@@ -1,6 +1,6 @@
 //! Culling: calls that can never matter stop costing a clock read.
 //!
-//! A function whose calls were all erased by the rewind for a long run of calls (`cull_after`,
+//! A function whose calls were erased by the rewind for a long run of calls (`cull_after`,
 //! 10,000 by default, counted over all threads together) is culled: the `CULLED` flag in its
 //! descriptor makes its hooks skip recording altogether, on every thread at once. A culled call
 //! costs what a call costs with no recorder running: the one flag test of the gate, which checks
@@ -57,12 +57,20 @@
 //! Which shared lines a call touches, and when: every hook loads its descriptor's flags (read
 //! only, shared by every core without traffic); an erased call of a culling function loads its
 //! run and stores it once per [`LOOK_EVERY`] of its own erased calls, or when a colliding
-//! function takes its slot; a kept call stores 0 to its run only when the run is not 0 already;
+//! function takes its slot; a kept call stores to its run only when the run is not 0 (a kept
+//! call of a function kept often finds it 0, its thread's count being under [`KEPT_COST`]);
 //! a cull, a probe or a restore writes the flags once. Nothing per call.
 //!
-//! A kept call resets the shared run and its own thread's count. Counts other threads hold are
-//! older or newer than it; a thread that finds the run smaller than when it last looked drops
-//! its count (a reset came in between), which errs towards culling later. Threads update the
+//! A kept call does not start the run over: it adds its thread's count to the run and takes
+//! [`KEPT_COST`] erased calls off it (down to 0). A function is culled once its erased calls,
+//! less [`KEPT_COST`] for each kept one, reach `cull_after`: one that is slow once in a thousand
+//! calls or more often never is, but a short function whose calls a busy machine stretches past
+//! the threshold now and then (an interrupt, a preemption: in a loopback service on two CPUs,
+//! about one call in 10,000, which reset a run of 10,000 too often for most such functions ever
+//! to be culled) is. With a `cull_after` of at most [`KEPT_COST`], a kept call starts the run
+//! over, as every kept call once did. Counts other threads hold are older or newer than it; a
+//! thread that finds the run smaller than when it last looked drops its count (a kept call came
+//! in between), which errs towards culling later. Threads update the
 //! run with a relaxed load and store, not a read-modify-write: two threads adding at the same
 //! instant may lose one count, and a kept call racing an add may lose its reset. A lost count
 //! culls a little later; a lost reset may cull a function that was kept on another thread just
@@ -117,6 +125,13 @@ pub(crate) const PROBES_PER_ROUND: usize = 4096;
 
 /// The function is being probed: its erased calls count one by one in its shared run.
 pub(crate) const PROBING: u8 = 32;
+
+/// What a kept call takes off its function's run of erased calls (down to 0): a function whose
+/// calls are kept more often than once in this many erased ones is never culled, while the few
+/// calls of a short function that an interrupt or a preemption made long (on a busy machine,
+/// about one in 10,000) no longer keep it from being culled. With a `cull_after` of at most this
+/// many, a kept call starts the run over.
+pub const KEPT_COST: u32 = 1000;
 
 /// A thread adds its erased calls to a function's shared run at least once per this many.
 pub const LOOK_EVERY: u32 = 128;
@@ -253,8 +268,9 @@ pub(crate) fn leave(t: &ThreadState, running: bool) {
     }
 }
 
-/// A call of the function with id field `id_field` was kept: its run starts over. True when the
-/// call was let through by a probe: the function is to be restored.
+/// A call of the function with id field `id_field` was kept: the thread's count joins the run
+/// and the kept call takes [`KEPT_COST`] off it (see the module's docs). True when the call was
+/// let through by a probe: the function is to be restored (its run starts over).
 #[inline(always)]
 pub(crate) fn kept(t: &ThreadState, id_field: u32) -> bool {
     let index = (id_field >> ID_SHIFT).wrapping_sub(1);
@@ -262,16 +278,45 @@ pub(crate) fn kept(t: &ThreadState, id_field: u32) -> bool {
         return false;
     };
     let s = slot(t, index);
-    if s.function.get() == index + 1 && s.count.get() != 0 {
-        s.count.set(0);
-        s.base.set(0);
-        s.look_at.set(look_after(t, 0));
-    }
-    let run = f.run().load(Relaxed);
-    if run == 0 {
+    let mine = if s.function.get() == index + 1 {
+        s.count.get()
+    } else {
+        0
+    };
+    // The usual case of a function that is often kept: nothing counted, nothing to take off.
+    if mine == 0 && f.run().load(Relaxed) == 0 {
         return false;
     }
-    f.run().store(0, Relaxed);
+    kept_counted(t, f, s, index, mine)
+}
+
+/// [`kept`] with a count or a run to settle.
+#[cold]
+#[inline(never)]
+fn kept_counted(t: &ThreadState, f: &FnDesc, s: &LocalRun, index: u32, mine: u32) -> bool {
+    let run = f.run().load(Relaxed);
+    let ours = s.function.get() == index + 1;
+    if ours {
+        s.count.set(0);
+    }
+    let left = if run >= PROBE {
+        0
+    } else {
+        // A reset or another kept call since the thread last looked: its count is dropped.
+        let sum = if run < s.base.get() {
+            run
+        } else {
+            run.saturating_add(mine)
+        };
+        sum.saturating_sub(KEPT_COST)
+    };
+    if left != run {
+        f.run().store(left, Relaxed);
+    }
+    if ours {
+        s.base.set(left);
+        s.look_at.set(look_after(t, left));
+    }
     run >= PROBE
 }
 

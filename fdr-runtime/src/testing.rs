@@ -93,6 +93,15 @@ pub fn now() -> (u64, u32) {
 /// ```
 pub const PROBE_CALLS: u32 = crate::cull::PROBE_CALLS;
 
+/// What a kept call takes off its function's run of erased calls (see
+/// [`Config::cull_after`](crate::Config::cull_after)): with a `cull_after` of at most this
+/// many, a kept call starts the run over.
+///
+/// ```
+/// assert_eq!(fdr_runtime::testing::KEPT_COST, 1000);
+/// ```
+pub const KEPT_COST: u32 = crate::cull::KEPT_COST;
+
 /// The memory culling keeps, in bytes, for `functions` functions and `threads` threads: each
 /// function's run of erased calls (inside its descriptor, which exists anyway) and each
 /// thread's table of counts (in its thread-local, 1 KiB whatever the number of functions). A

@@ -447,3 +447,35 @@ fn the_background_writer_probes_a_culled_function_that_became_slow_and_restores_
     let tid = log.tids()[0];
     assert!(entries(&log, tid, PROBED.id()) >= 1);
 }
+
+desc!(RARELY_KEPT, "culling_many::rarely_kept");
+desc!(OFTEN_KEPT, "culling_many::often_kept");
+
+#[test]
+fn a_kept_call_takes_a_thousand_off_the_run_so_rare_long_calls_do_not_stop_a_cull() {
+    assert_eq!(testing::KEPT_COST, 1000);
+    let log = record_log(config().cull_after(10_000), || {
+        on_thread(400, || {
+            // One call in 5,000 kept (an interrupt's, say): the run goes 4,999, then 3,999 after
+            // the kept call, 8,998 and 7,998, and reaches 10,000 at the 2,002nd erased call of
+            // the third round. A kept call that started the run over never let it get there.
+            for _ in 0..3 {
+                (0..4_999).for_each(|_| call(&RARELY_KEPT, 5));
+                call(&RARELY_KEPT, 500);
+            }
+            // One call in 1,000 kept: each takes off what the 999 before it added.
+            for _ in 0..50 {
+                (0..999).for_each(|_| call(&OFTEN_KEPT, 5));
+                call(&OFTEN_KEPT, 500);
+            }
+        });
+    });
+    assert_eq!(
+        culls(&log),
+        vec![(400, CullKind::Culled, RARELY_KEPT.id(), 10_000)]
+    );
+    // The first two rounds' kept calls; the third round's came after the cull.
+    assert_eq!(entries(&log, 400, RARELY_KEPT.id()), 2);
+    assert_eq!(entries(&log, 400, OFTEN_KEPT.id()), 50);
+    assert_eq!(log.run.calls_erased, 4_999 + 4_999 + 2_002 + 50 * 999);
+}

@@ -206,9 +206,11 @@ fn snapshots_while_recording(
             .map(|(&t, c)| (t, c.load(Ordering::Acquire)))
             .collect();
         for (t, &got) in &complete {
+            // The thread may have been preempted between its outer call's exit and counting it,
+            // for as long as the snapshot took (seen beside a CI run): one call more.
             let done = after.get(t).copied().unwrap_or(0);
             assert!(
-                got <= done,
+                got <= done + 1,
                 "thread {t}: {got} calls in the snapshot, {done} made"
             );
         }
@@ -303,16 +305,19 @@ fn ring_snapshots(tasks: bool) {
     // The window is full of calls (48 buffers of 512 bytes hold about 700 outer calls with their
     // inner ones), and the rewind erased the leaves: one is kept only when its thread was
     // preempted inside it. Without the rewind there would be 1.5 leaves per outer call.
+    // Under qemu-user, where every record is slow, the tasks are kept too, with their polls:
+    // about 30 words an outer call, a hundred of them in the window (88 in one CI run).
+    let least = if tasks && cfg!(fdr_emulated) { 50 } else { 100 };
     let (complete, _) = check_nesting(&log);
     let outer: u64 = complete.values().sum();
     assert!(
-        outer >= 100,
+        outer >= least,
         "{outer} complete outer calls in the final window"
     );
     // And so were the snapshots, taken while the threads recorded: 50 at least, each with
     // calls but perhaps the first ones.
     assert!(
-        in_snapshots >= 50 * 100,
+        in_snapshots >= 50 * least,
         "{in_snapshots} complete outer calls in all the snapshots together"
     );
     // (Not under qemu-user, where each record is an emulated system call of about 860 ns: every
