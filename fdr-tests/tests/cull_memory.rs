@@ -87,6 +87,16 @@ fn culls_of(log: &Log, name: &str) -> Vec<CullKind> {
         .collect()
 }
 
+/// The kept calls of function `name` in `log` (each an entry in the window).
+fn kept_calls(log: &Log, name: &str) -> usize {
+    let id = id_of(log, name);
+    log.blocks
+        .iter()
+        .flat_map(|b| &b.records)
+        .filter(|r| matches!(r, Rec::Enter(f, _) if *f == id))
+        .count()
+}
+
 fn memory_file(dir: &Path) -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     dir.join(format!(
@@ -135,8 +145,23 @@ fn the_next_run_of_the_build_starts_with_what_the_last_one_culled() {
 /// it would be in one long one: its run of erased calls goes on from where the last run left it.
 #[test]
 fn runs_of_erased_calls_go_on_from_one_run_to_the_next() {
-    let dir = scratch("cull-memory-runs");
-    let (first, _) = run(&dir, "first", "", 600, &[]);
+    // A call that a stall of 50 ms kept (seen once under qemu on a loaded CI machine: the run
+    // of `short` was 345, not 600) starts its function's run over: such a first run is tried
+    // again, in a directory of its own, up to three times.
+    let mut tries = 0;
+    let (dir, first) = loop {
+        let dir = scratch("cull-memory-runs");
+        let (first, _) = run(&dir, "first", "", 600, &[]);
+        let kept = ["::short", "::sometimes_slow"]
+            .iter()
+            .map(|name| kept_calls(&first, name))
+            .sum::<usize>();
+        tries += 1;
+        if kept == 0 || tries == 3 {
+            break (dir, first);
+        }
+        std::fs::remove_dir_all(dir).ok();
+    };
     assert_eq!(culls_of(&first, "::short"), []);
     let memory = std::fs::read_to_string(memory_file(&dir)).unwrap();
     // All 600: the test's thread (libtest runs each test on one) exited before the exit writer
