@@ -239,6 +239,7 @@ pub(crate) fn record_custom(
 /// raising the stable length, since a task that ends short takes it back
 /// ([`rewind::erase_created`]): a snapshot that races that undo falls back to a stable length
 /// still below the record. It pins what precedes it all the same while it stands.
+#[inline(always)]
 pub(crate) fn record_created(
     t: &ThreadState,
     len: u32,

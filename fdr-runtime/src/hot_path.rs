@@ -342,16 +342,20 @@ fn cold_event<'a>(
     entry
 }
 
-/// Records a task event of async function `f`. Out of line: tasks are rarer than calls.
+/// Records a task event of async function `f`, at `when`. Out of line: tasks are rarer than
+/// calls.
 #[inline(never)]
-pub(crate) fn record_task(f: &'static FnDesc, kind: TaskKind, task: u64) {
+pub(crate) fn record_task(f: &'static FnDesc, kind: TaskKind, task: u64, when: When) {
     if f.flags() & call_trie::UNLOGGED != 0 {
         return;
     }
-    record_custom(|t| {
-        let [a, b] = task_payload(kind, t.id_field(f) >> ID_SHIFT, task);
-        Custom::new([a, b, 0, 0], 2)
-    });
+    record_custom_when(
+        |t| {
+            let [a, b] = task_payload(kind, t.id_field(f) >> ID_SHIFT, task);
+            Custom::new([a, b, 0, 0], 2)
+        },
+        when,
+    );
 }
 
 /// Records the creation of task `task` of async function `f`; returns where its record ends when
@@ -370,11 +374,10 @@ pub(crate) fn record_created(f: &'static FnDesc, task: u64) -> Option<rewind::Cr
         Custom::new([a, b, 0, 0], 2)
     };
     // A record that goes to a buffer of its own (the thread's first, or the last one full) is
-    // written as any custom event, stable: such a task is kept.
-    if len >= t.writer.limit() {
-        cold_event(l, |t| Event::Custom {
-            payload: payload(t),
-        });
+    // written as any custom event, stable: such a task is kept. So is one no end can take
+    // back, with nothing erased (a threshold of 0).
+    if len >= t.writer.limit() || t.threshold.get() == 0 {
+        record_custom_when(payload, When::Now);
         return None;
     }
     t.begin_write();
@@ -401,23 +404,38 @@ pub(crate) fn record_created(f: &'static FnDesc, task: u64) -> Option<rewind::Cr
 }
 
 /// Takes back the creation record of task `task` of `f` (see [`rewind::erase_created`]) when
-/// the task ends less than the threshold after it with nothing kept since; true if it did, and
-/// the task's end is not to be recorded either.
+/// the task ends less than the threshold after it with nothing kept since. `Ok` if it did, and
+/// the task's end is not to be recorded either; otherwise when to record that end: at the clock
+/// reading this made, if it made one.
 #[inline(never)]
-pub(crate) fn erase_created(f: &'static FnDesc, task: u64, c: &rewind::Created) -> bool {
+pub(crate) fn erase_created(
+    f: &'static FnDesc,
+    task: u64,
+    c: &rewind::Created,
+) -> Result<(), When> {
     let l = thread_local::get();
     let t = &l.state;
     let len = t.len.get();
-    if len != c.len || len >= t.writer.limit() || l.member.dead.get() {
-        return false;
+    // The clock is read only once the record is known to be the last one.
+    if len != c.len
+        || len >= t.writer.limit()
+        || t.enters.get() != 0
+        || t.tails.get() != 0
+        || l.member.dead.get()
+    {
+        return Err(When::Now);
     }
+    let (now, cpu) = clock::now();
     t.begin_write();
     let payload = task_payload(TaskKind::Created, t.id_field(f) >> ID_SHIFT, task);
     // SAFETY: below its limit, the writer holds a buffer of at least `len` words; the bracket
     // was just opened.
-    let erased = unsafe { rewind::erase_created(t, len, c, payload, clock::now().0) };
+    let erased = unsafe { rewind::erase_created(t, len, c, payload, now) };
     t.end_write(erased.unwrap_or(len));
-    erased.is_some()
+    match erased {
+        Some(_) => Ok(()),
+        None => Err(When::At(now, cpu)),
+    }
 }
 
 /// Where this thread's buffer stood before a poll (see [`polled`]).
@@ -472,7 +490,7 @@ pub(crate) fn record_polled(f: &'static FnDesc, task: u64, completed: bool) {
             let [a, b] = polled_payload(t.id_field(f) >> ID_SHIFT, task);
             Custom::new([a, b, 0, 0], 2)
         },
-        true,
+        When::Last,
     );
     if completed {
         record_custom_when(
@@ -480,7 +498,7 @@ pub(crate) fn record_polled(f: &'static FnDesc, task: u64, completed: bool) {
                 let [a, b] = task_payload(TaskKind::Completed, t.id_field(f) >> ID_SHIFT, task);
                 Custom::new([a, b, 0, 0], 2)
             },
-            true,
+            When::Last,
         );
     }
 }
@@ -513,13 +531,24 @@ pub(crate) fn record_link(
 /// function ids: the path of [`record_one`] with a longer record.
 #[inline(always)]
 fn record_custom(payload: impl Fn(&ThreadState) -> Custom) {
-    record_custom_when(payload, false);
+    record_custom_when(payload, When::Now);
 }
 
-/// [`record_custom`], at the time of the thread's last record when `at_last` (no clock read):
-/// for an event that belongs to the exit just written, as a kept poll's event does.
+/// When an event happens, which says whether recording it reads the clock.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum When {
+    /// Now: the clock is read.
+    Now,
+    /// At the thread's last record (no clock read): an event that belongs to the exit just
+    /// written, as a kept poll's event does.
+    Last,
+    /// At a reading (time, CPU) taken just before, for something else.
+    At(u64, u32),
+}
+
+/// [`record_custom`], at `when`.
 #[inline(always)]
-fn record_custom_when(payload: impl Fn(&ThreadState) -> Custom, at_last: bool) {
+fn record_custom_when(payload: impl Fn(&ThreadState) -> Custom, when: When) {
     if !session::may_record() {
         return;
     }
@@ -535,10 +564,10 @@ fn record_custom_when(payload: impl Fn(&ThreadState) -> Custom, at_last: bool) {
     }
     t.begin_write();
     let payload = payload(t);
-    let (tsc, cpu) = if at_last {
-        (t.last_tsc.get(), t.cpu.get())
-    } else {
-        clock::now()
+    let (tsc, cpu) = match when {
+        When::Now => clock::now(),
+        When::Last => (t.last_tsc.get(), t.cpu.get()),
+        When::At(tsc, cpu) => (tsc, cpu),
     };
     let len = match controller::record_custom(t, len, payload.words(), tsc, cpu) {
         Some(len) => len,

@@ -57,7 +57,7 @@ pub(crate) enum Made {
 #[inline]
 pub(crate) fn created(f: &'static FnDesc) -> u64 {
     let task = new_id();
-    hot_path::record_task(f, TaskKind::Created, task);
+    hot_path::record_task(f, TaskKind::Created, task, hot_path::When::Now);
     open_trigger(f, task);
     task
 }
@@ -113,8 +113,12 @@ pub(crate) fn polled(
 pub(crate) fn ended_marked(f: &'static FnDesc, task: u64, made: &Made, completed: bool) {
     match made {
         Made::Skipped => {}
-        Made::Erasable(c) if hot_path::erase_created(f, task, c) => {}
-        _ => ended(f, task, completed),
+        Made::Erasable(c) => {
+            if let Err(when) = hot_path::erase_created(f, task, c) {
+                ended_when(f, task, completed, when);
+            }
+        }
+        Made::Kept => ended(f, task, completed),
     }
 }
 
@@ -136,12 +140,18 @@ fn open_trigger(f: &'static FnDesc, task: u64) {
 /// Task `task` of `f` completed (or, with `completed` false, was dropped first).
 #[inline]
 pub(crate) fn ended(f: &'static FnDesc, task: u64, completed: bool) {
+    ended_when(f, task, completed, hot_path::When::Now);
+}
+
+/// [`ended`], recorded at `when`.
+#[inline]
+fn ended_when(f: &'static FnDesc, task: u64, completed: bool, when: hot_path::When) {
     let kind = if completed {
         TaskKind::Completed
     } else {
         TaskKind::Cancelled
     };
-    hot_path::record_task(f, kind, task);
+    hot_path::record_task(f, kind, task, when);
     if f.flags() & trigger::TRIGGER != 0 {
         hot_path::with_session(|s, _| {
             let (now, cpu) = clock::now();

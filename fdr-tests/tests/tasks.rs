@@ -884,3 +884,40 @@ fn a_kept_poll_that_completes_its_task_reads_the_clock_only_for_its_entry_and_ex
         ]
     );
 }
+
+#[test]
+fn a_task_that_ends_kept_reads_the_clock_once_for_its_end() {
+    static READS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    fn count() {
+        READS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    let reads_to_drop = |fut| {
+        READS.store(0, std::sync::atomic::Ordering::Relaxed);
+        testing::on_clock_read(Some(count));
+        drop(fut);
+        testing::on_clock_read(None);
+        READS.load(std::sync::atomic::Ordering::Relaxed)
+    };
+    // Erasable, but it lived the threshold: the reading that found it too long times its end.
+    let session = MockSession::start(short_tasks(false));
+    join();
+    let fut = takes(5);
+    testing::advance(5_000);
+    assert_eq!(reads_to_drop(fut), 1);
+    let log = session.finish();
+    assert_eq!(
+        story(&log, &["::takes"]),
+        [(1000, "created", "::takes"), (6000, "cancelled", "::takes")]
+    );
+    // Nothing is erasable with a threshold of 0: no erase is tried.
+    let session = MockSession::start(fdr_tests::every_call());
+    join();
+    let fut = takes(5);
+    testing::advance(10);
+    assert_eq!(reads_to_drop(fut), 1);
+    let log = session.finish();
+    assert_eq!(
+        story(&log, &["::takes"]),
+        [(1000, "created", "::takes"), (1010, "cancelled", "::takes")]
+    );
+}
