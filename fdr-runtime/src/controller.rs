@@ -60,12 +60,39 @@ pub(crate) fn record_fast(
     tsc: u64,
     cpu: u32,
 ) -> Fast {
+    record_fast_with::<true>(t, len, id, kind, tsc, cpu)
+}
+
+/// [`record_fast`] for a function culling never takes (one with a trigger): its calls are not
+/// counted towards a cull, which is work for nothing.
+#[inline(always)]
+pub(crate) fn record_fast_uncounted(
+    t: &ThreadState,
+    len: u32,
+    id: u32,
+    kind: FnKind,
+    tsc: u64,
+    cpu: u32,
+) -> Fast {
+    record_fast_with::<false>(t, len, id, kind, tsc, cpu)
+}
+
+/// [`record_fast`], counting erased and kept calls for culling when `CULL` and culling is on.
+#[inline(always)]
+fn record_fast_with<const CULL: bool>(
+    t: &ThreadState,
+    len: u32,
+    id: u32,
+    kind: FnKind,
+    tsc: u64,
+    cpu: u32,
+) -> Fast {
     let delta = tsc.wrapping_sub(t.last_tsc.get());
     if cpu != t.cpu.get() || delta > u64::from(u32::MAX) {
         return Fast::General;
     }
     // SAFETY: the caller checked room for one word.
-    match unsafe { write_one(t, len, id, kind, tsc, delta as u32) } {
+    match unsafe { write_one::<CULL>(t, len, id, kind, tsc, delta as u32) } {
         Written::Done(len) => Fast::Done(len),
         Written::Cull(len, run) => Fast::Cull(len, run),
         Written::Tails(len, last) => Fast::Tails(len, last),
@@ -278,7 +305,7 @@ fn write_custom(t: &ThreadState, len: u32, payload: &[u64], tsc: u64, cpu: u32) 
 /// # Safety
 /// The writer holds a buffer with room for one more word at `len`.
 #[inline(always)]
-unsafe fn write_one(
+unsafe fn write_one<const CULL: bool>(
     t: &ThreadState,
     len: u32,
     id: u32,
@@ -297,7 +324,7 @@ unsafe fn write_one(
                         rewind::Erased::Done(len) => len,
                         rewind::Erased::Tails(len, last) => return Written::Tails(len, last),
                     };
-                    if t.cull_on.get() {
+                    if CULL && t.cull_on.get() {
                         if let Some(run) = cull::erased(t, id) {
                             return Written::Cull(new_len, run);
                         }
@@ -305,7 +332,7 @@ unsafe fn write_one(
                     return Written::Done(new_len);
                 }
             }
-            let probed = t.cull_on.get() && cull::kept(t, id);
+            let probed = CULL && t.cull_on.get() && cull::kept(t, id);
             // SAFETY: forwarded contract.
             unsafe { w.store(len, function_word(id, FnKind::Exit, delta)) };
             // Once an exit is kept, nothing before it can be erased.
@@ -393,7 +420,7 @@ fn write_general(
         unsafe { write_args(t, len, id, delta as u32, tsc, args) }
     } else {
         // SAFETY: `prepare` checked room for one more word.
-        match unsafe { write_one(t, len, id, kind, tsc, delta as u32) } {
+        match unsafe { write_one::<true>(t, len, id, kind, tsc, delta as u32) } {
             Written::Done(len) => len,
             Written::Cull(len, run) => cull_now(t, len, id, run, tsc),
             Written::Tails(len, last) => finish_tails(t, len, id, tsc, last),

@@ -697,21 +697,100 @@ fn trigger_event(f: &'static FnDesc, kind: FnKind) -> Entry {
     };
     t.begin_write();
     let id = t.id_field(f);
-    let entry = match controller::record_fast(t, len, id, kind, tsc, cpu) {
-        controller::Fast::Done(len) => {
-            // The record is in the buffer before the trigger can fire, so the window the
-            // writer copies holds the call's exit.
-            // SAFETY: the membership's strong count keeps the session alive.
-            time_armed(unsafe { &*p }, l, f, id >> ID_SHIFT, kind, tsc, cpu);
+    // The rare ways out (metadata, tail-call pairs, a call past its limit, a limit to learn)
+    // go out of line and finish the write there, with their arguments in registers: the usual
+    // event makes no call. Culling never takes a function with a trigger: its calls are not
+    // counted towards it.
+    let len = match controller::record_fast_uncounted(t, len, id, kind, tsc, cpu) {
+        // Uncounted, no call asks for a cull; were one to, the record is done all the same,
+        // and a function with a trigger is never culled.
+        controller::Fast::Done(len) | controller::Fast::Cull(len, _) => len,
+        // Nothing written yet: the general path records and times it, at a clock reading of
+        // its own.
+        controller::Fast::General => {
             t.end_write(len);
-            return USUAL;
+            return special(f, kind, &[]);
         }
-        controller::Fast::General => general_rest(l, len, id, kind, tsc, cpu),
-        controller::Fast::Cull(len, run) => cull_rest(l, len, id, run, tsc),
-        controller::Fast::Tails(len, last) => tails_rest(l, len, id, tsc, last),
+        controller::Fast::Tails(len, last) => {
+            return trigger_tails(l, f, pack(len, id), tsc, last, cpu);
+        }
     };
-    time_trigger(f, kind, tsc, cpu);
-    entry
+    // The record is in the buffer before the trigger can fire, so the window the writer copies
+    // holds the call's exit.
+    // SAFETY: the membership's strong count keeps the session alive.
+    let s = unsafe { &*p };
+    // An async function's trigger applies to its tasks (see `task`), not to one poll.
+    if s.in_this_process() && f.kind() != crate::FnKindTag::Async {
+        let id = id >> ID_SHIFT;
+        let key = l.member.key.get();
+        if let Some(end) = s.triggers().time_call(s.threads(), key, id, kind, tsc) {
+            if end.slow {
+                return timed_rest(l, pack(len, id), end.start, end.mark, tsc, cpu);
+            }
+            let d = tsc.wrapping_sub(end.start);
+            if s.triggers().count_call(id, d, cpu, tsc) {
+                return timed_rest(l, pack(len, id), end.start, 0, tsc, cpu | RECOMPUTE);
+            }
+        }
+    }
+    t.end_write(len);
+    USUAL
+}
+
+/// Two `u32`s in one register, for a tail call's arguments.
+#[inline(always)]
+fn pack(a: u32, b: u32) -> u64 {
+    u64::from(a) << 32 | u64::from(b)
+}
+
+/// [`pack`]'s inverse.
+#[inline(always)]
+fn unpack(ab: u64) -> (u32, u32) {
+    ((ab >> 32) as u32, ab as u32)
+}
+
+/// Set in [`timed_rest`]'s `cpu` when the call was counted and its learned limit is due,
+/// rather than past its limit. CPU numbers are 12 bits.
+const RECOMPUTE: u32 = 1 << 31;
+
+/// The end of [`trigger_event`]'s exit (of function `id`, with the buffer at `len`, packed as
+/// `len_id`) when it has more to do than count the call: fire the trigger of a call past its
+/// limit that started at `start` (then count it), or recompute the learned limit the count
+/// made due (`RECOMPUTE` in `cpu`). Then closes the write bracket.
+#[cold]
+#[inline(never)]
+fn timed_rest(l: &Local, len_id: u64, start: u64, mark: u64, now: u64, cpu: u32) -> Entry {
+    let (len, id) = unpack(len_id);
+    let p = l.member.session.get();
+    // SAFETY: the membership's strong count keeps the session alive (the caller checked it).
+    let s = unsafe { &*p };
+    if cpu & RECOMPUTE != 0 {
+        s.triggers().recompute(id, now);
+    } else {
+        s.slow_call(id, l.member.key.get(), start, now, mark);
+        s.triggers().observe(id, now.wrapping_sub(start), cpu, now);
+    }
+    l.state.end_write(len);
+    USUAL
+}
+
+/// The end of [`trigger_event`] for an exit whose erase reached tail-call pairs (the buffer at
+/// `len`, the id field `id`, packed as `len_id`; the time before them `last`): erases them,
+/// then times the exit.
+#[cold]
+#[inline(never)]
+fn trigger_tails(
+    l: &Local,
+    f: &'static FnDesc,
+    len_id: u64,
+    tsc: u64,
+    last: u64,
+    cpu: u32,
+) -> Entry {
+    let (len, id) = unpack(len_id);
+    tails_rest(l, len, id, tsc, last);
+    time_trigger(f, FnKind::Exit, tsc, cpu);
+    USUAL
 }
 
 /// The record of an event of a function in profile mode, or logged and profiled.

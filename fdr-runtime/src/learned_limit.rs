@@ -134,6 +134,17 @@ impl Learned {
     /// per shard after).
     #[inline(always)]
     pub(crate) fn observe(&self, d: u64, cpu: u32, now: u64) -> Option<u64> {
+        if self.count_call(d, cpu, now) {
+            self.recompute(now)
+        } else {
+            None
+        }
+    }
+
+    /// [`Learned::observe`]'s count, without the recompute: true when [`Learned::recompute`]
+    /// is due.
+    #[inline(always)]
+    pub(crate) fn count_call(&self, d: u64, cpu: u32, now: u64) -> bool {
         let shards = self.shards.len();
         let shard = &self.shards[cpu as usize & (shards - 1)];
         // A load and a store, not an atomic add: only threads on this CPU write the shard, so
@@ -145,23 +156,18 @@ impl Learned {
         let mine = shard.count.load(Relaxed) + 1;
         shard.count.store(mine, Relaxed);
         if self.warm.load(Relaxed) {
-            if mine & self.every.load(Relaxed) != 0 {
-                return None;
-            }
+            mine & self.every.load(Relaxed) == 0
         } else {
             // Within the warm-up's time, no call needs to look further (the first sets it).
             let first = self.first.load(Relaxed);
-            if first != 0 && now.saturating_sub(first) < self.warmup_ticks {
-                return None;
-            }
+            first == 0 || now.saturating_sub(first) >= self.warmup_ticks
         }
-        self.recompute(now)
     }
 
     /// The limit from every shard merged, unless the warm-up goes on at `now`.
     #[cold]
     #[inline(never)]
-    fn recompute(&self, now: u64) -> Option<u64> {
+    pub(crate) fn recompute(&self, now: u64) -> Option<u64> {
         if !self.warm.load(Relaxed) && !self.warmed_up(now) {
             return None;
         }

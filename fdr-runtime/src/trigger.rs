@@ -233,6 +233,34 @@ impl Triggers {
         }
     }
 
+    /// [`Triggers::observe`]'s count alone, inline: true when the limit is due to be
+    /// recomputed, which [`Triggers::recompute`] does out of line.
+    #[inline(always)]
+    pub(crate) fn count_call(&self, id: u32, d: u64, cpu: u32, now: u64) -> bool {
+        let Some(i) = id.checked_sub(1).map(|i| i as usize) else {
+            return false;
+        };
+        match self.learned.get(i).and_then(OnceLock::get) {
+            Some(learned) => learned.count_call(d, cpu, now),
+            None => false,
+        }
+    }
+
+    /// Recomputes the learned limit of function `id` at `now` (see [`Triggers::count_call`]).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn recompute(&self, id: u32, now: u64) {
+        let Some(i) = id.checked_sub(1).map(|i| i as usize) else {
+            return;
+        };
+        let Some(learned) = self.learned.get(i).and_then(OnceLock::get) else {
+            return;
+        };
+        if let Some(limit) = learned.recompute(now) {
+            self.limits[i].store(limit, Ordering::Relaxed);
+        }
+    }
+
     /// Whether a call of function `id` that lasted `d` ticks passed its limit.
     pub(crate) fn is_slow(&self, id: u32, d: u64) -> bool {
         let limit = self.limit(id);

@@ -241,3 +241,64 @@ fn an_async_function_learns_from_its_tasks() {
     );
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// A call on the real clock: short, or asleep for `sleep_ms`.
+#[fdr::instrument_fdr(trigger = "auto")]
+#[inline(never)]
+fn on_the_counter(sleep_ms: u64) -> u64 {
+    if sleep_ms > 0 {
+        std::thread::sleep(Duration::from_millis(sleep_ms));
+    }
+    std::hint::black_box(sleep_ms)
+}
+
+#[test]
+fn on_the_counter_clock_a_limit_is_learned_from_erased_and_kept_calls_and_fires() {
+    // The hot path times a trigger function's calls on the counter clock itself (the injected
+    // clock takes another path): its erased calls count, the limit is computed out of line, and
+    // a call past it fires.
+    let _turn = testing::exclusive();
+    let dir = scratch("learned-counter");
+    let config = fdr::Config::default().threshold(Duration::from_micros(5));
+    let rec = fdr_runtime::start(config.out(dir.join("l.fdr"))).unwrap();
+    let started = std::time::Instant::now();
+    for _ in 0..2_000 {
+        on_the_counter(0);
+    }
+    std::thread::sleep(fdr_runtime::AUTO_WARMUP_TIME.saturating_sub(started.elapsed()));
+    // The first calls past the warm-up's time set the limit.
+    for _ in 0..2_000 {
+        on_the_counter(0);
+    }
+    on_the_counter(30);
+    // A call an interrupt stretched past the limit may fire first; the slow one then comes
+    // after the cooldown.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let slow = loop {
+        let found = logs_in(&dir).iter().find_map(|f| {
+            let log = read_log(f);
+            let r = log.reason.clone()?;
+            let ms = r.duration_ticks as f64 / log.header.cycle_frequency as f64 * 1e3;
+            (ms >= 30.0).then_some((r, log))
+        });
+        if found.is_some() || std::time::Instant::now() > deadline {
+            break found;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    rec.finish_to(&mut std::io::sink()).unwrap();
+    let (r, log) = slow.expect("the 30 ms call fired");
+    let id = log
+        .functions
+        .iter()
+        .find(|f| f.name.ends_with("::on_the_counter"))
+        .expect("in the table")
+        .id;
+    assert_eq!((r.reason, r.function), (Reason::SlowCall, id));
+    // Learned from the short calls: a p99 well under the slow call, a limit under it too.
+    assert!(
+        r.p99_ticks != 0 && r.limit_ticks < r.duration_ticks,
+        "{r:?}"
+    );
+    std::fs::remove_dir_all(dir).ok();
+}
