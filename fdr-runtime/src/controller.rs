@@ -22,10 +22,11 @@ pub(crate) enum Fast {
     /// Nothing done: the event needs a metadata record first (a CPU change or a delta past 32
     /// bits), which [`record`] writes.
     General,
-    /// The call was erased, the new length is the first field, and its function's run of erased
-    /// calls reached the cull threshold (the second): [`cull_now`] is due. Also a probe's call
-    /// that was kept (the run [`cull::RESTORE`]): [`cull_now`] restores its function.
-    Cull(u32, u32),
+    /// Written (or erased, the second field false; kept, true), the new length is the first
+    /// field, and counting the call for culling needs more than the thread's own slot:
+    /// [`count_out`] is due (it adds to the function's run, and may cull, or restore it after
+    /// a probe).
+    Count(u32, bool),
     /// The call's entry was stepped over (the length and the time of the record before it, the
     /// fields) and the tail-call pairs before it are to be erased too: [`finish_tails`] is due.
     Tails(u32, u64),
@@ -44,6 +45,23 @@ pub(crate) fn finish_tails(t: &ThreadState, len: u32, id: u32, tsc: u64, last: u
         }
     }
     len
+}
+
+/// The end of a call counted for culling out of line (see [`Fast::Count`]): settles the count
+/// of an erased call or a `kept` one with the function's run, culls or restores the function
+/// when that is due. Returns the new length.
+#[cold]
+#[inline(never)]
+pub(crate) fn count_out(t: &ThreadState, len: u32, id: u32, kept: bool, tsc: u64) -> u32 {
+    let run = if kept {
+        cull::kept_out(t, id).then_some(cull::RESTORE)
+    } else {
+        cull::erased_out(t, id)
+    };
+    match run {
+        Some(run) => cull_now(t, len, id, run, tsc),
+        None => len,
+    }
 }
 
 /// The common case of [`record`], with no call in it: same CPU, a delta that fits, one word.
@@ -94,7 +112,7 @@ fn record_fast_with<const CULL: bool>(
     // SAFETY: the caller checked room for one word.
     match unsafe { write_one::<CULL>(t, len, id, kind, tsc, delta as u32) } {
         Written::Done(len) => Fast::Done(len),
-        Written::Cull(len, run) => Fast::Cull(len, run),
+        Written::Count(len, kept) => Fast::Count(len, kept),
         Written::Tails(len, last) => Fast::Tails(len, last),
     }
 }
@@ -103,9 +121,8 @@ fn record_fast_with<const CULL: bool>(
 enum Written {
     /// The new length.
     Done(u32),
-    /// Erased, and the function's run reached the cull threshold, or a probe's call kept: see
-    /// [`Fast::Cull`].
-    Cull(u32, u32),
+    /// Written or erased, and counted out of line: see [`Fast::Count`].
+    Count(u32, bool),
     /// Half erased: see [`Fast::Tails`].
     Tails(u32, u64),
 }
@@ -128,7 +145,7 @@ pub(crate) fn record(
     match record_fast(t, len, id, kind, tsc, cpu) {
         Fast::Done(len) => Some(len),
         Fast::General => write_general(t, len, id, kind, tsc, cpu, &[]),
-        Fast::Cull(len, run) => Some(cull_now(t, len, id, run, tsc)),
+        Fast::Count(len, kept) => Some(count_out(t, len, id, kept, tsc)),
         Fast::Tails(len, last) => Some(finish_tails(t, len, id, tsc, last)),
     }
 }
@@ -324,25 +341,24 @@ unsafe fn write_one<const CULL: bool>(
                         rewind::Erased::Done(len) => len,
                         rewind::Erased::Tails(len, last) => return Written::Tails(len, last),
                     };
-                    if CULL && t.cull_on.get() {
-                        if let Some(run) = cull::erased(t, id) {
-                            return Written::Cull(new_len, run);
-                        }
+                    if CULL && t.cull_on.get() && !cull::erased_inline(t, id) {
+                        return Written::Count(new_len, false);
                     }
                     return Written::Done(new_len);
                 }
             }
-            let probed = CULL && t.cull_on.get() && cull::kept(t, id);
+            let settle = CULL && t.cull_on.get() && !cull::kept_settled(t, id);
             // SAFETY: forwarded contract.
             unsafe { w.store(len, function_word(id, FnKind::Exit, delta)) };
             // Once an exit is kept, nothing before it can be erased.
             w.publish_stable(len + 1);
             t.enters.set(0);
             t.tails.set(0);
-            if probed {
-                // A probe's call that reached the threshold: restore its function.
+            if settle {
+                // Out of line: a run to take the kept call off, or a probe's call that reached
+                // the threshold, whose function is restored.
                 t.last_tsc.set(tsc);
-                return Written::Cull(len + 1, cull::RESTORE);
+                return Written::Count(len + 1, true);
             }
         }
         FnKind::TailExit => {
@@ -422,7 +438,7 @@ fn write_general(
         // SAFETY: `prepare` checked room for one more word.
         match unsafe { write_one::<true>(t, len, id, kind, tsc, delta as u32) } {
             Written::Done(len) => len,
-            Written::Cull(len, run) => cull_now(t, len, id, run, tsc),
+            Written::Count(len, kept) => count_out(t, len, id, kept, tsc),
             Written::Tails(len, last) => finish_tails(t, len, id, tsc, last),
         }
     })

@@ -101,7 +101,7 @@ pub(crate) const CULLED: u8 = 2;
 /// A run at or past this value marks a function a probe has let through (see [`probe`]).
 pub(crate) const PROBE: u32 = 1 << 31;
 
-/// What [`kept`] hands to `controller::cull_now` as the run when a probe's call was kept: the
+/// What `controller::count_out` hands to `controller::cull_now` as the run when a probe's call was kept: the
 /// function is to be restored.
 pub(crate) const RESTORE: u32 = 0;
 
@@ -154,6 +154,40 @@ fn slot(t: &ThreadState, index: u32) -> &LocalRun {
 /// it reaches the cull threshold (at once during a probe).
 #[inline(always)]
 pub(crate) fn erased(t: &ThreadState, id_field: u32) -> Option<u32> {
+    if erased_inline(t, id_field) {
+        return None;
+    }
+    erased_out(t, id_field)
+}
+
+/// The usual case of [`erased`], with no call in it: counts the call in the thread's own slot
+/// and answers true, or answers false, having counted nothing, when [`erased_out`] is due (a
+/// probe, a slot to claim, a count that reached its look).
+#[inline(always)]
+pub(crate) fn erased_inline(t: &ThreadState, id_field: u32) -> bool {
+    let index = (id_field >> ID_SHIFT).wrapping_sub(1);
+    let Some(f) = t.functions.get().get(index as usize) else {
+        return true;
+    };
+    if f.flags() & PROBING != 0 {
+        return false;
+    }
+    let s = slot(t, index);
+    if s.function.get() != index + 1 {
+        return false;
+    }
+    let n = s.count.get() + 1;
+    if n >= s.look_at.get() {
+        return false;
+    }
+    s.count.set(n);
+    true
+}
+
+/// [`erased`] when [`erased_inline`] could not count the call.
+#[cold]
+#[inline(never)]
+pub(crate) fn erased_out(t: &ThreadState, id_field: u32) -> Option<u32> {
     let index = (id_field >> ID_SHIFT).wrapping_sub(1);
     let f = t.functions.get().get(index as usize)?;
     if f.flags() & PROBING != 0 {
@@ -163,11 +197,7 @@ pub(crate) fn erased(t: &ThreadState, id_field: u32) -> Option<u32> {
     if s.function.get() != index + 1 {
         return claim(t, f, index);
     }
-    let n = s.count.get() + 1;
-    s.count.set(n);
-    if n < s.look_at.get() {
-        return None;
-    }
+    s.count.set(s.count.get() + 1);
     look(t, f, s)
 }
 
@@ -268,11 +298,30 @@ pub(crate) fn leave(t: &ThreadState, running: bool) {
     }
 }
 
-/// A call of the function with id field `id_field` was kept: the thread's count joins the run
-/// and the kept call takes [`KEPT_COST`] off it (see the module's docs). True when the call was
-/// let through by a probe: the function is to be restored (its run starts over).
+/// A call of the function with id field `id_field` was kept: true in the usual case of a
+/// function that is often kept (nothing counted, nothing to take off), false when [`kept_out`]
+/// is due.
 #[inline(always)]
-pub(crate) fn kept(t: &ThreadState, id_field: u32) -> bool {
+pub(crate) fn kept_settled(t: &ThreadState, id_field: u32) -> bool {
+    let index = (id_field >> ID_SHIFT).wrapping_sub(1);
+    let Some(f) = t.functions.get().get(index as usize) else {
+        return true;
+    };
+    let s = slot(t, index);
+    let mine = if s.function.get() == index + 1 {
+        s.count.get()
+    } else {
+        0
+    };
+    mine == 0 && f.run().load(Relaxed) == 0
+}
+
+/// A kept call with a count or a run to settle: the thread's count joins the run and the kept
+/// call takes [`KEPT_COST`] off it (see the module's docs). True when the call was let through
+/// by a probe: the function is to be restored (its run starts over).
+#[cold]
+#[inline(never)]
+pub(crate) fn kept_out(t: &ThreadState, id_field: u32) -> bool {
     let index = (id_field >> ID_SHIFT).wrapping_sub(1);
     let Some(f) = t.functions.get().get(index as usize) else {
         return false;
@@ -283,16 +332,11 @@ pub(crate) fn kept(t: &ThreadState, id_field: u32) -> bool {
     } else {
         0
     };
-    // The usual case of a function that is often kept: nothing counted, nothing to take off.
-    if mine == 0 && f.run().load(Relaxed) == 0 {
-        return false;
-    }
     kept_counted(t, f, s, index, mine)
 }
 
-/// [`kept`] with a count or a run to settle.
-#[cold]
-#[inline(never)]
+/// [`kept_out`]'s work, with the function, its slot and the thread's count.
+#[inline(always)]
 fn kept_counted(t: &ThreadState, f: &FnDesc, s: &LocalRun, index: u32, mine: u32) -> bool {
     let run = f.run().load(Relaxed);
     let ours = s.function.get() == index + 1;

@@ -196,7 +196,7 @@ fn record_one(f: &'static FnDesc, kind: FnKind) -> Entry {
             USUAL
         }
         controller::Fast::General => general_rest(l, len, id, kind, tsc, cpu),
-        controller::Fast::Cull(len, run) => cull_rest(l, len, id, run, tsc),
+        controller::Fast::Count(len, kept) => count_rest(l, len, id, kept, tsc),
         controller::Fast::Tails(len, last) => tails_rest(l, len, id, tsc, last),
     }
 }
@@ -247,12 +247,13 @@ fn tails_rest(l: &Local, len: u32, id: u32, tsc: u64, last: u64) -> Entry {
     USUAL
 }
 
-/// The end of [`record_one`] when the erased call's function is due to be culled.
+/// The end of [`record_one`] when the call is counted for culling out of line
+/// ([`controller::Fast::Count`]).
 #[cold]
 #[inline(never)]
-fn cull_rest(l: &Local, len: u32, id: u32, run: u32, tsc: u64) -> Entry {
+fn count_rest(l: &Local, len: u32, id: u32, kept: bool, tsc: u64) -> Entry {
     let t = &l.state;
-    t.end_write(controller::cull_now(t, len, id, run, tsc));
+    t.end_write(controller::count_out(t, len, id, kept, tsc));
     USUAL
 }
 
@@ -704,7 +705,7 @@ fn trigger_event(f: &'static FnDesc, kind: FnKind) -> Entry {
     let len = match controller::record_fast_uncounted(t, len, id, kind, tsc, cpu) {
         // Uncounted, no call asks for a cull; were one to, the record is done all the same,
         // and a function with a trigger is never culled.
-        controller::Fast::Done(len) | controller::Fast::Cull(len, _) => len,
+        controller::Fast::Done(len) | controller::Fast::Count(len, _) => len,
         // Nothing written yet: the general path records and times it, at a clock reading of
         // its own.
         controller::Fast::General => {
@@ -834,7 +835,7 @@ fn record_at(f: &'static FnDesc, kind: FnKind, args: &[u64], tsc: u64, cpu: u32)
             USUAL
         }
         controller::Fast::General => general_rest(l, len, id, kind, tsc, cpu),
-        controller::Fast::Cull(len, run) => cull_rest(l, len, id, run, tsc),
+        controller::Fast::Count(len, kept) => count_rest(l, len, id, kept, tsc),
         controller::Fast::Tails(len, last) => tails_rest(l, len, id, tsc, last),
     }
 }
