@@ -118,7 +118,7 @@ fn guarded_entry(f: &'static FnDesc) -> Entry {
             return profile_event(f, FnKind::Enter);
         }
         if flags & (call_trie::UNLOGGED | call_trie::PROFILED) == 0 {
-            return trigger_event(f, FnKind::Enter);
+            return trigger_enter(f);
         }
         return special(f, FnKind::Enter, &[]);
     }
@@ -134,7 +134,7 @@ fn guarded_exit(f: &'static FnDesc) -> Entry {
             return profile_event(f, FnKind::Exit);
         }
         if flags & (call_trie::UNLOGGED | call_trie::PROFILED) == 0 {
-            return trigger_event(f, FnKind::Exit);
+            return trigger_exit(f);
         }
         return special(f, FnKind::Exit, &[]);
     }
@@ -682,8 +682,9 @@ fn special(f: &'static FnDesc, kind: FnKind, args: &[u64]) -> Entry {
 /// [`special`]'s work with one look at the thread for the record and the timing, inside one
 /// write bracket, on the counter clock; anything else (no buffer, another clock, a thread not
 /// in the recording, a record that is not the usual one) goes through [`special`] or the
-/// record's own rest, then [`time_trigger`].
-#[inline(never)]
+/// record's own rest, then [`time_trigger`]. Compiled once per kind, so that each copy does
+/// only its own half of the timing.
+#[inline(always)]
 fn trigger_event(f: &'static FnDesc, kind: FnKind) -> Entry {
     let l = thread_local::get();
     let t = &l.state;
@@ -736,6 +737,18 @@ fn trigger_event(f: &'static FnDesc, kind: FnKind) -> Entry {
     }
     t.end_write(len);
     USUAL
+}
+
+/// [`trigger_event`] for an entry.
+#[inline(never)]
+fn trigger_enter(f: &'static FnDesc) -> Entry {
+    trigger_event(f, FnKind::Enter)
+}
+
+/// [`trigger_event`] for an exit.
+#[inline(never)]
+fn trigger_exit(f: &'static FnDesc) -> Entry {
+    trigger_event(f, FnKind::Exit)
 }
 
 /// Two `u32`s in one register, for a tail call's arguments.
