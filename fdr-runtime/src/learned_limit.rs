@@ -146,7 +146,9 @@ impl Learned {
     #[inline(always)]
     pub(crate) fn count_call(&self, d: u64, cpu: u32, now: u64) -> bool {
         let shards = self.shards.len();
-        let shard = &self.shards[cpu as usize & (shards - 1)];
+        // SAFETY: `new` makes a power of two of shards, at least one, so the mask is below
+        // their number.
+        let shard = unsafe { self.shards.get_unchecked(cpu as usize & (shards - 1)) };
         // A load and a store, not an atomic add: only threads on this CPU write the shard, so
         // a count is lost only when a thread is preempted between the two by one that counts a
         // call of the same function on the same CPU (or moved to another CPU since it read the
