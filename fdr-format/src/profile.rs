@@ -63,15 +63,18 @@ pub const MAX_NAME: usize = 4096;
 /// ```
 #[inline]
 pub const fn bucket(d: u64) -> usize {
-    if d < SUB {
-        return d as usize;
+    // Without a branch (a learned limit counts every call): `shift` is the octave past the
+    // first 16 ticks, whose buckets are one tick each, and `d >> shift` the duration's top four
+    // bits there, 8 to 15: its bucket is 8 per octave past those and the three bits under the
+    // top one. Durations from `2^MAX_OCTAVE` up land past the last bucket, and are clamped to it.
+    let octave = 63 - (d | 1).leading_zeros();
+    let shift = octave.saturating_sub(SUB_BITS);
+    let b = (shift as u64 * SUB + (d >> shift)) as usize;
+    if b < BUCKETS - 1 {
+        b
+    } else {
+        BUCKETS - 1
     }
-    let octave = 63 - d.leading_zeros();
-    if octave >= MAX_OCTAVE {
-        return BUCKETS - 1;
-    }
-    let sub = (d >> (octave - SUB_BITS)) & (SUB - 1);
-    ((octave - SUB_BITS + 1) as u64 * SUB + sub) as usize
 }
 
 /// The smallest duration in bucket `i`, ticks.
