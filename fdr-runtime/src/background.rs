@@ -8,7 +8,9 @@
 //!
 //! It sleeps on the wake-up pipe; with triggers it also wakes every quarter of the shortest limit
 //! (between 1 ms and 100 ms) to look at the open trigger calls, and with culling at least every
-//! `cull::PROBE_PERIOD_MS`. It ends when the recording stops.
+//! `cull::PROBE_PERIOD_MS`. Each job keeps its own period whatever wakes the writer: the probes
+//! every `cull::PROBE_PERIOD_MS`, the crash box and the profiles of threads that ended every
+//! second. It ends when the recording stops.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -84,6 +86,7 @@ fn run(s: &Session) {
     let mut reported: HashSet<(u32, u64)> = HashSet::new();
     let mut open = Vec::new();
     let mut seen = Seen::new();
+    let (mut next_probe, mut next_second) = (Instant::now(), Instant::now());
     let recording = || s.state() == State::Recording;
     s.pool().prefault(recording);
     let mut said_full = false;
@@ -132,22 +135,42 @@ fn run(s: &Session) {
         if let Some((call, n)) = s.triggers().mailbox.take() {
             write(s, call, n);
         }
-        if probe_ms.is_some() {
-            s.counters().add_probes(cull::probe(&mut cursor));
+        // The writer wakes as often as its most frequent job asks (a short trigger limit: every
+        // millisecond); each other job keeps its own period. Probing on every wake-up let each
+        // culled function's calls through ten times as often as `PROBE_PERIOD_MS` says, and the
+        // crash box's tables were rebuilt every millisecond.
+        let now = Instant::now();
+        if let Some(ms) = probe_ms {
+            if due(&mut next_probe, now, ms) {
+                s.counters().add_probes(cull::probe(&mut cursor));
+            }
         }
-        if let Some(p) = s.profiles() {
-            p.collect_ended();
+        // The calibration is finished once its window has passed.
+        if !s.calibrated() && crate::clock::refine(s.setup().cal_start).is_some() {
+            s.ticks_per_second();
         }
-        keep_box(s);
+        if due(&mut next_second, now, 1000) {
+            if let Some(p) = s.profiles() {
+                p.collect_ended();
+            }
+            keep_box(s);
+        }
     }
 }
 
-/// Finishes the calibration when its window has passed, and brings the crash box up to date:
-/// a sign of life, and the function and thread tables when they grew.
-fn keep_box(s: &Session) {
-    if !s.calibrated() && crate::clock::refine(s.setup().cal_start).is_some() {
-        s.ticks_per_second();
+/// Whether a job whose next turn is `next` is due at `now`; if so, its next turn is `period_ms`
+/// later (from now: a late writer does not run a job twice to catch up).
+fn due(next: &mut Instant, now: Instant, period_ms: i32) -> bool {
+    if now < *next {
+        return false;
     }
+    *next = now + Duration::from_millis(period_ms.max(1) as u64);
+    true
+}
+
+/// Brings the crash box up to date: a sign of life, and the function and thread tables when
+/// they grew.
+fn keep_box(s: &Session) {
     let Some(b) = s.pool().crash_box() else {
         return;
     };

@@ -479,3 +479,62 @@ fn a_kept_call_takes_a_thousand_off_the_run_so_rare_long_calls_do_not_stop_a_cul
     assert_eq!(entries(&log, 400, OFTEN_KEPT.id()), 50);
     assert_eq!(log.run.calls_erased, 4_999 + 4_999 + 2_002 + 50 * 999);
 }
+
+desc!(PROBED_OFTEN, "culling_many::probed_often");
+desc!(WATCHED, "culling_many::watched");
+
+#[test]
+fn probes_keep_their_period_when_a_short_trigger_wakes_the_writer_every_millisecond() {
+    // A trigger with a 4 ms limit makes the writer look at open calls every millisecond; the
+    // probes of culled functions still come once per PROBE_PERIOD_MS (10 ms), not at every
+    // look. A thread keeps calling the culled function, so that each probe ends (its calls
+    // are short) and the function is culled again, ready for the next.
+    let _turn = testing::exclusive();
+    testing::use_real_clock();
+    let rec = fdr_runtime::start(
+        Config::default()
+            .threshold(Duration::from_micros(500))
+            .cull_memory(false)
+            .cull_after(CULL_AFTER)
+            .trigger("culling_many::watched", Duration::from_millis(4)),
+    )
+    .unwrap();
+    drop(CallGuard::enter(&WATCHED));
+    // Culled first (a call the machine preempts past 500 us starts the run over: runs until
+    // it is), so that the probes below are the period's.
+    let mut runs = 0;
+    loop {
+        let mut bytes = Vec::new();
+        rec.snapshot(&mut bytes).unwrap();
+        let log = fdr_tests::decode(&bytes[..]).unwrap();
+        if culls(&log)
+            .iter()
+            .any(|e| e.1 == CullKind::Culled && e.2 == PROBED_OFTEN.id())
+        {
+            break;
+        }
+        assert!(runs < 1_000, "not culled after {runs} runs of short calls");
+        for _ in 0..CULL_AFTER {
+            drop(CallGuard::enter(&PROBED_OFTEN));
+        }
+        runs += 1;
+    }
+    let started = std::time::Instant::now();
+    while started.elapsed() < Duration::from_millis(300) {
+        for _ in 0..CULL_AFTER {
+            drop(CallGuard::enter(&PROBED_OFTEN));
+        }
+    }
+    let elapsed = started.elapsed();
+    let mut bytes = Vec::new();
+    rec.finish_to(&mut bytes).unwrap();
+    let log = fdr_tests::decode(&bytes[..]).unwrap();
+    // At most one probe per 10 ms of the run, and one more for the start (every look made
+    // about 240 here).
+    let most = elapsed.as_millis() as u64 / 10 + 2;
+    assert!(
+        log.run.probes <= most,
+        "{} probes in {elapsed:?}, at most {most}",
+        log.run.probes
+    );
+}
