@@ -303,17 +303,10 @@ pub(crate) fn leave(t: &ThreadState, running: bool) {
 /// is due.
 #[inline(always)]
 pub(crate) fn kept_settled(t: &ThreadState, id_field: u32) -> bool {
-    let index = (id_field >> ID_SHIFT).wrapping_sub(1);
-    let Some(f) = t.functions.get().get(index as usize) else {
-        return true;
-    };
-    let s = slot(t, index);
-    let mine = if s.function.get() == index + 1 {
-        s.count.get()
-    } else {
-        0
-    };
-    mine == 0 && f.run().load(Relaxed) == 0
+    match kept_state(t, id_field) {
+        Some((f, _, _, mine)) => mine == 0 && f.run().load(Relaxed) == 0,
+        None => true,
+    }
 }
 
 /// A kept call with a count or a run to settle: the thread's count joins the run and the kept
@@ -322,17 +315,22 @@ pub(crate) fn kept_settled(t: &ThreadState, id_field: u32) -> bool {
 #[cold]
 #[inline(never)]
 pub(crate) fn kept_out(t: &ThreadState, id_field: u32) -> bool {
+    kept_state(t, id_field).is_some_and(|(f, s, index, mine)| kept_counted(t, f, s, index, mine))
+}
+
+/// The function with id field `id_field`, its index, this thread's slot for it and the count
+/// the slot holds for it (0 if the slot is another function's).
+#[inline(always)]
+fn kept_state(t: &ThreadState, id_field: u32) -> Option<(&'static FnDesc, &LocalRun, u32, u32)> {
     let index = (id_field >> ID_SHIFT).wrapping_sub(1);
-    let Some(f) = t.functions.get().get(index as usize) else {
-        return false;
-    };
+    let f = t.functions.get().get(index as usize)?;
     let s = slot(t, index);
     let mine = if s.function.get() == index + 1 {
         s.count.get()
     } else {
         0
     };
-    kept_counted(t, f, s, index, mine)
+    Some((f, s, index, mine))
 }
 
 /// [`kept_out`]'s work, with the function, its slot and the thread's count.

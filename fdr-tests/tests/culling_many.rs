@@ -387,6 +387,28 @@ fn the_log_counts_the_calls_erased_and_the_probes() {
 
 desc!(PROBED, "culling_many::probed");
 
+/// Whether a snapshot of `rec` holds a cull event of `kind` for `f`.
+fn has_cull(rec: &fdr_runtime::Recorder, kind: CullKind, f: &'static FnDesc) -> bool {
+    let mut bytes = Vec::new();
+    rec.snapshot(&mut bytes).unwrap();
+    let log = fdr_tests::decode(&bytes[..]).unwrap();
+    culls(&log).iter().any(|e| e.1 == kind && e.2 == f.id())
+}
+
+/// Culls `f` with runs of short calls on the real clock. A call the machine preempts past the
+/// threshold is kept and starts the run over (CI's loaded machine did, and the function was
+/// never culled): runs until a snapshot shows the cull, at most 1,000.
+fn cull_on_the_real_clock(rec: &fdr_runtime::Recorder, f: &'static FnDesc) {
+    let mut runs = 0;
+    while !has_cull(rec, CullKind::Culled, f) {
+        assert!(runs < 1_000, "not culled after {runs} runs of short calls");
+        for _ in 0..CULL_AFTER {
+            drop(CallGuard::enter(f));
+        }
+        runs += 1;
+    }
+}
+
 #[test]
 fn the_background_writer_probes_a_culled_function_that_became_slow_and_restores_it() {
     // The real clock: the writer probes by itself every PROBE_PERIOD_MS.
@@ -402,25 +424,8 @@ fn the_background_writer_probes_a_culled_function_that_became_slow_and_restores_
             .cull_after(CULL_AFTER),
     )
     .unwrap();
-    let has = |rec: &fdr_runtime::Recorder, kind: CullKind| {
-        let mut bytes = Vec::new();
-        rec.snapshot(&mut bytes).unwrap();
-        let log = fdr_tests::decode(&bytes[..]).unwrap();
-        culls(&log)
-            .iter()
-            .any(|e| e.1 == kind && e.2 == PROBED.id())
-    };
-    // With the real clock, a call the machine preempts for 500 us is kept and starts the run
-    // over (CI's loaded machine did, and the function was never culled): short calls until it
-    // is.
-    let mut runs = 0;
-    while !has(&rec, CullKind::Culled) {
-        assert!(runs < 1_000, "not culled after {runs} runs of short calls");
-        for _ in 0..CULL_AFTER {
-            drop(CallGuard::enter(&PROBED));
-        }
-        runs += 1;
-    }
+    let has = |rec: &fdr_runtime::Recorder, kind: CullKind| has_cull(rec, kind, &PROBED);
+    cull_on_the_real_clock(&rec, &PROBED);
     // Culled now: calls that sleep 1 ms are skipped until a probe lets one through, which is
     // kept and restores the function. Look for the restore in snapshots, for at most 10 s.
     let restored = |rec: &fdr_runtime::Recorder| has(rec, CullKind::Restored);
@@ -500,25 +505,8 @@ fn probes_keep_their_period_when_a_short_trigger_wakes_the_writer_every_millisec
     )
     .unwrap();
     drop(CallGuard::enter(&WATCHED));
-    // Culled first (a call the machine preempts past 500 us starts the run over: runs until
-    // it is), so that the probes below are the period's.
-    let mut runs = 0;
-    loop {
-        let mut bytes = Vec::new();
-        rec.snapshot(&mut bytes).unwrap();
-        let log = fdr_tests::decode(&bytes[..]).unwrap();
-        if culls(&log)
-            .iter()
-            .any(|e| e.1 == CullKind::Culled && e.2 == PROBED_OFTEN.id())
-        {
-            break;
-        }
-        assert!(runs < 1_000, "not culled after {runs} runs of short calls");
-        for _ in 0..CULL_AFTER {
-            drop(CallGuard::enter(&PROBED_OFTEN));
-        }
-        runs += 1;
-    }
+    // Culled first, so that the probes below are the period's.
+    cull_on_the_real_clock(&rec, &PROBED_OFTEN);
     let started = std::time::Instant::now();
     while started.elapsed() < Duration::from_millis(300) {
         for _ in 0..CULL_AFTER {
