@@ -150,9 +150,13 @@ fn copy_buffer(pool: &Pool, index: u32, planned: u64) -> Copy {
         if state == FREE {
             return Copy::Empty;
         }
+        // The count before the length: an undo lowers the length before it counts, so a count
+        // read here that already includes an undo comes with the length that undo left.
         let rewinds = slot.rewinds.load(Ordering::Acquire);
         let stable = slot.stable.load(Ordering::Acquire) as usize;
         let len = (slot.len.load(Ordering::Acquire) as usize).min(words.len());
+        #[cfg(test)]
+        seam::loaded();
         let thread = slot.thread.load(Ordering::Relaxed);
         let thread_seq = slot.thread_seq.load(Ordering::Relaxed);
         let tid = slot.tid.load(Ordering::Relaxed);
@@ -189,4 +193,103 @@ fn copy_buffer(pool: &Pool, index: u32, planned: u64) -> Copy {
         });
     }
     Copy::Missed
+}
+
+/// Lets a test stop a copy between reading the slot and copying the words.
+#[cfg(test)]
+mod seam {
+    use std::cell::RefCell;
+
+    thread_local! {
+        static LOADED: RefCell<Option<Box<dyn FnOnce()>>> = const { RefCell::new(None) };
+    }
+
+    /// Runs `f` in this thread's next copy, once it has read the slot's count and lengths.
+    pub(super) fn when_loaded(f: impl FnOnce() + 'static) {
+        LOADED.with(|m| *m.borrow_mut() = Some(Box::new(f)));
+    }
+
+    pub(super) fn loaded() {
+        if let Some(f) = LOADED.with(|m| m.borrow_mut().take()) {
+            f();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc::channel;
+
+    use fdr_format::FnKind;
+
+    use super::*;
+    use crate::record_writer::{seam as undo, RecordWriter};
+    use crate::registry::Registry;
+    use crate::Mode;
+
+    /// An entry record of function 1 (what the rewind steps back over).
+    fn entry(delta: u32) -> u64 {
+        fdr_format::function_word(1 << fdr_format::ID_SHIFT, FnKind::Enter, delta)
+    }
+
+    /// The interleaving that tore copies: the copy reads the slot at the undo's midpoint
+    /// (between its two stores) and copies the words after they were written again. The copy
+    /// must be one the owner published: the entry at `at` with the longer length, or the
+    /// shorter length, never the longer length over the new record's first word. The old order
+    /// (count, then length) gave the torn one.
+    #[test]
+    fn a_copy_that_reads_the_slot_during_an_undo_is_never_torn() {
+        let threads = Registry::new(4);
+        let pool = Pool::new(512, 2, Mode::Ring).unwrap();
+        let index = pool.acquire(&threads).unwrap();
+        let slot = &pool.slots()[index as usize];
+        let gen = slot.gen.load(Ordering::SeqCst);
+        let w = RecordWriter::new();
+        // SAFETY: the buffer was just handed out to this test, which is its only writer, and
+        // both outlive `w`'s use (it is cleared below).
+        unsafe { w.install(slot, pool.buffer(index)) };
+        let at = PREAMBLE_WORDS + 4;
+        for i in 0..at {
+            // SAFETY: `at` words fit the 64-word buffer.
+            unsafe { w.store(i, entry(i)) };
+        }
+        w.publish_stable(at);
+        // An entry, published; then erased, and a metadata record written where it was.
+        // SAFETY: as above.
+        unsafe { w.store(at, entry(99)) };
+        w.publish(at + 1);
+        let meta = meta::tsc_wrap(12345);
+        let (go, started) = channel::<()>();
+        let (read, loaded) = channel::<()>();
+        let (rewritten, resume) = channel::<()>();
+        std::thread::scope(|s| {
+            let pool = &pool;
+            let copier = s.spawn(move || {
+                started.recv().unwrap();
+                seam::when_loaded(move || {
+                    read.send(()).unwrap();
+                    resume.recv().unwrap();
+                });
+                copy_buffer(pool, index, gen)
+            });
+            undo::at_next_undo(move || {
+                go.send(()).unwrap();
+                loaded.recv().unwrap();
+            });
+            w.publish_undo(at);
+            // SAFETY: as above; two words at `at`.
+            unsafe { w.store_meta(at, meta) };
+            w.publish_stable(at + 2);
+            rewritten.send(()).unwrap();
+            let Copy::Block(b) = copier.join().unwrap() else {
+                panic!("the live buffer was not copied");
+            };
+            match b.words.len() as u32 {
+                n if n == at + 1 => assert_eq!(b.words[at as usize], entry(99), "a torn copy"),
+                n if n == at || n == at + 2 => {}
+                n => panic!("a copy of {n} words, not one the owner published"),
+            }
+        });
+        w.clear();
+    }
 }

@@ -6,9 +6,9 @@
 //!
 //! | field | written by | ordering | read by the snapshot as |
 //! |---|---|---|---|
-//! | `len` | owner, after the words below it | Release | how many words are final or in use |
+//! | `len` | owner, after the words below it (Release); lowered by an undo before `rewinds` moves (Relaxed) | Release / Relaxed | how many words are final or in use |
 //! | `stable` | owner, when nothing below it can be rewound | Release | the prefix to fall back to |
-//! | `rewinds` | owner, then a Release fence, before rewriting rewound words | Relaxed + fence | "the copy raced a rewind: retry" |
+//! | `rewinds` | owner, after lowering `len`, then a Release fence, before rewriting rewound words | Release + fence | read before `len` (Acquire) and after the copy (behind an Acquire fence): "the copy raced a rewind: retry" |
 //! | `limit` | owner (sets it when it takes the buffer), pool (0 on retire and stop) | SeqCst | never: it only stops the owner |
 //! | `state` | pool: FREE, OWNED, RETIRED | Release | whether the buffer holds data |
 //! | `gen` | pool, then a Release fence, before a new owner writes | AcqRel + fence | "the copy raced a recycle: drop it" |
