@@ -418,12 +418,7 @@ pub(crate) fn erase_created(
     let t = &l.state;
     let len = t.len.get();
     // The clock is read only once the record is known to be the last one.
-    if len != c.len
-        || len >= t.writer.limit()
-        || t.enters.get() != 0
-        || t.tails.get() != 0
-        || l.member.dead.get()
-    {
+    if !rewind::created_is_last(t, len, c) || len >= t.writer.limit() || l.member.dead.get() {
         return Err(When::Now);
     }
     let (now, cpu) = clock::now();
@@ -721,22 +716,75 @@ fn trigger_event(f: &'static FnDesc, kind: FnKind) -> Entry {
     // holds the call's exit.
     // SAFETY: the membership's strong count keeps the session alive.
     let s = unsafe { &*p };
-    // An async function's trigger applies to its tasks (see `task`), not to one poll.
-    if s.in_this_process() && f.kind() != crate::FnKindTag::Async {
-        let id = id >> ID_SHIFT;
-        let key = l.member.key.get();
-        if let Some(end) = s.triggers().time_call(s.threads(), key, id, kind, tsc) {
-            if end.slow {
-                return timed_rest(l, pack(len, id), end.start, end.mark, tsc, cpu);
-            }
-            let d = tsc.wrapping_sub(end.start);
-            if s.triggers().count_call(id, d, cpu, tsc) {
-                return timed_rest(l, pack(len, id), end.start, 0, tsc, cpu | RECOMPUTE);
-            }
-        }
+    let id = id >> ID_SHIFT;
+    match time_event(s, l, f, id, kind, tsc, cpu) {
+        Timed::Done => {}
+        Timed::Slow { start, mark } => return timed_rest(l, pack(len, id), start, mark, tsc, cpu),
+        Timed::Recompute => return timed_rest(l, pack(len, id), 0, 0, tsc, cpu | RECOMPUTE),
     }
     t.end_write(len);
     USUAL
+}
+
+/// What timing an event of an armed function leaves to do ([`time_event`]).
+enum Timed {
+    /// Nothing: an entry, or an exit within its limit that was counted.
+    Done,
+    /// The call that started at `start` (with the watchdog's CPU-wait `mark`) passed its limit:
+    /// fire, then count it ([`settle`]).
+    Slow { start: u64, mark: u64 },
+    /// The call was counted and its learned limit is due to be recomputed.
+    Recompute,
+}
+
+/// Times an event of armed function `f` (id `id`) at `now` on `cpu` in session `s`, inside the
+/// thread's write bracket: an entry goes on the thread's open trigger calls; an exit comes off
+/// and is judged against its limit, and one within it is counted towards a learned limit. What
+/// is left (rare) is for [`settle`], out of line on the fast path.
+#[inline(always)]
+fn time_event(
+    s: &session::Session,
+    l: &Local,
+    f: &'static FnDesc,
+    id: u32,
+    kind: FnKind,
+    now: u64,
+    cpu: u32,
+) -> Timed {
+    // An async function's trigger applies to its tasks (see `task`), not to one poll.
+    if !s.in_this_process() || f.kind() == crate::FnKindTag::Async {
+        return Timed::Done;
+    }
+    let key = l.member.key.get();
+    let Some(end) = s.triggers().time_call(s.threads(), key, id, kind, now) else {
+        return Timed::Done;
+    };
+    if end.slow {
+        return Timed::Slow {
+            start: end.start,
+            mark: end.mark,
+        };
+    }
+    if s.triggers()
+        .count_call(id, now.wrapping_sub(end.start), cpu, now)
+    {
+        return Timed::Recompute;
+    }
+    Timed::Done
+}
+
+/// Does what [`time_event`] left for an exit of function `id` at `now` on `cpu`: fires the
+/// trigger of a call past its limit and counts it, or recomputes the learned limit.
+#[inline(always)]
+fn settle(s: &session::Session, l: &Local, id: u32, timed: Timed, now: u64, cpu: u32) {
+    match timed {
+        Timed::Done => {}
+        Timed::Slow { start, mark } => {
+            s.slow_call(id, l.member.key.get(), start, now, mark);
+            s.triggers().observe(id, now.wrapping_sub(start), cpu, now);
+        }
+        Timed::Recompute => s.triggers().recompute(id, now),
+    }
 }
 
 /// [`trigger_event`] for an entry.
@@ -768,9 +816,10 @@ fn unpack(ab: u64) -> (u32, u32) {
 const RECOMPUTE: u32 = 1 << 31;
 
 /// The end of [`trigger_event`]'s exit (of function `id`, with the buffer at `len`, packed as
-/// `len_id`) when it has more to do than count the call: fire the trigger of a call past its
-/// limit that started at `start` (then count it), or recompute the learned limit the count
-/// made due (`RECOMPUTE` in `cpu`). Then closes the write bracket.
+/// `len_id`) when timing it left more to do than count the call: [`settle`] a call past its
+/// limit that started at `start` (with `mark`), or the learned limit's recompute (`RECOMPUTE`
+/// in `cpu`), its arguments in registers rather than a [`Timed`] in memory. Then closes the
+/// write bracket.
 #[cold]
 #[inline(never)]
 fn timed_rest(l: &Local, len_id: u64, start: u64, mark: u64, now: u64, cpu: u32) -> Entry {
@@ -778,12 +827,12 @@ fn timed_rest(l: &Local, len_id: u64, start: u64, mark: u64, now: u64, cpu: u32)
     let p = l.member.session.get();
     // SAFETY: the membership's strong count keeps the session alive (the caller checked it).
     let s = unsafe { &*p };
-    if cpu & RECOMPUTE != 0 {
-        s.triggers().recompute(id, now);
+    let timed = if cpu & RECOMPUTE != 0 {
+        Timed::Recompute
     } else {
-        s.slow_call(id, l.member.key.get(), start, now, mark);
-        s.triggers().observe(id, now.wrapping_sub(start), cpu, now);
-    }
+        Timed::Slow { start, mark }
+    };
+    settle(s, l, id, timed, now, cpu & !RECOMPUTE);
     l.state.end_write(len);
     USUAL
 }
@@ -877,9 +926,7 @@ fn time_trigger(f: &'static FnDesc, kind: FnKind, now: u64, cpu: u32) {
     t.end_write(len);
 }
 
-/// Times an event of armed function `f` (id `id`) at `now` in session `s`, inside the thread's
-/// write bracket: an entry goes on the thread's open trigger calls; an exit comes off, fires
-/// the trigger past the limit, and counts towards a learned limit.
+/// [`time_event`] and [`settle`] together, for the paths that are not the trigger's fast one.
 #[inline(always)]
 fn time_armed(
     s: &session::Session,
@@ -890,17 +937,8 @@ fn time_armed(
     now: u64,
     cpu: u32,
 ) {
-    // An async function's trigger applies to its tasks (see `task`), not to one poll.
-    if s.in_this_process() && f.kind() != crate::FnKindTag::Async {
-        let key = l.member.key.get();
-        if let Some(end) = s.triggers().time_call(s.threads(), key, id, kind, now) {
-            if end.slow {
-                s.slow_call(id, key, end.start, now, end.mark);
-            }
-            s.triggers()
-                .observe(id, now.wrapping_sub(end.start), cpu, now);
-        }
-    }
+    let timed = time_event(s, l, f, id, kind, now, cpu);
+    settle(s, l, id, timed, now, cpu);
 }
 
 /// Adds an event of `f` to the thread's call trie: the profile's path. Says whether the thread

@@ -120,10 +120,20 @@ pub(crate) struct Created {
 /// The words of a task's creation record: its header (two words) and its payload (two).
 pub(crate) const CREATED_WORDS: u32 = 4;
 
+/// Whether the creation record `c` may still be the last record of the thread's buffer at
+/// `len`: nothing written since it (the length is the one after it) or everything since erased
+/// (no entries or pairs left open after it). Checked before the clock is read for
+/// [`erase_created`].
+#[inline(always)]
+pub(crate) fn created_is_last(t: &ThreadState, len: u32, c: &Created) -> bool {
+    len == c.len && t.enters.get() == 0 && t.tails.get() == 0
+}
+
 /// Takes back the creation record of a task that ends now, if it is the last record of the
-/// buffer (`len` is `c.len`), holds `payload`, and the task began less than the threshold before
-/// `now`; returns the new length. The thread's counters are those it had before the record, so
-/// the call whose poll made the task can still be erased in its turn.
+/// buffer ([`created_is_last`], which the caller checked), holds `payload`, and the task began
+/// less than the threshold before `now`; returns the new length. The thread's counters are those
+/// it had before the record, so the call whose poll made the task can still be erased in its
+/// turn.
 ///
 /// # Safety
 /// The writer holds a buffer with at least `len` words, inside the thread's write bracket.
@@ -134,9 +144,7 @@ pub(crate) unsafe fn erase_created(
     payload: [u64; 2],
     now: u64,
 ) -> Option<u32> {
-    if len != c.len || t.enters.get() != 0 || t.tails.get() != 0 {
-        return None;
-    }
+    debug_assert!(created_is_last(t, len, c));
     // Everything since the record was erased, so `last_tsc` is its time again.
     let created = t.last_tsc.get();
     if now.wrapping_sub(created) >= t.threshold.get() {
