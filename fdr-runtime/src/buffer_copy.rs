@@ -156,7 +156,7 @@ fn copy_buffer(pool: &Pool, index: u32, planned: u64) -> Copy {
         let stable = slot.stable.load(Ordering::Acquire) as usize;
         let len = (slot.len.load(Ordering::Acquire) as usize).min(words.len());
         #[cfg(test)]
-        seam::loaded();
+        crate::seam::pass(&crate::seam::COPY_LOADED);
         let thread = slot.thread.load(Ordering::Relaxed);
         let thread_seq = slot.thread_seq.load(Ordering::Relaxed);
         let tid = slot.tid.load(Ordering::Relaxed);
@@ -195,27 +195,6 @@ fn copy_buffer(pool: &Pool, index: u32, planned: u64) -> Copy {
     Copy::Missed
 }
 
-/// Lets a test stop a copy between reading the slot and copying the words.
-#[cfg(test)]
-mod seam {
-    use std::cell::RefCell;
-
-    thread_local! {
-        static LOADED: RefCell<Option<Box<dyn FnOnce()>>> = const { RefCell::new(None) };
-    }
-
-    /// Runs `f` in this thread's next copy, once it has read the slot's count and lengths.
-    pub(super) fn when_loaded(f: impl FnOnce() + 'static) {
-        LOADED.with(|m| *m.borrow_mut() = Some(Box::new(f)));
-    }
-
-    pub(super) fn loaded() {
-        if let Some(f) = LOADED.with(|m| m.borrow_mut().take()) {
-            f();
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::mpsc::channel;
@@ -223,8 +202,9 @@ mod tests {
     use fdr_format::FnKind;
 
     use super::*;
-    use crate::record_writer::{seam as undo, RecordWriter};
+    use crate::record_writer::RecordWriter;
     use crate::registry::Registry;
+    use crate::seam;
     use crate::Mode;
 
     /// An entry record of function 1 (what the rewind steps back over).
@@ -266,13 +246,13 @@ mod tests {
             let pool = &pool;
             let copier = s.spawn(move || {
                 started.recv().unwrap();
-                seam::when_loaded(move || {
+                seam::at(&seam::COPY_LOADED, move || {
                     read.send(()).unwrap();
                     resume.recv().unwrap();
                 });
                 copy_buffer(pool, index, gen)
             });
-            undo::at_next_undo(move || {
+            seam::at(&seam::UNDO_MIDWAY, move || {
                 go.send(()).unwrap();
                 loaded.recv().unwrap();
             });

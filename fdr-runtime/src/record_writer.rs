@@ -128,30 +128,9 @@ impl RecordWriter {
         let slot = self.slot();
         slot.len.store(len, Ordering::Relaxed);
         #[cfg(test)]
-        seam::midway();
+        crate::seam::pass(&crate::seam::UNDO_MIDWAY);
         let n = slot.rewinds.load(Ordering::Relaxed).wrapping_add(1);
         slot.rewinds.store(n, Ordering::Release);
         fence(Ordering::Release);
-    }
-}
-
-/// Lets a test stop an undo between its two stores (see `buffer_copy`'s tests).
-#[cfg(test)]
-pub(crate) mod seam {
-    use std::cell::RefCell;
-
-    thread_local! {
-        static MIDWAY: RefCell<Option<Box<dyn FnOnce()>>> = const { RefCell::new(None) };
-    }
-
-    /// Runs `f` in this thread's next undo, between its two stores.
-    pub(crate) fn at_next_undo(f: impl FnOnce() + 'static) {
-        MIDWAY.with(|m| *m.borrow_mut() = Some(Box::new(f)));
-    }
-
-    pub(super) fn midway() {
-        if let Some(f) = MIDWAY.with(|m| m.borrow_mut().take()) {
-            f();
-        }
     }
 }
