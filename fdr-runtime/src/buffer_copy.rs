@@ -7,10 +7,11 @@
 //!
 //! - The generation of a slot changes before a new owner writes anything, so a copy that raced
 //!   with a recycle is noticed and left out (the ring has moved past that data anyway).
-//! - The rewind counter changes before an owner writes over words it erased, so a copy of a live
-//!   buffer that raced with a rewind is noticed and retried; after a few tries the copy is cut
-//!   to the prefix the owner had marked as final (nothing below it can be rewound), which was
-//!   read before copying and so cannot have changed.
+//! - The rewind counter changes after an owner lowers the length and before it writes over words
+//!   it erased, so a copy of a live buffer that raced with a rewind is noticed and retried (read
+//!   first, a count that includes an undo comes with that undo's length); after a few tries the
+//!   copy is cut to the prefix the owner had marked as final (nothing below it can be rewound),
+//!   which was read before copying and so cannot have changed.
 //! - Lengths are published after the words, so a copy never contains half a record.
 //!
 //! - The buffers to copy are planned before any is copied, so a thread's blocks in one snapshot
