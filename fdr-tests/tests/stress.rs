@@ -360,7 +360,7 @@ fn short_kept(log: &Log, threshold: u64) -> (u64, u64, u64) {
                     leaves += u64::from(short(u64::from(*d)));
                 }
                 (Rec::Task(fdr_format::TaskKind::Created, _, a, _), Rec::Task(_, _, z, d))
-                    if a == z && i > 0 =>
+                    if a == z && !opens(&b.records[..i]) =>
                 {
                     tasks += u64::from(short(*d as u64));
                 }
@@ -369,6 +369,13 @@ fn short_kept(log: &Log, threshold: u64) -> (u64, u64, u64) {
         }
     }
     (leaves, tasks, task_records)
+}
+
+/// Whether a record after `before` opens its block: only the preamble's metadata precedes it.
+fn opens(before: &[Rec]) -> bool {
+    before
+        .iter()
+        .all(|r| matches!(r, Rec::Cpu(..) | Rec::Wrap(..)))
 }
 
 #[test]
