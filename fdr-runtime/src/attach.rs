@@ -13,6 +13,7 @@ use std::sync::{Arc, OnceLock};
 
 use fdr_format::{block_preamble, BlockStart, BLOCK_PREAMBLE_WORDS};
 
+use crate::registry::ThreadEntry;
 use crate::session;
 use crate::thread_local::{self, Local};
 use crate::thread_state::BUSY;
@@ -51,6 +52,10 @@ fn join(l: &Local, epoch: u64) -> bool {
         s.counters().add_unattached();
         return false;
     };
+    let Some(entry) = s.threads().entry(key) else {
+        return false;
+    };
+    let entry: *const ThreadEntry = entry;
     arm_exit_hook();
     let t = &l.state;
     t.threshold.set(s.setup().threshold_ticks);
@@ -75,6 +80,7 @@ fn join(l: &Local, epoch: u64) -> bool {
         );
     }
     m.key.set(key);
+    m.entry.set(entry);
     m.epoch.set(epoch);
     m.session.set(Arc::into_raw(s));
     true
@@ -107,6 +113,7 @@ pub(crate) fn leave(l: &Local, len: u32) {
     }
     t.writer.clear();
     m.session.set(std::ptr::null());
+    m.entry.set(std::ptr::null());
     m.epoch.set(0);
     if !forked {
         // SAFETY: the membership owned this count and gives it up.

@@ -755,8 +755,10 @@ fn time_event(
     if !s.in_this_process() || f.kind() == crate::FnKindTag::Async {
         return Timed::Done;
     }
-    let key = l.member.key.get();
-    let Some(end) = s.triggers().time_call(s.threads(), key, id, kind, now) else {
+    // SAFETY: the caller's session is the membership's (its strong count keeps it), and the
+    // entry was set with it, to one of its registry's entries (`attach::join`).
+    let thread = unsafe { &*l.member.entry.get() };
+    let Some(end) = s.triggers().time_call(thread, id, kind, now) else {
         return Timed::Done;
     };
     if end.slow {
@@ -765,12 +767,12 @@ fn time_event(
             mark: end.mark,
         };
     }
-    if s.triggers()
-        .count_call(id, now.wrapping_sub(end.start), cpu, now)
-    {
-        return Timed::Recompute;
+    match end.learned {
+        Some(learned) if learned.count_call(now.wrapping_sub(end.start), cpu, now) => {
+            Timed::Recompute
+        }
+        _ => Timed::Done,
     }
-    Timed::Done
 }
 
 /// Does what [`time_event`] left for an exit of function `id` at `now` on `cpu`: fires the
@@ -914,31 +916,11 @@ fn time_trigger(f: &'static FnDesc, kind: FnKind, now: u64, cpu: u32) {
     }
     t.begin_write();
     // SAFETY: the membership's strong count keeps the session alive.
-    time_armed(
-        unsafe { &*p },
-        l,
-        f,
-        t.id_field(f) >> ID_SHIFT,
-        kind,
-        now,
-        cpu,
-    );
-    t.end_write(len);
-}
-
-/// [`time_event`] and [`settle`] together, for the paths that are not the trigger's fast one.
-#[inline(always)]
-fn time_armed(
-    s: &session::Session,
-    l: &Local,
-    f: &'static FnDesc,
-    id: u32,
-    kind: FnKind,
-    now: u64,
-    cpu: u32,
-) {
+    let s = unsafe { &*p };
+    let id = t.id_field(f) >> ID_SHIFT;
     let timed = time_event(s, l, f, id, kind, now, cpu);
     settle(s, l, id, timed, now, cpu);
+    t.end_write(len);
 }
 
 /// Adds an event of `f` to the thread's call trie: the profile's path. Says whether the thread

@@ -82,6 +82,8 @@ pub(crate) struct Learned {
     /// [`AUTO_FLOOR`] in ticks.
     floor: u64,
     shards: Box<[Shard]>,
+    /// The shards less one (a power of two less one): a CPU's shard is its number masked.
+    mask: usize,
     /// The p99 the current limit comes from, ticks (0: still warming up).
     p99: AtomicU64,
     /// The warm-up is over.
@@ -109,23 +111,23 @@ impl Learned {
     /// `shards` shards (at least 1, at most [`MAX_SHARDS`], rounded up to a power of two), set
     /// once `warmup_ticks` have passed since the first call (and [`AUTO_WARMUP`] calls).
     pub(crate) fn new(k_tenths: u32, floor: u64, shards: usize, warmup_ticks: u64) -> Learned {
+        // A power of two: a CPU's shard and the recompute period are masks, not divisions.
+        let shards = shards.clamp(1, MAX_SHARDS).next_power_of_two();
         Learned {
             k_tenths: u64::from(k_tenths),
             floor,
-            // A power of two: a CPU's shard and the recompute period are masks, not divisions.
-            shards: (0..shards.clamp(1, MAX_SHARDS).next_power_of_two())
+            shards: (0..shards)
                 .map(|_| Shard {
                     count: AtomicU64::new(0),
                     buckets: [const { AtomicU64::new(0) }; BUCKETS],
                 })
                 .collect(),
+            mask: shards - 1,
             p99: AtomicU64::new(0),
             warm: AtomicBool::new(false),
             first: AtomicU64::new(0),
             warmup_ticks,
-            every: AtomicU64::new(
-                AUTO_RECOMPUTE * shards.clamp(1, MAX_SHARDS).next_power_of_two() as u64 - 1,
-            ),
+            every: AtomicU64::new(AUTO_RECOMPUTE * shards as u64 - 1),
         }
     }
 
@@ -145,10 +147,9 @@ impl Learned {
     /// is due.
     #[inline(always)]
     pub(crate) fn count_call(&self, d: u64, cpu: u32, now: u64) -> bool {
-        let shards = self.shards.len();
-        // SAFETY: `new` makes a power of two of shards, at least one, so the mask is below
-        // their number.
-        let shard = unsafe { self.shards.get_unchecked(cpu as usize & (shards - 1)) };
+        // SAFETY: `new` makes a power of two of shards, at least one, and `mask` one less, so
+        // a number masked with it is below their number.
+        let shard = unsafe { self.shards.get_unchecked(cpu as usize & self.mask) };
         // A load and a store, not an atomic add: only threads on this CPU write the shard, so
         // a count is lost only when a thread is preempted between the two by one that counts a
         // call of the same function on the same CPU (or moved to another CPU since it read the

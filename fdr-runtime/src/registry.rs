@@ -69,6 +69,47 @@ pub(crate) struct ThreadEntry {
     open: [OpenCall; OPEN_MAX],
 }
 
+impl ThreadEntry {
+    /// The thread entered a call of trigger function `id` at `start` (owner only).
+    pub(crate) fn open_call(&self, id: u32, start: u64) {
+        let depth = self.depth.load(Ordering::Relaxed);
+        if let Some(call) = self.open.get(depth as usize) {
+            let seq = call.seq.load(Ordering::Relaxed);
+            call.seq.store(seq.wrapping_add(1), Ordering::Relaxed);
+            std::sync::atomic::fence(Ordering::Release);
+            call.id.store(id, Ordering::Relaxed);
+            call.start.store(start, Ordering::Relaxed);
+            call.reported.store(false, Ordering::Relaxed);
+            call.mark_start.store(NO_MARK, Ordering::Relaxed);
+            call.seq.store(seq.wrapping_add(2), Ordering::Release);
+        }
+        self.depth.store(depth + 1, Ordering::Release);
+    }
+
+    /// The thread left its innermost open trigger call: returns (id, start, the
+    /// watchdog's mark or 0) if it was tracked and the watchdog has not reported it already
+    /// (owner only).
+    pub(crate) fn close_call(&self) -> Option<(u32, u64, u64)> {
+        let depth = self.depth.load(Ordering::Relaxed).checked_sub(1)?;
+        // No fence between the store and the load (a store-load fence is the costliest part of
+        // a trigger's exit): the owner may miss a mark the watchdog is making, and both report
+        // the call (see `claim_report`); neither never happens, since a mark the owner sees is a
+        // report the watchdog makes.
+        self.depth.store(depth, Ordering::Release);
+        let call = self.open.get(depth as usize)?;
+        if call.reported.load(Ordering::Acquire) {
+            return None;
+        }
+        let start = call.start.load(Ordering::Relaxed);
+        let mark = if call.mark_start.load(Ordering::Acquire) == start.wrapping_add(1) {
+            call.mark.load(Ordering::Relaxed)
+        } else {
+            0
+        };
+        Some((call.id.load(Ordering::Relaxed), start, mark))
+    }
+}
+
 /// A thread as a log lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct ThreadFacts {
@@ -242,47 +283,10 @@ impl Registry {
         }
     }
 
-    /// The thread of `key` entered a call of trigger function `id` at `start` (owner only).
-    pub(crate) fn open_call(&self, key: u32, id: u32, start: u64) {
-        let Some(e) = self.entries.get(key as usize) else {
-            return;
-        };
-        let depth = e.depth.load(Ordering::Relaxed);
-        if let Some(call) = e.open.get(depth as usize) {
-            let seq = call.seq.load(Ordering::Relaxed);
-            call.seq.store(seq.wrapping_add(1), Ordering::Relaxed);
-            std::sync::atomic::fence(Ordering::Release);
-            call.id.store(id, Ordering::Relaxed);
-            call.start.store(start, Ordering::Relaxed);
-            call.reported.store(false, Ordering::Relaxed);
-            call.mark_start.store(NO_MARK, Ordering::Relaxed);
-            call.seq.store(seq.wrapping_add(2), Ordering::Release);
-        }
-        e.depth.store(depth + 1, Ordering::Release);
-    }
-
-    /// The thread of `key` left its innermost open trigger call: returns (id, start, the
-    /// watchdog's mark or 0) if it was tracked and the watchdog has not reported it already
-    /// (owner only).
-    pub(crate) fn close_call(&self, key: u32) -> Option<(u32, u64, u64)> {
-        let e = self.entries.get(key as usize)?;
-        let depth = e.depth.load(Ordering::Relaxed).checked_sub(1)?;
-        // No fence between the store and the load (a store-load fence is the costliest part of
-        // a trigger's exit): the owner may miss a mark the watchdog is making, and both report
-        // the call (see `claim_report`); neither never happens, since a mark the owner sees is a
-        // report the watchdog makes.
-        e.depth.store(depth, Ordering::Release);
-        let call = e.open.get(depth as usize)?;
-        if call.reported.load(Ordering::Acquire) {
-            return None;
-        }
-        let start = call.start.load(Ordering::Relaxed);
-        let mark = if call.mark_start.load(Ordering::Acquire) == start.wrapping_add(1) {
-            call.mark.load(Ordering::Relaxed)
-        } else {
-            0
-        };
-        Some((call.id.load(Ordering::Relaxed), start, mark))
+    /// The entry of `key`, for its owner to keep while it is a member of the session (the
+    /// trigger path's open calls go through it without a look-up).
+    pub(crate) fn entry(&self, key: u32) -> Option<&ThreadEntry> {
+        self.entries.get(key as usize)
     }
 
     /// The watchdog leaves `mark` on the open call of `key` that started at `start`, if it is

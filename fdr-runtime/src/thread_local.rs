@@ -8,6 +8,7 @@
 use std::cell::Cell;
 
 use crate::call_trie::ThreadProfile;
+use crate::registry::ThreadEntry;
 use crate::session::Session;
 use crate::thread_state::ThreadState;
 
@@ -19,6 +20,9 @@ pub(crate) struct Membership {
     pub session: Cell<*const Session>,
     /// The thread's entry in the session's registry.
     pub key: Cell<u32>,
+    /// That entry, set and cleared with `session`: the session's registry owns it, and the
+    /// strong count keeps it.
+    pub entry: Cell<*const ThreadEntry>,
     /// Index of the current buffer in the pool.
     pub buffer: Cell<u32>,
     /// The thread is exiting: it records nothing more.
@@ -27,6 +31,9 @@ pub(crate) struct Membership {
     pub profile: Cell<*const ThreadProfile>,
 }
 
+// In this order: the recording path addresses the state from the start of the thread-local
+// (a field past it costs the hot path a pointer to compute).
+#[repr(C)]
 pub(crate) struct Local {
     pub state: ThreadState,
     pub member: Membership,
@@ -40,6 +47,7 @@ thread_local! {
                 epoch: Cell::new(0),
                 session: Cell::new(std::ptr::null()),
                 key: Cell::new(0),
+                entry: Cell::new(std::ptr::null()),
                 buffer: Cell::new(0),
                 dead: Cell::new(false),
                 profile: Cell::new(std::ptr::null()),

@@ -16,15 +16,15 @@
 //! in its place, which then counts as suppressed). A learned limit fooled by a descheduled thread
 //! fired first, and the cooldown hid the real outlier behind it.
 
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, Ordering};
-
-use std::sync::OnceLock;
+use std::sync::atomic::{
+    AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Ordering,
+};
 
 use fdr_format::{FnKind, Reason, ReasonInfo};
 
 use crate::function_table;
 use crate::learned_limit::{Learned, AUTO_FLOOR, AUTO_WARMUP_TIME};
-use crate::registry::Registry;
+use crate::registry::ThreadEntry;
 use crate::{Config, Limit};
 
 /// The limit of a function whose learned limit is still warming up: no call passes it.
@@ -38,12 +38,8 @@ static SNAPSHOT_FILES: AtomicU32 = AtomicU32::new(0);
 
 /// A recording's triggers.
 pub(crate) struct Triggers {
-    /// Limit in ticks per function id - 1 (0: none; `u64::MAX` for a learned limit still
-    /// warming up). Atomic: a descriptor named while the recording runs (a `tracing` span
-    /// callsite) is armed then (see [`Triggers::arm_named`]), and a learned limit moves.
-    limits: Box<[AtomicU64]>,
-    /// The learned limits, by function id - 1 (empty for the functions with none).
-    learned: Box<[OnceLock<Learned>]>,
+    /// Each function's limit, by function id - 1.
+    armed: Box<[Armed]>,
     /// The configuration's patterns and their limits, for names given later.
     patterns: Vec<(String, PatternLimit)>,
     /// [`AUTO_FLOOR`] in ticks.
@@ -67,6 +63,55 @@ pub(crate) struct Triggers {
     pub tasks: OpenTasks,
 }
 
+/// One function's trigger: its limit and, for a learned one, what it is learned from, side by
+/// side so that an exit finds both with one look-up.
+struct Armed {
+    /// Limit in ticks (0: none; [`LEARNING`] for a learned limit still warming up). Atomic: a
+    /// descriptor named while the recording runs (a `tracing` span callsite) is armed then
+    /// (see [`Triggers::arm_named`]), and a learned limit moves.
+    limit: AtomicU64,
+    /// The learned limit (null for a function with none): set at most once, from a `Box`
+    /// that [`Triggers`] frees when it is dropped.
+    learned: AtomicPtr<Learned>,
+}
+
+impl Armed {
+    /// The learned limit, if the function has one.
+    #[inline(always)]
+    fn learned(&self) -> Option<&Learned> {
+        // SAFETY: a non-null pointer came from `Box::into_raw` in `set_learned`, published by
+        // its release store (this load acquires it), and is freed only when the `Triggers`
+        // that owns `self` is dropped, which outlives the borrow.
+        unsafe { self.learned.load(Ordering::Acquire).as_ref() }
+    }
+
+    /// Gives the function learned limit `l`, unless it has one already.
+    fn set_learned(&self, l: Learned) {
+        let p = Box::into_raw(Box::new(l));
+        let set = self.learned.compare_exchange(
+            std::ptr::null_mut(),
+            p,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+        if set.is_err() {
+            // SAFETY: `p` came from `Box::into_raw` above and was not published.
+            drop(unsafe { Box::from_raw(p) });
+        }
+    }
+}
+
+impl Drop for Armed {
+    fn drop(&mut self) {
+        let p = *self.learned.get_mut();
+        if !p.is_null() {
+            // SAFETY: set only by `set_learned`, from `Box::into_raw`, and owned by `self`:
+            // with `&mut self` nobody borrows it any longer.
+            drop(unsafe { Box::from_raw(p) });
+        }
+    }
+}
+
 /// A pattern's limit, in ticks or learned.
 #[derive(Clone, Copy)]
 enum PatternLimit {
@@ -76,10 +121,12 @@ enum PatternLimit {
 
 /// A call of an armed function that ended: when it started, whether it passed its limit, and
 /// the watchdog's mark for its thread's wait for a CPU (`cpu_wait`; 0: none).
-pub(crate) struct Ended {
+pub(crate) struct Ended<'a> {
     pub start: u64,
     pub slow: bool,
     pub mark: u64,
+    /// The function's learned limit, which a call within its limit counts towards.
+    pub learned: Option<&'a Learned>,
 }
 
 impl Triggers {
@@ -97,7 +144,12 @@ impl Triggers {
         let warmup = ticks(AUTO_WARMUP_TIME);
         let shards = std::thread::available_parallelism().map_or(1, |n| n.get());
         let table = function_table::table();
-        let learned: Box<[OnceLock<Learned>]> = (0..table.len()).map(|_| OnceLock::new()).collect();
+        let armed: Box<[Armed]> = (0..table.len())
+            .map(|_| Armed {
+                limit: AtomicU64::new(0),
+                learned: AtomicPtr::new(std::ptr::null_mut()),
+            })
+            .collect();
         let limits: Vec<u64> = table
             .iter()
             .enumerate()
@@ -118,13 +170,16 @@ impl Triggers {
                     None => 0,
                     Some(PatternLimit::Ticks(t)) => t,
                     Some(PatternLimit::Auto(k)) => {
-                        let _ = learned[i].set(Learned::new(k, floor, shards, warmup));
+                        armed[i].set_learned(Learned::new(k, floor, shards, warmup));
                         LEARNING
                     }
                 }
             })
             .collect();
         // A learned limit is never below the floor: the watchdog need not look sooner.
+        for (a, &l) in armed.iter().zip(&limits) {
+            a.limit.store(l, Ordering::Relaxed);
+        }
         let shortest = limits
             .iter()
             .map(|&l| if l == LEARNING { floor } else { l })
@@ -143,8 +198,7 @@ impl Triggers {
             0
         };
         Triggers {
-            limits: limits.into_iter().map(AtomicU64::new).collect(),
-            learned,
+            armed,
             patterns,
             floor,
             shards,
@@ -179,17 +233,17 @@ impl Triggers {
         let Some(i) = id.checked_sub(1).map(|i| i as usize) else {
             return false;
         };
-        let (Some(slot), Some(learned)) = (self.limits.get(i), self.learned.get(i)) else {
+        let Some(slot) = self.armed.get(i) else {
             return false;
         };
         let (value, shortest) = match limit {
             PatternLimit::Ticks(t) => (t, t),
             PatternLimit::Auto(k) => {
-                let _ = learned.set(Learned::new(k, self.floor, self.shards, self.warmup));
+                slot.set_learned(Learned::new(k, self.floor, self.shards, self.warmup));
                 (LEARNING, self.floor)
             }
         };
-        slot.store(value, Ordering::Relaxed);
+        slot.limit.store(value, Ordering::Relaxed);
         self.lower_shortest(shortest);
         true
     }
@@ -202,62 +256,48 @@ impl Triggers {
             });
     }
 
+    /// The trigger of function `id`, if it is in the table.
+    #[inline(always)]
+    fn armed(&self, id: u32) -> Option<&Armed> {
+        self.armed.get(id.checked_sub(1)? as usize)
+    }
+
     /// The limit of function `id` in ticks (0: none; `u64::MAX`: learned, still warming up).
     pub(crate) fn limit(&self, id: u32) -> u64 {
-        id.checked_sub(1)
-            .and_then(|i| self.limits.get(i as usize))
-            .map_or(0, |l| l.load(Ordering::Relaxed))
+        self.armed(id)
+            .map_or(0, |a| a.limit.load(Ordering::Relaxed))
     }
 
     /// For a learned limit, the p99 of function `id` it was derived from, in ticks (0: a limit
     /// written by hand, or none yet).
     pub(crate) fn p99(&self, id: u32) -> u64 {
-        id.checked_sub(1)
-            .and_then(|i| self.learned.get(i as usize))
-            .and_then(OnceLock::get)
+        self.armed(id)
+            .and_then(Armed::learned)
             .map_or(0, Learned::p99)
     }
 
     /// A call (or task) of armed function `id` lasted `d` ticks and ended at `now` on `cpu`: if
-    /// its limit is learned, it counts towards it. Called after the call was judged, so it is judged by the calls before.
-    #[inline(always)]
+    /// its limit is learned, it counts towards it. Called after the call was judged, so it is
+    /// judged by the calls before.
     pub(crate) fn observe(&self, id: u32, d: u64, cpu: u32, now: u64) {
-        let Some(i) = id.checked_sub(1).map(|i| i as usize) else {
+        let Some(a) = self.armed(id) else {
             return;
         };
-        let Some(learned) = self.learned.get(i).and_then(OnceLock::get) else {
-            return;
-        };
-        if let Some(limit) = learned.observe(d, cpu, now) {
-            self.limits[i].store(limit, Ordering::Relaxed);
+        if let Some(limit) = a.learned().and_then(|l| l.observe(d, cpu, now)) {
+            a.limit.store(limit, Ordering::Relaxed);
         }
     }
 
-    /// [`Triggers::observe`]'s count alone, inline: true when the limit is due to be
-    /// recomputed, which [`Triggers::recompute`] does out of line.
-    #[inline(always)]
-    pub(crate) fn count_call(&self, id: u32, d: u64, cpu: u32, now: u64) -> bool {
-        let Some(i) = id.checked_sub(1).map(|i| i as usize) else {
-            return false;
-        };
-        match self.learned.get(i).and_then(OnceLock::get) {
-            Some(learned) => learned.count_call(d, cpu, now),
-            None => false,
-        }
-    }
-
-    /// Recomputes the learned limit of function `id` at `now` (see [`Triggers::count_call`]).
+    /// Recomputes the learned limit of function `id` at `now`, which [`Learned::count_call`]
+    /// said is due ([`Ended::learned`]).
     #[cold]
     #[inline(never)]
     pub(crate) fn recompute(&self, id: u32, now: u64) {
-        let Some(i) = id.checked_sub(1).map(|i| i as usize) else {
+        let Some(a) = self.armed(id) else {
             return;
         };
-        let Some(learned) = self.learned.get(i).and_then(OnceLock::get) else {
-            return;
-        };
-        if let Some(limit) = learned.recompute(now) {
-            self.limits[i].store(limit, Ordering::Relaxed);
+        if let Some(limit) = a.learned().and_then(|l| l.recompute(now)) {
+            a.limit.store(limit, Ordering::Relaxed);
         }
     }
 
@@ -267,28 +307,34 @@ impl Triggers {
         limit != 0 && d > limit
     }
 
-    /// Times an event of armed function `id` at `now` on the thread of registry entry `key`:
+    /// Times an event of armed function `id` at `now` on the thread of registry entry `thread`:
     /// an entry goes on the thread's list of open trigger calls; an exit takes its call off and
     /// answers when it started and whether it ran past the function's limit (the trigger
     /// fires; the caller then counts the call towards a learned limit, [`Triggers::observe`]).
     pub(crate) fn time_call(
         &self,
-        threads: &Registry,
-        key: u32,
+        thread: &ThreadEntry,
         id: u32,
         kind: FnKind,
         now: u64,
-    ) -> Option<Ended> {
+    ) -> Option<Ended<'_>> {
         if kind.is_entry() {
-            threads.open_call(key, id, now);
+            thread.open_call(id, now);
             return None;
         }
-        let (open, start, mark) = threads.close_call(key)?;
+        let (open, start, mark) = thread.close_call()?;
         if open != id {
             return None;
         }
-        let slow = self.is_slow(id, now.wrapping_sub(start));
-        Some(Ended { start, slow, mark })
+        let a = self.armed(id)?;
+        let limit = a.limit.load(Ordering::Relaxed);
+        let slow = limit != 0 && now.wrapping_sub(start) > limit;
+        Some(Ended {
+            start,
+            slow,
+            mark,
+            learned: a.learned(),
+        })
     }
 
     /// A trigger fired: lets it through to the mailbox if the cooldown and the cap allow, and
