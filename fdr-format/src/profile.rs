@@ -67,8 +67,9 @@ pub const fn bucket(d: u64) -> usize {
     // first 16 ticks, whose buckets are one tick each, and `d >> shift` the duration's top four
     // bits there, 8 to 15: its bucket is 8 per octave past those and the three bits under the
     // top one. Durations from `2^MAX_OCTAVE` up land past the last bucket, and are clamped to it.
-    let octave = 63 - (d | 1).leading_zeros();
-    let shift = octave.saturating_sub(SUB_BITS);
+    // The octave is taken of `d | 8`, which is `d`'s from 8 up and 3 below (a shift of 0: one
+    // tick a bucket), so no subtraction needs to stop at 0.
+    let shift = 63 - SUB_BITS - (d | SUB).leading_zeros();
     let b = (shift as u64 * SUB + (d >> shift)) as usize;
     if b < BUCKETS - 1 {
         b

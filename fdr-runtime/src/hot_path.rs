@@ -719,8 +719,8 @@ fn trigger_event(f: &'static FnDesc, kind: FnKind) -> Entry {
     let id = id >> ID_SHIFT;
     match time_event(s, l, f, id, kind, tsc, cpu) {
         Timed::Done => {}
-        Timed::Slow { start, mark } => return timed_rest(l, pack(len, id), start, mark, tsc, cpu),
-        Timed::Recompute => return timed_rest(l, pack(len, id), 0, 0, tsc, cpu | RECOMPUTE),
+        Timed::Slow { start } => return timed_rest(l, pack(len, id), start, tsc, cpu),
+        Timed::Recompute => return timed_rest(l, pack(len, id), 0, tsc, cpu | RECOMPUTE),
     }
     t.end_write(len);
     USUAL
@@ -730,9 +730,8 @@ fn trigger_event(f: &'static FnDesc, kind: FnKind) -> Entry {
 enum Timed {
     /// Nothing: an entry, or an exit within its limit that was counted.
     Done,
-    /// The call that started at `start` (with the watchdog's CPU-wait `mark`) passed its limit:
-    /// fire, then count it ([`settle`]).
-    Slow { start: u64, mark: u64 },
+    /// The call that started at `start` passed its limit: fire, then count it ([`settle`]).
+    Slow { start: u64 },
     /// The call was counted and its learned limit is due to be recomputed.
     Recompute,
 }
@@ -751,8 +750,10 @@ fn time_event(
     now: u64,
     cpu: u32,
 ) -> Timed {
-    // An async function's trigger applies to its tasks (see `task`), not to one poll.
-    if !s.in_this_process() || f.kind() == crate::FnKindTag::Async {
+    // An async function's trigger applies to its tasks (see `task`), not to one poll. (In a
+    // forked child the open calls go on in the registry's copy, which nobody reads; `settle`
+    // fires nothing there.)
+    if f.kind() == crate::FnKindTag::Async {
         return Timed::Done;
     }
     // SAFETY: the caller's session is the membership's (its strong count keeps it), and the
@@ -762,13 +763,17 @@ fn time_event(
         return Timed::Done;
     };
     if end.slow {
-        return Timed::Slow {
-            start: end.start,
-            mark: end.mark,
-        };
+        return Timed::Slow { start: end.start };
     }
     match end.learned {
-        Some(learned) if learned.count_call(now.wrapping_sub(end.start), cpu, now) => {
+        Some(learned)
+            if learned.count_call(
+                now.wrapping_sub(end.start),
+                cpu,
+                now,
+                end.limit == trigger::LEARNING,
+            ) =>
+        {
             Timed::Recompute
         }
         _ => Timed::Done,
@@ -781,8 +786,12 @@ fn time_event(
 fn settle(s: &session::Session, l: &Local, id: u32, timed: Timed, now: u64, cpu: u32) {
     match timed {
         Timed::Done => {}
-        Timed::Slow { start, mark } => {
-            s.slow_call(id, l.member.key.get(), start, now, mark);
+        Timed::Slow { start } => {
+            if s.in_this_process() {
+                // SAFETY: as in `time_event`, which closed the call.
+                let mark = unsafe { &*l.member.entry.get() }.closed_mark(start);
+                s.slow_call(id, l.member.key.get(), start, now, mark);
+            }
             s.triggers().observe(id, now.wrapping_sub(start), cpu, now);
         }
         Timed::Recompute => s.triggers().recompute(id, now),
@@ -819,12 +828,12 @@ const RECOMPUTE: u32 = 1 << 31;
 
 /// The end of [`trigger_event`]'s exit (of function `id`, with the buffer at `len`, packed as
 /// `len_id`) when timing it left more to do than count the call: [`settle`] a call past its
-/// limit that started at `start` (with `mark`), or the learned limit's recompute (`RECOMPUTE`
+/// limit that started at `start`, or the learned limit's recompute (`RECOMPUTE`
 /// in `cpu`), its arguments in registers rather than a [`Timed`] in memory. Then closes the
 /// write bracket.
 #[cold]
 #[inline(never)]
-fn timed_rest(l: &Local, len_id: u64, start: u64, mark: u64, now: u64, cpu: u32) -> Entry {
+fn timed_rest(l: &Local, len_id: u64, start: u64, now: u64, cpu: u32) -> Entry {
     let (len, id) = unpack(len_id);
     let p = l.member.session.get();
     // SAFETY: the membership's strong count keeps the session alive (the caller checked it).
@@ -832,7 +841,7 @@ fn timed_rest(l: &Local, len_id: u64, start: u64, mark: u64, now: u64, cpu: u32)
     let timed = if cpu & RECOMPUTE != 0 {
         Timed::Recompute
     } else {
-        Timed::Slow { start, mark }
+        Timed::Slow { start }
     };
     settle(s, l, id, timed, now, cpu & !RECOMPUTE);
     l.state.end_write(len);

@@ -136,7 +136,7 @@ impl Learned {
     /// per shard after).
     #[inline(always)]
     pub(crate) fn observe(&self, d: u64, cpu: u32, now: u64) -> Option<u64> {
-        if self.count_call(d, cpu, now) {
+        if self.count_call(d, cpu, now, !self.warm.load(Relaxed)) {
             self.recompute(now)
         } else {
             None
@@ -144,9 +144,10 @@ impl Learned {
     }
 
     /// [`Learned::observe`]'s count, without the recompute: true when [`Learned::recompute`]
-    /// is due.
+    /// is due. `warming`: the limit is not set yet (the trigger path knows it from the limit it
+    /// judged the call by; a wrong guess only moves the recompute, which checks).
     #[inline(always)]
-    pub(crate) fn count_call(&self, d: u64, cpu: u32, now: u64) -> bool {
+    pub(crate) fn count_call(&self, d: u64, cpu: u32, now: u64, warming: bool) -> bool {
         // SAFETY: `new` makes a power of two of shards, at least one, and `mask` one less, so
         // a number masked with it is below their number.
         let shard = unsafe { self.shards.get_unchecked(cpu as usize & self.mask) };
@@ -158,7 +159,7 @@ impl Learned {
         b.store(b.load(Relaxed) + 1, Relaxed);
         let mine = shard.count.load(Relaxed) + 1;
         shard.count.store(mine, Relaxed);
-        if self.warm.load(Relaxed) {
+        if !warming {
             mine & self.every.load(Relaxed) == 0
         } else {
             // Within the warm-up's time, no call needs to look further (the first sets it).
@@ -183,7 +184,9 @@ impl Learned {
             .clamp(AUTO_RECOMPUTE, AUTO_RECOMPUTE_MAX);
         self.every
             .store(period * self.shards.len() as u64 - 1, Relaxed);
-        let limit = (u128::from(p99) * u128::from(self.k_tenths) / 10).min(u128::from(u64::MAX));
+        // Under `u64::MAX`, which is a limit still warming up.
+        let limit =
+            (u128::from(p99) * u128::from(self.k_tenths) / 10).min(u128::from(u64::MAX - 1));
         Some((limit as u64).max(self.floor))
     }
 

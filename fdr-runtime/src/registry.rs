@@ -86,10 +86,9 @@ impl ThreadEntry {
         self.depth.store(depth + 1, Ordering::Release);
     }
 
-    /// The thread left its innermost open trigger call: returns (id, start, the
-    /// watchdog's mark or 0) if it was tracked and the watchdog has not reported it already
-    /// (owner only).
-    pub(crate) fn close_call(&self) -> Option<(u32, u64, u64)> {
+    /// The thread left its innermost open trigger call: returns (id, start) if it was tracked
+    /// and the watchdog has not reported it already (owner only).
+    pub(crate) fn close_call(&self) -> Option<(u32, u64)> {
         let depth = self.depth.load(Ordering::Relaxed).checked_sub(1)?;
         // No fence between the store and the load (a store-load fence is the costliest part of
         // a trigger's exit): the owner may miss a mark the watchdog is making, and both report
@@ -100,13 +99,23 @@ impl ThreadEntry {
         if call.reported.load(Ordering::Acquire) {
             return None;
         }
-        let start = call.start.load(Ordering::Relaxed);
-        let mark = if call.mark_start.load(Ordering::Acquire) == start.wrapping_add(1) {
-            call.mark.load(Ordering::Relaxed)
-        } else {
-            0
-        };
-        Some((call.id.load(Ordering::Relaxed), start, mark))
+        Some((
+            call.id.load(Ordering::Relaxed),
+            call.start.load(Ordering::Relaxed),
+        ))
+    }
+
+    /// The watchdog's mark (0: none) on the call that started at `start`, which the thread has
+    /// just closed ([`ThreadEntry::close_call`], and opened none since): read only for a call
+    /// past its limit (owner only).
+    pub(crate) fn closed_mark(&self, start: u64) -> u64 {
+        let depth = self.depth.load(Ordering::Relaxed);
+        match self.open.get(depth as usize) {
+            Some(call) if call.mark_start.load(Ordering::Acquire) == start.wrapping_add(1) => {
+                call.mark.load(Ordering::Relaxed)
+            }
+            _ => 0,
+        }
     }
 }
 

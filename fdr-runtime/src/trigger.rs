@@ -119,12 +119,12 @@ enum PatternLimit {
     Auto(u32),
 }
 
-/// A call of an armed function that ended: when it started, whether it passed its limit, and
-/// the watchdog's mark for its thread's wait for a CPU (`cpu_wait`; 0: none).
+/// A call of an armed function that ended: when it started, whether it passed its limit.
 pub(crate) struct Ended<'a> {
     pub start: u64,
     pub slow: bool,
-    pub mark: u64,
+    /// The limit it was judged by ([`LEARNING`] while a learned one warms up).
+    pub limit: u64,
     /// The function's learned limit, which a call within its limit counts towards.
     pub learned: Option<&'a Learned>,
 }
@@ -322,7 +322,7 @@ impl Triggers {
             thread.open_call(id, now);
             return None;
         }
-        let (open, start, mark) = thread.close_call()?;
+        let (open, start) = thread.close_call()?;
         if open != id {
             return None;
         }
@@ -332,7 +332,7 @@ impl Triggers {
         Some(Ended {
             start,
             slow,
-            mark,
+            limit,
             learned: a.learned(),
         })
     }
