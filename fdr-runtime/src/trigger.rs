@@ -38,7 +38,7 @@ static SNAPSHOT_FILES: AtomicU32 = AtomicU32::new(0);
 
 /// A recording's triggers.
 pub(crate) struct Triggers {
-    /// Each function's limit, by function id - 1.
+    /// Each function's limit, by function id (0, no function's, has none).
     armed: Box<[Armed]>,
     /// The configuration's patterns and their limits, for names given later.
     patterns: Vec<(String, PatternLimit)>,
@@ -144,7 +144,7 @@ impl Triggers {
         let warmup = ticks(AUTO_WARMUP_TIME);
         let shards = std::thread::available_parallelism().map_or(1, |n| n.get());
         let table = function_table::table();
-        let armed: Box<[Armed]> = (0..table.len())
+        let armed: Box<[Armed]> = (0..=table.len())
             .map(|_| Armed {
                 limit: AtomicU64::new(0),
                 learned: AtomicPtr::new(std::ptr::null_mut()),
@@ -170,14 +170,14 @@ impl Triggers {
                     None => 0,
                     Some(PatternLimit::Ticks(t)) => t,
                     Some(PatternLimit::Auto(k)) => {
-                        armed[i].set_learned(Learned::new(k, floor, shards, warmup));
+                        armed[i + 1].set_learned(Learned::new(k, floor, shards, warmup));
                         LEARNING
                     }
                 }
             })
             .collect();
         // A learned limit is never below the floor: the watchdog need not look sooner.
-        for (a, &l) in armed.iter().zip(&limits) {
+        for (a, &l) in armed[1..].iter().zip(&limits) {
             a.limit.store(l, Ordering::Relaxed);
         }
         let shortest = limits
@@ -230,10 +230,7 @@ impl Triggers {
         let Some(&(_, limit)) = self.patterns.iter().find(|(p, _)| matches(p, name)) else {
             return false;
         };
-        let Some(i) = id.checked_sub(1).map(|i| i as usize) else {
-            return false;
-        };
-        let Some(slot) = self.armed.get(i) else {
+        let Some(slot) = self.armed(id).filter(|_| id != 0) else {
             return false;
         };
         let (value, shortest) = match limit {
@@ -256,10 +253,10 @@ impl Triggers {
             });
     }
 
-    /// The trigger of function `id`, if it is in the table.
+    /// The trigger of function `id`, if it is in the table (id 0, no function's, has none).
     #[inline(always)]
     fn armed(&self, id: u32) -> Option<&Armed> {
-        self.armed.get(id.checked_sub(1)? as usize)
+        self.armed.get(id as usize)
     }
 
     /// The limit of function `id` in ticks (0: none; `u64::MAX`: learned, still warming up).
