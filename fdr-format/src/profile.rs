@@ -63,19 +63,36 @@ pub const MAX_NAME: usize = 4096;
 /// ```
 #[inline]
 pub const fn bucket(d: u64) -> usize {
-    // Without a branch (a learned limit counts every call): `shift` is the octave past the
-    // first 16 ticks, whose buckets are one tick each, and `d >> shift` the duration's top four
-    // bits there, 8 to 15: its bucket is 8 per octave past those and the three bits under the
-    // top one. Durations from `2^MAX_OCTAVE` up land past the last bucket, and are clamped to it.
-    // The octave is taken of `d | 8`, which is `d`'s from 8 up and 3 below (a shift of 0: one
-    // tick a bucket), so no subtraction needs to stop at 0.
-    let shift = 63 - SUB_BITS - (d | SUB).leading_zeros();
-    let b = (shift as u64 * SUB + (d >> shift)) as usize;
+    let b = bucket_unclamped(d);
     if b < BUCKETS - 1 {
         b
     } else {
         BUCKETS - 1
     }
+}
+
+/// How many values [`bucket_unclamped`] takes: a histogram this wide counts a duration without
+/// a clamp.
+pub const UNCLAMPED_BUCKETS: usize = ((64 - SUB_BITS as u64) * SUB + SUB) as usize;
+
+/// [`bucket`] before durations from `2^MAX_OCTAVE` ticks up are put in the last bucket: the same
+/// below it, and below [`UNCLAMPED_BUCKETS`] for every duration (one comparison fewer, for a
+/// histogram that counts every call and has the room).
+///
+/// ```
+/// use fdr_format::profile::{bucket, bucket_unclamped, UNCLAMPED_BUCKETS};
+/// assert_eq!(bucket_unclamped(1_000_000), bucket(1_000_000));
+/// assert_eq!(bucket_unclamped(u64::MAX), UNCLAMPED_BUCKETS - 1);
+/// ```
+#[inline]
+pub const fn bucket_unclamped(d: u64) -> usize {
+    // Without a branch (a learned limit counts every call): `shift` is the octave past the
+    // first 16 ticks, whose buckets are one tick each, and `d >> shift` the duration's top four
+    // bits there, 8 to 15: its bucket is 8 per octave past those and the three bits under the
+    // top one. The octave is taken of `d | 8`, which is `d`'s from 8 up and 3 below (a shift of
+    // 0: one tick a bucket), so no subtraction needs to stop at 0.
+    let shift = 63 - SUB_BITS - (d | SUB).leading_zeros();
+    (shift as u64 * SUB + (d >> shift)) as usize
 }
 
 /// The smallest duration in bucket `i`, ticks.

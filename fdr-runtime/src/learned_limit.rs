@@ -36,7 +36,7 @@
 //! An async function's learned limit applies, like a written one, to its tasks, from creation to
 //! completion or drop.
 //!
-//! The histogram takes 2.4 KiB per shard per function with a learned limit (and nothing for the
+//! The histogram takes 4 KiB per shard per function with a learned limit (and nothing for the
 //! others); the counting adds two increments, to lines of the CPU's own, to a call of such a
 //! function, which already takes the trigger's path.
 
@@ -68,8 +68,10 @@ pub const AUTO_RECOMPUTE: u64 = 64;
 pub const AUTO_RECOMPUTE_MAX: u64 = 4096;
 
 // The histogram is the profile's (`fdr_format::profile`): eight buckets per power of two.
+#[cfg(all(test, feature = "record"))]
+use fdr_format::profile::MAX_OCTAVE;
 #[cfg(feature = "record")]
-use fdr_format::profile::{bucket, upper, BUCKETS};
+use fdr_format::profile::{bucket_unclamped, upper, BUCKETS, UNCLAMPED_BUCKETS};
 
 /// At most this many shards per learned limit.
 pub const MAX_SHARDS: usize = 64;
@@ -97,12 +99,21 @@ pub(crate) struct Learned {
     every: AtomicU64,
 }
 
+/// Counters of a shard's histogram: room for every duration without a clamp
+/// ([`bucket_unclamped`]), and the count, in 4 KiB: a shard's place is a shift, not a multiply.
+/// The counters from `BUCKETS - 1` up are the last bucket's (calls of `2^MAX_OCTAVE` ticks on).
+#[cfg(feature = "record")]
+const COUNTERS: usize = 511;
+
+#[cfg(feature = "record")]
+const _: () = assert!(COUNTERS >= UNCLAMPED_BUCKETS && COUNTERS > BUCKETS);
+
 /// One CPU's part of a histogram, on lines of its own.
 #[cfg(feature = "record")]
 #[repr(align(128))]
 struct Shard {
     count: AtomicU64,
-    buckets: [AtomicU64; BUCKETS],
+    buckets: [AtomicU64; COUNTERS],
 }
 
 #[cfg(feature = "record")]
@@ -119,7 +130,7 @@ impl Learned {
             shards: (0..shards)
                 .map(|_| Shard {
                     count: AtomicU64::new(0),
-                    buckets: [const { AtomicU64::new(0) }; BUCKETS],
+                    buckets: [const { AtomicU64::new(0) }; COUNTERS],
                 })
                 .collect(),
             mask: shards - 1,
@@ -155,7 +166,8 @@ impl Learned {
         // a count is lost only when a thread is preempted between the two by one that counts a
         // call of the same function on the same CPU (or moved to another CPU since it read the
         // clock): rare, and nothing to a histogram of thousands of calls.
-        let b = &shard.buckets[bucket(d)];
+        // SAFETY: `bucket_unclamped` is below `UNCLAMPED_BUCKETS`, which `COUNTERS` is not.
+        let b = unsafe { shard.buckets.get_unchecked(bucket_unclamped(d)) };
         b.store(b.load(Relaxed) + 1, Relaxed);
         let mine = shard.count.load(Relaxed) + 1;
         shard.count.store(mine, Relaxed);
@@ -215,9 +227,18 @@ impl Learned {
         self.p99.load(Relaxed)
     }
 
-    /// Calls in bucket `i`, on every shard.
+    /// Calls in bucket `i`, on every shard (the last takes every counter from it up).
     fn bucket_count(&self, i: usize) -> u64 {
-        self.shards.iter().map(|s| s.buckets[i].load(Relaxed)).sum()
+        let counters = if i + 1 < BUCKETS {
+            i..i + 1
+        } else {
+            i..COUNTERS
+        };
+        self.shards
+            .iter()
+            .flat_map(|s| &s.buckets[counters.clone()])
+            .map(|c| c.load(Relaxed))
+            .sum()
     }
 
     /// The `num/den` quantile of the first `n` calls (nearest rank), as its bucket's upper edge.
@@ -241,6 +262,7 @@ impl Learned {
 #[cfg(all(test, feature = "record"))]
 mod tests {
     use super::*;
+    use fdr_format::profile::bucket;
 
     #[test]
     fn buckets_cover_every_duration_in_order_and_their_edges_meet() {
@@ -315,6 +337,26 @@ mod tests {
         // 10_000 ticks fall in the bucket [9216, 10239]: 3 x 10239.
         assert_eq!(set, [(1000, 30_717), (1024, 30_717), (1088, 30_717)]);
         assert_eq!(l.p99(), 10_239);
+    }
+
+    #[test]
+    fn durations_past_the_last_edge_count_in_the_last_bucket() {
+        // 20 of 1,000 calls in counters from the last bucket's up (each of its two edges): the
+        // p99 is that bucket's edge, and the limit stays under "warming up".
+        let l = Learned::new(30, 5, 1, 0);
+        for d in [1 << MAX_OCTAVE, u64::MAX] {
+            assert!(bucket_unclamped(d) >= BUCKETS - 1);
+            for _ in 0..10 {
+                l.count_call(d, 0, 1, true);
+            }
+        }
+        for _ in 0..AUTO_WARMUP - 20 {
+            l.count_call(10, 0, 1, true);
+        }
+        assert_eq!(l.bucket_count(BUCKETS - 1), 20);
+        assert_eq!(l.quantile(AUTO_WARMUP, 98, 100), upper(bucket(10)));
+        assert_eq!(l.recompute(2), Some(u64::MAX - 1));
+        assert_eq!(l.p99(), u64::MAX);
     }
 
     #[test]
