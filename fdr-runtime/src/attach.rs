@@ -52,10 +52,7 @@ fn join(l: &Local, epoch: u64) -> bool {
         s.counters().add_unattached();
         return false;
     };
-    let Some(entry) = s.threads().entry(key) else {
-        return false;
-    };
-    let entry: *const ThreadEntry = entry;
+    let entry: *const ThreadEntry = s.threads().entry(key);
     arm_exit_hook();
     let t = &l.state;
     t.threshold.set(s.setup().threshold_ticks);

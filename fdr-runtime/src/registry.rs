@@ -292,10 +292,10 @@ impl Registry {
         }
     }
 
-    /// The entry of `key`, for its owner to keep while it is a member of the session (the
-    /// trigger path's open calls go through it without a look-up).
-    pub(crate) fn entry(&self, key: u32) -> Option<&ThreadEntry> {
-        self.entries.get(key as usize)
+    /// The entry of `key`, which [`Registry::join`] gave, for its owner to keep while it is a
+    /// member of the session (the trigger path's open calls go through it without a look-up).
+    pub(crate) fn entry(&self, key: u32) -> &ThreadEntry {
+        &self.entries[key as usize]
     }
 
     /// The watchdog leaves `mark` on the open call of `key` that started at `start`, if it is
