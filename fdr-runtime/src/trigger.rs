@@ -71,7 +71,7 @@ struct Armed {
     /// (see [`Triggers::arm_named`]), and a learned limit moves.
     limit: AtomicU64,
     /// The learned limit (null for a function with none): set at most once, from a `Box`
-    /// that [`Triggers`] frees when it is dropped.
+    /// that the slot frees when it is dropped, with the [`Triggers`] it is part of.
     learned: AtomicPtr<Learned>,
 }
 
@@ -80,8 +80,8 @@ impl Armed {
     #[inline(always)]
     fn learned(&self) -> Option<&Learned> {
         // SAFETY: a non-null pointer came from `Box::into_raw` in `set_learned`, published by
-        // its release store (this load acquires it), and is freed only when the `Triggers`
-        // that owns `self` is dropped, which outlives the borrow.
+        // its release exchange (this load acquires it), and is freed only when `self` is
+        // dropped, which the borrow of `self` rules out until it ends.
         unsafe { self.learned.load(Ordering::Acquire).as_ref() }
     }
 
@@ -176,10 +176,10 @@ impl Triggers {
                 }
             })
             .collect();
-        // A learned limit is never below the floor: the watchdog need not look sooner.
         for (a, &l) in armed[1..].iter().zip(&limits) {
             a.limit.store(l, Ordering::Relaxed);
         }
+        // A learned limit is never below the floor: the watchdog need not look sooner.
         let shortest = limits
             .iter()
             .map(|&l| if l == LEARNING { floor } else { l })
