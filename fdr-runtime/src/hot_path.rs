@@ -750,9 +750,9 @@ fn time_event(
     now: u64,
     cpu: u32,
 ) -> Timed {
-    // An async function's trigger applies to its tasks (see `task`), not to one poll. (In a
-    // forked child the open calls go on in the registry's copy, which nobody reads; `settle`
-    // fires nothing there.)
+    // An async function's trigger applies to its tasks (see `task`), not to one poll. (A
+    // forked child's calls do not come here: the fork handler clears every function's flags,
+    // the trigger's with them; `settle` asks again before it fires.)
     if f.kind() == crate::FnKindTag::Async {
         return Timed::Done;
     }
