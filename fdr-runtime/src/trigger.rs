@@ -76,6 +76,13 @@ struct Armed {
 }
 
 impl Armed {
+    /// The limit a call of `d` ticks is judged by, and whether it passed it.
+    #[inline(always)]
+    fn judge(&self, d: u64) -> (u64, bool) {
+        let limit = self.limit.load(Ordering::Relaxed);
+        (limit, limit != 0 && d > limit)
+    }
+
     /// The learned limit, if the function has one.
     #[inline(always)]
     fn learned(&self) -> Option<&Learned> {
@@ -300,8 +307,7 @@ impl Triggers {
 
     /// Whether a call of function `id` that lasted `d` ticks passed its limit.
     pub(crate) fn is_slow(&self, id: u32, d: u64) -> bool {
-        let limit = self.limit(id);
-        limit != 0 && d > limit
+        self.armed(id).is_some_and(|a| a.judge(d).1)
     }
 
     /// Times an event of armed function `id` at `now` on the thread of registry entry `thread`:
@@ -324,8 +330,7 @@ impl Triggers {
             return None;
         }
         let a = self.armed(id)?;
-        let limit = a.limit.load(Ordering::Relaxed);
-        let slow = limit != 0 && now.wrapping_sub(start) > limit;
+        let (limit, slow) = a.judge(now.wrapping_sub(start));
         Some(Ended {
             start,
             slow,
