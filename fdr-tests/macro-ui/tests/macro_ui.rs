@@ -1,5 +1,5 @@
 //! Every misuse of `#[instrument_fdr]` and `fdr_scope!` is a compile error that says what to
-//! write instead, at the exact span. The expected messages are in `fdr-tests/ui/*.stderr`;
+//! write instead, at the exact span. The expected messages are in `fdr-tests/macro-ui/ui/*.stderr`;
 //! regenerate them with `TRYBUILD=overwrite` after changing a message, and read them.
 
 #[test]
