@@ -22,6 +22,9 @@ pub struct Anchors {
     pub xray_fdr5: Vec<f64>,
     pub gxx_plain: Vec<f64>,
     pub funtrace: Vec<f64>,
+    /// funtrace with a buffer of 8 MiB a thread, the size of fdr's default ring (its own default
+    /// is 1 MiB): the same call writing through as much memory. Not in run.sh's output.
+    pub funtrace_8m: Vec<f64>,
     /// run.sh's output of each run, as printed.
     pub outputs: Vec<String>,
 }
@@ -201,6 +204,12 @@ impl Bins {
             .push(leaf(&self.program("funtrace/plain", &[&n], &[])?)?);
         let env = [("FUNTRACE_FTRACE_EVENTS_IN_BUF", "0".to_string())];
         a.funtrace
+            .push(leaf(&self.program("funtrace/pg", &[&n], &env)?)?);
+        let env = [
+            ("FUNTRACE_FTRACE_EVENTS_IN_BUF", "0".to_string()),
+            ("FUNTRACE_LOG_BUF_SIZE", "23".to_string()),
+        ];
+        a.funtrace_8m
             .push(leaf(&self.program("funtrace/pg", &[&n], &env)?)?);
         Ok(())
     }
