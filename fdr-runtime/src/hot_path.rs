@@ -122,7 +122,7 @@ fn guarded_entry(f: &'static FnDesc) -> Entry {
         }
         return special(f, FnKind::Enter, &[]);
     }
-    record_one(f, FnKind::Enter)
+    record_one(f, FnKind::Enter, false)
 }
 
 /// The recording path of a guarded exit whose entry was recorded.
@@ -138,7 +138,7 @@ fn guarded_exit(f: &'static FnDesc) -> Entry {
         }
         return special(f, FnKind::Exit, &[]);
     }
-    record_one(f, FnKind::Exit)
+    record_one(f, FnKind::Exit, false)
 }
 
 /// The descriptor flags that send a hook to [`special`].
@@ -170,19 +170,20 @@ fn record_kind<const KIND: u8>(f: &'static FnDesc) -> Entry {
     if f.flags() & SPECIAL != 0 {
         return special(f, kind, &[]);
     }
-    record_one(f, kind)
+    record_one(f, kind, false)
 }
 
 /// The fast path. Every call in it is a tail call, so it needs no stack frame and saves no
 /// register: the cold paths (no buffer, another clock source, a metadata record, a cull) finish
-/// the write themselves.
+/// the write themselves. `profiled` says whether the caller profiles the call itself (it found
+/// the function profiled when it chose this path), a constant wherever this is inlined.
 #[inline(always)]
-fn record_one(f: &'static FnDesc, kind: FnKind) -> Entry {
+fn record_one(f: &'static FnDesc, kind: FnKind, profiled: bool) -> Entry {
     let l = thread_local::get();
     let t = &l.state;
     let len = t.len.get();
     if len >= t.writer.limit() {
-        return cold(l, f, kind, &[]);
+        return cold(l, f, kind, &[], profiled);
     }
     // SAFETY: `cpu_id` was taken by `clock::fast_cpu_id` on this thread when it joined.
     let Some((tsc, cpu)) = (unsafe { clock::fast(t.cpu_id.get()) }) else {
@@ -266,16 +267,16 @@ pub(crate) fn record_args(f: &'static FnDesc, args: &[u64]) -> Entry {
     if f.flags() & SPECIAL != 0 {
         return special(f, FnKind::EnterArgs, args);
     }
-    record_args_one(f, args)
+    record_args_one(f, args, false)
 }
 
 #[inline(always)]
-fn record_args_one(f: &'static FnDesc, args: &[u64]) -> Entry {
+fn record_args_one(f: &'static FnDesc, args: &[u64], profiled: bool) -> Entry {
     let l = thread_local::get();
     let t = &l.state;
     let len = t.len.get();
     if len >= t.writer.limit() {
-        return cold(l, f, FnKind::EnterArgs, args);
+        return cold(l, f, FnKind::EnterArgs, args, profiled);
     }
     t.begin_write();
     let id = t.id_field(f);
@@ -296,18 +297,24 @@ fn record_args_one(f: &'static FnDesc, args: &[u64]) -> Entry {
 /// Where hooks land when the bounds check fails and a recorder may be running: the thread is
 /// busy (a hook inside a hook: record nothing), has no buffer, has a full one, or its recording
 /// ended.
+///
+/// Unless its caller profiles the call itself (`profiled`), the hook chose the log's path from
+/// flags without the profile, read before this: a recording that profiles may have started
+/// since (in this hook, the process's first, which read `FDR_OPTIONS`; or on another thread,
+/// whose start swept the flags in between). The call is then profiled too, or its exit, which
+/// finds the function profiled, would have no entry. (Comparing with the flags read again on the
+/// way in, as this once did, misses the second case: they already show the profile.)
 #[cold]
 #[inline(never)]
-fn cold(l: &Local, f: &'static FnDesc, kind: FnKind, args: &[u64]) -> Entry {
-    let before = f.flags();
+fn cold(l: &Local, f: &'static FnDesc, kind: FnKind, args: &[u64], profiled: bool) -> Entry {
+    #[cfg(feature = "testing")]
+    crate::injected::cold_path();
     let entry = cold_event(l, |t| Event::Call {
         id: t.id_field(f),
         kind,
         args,
     });
-    // The recording that profiles started in this hook (the process's first, which read
-    // `FDR_OPTIONS`): the call is profiled too, or its exit would find no entry.
-    if before & call_trie::PROFILED == 0 && f.flags() & call_trie::PROFILED != 0 {
+    if !profiled && f.flags() & call_trie::PROFILED != 0 {
         profile_event(f, kind);
     }
     entry
@@ -872,12 +879,13 @@ fn logged_and_profiled(f: &'static FnDesc, flags: u8, kind: FnKind, args: &[u64]
     if flags & call_trie::UNLOGGED != 0 {
         return profile_event(f, kind);
     }
+    let profiled = flags & call_trie::PROFILED != 0;
     let entry = if kind == FnKind::EnterArgs {
-        record_args_one(f, args)
+        record_args_one(f, args, profiled)
     } else {
-        record_one(f, kind)
+        record_one(f, kind, profiled)
     };
-    if flags & call_trie::PROFILED != 0 {
+    if profiled {
         profile_event(f, kind);
     }
     entry
@@ -890,7 +898,7 @@ fn record_at(f: &'static FnDesc, kind: FnKind, args: &[u64], tsc: u64, cpu: u32)
     let t = &l.state;
     let len = t.len.get();
     if len >= t.writer.limit() {
-        return cold(l, f, kind, args);
+        return cold(l, f, kind, args, false);
     }
     t.begin_write();
     let id = t.id_field(f);

@@ -20,6 +20,7 @@ static RUN_DELAY: AtomicU64 = AtomicU64::new(0);
 
 thread_local! {
     static ON_READ: Cell<Option<fn()>> = const { Cell::new(None) };
+    static ON_COLD: Cell<Option<fn()>> = const { Cell::new(None) };
     static TIME: Cell<u64> = const { Cell::new(0) };
     static CPU: Cell<u32> = const { Cell::new(0) };
     static TID: Cell<i32> = const { Cell::new(0) };
@@ -85,6 +86,18 @@ pub(crate) fn set_thread_id(tid: i32) {
 
 pub(crate) fn on_clock_read(f: Option<fn()>) {
     ON_READ.with(|c| c.set(f));
+}
+
+pub(crate) fn on_next_cold_path(f: fn()) {
+    ON_COLD.with(|c| c.set(Some(f)));
+}
+
+/// Runs, once, what a test asked to run at this thread's next cold path.
+#[cold]
+pub(crate) fn cold_path() {
+    if let Some(f) = ON_COLD.with(|c| c.take()) {
+        f();
+    }
 }
 
 /// Threads are numbered 1, 2, 3… in the order they first ask, unless a test named one.

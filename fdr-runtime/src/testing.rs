@@ -80,6 +80,18 @@ pub fn on_clock_read(f: Option<fn()>) {
     injected::on_clock_read(f);
 }
 
+/// Runs `f` once, at the start of this thread's next hook that takes the cold path (no buffer
+/// yet, a full one, the process's first hook): after the hook chose how to record its event
+/// from its function's flags, before it joins the recording. What `f` does (start a recording
+/// from another thread, say) then lands in that gap.
+///
+/// ```
+/// fdr_runtime::testing::on_next_cold_path(|| {});
+/// ```
+pub fn on_next_cold_path(f: fn()) {
+    injected::on_next_cold_path(f);
+}
+
 /// This thread's injected time and CPU.
 pub fn now() -> (u64, u32) {
     injected::values()

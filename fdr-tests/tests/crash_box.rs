@@ -17,6 +17,7 @@ desc!(WORK, "crash::work");
 desc!(OUTER, "crash::outer");
 desc!(HANG, "crash::hang");
 desc!(CRASH, "crash::crash");
+desc!(ROUTED, "crash::routed");
 
 const THREADS: usize = 4;
 const CALLS: usize = 500;
@@ -669,4 +670,43 @@ fn eight_threads_racing_the_first_call_lose_nothing_in_profile_mode() {
             .sum();
         assert_eq!(calls, 8 * CALLS as u64, "round {round}");
     }
+}
+
+#[test]
+#[ignore = "a child process of the test below"]
+fn child_enters_as_another_thread_starts_a_profile() {
+    // The entry of ROUTED reads its flags (nothing yet: no hook has run) and takes the log's
+    // path; before it joins, another thread's first hook reads `FDR_OPTIONS`, starts the
+    // profile and sets ROUTED's flags. The exit then finds ROUTED profiled.
+    fdr_runtime::testing::on_next_cold_path(|| {
+        std::thread::spawn(|| drop(CallGuard::enter(&WORK)))
+            .join()
+            .unwrap();
+    });
+    drop(CallGuard::enter(&ROUTED));
+}
+
+#[test]
+fn an_entry_routed_before_another_thread_starts_a_profile_is_profiled() {
+    let dir = scratch("routed");
+    let out = dir.join("routed.fdrprof");
+    let c = child(
+        "child_enters_as_another_thread_starts_a_profile",
+        &format!("mode=profile out={}", out.display()),
+    )
+    .output()
+    .unwrap();
+    assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
+    let profile = fdr_format::profile::Profile::decode(&std::fs::read(&out).unwrap()).unwrap();
+    let count = |id: u32| -> u64 {
+        profile
+            .trees
+            .iter()
+            .flat_map(|t| &t.nodes)
+            .filter(|n| n.function == id)
+            .map(|n| n.count)
+            .sum()
+    };
+    assert_eq!(count(WORK.id()), 1);
+    assert_eq!(count(ROUTED.id()), 1);
 }
