@@ -211,6 +211,10 @@ impl Drop for CallGuard {
 pub trait PollEntry {
     /// Records the entry of one poll of `f`.
     fn enter(&mut self, f: &'static FnDesc) -> CallGuard;
+
+    /// Whether a poll of `f` now would record nothing (see [`skips`]), known before the poll
+    /// begins: its entry, its exit and its poll event are then all skipped after one load.
+    fn skips(&self, f: &'static FnDesc) -> bool;
 }
 
 /// Every poll is a plain entry.
@@ -220,6 +224,11 @@ impl PollEntry for NoArgs {
     #[inline(always)]
     fn enter(&mut self, f: &'static FnDesc) -> CallGuard {
         CallGuard::enter(f)
+    }
+
+    #[inline(always)]
+    fn skips(&self, f: &'static FnDesc) -> bool {
+        skips(f)
     }
 }
 
@@ -234,6 +243,13 @@ impl<const N: usize> PollEntry for Args<N> {
             Some(args) => CallGuard::enter_args(f, &args),
             None => CallGuard::enter(f),
         }
+    }
+
+    /// Never: an entry with arguments decides for itself (a function with logged arguments is
+    /// never culled).
+    #[inline(always)]
+    fn skips(&self, _: &'static FnDesc) -> bool {
+        false
     }
 }
 
@@ -263,15 +279,52 @@ pub struct Instrumented<F, A: PollEntry = NoArgs> {
     inner: F,
 }
 
+/// The creation of a task, recorded before its future is made: what
+/// [`Instrumented::started`] takes.
+///
+/// The expansion of an `async fn` takes it first and makes the future after it, so that nothing
+/// that may unwind runs between making the future and putting it in its wrapper: the future is
+/// then made in place, where an `Instrumented::new(f, async { .. })` would make it aside (to
+/// drop it if the creation unwound) and copy it in, the future's whole size on every call.
+///
+/// ```
+/// use fdr_runtime::hooks::TaskStart;
+/// use fdr_runtime::{FnDesc, FnKindTag, Instrumented};
+/// #[linkme::distributed_slice(fdr_runtime::FUNCTIONS)]
+/// static TASK: FnDesc = FnDesc::new("doc::started", file!(), line!(), FnKindTag::Async, &[]);
+/// let fut = Instrumented::started(&TASK, TaskStart::now(&TASK), async { 1 + 1 });
+/// # let _ = fut;
+/// ```
+#[must_use = "a task's creation is ended by the future made with it"]
+pub struct TaskStart {
+    task: u64,
+    made: crate::task::Made,
+}
+
+impl TaskStart {
+    /// Records the creation of a task of `f` now (if anything records).
+    #[inline(always)]
+    pub fn now(f: &'static FnDesc) -> TaskStart {
+        let (task, made) = crate::task::created_marked(f);
+        TaskStart { task, made }
+    }
+}
+
 impl<F> Instrumented<F> {
     /// Wraps `inner`, the body of a call of `f`, which creates the task.
-    #[inline]
+    #[inline(always)]
     pub fn new(f: &'static FnDesc, inner: F) -> Instrumented<F> {
-        let (task, made) = crate::task::created_marked(f);
+        Instrumented::started(f, TaskStart::now(f), inner)
+    }
+
+    /// Wraps `inner`, the body of a call of `f` whose task was created as `start` says (by
+    /// [`TaskStart::now`] with the same `f`).
+    #[inline(always)]
+    pub fn started(f: &'static FnDesc, start: TaskStart, inner: F) -> Instrumented<F> {
         Instrumented {
             f,
-            task,
-            made,
+            task: start.task,
+            made: start.made,
             done: false,
             entry: NoArgs,
             inner,
@@ -282,13 +335,24 @@ impl<F> Instrumented<F> {
 impl<F, const N: usize> Instrumented<F, Args<N>> {
     /// Wraps `inner`, the body of a call of `f` with logged arguments `args`, which creates the
     /// task; the first poll's entry carries the arguments.
-    #[inline]
+    #[inline(always)]
     pub fn with_args(f: &'static FnDesc, args: [u64; N], inner: F) -> Instrumented<F, Args<N>> {
-        let (task, made) = crate::task::created_marked(f);
+        Instrumented::started_with_args(f, args, TaskStart::now(f), inner)
+    }
+
+    /// [`Instrumented::with_args`] for a task created as `start` says (see
+    /// [`Instrumented::started`]).
+    #[inline(always)]
+    pub fn started_with_args(
+        f: &'static FnDesc,
+        args: [u64; N],
+        start: TaskStart,
+        inner: F,
+    ) -> Instrumented<F, Args<N>> {
         Instrumented {
             f,
-            task,
-            made,
+            task: start.task,
+            made: start.made,
             done: false,
             entry: Args(Some(args)),
             inner,
@@ -308,9 +372,20 @@ impl<F: Future, A: PollEntry> Future for Instrumented<F, A> {
         let this = unsafe { self.get_unchecked_mut() };
         // SAFETY: as above.
         let inner = unsafe { Pin::new_unchecked(&mut this.inner) };
-        let mark = crate::hot_path::poll_mark(this.f);
+        // Read once: when nothing records (the usual state of a service compiled with fdr and
+        // idle, or a culled function) the poll costs this load and a branch.
+        let skip = this.entry.skips(this.f);
+        let mark = if skip {
+            None
+        } else {
+            crate::hot_path::poll_mark(this.f)
+        };
         let polled = {
-            let _guard = this.entry.enter(this.f);
+            let _guard = if skip {
+                None
+            } else {
+                Some(this.entry.enter(this.f))
+            };
             inner.poll(cx)
         };
         let ready = polled.is_ready();

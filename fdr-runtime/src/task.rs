@@ -67,12 +67,22 @@ pub(crate) fn created(f: &'static FnDesc) -> u64 {
 /// made while nothing records: it has no id yet (0), and takes one if a poll of it is ever kept
 /// ([`hot_path::polled`]). One that ends short, with every poll erased, is erased whole by
 /// [`ended_marked`], as a short call is.
-#[inline]
+///
+/// Inline is only the test that skips it; the rest is out of line, so that a future made while
+/// nothing records is made with no call.
+#[inline(always)]
 pub(crate) fn created_marked(f: &'static FnDesc) -> (u64, Made) {
     let flags = f.flags();
     if flags & (cull::CULLED | recording_flags::OFF) != 0 && flags & trigger::TRIGGER == 0 {
         return (0, Made::Skipped);
     }
+    created_recorded(f)
+}
+
+/// [`created_marked`] past its test.
+#[inline(never)]
+fn created_recorded(f: &'static FnDesc) -> (u64, Made) {
+    let flags = f.flags();
     let task = new_id();
     let made = match hot_path::record_created(f, task) {
         Some(c) if flags & trigger::TRIGGER == 0 => Made::Erasable(c),

@@ -1,3 +1,4 @@
+#[inline]
 pub fn store<T: Into<u64>>(
     n: u64,
     __fdr_arg1: (u8, u8),
@@ -17,7 +18,7 @@ pub fn store<T: Into<u64>>(
         ::fdr::__private_v1::FnKindTag::Async,
         &["n"],
     );
-    ::fdr::__private_v1::Instrumented::with_args(
+    ::fdr::__private_v1::Instrumented::started_with_args(
         &__FDR_FN,
         {
             #[allow(unused_imports)]
@@ -26,6 +27,7 @@ pub fn store<T: Into<u64>>(
             enum n {}
             [(&::fdr::__private_v1::ArgProbe::<_, n>::new(&n)).fdr_arg()]
         },
+        ::fdr::__private_v1::TaskStart::now(&__FDR_FN),
         async move {
             #[allow(unreachable_code, unreachable_patterns)]
             if let ::core::option::Option::Some(__fdr_ret) = ::core::option::Option::None::<_> {

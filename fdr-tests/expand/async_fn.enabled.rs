@@ -1,3 +1,4 @@
+#[inline]
 fn fetch(&self, key: &str) -> impl ::core::future::Future<Output = Result<Vec<u8>, Error>> {
     fn __fdr_path() -> &'static str {
         ::fdr::__private_v1::type_name_of(__fdr_path)
@@ -12,18 +13,22 @@ fn fetch(&self, key: &str) -> impl ::core::future::Future<Output = Result<Vec<u8
         ::fdr::__private_v1::FnKindTag::Async,
         &[],
     );
-    ::fdr::__private_v1::Instrumented::new(&__FDR_FN, async move {
-        #[allow(unreachable_code, unreachable_patterns)]
-        if let ::core::option::Option::Some(__fdr_ret) =
-            ::core::option::Option::None::<Result<Vec<u8>, Error>>
-        {
-            return __fdr_ret;
-        }
-        let _ = &self;
-        let key = key;
-        {
-            let value = self.store.get(key).await?;
-            Ok(value)
-        }
-    })
+    ::fdr::__private_v1::Instrumented::started(
+        &__FDR_FN,
+        ::fdr::__private_v1::TaskStart::now(&__FDR_FN),
+        async move {
+            #[allow(unreachable_code, unreachable_patterns)]
+            if let ::core::option::Option::Some(__fdr_ret) =
+                ::core::option::Option::None::<Result<Vec<u8>, Error>>
+            {
+                return __fdr_ret;
+            }
+            let _ = &self;
+            let key = key;
+            {
+                let value = self.store.get(key).await?;
+                Ok(value)
+            }
+        },
+    )
 }

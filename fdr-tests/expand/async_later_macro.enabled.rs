@@ -14,9 +14,13 @@ async fn serve(port: u16) -> u16 {
         ::fdr::__private_v1::FnKindTag::Async,
         &[],
     );
-    ::fdr::__private_v1::Instrumented::new(&__FDR_FN, async move {
-        tokio::task::yield_now().await;
-        port
-    })
+    ::fdr::__private_v1::Instrumented::started(
+        &__FDR_FN,
+        ::fdr::__private_v1::TaskStart::now(&__FDR_FN),
+        async move {
+            tokio::task::yield_now().await;
+            port
+        },
+    )
     .await
 }

@@ -6,7 +6,7 @@
 
 use std::marker::PhantomData;
 
-pub use fdr_runtime::hooks::{enter, enter_args, exit, tail_exit};
+pub use fdr_runtime::hooks::{enter, enter_args, exit, tail_exit, TaskStart};
 pub use fdr_runtime::linkme;
 pub use fdr_runtime::{CallGuard, FnDesc, FnKindTag, Instrumented, LogArg, FUNCTIONS};
 

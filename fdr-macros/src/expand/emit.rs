@@ -60,6 +60,25 @@ fn item(annotated: Annotated) -> Item {
     }
 }
 
+/// The future of a call of an async function with descriptor `desc`: `inner` wrapped in the
+/// task its call creates. The arguments are read first, before the block takes them; then the
+/// task's creation is recorded, then the block is made: nothing that may unwind runs between
+/// the block and its wrapper, so the future is made in place instead of aside and copied.
+fn started(
+    private: &TokenStream,
+    desc: &Ident,
+    args: Option<TokenStream>,
+    inner: TokenStream,
+) -> TokenStream {
+    let start = quote!(#private::TaskStart::now(&#desc));
+    match args {
+        None => quote!(#private::Instrumented::started(&#desc, #start, #inner)),
+        Some(values) => {
+            quote!(#private::Instrumented::started_with_args(&#desc, #values, #start, #inner))
+        }
+    }
+}
+
 /// The function with its body recorded. `outer` are the attributes of the block it is in, if any.
 fn recorded<F: WithBody>(f: Recorded<F>, outer: &[Attribute]) -> F {
     let Recorded {
@@ -79,12 +98,7 @@ fn recorded<F: WithBody>(f: Recorded<F>, outer: &[Attribute]) -> F {
             // An attribute macro still to run on this function (`#[tokio::main]`) or its block
             // (`#[async_trait]`) expects an `async fn`: it stays one, and its task begins at the
             // first poll.
-            let future = match args {
-                None => quote!(#private::Instrumented::new(&#desc, async move #block)),
-                Some(values) => {
-                    quote!(#private::Instrumented::with_args(&#desc, #values, async move #block))
-                }
-            };
+            let future = started(&private, &desc, args, quote!(async move #block));
             quote! {
                 #static_
                 #future.await
@@ -97,17 +111,20 @@ fn recorded<F: WithBody>(f: Recorded<F>, outer: &[Attribute]) -> F {
                 output_hint,
                 take_args,
             } = async_fn::lower(item.sig_mut());
+            // What the function now does is make its future, as an `async fn` does; rustc's
+            // lowering of one is small and inlined, and the future made in the caller's frame
+            // where it is awaited. Without the hint the maker, a test and a store of the whole
+            // future bigger, stays out of line and its future is copied at every `.await`.
+            if !item.attrs().iter().any(|a| a.path().is_ident("inline")) {
+                item.attrs_mut().push(syn::parse_quote!(#[inline]));
+            }
             let block = rebraced(&block);
             let inner = quote!(async move {
                 #output_hint
                 #take_args
                 #block
             });
-            let future = match args {
-                None => quote!(#private::Instrumented::new(&#desc, #inner)),
-                // The arguments are read now, before the block takes them.
-                Some(values) => quote!(#private::Instrumented::with_args(&#desc, #values, #inner)),
-            };
+            let future = started(&private, &desc, args, inner);
             quote! {
                 #static_
                 #future

@@ -76,6 +76,7 @@ pub trait WithBody {
     fn set_body(&mut self, body: Block);
     fn sig_mut(&mut self) -> &mut Signature;
     fn attrs(&self) -> &[Attribute];
+    fn attrs_mut(&mut self) -> &mut Vec<Attribute>;
 }
 
 impl WithBody for ItemFn {
@@ -87,6 +88,9 @@ impl WithBody for ItemFn {
     }
     fn attrs(&self) -> &[Attribute] {
         &self.attrs
+    }
+    fn attrs_mut(&mut self) -> &mut Vec<Attribute> {
+        &mut self.attrs
     }
 }
 
@@ -100,6 +104,9 @@ impl WithBody for ImplItemFn {
     fn attrs(&self) -> &[Attribute] {
         &self.attrs
     }
+    fn attrs_mut(&mut self) -> &mut Vec<Attribute> {
+        &mut self.attrs
+    }
 }
 
 impl WithBody for TraitItemFn {
@@ -111,6 +118,9 @@ impl WithBody for TraitItemFn {
     }
     fn attrs(&self) -> &[Attribute] {
         &self.attrs
+    }
+    fn attrs_mut(&mut self) -> &mut Vec<Attribute> {
+        &mut self.attrs
     }
 }
 
