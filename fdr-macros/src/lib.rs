@@ -37,7 +37,10 @@ use proc_macro::TokenStream;
 /// it is dropped or at the end of the body in the `async fn`'s order, and its body is checked
 /// against `T`. Documentation therefore shows the function as `fn .. -> impl Future<..>`. A
 /// trait method with an `async fn` default body works the same, and an annotated `async fn`
-/// implements a trait's `async fn` or its `fn .. -> impl Future<Output = T> + Send`.
+/// implements a trait's `async fn` or its `fn .. -> impl Future<Output = T> + Send`. The plain
+/// function is marked `#[inline]` (unless it has an inline attribute of its own), as rustc's
+/// lowering is in effect, so that its future is made where it is awaited rather than copied
+/// there: a future is as big as everything its body holds across an `.await`.
 ///
 /// With `log_args`, the arguments are read at the call and recorded on the first poll's entry;
 /// the call is a task as any other.
