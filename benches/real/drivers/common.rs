@@ -23,7 +23,8 @@
 //! A service driver (`mini_redis.rs`) uses only the configurations and the clocks here, and adds
 //! its own modes (triggers on its handler).
 //!
-//! `OUT=PATH` writes fdr's log there at the end.
+//! `OUT=PATH` writes fdr's log there at the end; `THRESHOLD_US=N` sets the recorder's threshold
+//! (see [`config`]).
 
 /// CPU time of the whole process so far (user + system, every thread: a recorder's or a peer's
 /// background thread is charged too), in nanoseconds.
@@ -49,8 +50,22 @@ fn rusage_ns(who: libc::c_int) -> u64 {
 }
 
 /// The recorder's configuration `MODE` names (see the table above), `None` for no recorder.
+/// `THRESHOLD_US=N` sets its threshold: under callgrind, whose slowdown (about 50 x) makes
+/// every call look slow, a threshold scaled by it keeps and erases what the default keeps and
+/// erases at full speed, so that instruction counts price the configuration.
 #[cfg(feature = "fdr")]
 pub fn config(mode: &str) -> Option<fdr::Config> {
+    let config = named_config(mode)?;
+    Some(match std::env::var("THRESHOLD_US") {
+        Ok(us) => config.threshold(std::time::Duration::from_micros(
+            us.parse().expect("THRESHOLD_US: a whole number of microseconds"),
+        )),
+        Err(_) => config,
+    })
+}
+
+#[cfg(feature = "fdr")]
+fn named_config(mode: &str) -> Option<fdr::Config> {
     match mode {
         "zero" => Some(fdr::Config::default().threshold(std::time::Duration::ZERO)),
         "default" => Some(fdr::Config::default()),
