@@ -659,16 +659,11 @@ fn eight_threads_racing_the_first_call_lose_nothing_in_profile_mode() {
         .iter()
         .enumerate()
     {
-        let bytes = std::fs::read(out).unwrap();
-        let profile = fdr_format::profile::Profile::decode(&bytes).unwrap();
-        let calls: u64 = profile
-            .trees
-            .iter()
-            .flat_map(|t| &t.nodes)
-            .filter(|n| n.function == WORK.id())
-            .map(|n| n.count)
-            .sum();
-        assert_eq!(calls, 8 * CALLS as u64, "round {round}");
+        assert_eq!(
+            profiled_calls(out, &WORK),
+            8 * CALLS as u64,
+            "round {round}"
+        );
     }
 }
 
@@ -697,16 +692,18 @@ fn an_entry_routed_before_another_thread_starts_a_profile_is_profiled() {
     .output()
     .unwrap();
     assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
-    let profile = fdr_format::profile::Profile::decode(&std::fs::read(&out).unwrap()).unwrap();
-    let count = |id: u32| -> u64 {
-        profile
-            .trees
-            .iter()
-            .flat_map(|t| &t.nodes)
-            .filter(|n| n.function == id)
-            .map(|n| n.count)
-            .sum()
-    };
-    assert_eq!(count(WORK.id()), 1);
-    assert_eq!(count(ROUTED.id()), 1);
+    assert_eq!(profiled_calls(&out, &WORK), 1);
+    assert_eq!(profiled_calls(&out, &ROUTED), 1);
+}
+
+/// The calls of `f` in the profile at `path`, on every thread and path.
+fn profiled_calls(path: &Path, f: &'static fdr_runtime::FnDesc) -> u64 {
+    let profile = fdr_format::profile::Profile::decode(&std::fs::read(path).unwrap()).unwrap();
+    profile
+        .trees
+        .iter()
+        .flat_map(|t| &t.nodes)
+        .filter(|n| n.function == f.id())
+        .map(|n| n.count)
+        .sum()
 }
