@@ -213,8 +213,13 @@ pub trait PollEntry {
     fn enter(&mut self, f: &'static FnDesc) -> CallGuard;
 
     /// Whether a poll of `f` now would record nothing (see [`skips`]), known before the poll
-    /// begins: its entry, its exit and its poll event are then all skipped after one load.
-    fn skips(&self, f: &'static FnDesc) -> bool;
+    /// begins: its entry, its exit and its poll event are then all skipped after one load. By
+    /// default never: the entry decides for itself.
+    #[inline(always)]
+    fn skips(&self, f: &'static FnDesc) -> bool {
+        let _ = f;
+        false
+    }
 }
 
 /// Every poll is a plain entry.
@@ -244,13 +249,8 @@ impl<const N: usize> PollEntry for Args<N> {
             None => CallGuard::enter(f),
         }
     }
-
-    /// Never: an entry with arguments decides for itself (a function with logged arguments is
-    /// never culled).
-    #[inline(always)]
-    fn skips(&self, _: &'static FnDesc) -> bool {
-        false
-    }
+    // `skips` is the default, never: a function with logged arguments is never culled, and the
+    // entry with arguments looks for a recorder itself.
 }
 
 /// The future of an instrumented `async fn`: a task. Its creation, its completion and, if it is
@@ -272,8 +272,7 @@ impl<const N: usize> PollEntry for Args<N> {
 #[must_use = "futures do nothing unless polled"]
 pub struct Instrumented<F, A: PollEntry = NoArgs> {
     f: &'static FnDesc,
-    task: u64,
-    made: crate::task::Made,
+    start: TaskStart,
     done: bool,
     entry: A,
     inner: F,
@@ -321,14 +320,7 @@ impl<F> Instrumented<F> {
     /// [`TaskStart::now`] with the same `f`).
     #[inline(always)]
     pub fn started(f: &'static FnDesc, start: TaskStart, inner: F) -> Instrumented<F> {
-        Instrumented {
-            f,
-            task: start.task,
-            made: start.made,
-            done: false,
-            entry: NoArgs,
-            inner,
-        }
+        Instrumented::wrap(f, start, NoArgs, inner)
     }
 }
 
@@ -349,12 +341,18 @@ impl<F, const N: usize> Instrumented<F, Args<N>> {
         start: TaskStart,
         inner: F,
     ) -> Instrumented<F, Args<N>> {
+        Instrumented::wrap(f, start, Args(Some(args)), inner)
+    }
+}
+
+impl<F, A: PollEntry> Instrumented<F, A> {
+    #[inline(always)]
+    fn wrap(f: &'static FnDesc, start: TaskStart, entry: A, inner: F) -> Instrumented<F, A> {
         Instrumented {
             f,
-            task: start.task,
-            made: start.made,
+            start,
             done: false,
-            entry: Args(Some(args)),
+            entry,
             inner,
         }
     }
@@ -366,7 +364,7 @@ impl<F: Future, A: PollEntry> Future for Instrumented<F, A> {
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         // SAFETY: `inner` is structurally pinned: it is never moved out of `self` (the `Drop` impl
-        // only reads `f`, `task`, `made` and `done`), and `Instrumented` is `Unpin` only when `F` and `A`
+        // only reads `f`, `start` and `done`), and `Instrumented` is `Unpin` only when `F` and `A`
         // are (the auto impl), so projecting the pin from the wrapper to the field upholds `F`'s
         // contract. The other fields are plain data, never pinned.
         let this = unsafe { self.get_unchecked_mut() };
@@ -390,12 +388,18 @@ impl<F: Future, A: PollEntry> Future for Instrumented<F, A> {
         };
         let ready = polled.is_ready();
         let ended = mark.is_some_and(|m| {
-            crate::task::polled(this.f, &mut this.task, &this.made, m, ready && !this.done)
+            crate::task::polled(
+                this.f,
+                &mut this.start.task,
+                &this.start.made,
+                m,
+                ready && !this.done,
+            )
         });
         if ready && !this.done {
             this.done = true;
             if !ended {
-                crate::task::ended_marked(this.f, this.task, &this.made, true);
+                crate::task::ended_marked(this.f, this.start.task, &this.start.made, true);
             }
         }
         polled
@@ -405,7 +409,7 @@ impl<F: Future, A: PollEntry> Future for Instrumented<F, A> {
 impl<F, A: PollEntry> Drop for Instrumented<F, A> {
     fn drop(&mut self) {
         if !self.done {
-            crate::task::ended_marked(self.f, self.task, &self.made, false);
+            crate::task::ended_marked(self.f, self.start.task, &self.start.made, false);
         }
     }
 }
