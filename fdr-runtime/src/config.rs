@@ -424,7 +424,8 @@ impl Config {
     /// 1,000 off the count) stops being recorded on every thread: its calls cost one flag test, as with no recorder. Every 10 ms the
     /// background writer lets the next 64 calls of each culled function through (a probe); a
     /// probed call that reaches the threshold, on any thread, records the function again
-    /// everywhere. The log says which functions were
+    /// everywhere, as if that call had come before the cull: 1,000 more erased calls cull it
+    /// again, unless more of its calls are kept. The log says which functions were
     /// culled and restored, on which thread and when, and how many probes were made. Off, every call is recorded (or
     /// erased) as it comes. Culling only applies with a threshold above zero.
     ///

@@ -114,6 +114,41 @@ fn a_probed_call_that_reaches_the_threshold_restores_the_function() {
 }
 
 #[test]
+fn a_function_restored_by_a_probe_is_culled_again_after_what_a_kept_call_costs() {
+    assert_eq!(testing::KEPT_COST, 1000);
+    // A run of 2,500 culls it. The probe's call is slow: restored with the run a kept call
+    // leaves of a full one, 1,500, so 1,000 erased calls cull it again (not another 2,500).
+    let log = record_log(config().cull_after(2500), || {
+        calls(2500, |_| 5);
+        testing::probe_culled();
+        calls(1 + 999, |i| if i == 0 { 500 } else { 5 });
+        calls(1 + 50, |_| 5);
+    });
+    let records = log.thread_records(log.tids()[0]);
+    let t = TINY.id();
+    assert_eq!(
+        culls(&records),
+        vec![
+            (CullKind::Culled, t, 2500),
+            (CullKind::Restored, t, 0),
+            (CullKind::Culled, t, 2500)
+        ]
+    );
+    // The second cull comes at the 1,000th erased call after the restore: the first of the
+    // third batch; the 50 after it are skipped.
+    assert_eq!(log.run.calls_erased, 2500 + 999 + 1);
+    let second_cull = records
+        .iter()
+        .rposition(|r| matches!(r, Rec::Cull(CullKind::Culled, ..)))
+        .unwrap();
+    let outers_before = records[..second_cull]
+        .iter()
+        .filter(|r| matches!(r, Rec::Enter(id, _) if *id == OUTER.id()))
+        .count();
+    assert_eq!(outers_before, 3);
+}
+
+#[test]
 fn a_function_that_is_slow_now_and_then_is_never_culled() {
     // One call in 100 lasts past the threshold: no run of 100 erased calls.
     let log = record_log(config(), || {
