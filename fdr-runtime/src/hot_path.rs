@@ -33,6 +33,7 @@ use fdr_format::{
 };
 
 use crate::function_table::FnDesc;
+use crate::hook_call;
 use crate::thread_local::{self, Local};
 use crate::thread_state::{ThreadState, BUSY};
 use crate::{
@@ -80,7 +81,7 @@ pub(crate) fn enter_guarded(f: &'static FnDesc) -> Entry {
     if skips(f) {
         return SKIPPED;
     }
-    guarded_entry(f)
+    call_entry(f)
 }
 
 /// Whether a guarded entry of `f` now would record nothing: no recorder runs, or `f` is culled.
@@ -100,18 +101,22 @@ pub(crate) fn exit_guarded(f: &'static FnDesc, entry: Entry, kind: FnKind) {
         return;
     }
     match kind {
-        FnKind::Exit => guarded_exit(f),
+        FnKind::Exit => call_exit(f),
         _ => record_event(f, kind),
     };
 }
 
 // The guard's hooks call out of line at one place each, so that what is inlined into every
 // instrumented function stays small: a small function stays small enough to be inlined itself.
+// The call keeps the registers that carry the function's arguments and looks to the compiler
+// like no call at all (see `hook_call`).
+hook_call::preserving_call!(fn call_entry(&'static FnDesc) -> Entry = guarded_entry);
+hook_call::preserving_call!(fn call_exit(&'static FnDesc) -> Entry = guarded_exit);
 
 /// The recording path of a guarded entry: the entry of a function with a trigger, or a usual
 /// one. A function culled since the caller looked is recorded as any other.
 #[inline(never)]
-fn guarded_entry(f: &'static FnDesc) -> Entry {
+extern "C" fn guarded_entry(f: &'static FnDesc) -> Entry {
     let flags = f.flags();
     if flags & SPECIAL != 0 {
         if flags == PROFILE_ONLY {
@@ -127,7 +132,7 @@ fn guarded_entry(f: &'static FnDesc) -> Entry {
 
 /// The recording path of a guarded exit whose entry was recorded.
 #[inline(never)]
-fn guarded_exit(f: &'static FnDesc) -> Entry {
+extern "C" fn guarded_exit(f: &'static FnDesc) -> Entry {
     let flags = f.flags();
     if flags & SPECIAL != 0 {
         if flags == PROFILE_ONLY {

@@ -45,7 +45,7 @@
 //! | `pool` | the buffers, in the crash box or in the process's memory |
 //! | `crash_box` | the pool's file mapped shared, which survives the process: laying it out, keeping it current, marking it at a crash signal, recovering the boxes of dead processes |
 //! | `call_trie`, `clock`, `cpu_wait`, `cull_memory`, `host`, `options`, `record_writer`, `signal`, `trigger` | one thread's call trie (profile mode); time and CPU; how long a slow call's thread waited for a CPU; what culling learned, kept for the next run of the same build; ids, names and wall time; reading `FDR_OPTIONS` text into a `Config`; how words go into a buffer and are published; the snapshot signal's handler; slow-call triggers |
-//! | `args`, `atomic_file`, `buffer_state`, `function_table`, `injected`, `learned_limit`, `out_name`, `queue`, `registry`, `seam`, `stats`, `wakeup` | logged arguments; writing a file through its own temporary file; what an owner publishes for snapshots; the function table; values tests inject; learned slow-call limits; log file names; the free and retired queues; the threads; where unit tests stop a thread mid-operation; counters; waking the writer |
+//! | `args`, `atomic_file`, `buffer_state`, `function_table`, `hook_call`, `injected`, `learned_limit`, `out_name`, `queue`, `registry`, `seam`, `stats`, `wakeup` | logged arguments; writing a file through its own temporary file; what an owner publishes for snapshots; the function table; the hooks' call to the recording path that keeps the caller's registers; values tests inject; learned slow-call limits; log file names; the free and retired queues; the threads; where unit tests stop a thread mid-operation; counters; waking the writer |
 //! | `config` | the settings (`Config`): defaults, limits, the check before a start, each setting's `FDR_OPTIONS` key, form and default |
 //! | `error` | errors |
 //! | `platform` | what the operating system gives (thread and process ids, CPU numbers, clocks, signals, memory mappings, pipes, fork and exit hooks), a file per system; where fdr does not record, the same functions, inert |
@@ -86,6 +86,8 @@ mod error;
 #[cfg(feature = "record")]
 mod export;
 mod function_table;
+#[cfg(feature = "record")]
+mod hook_call;
 #[cfg(feature = "record")]
 pub mod hooks;
 #[cfg(feature = "record")]
