@@ -25,7 +25,9 @@
 //! before, paired runs on a noisy machine; a call with no recorder or culled is 15 instructions instead of 18 in
 //! the hot-path bench, and 0.65 x its time. A recorded call pays for the saves: 16 more
 //! instructions (two hooks), about 5 % of its time. Saving every caller-saved register instead
-//! inlined a little more (regex-syntax 1.74 x) for twice the saves.
+//! inlined a little more (regex-syntax 1.74 x) for twice the saves; the descriptor's register
+//! is not saved (the caller reloads the address when it needs it), which saves a push and a pop
+//! a hook.
 //!
 //! The callees are `extern "C"`, the convention the assembly assumes, and never unwind (a panic
 //! in them aborts the process rather than unwinding through the assembly, which describes no
@@ -35,55 +37,61 @@
 //! a given target where the caller says (`hot_path`).
 
 /// `preserving_call!(pub(crate) fn name(&'static T) -> u64 = target)` defines `name(f)`, the
-/// call of `target(f)` through the x86-64 sequence: `target` an `extern "C"` function that does
-/// not unwind and takes a pointer-sized argument.
-#[cfg(all(target_arch = "x86_64", unix, not(miri)))]
+/// call of `target(f)` through this target's sequence ([`sequence`]): `target` an `extern "C"`
+/// function that does not unwind and takes a pointer-sized argument.
 macro_rules! preserving_call {
     ($vis:vis fn $name:ident($arg:ty) -> $ret:ty = $target:path) => {
         #[inline(always)]
         $vis fn $name(f: $arg) -> $ret {
-            let out: $ret;
-            // SAFETY: the sequence calls the target, an `extern "C"` (System V) function that
-            // does not unwind (the macro's contract), with `f` in `rdi` as that convention
-            // passes it; its result comes back in `rax`, declared written (`out`, not `lateout`:
-            // the sequence uses it before the call to hold the stack pointer). Of the other
-            // general registers the convention lets the callee change, the sequence saves and
-            // restores `rdi`, `rsi`, `rdx` and `rcx`, and declares `r8` to `r11` clobbered (a
-            // call through a lazily bound PLT entry changes no other); the callee-saved ones the
-            // callee keeps itself. The vector (with AVX-512, `xmm16` to `xmm31` and the mask
-            // registers too), x87 and MMX registers the callee may change are declared
-            // clobbered, so the compiler keeps nothing there across the call, and the flags are
-            // not preserved (no `preserves_flags`). The stack: with `nostack` the compiler
-            // neither aligns the stack pointer for the block nor keeps the 128-byte red zone
-            // below it free, which spares a function whose only call is this one a prologue; so
-            // the sequence steps over the red zone itself, aligns the stack pointer to 16 bytes,
-            // pushes the original twice (six pushes in all keep the alignment for the call) and
-            // pops it back into `rsp` last. A signal delivered meanwhile lands below the stack
-            // pointer, as always, and nothing here is unwound through.
-            unsafe {
-                #[cfg(not(target_feature = "avx512f"))]
-                $crate::hook_call::preserving_call!(@emit f, $target, out,);
-                #[cfg(target_feature = "avx512f")]
-                $crate::hook_call::preserving_call!(@emit f, $target, out,
-                    out("xmm16") _, out("xmm17") _, out("xmm18") _, out("xmm19") _,
-                    out("xmm20") _, out("xmm21") _, out("xmm22") _, out("xmm23") _,
-                    out("xmm24") _, out("xmm25") _, out("xmm26") _, out("xmm27") _,
-                    out("xmm28") _, out("xmm29") _, out("xmm30") _, out("xmm31") _,
-                    out("k1") _, out("k2") _, out("k3") _, out("k4") _,
-                    out("k5") _, out("k6") _, out("k7") _,
-                );
-            }
-            out
+            $crate::hook_call::sequence!(f, $target)
         }
     };
+}
+
+/// `sequence!(f, target)`: the x86-64 call of `target(f)`, an expression of its result.
+#[cfg(all(target_arch = "x86_64", unix, not(miri)))]
+macro_rules! sequence {
+    ($f:expr, $target:path) => {{
+        let out;
+        // SAFETY: the sequence calls the target, an `extern "C"` (System V) function that does
+        // not unwind (`preserving_call`'s contract), with `f` in `rdi` as that convention passes
+        // it, declared changed (the caller rarely needs the descriptor's address again, and
+        // saving it would cost a push and a pop); its result comes back in `rax`, declared
+        // written (`out`, not `lateout`: the sequence uses it before the call to hold the stack
+        // pointer). Of the other general registers the convention lets the callee change, the
+        // sequence saves and restores `rsi`, `rdx` and `rcx`, and declares `r8` to `r11`
+        // clobbered (a call through a lazily bound PLT entry changes no other); the
+        // callee-saved ones the callee keeps itself. The vector (with AVX-512, `xmm16` to
+        // `xmm31` and the mask registers too), x87 and MMX registers the callee may change are
+        // declared clobbered, so the compiler keeps nothing there across the call, and the flags
+        // are not preserved (no `preserves_flags`). The stack: with `nostack` the compiler
+        // neither aligns the stack pointer for the block nor keeps the 128-byte red zone below it
+        // free, which spares a function whose only call is this one a prologue; so the sequence
+        // steps over the red zone itself, aligns the stack pointer to 16 bytes, pushes the
+        // original (four pushes in all keep the alignment for the call) and pops it back into
+        // `rsp` last. A signal delivered meanwhile lands below the stack pointer, as always, and
+        // nothing here is unwound through.
+        unsafe {
+            #[cfg(not(target_feature = "avx512f"))]
+            $crate::hook_call::sequence!(@emit $f, $target, out,);
+            #[cfg(target_feature = "avx512f")]
+            $crate::hook_call::sequence!(@emit $f, $target, out,
+                out("xmm16") _, out("xmm17") _, out("xmm18") _, out("xmm19") _,
+                out("xmm20") _, out("xmm21") _, out("xmm22") _, out("xmm23") _,
+                out("xmm24") _, out("xmm25") _, out("xmm26") _, out("xmm27") _,
+                out("xmm28") _, out("xmm29") _, out("xmm30") _, out("xmm31") _,
+                out("k1") _, out("k2") _, out("k3") _, out("k4") _,
+                out("k5") _, out("k6") _, out("k7") _,
+            );
+        }
+        out
+    }};
     (@emit $f:expr, $target:path, $out:ident, $($wide:tt)*) => {
         core::arch::asm!(
             "mov rax, rsp",
             "lea rsp, [rsp - 128]",
             "and rsp, -16",
             "push rax",
-            "push rax",
-            "push rdi",
             "push rsi",
             "push rdx",
             "push rcx",
@@ -91,10 +99,9 @@ macro_rules! preserving_call {
             "pop rcx",
             "pop rdx",
             "pop rsi",
-            "pop rdi",
             "pop rsp",
             target = sym $target,
-            in("rdi") $f,
+            inout("rdi") $f => _,
             out("rax") $out,
             out("r8") _, out("r9") _, out("r10") _, out("r11") _,
             out("xmm0") _, out("xmm1") _, out("xmm2") _, out("xmm3") _,
@@ -111,69 +118,60 @@ macro_rules! preserving_call {
     };
 }
 
-/// `preserving_call!(pub(crate) fn name(&'static T) -> u64 = target)` defines `name(f)`, the
-/// call of `target(f)` through the AArch64 sequence: `target` an `extern "C"` function that does
-/// not unwind and takes a pointer-sized argument.
+/// `sequence!(f, target)`: the AArch64 call of `target(f)`, an expression of its result.
 #[cfg(all(target_arch = "aarch64", unix, not(miri)))]
-macro_rules! preserving_call {
-    ($vis:vis fn $name:ident($arg:ty) -> $ret:ty = $target:path) => {
-        #[inline(always)]
-        $vis fn $name(f: $arg) -> $ret {
-            let out: $ret;
-            // SAFETY: the sequence calls the target, an `extern "C"` (AAPCS64) function that
-            // does not unwind (the macro's contract), with `f` in `x0`, where its result comes back,
-            // declared written. Of the other general registers the convention lets the callee
-            // change, the sequence saves and restores the argument registers `x1` to `x7`,
-            // `x18` (the platform register, saved whether or not the system lets code use it, so
-            // never named to the compiler) and the link register `x30`, which the call itself
-            // overwrites; it declares `x8` to `x17` clobbered (a linker's veneer or PLT entry
-            // uses `x16` and `x17`). Five stores of 16 bytes keep the stack pointer 16-byte
-            // aligned. The vector registers, whose upper halves the callee may change even where
-            // the convention keeps the lower ones, are declared clobbered, and the flags are not
-            // preserved.
-            unsafe {
-                core::arch::asm!(
-                    "stp x1, x2, [sp, #-16]!",
-                    "stp x3, x4, [sp, #-16]!",
-                    "stp x5, x6, [sp, #-16]!",
-                    "stp x7, x18, [sp, #-16]!",
-                    "str x30, [sp, #-16]!",
-                    "bl {target}",
-                    "ldr x30, [sp], #16",
-                    "ldp x7, x18, [sp], #16",
-                    "ldp x5, x6, [sp], #16",
-                    "ldp x3, x4, [sp], #16",
-                    "ldp x1, x2, [sp], #16",
-                    target = sym $target,
-                    inlateout("x0") f => out,
-                    out("x8") _, out("x9") _, out("x10") _, out("x11") _,
-                    out("x12") _, out("x13") _, out("x14") _, out("x15") _,
-                    out("x16") _, out("x17") _,
-                    out("v0") _, out("v1") _, out("v2") _, out("v3") _,
-                    out("v4") _, out("v5") _, out("v6") _, out("v7") _,
-                    out("v8") _, out("v9") _, out("v10") _, out("v11") _,
-                    out("v12") _, out("v13") _, out("v14") _, out("v15") _,
-                    out("v16") _, out("v17") _, out("v18") _, out("v19") _,
-                    out("v20") _, out("v21") _, out("v22") _, out("v23") _,
-                    out("v24") _, out("v25") _, out("v26") _, out("v27") _,
-                    out("v28") _, out("v29") _, out("v30") _, out("v31") _,
-                );
-            }
-            out
+macro_rules! sequence {
+    ($f:expr, $target:path) => {{
+        let out;
+        // SAFETY: the sequence calls the target, an `extern "C"` (AAPCS64) function that does not
+        // unwind (`preserving_call`'s contract), with `f` in `x0`, where its result comes back,
+        // declared written. Of the other general registers the convention lets the callee
+        // change, the sequence saves and restores the argument registers `x1` to `x7`, `x18` (the
+        // platform register, saved whether or not the system lets code use it, so never named to
+        // the compiler) and the link register `x30`, which the call itself overwrites; it
+        // declares `x8` to `x17` clobbered (a linker's veneer or PLT entry uses `x16` and
+        // `x17`). Five stores of 16 bytes keep the stack pointer 16-byte aligned. The vector
+        // registers, whose upper halves the callee may change even where the convention keeps the
+        // lower ones, are declared clobbered, and the flags are not preserved.
+        unsafe {
+            core::arch::asm!(
+                "stp x1, x2, [sp, #-16]!",
+                "stp x3, x4, [sp, #-16]!",
+                "stp x5, x6, [sp, #-16]!",
+                "stp x7, x18, [sp, #-16]!",
+                "str x30, [sp, #-16]!",
+                "bl {target}",
+                "ldr x30, [sp], #16",
+                "ldp x7, x18, [sp], #16",
+                "ldp x5, x6, [sp], #16",
+                "ldp x3, x4, [sp], #16",
+                "ldp x1, x2, [sp], #16",
+                target = sym $target,
+                inlateout("x0") $f => out,
+                out("x8") _, out("x9") _, out("x10") _, out("x11") _,
+                out("x12") _, out("x13") _, out("x14") _, out("x15") _,
+                out("x16") _, out("x17") _,
+                out("v0") _, out("v1") _, out("v2") _, out("v3") _,
+                out("v4") _, out("v5") _, out("v6") _, out("v7") _,
+                out("v8") _, out("v9") _, out("v10") _, out("v11") _,
+                out("v12") _, out("v13") _, out("v14") _, out("v15") _,
+                out("v16") _, out("v17") _, out("v18") _, out("v19") _,
+                out("v20") _, out("v21") _, out("v22") _, out("v23") _,
+                out("v24") _, out("v25") _, out("v26") _, out("v27") _,
+                out("v28") _, out("v29") _, out("v30") _, out("v31") _,
+            );
         }
-    };
+        out
+    }};
 }
 
-/// `preserving_call!(pub(crate) fn name(&'static T) -> u64 = target)` defines `name(f)`, a
-/// plain call of `target(f)`, where no assembly does it.
+/// `sequence!(f, target)`: a plain call of `target(f)`, where no assembly does it.
 #[cfg(not(all(any(target_arch = "x86_64", target_arch = "aarch64"), unix, not(miri))))]
-macro_rules! preserving_call {
-    ($vis:vis fn $name:ident($arg:ty) -> $ret:ty = $target:path) => {
-        #[inline(always)]
-        $vis fn $name(f: $arg) -> $ret {
-            $target(f)
-        }
+macro_rules! sequence {
+    ($f:expr, $target:path) => {
+        $target($f)
     };
 }
 
 pub(crate) use preserving_call;
+pub(crate) use sequence;
