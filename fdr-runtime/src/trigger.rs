@@ -442,6 +442,10 @@ struct OpenTask {
 /// watchdog sees a task pending forever. A fixed table: tasks beyond it are not timed.
 pub(crate) struct OpenTasks {
     entries: Box<[OpenTask]>,
+    /// Set once, by the first task put on the table: until then the watchdog's look at the
+    /// table (its whole length, every wake-up) is skipped. Most recordings with a trigger time
+    /// calls, not tasks.
+    used: AtomicBool,
 }
 
 impl OpenTasks {
@@ -457,6 +461,7 @@ impl OpenTasks {
                     reported: AtomicBool::new(false),
                 })
                 .collect(),
+            used: AtomicBool::new(false),
         }
     }
 
@@ -479,6 +484,10 @@ impl OpenTasks {
                 e.start.store(start, Ordering::Relaxed);
                 e.reported.store(false, Ordering::Relaxed);
                 e.state.store(FULL, Ordering::Release);
+                // Read first: after the first task, a line every core only reads.
+                if !self.used.load(Ordering::Relaxed) {
+                    self.used.store(true, Ordering::Release);
+                }
                 return;
             }
         }
@@ -509,6 +518,9 @@ impl OpenTasks {
 
     /// Open tasks as (task, function, tid, start).
     pub(crate) fn each(&self, mut f: impl FnMut(u64, u32, i32, u64)) {
+        if !self.used.load(Ordering::Acquire) {
+            return;
+        }
         for e in self.entries.iter() {
             if e.state.load(Ordering::Acquire) == FULL {
                 f(

@@ -216,7 +216,12 @@ pub(crate) fn wait_and_drain(fd: i32, timeout_ms: i32) {
         revents: 0,
     };
     // SAFETY: one valid pollfd.
-    unsafe { libc::poll(&mut p, 1, timeout_ms) };
+    let ready = unsafe { libc::poll(&mut p, 1, timeout_ms) };
+    // A wait that ended on its timer (the watchdog's, every millisecond under a short trigger
+    // limit) has nothing to drain: no read, no system call.
+    if ready == 0 {
+        return;
+    }
     let mut buf = [0u8; 64];
     // SAFETY: reads into a local buffer of the given length; the fd is non-blocking.
     while unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) } > 0 {}
