@@ -12,7 +12,10 @@
 //! kv_service --seconds 3 --concurrency 16 --rate 20000
 //! ```
 //!
-//! It prints one line: requests per second and the latency percentiles, in microseconds. Built
+//! It prints one line: requests per second, the latency percentiles in microseconds, and the CPU
+//! time every thread but the clients' spent per request over the measured interval
+//! (`server_cpu_ns_per_req`: the server's workers and fdr's writer; on Linux, from each thread's
+//! `schedstat`, 0 elsewhere), which moves less with the host than requests per second do. Built
 //! with the `fdr` feature, it records as `FDR_OPTIONS` says (nothing when it is unset); built
 //! without, the annotations compile to nothing. `compare` runs both builds in every
 //! configuration, round by round.
@@ -259,6 +262,25 @@ fn percentile(sorted: &[u64], p: f64) -> f64 {
     sorted[rank - 1] as f64 / 1_000.0
 }
 
+/// CPU time, in nanoseconds, of every live thread of the process but the calling one: the first
+/// field of each thread's `schedstat` (time on a CPU). 0 where there is no such file.
+fn others_cpu_ns() -> u64 {
+    let on_cpu = |path: &std::path::Path| -> u64 {
+        std::fs::read_to_string(path)
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0)
+    };
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
+    let all: u64 = tasks
+        .flatten()
+        .map(|t| on_cpu(&t.path().join("schedstat")))
+        .sum();
+    all.saturating_sub(on_cpu(std::path::Path::new("/proc/thread-self/schedstat")))
+}
+
 fn main() {
     let load = match args() {
         Ok(l) => l,
@@ -298,7 +320,15 @@ fn main() {
     let interval = load
         .rate
         .map(|r| Duration::from_secs_f64(concurrency as f64 / r));
-    let mut latencies: Vec<u64> = clients.block_on(async {
+    let (mut latencies, server_cpu): (Vec<u64>, u64) = clients.block_on(async {
+        // Every thread's CPU time but this one's (a current-thread runtime runs the clients on
+        // the thread that blocks on it), over the measured interval.
+        let meter = tokio::spawn(async move {
+            tokio::time::sleep_until(measure_from.into()).await;
+            let before = others_cpu_ns();
+            tokio::time::sleep_until(end.into()).await;
+            others_cpu_ns().saturating_sub(before)
+        });
         let tasks: Vec<_> = (0..concurrency as u64)
             .map(|i| {
                 tokio::spawn(client(
@@ -319,16 +349,17 @@ fn main() {
                     .expect("a client's connection"),
             );
         }
-        all
+        (all, meter.await.expect("the meter"))
     });
     latencies.sort_unstable();
     println!(
-        "requests {} rps {:.0} p50_us {:.1} p99_us {:.1} p999_us {:.1}",
+        "requests {} rps {:.0} p50_us {:.1} p99_us {:.1} p999_us {:.1} server_cpu_ns_per_req {:.0}",
         latencies.len(),
         latencies.len() as f64 / load.seconds,
         percentile(&latencies, 0.50),
         percentile(&latencies, 0.99),
         percentile(&latencies, 0.999),
+        server_cpu as f64 / latencies.len().max(1) as f64,
     );
     drop(clients);
     server.shutdown_timeout(Duration::from_millis(100));

@@ -10,7 +10,9 @@
 //!
 //! Each run is a fresh process: the closed loop (16 connections, as fast as answers come) gives
 //! the requests per second and the latencies under full load; then, with `--rate`, an open loop
-//! at that rate gives the latencies at a load the service keeps up with.
+//! at that rate gives the latencies at a load the service keeps up with. Beside requests per
+//! second, the CPU time of the server's threads and fdr's per request (the clients' thread left
+//! out), paired with the round's run without fdr: it moves less with the host than throughput.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -62,6 +64,8 @@ struct Figures {
     p50: f64,
     p99: f64,
     p999: f64,
+    /// CPU time of the server's threads and fdr's per request, ns.
+    cpu: f64,
 }
 
 fn parse(line: &str) -> Option<Figures> {
@@ -74,6 +78,7 @@ fn parse(line: &str) -> Option<Figures> {
             "p50_us" => f.p50 = v,
             "p99_us" => f.p99 = v,
             "p999_us" => f.p999 = v,
+            "server_cpu_ns_per_req" => f.cpu = v,
             _ => {}
         }
     }
@@ -229,9 +234,9 @@ fn compare() -> Result<(), String> {
         println!("\n{title}, medians of {rounds} rounds of {seconds} s:\n");
         println!(
             "| configuration | requests/s | relative | paired | p50 µs | p99 µs | p99 relative | \
-             p99 paired | p99.9 µs |"
+             p99 paired | p99.9 µs | server CPU ns/req | CPU paired |"
         );
-        println!("|---|---|---|---|---|---|---|---|---|");
+        println!("|---|---|---|---|---|---|---|---|---|---|---|");
         for (i, row) in ROWS.iter().enumerate() {
             let (r, p50, p99, p999) = (
                 med(i, |f| f.rps),
@@ -249,10 +254,12 @@ fn compare() -> Result<(), String> {
             };
             println!(
                 "| {} | {r:.0} | {rel} | {rel_paired} | {p50:.1} | {p99:.1} | {:.3} | {:.3} | \
-                 {p999:.1} |",
+                 {p999:.1} | {:.0} | {:.3} |",
                 row.name,
                 p99 / base.1,
                 paired(i, |f| f.p99),
+                med(i, |f| f.cpu),
+                paired(i, |f| f.cpu),
             );
         }
     };
