@@ -523,22 +523,21 @@ pub(crate) fn poll_kept(m: PollMark) -> bool {
 /// same time. Out of line: only kept polls, which are long, pay for it.
 #[inline(never)]
 pub(crate) fn record_polled(f: &'static FnDesc, task: u64, completed: bool) {
-    record_custom_when(
+    let polled = |t: &ThreadState| {
+        let [a, b] = polled_payload(t.id_field(f) >> ID_SHIFT, task);
+        Custom::new([a, b, 0, 0], 2)
+    };
+    if !completed {
+        record_custom_when(polled, When::Last);
+        return;
+    }
+    record_customs_when(
         |t| {
-            let [a, b] = polled_payload(t.id_field(f) >> ID_SHIFT, task);
-            Custom::new([a, b, 0, 0], 2)
+            let [a, b] = task_payload(TaskKind::Completed, t.id_field(f) >> ID_SHIFT, task);
+            [polled(t), Custom::new([a, b, 0, 0], 2)]
         },
         When::Last,
     );
-    if completed {
-        record_custom_when(
-            |t| {
-                let [a, b] = task_payload(TaskKind::Completed, t.id_field(f) >> ID_SHIFT, task);
-                Custom::new([a, b, 0, 0], 2)
-            },
-            When::Last,
-        );
-    }
 }
 
 /// Records that task `task` of `f` is tied (`kind`) to task `other_task` of `other`.
@@ -587,6 +586,14 @@ pub(crate) enum When {
 /// [`record_custom`], at `when`.
 #[inline(always)]
 fn record_custom_when(payload: impl Fn(&ThreadState) -> Custom, when: When) {
+    record_customs_when(|t| [payload(t)], when);
+}
+
+/// Records custom events one after the other, all at `when`, in one write bracket: the events
+/// of one moment (a kept poll's event and the completion it brings) pay for one look at the
+/// thread, one bounds check and one reading of the time, not one each.
+#[inline(always)]
+fn record_customs_when<const N: usize>(payloads: impl Fn(&ThreadState) -> [Custom; N], when: When) {
     if !session::may_record() {
         return;
     }
@@ -595,22 +602,26 @@ fn record_custom_when(payload: impl Fn(&ThreadState) -> Custom, when: When) {
     let len = t.len.get();
     if len >= t.writer.limit() {
         // Busy, or no buffer yet (or a full one): the cold path joins and takes one.
-        cold_event(l, |t| Event::Custom {
-            payload: payload(t),
-        });
+        for i in 0..N {
+            cold_event(l, |t| Event::Custom {
+                payload: payloads(t)[i],
+            });
+        }
         return;
     }
     t.begin_write();
-    let payload = payload(t);
     let (tsc, cpu) = match when {
         When::Now => clock::now(),
         When::Last => (t.last_tsc.get(), t.cpu.get()),
         When::At(tsc, cpu) => (tsc, cpu),
     };
-    let len = match controller::record_custom(t, len, payload.words(), tsc, cpu) {
-        Some(len) => len,
-        None => next_buffer(l, len, tsc, cpu, Event::Custom { payload }),
-    };
+    let mut len = len;
+    for payload in payloads(t) {
+        len = match controller::record_custom(t, len, payload.words(), tsc, cpu) {
+            Some(len) => len,
+            None => next_buffer(l, len, tsc, cpu, Event::Custom { payload }),
+        };
+    }
     t.end_write(len);
 }
 
