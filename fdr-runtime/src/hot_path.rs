@@ -403,8 +403,9 @@ pub(crate) fn record_task(f: &'static FnDesc, kind: TaskKind, task: u64, when: W
 
 /// Records the creation of task `task` of async function `f`; returns where its record ends when
 /// it went right after the buffer's last record (nothing else written before it), which lets
-/// [`erase_created`] take it back if the task ends short. Out of line, as [`record_task`].
-#[inline(never)]
+/// [`erase_created`] take it back if the task ends short. Inline into its one caller, which is
+/// out of line (`task::created_recorded`): one frame for the creation, not two.
+#[inline(always)]
 pub(crate) fn record_created(f: &'static FnDesc, task: u64) -> Option<rewind::Created> {
     if f.flags() & call_trie::UNLOGGED != 0 || !session::may_record() {
         return None;
@@ -426,7 +427,8 @@ pub(crate) fn record_created(f: &'static FnDesc, task: u64) -> Option<rewind::Cr
     t.begin_write();
     let (enters, tails) = (t.enters.get(), t.tails.get());
     let custom = payload(t);
-    let (tsc, cpu) = clock::now();
+    // SAFETY: below its limit the thread has joined, and `cpu_id` was taken then, on it.
+    let (tsc, cpu) = unsafe { clock::fast(t.cpu_id.get()) }.unwrap_or_else(clock::now);
     let Some(end) = controller::record_created(t, len, custom.words(), tsc, cpu) else {
         let end = next_buffer(l, len, tsc, cpu, Event::Custom { payload: custom });
         t.end_write(end);
@@ -463,7 +465,8 @@ pub(crate) fn erase_created(
     if !rewind::created_is_last(t, len, c) || len >= t.writer.limit() || l.member.dead.get() {
         return Err(When::Now);
     }
-    let (now, cpu) = clock::now();
+    // SAFETY: below its limit the thread has joined, and `cpu_id` was taken then, on it.
+    let (now, cpu) = unsafe { clock::fast(t.cpu_id.get()) }.unwrap_or_else(clock::now);
     t.begin_write();
     let payload = task_payload(TaskKind::Created, t.id_field(f) >> ID_SHIFT, task);
     // SAFETY: below its limit, the writer holds a buffer of at least `len` words; the bracket

@@ -137,6 +137,7 @@ pub(crate) fn created_is_last(t: &ThreadState, len: u32, c: &Created) -> bool {
 ///
 /// # Safety
 /// The writer holds a buffer with at least `len` words, inside the thread's write bracket.
+#[inline(always)]
 pub(crate) unsafe fn erase_created(
     t: &ThreadState,
     len: u32,

@@ -28,7 +28,7 @@ fn main() -> ExitCode {
         (Some(mode), None) => (mode.as_str(), 100_000),
         _ => {
             eprintln!(
-                "usage: hotpath plain|idle|kept|erased|culled|args|task|task-dropped|trigger|trigger-auto|model|model-rdtsc [CALLS]\n       hotpath whole-plain|whole-idle|whole-default|whole-off [RUNS]"
+                "usage: hotpath plain|idle|kept|erased|culled|args|task|task-erased|task-dropped|trigger|trigger-auto|model|model-rdtsc [CALLS]\n       hotpath whole-plain|whole-idle|whole-default|whole-off [RUNS]"
             );
             return ExitCode::from(2);
         }
@@ -41,7 +41,7 @@ fn main() -> ExitCode {
         "kept" | "args" | "task" | "task-dropped" => {
             Some(fdr::Config::default().threshold(Duration::ZERO))
         }
-        "erased" => Some(
+        "erased" | "task-erased" => Some(
             fdr::Config::default()
                 .threshold(Duration::from_secs(1))
                 .cull(false),
@@ -78,7 +78,7 @@ fn main() -> ExitCode {
             fdr_benches::model::run_rdtsc,
             fdr_benches::model::leaf_rdtsc,
         ),
-        "task" => (workload::run_task, workload::leaf_fdr),
+        "task" | "task-erased" => (workload::run_task, workload::leaf_fdr),
         "task-dropped" => (workload::run_task_dropped, workload::leaf_fdr),
         _ => (workload::run_fdr, workload::leaf_fdr),
     };
