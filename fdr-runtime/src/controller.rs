@@ -279,6 +279,31 @@ pub(crate) fn record_custom(
     Some(len)
 }
 
+/// Records custom events of one moment one after the other (a kept poll's event and the
+/// completion it brings): one preparation for them all (the CPU, the delta, the room), the
+/// first header carrying the delta and the others none, the thread's state set once.
+#[inline(always)]
+pub(crate) fn record_customs<const N: usize>(
+    t: &ThreadState,
+    len: u32,
+    payloads: [&[u64]; N],
+    tsc: u64,
+    cpu: u32,
+) -> Option<u32> {
+    let words: u64 = payloads.iter().map(|p| 2 + p.len() as u64).sum();
+    // A custom event's delta is a signed 32-bit field.
+    let (mut len, mut delta) = prepare(t, len, words, i32::MAX as u64, tsc, cpu)?;
+    for payload in payloads {
+        let header = meta::custom_event((payload.len() * 8) as i32, delta as i32);
+        // SAFETY: `prepare` checked room for every header and payload.
+        unsafe { t.writer.store_record(len, header, payload) };
+        len += 2 + payload.len() as u32;
+        delta = 0;
+    }
+    t.begin_block(len, cpu, tsc);
+    Some(len)
+}
+
 /// A task's creation record: a custom event like [`record_custom`]'s, but published without
 /// raising the stable length, since a task that ends short takes it back
 /// ([`rewind::erase_created`]): a snapshot that races that undo falls back to a stable length
@@ -308,12 +333,7 @@ fn write_custom(t: &ThreadState, len: u32, payload: &[u64], tsc: u64, cpu: u32) 
     let (len, delta) = prepare(t, len, u64::from(2 + words), i32::MAX as u64, tsc, cpu)?;
     let header = meta::custom_event((words * 8) as i32, delta as i32);
     // SAFETY: `prepare` checked room for the header's two words and the payload's.
-    unsafe {
-        t.writer.store_meta(len, header);
-        for (at, w) in (len + 2..).zip(payload) {
-            t.writer.store(at, *w);
-        }
-    }
+    unsafe { t.writer.store_record(len, header, payload) };
     Some(len + 2 + words)
 }
 

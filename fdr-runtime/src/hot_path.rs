@@ -614,18 +614,41 @@ fn record_customs_when<const N: usize>(payloads: impl Fn(&ThreadState) -> [Custo
     }
     t.begin_write();
     let (tsc, cpu) = match when {
-        When::Now => clock::now(),
+        // SAFETY: below its limit the thread has joined, and `cpu_id` was taken then, on it.
+        When::Now => unsafe { clock::fast(t.cpu_id.get()) }.unwrap_or_else(clock::now),
         When::Last => (t.last_tsc.get(), t.cpu.get()),
         When::At(tsc, cpu) => (tsc, cpu),
     };
+    let customs = payloads(t);
+    let len =
+        match controller::record_customs(t, len, customs.each_ref().map(Custom::words), tsc, cpu) {
+            Some(len) => len,
+            // No room for them all: one by one, each taking the next buffer if it must.
+            None => customs_rest(l, len, customs, tsc, cpu),
+        };
+    t.end_write(len);
+}
+
+/// [`record_customs_when`]'s events when the buffer has no room for them all: one by one, each
+/// in the next buffer if it must. Returns the length after the last.
+#[cold]
+#[inline(never)]
+fn customs_rest<const N: usize>(
+    l: &Local,
+    len: u32,
+    customs: [Custom; N],
+    tsc: u64,
+    cpu: u32,
+) -> u32 {
+    let t = &l.state;
     let mut len = len;
-    for payload in payloads(t) {
+    for payload in customs {
         len = match controller::record_custom(t, len, payload.words(), tsc, cpu) {
             Some(len) => len,
             None => next_buffer(l, len, tsc, cpu, Event::Custom { payload }),
         };
     }
-    t.end_write(len);
+    len
 }
 
 /// A custom event's payload: its first `len` words.

@@ -79,6 +79,28 @@ impl RecordWriter {
         unsafe { (*self.data.get().add(at as usize)).store(word, Ordering::Relaxed) }
     }
 
+    /// Stores a record's header (a metadata record's two words) at `at` and its payload after
+    /// it, through one reading of the buffer's address (a store through an atomic may change
+    /// any memory for all the compiler knows, so [`RecordWriter::store`] reads it again each
+    /// time).
+    ///
+    /// # Safety
+    /// As for [`RecordWriter::store`], for every word.
+    #[inline(always)]
+    pub(crate) unsafe fn store_record(&self, at: u32, header: MetaWords, payload: &[u64]) {
+        let data = self.data.get();
+        // SAFETY: per the contract, `data` points at the installed buffer and every word from
+        // `at` to the end of the payload is in bounds.
+        unsafe {
+            let at = data.add(at as usize);
+            (*at).store(header[0], Ordering::Relaxed);
+            (*at.add(1)).store(header[1], Ordering::Relaxed);
+            for (i, w) in payload.iter().enumerate() {
+                (*at.add(2 + i)).store(*w, Ordering::Relaxed);
+            }
+        }
+    }
+
     /// Loads the word at `at`.
     ///
     /// # Safety
