@@ -325,6 +325,32 @@ pub(crate) fn record_created(
     Some(len)
 }
 
+/// [`record_created`] in the usual case only: the same CPU, a delta that fits, room for the
+/// four words. `None` (nothing written) otherwise.
+#[inline(always)]
+pub(crate) fn record_created_usual(
+    t: &ThreadState,
+    len: u32,
+    payload: [u64; 2],
+    tsc: u64,
+    cpu: u32,
+) -> Option<u32> {
+    let delta = tsc.wrapping_sub(t.last_tsc.get());
+    let end = len + rewind::CREATED_WORDS;
+    if cpu != t.cpu.get() || delta > i32::MAX as u64 || end > t.writer.limit() {
+        return None;
+    }
+    let header = meta::custom_event(16, delta as i32);
+    // SAFETY: below its limit the writer holds a buffer (a limit is 0 without one), with room
+    // for the four words (checked above).
+    unsafe { t.writer.store_record(len, header, &payload) };
+    t.last_tsc.set(tsc);
+    t.enters.set(0);
+    t.tails.set(0);
+    t.writer.publish(end);
+    Some(end)
+}
+
 /// Writes a custom event (after the metadata it needs first); returns the new length.
 #[inline(always)]
 fn write_custom(t: &ThreadState, len: u32, payload: &[u64], tsc: u64, cpu: u32) -> Option<u32> {

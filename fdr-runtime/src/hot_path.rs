@@ -426,18 +426,46 @@ pub(crate) fn record_created(f: &'static FnDesc, task: u64) -> Option<rewind::Cr
     }
     t.begin_write();
     let (enters, tails) = (t.enters.get(), t.tails.get());
-    let custom = payload(t);
+    let words = task_payload(TaskKind::Created, t.id_field(f) >> ID_SHIFT, task);
     // SAFETY: below its limit the thread has joined, and `cpu_id` was taken then, on it.
     let (tsc, cpu) = unsafe { clock::fast(t.cpu_id.get()) }.unwrap_or_else(clock::now);
-    let Some(end) = controller::record_created(t, len, custom.words(), tsc, cpu) else {
-        let end = next_buffer(l, len, tsc, cpu, Event::Custom { payload: custom });
+    // The usual case (the same CPU, a delta that fits, room) is written here; the rest, with
+    // its metadata or the next buffer, out of line.
+    let Some(end) = controller::record_created_usual(t, len, words, tsc, cpu) else {
+        return created_rest(l, len, words, tsc, cpu, pack(enters, tails));
+    };
+    t.end_write(end);
+    Some(rewind::Created {
+        len: end,
+        enters,
+        tails,
+    })
+}
+
+/// [`record_created`] when the record needs metadata first or another buffer: writes it as
+/// the general path does, and says where it ends if it is still erasable (in the same buffer;
+/// after a metadata record the counters before it, `enters_tails` packed, were reset). Closes
+/// the write bracket.
+#[cold]
+#[inline(never)]
+fn created_rest(
+    l: &Local,
+    len: u32,
+    words: [u64; 2],
+    tsc: u64,
+    cpu: u32,
+    enters_tails: u64,
+) -> Option<rewind::Created> {
+    let t = &l.state;
+    let Some(end) = controller::record_created(t, len, &words, tsc, cpu) else {
+        let payload = Custom::new([words[0], words[1], 0, 0], 2);
+        let end = next_buffer(l, len, tsc, cpu, Event::Custom { payload });
         t.end_write(end);
         return None;
     };
     t.end_write(end);
-    // After a metadata record (a CPU change, a timestamp jump), the counters were reset.
     let (enters, tails) = if end == len + rewind::CREATED_WORDS {
-        (enters, tails)
+        unpack(enters_tails)
     } else {
         (0, 0)
     };

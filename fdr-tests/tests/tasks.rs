@@ -747,6 +747,39 @@ fn a_task_that_ends_short_is_erased_whole_and_its_caller_with_it() {
     assert_eq!(log.run.calls_erased, 5, "{:?}", log.run);
 }
 
+/// [`caller`], but the thread moves to CPU `cpu` before it makes the task: the task's creation
+/// record comes after the CPU change's, which no rewind reaches across.
+#[fdr::instrument_fdr]
+fn migrating_caller(cpu: u16, task_ticks: u64) -> u64 {
+    testing::set_cpu(cpu);
+    let mut fut = pin!(takes(task_ticks));
+    match poll_once(fut.as_mut()) {
+        Poll::Ready(v) => v,
+        Poll::Pending => unreachable!("takes is ready at its first poll"),
+    }
+}
+
+#[test]
+fn a_task_made_after_a_cpu_change_is_erased_whole_and_pins_its_caller() {
+    let session = MockSession::start(short_tasks(false));
+    join();
+    // The creation follows the CPU change's record: the task, short, is taken back all the
+    // same, and the call around it, which the change pins, stays.
+    assert_eq!(migrating_caller(3, 200), 200);
+    // On the same CPU again: all three erased.
+    assert_eq!(migrating_caller(3, 300), 300);
+    let log = session.finish();
+    assert_eq!(
+        story(&log, &["::migrating_caller", "::takes"]),
+        [
+            (1000, "enter", "::migrating_caller"),
+            (1200, "exit", "::migrating_caller")
+        ]
+    );
+    // `join`; a poll and a task; a poll, a task and the call around them.
+    assert_eq!(log.run.calls_erased, 6, "{:?}", log.run);
+}
+
 #[test]
 fn a_short_future_dropped_unpolled_leaves_nothing() {
     let session = MockSession::start(short_tasks(false));
