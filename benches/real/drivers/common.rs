@@ -9,6 +9,7 @@
 //! | `default` | fdr, `Config::default()`: 5 µs, culling on (starting from the functions the last `default` run of the build culled) |
 //! | `fresh` | `default` learning from nothing (`cull_memory(false)`): a first run |
 //! | `nocull` | fdr, 5 µs, culling off |
+//! | `nobox` | `default` with the buffer pool in anonymous memory, not the crash box |
 //! | `profile` | fdr's profile mode: call trees, no window |
 //! | `default+profile` | the default window and a profile beside it (culling off) |
 //! | `check` | `default` with a pool of 8,192 buffers (128 MiB), which holds a whole run |
@@ -74,6 +75,8 @@ fn named_config(mode: &str) -> Option<fdr::Config> {
         // finds the culls and restores from its start.
         "check" => Some(fdr::Config::default().buffer_count(8192)),
         "nocull" => Some(fdr::Config::default().cull(false)),
+        // The default with the buffer pool in anonymous memory instead of the crash box.
+        "nobox" => Some(fdr::Config::default().crash_dir_off()),
         "profile" => Some(fdr::Config::default().mode(fdr::Mode::Profile)),
         "default+profile" => Some(fdr::Config::default().profile(true)),
         _ => None,
