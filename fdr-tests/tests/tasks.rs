@@ -701,7 +701,12 @@ fn join() {}
 #[fdr::instrument_fdr]
 fn caller(ticks: u64, task_ticks: u64) -> u64 {
     testing::advance(ticks);
-    let mut fut = pin!(takes(task_ticks));
+    takes_at_once(task_ticks)
+}
+
+/// Makes a task of `takes(ticks)` and polls it once, which completes it.
+fn takes_at_once(ticks: u64) -> u64 {
+    let mut fut = pin!(takes(ticks));
     match poll_once(fut.as_mut()) {
         Poll::Ready(v) => v,
         Poll::Pending => unreachable!("takes is ready at its first poll"),
@@ -752,11 +757,7 @@ fn a_task_that_ends_short_is_erased_whole_and_its_caller_with_it() {
 #[fdr::instrument_fdr]
 fn migrating_caller(cpu: u16, task_ticks: u64) -> u64 {
     testing::set_cpu(cpu);
-    let mut fut = pin!(takes(task_ticks));
-    match poll_once(fut.as_mut()) {
-        Poll::Ready(v) => v,
-        Poll::Pending => unreachable!("takes is ready at its first poll"),
-    }
+    takes_at_once(task_ticks)
 }
 
 #[test]
