@@ -56,14 +56,16 @@ fn probes(s: &Session) -> bool {
     s.culling() && s.setup().calibration.source != fdr_format::ClockSource::Injected
 }
 
-/// How long the writer may sleep: a quarter of the shortest limit (between 1 and 100 ms) with
-/// triggers, the probe period with culling, else until woken (-1). Read at every wake-up: a
-/// trigger armed while the recording runs may shorten it.
+/// How long the writer may sleep: the watchdog's period with triggers ([`watch_ms`]), the probe
+/// period with culling, else until woken (-1). Read at every wake-up: a trigger armed, or a
+/// limit learned, while the recording runs may shorten it.
 fn period(s: &Session, probe_ms: Option<i32>) -> i32 {
     let watch_ms = s.triggers().any().then(|| {
-        let quarter_ns = s.triggers().shortest() as u128 * 250_000_000
-            / u128::from(s.setup().calibration.ticks_per_second.max(1));
-        (quarter_ns / 1_000_000).clamp(1, 100) as i32
+        watch_ms(
+            s.triggers().shortest(),
+            s.triggers().settled(),
+            s.setup().calibration.ticks_per_second,
+        )
     });
     // With a profile, the tries of threads that exited are merged at least every second, so
     // that a program that keeps starting threads keeps a bounded profile.
@@ -204,6 +206,23 @@ fn keep_box(s: &Session) {
     });
 }
 
+/// The watchdog's longest sleep, in milliseconds.
+const WATCH_MAX_MS: i32 = 100;
+
+/// The watchdog's period: a quarter of the shortest limit (`shortest`, in ticks at
+/// `ticks_per_second`), between 1 and [`WATCH_MAX_MS`] ms. Until some limit can be passed
+/// (`settled`: every limit is a learned one still warming up) no call can fire, hang or be
+/// marked for its wait, so the watchdog looks only every [`WATCH_MAX_MS`]: a program with a
+/// learned trigger no longer wakes its writer every millisecond through the warm-up's second
+/// for nothing.
+fn watch_ms(shortest: u64, settled: bool, ticks_per_second: u64) -> i32 {
+    if !settled {
+        return WATCH_MAX_MS;
+    }
+    let quarter_ns = u128::from(shortest) * 250_000_000 / u128::from(ticks_per_second.max(1));
+    (quarter_ns / 1_000_000).clamp(1, WATCH_MAX_MS as u128) as i32
+}
+
 /// How often the watchdog looks at the open tasks' table for hung tasks, at most. A task is
 /// hung only 100 ms past twice its limit, so looking every 20 ms reports it at most that much
 /// later; the table is a fixed 1,024 entries, walked whole, which at every wake-up (every
@@ -319,4 +338,22 @@ fn write(s: &Session, mut call: ReasonInfo, n: u32) {
 
 fn write_once(s: &Session, path: &Path, call: &ReasonInfo) -> Result<(), Error> {
     log_writer::snapshot_with_profile(s, path, call.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_watchdog_looks_at_a_quarter_of_the_shortest_limit_once_one_exists() {
+        let ghz = 1_000_000_000;
+        // A learned limit's floor (50 us): every millisecond, the shortest sleep.
+        assert_eq!(watch_ms(50_000, true, ghz), 1);
+        // 10 ms: every 2.5 ms, in whole milliseconds.
+        assert_eq!(watch_ms(10_000_000, true, ghz), 2);
+        // 1 s: at most every 100 ms.
+        assert_eq!(watch_ms(1_000_000_000, true, ghz), 100);
+        // Every limit still learning: nothing to look for but the first limit.
+        assert_eq!(watch_ms(50_000, false, ghz), WATCH_MAX_MS);
+    }
 }

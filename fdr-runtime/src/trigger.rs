@@ -52,6 +52,9 @@ pub(crate) struct Triggers {
     pub max_snapshots: u32,
     /// The shortest limit, which paces the watchdog (0: no triggers).
     shortest: AtomicU64,
+    /// Whether some function has a limit a call can pass: one written by hand, or a learned one
+    /// past its warm-up. Until then the watchdog has nothing to look for.
+    settled: AtomicBool,
     /// When the last trigger got through (0: none yet).
     last: AtomicU64,
     /// How far the worst call let through in the current cooldown passed its limit (see
@@ -213,6 +216,7 @@ impl Triggers {
             cooldown_ticks: ticks(config.get_trigger_cooldown()),
             max_snapshots: config.get_max_snapshots(),
             shortest: AtomicU64::new(shortest),
+            settled: AtomicBool::new(limits.iter().any(|&l| l != 0 && l != LEARNING)),
             last: AtomicU64::new(0),
             worst: AtomicU64::new(0),
             suppressed: AtomicU64::new(0),
@@ -231,6 +235,20 @@ impl Triggers {
         self.shortest.load(Ordering::Relaxed)
     }
 
+    /// Whether some function has a limit a call can pass. While every limit is a learned one
+    /// still warming up ([`LEARNING`]), no call can fire, hang or be marked for its wait.
+    pub(crate) fn settled(&self) -> bool {
+        self.settled.load(Ordering::Relaxed)
+    }
+
+    /// Stores `limit` as armed function `a`'s, and notes that a limit exists.
+    fn set_limit(&self, a: &Armed, limit: u64) {
+        a.limit.store(limit, Ordering::Relaxed);
+        if limit != LEARNING && !self.settled.load(Ordering::Relaxed) {
+            self.settled.store(true, Ordering::Relaxed);
+        }
+    }
+
     /// Function `id` was just given its name (a descriptor named at run time): if a pattern of
     /// the configuration matches it, it gets that limit; true if it did.
     pub(crate) fn arm_named(&self, id: u32, name: &str) -> bool {
@@ -247,7 +265,7 @@ impl Triggers {
                 (LEARNING, self.floor)
             }
         };
-        slot.limit.store(value, Ordering::Relaxed);
+        self.set_limit(slot, value);
         self.lower_shortest(shortest);
         true
     }
@@ -288,7 +306,7 @@ impl Triggers {
             return;
         };
         if let Some(limit) = a.learned().and_then(|l| l.observe(d, cpu, now)) {
-            a.limit.store(limit, Ordering::Relaxed);
+            self.set_limit(a, limit);
         }
     }
 
@@ -301,7 +319,7 @@ impl Triggers {
             return;
         };
         if let Some(limit) = a.learned().and_then(|l| l.recompute(now)) {
-            a.limit.store(limit, Ordering::Relaxed);
+            self.set_limit(a, limit);
         }
     }
 
@@ -659,6 +677,36 @@ mod tests {
         assert!(!matches("a*b*c", "aXXbYY"));
         assert!(matches("*", ""));
         assert!(matches("<app::T as app::Tr>::*", "<app::T as app::Tr>::m"));
+    }
+
+    #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "the function table is empty under Miri: no function to arm"
+    )]
+    fn a_limit_exists_once_one_is_written_or_learned() {
+        // `race::leaf` is a function of this test binary's table.
+        let learned = Triggers::new(&Config::default().trigger_auto("race::leaf", 3.0), 1_000);
+        assert!(learned.any(), "the learned trigger is armed");
+        assert!(!learned.settled(), "a learned limit warms up first");
+        let id = function_table::table()
+            .iter()
+            .position(|f| f.name() == "race::leaf")
+            .expect("race::leaf in the table") as u32
+            + 1;
+        let a = learned.armed(id).expect("armed");
+        learned.set_limit(a, LEARNING);
+        assert!(!learned.settled(), "still learning");
+        learned.set_limit(a, 50);
+        assert!(learned.settled(), "learned");
+        let fixed = Triggers::new(
+            &Config::default().trigger("race::leaf", std::time::Duration::from_millis(10)),
+            1_000,
+        );
+        assert!(
+            fixed.settled(),
+            "a limit written by hand can be passed at once"
+        );
     }
 
     #[test]
