@@ -401,6 +401,14 @@ pub(crate) fn record_task(f: &'static FnDesc, kind: TaskKind, task: u64, when: W
     );
 }
 
+/// The time and CPU for a thread whose length is below its writer's limit: the thread's own
+/// clock ([`clock::fast`]), or the general one for a source that is not a counter.
+#[inline(always)]
+fn joined_now(t: &ThreadState) -> (u64, u32) {
+    // SAFETY: below its limit the thread has joined, and `cpu_id` was taken then, on it.
+    unsafe { clock::fast(t.cpu_id.get()) }.unwrap_or_else(clock::now)
+}
+
 /// Records the creation of task `task` of async function `f`; returns where its record ends when
 /// it went right after the buffer's last record (nothing else written before it), which lets
 /// [`erase_created`] take it back if the task ends short. Inline into its one caller, which is
@@ -427,8 +435,7 @@ pub(crate) fn record_created(f: &'static FnDesc, task: u64) -> Option<rewind::Cr
     t.begin_write();
     let (enters, tails) = (t.enters.get(), t.tails.get());
     let words = task_payload(TaskKind::Created, t.id_field(f) >> ID_SHIFT, task);
-    // SAFETY: below its limit the thread has joined, and `cpu_id` was taken then, on it.
-    let (tsc, cpu) = unsafe { clock::fast(t.cpu_id.get()) }.unwrap_or_else(clock::now);
+    let (tsc, cpu) = joined_now(t);
     // The usual case (the same CPU, a delta that fits, room) is written here; the rest, with
     // its metadata or the next buffer, out of line.
     let Some(end) = controller::record_created_usual(t, len, words, tsc, cpu) else {
@@ -493,8 +500,7 @@ pub(crate) fn erase_created(
     if !rewind::created_is_last(t, len, c) || len >= t.writer.limit() || l.member.dead.get() {
         return Err(When::Now);
     }
-    // SAFETY: below its limit the thread has joined, and `cpu_id` was taken then, on it.
-    let (now, cpu) = unsafe { clock::fast(t.cpu_id.get()) }.unwrap_or_else(clock::now);
+    let (now, cpu) = joined_now(t);
     t.begin_write();
     let payload = task_payload(TaskKind::Created, t.id_field(f) >> ID_SHIFT, task);
     // SAFETY: below its limit, the writer holds a buffer of at least `len` words; the bracket
@@ -642,8 +648,7 @@ fn record_customs_when<const N: usize>(payloads: impl Fn(&ThreadState) -> [Custo
     }
     t.begin_write();
     let (tsc, cpu) = match when {
-        // SAFETY: below its limit the thread has joined, and `cpu_id` was taken then, on it.
-        When::Now => unsafe { clock::fast(t.cpu_id.get()) }.unwrap_or_else(clock::now),
+        When::Now => joined_now(t),
         When::Last => (t.last_tsc.get(), t.cpu.get()),
         When::At(tsc, cpu) => (tsc, cpu),
     };
