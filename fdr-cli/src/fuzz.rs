@@ -173,6 +173,6 @@ pub fn profile(data: &[u8]) -> Vec<String> {
 /// A crash box's bytes as `fdr info` summarizes and prints it; the caller has checked that it
 /// recovers.
 pub fn crash_box(data: &[u8]) {
-    let s = box_summary("fuzz.box", data, &Silent).expect("it recovered once");
+    let s = box_summary("fuzz.box", data, None, &Silent).expect("it recovered once");
     render::info::write_box(&s, &mut std::io::sink()).expect("written to a sink");
 }

@@ -147,51 +147,6 @@ pub fn write(
     tmp.commit(&target).map_err(werr)
 }
 
-/// `path`, then `path.1`, `path.2`, ...: the names [`write_new`] tries.
-fn numbered(path: &Path) -> impl Iterator<Item = PathBuf> + '_ {
-    (0u32..100_000).map(move |n| {
-        if n == 0 {
-            return path.to_path_buf();
-        }
-        let mut s = path.as_os_str().to_os_string();
-        s.push(format!(".{n}"));
-        PathBuf::from(s)
-    })
-}
-
-/// Writes `bytes` to `dest`, or, when something is there already, to the first free name of
-/// `dest.1`, `dest.2`, ...; returns the path written. Never replaces a file: the bytes go to a
-/// temporary file in `dest`'s directory, flushed to disk, then hard-linked under the name (which
-/// fails, and the next name is tried, if a file took it meanwhile); on a file system without
-/// hard links, renamed to a name found free. Nothing is left behind on failure.
-pub fn write_new(dest: &Path, bytes: &[u8]) -> io::Result<PathBuf> {
-    let mut tmp = Temp::create(dest)?;
-    let mut file = tmp.file.take().expect("a new temporary file is open");
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    drop(file);
-    for name in numbered(dest) {
-        match fs::hard_link(&tmp.path, &name) {
-            // `tmp` is removed on drop: the name holds the file.
-            Ok(()) => return Ok(name),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(_) => {
-                // No hard links here (some network and FAT file systems): a rename to a name
-                // that is free now.
-                if fs::symlink_metadata(&name).is_ok() {
-                    continue;
-                }
-                tmp.commit(&name)?;
-                return Ok(name);
-            }
-        }
-    }
-    Err(io::Error::new(
-        io::ErrorKind::AlreadyExists,
-        "100000 numbered files of this name exist already",
-    ))
-}
-
 #[cfg(test)]
 mod tests_from_docs {
     //! The examples of this module's items, run as tests (the module is the crate's own; an
@@ -223,25 +178,6 @@ mod tests_from_docs {
         })
         .unwrap();
         assert_eq!(std::fs::read(&out).unwrap(), b"new");
-        assert_eq!(
-            std::fs::read_dir(&dir).unwrap().count(),
-            2,
-            "no temporary file left"
-        );
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn write_new() {
-        let dir = std::env::temp_dir().join(format!("fdr-write-new-doc-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let log = dir.join("app.fdr");
-        assert_eq!(crate::output::write_new(&log, b"one").unwrap(), log);
-        assert_eq!(
-            crate::output::write_new(&log, b"two").unwrap(),
-            dir.join("app.fdr.1")
-        );
-        assert_eq!(std::fs::read(&log).unwrap(), b"one");
         assert_eq!(
             std::fs::read_dir(&dir).unwrap().count(),
             2,

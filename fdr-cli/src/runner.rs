@@ -91,9 +91,9 @@ fn written(e: std::io::Error) -> CliError {
 fn info(a: InfoArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let file = Log::open_any(&a.log)?;
     if file.is_box()? {
-        let bytes = file.read_box()?;
-        let progress = Progress::new(bytes.len() as u64, 1);
-        let s = commands::info::box_summary(file.name(), &bytes, &progress);
+        let source = file.box_source()?;
+        let progress = Progress::new(file.len(), 1);
+        let s = commands::info::box_summary(file.name(), &source, Some(source.file()), &progress);
         progress.finish();
         return render::info::write_box(&s?, out).map_err(written);
     }

@@ -67,9 +67,15 @@ fn crashed(pid: i32, out: &Path) -> BoxBuilder {
 
 /// Writes `b` as `dir/fdr-PROGRAM-PID.box`.
 fn write_box(dir: &Path, b: &BoxBuilder) -> PathBuf {
-    let p = dir.join(crash_box::file_name("crashy", b.pid));
+    let p = dir.join(b.file_name());
     std::fs::write(&p, b.finish()).unwrap();
     p
+}
+
+/// Where `fdr recover` writes the log of process `pid` that would have written `out`: beside
+/// it, under a name no later log of the program takes.
+fn recovered(out: &Path, pid: i32) -> PathBuf {
+    crash_box::recovered_name(out, pid, 1)
 }
 
 fn s(p: &Path) -> &str {
@@ -98,6 +104,7 @@ fn a_dead_process_s_box_becomes_its_log_with_the_exact_calls_and_is_removed() {
     std::fs::create_dir_all(out.parent().unwrap()).unwrap();
     let bx = write_box(&dir, &crashed(GONE, &out));
     let said = fdr(&["recover", s(&bx)]).unwrap();
+    let out = recovered(&out, GONE);
     assert_eq!(
         said,
         format!(
@@ -109,13 +116,17 @@ fn a_dead_process_s_box_becomes_its_log_with_the_exact_calls_and_is_removed() {
     assert!(!bx.exists(), "the box is removed");
     assert!(
         out.exists(),
-        "the log is where the process would have written it"
+        "the log is beside where the process would have written its own"
     );
     let names: Vec<_> = std::fs::read_dir(out.parent().unwrap())
         .unwrap()
         .map(|e| e.unwrap().file_name())
         .collect();
-    assert_eq!(names, ["crashy.fdr"], "no temporary file left");
+    assert_eq!(
+        names,
+        ["crashy.recovered-2000000000.fdr"],
+        "no temporary file left"
+    );
 
     fdr(&["dump", "--verify", s(&out)]).expect("the recovered log is well formed");
     assert_eq!(
@@ -162,7 +173,9 @@ fn a_dead_process_s_box_becomes_its_log_with_the_exact_calls_and_is_removed() {
 
     let info = fdr(&["info", s(&out)]).unwrap();
     assert!(
-        info.contains("reason      the process died; recovered from its crash box\n"),
+        info.contains(
+            "reason      the process ended without writing its log; recovered from its crash box\n"
+        ),
         "{info}"
     );
     assert!(
@@ -189,6 +202,7 @@ fn a_process_killed_without_a_handler_is_said_so() {
     b.crash(0, 0, 0, 0);
     let bx = write_box(&dir, &b);
     let said = fdr(&["recover", s(&dir)]).unwrap();
+    let out = recovered(&out, GONE);
     assert_eq!(
         said,
         format!(
@@ -210,12 +224,14 @@ fn a_process_killed_without_a_handler_is_said_so() {
 fn a_taken_name_gets_a_number_and_keep_leaves_the_box() {
     let dir = temp_dir("recover-numbered");
     let out = dir.join("crashy.fdr");
-    std::fs::write(&out, b"an older log").unwrap();
+    // The program's own log (a restart's, say) is never the recovered log's name.
+    std::fs::write(&out, b"a later log").unwrap();
     let bx = write_box(&dir, &crashed(GONE, &out));
     let box_bytes = std::fs::read(&bx).unwrap();
     let said = fdr(&["recover", "--keep", s(&bx)]).unwrap();
+    let first = recovered(&out, GONE);
     assert!(
-        said.starts_with(&format!("wrote {}.1: process", out.display())),
+        said.starts_with(&format!("wrote {}: process", first.display())),
         "{said}"
     );
     assert_eq!(
@@ -223,16 +239,18 @@ fn a_taken_name_gets_a_number_and_keep_leaves_the_box() {
         box_bytes,
         "--keep leaves the box"
     );
-    assert_eq!(std::fs::read(&out).unwrap(), b"an older log");
+    assert_eq!(std::fs::read(&out).unwrap(), b"a later log");
     let said = fdr(&["recover", s(&bx)]).unwrap();
+    let second = crash_box::recovered_name(&out, GONE, 2);
+    assert_eq!(second, dir.join("crashy.recovered-2000000000-2.fdr"));
     assert!(
-        said.starts_with(&format!("wrote {}.2: process", out.display())),
+        said.starts_with(&format!("wrote {}: process", second.display())),
         "{said}"
     );
     assert!(!bx.exists());
     assert_eq!(
-        std::fs::read(dir.join("crashy.fdr.1")).unwrap(),
-        std::fs::read(dir.join("crashy.fdr.2")).unwrap()
+        std::fs::read(&first).unwrap(),
+        std::fs::read(&second).unwrap()
     );
 }
 
@@ -313,7 +331,7 @@ fn a_pid_reused_by_a_later_process_or_another_boot_is_not_the_box_s_process() {
     let bx = write_box(&dir, &b);
     let said = fdr(&["recover", s(&bx)]).unwrap();
     assert!(said.starts_with("wrote "), "{said}");
-    assert!(dir.join("rebooted.fdr").exists());
+    assert!(recovered(&dir.join("rebooted.fdr"), me).exists());
 }
 
 #[test]
@@ -363,17 +381,18 @@ fn without_a_path_the_default_directory_and_an_unwritable_out_falls_back_here() 
     let lines: Vec<&str> = said.lines().collect();
     assert_eq!(lines.len(), 2, "{said}");
     assert!(
-        lines[0].starts_with(&format!("cannot write {} (", gone.display())),
-        "{said}"
-    );
-    assert!(
-        lines[1].starts_with(&format!(
-            "wrote {}: process",
-            here.join("crashy.fdr").display()
+        lines[0].starts_with(&format!(
+            "cannot write {} (",
+            recovered(&gone, GONE).display()
         )),
         "{said}"
     );
-    assert!(here.join("crashy.fdr").exists());
+    let here_log = recovered(&here.join("crashy.fdr"), GONE);
+    assert!(
+        lines[1].starts_with(&format!("wrote {}: process", here_log.display())),
+        "{said}"
+    );
+    assert!(here_log.exists());
     assert!(!bx.exists());
 }
 
@@ -392,7 +411,7 @@ fn corrupt_boxes_are_named_with_why_and_the_others_still_recovered() {
     let good = crashed(GONE, &dir.join("good.fdr"));
     let bytes = good.finish();
     let write = |pid: i32, b: &[u8]| {
-        let p = dir.join(crash_box::file_name("crashy", pid));
+        let p = dir.join(format!("fdr-crashy-{pid}.box"));
         std::fs::write(&p, b).unwrap();
         p
     };
@@ -423,7 +442,7 @@ fn corrupt_boxes_are_named_with_why_and_the_others_still_recovered() {
         assert!(bx.exists(), "a box that cannot be recovered is kept");
     }
     assert!(!ok.exists(), "the good box was recovered");
-    assert!(dir.join("good.fdr").exists());
+    assert!(recovered(&dir.join("good.fdr"), GONE).exists());
     // A path that is not there is an error too.
     let e = fdr(&["recover", s(&dir.join("fdr-none-1.box"))]).unwrap_err();
     assert!(e.to_string().contains("cannot read it"), "{e}");
@@ -537,4 +556,267 @@ fn the_command_exits_non_zero_after_recovering_what_it_can() {
         "{stderr}"
     );
     assert!(!good.exists() && bad.exists());
+}
+
+/// A box made under the lock protocol ([`crash_box::flags::LOCKED`]) by `pid`, of this boot and
+/// PID namespace.
+fn locked(pid: i32, out: &Path) -> BoxBuilder {
+    let mut b = crashed(pid, out);
+    b.flags = crash_box::flags::LOCKED;
+    b.boot_id = crash_box::boot_id();
+    b.pid_ns = crash_box::pid_namespace().unwrap_or(0);
+    b
+}
+
+/// Holds an exclusive lock on `path`, as the box's running process does, until dropped.
+fn hold(path: &Path) -> std::fs::File {
+    use std::os::unix::io::AsRawFd;
+    let f = std::fs::File::open(path).unwrap();
+    // SAFETY: flock on a descriptor this File owns.
+    let taken = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    assert_eq!(taken, 0);
+    f
+}
+
+#[test]
+fn a_box_whose_process_holds_its_lock_is_left_alone_whatever_its_pid_says() {
+    let dir = temp_dir("recover-held");
+    // A pid no process here has: a box in another PID namespace, or any box whose pid means
+    // nothing here. Its lock says it runs.
+    let b = locked(GONE, &dir.join("held.fdr"));
+    let bx = write_box(&dir, &b);
+    let before = std::fs::read(&bx).unwrap();
+    let lock = hold(&bx);
+    let said = fdr(&["recover", s(&dir)]).unwrap();
+    assert_eq!(
+        said,
+        format!(
+            "left alone: {} (process {GONE} is running, or another recovery has the box)\n",
+            bx.display()
+        )
+    );
+    assert_eq!(std::fs::read(&bx).unwrap(), before);
+    assert!(!recovered(&dir.join("held.fdr"), GONE).exists());
+    let info = fdr(&["info", s(&bx)]).unwrap();
+    assert!(info.contains("still recording"), "{info}");
+    // Its process ends: the lock goes with it, and the box is recovered.
+    drop(lock);
+    let said = fdr(&["recover", s(&dir)]).unwrap();
+    assert!(said.starts_with("wrote "), "{said}");
+    assert!(!bx.exists());
+}
+
+#[test]
+fn a_box_of_another_pid_namespace_is_judged_by_its_lock_not_its_pid() {
+    let dir = temp_dir("recover-namespace");
+    // This process's own pid and start, but another namespace's: the process here with that
+    // pid is not the box's. Its lock is free: it is gone.
+    let me = std::process::id() as i32;
+    let mut b = locked(me, &dir.join("other-ns.fdr"));
+    b.proc_start = crash_box::process_start(me).unwrap();
+    b.pid_ns = 0xdead_beef;
+    let bx = write_box(&dir, &b);
+    let said = fdr(&["recover", s(&dir)]).unwrap();
+    assert!(said.starts_with("wrote "), "{said}");
+    assert!(said.contains("SIGSEGV"), "{said}");
+    assert!(!bx.exists());
+}
+
+#[test]
+fn a_box_whose_process_lives_on_as_another_program_was_ended_by_exec() {
+    let dir = temp_dir("recover-exec");
+    // Its lock is free, but its process (this one: same pid, start, boot and namespace) runs
+    // and does not map it: it replaced its program.
+    let me = std::process::id() as i32;
+    let mut b = locked(me, &dir.join("execed.fdr"));
+    b.crash(0, 0, 0, 0);
+    b.proc_start = crash_box::process_start(me).unwrap();
+    let bx = write_box(&dir, &b);
+    let said = fdr(&["recover", s(&dir)]).unwrap();
+    assert!(said.contains("replaced its program by exec"), "{said}");
+    assert!(!said.contains("killed"), "{said}");
+    let log = recovered(&dir.join("execed.fdr"), me);
+    let info = fdr(&["info", s(&log)]).unwrap();
+    assert!(
+        info.contains("ended       replaced its program by exec"),
+        "{info}"
+    );
+    assert!(!bx.exists());
+}
+
+#[test]
+fn what_is_named_like_a_box_but_is_no_file_of_this_user_is_skipped_without_hanging() {
+    let dir = temp_dir("recover-hostile");
+    let fifo = dir.join("fdr-crashy-1000000011.box");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: makes a FIFO at a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let link = dir.join("fdr-crashy-1000000012.box");
+    std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+    let ok = write_box(&dir, &crashed(GONE, &dir.join("ok.fdr")));
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_fdr"))
+        .args(["recover", s(&dir)])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("fdr recover hangs on a FIFO or a link named like a box");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let out = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains(&format!(
+            "skipped: {} (a FIFO, not a crash box)",
+            fifo.display()
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!(
+            "skipped: {} (a symbolic link, not a crash box (links are not followed))",
+            link.display()
+        )),
+        "{said}"
+    );
+    assert!(!ok.exists(), "the box beside them was recovered: {said}");
+    assert!(fifo.exists() && link.exists());
+}
+
+#[test]
+fn another_user_s_box_is_skipped() {
+    // SAFETY: geteuid only answers.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: giving a file to another user needs root");
+        return;
+    }
+    let dir = temp_dir("recover-other-user");
+    let bx = write_box(&dir, &crashed(GONE, &dir.join("theirs.fdr")));
+    std::os::unix::fs::chown(&bx, Some(65534), Some(65534)).unwrap();
+    let said = fdr(&["recover", s(&dir)]).unwrap();
+    assert_eq!(
+        said,
+        format!(
+            "skipped: {} (a file of another user (uid 65534))\n",
+            bx.display()
+        )
+    );
+    assert!(bx.exists());
+}
+
+#[test]
+fn two_recoveries_at_once_write_one_log_per_box() {
+    let dir = temp_dir("recover-race");
+    for round in 0..20 {
+        let boxes: Vec<(i32, PathBuf)> = (0..6)
+            .map(|i| {
+                let pid = GONE - 100 * round - i;
+                let b = locked(pid, &dir.join("raced.fdr"));
+                (pid, write_box(&dir, &b))
+            })
+            .collect();
+        let racers: Vec<std::process::Child> = (0..3)
+            .map(|_| {
+                std::process::Command::new(env!("CARGO_BIN_EXE_fdr"))
+                    .args(["recover", s(&dir)])
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for r in racers {
+            r.wait_with_output().unwrap();
+        }
+        for (pid, bx) in &boxes {
+            assert!(!bx.exists(), "round {round}");
+            let logs: Vec<_> = std::fs::read_dir(&dir)
+                .unwrap()
+                .flatten()
+                .filter(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .starts_with(&format!("raced.recovered-{pid}"))
+                })
+                .map(|e| e.file_name())
+                .collect();
+            assert_eq!(logs.len(), 1, "round {round}, process {pid}: {logs:?}");
+        }
+    }
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n.to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_large_sparse_box_is_read_as_far_as_it_was_written() {
+    let dir = temp_dir("recover-sparse");
+    // 25,000 buffers of 64 KiB (1.6 GB) of which three were written: recovering it reads those.
+    let mut b = crashed(GONE, &dir.join("sparse.fdr"));
+    b.buffer_size = 65536;
+    b.buffer_count = 25_000;
+    let bx = dir.join(b.file_name());
+    b.write_sparse(&bx).unwrap();
+    assert!(std::fs::metadata(&bx).unwrap().len() > 1_600_000_000);
+    // Waited for below, with its resource usage (wait4).
+    #[allow(clippy::zombie_processes)]
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_fdr"))
+        .args(["recover", s(&bx)])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid out-parameter.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for this test's own child, filling the two out-parameters.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+    assert!(
+        usage.ru_maxrss < 100 * 1024,
+        "fdr recover's peak resident memory: {} KiB",
+        usage.ru_maxrss
+    );
+    assert_eq!(
+        counts(&recovered(&dir.join("sparse.fdr"), GONE))[1],
+        ("app::handle".to_string(), 3, 2)
+    );
+}
+
+#[test]
+fn a_process_that_ended_and_waits_to_be_collected_is_dead_not_exec_d() {
+    let dir = temp_dir("recover-zombie");
+    // A process that ends and is not waited for yet (its parent is this test): a zombie, with
+    // its pid and start still in /proc.
+    let mut child = std::process::Command::new("sleep")
+        .arg("0.2")
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let start = crash_box::process_start(pid).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .unwrap()
+        .contains(") Z ")
+    {
+        assert!(std::time::Instant::now() < deadline, "never a zombie");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let mut b = locked(pid, &dir.join("zombie.fdr"));
+    b.crash(0, 0, 0, 0);
+    b.proc_start = start;
+    write_box(&dir, &b);
+    let said = fdr(&["recover", s(&dir)]).unwrap();
+    child.wait().unwrap();
+    assert!(said.contains("killed: no handler ran"), "{said}");
+    assert!(!said.contains("exec"), "{said}");
 }

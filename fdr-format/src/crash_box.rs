@@ -1,15 +1,19 @@
 //! The crash box: a recorder's buffer pool kept in a shared file mapping, so that a process that
-//! dies without writing a log (SIGKILL, the OOM killer, a segfault, `abort`, a stack overflow)
-//! still leaves its window, in the kernel's page cache, for [`recover`] to turn into a log.
+//! dies without writing a log (SIGKILL, the OOM killer, a segfault, `abort`, a stack overflow,
+//! SIGTERM) still leaves its window, in the kernel's page cache, for [`recover`] to turn into a
+//! log.
 //!
 //! # Layout (version 1, little-endian)
 //!
 //! | bytes | what |
 //! |---|---|
-//! | 0..4096 | the header: the fields of [`at`], the absolute path of the final log, the crash mark |
+//! | 0..4096 | the header: the fields of [`at`], the absolute path of the final log, the marks of the signals that arrived |
 //! | `lead_offset`, twice `lead_capacity` | two areas of extension records (run, functions, threads): the active one is whole |
 //! | `slots_offset` | one 64-byte slot per buffer: what its owner published ([`slot`]) |
 //! | `words_offset` | the buffers, `buffer_size` bytes each, exactly as the recorder writes them |
+//!
+//! Fields added after the first boxes (from [`at::PID_NS`] on) sit where older boxes hold
+//! zeros, which read as "not said": an older box is read as it always was.
 //!
 //! # Why a dead process's buffers can be cut at a complete record
 //!
@@ -28,15 +32,42 @@
 //! whole, then their length, then the index of the active one, so a reader never sees a
 //! half-written function table. Nothing here trusts the file: every offset and length is
 //! checked against the box's size before use, and a block that does not decode is cut where
-//! it stops decoding ([`recover`] never panics and allocates at most the box's size twice).
+//! it stops decoding ([`recover`] never panics).
+//!
+//! # Reading what was written, not the box
+//!
+//! A box is as large as the pool (gigabytes with a large `buffer_count`) and mostly holes where
+//! no thread wrote. Recovery reads its header, its active table, its slots and, of each buffer
+//! that holds records, the part its owner published ([`Source`]): memory and time follow what
+//! the process recorded, not the box's size.
+//!
+//! # Whose box, and when it can be taken
+//!
+//! A box's name carries its program, pid and a tag of what tells its process from every other
+//! with that pid ([`file_name`]); its header carries that identity (pid, PID namespace, boot,
+//! start time). Its process holds a lock on it for as long as it lives, which tells a reader in
+//! any PID namespace whether it still runs, and lets exactly one reader take it ([`claim`]).
 
 use std::path::PathBuf;
 
 use crate::events::EventDecoder;
 use crate::{
-    lead_block, meta, meta_bytes, ClockSource, Extension, FileHeader, FormatError, LeadStart,
-    Reason, ReasonInfo, RunInfo, BLOCK_PREAMBLE_WORDS, HEADER_SIZE,
+    lead_block, meta, meta_bytes, ClockSource, Ending, Extension, FileHeader, FormatError,
+    LeadStart, Reason, ReasonInfo, RunInfo, ThreadInfo, BLOCK_PREAMBLE_WORDS, HEADER_SIZE,
 };
+
+mod claim;
+mod names;
+mod process;
+mod source;
+
+pub use claim::{
+    claim, clean_leftovers, is_held, write_recovered, Claimed, Holder, Look, Skip, Status,
+};
+pub use names::{
+    file_name, file_safe, laying_out_name, leftover, pid_of, recovered_name, tag, Leftover,
+};
+pub use source::{FileSource, Source};
 
 /// The first eight bytes of every box.
 pub const MAGIC: [u8; 8] = *b"FDR-BOX\x01";
@@ -50,6 +81,8 @@ pub const SLOT_BYTES: usize = 64;
 pub const MAX_OUT_PATH: usize = 2048;
 /// The largest box [`recover`] reads: a pool bigger than this was not made by fdr.
 pub const MAX_BOX_BYTES: u64 = 1 << 36;
+/// The most buffers a box [`recover`] reads has: the recorder's own bound on `buffer_count`.
+pub const MAX_BOX_BUFFERS: u64 = 1 << 20;
 
 /// Byte offsets of the header's fields.
 pub mod at {
@@ -130,6 +163,49 @@ pub mod at {
     pub const OUT_LEN: usize = 256;
     /// The final log's absolute path, [`super::MAX_OUT_PATH`] bytes at most.
     pub const OUT: usize = 264;
+    /// `u64`, the inode of the process's PID namespace (Linux; 0 unknown): a pid means a
+    /// process only within its namespace.
+    pub const PID_NS: usize = 2312;
+    /// `u32`, [`super::flags`].
+    pub const FLAGS: usize = 2320;
+    /// `i32`, the parent's pid, for a forked child's box ([`super::flags::FORKED`]).
+    pub const PARENT_PID: usize = 2324;
+    /// `u64`, the longest the process goes between two signs of life (`ALIVE_TSC`), in
+    /// nanoseconds (0: a second, as before the field).
+    pub const ALIVE_PERIOD_NS: usize = 2328;
+    /// `u64`, records the threads could not write for want of a buffer, counted as it happens.
+    pub const RECORDS_DROPPED: usize = 2336;
+    /// `u64`, buffers taken back from one thread for another (a ring's oldest), counted as it
+    /// happens.
+    pub const BUFFERS_RECYCLED: usize = 2344;
+    /// `i32`, a terminating signal the program handled (its handler returned, or it was
+    /// ignored as a namespace's first process does) and lived on after (0: none).
+    pub const HANDLED_SIGNAL: usize = 2352;
+    /// `u32`, what the crash mark is beyond its signal: [`super::mark::STACK_OVERFLOW`] (0:
+    /// nothing more).
+    pub const CRASH_KIND: usize = 2356;
+    /// `u64`, the counter when `HANDLED_SIGNAL` arrived.
+    pub const HANDLED_TSC: usize = 2360;
+    /// `i32`, the last child the process forked (written by the child as it starts).
+    pub const FORKED_CHILD: usize = 2368;
+    /// `u64`, the counter when it forked it.
+    pub const FORKED_TSC: usize = 2376;
+}
+
+/// The bits of the header's `FLAGS`.
+pub mod flags {
+    /// The process holds an exclusive `flock` on its box for as long as it lives: a box whose
+    /// lock can be taken has no process recording into it ([`super::claim`]).
+    pub const LOCKED: u32 = 1;
+    /// The process is a forked child (of `PARENT_PID`), which usually ends with `_exit`.
+    pub const FORKED: u32 = 2;
+}
+
+/// The values of the header's `CRASH_KIND`.
+pub mod mark {
+    /// The crash signal was a stack overflow: a fault on the thread's stack guard (seen by the
+    /// address, or by Rust's runtime aborting from within its fault handler).
+    pub const STACK_OVERFLOW: u32 = 1;
 }
 
 /// The values of the header's `STATE`.
@@ -156,11 +232,15 @@ pub mod slot {
     pub const THREAD: usize = 40;
     /// `u32`, the how-many-th buffer of that thread.
     pub const THREAD_SEQ: usize = 44;
+    /// `[u8; 16]`, the owner's name as the kernel keeps it, NUL-padded (zeros in older boxes):
+    /// a thread that started after the box's thread table was last written is still named.
+    pub const NAME: usize = 48;
     /// A slot with no data.
     pub const FREE: u32 = 0;
 }
 
-/// How a box's process stands.
+/// How a box's process stands, by its pid (boxes made before the lock; [`claim`] judges
+/// the others).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Liveness {
     /// It runs: its box is left alone.
@@ -190,13 +270,22 @@ pub struct BoxInfo {
     pub proc_start: u64,
     /// The boot it ran in (zeros unknown).
     pub boot_id: [u8; 16],
+    /// Its PID namespace's inode (0 unknown).
+    pub pid_ns: u64,
+    /// [`flags`] of the box.
+    pub flags: u32,
+    /// For a forked child, its parent's pid (0 otherwise).
+    pub parent_pid: i32,
     /// One of [`state`].
     pub state: u32,
     /// The program's name.
     pub program: String,
     /// Where the process would have written its final log.
     pub out: PathBuf,
-    /// The crash signal caught (0: none).
+    /// How it ended, as far as the box tells ([`Ending::Exec`] is told by [`Claimed::status`],
+    /// not by the box).
+    pub ending: Ending,
+    /// The signal it died of, caught on its way (0: none).
     pub signal: i32,
     /// Its `si_code`.
     pub code: i32,
@@ -204,6 +293,10 @@ pub struct BoxInfo {
     pub crash_tid: i32,
     /// The faulting address.
     pub address: u64,
+    /// For [`Ending::ForkedChild`] the parent, for [`Ending::AfterFork`] the child (0: none).
+    pub other_pid: i32,
+    /// A terminating signal the program handled and lived on after (0: none).
+    pub handled_signal: i32,
     /// Ticks per second, and how they were known.
     pub ticks_per_second: u64,
     /// See [`Calibration`].
@@ -216,55 +309,210 @@ pub struct BoxInfo {
     pub buffers_used: u64,
     /// Functions in the box's table.
     pub functions: usize,
+    /// Threads in the box's table (its writer adds them every second; a newer one is named by
+    /// its buffer's slot).
+    pub threads: usize,
+    /// Records dropped for want of a buffer, as of the death.
+    pub records_dropped: u64,
+    /// Buffers recycled, as of the death.
+    pub buffers_recycled: u64,
 }
 
 impl BoxInfo {
-    /// How the process died, in words: the signal, or that no handler ran.
+    /// How the process ended, in words: the signal, a kill no handler saw, an `exec`, ...
     ///
     /// ```
     /// # use fdr_format::crash_box::{BoxInfo, Calibration};
-    /// let mut b = BoxInfo { pid: 1, proc_start: 0, boot_id: [0; 16], state: 1,
-    ///     program: "app".into(), out: "/tmp/app.fdr".into(), signal: 0, code: 0, crash_tid: 0,
-    ///     address: 0, ticks_per_second: 1, calibration: Calibration::Final, buffer_size: 0,
-    ///     buffer_count: 0, buffers_used: 0, functions: 0 };
+    /// # use fdr_format::Ending;
+    /// let mut b = BoxInfo { pid: 1, proc_start: 0, boot_id: [0; 16], pid_ns: 0, flags: 0,
+    ///     parent_pid: 0, state: 1, program: "app".into(), out: "/tmp/app.fdr".into(),
+    ///     ending: Ending::Killed, signal: 0, code: 0, crash_tid: 0, address: 0, other_pid: 0,
+    ///     handled_signal: 0, ticks_per_second: 1, calibration: Calibration::Final,
+    ///     buffer_size: 0, buffer_count: 0, buffers_used: 0, functions: 0, threads: 0,
+    ///     records_dropped: 0, buffers_recycled: 0 };
     /// assert!(b.death().starts_with("killed: no handler ran"));
+    /// b.ending = Ending::Signal;
     /// b.signal = 11;
     /// b.crash_tid = 7;
     /// b.address = 0x10;
     /// assert_eq!(b.death(), "SIGSEGV (segmentation fault) at address 0x10 on thread 7");
     /// ```
     pub fn death(&self) -> String {
-        describe_death(self.signal, self.address, self.crash_tid)
+        describe_ending(&ReasonInfo {
+            reason: Reason::Crash,
+            ending: self.ending,
+            signal: self.signal,
+            address: self.address,
+            tid: self.crash_tid,
+            other_pid: self.other_pid,
+            handled_signal: self.handled_signal,
+            ..ReasonInfo::default()
+        })
     }
 }
 
-/// How `fdr info` and `fdr recover` word a death: `signal` 0 is one no handler saw.
+/// A signal's name and what it means, as this system numbers signals (the box was made on the
+/// machine that reads it); `None` for a number without a name here.
+///
+/// ```
+/// assert_eq!(fdr_format::crash_box::signal_name(15), Some(("SIGTERM", "terminated")));
+/// ```
+pub fn signal_name(signal: i32) -> Option<(&'static str, &'static str)> {
+    SIGNALS
+        .iter()
+        .find(|(n, _, _)| *n == signal)
+        .map(|&(_, name, what)| (name, what))
+}
+
+#[cfg(unix)]
+const SIGNALS: &[(i32, &str, &str)] = &[
+    (libc::SIGHUP, "SIGHUP", "hangup"),
+    (libc::SIGINT, "SIGINT", "interrupt"),
+    (libc::SIGQUIT, "SIGQUIT", "quit"),
+    (libc::SIGILL, "SIGILL", "illegal instruction"),
+    (libc::SIGTRAP, "SIGTRAP", "trace trap"),
+    (libc::SIGABRT, "SIGABRT", "abort"),
+    (libc::SIGBUS, "SIGBUS", "bus error"),
+    (libc::SIGFPE, "SIGFPE", "arithmetic error"),
+    (libc::SIGKILL, "SIGKILL", "killed"),
+    (libc::SIGUSR1, "SIGUSR1", "user signal 1"),
+    (libc::SIGSEGV, "SIGSEGV", "segmentation fault"),
+    (libc::SIGUSR2, "SIGUSR2", "user signal 2"),
+    (libc::SIGPIPE, "SIGPIPE", "broken pipe"),
+    (libc::SIGALRM, "SIGALRM", "alarm clock"),
+    (libc::SIGTERM, "SIGTERM", "terminated"),
+    (libc::SIGXCPU, "SIGXCPU", "CPU time limit exceeded"),
+    (libc::SIGXFSZ, "SIGXFSZ", "file size limit exceeded"),
+    (libc::SIGVTALRM, "SIGVTALRM", "virtual timer expired"),
+    (libc::SIGPROF, "SIGPROF", "profiling timer expired"),
+    (libc::SIGSYS, "SIGSYS", "bad system call"),
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    (libc::SIGSTKFLT, "SIGSTKFLT", "stack fault"),
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    (libc::SIGPWR, "SIGPWR", "power failure"),
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    (libc::SIGIO, "SIGIO", "I/O possible"),
+];
+
+/// Linux's numbers, for a box read where signals have no numbers of their own.
+#[cfg(not(unix))]
+const SIGNALS: &[(i32, &str, &str)] = &[
+    (1, "SIGHUP", "hangup"),
+    (2, "SIGINT", "interrupt"),
+    (3, "SIGQUIT", "quit"),
+    (4, "SIGILL", "illegal instruction"),
+    (6, "SIGABRT", "abort"),
+    (7, "SIGBUS", "bus error"),
+    (8, "SIGFPE", "arithmetic error"),
+    (11, "SIGSEGV", "segmentation fault"),
+    (13, "SIGPIPE", "broken pipe"),
+    (15, "SIGTERM", "terminated"),
+];
+
+/// Whether `signal` names an address (a fault the CPU raised).
+fn names_an_address(signal: i32) -> bool {
+    matches!(
+        signal_name(signal),
+        Some(("SIGSEGV" | "SIGBUS" | "SIGILL" | "SIGFPE", _))
+    )
+}
+
+fn signal_words(signal: i32) -> String {
+    match signal_name(signal) {
+        Some((name, what)) => format!("{name} ({what})"),
+        None => format!("signal {signal}"),
+    }
+}
+
+/// A duration as a person reads it at a glance: `31.2 s`, `4.1 ms`, `870 µs`.
+fn roughly(ns: u64) -> String {
+    match ns {
+        n if n >= 1_000_000_000 => format!("{:.1} s", n as f64 / 1e9),
+        n if n >= 1_000_000 => format!("{:.1} ms", n as f64 / 1e6),
+        n => format!("{} µs", n / 1000),
+    }
+}
+
+/// How `fdr info` and `fdr recover` word the way a process whose box was recovered ended
+/// (the reason record of its log): the signal and where, a stack overflow, a kill no handler
+/// saw, an `exec`, a forked child's `_exit`; then a terminating signal it handled before.
+///
+/// ```
+/// use fdr_format::{crash_box::describe_ending, Ending, Reason, ReasonInfo};
+/// let r = ReasonInfo { reason: Reason::Crash, ending: Ending::Signal, signal: 15, tid: 3,
+///     ..ReasonInfo::default() };
+/// assert_eq!(describe_ending(&r), "SIGTERM (terminated) on thread 3");
+/// let r = ReasonInfo { ending: Ending::Killed, handled_signal: 15,
+///     handled_before_ns: 30_000_000_000, ..r };
+/// assert_eq!(describe_ending(&r), "killed: no handler ran (SIGKILL, the OOM killer); \
+///     SIGTERM came 30.0 s before and the program handled it");
+/// ```
+pub fn describe_ending(r: &ReasonInfo) -> String {
+    let ending = match r.ending {
+        Ending::Unknown if r.signal != 0 => Ending::Signal,
+        Ending::Unknown => Ending::Killed,
+        e => e,
+    };
+    let thread = if r.tid != 0 {
+        format!(" on thread {}", r.tid)
+    } else {
+        String::new()
+    };
+    let mut s = match ending {
+        Ending::Signal | Ending::Unknown => {
+            let mut s = signal_words(r.signal);
+            if names_an_address(r.signal) {
+                s.push_str(&format!(" at address {:#x}", r.address));
+            }
+            s + &thread
+        }
+        Ending::StackOverflow => format!(
+            "stack overflow{thread} ({} at address {:#x})",
+            signal_name(r.signal).map_or("a fault", |n| n.0),
+            r.address
+        ),
+        Ending::Killed => "killed: no handler ran (SIGKILL, the OOM killer)".to_string(),
+        Ending::Exec => {
+            "replaced its program by exec: the window ends there (not a crash)".to_string()
+        }
+        Ending::ForkedChild => format!(
+            "ended with no signal to catch: `_exit`, as a child forked by process {} ends, or \
+             SIGKILL",
+            r.other_pid
+        ),
+        Ending::AfterFork => format!(
+            "ended with no signal to catch right after forking process {}: `_exit`, as the \
+             parent of `daemon()` does, or SIGKILL",
+            r.other_pid
+        ),
+    };
+    if r.handled_signal != 0 {
+        let name = signal_name(r.handled_signal).map_or("a signal", |n| n.0);
+        if r.handled_before_ns != 0 {
+            s.push_str(&format!(
+                "; {name} came {} before and the program handled it",
+                roughly(r.handled_before_ns)
+            ));
+        } else {
+            s.push_str(&format!("; {name} came before and the program handled it"));
+        }
+    }
+    s
+}
+
+/// How `fdr info` and `fdr recover` word a death by `signal` (0: one no handler saw).
 ///
 /// ```
 /// assert_eq!(fdr_format::crash_box::describe_death(6, 0, 3), "SIGABRT (abort) on thread 3");
 /// ```
 pub fn describe_death(signal: i32, address: u64, tid: i32) -> String {
-    let (name, what) = match signal {
-        0 => return "killed: no handler ran (SIGKILL, the OOM killer)".to_string(),
-        4 => ("SIGILL", "illegal instruction"),
-        6 => ("SIGABRT", "abort"),
-        7 => ("SIGBUS", "bus error"),
-        8 => ("SIGFPE", "arithmetic error"),
-        11 => ("SIGSEGV", "segmentation fault"),
-        _ => ("signal", "caught"),
-    };
-    let mut s = if name == "signal" {
-        format!("signal {signal}")
-    } else {
-        format!("{name} ({what})")
-    };
-    if matches!(signal, 4 | 7 | 8 | 11) {
-        s.push_str(&format!(" at address {address:#x}"));
-    }
-    if tid != 0 {
-        s.push_str(&format!(" on thread {tid}"));
-    }
-    s
+    describe_ending(&ReasonInfo {
+        reason: Reason::Crash,
+        signal,
+        address,
+        tid,
+        ..ReasonInfo::default()
+    })
 }
 
 /// A box turned into a log.
@@ -286,45 +534,6 @@ pub fn is_box(bytes: &[u8]) -> bool {
     bytes.len() >= 8 && bytes[..8] == MAGIC
 }
 
-/// The box file's name for `program`'s process `pid`.
-///
-/// ```
-/// assert_eq!(fdr_format::crash_box::file_name("app", 42), "fdr-app-42.box");
-/// ```
-pub fn file_name(program: &str, pid: i32) -> String {
-    format!("fdr-{}-{pid}.box", file_safe(program))
-}
-
-/// A program name as it can stand in a file name: `/` and control characters become `_`.
-///
-/// ```
-/// assert_eq!(fdr_format::crash_box::file_safe("a/b\nc"), "a_b_c");
-/// ```
-pub fn file_safe(program: &str) -> String {
-    program
-        .chars()
-        .map(|c| if c == '/' || c.is_control() { '_' } else { c })
-        .collect()
-}
-
-/// The pid in a box file's name, when it is one of `program`'s (`None` for `program` empty:
-/// any program's).
-///
-/// ```
-/// use fdr_format::crash_box::pid_of;
-/// assert_eq!(pid_of("fdr-app-42.box", Some("app")), Some(42));
-/// assert_eq!(pid_of("fdr-app-42.box", Some("other")), None);
-/// assert_eq!(pid_of("fdr-my-app-7.box", None), Some(7));
-/// ```
-pub fn pid_of(file: &str, program: Option<&str>) -> Option<i32> {
-    let rest = file.strip_prefix("fdr-")?.strip_suffix(".box")?;
-    let (name, pid) = rest.rsplit_once('-')?;
-    if program.is_some_and(|p| file_safe(p) != name) {
-        return None;
-    }
-    pid.parse().ok()
-}
-
 /// Where boxes go when `crash_dir` is not given: `$XDG_RUNTIME_DIR`, else `/dev/shm`, else the
 /// temporary directory. The first two are memory (tmpfs): nothing goes to disk.
 pub fn default_dir() -> PathBuf {
@@ -341,8 +550,6 @@ pub fn default_dir() -> PathBuf {
     std::env::temp_dir()
 }
 
-mod process;
-
 /// This machine's boot id (zeros where the system does not say).
 pub fn boot_id() -> [u8; 16] {
     process::boot_id()
@@ -355,10 +562,16 @@ pub fn process_start(pid: i32) -> Option<u64> {
     process::process_start(pid)
 }
 
-/// Whether the process of a box is still running: a process with its pid exists, started at
-/// the time the box says, in the same boot. Where the system shows no processes (neither
-/// `/proc` nor macOS's `proc_pidinfo`), a box is taken as alive unless the boot differs (never a
-/// live process's box).
+/// The inode of this process's PID namespace (Linux), `None` where there is none to tell.
+pub fn pid_namespace() -> Option<u64> {
+    process::pid_namespace()
+}
+
+/// Whether the process of a box is still running, by its pid: a process with its pid exists,
+/// started at the time the box says, in the same boot. Where the system shows no processes
+/// (neither `/proc` nor macOS's `proc_pidinfo`), a box is taken as alive unless the boot
+/// differs (never a live process's box). Only meaningful in the box's own PID namespace; boxes
+/// with a lock are judged by it ([`Claimed::status`]).
 pub fn liveness(info: &BoxInfo) -> Liveness {
     let here = boot_id();
     if info.boot_id != [0; 16] && here != [0; 16] && here != info.boot_id {
@@ -410,34 +623,50 @@ fn bad(at: usize, message: String) -> FormatError {
     FormatError::new(at as u64, message)
 }
 
+/// One buffer that holds records, as its slot says.
+struct Used {
+    thread: u32,
+    tid: i32,
+    seq: u32,
+    index: usize,
+    words: usize,
+    name: String,
+}
+
 /// The parts of a box, checked against its size.
 struct Parsed {
     info: BoxInfo,
     run: RunInfo,
     records: Vec<Extension>,
-    slots_offset: usize,
-    words_offset: usize,
+    words_offset: u64,
+    used: Vec<Used>,
     crash_tsc: u64,
     alive_tsc: u64,
+    alive_period_ns: u64,
+    handled_tsc: u64,
 }
 
-fn parse(b: &[u8]) -> Result<Parsed, FormatError> {
-    let v = View { b };
-    if !is_box(b) {
+/// Slots are read this many at a time: the reader's memory for them stays this small whatever
+/// `buffer_count` says.
+const SLOTS_AT_ONCE: usize = 1024;
+
+fn parse<S: Source + ?Sized>(src: &S) -> Result<Parsed, FormatError> {
+    let size = src.size();
+    let magic = src.read_at(0, MAGIC.len().min(size as usize), "magic")?;
+    if !is_box(&magic) {
         return Err(bad(
             0,
             "not an fdr crash box (its first bytes are not FDR-BOX)".into(),
         ));
     }
-    if b.len() as u64 > MAX_BOX_BYTES {
+    if size > MAX_BOX_BYTES {
         return Err(bad(
             0,
-            format!(
-                "a crash box of {} bytes is larger than any fdr makes",
-                b.len()
-            ),
+            format!("a crash box of {size} bytes is larger than any fdr makes"),
         ));
     }
+    let head = src.read_at(0, (HEADER_BYTES as u64).min(size) as usize, "header")?;
+    let v = View { b: &head };
     let version = v.u32(at::VERSION, "version")?;
     if version != VERSION {
         return Err(bad(
@@ -446,12 +675,12 @@ fn parse(b: &[u8]) -> Result<Parsed, FormatError> {
         ));
     }
     let total = v.u64(at::TOTAL_BYTES, "size")?;
-    if total != b.len() as u64 {
+    if total != size {
         return Err(bad(
             at::TOTAL_BYTES,
             format!(
-                "the crash box says it is {total} bytes but the file has {} (cut short or grown)",
-                b.len()
+                "the crash box says it is {total} bytes but the file has {size} (cut short or \
+                 grown)"
             ),
         ));
     }
@@ -461,7 +690,6 @@ fn parse(b: &[u8]) -> Result<Parsed, FormatError> {
     let words_offset = v.u64(at::WORDS_OFFSET, "buffer offset")?;
     let lead_offset = v.u64(at::LEAD_OFFSET, "lead offset")?;
     let lead_capacity = v.u64(at::LEAD_CAPACITY, "lead capacity")?;
-    let size = b.len() as u64;
     let fits = |off: u64, n: Option<u64>| {
         n.and_then(|n| off.checked_add(n))
             .is_some_and(|e| e <= size)
@@ -469,6 +697,7 @@ fn parse(b: &[u8]) -> Result<Parsed, FormatError> {
     if buffer_size % 8 != 0
         || buffer_size < 8 * u64::from(BLOCK_PREAMBLE_WORDS)
         || buffer_size > u64::from(u32::MAX)
+        || buffer_count > MAX_BOX_BUFFERS
         || !fits(slots_offset, buffer_count.checked_mul(SLOT_BYTES as u64))
         || !fits(words_offset, buffer_count.checked_mul(buffer_size))
         || !fits(lead_offset, lead_capacity.checked_mul(2))
@@ -484,12 +713,12 @@ fn parse(b: &[u8]) -> Result<Parsed, FormatError> {
             ),
         ));
     }
-    let active = v.u64(at::LEAD_ACTIVE, "active lead")? as usize & 1;
+    let active = v.u64(at::LEAD_ACTIVE, "active lead")? & 1;
     let lead_len = v
-        .u64(at::LEAD_LEN + 8 * active, "lead length")?
-        .min(lead_capacity) as usize;
-    let lead_at = lead_offset as usize + active * lead_capacity as usize;
-    let lead = v.bytes(lead_at, lead_len, "function table")?;
+        .u64(at::LEAD_LEN + 8 * active as usize, "lead length")?
+        .min(lead_capacity);
+    let lead_at = lead_offset + active * lead_capacity;
+    let lead = src.read_at(lead_at, lead_len as usize, "function table")?;
     let mut records = Vec::new();
     let mut i = 0;
     while i + 4 <= lead.len() {
@@ -501,12 +730,17 @@ fn parse(b: &[u8]) -> Result<Parsed, FormatError> {
         match Extension::decode(payload) {
             Ok(Some(e)) => records.push(e),
             Ok(None) => {}
-            Err(m) => return Err(bad(lead_at + i, format!("the crash box's table: {m}"))),
+            Err(m) => {
+                return Err(bad(
+                    (lead_at as usize).saturating_add(i),
+                    format!("the crash box's table: {m}"),
+                ))
+            }
         }
     }
     let Some(Extension::Run(mut run)) = records.first().cloned() else {
         return Err(bad(
-            lead_at,
+            lead_at as usize,
             "the crash box has no run record (the process died while laying it out): nothing \
              to recover"
                 .into(),
@@ -519,45 +753,131 @@ fn parse(b: &[u8]) -> Result<Parsed, FormatError> {
     boot.copy_from_slice(v.bytes(at::BOOT_ID, 16, "boot id")?);
     let (tps, calibration) = frequency(&v)?;
     run.ticks_per_second = tps;
-    let mut used = 0;
-    for k in 0..buffer_count as usize {
-        let s = slots_offset as usize + k * SLOT_BYTES;
-        if v.u32(s + slot::STATE, "slot")? != slot::FREE
-            && v.u32(s + slot::LEN, "slot")? >= BLOCK_PREAMBLE_WORDS
-        {
-            used += 1;
-        }
+    let used = used_buffers(src, slots_offset, buffer_count, buffer_size)?;
+    // Fields after `OUT`: zeros in a box made before them, which read as "not said".
+    let flags = v.u32(at::FLAGS, "flags")?;
+    let crash_tsc = v.u64(at::CRASH_TSC, "crash time")?;
+    let alive_tsc = v.u64(at::ALIVE_TSC, "last sign of life")?;
+    let alive_period_ns = match v.u64(at::ALIVE_PERIOD_NS, "sign of life period")? {
+        0 => 1_000_000_000,
+        p => p,
+    };
+    let ticks = |ns: u64| (u128::from(ns) * u128::from(tps) / 1_000_000_000) as u64;
+    // Later than the next sign of life after a signal's mark: the process lived on, so the
+    // program survived that signal (a handler that jumped out of it, a namespace's first
+    // process ignoring it) and something else ended it.
+    let grace = ticks(alive_period_ns + 100_000_000);
+    let mut signal = v.i32(at::CRASH_SIGNAL, "crash signal")?;
+    let mut handled_signal = v.i32(at::HANDLED_SIGNAL, "handled signal")?;
+    let mut handled_tsc = v.u64(at::HANDLED_TSC, "handled signal time")?;
+    if signal != 0 && alive_tsc > crash_tsc.saturating_add(grace) {
+        (handled_signal, handled_tsc, signal) = (signal, crash_tsc, 0);
     }
+    let overflow = v.u32(at::CRASH_KIND, "crash kind")? == mark::STACK_OVERFLOW;
+    let forked_child = v.i32(at::FORKED_CHILD, "forked child")?;
+    let forked_tsc = v.u64(at::FORKED_TSC, "fork time")?;
+    let parent_pid = v.i32(at::PARENT_PID, "parent")?;
+    let (ending, other_pid) = if signal != 0 {
+        let e = if overflow {
+            Ending::StackOverflow
+        } else {
+            Ending::Signal
+        };
+        (e, 0)
+    } else if flags & flags::FORKED != 0 {
+        (Ending::ForkedChild, parent_pid)
+    } else if forked_tsc != 0 && alive_tsc < forked_tsc.saturating_add(grace) {
+        (Ending::AfterFork, forked_child)
+    } else {
+        (Ending::Killed, 0)
+    };
     let info = BoxInfo {
         pid: v.i32(at::PID, "pid")?,
         proc_start: v.u64(at::PROC_START, "process start")?,
         boot_id: boot,
+        pid_ns: v.u64(at::PID_NS, "PID namespace")?,
+        flags,
+        parent_pid,
         state: v.u32(at::STATE, "state")?,
         program: run.program.clone(),
         out: PathBuf::from(out),
-        signal: v.i32(at::CRASH_SIGNAL, "crash signal")?,
+        ending,
+        signal,
         code: v.i32(at::CRASH_CODE, "crash code")?,
         crash_tid: v.i32(at::CRASH_TID, "crash thread")?,
         address: v.u64(at::CRASH_ADDR, "crash address")?,
+        other_pid,
+        handled_signal,
         ticks_per_second: tps,
         calibration,
         buffer_size,
         buffer_count,
-        buffers_used: used,
+        buffers_used: used.len() as u64,
         functions: records
             .iter()
             .filter(|r| matches!(r, Extension::Function(_)))
             .count(),
+        threads: records
+            .iter()
+            .filter(|r| matches!(r, Extension::Thread(_)))
+            .count(),
+        records_dropped: v
+            .u64(at::RECORDS_DROPPED, "dropped records")?
+            .max(run.records_dropped),
+        buffers_recycled: v
+            .u64(at::BUFFERS_RECYCLED, "recycled buffers")?
+            .max(run.buffers_recycled),
     };
     Ok(Parsed {
         info,
         run,
         records,
-        slots_offset: slots_offset as usize,
-        words_offset: words_offset as usize,
-        crash_tsc: v.u64(at::CRASH_TSC, "crash time")?,
-        alive_tsc: v.u64(at::ALIVE_TSC, "last sign of life")?,
+        words_offset,
+        used,
+        crash_tsc,
+        alive_tsc,
+        alive_period_ns,
+        handled_tsc,
     })
+}
+
+/// The buffers whose slots say they hold records, read a bounded run of slots at a time.
+fn used_buffers<S: Source + ?Sized>(
+    src: &S,
+    slots_offset: u64,
+    buffer_count: u64,
+    buffer_size: u64,
+) -> Result<Vec<Used>, FormatError> {
+    let mut used = Vec::new();
+    let mut k = 0usize;
+    while (k as u64) < buffer_count {
+        let n = SLOTS_AT_ONCE.min((buffer_count - k as u64) as usize);
+        let chunk = src.read_at(
+            slots_offset + (k * SLOT_BYTES) as u64,
+            n * SLOT_BYTES,
+            "slots",
+        )?;
+        let v = View { b: &chunk };
+        for j in 0..n {
+            let s = j * SLOT_BYTES;
+            let len = v.u32(s + slot::LEN, "slot")?;
+            if v.u32(s + slot::STATE, "slot")? == slot::FREE || len < BLOCK_PREAMBLE_WORDS {
+                continue;
+            }
+            let name = v.bytes(s + slot::NAME, 16, "slot")?;
+            let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+            used.push(Used {
+                thread: v.u32(s + slot::THREAD, "slot")?,
+                tid: v.i32(s + slot::TID, "slot")?,
+                seq: v.u32(s + slot::THREAD_SEQ, "slot")?,
+                index: k + j,
+                words: (u64::from(len)).min(buffer_size / 8) as usize,
+                name: String::from_utf8_lossy(&name[..end]).into_owned(),
+            });
+        }
+        k += n;
+    }
+    Ok(used)
 }
 
 /// The frequency: calibrated by the process, else from its two (counter, ns) pairs, else its
@@ -575,7 +895,7 @@ fn frequency(v: &View<'_>) -> Result<(u64, Calibration), FormatError> {
         v.u64(at::CAL_TSC1, "calibration")?,
         v.u64(at::CAL_NS1, "calibration")?,
     );
-    if t1 > t0 && n1 > n0 + 1_000_000 {
+    if t1 > t0 && n1 > n0.saturating_add(1_000_000) {
         let hz = u128::from(t1 - t0) * 1_000_000_000 / u128::from(n1 - n0);
         if hz > 0 && hz < u128::from(u64::MAX) {
             return Ok((hz as u64, Calibration::Pairs));
@@ -590,101 +910,35 @@ fn frequency(v: &View<'_>) -> Result<(u64, Calibration), FormatError> {
 /// assert!(fdr_format::crash_box::read_info(b"not a box").is_err());
 /// ```
 pub fn read_info(bytes: &[u8]) -> Result<BoxInfo, FormatError> {
-    Ok(parse(bytes)?.info)
+    read_info_from(bytes)
 }
 
-/// What [`read_box`] found at a path.
-#[derive(Debug)]
-pub enum Found {
-    /// The box of a process that still runs: to be left as it is.
-    Alive(BoxInfo),
-    /// A box its process closed (it wrote its final log): nothing to recover.
-    Closed(BoxInfo),
-    /// A dead process's box, as its process left it: what [`recover`] takes.
-    Dead(Vec<u8>),
-    /// The file went away while it was looked at: its process finished and removed it.
-    Vanished,
-}
-
-/// Reads the box at `path` for recovery, never taking a live process's box for a dead one's:
-/// whether its process runs is decided first, and a dead process's box is then read again, as
-/// its process left it. (Read once, a box could be read while its process ran, then found dead
-/// because the process had since finished, removed its box and exited: its running state then
-/// became a "crash".) `ours`: the box has this process's pid, so whatever made it is gone.
-///
-/// ```
-/// use fdr_format::crash_box::{read_box, Found};
-/// let missing = std::env::temp_dir().join("fdr-no-such-box-here.box");
-/// assert!(matches!(read_box(&missing, false), Ok(Found::Vanished)));
-/// ```
-pub fn read_box(path: &std::path::Path, ours: bool) -> Result<Found, FormatError> {
-    let read = || -> Result<Option<Vec<u8>>, FormatError> {
-        let cannot = |e: std::io::Error| FormatError::new(0, format!("cannot read it: {e}"));
-        let len = match std::fs::metadata(path) {
-            Ok(m) => m.len(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(cannot(e)),
-        };
-        if len > MAX_BOX_BYTES {
-            return Err(FormatError::new(
-                0,
-                format!("{len} bytes: larger than any crash box fdr makes"),
-            ));
-        }
-        match std::fs::read(path) {
-            Ok(b) => Ok(Some(b)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(cannot(e)),
-        }
-    };
-    let Some(bytes) = read()? else {
-        return Ok(Found::Vanished);
-    };
-    let info = read_info(&bytes)?;
-    if info.state == state::CLOSED {
-        return Ok(Found::Closed(info));
-    }
-    if !ours && liveness(&info) == Liveness::Alive {
-        return Ok(Found::Alive(info));
-    }
-    let Some(bytes) = read()? else {
-        return Ok(Found::Vanished);
-    };
-    let info = read_info(&bytes)?;
-    if info.state == state::CLOSED {
-        return Ok(Found::Closed(info));
-    }
-    Ok(Found::Dead(bytes))
+/// What the box `src` says: its header, its table and its slots are read, not its buffers.
+pub fn read_info_from<S: Source + ?Sized>(src: &S) -> Result<BoxInfo, FormatError> {
+    Ok(parse(src)?.info)
 }
 
 /// Turns a box into a log: every buffer that holds records, cut at its last complete record,
 /// each thread's newest run of consecutive buffers in order; the calls open at the death are
-/// open at the log's end. The log's reason is [`Reason::Crash`] with the signal caught, if any.
+/// open at the log's end. The log's reason is [`Reason::Crash`], with how the process ended.
 ///
 /// ```
 /// assert!(fdr_format::crash_box::recover(b"FDR-BOX\x01").is_err());
 /// ```
 pub fn recover(bytes: &[u8]) -> Result<Recovered, FormatError> {
-    let p = parse(bytes)?;
-    let v = View { b: bytes };
-    let info = &p.info;
-    // (thread entry, tid, seq, slot)
-    let mut planned = Vec::new();
-    for k in 0..info.buffer_count as usize {
-        let s = p.slots_offset + k * SLOT_BYTES;
-        let len = v.u32(s + slot::LEN, "slot")?;
-        if v.u32(s + slot::STATE, "slot")? == slot::FREE || len < BLOCK_PREAMBLE_WORDS {
-            continue;
-        }
-        planned.push((
-            v.u32(s + slot::THREAD, "slot")?,
-            v.i32(s + slot::TID, "slot")?,
-            v.u32(s + slot::THREAD_SEQ, "slot")?,
-            k,
-            (len as u64).min(info.buffer_size / 8) as usize,
-        ));
+    recover_from(bytes, false)
+}
+
+/// [`recover`] from any [`Source`], reading only what the process wrote; `exec`: its process
+/// replaced its program ([`Status::Exec`]) rather than died.
+pub fn recover_from<S: Source + ?Sized>(src: &S, exec: bool) -> Result<Recovered, FormatError> {
+    let mut p = parse(src)?;
+    if exec {
+        (p.info.ending, p.info.signal, p.info.other_pid) = (Ending::Exec, 0, 0);
     }
-    planned.sort_unstable();
+    let info = &p.info;
+    p.used
+        .sort_unstable_by_key(|u| (u.thread, u.tid, u.seq, u.index));
     let header = FileHeader {
         constant_tsc: true,
         nonstop_tsc: p.run.clock.is_counter(),
@@ -695,11 +949,17 @@ pub fn recover(bytes: &[u8]) -> Result<Recovered, FormatError> {
     let mut blocks: Vec<(i32, Vec<u8>)> = Vec::new();
     let mut missed = 0u64;
     let mut last: Option<(u32, i32, u32)> = None;
-    let mut end_tsc = p.crash_tsc.max(p.alive_tsc);
-    for &(thread, tid, seq, k, len) in &planned {
-        let at = p.words_offset + k * info.buffer_size as usize;
-        let mut block = v.bytes(at, len * 8, "buffer")?.to_vec();
-        block[..16].copy_from_slice(&meta_bytes(meta::buffer_extents(len as u64 * 8 - 16)));
+    let caught = info.signal != 0;
+    let mut end_tsc = if caught {
+        p.crash_tsc.max(p.alive_tsc)
+    } else {
+        p.alive_tsc
+    };
+    let mut names: Vec<(i32, String)> = Vec::new();
+    for u in &p.used {
+        let at = p.words_offset + u.index as u64 * info.buffer_size;
+        let mut block = src.read_at(at, u.words * 8, "buffer")?;
+        block[..16].copy_from_slice(&meta_bytes(meta::buffer_extents(u.words as u64 * 8 - 16)));
         let Some((block, last_tsc)) = whole_records(&header, block) else {
             missed += 1;
             continue;
@@ -708,30 +968,68 @@ pub fn recover(bytes: &[u8]) -> Result<Recovered, FormatError> {
         // A thread's older buffers behind a gap in its sequence are left out, as a snapshot
         // leaves them: calls on either side of the gap were not next to each other.
         if let Some((t, id, s)) = last {
-            if (t, id) == (thread, tid) && seq != s.wrapping_add(1) {
-                while blocks.last().is_some_and(|b| b.0 == tid) {
+            if (t, id) == (u.thread, u.tid) && u.seq != s.wrapping_add(1) {
+                while blocks.last().is_some_and(|b| b.0 == u.tid) {
                     blocks.pop();
                     missed += 1;
                 }
             }
         }
-        last = Some((thread, tid, seq));
-        blocks.push((tid, block));
+        last = Some((u.thread, u.tid, u.seq));
+        if !u.name.is_empty() && !names.iter().any(|(t, _)| *t == u.tid) {
+            names.push((u.tid, u.name.clone()));
+        }
+        blocks.push((u.tid, block));
     }
+    let ns = |ticks: u64| {
+        (u128::from(ticks) * 1_000_000_000 / u128::from(info.ticks_per_second.max(1))) as u64
+    };
     let mut run = p.run.clone();
     run.end_tsc = end_tsc;
     run.snapshot = false;
     run.buffers_missed = missed;
+    run.records_dropped = info.records_dropped;
+    run.buffers_recycled = info.buffers_recycled;
+    let handled_tsc = if info.handled_signal != 0 {
+        p.handled_tsc
+    } else {
+        0
+    };
     let reason = ReasonInfo {
         reason: Reason::Crash,
         tid: info.crash_tid,
-        start_tsc: if info.signal != 0 { p.crash_tsc } else { 0 },
+        start_tsc: if caught { p.crash_tsc } else { 0 },
         signal: info.signal,
         address: info.address,
+        ending: info.ending,
+        other_pid: info.other_pid,
+        // A caught signal says when; otherwise the death came after the last sign of life and
+        // before the next one was due.
+        end_within_ns: if caught || exec { 0 } else { p.alive_period_ns },
+        handled_signal: info.handled_signal,
+        handled_before_ns: if handled_tsc != 0 && handled_tsc <= end_tsc {
+            ns(end_tsc - handled_tsc).max(1)
+        } else {
+            0
+        },
         ..ReasonInfo::default()
     };
     let mut records = vec![Extension::Run(run.clone()), Extension::Reason(reason)];
     records.extend(p.records.iter().cloned());
+    // Threads that started after the box's table was last written: named from their slots.
+    for (tid, name) in names {
+        let known = p
+            .records
+            .iter()
+            .any(|r| matches!(r, Extension::Thread(t) if t.tid == tid));
+        if !known {
+            records.push(Extension::Thread(ThreadInfo {
+                tid,
+                name,
+                records_dropped: 0,
+            }));
+        }
+    }
     let start = LeadStart {
         tid: blocks.first().map_or(0, |b| b.0),
         // The pid the log names (the run record's); the header's is the process's own.

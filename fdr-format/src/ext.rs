@@ -179,9 +179,9 @@ pub enum Reason {
     Exit,
     /// The program asked (`snapshot`, `write_snapshot`, `finish`).
     Api,
-    /// The process died without writing a log, and its crash box was recovered (`fdr recover`,
-    /// or the next start of the program): [`ReasonInfo::signal`] says by which crash signal, 0
-    /// when no handler ran (SIGKILL, the OOM killer).
+    /// The process ended without writing a log (it died, or replaced its program by `exec`),
+    /// and its crash box was recovered (`fdr recover`, or the next start of the program):
+    /// [`ReasonInfo::ending`] says how, [`ReasonInfo::signal`] by which signal.
     Crash,
 }
 
@@ -200,7 +200,9 @@ impl Reason {
             Reason::Panic => "panic",
             Reason::Exit => "exit",
             Reason::Api => "asked by the program",
-            Reason::Crash => "the process died; recovered from its crash box",
+            Reason::Crash => {
+                "the process ended without writing its log; recovered from its crash box"
+            }
         }
     }
 }
@@ -239,6 +241,71 @@ pub struct ReasonInfo {
     /// this much. `None`: not measured (a call that ended before the watchdog looked, a system
     /// without the kernel's scheduler statistics, an older log).
     pub cpu_wait_ns: Option<u64>,
+    /// For [`Reason::Crash`], how the process ended, as far as its box could tell. Absent from
+    /// older logs: [`Ending::Unknown`], read from `signal`.
+    pub ending: Ending,
+    /// For [`Ending::ForkedChild`] the parent's pid, for [`Ending::AfterFork`] the child's
+    /// (0: none).
+    pub other_pid: i32,
+    /// For [`Reason::Crash`] without a caught signal, the longest the death can have come after
+    /// the log's end, in nanoseconds: the process left a sign of life that often (0: the moment
+    /// is known, or not said).
+    pub end_within_ns: u64,
+    /// A terminating signal the program received and handled (or, as a PID namespace's first
+    /// process, ignored) before it died of something else: `SIGTERM` then a kill when a grace
+    /// period ran out (0: none).
+    pub handled_signal: i32,
+    /// How long before the log's end that signal arrived, in nanoseconds.
+    pub handled_before_ns: u64,
+}
+
+/// How a process whose window was recovered from its crash box ended ([`ReasonInfo::ending`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Ending {
+    /// Not recorded (a log older than the field): a caught `signal`, else a kill.
+    #[default]
+    Unknown,
+    /// A signal it did not survive, caught by fdr's handler on its way: `signal`, on thread
+    /// `tid`, at `address` for a fault.
+    Signal,
+    /// A stack overflow: `signal` (SIGSEGV or SIGBUS) on thread `tid`'s guard page.
+    StackOverflow,
+    /// No handler ran: SIGKILL or the OOM killer.
+    Killed,
+    /// It replaced its program (`exec`): the recording ended there. Not a crash.
+    Exec,
+    /// A forked child that ended with no signal caught: `_exit`, as forked children end, or
+    /// SIGKILL; `other_pid` is its parent.
+    ForkedChild,
+    /// It ended with no signal caught within a second of forking `other_pid`: `_exit`, as the
+    /// parent of `daemon()` does, or SIGKILL.
+    AfterFork,
+}
+
+impl Ending {
+    fn code(self) -> u8 {
+        match self {
+            Ending::Unknown => 0,
+            Ending::Signal => 1,
+            Ending::StackOverflow => 2,
+            Ending::Killed => 3,
+            Ending::Exec => 4,
+            Ending::ForkedChild => 5,
+            Ending::AfterFork => 6,
+        }
+    }
+
+    fn from_code(c: u8) -> Ending {
+        match c {
+            1 => Ending::Signal,
+            2 => Ending::StackOverflow,
+            3 => Ending::Killed,
+            4 => Ending::Exec,
+            5 => Ending::ForkedChild,
+            6 => Ending::AfterFork,
+            _ => Ending::Unknown,
+        }
+    }
 }
 
 impl ReasonInfo {
@@ -398,6 +465,13 @@ impl<'a> In<'a> {
         }
         self.u64(what)
     }
+    /// A `u8` appended in a later version: absent reads as 0.
+    fn u8_or_zero(&mut self, what: &str) -> Result<u8, String> {
+        if self.at == self.b.len() {
+            return Ok(0);
+        }
+        self.u8(what)
+    }
     /// An `i32` appended in a later version: absent reads as 0.
     fn u64_or_zero_i32(&mut self, what: &str) -> Result<i32, String> {
         if self.at == self.b.len() {
@@ -495,6 +569,11 @@ impl Extension {
                 o.i32(r.signal);
                 o.u64(r.address);
                 o.u64(r.cpu_wait_ns.map_or(0, |w| w.saturating_add(1)));
+                o.u8(r.ending.code());
+                o.i32(r.other_pid);
+                o.u64(r.end_within_ns);
+                o.i32(r.handled_signal);
+                o.u64(r.handled_before_ns);
             }
             Extension::Unknown(tag) => o.u8(*tag),
         }
@@ -603,6 +682,11 @@ impl Extension {
                 signal: i.u64_or_zero_i32("crash signal")?,
                 address: i.u64_or_zero("crash address")?,
                 cpu_wait_ns: i.u64_or_zero("CPU wait")?.checked_sub(1),
+                ending: Ending::from_code(i.u8_or_zero("ending")?),
+                other_pid: i.u64_or_zero_i32("other process")?,
+                end_within_ns: i.u64_or_zero("end bound")?,
+                handled_signal: i.u64_or_zero_i32("handled signal")?,
+                handled_before_ns: i.u64_or_zero("handled signal time")?,
             }),
             tag => Extension::Unknown(tag),
         };
@@ -665,6 +749,11 @@ mod tests {
                 signal: 11,
                 address: 0xdead,
                 cpu_wait_ns: Some(0),
+                ending: Ending::AfterFork,
+                other_pid: 77,
+                end_within_ns: 1_000_000_000,
+                handled_signal: 15,
+                handled_before_ns: 31_000_000_000,
             }),
             Extension::Reason(ReasonInfo {
                 cpu_wait_ns: Some(3_800_000),
@@ -690,8 +779,9 @@ mod tests {
             ..ReasonInfo::default()
         };
         let b = Extension::Reason(r.clone()).encode();
-        // The layout before: the same without the last five fields.
-        let old = &b[..b.len() - 36];
+        // The layout before: the same without the five fields after `p99_ticks`, and the
+        // ending's five after those.
+        let old = &b[..b.len() - 36 - 25];
         let want = ReasonInfo {
             limit_ticks: 0,
             p99_ticks: 0,
@@ -699,6 +789,35 @@ mod tests {
         };
         assert_eq!(
             Extension::decode(old).unwrap(),
+            Some(Extension::Reason(want))
+        );
+    }
+
+    #[test]
+    fn a_reason_written_before_the_ending_was_recorded_reads_as_unknown() {
+        let r = ReasonInfo {
+            reason: Reason::Crash,
+            signal: 11,
+            address: 0x10,
+            tid: 3,
+            ending: Ending::StackOverflow,
+            other_pid: 9,
+            end_within_ns: 7,
+            handled_signal: 15,
+            handled_before_ns: 5,
+            ..ReasonInfo::default()
+        };
+        let b = Extension::Reason(r.clone()).encode();
+        let want = ReasonInfo {
+            ending: Ending::Unknown,
+            other_pid: 0,
+            end_within_ns: 0,
+            handled_signal: 0,
+            handled_before_ns: 0,
+            ..r
+        };
+        assert_eq!(
+            Extension::decode(&b[..b.len() - 25]).unwrap(),
             Some(Extension::Reason(want))
         );
     }

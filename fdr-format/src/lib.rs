@@ -3,7 +3,8 @@
 //! events. `docs/FORMAT.md` in the repository describes the layout byte by byte.
 //!
 //! This crate is the one owner of the record layout and has no dependencies (but `libc` on
-//! macOS, for the two questions about processes a crash box's recovery asks there): the runtime's
+//! Unix, for what a crash box's recovery asks of the system: a file's lock and owner, and on
+//! macOS two questions about processes): the runtime's
 //! recording path builds its records with the `const fn` encoders of `record` ([`function_word`],
 //! [`meta`]), its file writer with [`block_preamble`] and [`lead_block`]; the `fdr` command and its
 //! synthetic logs use the same encoders and the streaming decoder.
@@ -14,8 +15,9 @@
 //! assert_eq!(decode_function_record(word), Some((42, FnKind::Enter, 1000)));
 //! ```
 
-// No unsafe code, but for those two questions on macOS (`crash_box/process.rs`), which have no
-// safe way to be asked.
+// No unsafe code, but for the system's answers a crash box's recovery needs (`crash_box/claim.rs`:
+// `flock`, `geteuid`; `crash_box/process.rs`: two questions on macOS), which have no safe way to
+// be asked in the Rust this crate builds with.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -39,7 +41,7 @@ pub mod window;
 
 pub use error::FormatError;
 pub use ext::{
-    ClockSource, Extension, FunctionInfo, FunctionKind, Mode, Reason, ReasonInfo, RunInfo,
+    ClockSource, Ending, Extension, FunctionInfo, FunctionKind, Mode, Reason, ReasonInfo, RunInfo,
     ThreadInfo, EXT_MAGIC, MAX_EXT_PAYLOAD,
 };
 pub use header::{FileHeader, FDR_LOG_TYPE, FDR_VERSION, HEADER_SIZE};

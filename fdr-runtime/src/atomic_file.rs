@@ -1,7 +1,8 @@
 //! Writing a log to a path so that success means a complete file there.
 //!
 //! Each write goes to a temporary file of its own next to the target (created exclusively, named
-//! with the pid and a process-wide counter, so two writers never share one) and is renamed over
+//! with the pid and a process-wide counter, so two writers never share one; locked while it is
+//! written, so that cleaning what dead writers left never takes it) and is renamed over
 //! the target only when complete; the final log is synced to disk first. A failed write removes its own temporary file and
 //! nothing else. Renames of one recording's logs are ordered so that its final log wins: a
 //! snapshot that finishes after the final log went to the same path is discarded ([`Finals`]).
@@ -31,7 +32,12 @@ fn create_temp(path: &Path) -> std::io::Result<(PathBuf, File)> {
         ));
         let tmp = PathBuf::from(name);
         match OpenOptions::new().write(true).create_new(true).open(&tmp) {
-            Ok(f) => return Ok((tmp, f)),
+            Ok(f) => {
+                // Held while it is written: the next start of the program removes such files
+                // that dead writers left, never one being written.
+                crate::platform::lock_while_open(&f);
+                return Ok((tmp, f));
+            }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),
         }

@@ -143,6 +143,10 @@ pub(crate) fn switch_buffer(l: &Local, len: u32, tsc: u64, cpu: u32) -> Option<u
     let tid = s.threads().tid(key);
     slot.tid.store(tid, Ordering::Relaxed);
     slot.thread.store(key, Ordering::Relaxed);
+    // The name too, so that a crash box names a thread its table does not list yet.
+    for (w, v) in slot.name.iter().zip(s.threads().name_words(key)) {
+        w.store(v, Ordering::Relaxed);
+    }
     slot.thread_seq
         .store(s.threads().took_buffer(key), Ordering::Relaxed);
     // SAFETY: the pool stays alive while the membership holds the session, the buffer is this
@@ -184,7 +188,13 @@ pub(crate) fn count_dropped(l: &Local, records: u64) {
     let p = l.member.session.get();
     if !p.is_null() {
         // SAFETY: the membership's strong count keeps the session alive.
-        unsafe { (*p).threads().count_dropped(l.member.key.get(), records) };
+        let s = unsafe { &*p };
+        s.threads().count_dropped(l.member.key.get(), records);
+        // Counted in the box as well, as it happens: a pool that filled says how much it
+        // dropped even when the process dies.
+        if let Some(b) = s.pool().crash_box() {
+            b.add_dropped(records);
+        }
     }
 }
 

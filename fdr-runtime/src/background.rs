@@ -111,7 +111,13 @@ fn run(s: &Session) {
     };
     grow();
     while s.state() == State::Recording {
-        s.wakeup().wait(period(s, probe_ms));
+        let sleep = period(s, probe_ms);
+        // A sign of life at every wake-up, with how long until the next: a box whose process
+        // died without a word tells its death to within that.
+        if let Some(b) = s.pool().crash_box() {
+            b.alive(clock::now().0, sleep.max(1) as u64 * 1_000_000);
+        }
+        s.wakeup().wait(sleep);
         if s.state() != State::Recording {
             break;
         }
@@ -172,13 +178,12 @@ fn due(next: &mut Instant, now: Instant, period_ms: i32) -> bool {
     true
 }
 
-/// Brings the crash box up to date: a sign of life, and the function and thread tables when
-/// they grew.
+/// Brings the crash box's function and thread tables up to date when they grew (its sign of
+/// life is given at every wake-up).
 fn keep_box(s: &Session) {
     let Some(b) = s.pool().crash_box() else {
         return;
     };
-    b.alive(clock::now().0);
     let functions = crate::function_table::table()
         .iter()
         .filter(|f| !f.name().is_empty())

@@ -12,7 +12,7 @@
 //! | `limit` | owner (sets it when it takes the buffer), pool (0 on retire and stop) | SeqCst | never: it only stops the owner |
 //! | `state` | pool: FREE, OWNED, RETIRED | Release | whether the buffer holds data |
 //! | `gen` | pool, then a Release fence, before a new owner writes | AcqRel + fence | "the copy raced a recycle: drop it" |
-//! | `tid`, `thread`, `thread_seq` | owner, before publishing its preamble through `len` | Relaxed | which thread's how-many-th block |
+//! | `tid`, `thread`, `thread_seq`, `name` | owner, before publishing its preamble through `len` | Relaxed | which thread's how-many-th block |
 //!
 //! The buffer words themselves are `AtomicU64` written with relaxed stores (plain `mov`s), so a
 //! reader racing a writer sees an old or a new word, never undefined behaviour; the checks above
@@ -44,6 +44,9 @@ pub(crate) struct Slot {
     pub thread: AtomicU32,
     /// The how-many-th buffer of that thread this is, counting from 0.
     pub thread_seq: AtomicU32,
+    /// The owner's name as the kernel keeps it, NUL-padded: what a crash box names a thread by
+    /// when its table was last written before the thread started.
+    pub name: [AtomicU64; 2],
 }
 
 impl Slot {
@@ -58,6 +61,7 @@ impl Slot {
             gen: AtomicU64::new(0),
             thread: AtomicU32::new(0),
             thread_seq: AtomicU32::new(0),
+            name: [AtomicU64::new(0), AtomicU64::new(0)],
         }
     }
 }

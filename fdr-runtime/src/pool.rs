@@ -287,6 +287,9 @@ impl Pool {
             None if self.mode == Mode::Ring => {
                 let i = self.retired.pop()?;
                 self.recycled.fetch_add(1, Ordering::Relaxed);
+                if let Some(b) = self.crash_box() {
+                    b.add_recycled();
+                }
                 threads.lost_buffer(self.slots()[i as usize].thread.load(Ordering::Relaxed));
                 i
             }

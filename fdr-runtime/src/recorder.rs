@@ -275,6 +275,7 @@ impl Recorder {
         if let Some(b) = self.session.pool().crash_box() {
             b.remove();
         }
+        self.session.recovered();
         Ok(())
     }
 
@@ -347,6 +348,7 @@ fn remove_box_at_exit() {
                     if let Some(b) = s.pool().crash_box() {
                         b.remove();
                     }
+                    s.recovered();
                 }
             }
         }

@@ -363,6 +363,16 @@ impl Registry {
         }
     }
 
+    /// The thread's name as two words, as [`Registry::join`] stored it (zeros: no entry).
+    pub(crate) fn name_words(&self, key: u32) -> [u64; 2] {
+        self.entries.get(key as usize).map_or([0; 2], |e| {
+            [
+                e.name[0].load(Ordering::Relaxed),
+                e.name[1].load(Ordering::Relaxed),
+            ]
+        })
+    }
+
     pub(crate) fn tid(&self, key: u32) -> i32 {
         self.entries
             .get(key as usize)

@@ -14,6 +14,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Once};
+use std::thread::JoinHandle;
 
 use fdr_format::{Reason, ReasonInfo};
 
@@ -251,6 +252,8 @@ pub(crate) struct Session {
     exporter: Option<Exporter>,
     /// The counter's calibrated frequency, 0 until [`Session::ticks_per_second`] finished it.
     final_hz: AtomicU64,
+    /// The recovery of what earlier processes left, while it runs ([`Session::recovered`]).
+    recovery: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl Session {
@@ -331,9 +334,10 @@ impl Session {
         };
         // Before the pool: a bad OTLP setting (a variable, a CA file) stops the start first.
         let exporter = Exporter::start(&setup.config)?;
-        let pool = make_pool(&setup, final_path)?;
+        let (pool, recovery) = make_pool(&setup, final_path)?;
         Ok(Session {
             pool,
+            recovery: Mutex::new(recovery),
             threads: Registry::new(threads),
             triggers: Triggers::new(&setup.config, calibration.ticks_per_second),
             wakeup: Wakeup::new(),
@@ -390,6 +394,17 @@ impl Session {
             }
         }
         self.final_hz.load(Ordering::Acquire)
+    }
+
+    /// Waits (a bounded time) for the recovery started with the recording, so that the process
+    /// does not exit halfway through writing a recovered log.
+    pub(crate) fn recovered(&self) {
+        let h = self
+            .recovery
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        crate::crash_box::recovery::wait(h);
     }
 
     /// Whether the calibration is finished.
@@ -797,19 +812,40 @@ fn at_fork() {
 
 /// The buffer pool: in a crash box when the recording keeps a window and `crash_dir` is not
 /// off, else (or when the box cannot be made there, said once on stderr) in anonymous memory.
-fn make_pool(setup: &Setup, final_path: &Path) -> Result<Pool, Error> {
+/// With a box, the recovery of what earlier processes of the program left, if there is any to
+/// do, runs meanwhile on a thread of its own.
+fn make_pool(setup: &Setup, final_path: &Path) -> Result<(Pool, Option<JoinHandle<()>>), Error> {
     let config = &setup.config;
     // Profile mode writes no window: one buffer, for the records a hook may write before the
     // recording's flags reach it, and no box.
     if config.get_mode() == crate::Mode::Profile {
-        return Pool::new(setup.buffer_size, 1, config.get_mode());
+        return Ok((Pool::new(setup.buffer_size, 1, config.get_mode())?, None));
     }
     let count = config.get_buffer_count();
     let Some(dir) = config.get_crash_dir() else {
-        return Pool::new(setup.buffer_size, count, config.get_mode());
+        return Ok((
+            Pool::new(setup.buffer_size, count, config.get_mode())?,
+            None,
+        ));
     };
     let out = std::path::absolute(final_path).unwrap_or_else(|_| final_path.to_path_buf());
-    crate::crash_box::recover_left(&dir, &setup.program);
+    let max = fdr_format::crash_box::MAX_OUT_PATH;
+    let n = out.as_os_str().len();
+    if n > max {
+        return Err(Error::Config {
+            key: "out".into(),
+            message: format!(
+                "{} is {n} bytes long; a crash box keeps the path of the log it recovers to,                  at most {max} bytes: give a shorter out, or crash_dir=off to record without a                  box",
+                out.display()
+            ),
+        });
+    }
+    let recovery = crate::crash_box::recovery::Recovery {
+        dir: dir.to_path_buf(),
+        program: setup.program.clone(),
+        out: out.clone(),
+    }
+    .start();
     let mut records = vec![fdr_format::Extension::Run(
         setup.run_info(setup.calibration.ticks_per_second),
     )];
@@ -846,9 +882,12 @@ fn make_pool(setup: &Setup, final_path: &Path) -> Result<Pool, Error> {
             max_age_ns: config
                 .get_max_age()
                 .map_or(0, |a| a.as_nanos().min(u128::from(u64::MAX)) as u64),
+            // A forked child's box says whose: it usually ends with `_exit`, which no handler
+            // sees.
+            parent: (setup.forks > 0).then(crate::platform::parent_pid),
         },
     });
-    match made {
+    let pool = match made {
         Ok(b) => Ok(Pool::in_box(
             b,
             setup.buffer_size,
@@ -865,6 +904,13 @@ fn make_pool(setup: &Setup, final_path: &Path) -> Result<Pool, Error> {
                 setup.buffer_size * count
             );
             Pool::new(setup.buffer_size, count, config.get_mode())
+        }
+    };
+    match pool {
+        Ok(p) => Ok((p, recovery)),
+        Err(e) => {
+            crate::crash_box::recovery::wait(recovery);
+            Err(e)
         }
     }
 }

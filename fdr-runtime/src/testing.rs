@@ -367,6 +367,18 @@ pub fn fail_reservations(on: bool) {
     crate::crash_box::fail_reservations(on);
 }
 
+/// Holds (`on`) the recovery a recording starts of what earlier processes of its program left,
+/// before it looks at anything, or lets it go on: for tests that the recording does not wait
+/// for it.
+///
+/// ```
+/// fdr_runtime::testing::hold_recovery(true);
+/// fdr_runtime::testing::hold_recovery(false);
+/// ```
+pub fn hold_recovery(on: bool) {
+    crate::crash_box::recovery::hold(on);
+}
+
 /// Keeps the background writer from reserving a crash box's buffers beyond the first ones
 /// (`on`), so that threads reserve them one at a time as they need them, or lets it again:
 /// for tests of the pool's growth that must not depend on which thread gets there first.

@@ -40,6 +40,8 @@ struct Buffer {
     words: Vec<u64>,
     /// Words published in the slot's length (at most `words.len()`, unless a test lies).
     published: u32,
+    /// The owner's name in the slot (empty: none, as in older boxes).
+    name: String,
 }
 
 /// A crash box under construction. The header's facts are public fields, for tests to change
@@ -52,6 +54,12 @@ pub struct BoxBuilder {
     pub proc_start: u64,
     /// The boot it ran in (zeros unknown).
     pub boot_id: [u8; 16],
+    /// Its PID namespace's inode (0 unknown: as before the field).
+    pub pid_ns: u64,
+    /// [`fdr_format::crash_box::flags`] (0: a box made before them, judged by its pid).
+    pub flags: u32,
+    /// For a forked child, its parent.
+    pub parent_pid: i32,
     /// One of [`fdr_format::crash_box::state`].
     pub state: u32,
     /// Where the process would have written its final log.
@@ -70,6 +78,16 @@ pub struct BoxBuilder {
     pub crash_tsc: u64,
     /// The counter when the process was last seen alive.
     pub alive_tsc: u64,
+    /// How long it went between signs of life, in nanoseconds (0: unsaid, a second).
+    pub alive_period_ns: u64,
+    /// A signal the program handled, and when.
+    pub handled: (i32, u64),
+    /// A mark beyond the signal ([`fdr_format::crash_box::mark`]).
+    pub crash_kind: u32,
+    /// The last child forked, and when.
+    pub forked: (i32, u64),
+    /// Records dropped and buffers recycled, as the header counts them.
+    pub counted: (u64, u64),
     /// Bytes per buffer (a multiple of 8).
     pub buffer_size: usize,
     /// Buffers in the pool.
@@ -99,6 +117,9 @@ impl BoxBuilder {
             pid,
             proc_start: 0,
             boot_id: [0; 16],
+            pid_ns: 0,
+            flags: 0,
+            parent_pid: 0,
             state: state::RECORDING,
             out: out.as_ref().to_path_buf(),
             ticks_per_second: 1_000_000_000,
@@ -108,6 +129,11 @@ impl BoxBuilder {
             address: 0,
             crash_tsc: 0,
             alive_tsc: 0,
+            alive_period_ns: 0,
+            handled: (0, 0),
+            crash_kind: 0,
+            forked: (0, 0),
+            counted: (0, 0),
             buffer_size,
             buffer_count,
             run: RunInfo {
@@ -125,6 +151,15 @@ impl BoxBuilder {
             records: Vec::new(),
             buffers: vec![None; buffer_count],
         }
+    }
+
+    /// The box's file name, as a recorder of `program` would give it.
+    pub fn file_name(&self) -> String {
+        crash_box::file_name(
+            &self.run.program,
+            self.pid,
+            crash_box::tag(&[self.pid_ns, self.proc_start]),
+        )
     }
 
     /// Adds a function-table entry.
@@ -199,9 +234,25 @@ impl BoxBuilder {
                 state: OWNED,
                 words: preamble.to_vec(),
                 published: 0,
+                name: String::new(),
             },
             tsc,
         }
+    }
+
+    /// Writes the box to `path` as a recorder's box is on disk: the pages nobody wrote are
+    /// holes, so a box of gigabytes with a few buffers used takes a few pages.
+    pub fn write_sparse(&self, path: &Path) -> std::io::Result<()> {
+        use std::io::{Seek, SeekFrom, Write};
+        let bytes = self.finish();
+        let mut f = std::fs::File::create(path)?;
+        for (i, page) in bytes.chunks(4096).enumerate() {
+            if page.iter().any(|&b| b != 0) {
+                f.seek(SeekFrom::Start(i as u64 * 4096))?;
+                f.write_all(page)?;
+            }
+        }
+        f.set_len(bytes.len() as u64)
     }
 
     /// The box's bytes.
@@ -261,6 +312,17 @@ impl BoxBuilder {
         u64_at(&mut b, at::CRASH_ADDR, self.address);
         u64_at(&mut b, at::CRASH_TSC, self.crash_tsc);
         u64_at(&mut b, at::MAX_AGE_NS, run.max_age_ns);
+        u64_at(&mut b, at::PID_NS, self.pid_ns);
+        u32_at(&mut b, at::FLAGS, self.flags);
+        u32_at(&mut b, at::PARENT_PID, self.parent_pid as u32);
+        u64_at(&mut b, at::ALIVE_PERIOD_NS, self.alive_period_ns);
+        u64_at(&mut b, at::RECORDS_DROPPED, self.counted.0);
+        u64_at(&mut b, at::BUFFERS_RECYCLED, self.counted.1);
+        u32_at(&mut b, at::HANDLED_SIGNAL, self.handled.0 as u32);
+        u64_at(&mut b, at::HANDLED_TSC, self.handled.1);
+        u32_at(&mut b, at::CRASH_KIND, self.crash_kind);
+        u32_at(&mut b, at::FORKED_CHILD, self.forked.0 as u32);
+        u64_at(&mut b, at::FORKED_TSC, self.forked.1);
         let out = self.out.as_os_str().as_encoded_bytes();
         let n = out.len().min(crash_box::MAX_OUT_PATH);
         u32_at(&mut b, at::OUT_LEN, n as u32);
@@ -276,6 +338,8 @@ impl BoxBuilder {
             u64_at(&mut b, s + slot::GEN, 1);
             u32_at(&mut b, s + slot::THREAD, buf.thread);
             u32_at(&mut b, s + slot::THREAD_SEQ, buf.seq);
+            let name = buf.name.as_bytes();
+            put(&mut b, s + slot::NAME, &name[..name.len().min(15)]);
             let w = words_offset + k * self.buffer_size;
             for (i, word) in buf.words.iter().enumerate() {
                 u64_at(&mut b, w + 8 * i, *word);
@@ -321,6 +385,11 @@ impl BufferBuilder<'_> {
         self.tsc = tsc;
         self.word(m[0]);
         self.word(m[1]);
+    }
+
+    /// Names the owner in the slot, as a recorder does when the thread takes the buffer.
+    pub fn named(&mut self, name: &str) {
+        self.buffer.name = name.to_string();
     }
 
     /// Ends the buffer as retired, every word published.

@@ -158,8 +158,28 @@ fn program() -> String {
         .into_owned()
 }
 
+/// The box of process `pid` in `dir` (its name has a tag after the pid; a name without one,
+/// as fdr named boxes before, is still a box's).
 fn box_of(dir: &Path, pid: u32) -> PathBuf {
-    dir.join(crash_box::file_name(&program(), pid as i32))
+    let found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| crash_box::pid_of(n, Some(&program())))
+                == Some(pid as i32)
+        })
+        .collect();
+    match found.as_slice() {
+        [one] => one.clone(),
+        [] => dir.join(format!(
+            "fdr-{}-{pid}.box",
+            crash_box::file_safe(&program())
+        )),
+        more => panic!("{more:?}"),
+    }
 }
 
 /// Waits for the child's line that ends with "ready" (after the test harness's own lines) and
@@ -295,6 +315,17 @@ fn dies(test: &str, signal: i32) {
             String::from_utf8_lossy(&out.stderr).contains("has overflowed its stack"),
             "Rust's own message is still printed"
         );
+        assert!(
+            info.death().starts_with(&format!(
+                "stack overflow on thread {} (SIGSEGV at address",
+                info.crash_tid
+            )),
+            "{}",
+            info.death()
+        );
+    } else {
+        // A caught signal says when it came.
+        assert_eq!(reason.end_within_ns, 0);
     }
     check_workers(&log);
     llvm_xray_verifies(&bytes, &dir);
@@ -383,7 +414,9 @@ fn the_next_start_recovers_the_box_and_a_clean_exit_removes_its_own() {
     .unwrap();
     let stderr = String::from_utf8_lossy(&next.stderr);
     assert!(next.status.success(), "{stderr}");
-    let recovered = dir.join("app.fdr");
+    // Beside the log the dead process would have written, under a name no later log of the
+    // program replaces.
+    let recovered = crash_box::recovered_name(&dir.join("app.fdr"), dead as i32, 1);
     assert!(
         stderr.contains(&format!("wrote {}", recovered.display())),
         "{stderr}"

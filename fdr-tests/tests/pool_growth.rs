@@ -137,13 +137,24 @@ fn threads_taking_buffers_race_the_writer_reserving_them_and_lose_nothing() {
     }
 }
 
+/// This process's box in `dir` (the one box there of its pid).
 fn box_path(dir: &std::path::Path) -> std::path::PathBuf {
     let exe = std::env::current_exe().unwrap();
     let program = exe.file_name().unwrap().to_string_lossy().into_owned();
-    dir.join(fdr_format::crash_box::file_name(
-        &program,
-        std::process::id() as i32,
-    ))
+    let me = std::process::id() as i32;
+    let found: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| fdr_format::crash_box::pid_of(n, Some(&program)))
+                == Some(me)
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    found[0].clone()
 }
 
 /// The room the file system gave the box so far, in bytes.
@@ -205,18 +216,21 @@ fn a_table_that_cannot_be_rewritten_stays_the_first_until_there_is_room() {
     let named = |log: &fdr_tests::Log| log.threads.iter().any(|t| t.name == "lead-named");
     let read = || {
         let r = fdr_format::crash_box::recover(&std::fs::read(&path).unwrap()).unwrap();
-        decode(&r.log[..]).unwrap()
+        (r.info.threads, decode(&r.log[..]).unwrap())
     };
-    // The writer looks every 10 ms: twenty looks later, still the first table.
+    // The writer looks every 10 ms: twenty looks later, still the first table (no threads in
+    // it), though the thread is named all the same, from its buffer's slot.
     std::thread::sleep(std::time::Duration::from_millis(200));
-    let log = read();
-    assert_eq!(log.name(WORK.id()), Some("pool_growth::work"));
-    assert!(!named(&log), "{:?}", log.threads);
+    let (in_table, log) = read();
     testing::fail_reservations(false);
+    assert_eq!(log.name(WORK.id()), Some("pool_growth::work"));
+    assert_eq!(in_table, 0);
+    assert!(named(&log), "{:?}", log.threads);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !named(&read()) {
+    while read().0 == 0 {
         assert!(std::time::Instant::now() < deadline, "the table never grew");
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
+    assert!(named(&read().1));
     rec.finish_to(&mut std::io::sink()).unwrap();
 }

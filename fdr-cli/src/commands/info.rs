@@ -5,7 +5,7 @@
 
 use std::io::Read;
 
-use fdr_format::crash_box::{self, BoxInfo, Liveness};
+use fdr_format::crash_box::{self, BoxInfo, Liveness, Source};
 use fdr_format::events::{EventDecoder, EventKind, LogInfo, ThreadStats};
 
 use crate::model::culls::Culls;
@@ -90,18 +90,27 @@ pub struct BoxSummary {
     pub log: Summary,
 }
 
-/// Reads the crash box `bytes` (named `name`) and the log it recovers to, in memory; nothing
-/// is written.
-pub fn box_summary(
+/// Reads the crash box `source` (named `name`: its header, tables, slots and what its process
+/// wrote) and the log it recovers to, in memory; nothing is written, and the box is not taken.
+/// Whether its process runs is told by its lock when the box has one and is `file`, else by its
+/// pid.
+pub fn box_summary<S: Source + ?Sized>(
     name: &str,
-    bytes: &[u8],
+    source: &S,
+    file: Option<&std::fs::File>,
     progress: &dyn Report,
 ) -> Result<BoxSummary, CliError> {
     let input = |err| CliError::Input {
         path: name.to_string(),
         err,
     };
-    let r = crash_box::recover(bytes).map_err(input)?;
+    let r = crash_box::recover_from(source, false).map_err(input)?;
+    // A box with a lock is its running process's while the lock is held; an older one, while
+    // a process with its pid and start runs.
+    let running = match file {
+        Some(f) if r.info.flags & crash_box::flags::LOCKED != 0 => crash_box::is_held(f),
+        _ => crash_box::liveness(&r.info) == Liveness::Alive,
+    };
     let dec = EventDecoder::new(&r.log[..]).map_err(input)?;
     let log = summary_of(
         dec,
@@ -111,8 +120,12 @@ pub fn box_summary(
     )?;
     Ok(BoxSummary {
         name: name.to_string(),
-        len: bytes.len() as u64,
-        liveness: crash_box::liveness(&r.info),
+        len: source.size(),
+        liveness: if running {
+            Liveness::Alive
+        } else {
+            Liveness::Gone
+        },
         info: r.info,
         log,
     })
@@ -144,7 +157,13 @@ mod tests_from_docs {
         let mut buf = b.buffer(7, 0, 1_000);
         buf.enter(1, 1_000);
         buf.finish();
-        let s = box_summary("app.box", &b.finish(), &Silent).unwrap();
+        let path = std::env::temp_dir().join(format!("fdr-box-summary-{}", std::process::id()));
+        std::fs::write(&path, b.finish()).unwrap();
+        let len = std::fs::metadata(&path).unwrap().len();
+        let source =
+            fdr_format::crash_box::FileSource::new(std::fs::File::open(&path).unwrap(), len);
+        let s = box_summary("app.box", &source, Some(source.file()), &Silent).unwrap();
+        std::fs::remove_file(&path).unwrap();
         assert_eq!(
             (s.info.functions, s.log.threads[0].function_records),
             (1, 1)

@@ -1,10 +1,14 @@
 //! `fdr recover`: the crash boxes of processes that are gone, turned into logs. A box
 //! ([`fdr_format::crash_box`]) is a recorder's buffer pool kept in a shared file mapping; when
 //! its process dies without writing its log, the box is still there, and this turns it into
-//! the log the process would have written, at the path it would have written it (or the first
-//! free `PATH.1`, `PATH.2`, ...; in the current directory when that path's directory cannot be
-//! written), then removes the box. A box whose process still runs is never touched; a box its
-//! process closed (it wrote its final log) holds nothing to recover and is removed.
+//! the log the process would have written, beside the path it would have written it, named so
+//! that no later log of the program replaces it (`app.recovered-PID.fdr`; in the current
+//! directory when that path's directory cannot be written), then removes the box. A box is
+//! taken through its lock ([`crash_box::claim`]): one whose process still runs, in any PID
+//! namespace, is never touched, and two recoveries at once write one log. A box its process
+//! closed (it wrote its final log) holds nothing to recover and is removed. What is named like
+//! a box but is not one of this user's files (a FIFO, a link, another user's file) is skipped,
+//! and said. Half-made boxes and temporary logs that dead processes left are removed.
 //!
 //! Each box that cannot be recovered is reported with why, and the others are still done: the
 //! command fails at the end, naming every box it could not recover. What is done to each box
@@ -37,17 +41,24 @@ pub enum Outcome {
         /// Where.
         log: PathBuf,
         /// What the box said.
-        info: BoxInfo,
+        info: Box<BoxInfo>,
         /// The path the log should have had, and why it could not (the log went to the current
         /// directory instead).
         instead_of: Option<(PathBuf, io::Error)>,
     },
-    /// Its process runs: the box was left as it is.
+    /// Its process runs (or whether it does cannot be told): the box was left as it is.
     LeftAlone {
         /// The box.
         path: PathBuf,
-        /// Its process.
-        pid: i32,
+        /// Why, in words (`process 42 is running`).
+        why: String,
+    },
+    /// Not a box of this user's to read: left as it is.
+    Skipped {
+        /// The name.
+        path: PathBuf,
+        /// What it is.
+        why: String,
     },
     /// No box was found.
     NoneFound {
@@ -84,6 +95,8 @@ fn find(paths: &[PathBuf]) -> Found {
             continue;
         }
         dirs.push(p.clone());
+        // Boxes half laid out by processes that died meanwhile.
+        crash_box::clean_leftovers(p, "");
         let entries = match std::fs::read_dir(p) {
             Ok(e) => e,
             Err(e) => {
@@ -98,7 +111,6 @@ fn find(paths: &[PathBuf]) -> Found {
                     .to_str()
                     .is_some_and(|n| crash_box::pid_of(n, None).is_some())
             })
-            .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir()))
             .map(|e| e.path())
             .collect();
         here.sort();
@@ -157,44 +169,56 @@ pub fn recover(
 }
 
 /// What was done with one box, to report, and whether it was then removed as it should be
-/// (`Err`: why not); `None`: a closed box, removed silently.
+/// (`Err`: why not); `None`: nothing to say (a closed box, removed; a box gone meanwhile).
 type Handled = Option<(Outcome, Result<(), String>)>;
 
 /// Recovers the box at `path`, or leaves it alone; `Err`: why it could not be recovered.
 fn one(path: &Path, opts: &Options, out: &mut dyn Write) -> Result<Handled, String> {
-    let found = crash_box::read_box(path, false).map_err(|e| e.to_string())?;
-    let remove = || -> Result<(), String> {
-        if opts.keep {
-            return Ok(());
+    let c = match crash_box::claim(path) {
+        crash_box::Look::Claimed(c) => c,
+        // Its process finished and removed it meanwhile, or another recovery took it.
+        crash_box::Look::Vanished => return Ok(None),
+        crash_box::Look::Held(h) => {
+            let why = if h.elsewhere() {
+                format!("process {} of another PID namespace is running", h.pid)
+            } else {
+                format!(
+                    "process {} is running, or another recovery has the box",
+                    h.pid
+                )
+            };
+            let path = path.to_path_buf();
+            return Ok(Some((Outcome::LeftAlone { path, why }, Ok(()))));
         }
-        match std::fs::remove_file(path) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                Err(format!("cannot remove the box: {e}"))
-            }
-            _ => Ok(()),
+        crash_box::Look::Skipped(why) => {
+            let (path, why) = (path.to_path_buf(), why.to_string());
+            return Ok(Some((Outcome::Skipped { path, why }, Ok(()))));
         }
     };
-    let bytes = match found {
-        crash_box::Found::Dead(bytes) => bytes,
+    let info = c.info().map_err(|e| e.to_string())?;
+    let exec = match c.status(&info) {
+        crash_box::Status::Dead => false,
+        crash_box::Status::Exec => true,
         // Its process wrote its final log: nothing to recover.
-        crash_box::Found::Closed(_) => {
-            return remove()
-                .map(|()| None)
-                .map_err(|why| format!("closed by its process (nothing to recover), but {why}"))
+        crash_box::Status::Closed => {
+            if opts.keep {
+                return Ok(None);
+            }
+            return c.remove().map(|_| None).map_err(|e| {
+                format!("closed by its process (nothing to recover), but cannot remove it: {e}")
+            });
         }
-        crash_box::Found::Alive(info) => {
-            return Ok(Some((
-                Outcome::LeftAlone {
-                    path: path.to_path_buf(),
-                    pid: info.pid,
-                },
-                Ok(()),
-            )))
+        crash_box::Status::Alive => {
+            let why = format!("process {} is running", info.pid);
+            let path = path.to_path_buf();
+            return Ok(Some((Outcome::LeftAlone { path, why }, Ok(()))));
         }
-        // Its process finished and removed it meanwhile.
-        crash_box::Found::Vanished => return Ok(None),
+        crash_box::Status::Unknown(why) => {
+            let path = path.to_path_buf();
+            return Ok(Some((Outcome::LeftAlone { path, why }, Ok(()))));
+        }
     };
-    let r = crash_box::recover(&bytes).map_err(|e| e.to_string())?;
+    let r = crash_box::recover_from(c.source(), exec).map_err(|e| e.to_string())?;
     let (log, instead_of) = match &opts.output {
         Some(o) if o.as_os_str() == "-" => {
             out.write_all(&r.log)
@@ -212,62 +236,65 @@ fn one(path: &Path, opts: &Options, out: &mut dyn Write) -> Result<Handled, Stri
         }
         None => write_log(&r.info, &r.log)?,
     };
-    let removed = remove().map_err(|why| {
-        format!(
-            "its log {} was written, but {why} (recovering it again writes the log again)",
-            shown_path(&log)
-        )
-    });
+    // The temporary files the process (or a recovery before this one) left beside its log.
+    if let Some(dir) = r.info.out.parent() {
+        let name = r.info.out.file_name().unwrap_or_default().to_string_lossy();
+        crash_box::clean_leftovers(dir, name.strip_suffix(".fdr").unwrap_or(&name));
+    }
+    let removed = if opts.keep {
+        Ok(())
+    } else {
+        c.remove().map(|_| ()).map_err(|e| {
+            format!(
+                "its log {} was written, but cannot remove the box: {e} (recovering it again \
+                 writes the log again)",
+                shown_path(&log)
+            )
+        })
+    };
     Ok(Some((
         Outcome::Wrote {
             log,
-            info: r.info,
+            info: Box::new(r.info),
             instead_of,
         },
         removed,
     )))
 }
 
-/// Writes `log` where the box says its process would have (or at the first free numbered name
-/// after it); when that fails (its directory is gone, or not writable), in the current
-/// directory under the same name.
+/// Writes `log` beside where the box says its process would have written its log, under the
+/// recovered name ([`crash_box::write_recovered`]: never over a file there); when that fails
+/// (its directory is gone, or not writable), in the current directory under the same name.
 fn write_log(
     info: &BoxInfo,
     log: &[u8],
 ) -> Result<(PathBuf, Option<(PathBuf, io::Error)>), String> {
     // A box without a path (never made by fdr) gets a name after its program and pid.
-    let name = info.out.file_name().map_or_else(
-        || {
-            Path::new(&crash_box::file_name(&info.program, info.pid))
-                .with_extension("fdr")
-                .into_os_string()
-        },
-        |n| n.to_os_string(),
-    );
     let wanted = if info.out.file_name().is_some() {
         info.out.clone()
     } else {
-        PathBuf::from(&name)
+        PathBuf::from(format!("{}.fdr", crash_box::file_safe(&info.program)))
     };
-    let first = match crate::output::write_new(&wanted, log) {
+    let first = match crash_box::write_recovered(&wanted, info.pid, log) {
         Ok(p) => return Ok((p, None)),
         Err(e) => e,
     };
+    let name = wanted.file_name().unwrap_or_default();
     let here = std::env::current_dir()
-        .map(|d| d.join(&name))
-        .unwrap_or_else(|_| PathBuf::from(&name));
+        .map(|d| d.join(name))
+        .unwrap_or_else(|_| PathBuf::from(name));
+    let shown_wanted = crash_box::recovered_name(&wanted, info.pid, 1);
     if here == wanted {
         return Err(format!(
             "cannot write its log {}: {first}",
-            shown_path(&wanted)
+            shown_path(&shown_wanted)
         ));
     }
-    match crate::output::write_new(&here, log) {
-        Ok(p) => Ok((p, Some((wanted, first)))),
+    match crash_box::write_recovered(&here, info.pid, log) {
+        Ok(p) => Ok((p, Some((shown_wanted, first)))),
         Err(e) => Err(format!(
-            "cannot write its log {} ({first}), nor {} in the current directory ({e})",
-            shown_path(&wanted),
-            shown_path(&here)
+            "cannot write its log {} ({first}), nor in the current directory ({e})",
+            shown_path(&shown_wanted),
         )),
     }
 }
@@ -289,7 +316,7 @@ mod tests_from_docs {
         let mut buf = b.buffer(7, 0, 1_000);
         buf.enter(1, 1_000);
         buf.finish();
-        std::fs::write(dir.join("fdr-app-2000000000.box"), b.finish()).unwrap();
+        std::fs::write(dir.join(b.file_name()), b.finish()).unwrap();
         let mut logs = Vec::new();
         let opts = Options {
             paths: vec![dir.clone()],
@@ -302,8 +329,8 @@ mod tests_from_docs {
             Ok(())
         })
         .unwrap();
-        assert_eq!(logs, [dir.join("app.fdr")]);
-        assert!(!dir.join("fdr-app-2000000000.box").exists());
+        assert_eq!(logs, [dir.join("app.recovered-2000000000.fdr")]);
+        assert!(!dir.join(b.file_name()).exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -9,7 +9,7 @@
 //! The same goes for a profile (`.fdrprof`), which `fdr profile` and `fdr flame` read with
 //! [`Log::open_any`]; [`Log::open`], which the commands for logs use, refuses one. So does it
 //! a crash box ([`fdr_format::crash_box`]), which `fdr recover` turns into a log and `fdr info`
-//! reads as it is ([`Log::read_box`]).
+//! reads as it is ([`Log::box_source`]).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read};
@@ -186,9 +186,10 @@ impl Log {
         Ok(crash_box::is_box(&self.head(crash_box::MAGIC.len())?))
     }
 
-    /// The whole file, which is a crash box: refused past [`crash_box::MAX_BOX_BYTES`], the
-    /// largest box fdr makes.
-    pub fn read_box(&self) -> Result<Vec<u8>, CliError> {
+    /// The file, which is a crash box, to be read where needed (a box of gigabytes is mostly
+    /// holes: what its process wrote is read, not the rest): refused past
+    /// [`crash_box::MAX_BOX_BYTES`], the largest box fdr makes.
+    pub fn box_source(&self) -> Result<crash_box::FileSource, CliError> {
         if self.len > crash_box::MAX_BOX_BYTES {
             return Err(CliError::Input {
                 path: self.name.clone(),
@@ -201,12 +202,7 @@ impl Log {
                 ),
             });
         }
-        let mut bytes = Vec::with_capacity(self.len as usize);
-        self.file()?
-            .take(crash_box::MAX_BOX_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| CliError::io(&self.name, "cannot read the crash box", e))?;
-        Ok(bytes)
+        Ok(crash_box::FileSource::new(self.file()?, self.len))
     }
 
     /// The log's file, from its start.

@@ -260,9 +260,18 @@ fn recording_settings(c: &Ctx, s: &mut String) {
 /// Why the log was written; for a log recovered from a crash box, how its process died.
 fn reason(c: &Ctx, s: &mut String) {
     let info = &c.s.info;
-    if let Some(death) = info.reason.as_ref().and_then(reason::death) {
+    if let Some(r) = info.reason.as_ref().filter(|r| r.reason == Reason::Crash) {
         let _ = writeln!(s, "reason      {}", Reason::Crash.describe());
-        let _ = writeln!(s, "died        {death}");
+        let label = if reason::died(r) { "died" } else { "ended" };
+        let _ = writeln!(s, "{label:<11} {}", reason::death(r).unwrap_or_default());
+        if r.end_within_ns > 0 {
+            let _ = writeln!(
+                s,
+                "when        within {} after the log's end: its last sign of life (it gave one \
+                 at least that often)",
+                human(r.end_within_ns)
+            );
+        }
         return;
     }
     if let Some(r) = &info.reason {

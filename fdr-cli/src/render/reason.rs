@@ -2,7 +2,7 @@
 //! call that fired it; for a crash, how the process died.
 
 use fdr_format::events::LogInfo;
-use fdr_format::{Reason, ReasonInfo};
+use fdr_format::{Ending, Reason, ReasonInfo};
 
 use crate::escape::shown;
 use crate::model::names::Names;
@@ -46,12 +46,20 @@ pub fn describe_call(r: &ReasonInfo, names: &Names, clock: &Clock, origin: u64) 
     }
 }
 
-/// For a log recovered from a crash box ([`Reason::Crash`]), how its process died:
-/// `SIGSEGV (segmentation fault) at address 0x10 on thread 7`, or that no handler ran (SIGKILL,
-/// the OOM killer); `None` for other reasons.
+/// For a log recovered from a crash box ([`Reason::Crash`]), how its process ended:
+/// `SIGSEGV (segmentation fault) at address 0x10 on thread 7`, that no handler ran (SIGKILL,
+/// the OOM killer), an `exec`, ...; `None` for other reasons.
 pub fn death(r: &ReasonInfo) -> Option<String> {
-    (r.reason == Reason::Crash)
-        .then(|| fdr_format::crash_box::describe_death(r.signal, r.address, r.tid))
+    (r.reason == Reason::Crash).then(|| fdr_format::crash_box::describe_ending(r))
+}
+
+/// Whether the way a recovered log's process ended is a death (a signal, a kill) rather than an
+/// end that is no crash (`exec`, a forked child's `_exit`).
+pub fn died(r: &ReasonInfo) -> bool {
+    !matches!(
+        r.ending,
+        Ending::Exec | Ending::ForkedChild | Ending::AfterFork
+    )
 }
 
 /// The line `fdr account` and `fdr stack` print above their table when a trigger wrote the log.
@@ -80,7 +88,7 @@ mod tests_from_docs {
         use crate::model::names::Names;
         use crate::render::reason::describe_call;
         use crate::units::Clock;
-        use fdr_format::{Reason, ReasonInfo};
+        use fdr_format::{Ending, Reason, ReasonInfo};
         let r = ReasonInfo {
             reason: Reason::StillRunning,
             function: 4,
@@ -120,7 +128,7 @@ mod tests_from_docs {
     #[test]
     fn death() {
         use crate::render::reason::death;
-        use fdr_format::{Reason, ReasonInfo};
+        use fdr_format::{Ending, Reason, ReasonInfo};
         let r = ReasonInfo {
             reason: Reason::Crash,
             signal: 6,
@@ -135,7 +143,7 @@ mod tests_from_docs {
     fn instant_name() {
         use crate::model::names::Names;
         use crate::render::reason::instant_name;
-        use fdr_format::{Reason, ReasonInfo};
+        use fdr_format::{Ending, Reason, ReasonInfo};
         let r = ReasonInfo {
             reason: Reason::SlowCall,
             function: 4,

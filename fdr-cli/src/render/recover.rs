@@ -35,11 +35,10 @@ pub fn line(o: &Outcome, out: &mut dyn Write) -> std::io::Result<()> {
                 info.death()
             )
         }
-        Outcome::LeftAlone { path, pid } => writeln!(
-            out,
-            "left alone: {} (process {pid} is running)",
-            shown_path(path)
-        ),
+        Outcome::LeftAlone { path, why } => {
+            writeln!(out, "left alone: {} ({why})", shown_path(path))
+        }
+        Outcome::Skipped { path, why } => writeln!(out, "skipped: {} ({why})", shown_path(path)),
         Outcome::NoneFound { looked } => {
             let dirs: Vec<String> = looked.iter().map(|d| shown_path(d)).collect();
             writeln!(out, "no crash box in {}", dirs.join(", "))
@@ -59,7 +58,7 @@ mod tests_from_docs {
         let mut out = Vec::new();
         let o = Outcome::LeftAlone {
             path: "/dev/shm/fdr-app-7.box".into(),
-            pid: 7,
+            why: "process 7 is running".into(),
         };
         crate::render::recover::line(&o, &mut out).unwrap();
         assert_eq!(

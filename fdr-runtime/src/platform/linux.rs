@@ -90,6 +90,24 @@ pub(super) fn errno() -> *mut i32 {
     unsafe { libc::__errno_location() }
 }
 
+/// The interrupted thread's stack pointer, from the context a signal handler is given (0 where
+/// this CPU's context is not read). Async-signal-safe.
+pub(super) fn stack_pointer(ctx: *mut std::ffi::c_void) -> u64 {
+    if ctx.is_null() {
+        return 0;
+    }
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: an SA_SIGINFO handler's third argument is the interrupted context, a ucontext_t.
+    return unsafe {
+        (*ctx.cast::<libc::ucontext_t>()).uc_mcontext.gregs[libc::REG_RSP as usize] as u64
+    };
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: as above.
+    return unsafe { (*ctx.cast::<libc::ucontext_t>()).uc_mcontext.sp };
+    #[allow(unreachable_code)]
+    0
+}
+
 /// Whether a signal's `si_code` says another process (or `raise`, `abort`) sent it, rather
 /// than the CPU raising it: SI_USER and the other senders' codes are zero or negative.
 pub(super) fn sent_by_a_process(code: i32) -> bool {

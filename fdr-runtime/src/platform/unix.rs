@@ -51,14 +51,6 @@ pub(crate) fn thread_name() -> [u8; 16] {
     name
 }
 
-/// Whether a process with id `pid` exists (it may be another program that reused the id).
-pub(crate) fn process_exists(pid: i32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists and may be signalled.
-    pid > 0
-        && (unsafe { libc::kill(pid, 0) } == 0
-            || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
-}
-
 /// Runs `f` at normal exit (`exit` and a return from `main`); false if it could not be
 /// registered.
 pub(crate) fn at_exit(f: extern "C" fn()) -> bool {
@@ -153,17 +145,26 @@ pub(crate) unsafe fn replace_with_zeros(p: *mut u8, len: usize) {
     };
 }
 
-/// Creates the file at `path` (mode 0600, replacing one there) of `len` bytes, reserves storage
-/// for its first `reserve` bytes (all of them where the system cannot reserve later: macOS) and
-/// maps it shared. Returns the mapping and the open file, for [`reserve_range`] to reserve the
-/// rest. A store into a reserved range never fails for want of room: a full file system is an
-/// error here or from `reserve_range`, never a SIGBUS. The pages are mapped in later by
-/// [`prefault`](super::prefault) (Linux) or here (macOS). The file is removed again on error.
-pub(crate) fn map_shared_file(
-    path: &Path,
-    len: usize,
-    reserve: usize,
-) -> io::Result<(*mut u8, i32)> {
+/// A crash box's file as [`map_shared_file`] made it.
+#[derive(Debug)]
+pub(crate) struct SharedFile {
+    /// The mapping of the whole file.
+    pub base: *mut u8,
+    /// The open file, for [`reserve_range`], [`unlink_if_same`] and the lock.
+    pub fd: i32,
+    /// Whether the file is locked (an exclusive `flock`, held until the descriptor closes);
+    /// false on a file system without locks.
+    pub locked: bool,
+}
+
+/// Creates the file at `path` (mode 0600; a file or link already there is an error, never
+/// followed or replaced), locks it exclusively for as long as the returned descriptor is open,
+/// gives it `len` bytes, reserves storage for its first `reserve` bytes (all of them where the
+/// system cannot reserve later: macOS) and maps it shared. A store into a reserved range never
+/// fails for want of room: a full file system is an error here or from `reserve_range`, never
+/// a SIGBUS. The pages are mapped in later by [`prefault`](super::prefault) (Linux) or here
+/// (macOS). The file is removed again on error.
+pub(crate) fn map_shared_file(path: &Path, len: usize, reserve: usize) -> io::Result<SharedFile> {
     use std::os::unix::ffi::OsStrExt;
     let cpath = std::ffi::CString::new(path.as_os_str().as_bytes())
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a path with a NUL byte"))?;
@@ -171,13 +172,17 @@ pub(crate) fn map_shared_file(
     let fd = unsafe {
         libc::open(
             cpath.as_ptr(),
-            libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC,
+            libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
             0o600,
         )
     };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
+    // Taken before the file has its box's name: no reader ever finds the box unlocked while
+    // this process lives.
+    // SAFETY: flock on the descriptor just opened; LOCK_NB returns at once.
+    let locked = unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } == 0;
     let fail = |e: io::Error| {
         // SAFETY: `fd` is ours and closed once; `cpath` is a NUL-terminated path.
         unsafe {
@@ -204,7 +209,49 @@ pub(crate) fn map_shared_file(
         return fail(io::Error::last_os_error());
     }
     os::populate(base.cast(), len);
-    Ok((base.cast(), fd))
+    Ok(SharedFile {
+        base: base.cast(),
+        fd,
+        locked,
+    })
+}
+
+/// Removes `path` if it is still the file open as `fd` (same device and inode): never another
+/// file that took the name. Nothing at `path` is not an error.
+pub(crate) fn unlink_if_same(path: &Path, fd: i32) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: a zeroed stat is a valid out-parameter for fstat on a descriptor we own.
+    let mine = unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        (libc::fstat(fd, &mut st) == 0).then_some((st.st_dev as u64, st.st_ino as u64))
+    };
+    let there = match std::fs::symlink_metadata(path) {
+        Ok(m) => (m.dev(), m.ino()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    if mine != Some(there) {
+        return Ok(());
+    }
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// Locks `file` exclusively (an `flock`, let go when the file is closed), without waiting:
+/// a temporary log is held while it is written, so that a start that removes what dead writers
+/// left leaves it. Best effort.
+pub(crate) fn lock_while_open(file: &std::fs::File) {
+    use std::os::unix::io::AsRawFd;
+    // SAFETY: flock on a descriptor the File owns; LOCK_NB returns at once.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+}
+
+/// The parent process's id.
+pub(crate) fn parent_pid() -> i32 {
+    // SAFETY: getppid takes no arguments and cannot fail.
+    unsafe { libc::getppid() }
 }
 
 /// Waits up to `timeout_ms` (negative: forever) for `fd` to be readable, then reads all there
@@ -248,17 +295,27 @@ pub(crate) fn close(fd: i32) {
 pub(crate) const SIGUSR1: i32 = libc::SIGUSR1;
 /// See [`SIGUSR1`].
 pub(crate) const SIGUSR2: i32 = libc::SIGUSR2;
+/// The faults a stack overflow shows as.
+pub(crate) const SIGSEGV: i32 = libc::SIGSEGV;
+/// See [`SIGSEGV`].
+pub(crate) const SIGBUS: i32 = libc::SIGBUS;
 
-/// Whether `sig` has its default action or `ours` as its handler: anything else is the
-/// program's choice (a handler, or ignoring it).
+/// Whether `sig` has its default action, `ours` as its handler, or fdr's own watch (which
+/// stands in for the default action, see [`watch_signals`]): anything else is the program's
+/// choice (a handler, or ignoring it).
 pub(crate) fn handler_is_default_or(sig: i32, ours: extern "C" fn(i32)) -> bool {
+    let current = current_action(sig);
+    current == libc::SIG_DFL || current == ours as usize || current == watch_address()
+}
+
+/// The handler `sig` has now (an address, or SIG_DFL / SIG_IGN). Async-signal-safe.
+fn current_action(sig: i32) -> usize {
     // SAFETY: a zeroed sigaction is a valid out-parameter; a null new action only queries.
-    let current = unsafe {
+    unsafe {
         let mut old: libc::sigaction = std::mem::zeroed();
         libc::sigaction(sig, std::ptr::null(), &mut old);
         old.sa_sigaction
-    };
-    current == libc::SIG_DFL || current == ours as usize
+    }
 }
 
 /// Makes `handler` (which must be async-signal-safe) the handler of `sig`, restarting
@@ -286,7 +343,7 @@ pub(crate) fn reset_handler(sig: i32) {
     }
 }
 
-/// What a crash signal tells about the crash.
+/// What a signal tells about itself.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Crash {
     /// The signal's number.
@@ -295,84 +352,266 @@ pub(crate) struct Crash {
     pub code: i32,
     /// The faulting address, for the signals that have one.
     pub addr: u64,
+    /// The thread's stack pointer when the signal came (0: not known here).
+    pub sp: u64,
+    /// It came while the same thread ran the program's own handler for an earlier one, from
+    /// inside fdr's watch (Rust's runtime aborting from its stack-overflow handler).
+    pub nested: bool,
 }
 
-const CRASH_SIGNALS: [libc::c_int; 5] = [
-    libc::SIGSEGV,
-    libc::SIGBUS,
-    libc::SIGILL,
-    libc::SIGFPE,
-    libc::SIGABRT,
+/// What [`watch_signals`] tells its callback.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum SignalEvent {
+    /// A signal that ends the process unless a handler of the program's own keeps it alive:
+    /// given before the default action or that handler runs.
+    Dying(Crash),
+    /// The program's own handler ran for `signal` on this thread, returned, and left its
+    /// handling as it was: the process lives on.
+    Survived(i32),
+    /// The program handles `signal` itself (a handler installed after fdr's, which calls fdr's
+    /// as the one before it) or ignores it (the first process of a PID namespace ignores every
+    /// signal it has no handler for): the process lives on.
+    Handled(i32),
+}
+
+/// The signals the CPU raises for an instruction (a fault re-runs its instruction when the
+/// handler returns).
+const FAULTS: [libc::c_int; 4] = [libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGFPE];
+
+/// The signals whose default action ends the process, besides the faults and SIGABRT: each is
+/// watched where the program leaves it at its default action or handles it; one it ignores is
+/// left ignored. The periodic ones (SIGALRM, SIGVTALRM, SIGPROF) are watched only at their
+/// default action, so that a profiler's thousand signals a second do not pass through fdr.
+const TERMINATING: &[libc::c_int] = &[
+    libc::SIGHUP,
+    libc::SIGINT,
+    libc::SIGQUIT,
+    libc::SIGTERM,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+    libc::SIGPIPE,
+    libc::SIGXCPU,
+    libc::SIGXFSZ,
+    libc::SIGSYS,
+    libc::SIGALRM,
+    libc::SIGVTALRM,
+    libc::SIGPROF,
+    #[cfg(target_os = "linux")]
+    libc::SIGSTKFLT,
+    #[cfg(target_os = "linux")]
+    libc::SIGPWR,
+    #[cfg(target_os = "linux")]
+    libc::SIGIO,
 ];
+
+const PERIODIC: [libc::c_int; 3] = [libc::SIGALRM, libc::SIGVTALRM, libc::SIGPROF];
 
 /// The actions that were there before fdr's, by signal number. Written once, before fdr's
 /// handlers are installed; read by the handlers.
-struct Previous(std::cell::UnsafeCell<[libc::sigaction; 32]>);
-// SAFETY: written only inside `watch_crashes`'s `Once` (before any handler that reads it is
+struct Previous(std::cell::UnsafeCell<[libc::sigaction; 33]>);
+// SAFETY: written only inside `watch_signals`'s `Once` (before any handler that reads it is
 // installed), read-only afterwards.
 unsafe impl Sync for Previous {}
 // SAFETY: a zeroed sigaction is a valid value (SIG_DFL, empty mask).
 static PREVIOUS: Previous = Previous(std::cell::UnsafeCell::new(unsafe { std::mem::zeroed() }));
-/// The `fn(Crash)` crash signals call, as an address (0: none yet).
-static ON_CRASH: AtomicUsize = AtomicUsize::new(0);
-static WATCHING: AtomicI32 = AtomicI32::new(0);
+/// The `fn(SignalEvent)` signals call, as an address (0: none yet).
+static ON_SIGNAL: AtomicUsize = AtomicUsize::new(0);
+/// The `fn()` an abort inside the program's fault handler calls, as an address (0: none yet).
+static ON_ABORT_WITHIN: AtomicUsize = AtomicUsize::new(0);
+/// The thread running a program's handler from inside fdr's (0: none), to tell a signal that
+/// comes meanwhile on the same thread.
+static HANDLING: AtomicI32 = AtomicI32::new(0);
 
-/// From now on SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT (those the program does not ignore)
-/// first call `on_crash`, on the alternate stack, then go to the handler that was there before
-/// as if fdr's had not run: the message, exit status and core dump stay what they would have
-/// been. `on_crash` must be async-signal-safe. The handlers are installed once per process; a
-/// later call changes only the function.
-pub(crate) fn watch_crashes(on_crash: fn(Crash)) {
-    ON_CRASH.store(on_crash as usize, Ordering::SeqCst);
+fn watch_address() -> usize {
+    watch_handler as extern "C" fn(_, _, _) as usize
+}
+
+/// From now on the faults (SIGSEGV, SIGBUS, SIGILL, SIGFPE), SIGABRT and the terminating
+/// signals (SIGTERM, SIGINT, SIGHUP, SIGQUIT, ...; those the program does not ignore) first
+/// tell `on_signal`, on the alternate stack, then go where they would have gone without fdr: the
+/// default action (the same exit status and core dump) or the program's handler. `on_signal`
+/// must be async-signal-safe. The handlers are installed once per process; a later call changes
+/// only the function.
+///
+/// A handler the program installs later replaces fdr's; one that calls the handler it replaced
+/// (signal-hook does, and so tokio's `signal`) finds fdr's, which then only says the program
+/// handled the signal: the program decides, as it would have without fdr.
+///
+/// `on_abort_within` is told of a SIGABRT raised on a thread while the program's own handler
+/// for a fault runs on it (Rust's runtime does so on a stack overflow): it runs with little of
+/// the alternate stack left, so it is a function of its own, called with nothing to carry.
+pub(crate) fn watch_signals(on_signal: fn(SignalEvent), on_abort_within: fn()) {
+    ON_SIGNAL.store(on_signal as usize, Ordering::SeqCst);
+    ON_ABORT_WITHIN.store(on_abort_within as usize, Ordering::SeqCst);
     static INSTALL: std::sync::Once = std::sync::Once::new();
     INSTALL.call_once(|| {
-        for sig in CRASH_SIGNALS {
+        let all = FAULTS
+            .iter()
+            .chain(&[libc::SIGABRT])
+            .chain(TERMINATING.iter());
+        for &sig in all {
             // SAFETY: `PREVIOUS` is written here only, before our handler for `sig` exists;
             // the new action is zeroed then filled in; the handler is async-signal-safe.
             unsafe {
                 let prev = &mut (*PREVIOUS.0.get())[sig as usize];
                 libc::sigaction(sig, std::ptr::null(), prev);
-                if prev.sa_sigaction == libc::SIG_IGN {
+                let default = prev.sa_sigaction == libc::SIG_DFL;
+                let crash = FAULTS.contains(&sig) || sig == libc::SIGABRT;
+                let leave = prev.sa_sigaction == libc::SIG_IGN
+                    || (!crash && !default && PERIODIC.contains(&sig))
+                    // A handler the kernel resets as it runs could not be told apart from one
+                    // installed after fdr's.
+                    || (!crash && !default && prev.sa_flags & libc::SA_RESETHAND != 0)
+                    // The first process of a PID namespace ignores what it has no handler for:
+                    // nothing to watch, and no system call of its to interrupt.
+                    || (!crash && default && pid() == 1);
+                if leave {
                     continue;
                 }
                 let mut action: libc::sigaction = std::mem::zeroed();
-                action.sa_sigaction = crash_handler as extern "C" fn(_, _, _) as usize;
-                action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
-                libc::sigemptyset(&mut action.sa_mask);
+                action.sa_sigaction = watch_address();
+                if crash {
+                    // On the alternate stack: a stack overflow has no stack left.
+                    action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+                    libc::sigemptyset(&mut action.sa_mask);
+                } else if default {
+                    // Interrupted calls restart, as they would have gone on with no handler.
+                    action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+                    libc::sigemptyset(&mut action.sa_mask);
+                } else {
+                    // The program's handler runs as it asked: whether its signal interrupts a
+                    // call (how many programs leave a blocking read to shut down), on which
+                    // stack, with what blocked.
+                    let kept = libc::SA_RESTART | libc::SA_ONSTACK | libc::SA_NODEFER;
+                    action.sa_flags = libc::SA_SIGINFO | (prev.sa_flags & kept);
+                    action.sa_mask = prev.sa_mask;
+                }
                 libc::sigaction(sig, &action, std::ptr::null_mut());
             }
         }
-        WATCHING.store(1, Ordering::SeqCst);
     });
 }
 
-extern "C" fn crash_handler(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut c_void) {
-    let f = ON_CRASH.load(Ordering::SeqCst);
+fn tell(event: SignalEvent) {
+    let f = ON_SIGNAL.load(Ordering::SeqCst);
     if f != 0 {
-        // SAFETY: the system passes a valid siginfo to an SA_SIGINFO handler.
-        let (code, addr) = unsafe { ((*info).si_code, (*info).si_addr() as u64) };
-        // SAFETY: `ON_CRASH` only ever holds a `fn(Crash)` (see `watch_crashes`).
-        let f: fn(Crash) = unsafe { std::mem::transmute::<usize, fn(Crash)>(f) };
-        f(Crash {
-            signal: sig,
-            code,
-            addr,
-        });
+        // SAFETY: `ON_SIGNAL` only ever holds a `fn(SignalEvent)` (see `watch_signals`).
+        let f: fn(SignalEvent) = unsafe { std::mem::transmute::<usize, fn(SignalEvent)>(f) };
+        f(event);
+    }
+}
+
+extern "C" fn watch_handler(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut c_void) {
+    // Rust's runtime aborting from its own SIGSEGV handler on a stack overflow: this runs on
+    // the alternate stack below two signal frames and that handler's, with little of it left
+    // (an unoptimized build overflowed it here): as few frames and locals as can be.
+    if sig == libc::SIGABRT && HANDLING.load(Ordering::SeqCst) == os::thread_id() {
+        abort_within_handler();
+    } else {
+        handle(sig, info, ctx);
+    }
+}
+
+#[inline(never)]
+fn abort_within_handler() {
+    let f = ON_ABORT_WITHIN.load(Ordering::SeqCst);
+    if f != 0 {
+        // SAFETY: `ON_ABORT_WITHIN` only ever holds a `fn()` (see `watch_signals`).
+        unsafe { std::mem::transmute::<usize, fn()>(f)() };
+    }
+    default_action(libc::SIGABRT, false, 0);
+}
+
+/// Gives `sig` the action it had before fdr's and lets it run: a fault raised by the CPU re-runs
+/// its instruction when the handler returns and meets that action; any other signal is sent
+/// again, to be delivered with it once this handler returns.
+#[inline(never)]
+fn default_action(sig: libc::c_int, fault: bool, code: i32) {
+    // SAFETY: `PREVIOUS` is read-only once handlers are installed; `sig` is one of ours; raise
+    // only sends a signal.
+    unsafe {
+        libc::sigaction(
+            sig,
+            &(*PREVIOUS.0.get())[sig as usize],
+            std::ptr::null_mut(),
+        );
+        if !fault || os::sent_by_a_process(code) {
+            libc::raise(sig);
+        }
+    }
+}
+
+#[inline(never)]
+fn handle(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut c_void) {
+    let fault = FAULTS.contains(&sig);
+    // A fault and an abort end the process whoever's handler called this one; any other signal
+    // that reaches fdr's handler from a handler installed after it is the program's to decide.
+    if !fault && sig != libc::SIGABRT && current_action(sig) != watch_address() {
+        return handled(sig);
     }
     // SAFETY: `PREVIOUS` is read-only once handlers are installed; `sig` is one of ours.
     let prev = unsafe { &(*PREVIOUS.0.get())[sig as usize] };
-    if prev.sa_sigaction == libc::SIG_DFL || prev.sa_sigaction == libc::SIG_IGN {
-        // SAFETY: puts the previous action back. A fault re-runs its instruction when the
-        // handler returns and meets that action; a signal sent by a process (or `abort`'s
-        // raise) is sent again, to be delivered with it once this handler returns.
-        unsafe {
-            libc::sigaction(sig, prev, std::ptr::null_mut());
-            if os::sent_by_a_process((*info).si_code) {
-                libc::raise(sig);
-            }
-        }
-        return;
+    let default = prev.sa_sigaction == libc::SIG_DFL || prev.sa_sigaction == libc::SIG_IGN;
+    // The first process of a PID namespace (a container's) ignores a signal it has no handler
+    // for (the kernel drops it): it lives on, as it would have without fdr.
+    if default && !fault && sig != libc::SIGABRT && pid() == 1 {
+        return handled(sig);
     }
+    let tid = os::thread_id();
+    let outer = HANDLING.load(Ordering::SeqCst);
+    let code = dying(sig, info, ctx, fault, outer == tid);
+    if default {
+        return default_action(sig, fault, code);
+    }
+    HANDLING.store(tid, Ordering::SeqCst);
+    call_previous(prev, sig, info, ctx);
+    HANDLING.store(outer, Ordering::SeqCst);
+    // Its handler returned and left fdr's watch in place: the program went on. (One that set
+    // the default action back, as Rust's does for a fault that is no stack overflow, lets the
+    // fault run again into it: the mark stays.)
+    if current_action(sig) == watch_address() {
+        survived(sig);
+    }
+}
+
+#[inline(never)]
+fn handled(sig: libc::c_int) {
+    tell(SignalEvent::Handled(sig));
+}
+
+#[inline(never)]
+fn survived(sig: libc::c_int) {
+    tell(SignalEvent::Survived(sig));
+}
+
+/// Tells of a signal about to end the process; returns its `si_code`.
+#[inline(never)]
+fn dying(
+    sig: libc::c_int,
+    info: *mut libc::siginfo_t,
+    ctx: *mut c_void,
+    fault: bool,
+    nested: bool,
+) -> i32 {
+    // SAFETY: the system passes a valid siginfo to an SA_SIGINFO handler.
+    let (code, addr) = unsafe { ((*info).si_code, (*info).si_addr() as u64) };
+    tell(SignalEvent::Dying(Crash {
+        signal: sig,
+        code,
+        addr: if fault { addr } else { 0 },
+        sp: os::stack_pointer(ctx),
+        nested,
+    }));
+    code
+}
+
+#[inline(never)]
+fn call_previous(
+    prev: &libc::sigaction,
+    sig: libc::c_int,
+    info: *mut libc::siginfo_t,
+    ctx: *mut c_void,
+) {
     // SAFETY: the previous handler was installed by the program (or Rust's runtime) for this
     // signal, with the calling convention its flags say; it gets what it would have got.
     unsafe {
@@ -443,7 +682,24 @@ mod tests {
         let path = std::env::temp_dir().join(format!("fdr-platform-{}.box", pid()));
         let len = 3 * 4096 + 100;
         // The first page reserved at once, the rest later, as a crash box's buffers are.
-        let (p, fd) = map_shared_file(&path, len, 4096).unwrap();
+        let SharedFile {
+            base: p,
+            fd,
+            locked,
+        } = map_shared_file(&path, len, 4096).unwrap();
+        assert!(locked, "tmpfs and ext4 have locks");
+        // The lock is the file's while this descriptor is open: another open file cannot take
+        // it.
+        let other = std::fs::File::open(&path).unwrap();
+        use std::os::unix::io::AsRawFd;
+        // SAFETY: flock on a descriptor the File owns, without waiting.
+        let taken = unsafe { libc::flock(other.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        assert_eq!(taken, -1);
+        // Never made over a file already there.
+        assert_eq!(
+            map_shared_file(&path, len, 4096).unwrap_err().kind(),
+            io::ErrorKind::AlreadyExists
+        );
         use std::os::unix::fs::MetadataExt;
         let blocks = || std::fs::metadata(&path).unwrap().blocks() * 512;
         if cfg!(target_os = "linux") {
@@ -462,6 +718,31 @@ mod tests {
         unsafe { unmap(p, len) };
         close(fd);
         std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "Miri does not model file mappings")]
+    fn a_link_where_the_box_goes_is_not_followed_and_a_removal_checks_the_file() {
+        let dir = std::env::temp_dir().join(format!("fdr-platform-link-{}", pid()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("victim");
+        std::fs::write(&target, b"keep").unwrap();
+        let link = dir.join("box");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        assert!(map_shared_file(&link, 4096, 4096).is_err());
+        assert_eq!(std::fs::read(&target).unwrap(), b"keep");
+        // A name that is now another file's is not removed by the one that made it first.
+        std::fs::remove_file(&link).unwrap();
+        let made = map_shared_file(&link, 4096, 4096).unwrap();
+        std::fs::remove_file(&link).unwrap();
+        std::fs::write(&link, b"another's").unwrap();
+        unlink_if_same(&link, made.fd).unwrap();
+        assert_eq!(std::fs::read(&link).unwrap(), b"another's");
+        // SAFETY: the whole mapping, unused from here on.
+        unsafe { unmap(made.base, 4096) };
+        close(made.fd);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

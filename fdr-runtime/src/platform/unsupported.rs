@@ -10,10 +10,6 @@ pub(crate) fn pid() -> i32 {
     std::process::id() as i32
 }
 
-pub(crate) fn process_exists(_: i32) -> bool {
-    false
-}
-
 pub(crate) fn thread_id() -> i32 {
     0
 }
@@ -98,11 +94,28 @@ pub(crate) unsafe fn unmap(_: *mut u8, _: usize) {}
 /// Nothing is ever mapped here.
 pub(crate) unsafe fn replace_with_zeros(_: *mut u8, _: usize) {}
 
-pub(crate) fn map_shared_file(_: &Path, _: usize, _: usize) -> io::Result<(*mut u8, i32)> {
+#[derive(Debug)]
+pub(crate) struct SharedFile {
+    pub base: *mut u8,
+    pub fd: i32,
+    pub locked: bool,
+}
+
+pub(crate) fn map_shared_file(_: &Path, _: usize, _: usize) -> io::Result<SharedFile> {
     Err(io::Error::new(
         io::ErrorKind::Unsupported,
         "no crash box on this platform",
     ))
+}
+
+pub(crate) fn unlink_if_same(_: &Path, _: i32) -> io::Result<()> {
+    Ok(())
+}
+
+pub(crate) fn lock_while_open(_: &std::fs::File) {}
+
+pub(crate) fn parent_pid() -> i32 {
+    0
 }
 
 pub(crate) fn reserve_range(_: i32, _: usize, _: usize) -> io::Result<()> {
@@ -128,6 +141,8 @@ pub(crate) fn close(_: i32) {}
 
 pub(crate) const SIGUSR1: i32 = 10;
 pub(crate) const SIGUSR2: i32 = 12;
+pub(crate) const SIGSEGV: i32 = 11;
+pub(crate) const SIGBUS: i32 = 7;
 
 pub(crate) fn handler_is_default_or(_: i32, _: extern "C" fn(i32)) -> bool {
     true
@@ -142,9 +157,19 @@ pub(crate) struct Crash {
     pub signal: i32,
     pub code: i32,
     pub addr: u64,
+    pub sp: u64,
+    pub nested: bool,
 }
 
-pub(crate) fn watch_crashes(_: fn(Crash)) {}
+#[derive(Clone, Copy, Debug)]
+#[allow(dead_code)] // never made: no signals here
+pub(crate) enum SignalEvent {
+    Dying(Crash),
+    Survived(i32),
+    Handled(i32),
+}
+
+pub(crate) fn watch_signals(_: fn(SignalEvent), _: fn()) {}
 
 pub(crate) fn cpu_per_read_note() -> String {
     NO_RSEQ.to_string()

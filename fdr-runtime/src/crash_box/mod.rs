@@ -18,24 +18,29 @@
 //! mapped in by the background writer (`Pool::prefault`, `Pool::grow`), so the recording path
 //! takes at most a minor fault on a page it reaches first.
 //!
-//! Crash signals (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) run [`on_crash`] on the alternate
-//! stack (which Rust's runtime gives each thread it starts, for its own stack-overflow message),
-//! where only atomic stores into the mapping and async-signal-safe calls are made; then the
-//! handler that was there before runs as if fdr's had not, so the message, exit status and core
-//! dump are what they would have been (`platform::watch_crashes`).
+//! The box is its process's: its name carries the pid and a tag of what tells the process from
+//! every other with that pid ([`fdr_format::crash_box::file_name`]), it is made under a name of
+//! its own and never over a file already there, it is locked for as long as the process lives
+//! (how a reader in any PID namespace tells it runs, and how exactly one reader takes it), and
+//! the process removes it only while the name is still its file ([`CrashBox::remove`]).
 //!
-//! After `fork`, the child's view of its parent's box is replaced by anonymous memory
-//! ([`after_fork`]): the parent's recording, which the child stops, is stopped in the child's
-//! copy only, and nothing the child does reaches its parent's box.
+//! Signals that end a process mark the box as they arrive ([`marks`]); a new recording recovers
+//! what earlier processes of its program left, off the recording path ([`recovery`]).
+//!
+//! After `fork`, the child's view of its parent's box is replaced by anonymous memory and its
+//! copy of the box's descriptor closed ([`after_fork`]): the parent's recording, which the child
+//! stops, is stopped in the child's copy only, nothing the child does reaches its parent's box
+//! (but the note that it was forked), and the parent's lock is the parent's alone.
+
+mod marks;
+pub(crate) mod recovery;
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{
-    AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
-};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use fdr_format::crash_box::{self as layout, at, state};
+use fdr_format::crash_box::{self as layout, at, flags, state};
 
 use crate::buffer_state::Slot;
 use crate::platform;
@@ -49,6 +54,7 @@ const _: () = {
     assert!(std::mem::offset_of!(Slot, gen) == layout::slot::GEN);
     assert!(std::mem::offset_of!(Slot, thread) == layout::slot::THREAD);
     assert!(std::mem::offset_of!(Slot, thread_seq) == layout::slot::THREAD_SEQ);
+    assert!(std::mem::offset_of!(Slot, name) == layout::slot::NAME);
 };
 
 /// A box: the mapping and what was laid out in it.
@@ -64,7 +70,7 @@ pub(crate) struct CrashBox {
     lead: Mutex<LeadState>,
     /// The file is gone (the final log was written).
     removed: AtomicBool,
-    /// The box file, open for [`CrashBox::reserve`].
+    /// The box file, open for [`CrashBox::reserve`]; its lock is held while it is open.
     fd: i32,
     buffer_size: usize,
 }
@@ -80,6 +86,7 @@ unsafe impl Sync for CrashBox {}
 pub(crate) struct Setup<'a> {
     pub dir: &'a Path,
     pub program: &'a str,
+    /// The final log's absolute path, at most [`layout::MAX_OUT_PATH`] bytes.
     pub out: &'a Path,
     pub buffer_size: usize,
     pub buffer_count: usize,
@@ -104,6 +111,8 @@ pub(crate) struct HeaderFacts {
     pub threshold_ns: u64,
     pub threshold_ticks: u64,
     pub max_age_ns: u64,
+    /// For a forked child, its parent's pid.
+    pub parent: Option<i32>,
 }
 
 /// What the lead areas hold and have room for.
@@ -121,28 +130,37 @@ fn round_up(n: usize, to: usize) -> usize {
 }
 
 impl CrashBox {
-    /// Makes the box file in `setup.dir`, reserves and maps it, and lays out its header.
+    /// Makes the box file in `setup.dir`, locks, reserves and maps it, and lays out its header.
     pub(crate) fn create(setup: Setup<'_>) -> io::Result<CrashBox> {
         let lead_capacity = round_up(setup.lead.len() * 2 + 64 * 1024, PAGE);
         let lead_offset = layout::HEADER_BYTES;
         let slots_offset = lead_offset + 2 * lead_capacity;
         let words_offset = round_up(slots_offset + setup.buffer_count * layout::SLOT_BYTES, PAGE);
         let len = words_offset + setup.buffer_count * setup.buffer_size;
+        let identity = Identity::of_this_process();
+        let tag = layout::tag(&[
+            identity.pid_ns,
+            u64::from_le_bytes(identity.boot[..8].try_into().unwrap_or([0; 8])),
+            u64::from_le_bytes(identity.boot[8..].try_into().unwrap_or([0; 8])),
+            identity.start,
+            setup.header.start_secs as u64,
+            u64::from(setup.header.start_nanos),
+        ]);
         let path = setup
             .dir
-            .join(layout::file_name(setup.program, setup.header.pid));
+            .join(layout::file_name(setup.program, setup.header.pid, tag));
         // Laid out under another name, then renamed: a reader (another process's start, `fdr
         // recover`) never finds a box half made.
-        let making = laying_out_name(&path);
+        let making = layout::laying_out_name(&path);
         // Reserved now: the header, the lead written now, the slots and the ready buffers. The
         // rest of the lead areas (room for a table twice as long, twice) is reserved by the
         // first rewrite ([`CrashBox::refresh_lead`], in the background writer): a third of a
         // megabyte of tmpfs for a crate of 600 functions, a few hundred microseconds of a start.
         let lead_reserved = lead_offset + round_up(setup.lead.len(), PAGE);
-        let (base, fd) = platform::map_shared_file(&making, len, lead_reserved)?;
+        let file = platform::map_shared_file(&making, len, lead_reserved)?;
         let ready_end = words_offset + setup.ready.min(setup.buffer_count) * setup.buffer_size;
         let b = CrashBox {
-            base,
+            base: file.base,
             len,
             path,
             lead_offset,
@@ -154,7 +172,7 @@ impl CrashBox {
                 reserved: false,
             }),
             removed: AtomicBool::new(false),
-            fd,
+            fd: file.fd,
             buffer_size: setup.buffer_size,
         };
         if let Err(e) = platform::reserve_range(b.fd, slots_offset, ready_end - slots_offset) {
@@ -162,7 +180,7 @@ impl CrashBox {
             let _ = std::fs::remove_file(&making);
             return Err(e);
         }
-        b.lay_out(&setup, len);
+        b.lay_out(&setup, &identity, file.locked, len);
         if let Err(e) = std::fs::rename(&making, &b.path) {
             let _ = std::fs::remove_file(&making);
             return Err(e);
@@ -183,18 +201,15 @@ impl CrashBox {
         unsafe { &*self.base.add(at).cast::<AtomicU32>() }
     }
 
-    fn lay_out(&self, setup: &Setup<'_>, len: usize) {
+    fn lay_out(&self, setup: &Setup<'_>, identity: &Identity, locked: bool, len: usize) {
         let h = &setup.header;
         let w = |at: usize, v: u64| self.u64_at(at).store(v, Ordering::Relaxed);
         let w32 = |at: usize, v: u32| self.u32_at(at).store(v, Ordering::Relaxed);
         w32(at::VERSION, layout::VERSION);
         w32(at::PID, h.pid as u32);
         w32(at::CLOCK, h.clock);
-        w(
-            at::PROC_START,
-            layout::process_start(crate::host::os_pid()).unwrap_or(0),
-        );
-        let boot = layout::boot_id();
+        w(at::PROC_START, identity.start);
+        let boot = identity.boot;
         w(
             at::BOOT_ID,
             u64::from_le_bytes(boot[..8].try_into().unwrap_or([0; 8])),
@@ -203,6 +218,17 @@ impl CrashBox {
             at::BOOT_ID + 8,
             u64::from_le_bytes(boot[8..].try_into().unwrap_or([0; 8])),
         );
+        w(at::PID_NS, identity.pid_ns);
+        let mut f = 0;
+        if locked {
+            f |= flags::LOCKED;
+        }
+        if let Some(parent) = h.parent {
+            f |= flags::FORKED;
+            w32(at::PARENT_PID, parent as u32);
+        }
+        w32(at::FLAGS, f);
+        w(at::ALIVE_PERIOD_NS, 1_000_000_000);
         w(at::TICKS_PER_SECOND, h.ticks_per_second);
         w(at::CAL_TSC0, h.cal_tsc0);
         w(at::CAL_NS0, h.cal_ns0);
@@ -220,6 +246,7 @@ impl CrashBox {
         w(at::TOTAL_BYTES, len as u64);
         w(at::MAX_AGE_NS, h.max_age_ns);
         let out = setup.out.as_os_str().as_encoded_bytes();
+        // Checked at start (`session::make_pool`): a longer path is an error there.
         let n = out.len().min(layout::MAX_OUT_PATH);
         // SAFETY: the path area lies inside the header page, which nothing else writes yet.
         unsafe { std::ptr::copy_nonoverlapping(out.as_ptr(), self.base.add(at::OUT), n) };
@@ -304,9 +331,24 @@ impl CrashBox {
         unsafe { self.base.add(self.words_offset).cast() }
     }
 
-    /// The process is alive at `tsc`.
-    pub(crate) fn alive(&self, tsc: u64) {
+    /// The process is alive at `tsc`, and gives its next sign of life within `period_ns`.
+    pub(crate) fn alive(&self, tsc: u64, period_ns: u64) {
+        self.u64_at(at::ALIVE_PERIOD_NS)
+            .store(period_ns, Ordering::Relaxed);
         self.u64_at(at::ALIVE_TSC).store(tsc, Ordering::Relaxed);
+    }
+
+    /// `n` more records could not be written for want of a buffer (counted in the box as it
+    /// happens: a pool that filled says so at the death).
+    pub(crate) fn add_dropped(&self, n: u64) {
+        self.u64_at(at::RECORDS_DROPPED)
+            .fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// A buffer was taken back from one thread for another.
+    pub(crate) fn add_recycled(&self) {
+        self.u64_at(at::BUFFERS_RECYCLED)
+            .fetch_add(1, Ordering::Relaxed);
     }
 
     /// A second (counter, ns) pair, and the frequency it gives, calibrated.
@@ -318,46 +360,54 @@ impl CrashBox {
         self.u32_at(at::CALIBRATED).store(1, Ordering::Release);
     }
 
-    /// The final log was written: the box is closed and its file removed (the mapping stays
-    /// until the pool goes, so threads still holding a buffer write into memory that is no
-    /// longer anyone's file).
+    /// The final log was written: the box is closed and its file removed, if its name is still
+    /// this file (never another process's box of the same name). The mapping stays until the
+    /// pool goes, so threads still holding a buffer write into memory that is no longer
+    /// anyone's file; the lock stays until then too.
     pub(crate) fn remove(&self) {
         if self.removed.swap(true, Ordering::AcqRel) {
             return;
         }
         self.u32_at(at::STATE)
             .store(state::CLOSED, Ordering::Release);
-        forget(self.base);
-        let _ = std::fs::remove_file(&self.path);
+        marks::forget(self.base);
+        let _ = platform::unlink_if_same(&self.path, self.fd);
     }
 
-    /// Makes this box the one crash signals mark.
+    /// Makes this box the one signals mark.
     pub(crate) fn arm(&self) {
-        install_handlers();
-        MARKED.store(false, Ordering::SeqCst);
-        MAPPING_LEN.store(self.len, Ordering::SeqCst);
-        BOX.store(self.base, Ordering::SeqCst);
+        marks::arm(self.base, self.len, self.fd);
+    }
+}
+
+/// What tells this process from every other with its pid.
+struct Identity {
+    pid_ns: u64,
+    boot: [u8; 16],
+    start: u64,
+}
+
+impl Identity {
+    fn of_this_process() -> Identity {
+        Identity {
+            pid_ns: layout::pid_namespace().unwrap_or(0),
+            boot: layout::boot_id(),
+            start: layout::process_start(crate::host::os_pid()).unwrap_or(0),
+        }
     }
 }
 
 impl Drop for CrashBox {
     fn drop(&mut self) {
-        forget(self.base);
+        // A session that goes without writing its log takes its box with it: no process
+        // records into it any more, and once its lock went with the descriptor a reader would
+        // take this live process's box for one whose program was replaced.
+        self.remove();
         // SAFETY: the mapping was made in `create` with this address and length, and nothing
         // refers to it any more: the pool that lends out its buffers is being dropped.
         unsafe { platform::unmap(self.base, self.len) };
         platform::close(self.fd);
     }
-}
-
-/// Crash signals mark no box at `base` any more.
-fn forget(base: *mut u8) {
-    let _ = BOX.compare_exchange(
-        base,
-        std::ptr::null_mut(),
-        Ordering::SeqCst,
-        Ordering::SeqCst,
-    );
 }
 
 /// Set by `testing::fail_reservations`: reservations past the first buffers fail as on a full
@@ -371,167 +421,7 @@ pub(crate) fn fail_reservations(on: bool) {
     RESERVATIONS_FAIL.store(on, Ordering::SeqCst);
 }
 
-/// The box crash signals mark (null: none).
-static BOX: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
-static MAPPING_LEN: AtomicUsize = AtomicUsize::new(0);
-/// The first crash signal marked the box; a later one (the abort that follows a stack
-/// overflow's message) keeps that mark.
-static MARKED: AtomicBool = AtomicBool::new(false);
-
-fn install_handlers() {
-    platform::watch_crashes(on_crash);
-}
-
-/// Marks the box (signal, code, address, thread, time) at the first crash signal; the
-/// platform's handler then hands the signal to the handler that was there before. Runs in a
-/// signal handler: atomic stores and async-signal-safe calls only.
-fn on_crash(crash: platform::Crash) {
-    let base = BOX.load(Ordering::SeqCst);
-    if base.is_null() || MARKED.swap(true, Ordering::SeqCst) {
-        return;
-    }
-    let tid = platform::thread_id();
-    let tsc = crate::clock::ticks();
-    let store32 = |at: usize, v: i32| {
-        // SAFETY: `base` is a live box's mapping (cleared before it is unmapped), `at` an
-        // aligned header offset.
-        unsafe { (*base.add(at).cast::<AtomicI32>()).store(v, Ordering::SeqCst) }
-    };
-    let store64 = |at: usize, v: u64| {
-        // SAFETY: as above.
-        unsafe { (*base.add(at).cast::<AtomicU64>()).store(v, Ordering::SeqCst) }
-    };
-    store64(at::CRASH_ADDR, crash.addr);
-    store64(at::CRASH_TSC, tsc);
-    store32(at::CRASH_TID, tid);
-    store32(at::CRASH_CODE, crash.code);
-    store32(at::CRASH_SIGNAL, crash.signal);
-}
-
-/// In a forked child: the parent's box is no longer marked by crash signals, and the child's
-/// view of it becomes anonymous memory of the same size (zeroed slots: every limit 0), so that
-/// stopping the parent's recording in the child touches nothing of the parent's. Only
-/// async-signal-safe calls.
+/// In a forked child: see [`marks::after_fork`].
 pub(crate) fn after_fork() {
-    let base = BOX.swap(std::ptr::null_mut(), Ordering::SeqCst);
-    let len = MAPPING_LEN.load(Ordering::SeqCst);
-    if base.is_null() || len == 0 {
-        return;
-    }
-    // SAFETY: `base` and `len` are the box's whole mapping: its pages become the child's own,
-    // zeroed, at the same address, so every reference into the box stays valid and the
-    // parent's file is no longer mapped in the child.
-    unsafe { platform::replace_with_zeros(base, len) };
-}
-
-/// Where a box is laid out before it is renamed to `path`.
-fn laying_out_name(path: &Path) -> PathBuf {
-    let mut name = std::ffi::OsString::from(".");
-    name.push(path.file_name().unwrap_or_default());
-    name.push(".new");
-    path.with_file_name(name)
-}
-
-/// At start, the boxes this program's earlier processes left in `dir`: each one whose process is
-/// gone becomes a log (at the path its process would have written) and is removed; past
-/// [`MAX_BOXES`] unrecoverable ones, the oldest are removed. One stderr line per box.
-pub(crate) fn recover_left(dir: &Path, program: &str) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let me = crate::host::os_pid();
-    let mut kept: Vec<(std::time::SystemTime, PathBuf)> = Vec::new();
-    for e in entries.flatten() {
-        let name = e.file_name();
-        let Some(pid) = name.to_str().and_then(|n| layout::pid_of(n, Some(program))) else {
-            continue;
-        };
-        let path = e.path();
-        match recover_one(&path, pid == me) {
-            Ok(Some(said)) => eprintln!("fdr: {said}"),
-            Ok(None) => {}
-            // A box that cannot be read while a process with its id runs may be that process's:
-            // it is left alone, and not counted against the cap.
-            Err(_) if pid != me && platform::process_exists(pid) => {}
-            Err(e) => {
-                eprintln!("fdr: could not recover {}: {e}", path.display());
-                let when = e_time(&path);
-                kept.push((when, path));
-            }
-        }
-    }
-    if kept.len() > MAX_BOXES {
-        kept.sort();
-        let extra = kept.len() - MAX_BOXES;
-        for (_, p) in &kept[..extra] {
-            let _ = std::fs::remove_file(p);
-        }
-        eprintln!(
-            "fdr: removed the {extra} oldest of {} crash boxes of {program} that could not be \
-             recovered (at most {MAX_BOXES} are kept)",
-            kept.len()
-        );
-    }
-}
-
-fn e_time(p: &Path) -> std::time::SystemTime {
-    std::fs::metadata(p)
-        .and_then(|m| m.modified())
-        .unwrap_or(std::time::UNIX_EPOCH)
-}
-
-/// At most this many boxes of one program that could not be recovered are kept.
-pub(crate) const MAX_BOXES: usize = 8;
-
-/// Recovers the box at `path` unless its process runs (`ours`: it has this process's pid, so
-/// whatever made it is gone). `Ok(None)`: left alone.
-fn recover_one(path: &Path, ours: bool) -> Result<Option<String>, String> {
-    let bytes = match layout::read_box(path, ours).map_err(|e| e.to_string())? {
-        layout::Found::Dead(bytes) => bytes,
-        layout::Found::Closed(_) => {
-            let _ = std::fs::remove_file(path);
-            return Ok(None);
-        }
-        layout::Found::Alive(_) | layout::Found::Vanished => return Ok(None),
-    };
-    let r = layout::recover(&bytes).map_err(|e| e.to_string())?;
-    let out = free_name(&r.info.out);
-    write_synced(&out, &r.log).map_err(|e| format!("{}: {e}", out.display()))?;
-    let _ = std::fs::remove_file(path);
-    Ok(Some(format!(
-        "recovered the window of process {} ({}) from its crash box: wrote {}",
-        r.info.pid,
-        r.info.death(),
-        out.display()
-    )))
-}
-
-/// Writes `bytes` to `path` through a synced temporary file beside it, renamed into place.
-fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    use std::io::Write;
-    let mut tmp = path.as_os_str().to_os_string();
-    tmp.push(format!(".{}.recovered.tmp", crate::host::os_pid()));
-    let tmp = PathBuf::from(tmp);
-    let result = std::fs::File::create(&tmp)
-        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_data()))
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
-
-/// `path`, or the first of `path.1`, `path.2`, ... that is free.
-pub(crate) fn free_name(path: &Path) -> PathBuf {
-    if !path.exists() {
-        return path.to_path_buf();
-    }
-    (1..)
-        .map(|n| {
-            let mut s = path.as_os_str().to_os_string();
-            s.push(format!(".{n}"));
-            PathBuf::from(s)
-        })
-        .find(|p| !p.exists())
-        .unwrap_or_else(|| path.to_path_buf())
+    marks::after_fork();
 }
