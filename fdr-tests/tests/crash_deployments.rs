@@ -629,9 +629,9 @@ extern "C" fn fix_fault(_: i32, info: *mut libc::siginfo_t, _: *mut libc::c_void
     FIXED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
 }
 
-#[test]
-#[ignore = "a child process of the deployment tests"]
-fn child_survives_a_segfault_then_aborts() {
+/// Installs the program's own fault handler (before fdr starts), starts the workers, then
+/// faults once on a page the handler makes writable.
+fn survive_a_segfault() {
     // A fault handler of the program's own (a JIT's, a GC's), there before fdr starts.
     // SAFETY: the action is zeroed then filled in; the handler only calls mprotect.
     unsafe {
@@ -656,9 +656,43 @@ fn child_survives_a_segfault_then_aborts() {
         p.cast::<u64>().write_volatile(7);
     }
     assert_eq!(FIXED.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
+#[test]
+#[ignore = "a child process of the deployment tests"]
+fn child_survives_a_segfault_then_aborts() {
+    survive_a_segfault();
     // Later, a death of another kind.
     let _c = CallGuard::enter(&CRASH);
     std::process::abort();
+}
+
+#[test]
+#[ignore = "a child process of the deployment tests"]
+fn child_survives_a_segfault_then_hangs() {
+    survive_a_segfault();
+    println!("ready");
+    forever();
+}
+
+#[test]
+fn a_segfault_the_program_survives_then_a_kill_is_named_the_kill() {
+    let dir = scratch("survived-killed");
+    let dead = killed("child_survives_a_segfault_then_hangs", &options(&dir, ""));
+    let r = crash_box::recover(&std::fs::read(box_of(&dir, dead)).unwrap()).unwrap();
+    assert_eq!(r.info.signal, 0, "{}", r.info.death());
+    assert!(
+        r.info.death().starts_with("killed: no handler ran"),
+        "{}",
+        r.info.death()
+    );
+    assert!(
+        r.info
+            .death()
+            .ends_with("SIGSEGV came before and the program handled it"),
+        "{}",
+        r.info.death()
+    );
 }
 
 #[test]
@@ -1092,4 +1126,119 @@ fn the_parent_half_of_daemon_is_said_to_have_forked_then_ended() {
         "{info}"
     );
     assert!(!info.contains("killed"), "{info}");
+}
+
+#[test]
+#[ignore = "a child process of the deployment tests"]
+fn child_shuts_down_on_sigterm_with_tokio() {
+    default_signals();
+    // Recording starts first, as it does at a service's first instrumented call; tokio's
+    // signal handling is set up after it, over fdr's handler, which it calls as the one before.
+    workers();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = signal(SignalKind::terminate()).unwrap();
+        let mut int = signal(SignalKind::interrupt()).unwrap();
+        println!("ready");
+        tokio::select! {
+            _ = term.recv() => println!("terminate ready"),
+            _ = int.recv() => println!("interrupt ready"),
+        }
+    });
+    // A graceful shutdown: the exit writes the log.
+}
+
+#[test]
+fn a_tokio_service_s_graceful_shutdown_on_sigterm_or_ctrl_c_still_runs() {
+    for sig in [libc::SIGTERM, libc::SIGINT] {
+        let dir = scratch(&format!("tokio-{sig}"));
+        let mut c = child("child_shuts_down_on_sigterm_with_tokio", &options(&dir, ""))
+            .spawn()
+            .unwrap();
+        wait_ready(&mut c);
+        // SAFETY: signals the child this test started.
+        unsafe { libc::kill(c.id() as i32, sig) };
+        let status = wait_within(&mut c, Duration::from_secs(60), "the service");
+        assert!(status.success(), "{sig}: {status:?} {}", stderr_of(&mut c));
+        let log = fdr_tests::read_log(&dir.join("app.fdr"));
+        assert_eq!(log.reason.as_ref().unwrap().reason, Reason::Exit, "{sig}");
+        check_workers(&log);
+        assert!(boxes_in(&dir).is_empty(), "{sig}");
+    }
+}
+
+#[test]
+#[ignore = "a child process of the deployment tests"]
+fn child_leaves_a_blocking_read_when_sigterm_interrupts_it() {
+    default_signals();
+    // The program's own handler, there before fdr starts, without SA_RESTART: SIGTERM makes
+    // the blocking read below fail with EINTR, which is how the program leaves it to shut down.
+    // SAFETY: the action is zeroed then filled in; the handler only counts.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = count_term as *const () as usize;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(libc::SIGTERM, &action, std::ptr::null_mut());
+    }
+    workers();
+    let mut fds = [0; 2];
+    // SAFETY: a pipe whose write end nobody writes to.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: gettid takes no arguments.
+    println!("thread {} ready", unsafe {
+        libc::syscall(libc::SYS_gettid)
+    });
+    let mut byte = 0u8;
+    // SAFETY: reads one byte into a local from the pipe just made.
+    let n = unsafe { libc::read(fds[0], (&mut byte as *mut u8).cast(), 1) };
+    let interrupted = std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR);
+    assert!(n == -1 && interrupted, "read: {n}");
+    assert_eq!(TERMS.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_program_s_handler_keeps_its_flags_so_sigterm_still_interrupts_a_blocking_call() {
+    let dir = scratch("eintr");
+    let mut c = child(
+        "child_leaves_a_blocking_read_when_sigterm_interrupts_it",
+        &options(&dir, ""),
+    )
+    .spawn()
+    .unwrap();
+    let line = wait_ready(&mut c);
+    let tid: i64 = line
+        .split("thread ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    // Once it waits in the read (a signal that came before would find nothing to interrupt):
+    // the kernel says where the thread sleeps (the same under qemu-user, whose thread makes the
+    // host's read for the emulated one).
+    let wchan = format!("/proc/{}/task/{tid}/wchan", c.id());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !std::fs::read_to_string(&wchan).is_ok_and(|w| w.contains("pipe")) {
+        assert!(Instant::now() < deadline, "the child never read");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    // To the thread that reads (a signal sent to the process may go to any of its threads).
+    // SAFETY: signals a thread of the child this test started.
+    let sent = unsafe { libc::syscall(libc::SYS_tgkill, c.id() as i64, tid, libc::SIGTERM as i64) };
+    assert_eq!(sent, 0);
+    let status = wait_within(&mut c, Duration::from_secs(30), "a read SIGTERM interrupts");
+    assert!(status.success(), "{status:?} {}", stderr_of(&mut c));
+    assert_eq!(
+        fdr_tests::read_log(&dir.join("app.fdr"))
+            .reason
+            .unwrap()
+            .reason,
+        Reason::Exit
+    );
 }
