@@ -244,12 +244,17 @@ impl BoxBuilder {
     /// holes, so a box of gigabytes with a few buffers used takes a few pages.
     pub fn write_sparse(&self, path: &Path) -> std::io::Result<()> {
         use std::io::{Seek, SeekFrom, Write};
+        // Zeroed memory the system gives untouched: only what is written below is touched.
         let bytes = self.finish();
+        let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+        let words_offset = word(at::WORDS_OFFSET);
         let mut f = std::fs::File::create(path)?;
-        for (i, page) in bytes.chunks(4096).enumerate() {
-            if page.iter().any(|&b| b != 0) {
-                f.seek(SeekFrom::Start(i as u64 * 4096))?;
-                f.write_all(page)?;
+        f.write_all(&bytes[..words_offset])?;
+        for (k, buffer) in self.buffers.iter().enumerate() {
+            if buffer.is_some() {
+                let at = words_offset + k * self.buffer_size;
+                f.seek(SeekFrom::Start(at as u64))?;
+                f.write_all(&bytes[at..at + self.buffer_size])?;
             }
         }
         f.set_len(bytes.len() as u64)

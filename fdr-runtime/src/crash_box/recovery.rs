@@ -48,20 +48,20 @@ impl Recovery {
             .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
     }
 
-    /// Whether the directories hold anything to look at (names only: no file is opened).
+    /// Whether the crash directory holds anything to look at (names only: no file is opened;
+    /// the log's directory, which may be large, is looked at by the recovery's own thread). A
+    /// process that died writing a log left its box as well: the box is removed only once the
+    /// final log is written.
     fn anything(&self) -> bool {
-        let prefix = self.prefix();
-        let names = |dir: &Path| {
-            std::fs::read_dir(dir)
-                .into_iter()
-                .flatten()
-                .flatten()
-                .filter_map(|e| e.file_name().into_string().ok())
-        };
-        names(&self.dir).any(|n| {
-            layout::pid_of(&n, Some(&self.program)).is_some()
-                || layout::leftover(&n, "") == Some(Leftover::LayingOut)
-        }) || names(&self.out_dir()).any(|n| layout::leftover(&n, &prefix).is_some())
+        std::fs::read_dir(&self.dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| e.file_name().into_string().ok())
+            .any(|n| {
+                layout::pid_of(&n, Some(&self.program)).is_some()
+                    || layout::leftover(&n, "") == Some(Leftover::LayingOut)
+            })
     }
 
     /// Starts the recovery on a thread of its own, if there is anything to recover or clean.
