@@ -181,9 +181,10 @@ fn snapshots_are_whole(d: Dispatch) {
     let _turn = testing::exclusive();
     let rec = fdr_runtime::start(every_call()).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
+    let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let threads: Vec<_> = (0..2)
         .map(|_| {
-            let (stop, d) = (Arc::clone(&stop), d.clone());
+            let (stop, done, d) = (Arc::clone(&stop), Arc::clone(&done), d.clone());
             std::thread::spawn(move || {
                 // Threads that start and end while snapshots are taken.
                 while !stop.load(Ordering::Relaxed) {
@@ -198,10 +199,16 @@ fn snapshots_are_whole(d: Dispatch) {
                     })
                     .join()
                     .unwrap();
+                    done.fetch_add(1, Ordering::Relaxed);
                 }
             })
         })
         .collect();
+    // The snapshots begin once threads record: on a loaded machine the spawners could otherwise
+    // not have run at all before the last snapshot, and no window would hold a span.
+    while done.load(Ordering::Relaxed) == 0 {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
     let mut pairs = 0;
     for _ in 0..50 {
         let mut out = Vec::new();
