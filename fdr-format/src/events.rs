@@ -151,6 +151,8 @@ pub struct LogInfo {
     pub threads: Vec<ThreadInfo>,
     /// Why the log was written, if it says.
     pub reason: Option<ReasonInfo>,
+    /// The configuration the recording ran with, as `FDR_OPTIONS` words, if the log says.
+    pub options: Option<String>,
     /// Custom events that are not fdr's, and typed events.
     pub foreign_events: u64,
 }
@@ -682,6 +684,7 @@ fn custom(
         Ok(Some(Extension::Function(f))) => info.functions.push(f),
         Ok(Some(Extension::Thread(t))) => info.threads.push(t),
         Ok(Some(Extension::Reason(r))) => info.reason = Some(r),
+        Ok(Some(Extension::Options(o))) => info.options = Some(o),
         Ok(Some(Extension::Unknown(_))) => {}
         Ok(None) => info.foreign_events += 1,
         Err(msg) => return Err(FormatError::new(at, format!("malformed fdr record: {msg}"))),

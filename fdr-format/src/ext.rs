@@ -17,6 +17,7 @@ const TAG_RUN: u8 = 1;
 const TAG_FUNCTION: u8 = 2;
 const TAG_THREAD: u8 = 3;
 const TAG_REASON: u8 = 4;
+const TAG_OPTIONS: u8 = 5;
 
 /// Where the timestamps came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -347,6 +348,16 @@ pub struct FunctionInfo {
     pub kind: FunctionKind,
     /// Names of the logged arguments, in order.
     pub args: Vec<String>,
+    /// What each logged argument's bits hold, in order, as far as the writer knew (fewer than
+    /// `args`, or none in a log older than the kinds: [`ArgKind::Unsigned`]).
+    pub arg_kinds: Vec<crate::args::ArgKind>,
+}
+
+impl FunctionInfo {
+    /// The kind of argument `i`.
+    pub fn arg_kind(&self, i: usize) -> crate::args::ArgKind {
+        self.arg_kinds.get(i).copied().unwrap_or_default()
+    }
 }
 
 /// What kind of code an id stands for.
@@ -391,6 +402,10 @@ pub enum Extension {
     Thread(ThreadInfo),
     /// Why the log was written.
     Reason(ReasonInfo),
+    /// The configuration the recording ran with, as `FDR_OPTIONS` words
+    /// (`mode=ring buffer_size=16384 ... trigger=svc::get_quote:20ms`), whether it came from
+    /// there or from `Config`.
+    Options(String),
     /// A tag this reader does not know (written by a newer fdr).
     Unknown(u8),
 }
@@ -540,6 +555,13 @@ impl Extension {
                 for a in &f.args {
                     o.str(a);
                 }
+                // Appended: older readers stop before it.
+                if !f.arg_kinds.is_empty() {
+                    o.u32(f.arg_kinds.len() as u32);
+                    for k in &f.arg_kinds {
+                        o.u8(k.code());
+                    }
+                }
             }
             Extension::Thread(t) => {
                 o.u8(TAG_THREAD);
@@ -574,6 +596,10 @@ impl Extension {
                 o.u64(r.end_within_ns);
                 o.i32(r.handled_signal);
                 o.u64(r.handled_before_ns);
+            }
+            Extension::Options(words) => {
+                o.u8(TAG_OPTIONS);
+                o.str(words);
             }
             Extension::Unknown(tag) => o.u8(*tag),
         }
@@ -647,6 +673,19 @@ impl Extension {
                 for _ in 0..n {
                     args.push(i.str("argument name")?);
                 }
+                // The kinds, appended later: absent from older logs.
+                let mut arg_kinds = Vec::new();
+                if i.at < payload.len() {
+                    let k = i.u32("argument kind count")? as usize;
+                    if k > payload.len() - i.at {
+                        return Err(format!(
+                            "function id {id} claims {k} argument kinds, more than its record holds"
+                        ));
+                    }
+                    for _ in 0..k {
+                        arg_kinds.push(crate::args::ArgKind::from_code(i.u8("argument kind")?));
+                    }
+                }
                 Extension::Function(FunctionInfo {
                     id,
                     name,
@@ -654,6 +693,7 @@ impl Extension {
                     line,
                     kind,
                     args,
+                    arg_kinds,
                 })
             }
             TAG_THREAD => Extension::Thread(ThreadInfo {
@@ -688,6 +728,7 @@ impl Extension {
                 handled_signal: i.u64_or_zero_i32("handled signal")?,
                 handled_before_ns: i.u64_or_zero("handled signal time")?,
             }),
+            TAG_OPTIONS => Extension::Options(i.str("options")?),
             tag => Extension::Unknown(tag),
         };
         Ok(Some(ext))
@@ -733,6 +774,7 @@ mod tests {
             line: 10,
             kind: FunctionKind::Async,
             args: vec!["x".into(), "y".into()],
+            arg_kinds: Vec::new(),
         };
         for e in [
             Extension::Run(run),
@@ -759,6 +801,7 @@ mod tests {
                 cpu_wait_ns: Some(3_800_000),
                 ..ReasonInfo::default()
             }),
+            Extension::Options("mode=ring trigger=svc::get_quote:20ms".into()),
             Extension::Unknown(200),
         ] {
             assert_eq!(Extension::decode(&e.encode()).unwrap(), Some(e));
@@ -831,6 +874,7 @@ mod tests {
             line: 1,
             kind: FunctionKind::Function,
             args: vec!["a".into()],
+            arg_kinds: Vec::new(),
         });
         let b = f.encode();
         for n in 5..b.len() {

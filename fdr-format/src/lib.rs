@@ -21,6 +21,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod args;
 pub mod crash_box;
 pub mod duration;
 mod error;

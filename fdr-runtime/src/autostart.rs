@@ -15,28 +15,124 @@ use fdr_format::Reason;
 use crate::recorder::{self, Recorder};
 use crate::{host, log_writer, out_name, session, trigger, Config, Error};
 
-/// Reads `FDR_OPTIONS` and starts recording if it says so. Called once per process (and once
-/// more in each forked child) by the first hook that finds the state unknown.
+/// Reads `FDR_OPTIONS` and starts recording if it says so, in one line on stderr. Called once
+/// per process (and once more in each forked child) by the first hook that finds the state
+/// unknown. A bad option was said already as the program loaded ([`check_at_load`]).
 pub(crate) fn run() {
+    // Kept in the program with this function: the check it makes as the program loads.
+    std::hint::black_box(&CHECK_AT_LOAD);
     let started = match Config::from_env() {
         Ok(Some(config)) => match recorder::start_with(config, true) {
-            Ok(_) => {
+            Ok(rec) => {
                 install_exit_writers();
+                eprintln!("fdr: {}", started(&rec));
                 true
             }
             Err(Error::AlreadyRunning) => false,
             Err(e) => {
-                eprintln!("{e}; recording stays off");
+                if !REPORTED.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                    eprintln!("{e}; recording stays off");
+                }
                 false
             }
         },
         Ok(None) => false,
         Err(e) => {
-            eprintln!("{e}; recording stays off");
+            if !REPORTED.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                eprintln!("{e}; recording stays off");
+            }
             false
         }
     };
     session::autostart_done(started);
+}
+
+/// A bad `FDR_OPTIONS` was said already (as the program loaded): the first call says nothing more.
+static REPORTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Run by the system's loader before `main` (an ELF `.init_array` entry, a Mach-O module
+/// initializer), so that a bad `FDR_OPTIONS` is said when the program starts, not at its first
+/// instrumented call, which may come much later or never. It reads and checks the options only:
+/// recording starts at the first call, as before.
+#[used]
+#[cfg_attr(
+    all(target_os = "linux", not(fdr_unsupported)),
+    link_section = ".init_array"
+)]
+#[cfg_attr(
+    all(target_os = "macos", not(fdr_unsupported)),
+    link_section = "__DATA,__mod_init_func"
+)]
+static CHECK_AT_LOAD: extern "C" fn() = check_at_load;
+
+extern "C" fn check_at_load() {
+    if std::env::var_os("FDR_OPTIONS").is_none() {
+        return;
+    }
+    // Nothing may unwind out of a loader's initializer: a panic here is swallowed, and the first
+    // call reads the options again.
+    let _ = std::panic::catch_unwind(|| {
+        let bad = match Config::from_env() {
+            Ok(Some(config)) => config.validate().err(),
+            Ok(None) => None,
+            Err(e) => Some(e),
+        };
+        if let Some(e) = bad {
+            REPORTED.store(true, std::sync::atomic::Ordering::SeqCst);
+            eprintln!("{e}; recording stays off");
+        }
+    });
+}
+
+/// What the recording `FDR_OPTIONS` started is, in one line: the pool and where it lives, the
+/// threshold, the triggers, and where the log goes.
+fn started(rec: &Recorder) -> String {
+    let s = rec.session();
+    let c = &s.setup().config;
+    let bytes = |n: usize| {
+        if n >= 1 << 20 && n % (1 << 20) == 0 {
+            format!("{} MiB", n >> 20)
+        } else if n >= 1 << 10 && n % (1 << 10) == 0 {
+            format!("{} KiB", n >> 10)
+        } else {
+            format!("{n} bytes")
+        }
+    };
+    let what = if c.get_mode() == crate::Mode::Profile {
+        "a profile of every thread's calls".to_string()
+    } else {
+        let (n, size) = (c.get_buffer_count(), s.setup().buffer_size);
+        let place = match (s.pool().crash_box(), c.get_crash_dir()) {
+            (Some(_), Some(dir)) => format!("a crash box in {}", dir.display()),
+            _ => "the process's memory".to_string(),
+        };
+        let kept = match c.get_threshold().as_nanos() {
+            0 => "every call kept".to_string(),
+            ns => format!(
+                "calls of {} and longer kept",
+                fdr_format::duration::write(ns as u64)
+            ),
+        };
+        let pool = if c.get_mode() == crate::Mode::Fill {
+            "the first"
+        } else {
+            "a ring of the last"
+        };
+        format!(
+            "{pool} {} of calls ({n} buffers of {}) in {place}, {kept}",
+            bytes(size * n),
+            bytes(size)
+        )
+    };
+    let triggers = match c.get_triggers().len() {
+        0 => String::new(),
+        1 => "; 1 trigger".to_string(),
+        n => format!("; {n} triggers"),
+    };
+    let out = rec.auto_out().map_or_else(String::new, |p| {
+        format!("; the log goes to {} at exit", p.display())
+    });
+    format!("recording (FDR_OPTIONS): {what}{triggers}{out}")
 }
 
 /// Writes the log at normal exit (through `atexit`, which `std::process::exit` and a return

@@ -198,7 +198,10 @@ fn keep_box(s: &Session) {
         } else {
             s.setup().calibration.ticks_per_second
         };
-        let mut records = vec![fdr_format::Extension::Run(s.setup().run_info(tps))];
+        let mut records = vec![
+            fdr_format::Extension::Run(s.setup().run_info(tps)),
+            fdr_format::Extension::Options(s.setup().config.to_options()),
+        ];
         records.extend(crate::function_table::records());
         records.extend(threads.into_iter().map(|t| {
             fdr_format::Extension::Thread(fdr_format::ThreadInfo {

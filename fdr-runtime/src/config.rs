@@ -773,6 +773,60 @@ impl Config {
         self.out.as_deref()
     }
 
+    /// The settings that shape what a log holds, as `FDR_OPTIONS` words: what every log records
+    /// of the configuration it ran with (`fdr info` prints it), whether it came from
+    /// `FDR_OPTIONS` or from code. Paths and the OpenTelemetry settings (which may hold secrets)
+    /// are left out.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let c = fdr_runtime::Config::default().trigger("svc::get_quote", Duration::from_millis(20));
+    /// assert_eq!(
+    ///     c.to_options(),
+    ///     "mode=ring buffer_size=16384 buffer_count=512 threshold_us=5 cull=on \
+    ///      trigger=svc::get_quote:20ms trigger_cooldown_ms=10000 max_snapshots=20"
+    /// );
+    /// ```
+    pub fn to_options(&self) -> String {
+        let mut w = vec![
+            format!(
+                "mode={}",
+                match (self.mode, self.profile) {
+                    (Mode::Ring, true) => "record+profile",
+                    (Mode::Ring, false) => "ring",
+                    (Mode::Fill, _) => "fill",
+                    (Mode::Profile, _) => "profile",
+                }
+            ),
+            format!("buffer_size={}", self.buffer_size),
+            format!("buffer_count={}", self.buffer_count),
+        ];
+        let ns = self.threshold.as_nanos();
+        w.push(if ns % 1000 == 0 {
+            format!("threshold_us={}", ns / 1000)
+        } else {
+            format!("threshold_us={}", ns as f64 / 1000.0)
+        });
+        w.push(format!("cull={}", if self.cull { "on" } else { "off" }));
+        for t in &self.triggers {
+            w.push(format!("trigger={}:{}", t.pattern, t.limit));
+        }
+        if !self.triggers.is_empty() {
+            w.push(format!(
+                "trigger_cooldown_ms={}",
+                self.trigger_cooldown.as_millis()
+            ));
+            w.push(format!("max_snapshots={}", self.max_snapshots));
+        }
+        if let Some(s) = self.signal {
+            w.push(format!("signal={}", s.name()));
+        }
+        if let Some(a) = self.max_age {
+            w.push(format!("max_age_ms={}", a.as_millis()));
+        }
+        w.join(" ")
+    }
+
     /// Checks the values against the recorder's limits.
     pub fn validate(&self) -> Result<(), Error> {
         if self.buffer_size < MIN_BUFFER_SIZE || self.buffer_size > MAX_BUFFER_SIZE {

@@ -7,7 +7,9 @@
 //! an async function share one.
 
 use std::borrow::Cow;
-use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
+
+use fdr_format::args::ArgKind;
 use std::time::Duration;
 
 use crate::Limit;
@@ -64,6 +66,10 @@ pub struct FnDesc {
     // The second cache line.
     /// Where the name comes from when it is not `name`.
     source: Source,
+    /// What each logged argument's bits hold ([`ArgKind`] codes plus one; 0 not noted yet),
+    /// set by the function's first call (its arguments' `LogArg::KIND`): empty for a function
+    /// that logs none.
+    arg_kinds: &'static [AtomicU8],
     /// The function's erased calls in a row, on all threads together (see `cull`).
     run: Run,
 }
@@ -129,6 +135,7 @@ impl FnDesc {
             file,
             args,
             source: Source::Static,
+            arg_kinds: &[],
             trigger_ns: 0,
             line,
             kind,
@@ -272,6 +279,54 @@ impl FnDesc {
             source: Source::Named(info),
             ..FnDesc::new("", "", 0, kind, &[])
         }
+    }
+
+    /// The same descriptor with a slot for the kind of each logged argument, which the
+    /// function's first call fills (`#[instrument_fdr(log_args)]` gives one per argument).
+    ///
+    /// ```
+    /// use std::sync::atomic::AtomicU8;
+    /// use fdr_runtime::{ArgKind, FnDesc, FnKindTag};
+    /// static KINDS: [AtomicU8; 2] = [AtomicU8::new(0), AtomicU8::new(0)];
+    /// static D: FnDesc = FnDesc::new("app::get", "src/main.rs", 3, FnKindTag::Function, &["key", "n"])
+    ///     .with_arg_kinds(&KINDS);
+    /// assert!(D.arg_kinds_unnoted());
+    /// D.note_arg_kinds(&[ArgKind::Text, ArgKind::Signed]);
+    /// assert!(!D.arg_kinds_unnoted());
+    /// assert_eq!(D.arg_kinds(), [ArgKind::Text, ArgKind::Signed]);
+    /// ```
+    pub const fn with_arg_kinds(self, kinds: &'static [AtomicU8]) -> FnDesc {
+        FnDesc {
+            arg_kinds: kinds,
+            ..self
+        }
+    }
+
+    /// Whether the kinds of the logged arguments are still to be noted: one read a call, of a
+    /// line no thread writes after the first call.
+    #[inline(always)]
+    pub fn arg_kinds_unnoted(&self) -> bool {
+        self.arg_kinds
+            .first()
+            .is_some_and(|k| k.load(Ordering::Relaxed) == 0)
+    }
+
+    /// Notes what each logged argument holds (the function's first call does, and any that
+    /// races it: they write the same).
+    #[cold]
+    pub fn note_arg_kinds(&self, kinds: &[ArgKind]) {
+        // The first slot last: it is the one `arg_kinds_unnoted` reads.
+        for (slot, kind) in self.arg_kinds.iter().zip(kinds).rev() {
+            slot.store(kind.code() + 1, Ordering::Relaxed);
+        }
+    }
+
+    /// What each logged argument's bits hold, as far as its calls said.
+    pub fn arg_kinds(&self) -> Vec<ArgKind> {
+        self.arg_kinds
+            .iter()
+            .map(|k| ArgKind::from_code(k.load(Ordering::Relaxed).saturating_sub(1)))
+            .collect()
     }
 
     /// Full name as a user reads it (`crate::module::function`).
@@ -442,13 +497,31 @@ fn nested_name(path: &str) -> String {
     out
 }
 
+/// Whether the program called the library's own marker function (`join_trace`'s,
+/// [`fdr_format::trace_context::MARKER`]): until it did, the marker is none of the program's
+/// functions, and no log's function table lists it.
+static MARKER_RAN: AtomicBool = AtomicBool::new(false);
+
+/// The marker function ran (`join_trace`). After the first call, a read and no store: the flag's
+/// line stays shared between the threads that join traces.
+#[inline]
+pub(crate) fn marker_ran() {
+    if !MARKER_RAN.load(Ordering::Relaxed) {
+        MARKER_RAN.store(true, Ordering::Relaxed);
+    }
+}
+
+const MARKER: &str = fdr_format::trace_context::MARKER;
+
+/// The function table as extension records: every descriptor with a name (the marker once it
+/// ran).
 #[cfg(feature = "record")]
-/// The function table as extension records: every descriptor with a name.
 pub(crate) fn records() -> impl Iterator<Item = fdr_format::Extension> {
     table().iter().enumerate().filter_map(|(i, f)| {
         let name = f.name();
-        // A descriptor kept for a name given at run time, and given none: not a function.
-        if name.is_empty() {
+        // A descriptor kept for a name given at run time, and given none: not a function. The
+        // library's own marker (`join_trace`'s) is one only once the program called it.
+        if name.is_empty() || (name == MARKER && !MARKER_RAN.load(Ordering::Relaxed)) {
             return None;
         }
         Some(fdr_format::Extension::Function(fdr_format::FunctionInfo {
@@ -458,6 +531,7 @@ pub(crate) fn records() -> impl Iterator<Item = fdr_format::Extension> {
             line: f.line(),
             kind: f.kind(),
             args: f.args().iter().map(|a| a.to_string()).collect(),
+            arg_kinds: f.arg_kinds(),
         }))
     })
 }

@@ -155,7 +155,7 @@ mod wakeup;
 #[cfg(feature = "record")]
 const START_FROM_ENV: fn() = autostart::run;
 
-pub use args::LogArg;
+pub use args::{ArgKind, LogArg};
 #[cfg(feature = "record")]
 pub use clock::{calibration, Calibration};
 pub use config::{

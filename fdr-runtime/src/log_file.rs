@@ -78,7 +78,11 @@ fn write_log<W: Write + ?Sized>(
     run.calls_unattached = session.counters().unattached();
     run.calls_erased = session.pool().erased_total();
     run.probes = session.counters().probes();
-    let mut records = vec![Extension::Run(run), Extension::Reason(facts.reason)];
+    let mut records = vec![
+        Extension::Run(run),
+        Extension::Reason(facts.reason),
+        Extension::Options(session.setup().config.to_options()),
+    ];
     records.extend(function_table::records());
     for t in threads {
         records.push(Extension::Thread(ThreadInfo {

@@ -80,6 +80,9 @@ pub(crate) fn start_with(config: Config, autostarted: bool) -> Result<Recorder, 
     if let Some(sig) = config.get_signal() {
         signal::check_free(sig)?;
     }
+    for warning in crate::trigger::unmatched(&config) {
+        eprintln!("{warning}");
+    }
     let calibration = clock::select(config.get_clock())?;
     if let Some(note) = clock::note_once(&calibration) {
         eprintln!("fdr: {note}");

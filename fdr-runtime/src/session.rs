@@ -846,9 +846,10 @@ fn make_pool(setup: &Setup, final_path: &Path) -> Result<(Pool, Option<JoinHandl
         out: out.clone(),
     }
     .start();
-    let mut records = vec![fdr_format::Extension::Run(
-        setup.run_info(setup.calibration.ticks_per_second),
-    )];
+    let mut records = vec![
+        fdr_format::Extension::Run(setup.run_info(setup.calibration.ticks_per_second)),
+        fdr_format::Extension::Options(config.to_options()),
+    ];
     records.extend(crate::function_table::records());
     // In a ring, the room of the first quarter megabyte of buffers is reserved now and the rest
     // by the background writer (`Pool::grow`; reserving 8 MiB of tmpfs takes 2.5 ms, a third of a

@@ -433,10 +433,49 @@ pub(crate) fn next_file() -> u32 {
         .wrapping_add(1)
 }
 
-/// Whether `name` matches `pattern`, where `*` matches any run of characters: as `fdr
-/// --function` matches (one matcher for both, [`fdr_format::glob`]).
+/// Whether function `name` matches `pattern` as `fdr --function` reads one (one matcher for
+/// both, [`fdr_format::glob::function_matches`]): `*` matches any run of characters, a pattern
+/// without `*` also matches the end of a name after `::` (`get_quote`, `svc::get_quote`), and a
+/// trait method also goes by `Type::method` and `Trait::method`.
 pub(crate) fn matches(pattern: &str, name: &str) -> bool {
-    fdr_format::glob::matches(pattern, name)
+    fdr_format::glob::function_matches(pattern, name)
+}
+
+/// What to say, once at start, of each of `config`'s trigger patterns that matches no function
+/// of the program: `trigger svc::getquote matches no function of this program; did you mean
+/// svc::get_quote?` (a typo, or a name the program does not have, would otherwise never fire
+/// and never say why).
+pub(crate) fn unmatched(config: &crate::Config) -> Vec<String> {
+    if config.get_triggers().is_empty() {
+        return Vec::new();
+    }
+    let table = function_table::table();
+    let names: Vec<std::borrow::Cow<'_, str>> = table
+        .iter()
+        .map(|f| f.name())
+        .filter(|n| !n.is_empty())
+        .collect();
+    let names: Vec<&str> = names.iter().map(|n| n.as_ref()).collect();
+    // Descriptors whose name is given while the program runs (`tracing` span callsites).
+    let named_later = table.iter().any(|f| f.name().is_empty());
+    config
+        .get_triggers()
+        .iter()
+        .filter(|t| !names.iter().any(|n| matches(&t.pattern, n)))
+        .map(|t| {
+            let mut s = format!(
+                "fdr: trigger {} matches no function of this program",
+                t.pattern
+            );
+            if let Some(best) = fdr_format::glob::closest(&t.pattern, &names).first() {
+                s.push_str(&format!("; did you mean {best}?"));
+            }
+            if named_later {
+                s.push_str(" (a span named while the program runs may still match it)");
+            }
+            s
+        })
+        .collect()
 }
 
 const EMPTY: u8 = 0;

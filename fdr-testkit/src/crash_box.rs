@@ -171,6 +171,7 @@ impl BoxBuilder {
             line: id,
             kind: FunctionKind::Function,
             args: Vec::new(),
+            arg_kinds: Vec::new(),
         }));
     }
 

@@ -119,6 +119,7 @@ impl LogBuilder {
             line: id,
             kind,
             args: args.iter().map(|a| a.to_string()).collect(),
+            arg_kinds: Vec::new(),
         }));
     }
 

@@ -8,6 +8,8 @@ pub fn store<T: Into<u64>>(
     fn __fdr_path() -> &'static str {
         ::fdr::__private_v1::type_name_of(__fdr_path)
     }
+    static __FDR_ARG_KINDS: [::fdr::__private_v1::AtomicU8; 1usize] =
+        [::fdr::__private_v1::AtomicU8::new(0)];
     #[::fdr::__private_v1::linkme::distributed_slice(::fdr::__private_v1::FUNCTIONS)]
     # [linkme (crate = :: fdr :: __private_v1 :: linkme)]
     static __FDR_FN: ::fdr::__private_v1::FnDesc = ::fdr::__private_v1::FnDesc::nested(
@@ -17,15 +19,25 @@ pub fn store<T: Into<u64>>(
         ::core::line!(),
         ::fdr::__private_v1::FnKindTag::Async,
         &["n"],
-    );
+    )
+    .with_arg_kinds(&__FDR_ARG_KINDS);
     ::fdr::__private_v1::Instrumented::started_with_args(
         &__FDR_FN,
         {
-            #[allow(unused_imports)]
-            use ::fdr::__private_v1::{ViaFallback as _, ViaLogArg as _};
-            #[allow(non_camel_case_types, dead_code)]
-            enum n {}
-            [(&::fdr::__private_v1::ArgProbe::<_, n>::new(&n)).fdr_arg()]
+            #[allow(unused_variables)]
+            let (a, b) = &__fdr_arg1;
+            {
+                #[allow(unused_imports)]
+                use ::fdr::__private_v1::{ViaFallback as _, ViaLogArg as _};
+                #[allow(non_camel_case_types, dead_code)]
+                enum n {}
+                let __fdr_args =
+                    ((&::fdr::__private_v1::ArgProbe::<_, n>::new(&n)).fdr_arg_kinded(),);
+                if __FDR_FN.arg_kinds_unnoted() {
+                    __FDR_FN.note_arg_kinds(&[__fdr_args.0 .1]);
+                }
+                [__fdr_args.0 .0]
+            }
         },
         ::fdr::__private_v1::TaskStart::now(&__FDR_FN),
         async move {

@@ -21,6 +21,8 @@ impl<T: Clone> Cache<T> {
         self.items.len()
     }
     pub fn resize(&mut self, n: usize) {
+        static __FDR_ARG_KINDS: [::fdr::__private_v1::AtomicU8; 1usize] =
+            [::fdr::__private_v1::AtomicU8::new(0)];
         #[::fdr::__private_v1::linkme::distributed_slice(::fdr::__private_v1::FUNCTIONS)]
         # [linkme (crate = :: fdr :: __private_v1 :: linkme)]
         static __FDR_FN: ::fdr::__private_v1::FnDesc = ::fdr::__private_v1::FnDesc::new(
@@ -29,13 +31,18 @@ impl<T: Clone> Cache<T> {
             ::core::line!(),
             ::fdr::__private_v1::FnKindTag::Function,
             &["n"],
-        );
+        )
+        .with_arg_kinds(&__FDR_ARG_KINDS);
         let __fdr_guard = ::fdr::__private_v1::CallGuard::enter_args(&__FDR_FN, &{
             #[allow(unused_imports)]
             use ::fdr::__private_v1::{ViaFallback as _, ViaLogArg as _};
             #[allow(non_camel_case_types, dead_code)]
             enum n {}
-            [(&::fdr::__private_v1::ArgProbe::<_, n>::new(&n)).fdr_arg()]
+            let __fdr_args = ((&::fdr::__private_v1::ArgProbe::<_, n>::new(&n)).fdr_arg_kinded(),);
+            if __FDR_FN.arg_kinds_unnoted() {
+                __FDR_FN.note_arg_kinds(&[__fdr_args.0 .1]);
+            }
+            [__fdr_args.0 .0]
         });
         {
             self.items.truncate(n);

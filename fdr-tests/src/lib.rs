@@ -102,6 +102,8 @@ pub struct Log {
     pub threads: Vec<ThreadInfo>,
     /// Why the log was written.
     pub reason: Option<fdr_format::ReasonInfo>,
+    /// The configuration the recording ran with, as `FDR_OPTIONS` words.
+    pub options: Option<String>,
     /// The blocks after the leading one, in file order.
     pub blocks: Vec<Block>,
 }
@@ -158,6 +160,7 @@ pub fn decode(bytes: impl Read) -> Result<Log, String> {
     let mut functions = Vec::new();
     let mut threads = Vec::new();
     let mut reason = None;
+    let mut options = None;
     let mut blocks: Vec<Block> = Vec::new();
     let mut preamble = 0usize;
     let mut leading = true;
@@ -218,6 +221,7 @@ pub fn decode(bytes: impl Read) -> Result<Log, String> {
                         Some(Extension::Function(f)) => functions.push(f),
                         Some(Extension::Thread(t)) => threads.push(t),
                         Some(Extension::Reason(r)) => reason = Some(r),
+                        Some(Extension::Options(o)) => options = Some(o),
                         _ => return Err(format!("at {at}: unexpected custom event")),
                     }
                 }
@@ -269,6 +273,7 @@ pub fn decode(bytes: impl Read) -> Result<Log, String> {
         functions,
         threads,
         reason,
+        options,
         blocks,
     })
 }

@@ -678,7 +678,7 @@ fn descriptors_carry_kind_file_line_and_arguments() {
     assert_eq!(descriptor(&format!("{M}::first")).kind(), FnKindTag::Scope);
     assert_eq!(
         descriptor(&format!("{M}::all_args")).args(),
-        &["a", "b", "flag"]
+        &["a", "b", "flag", "_x", "_y"]
     );
     assert_eq!(descriptor(&format!("{M}::some_args")).args(), &["c", "a"]);
     assert_eq!(
@@ -907,7 +907,8 @@ fn logged_arguments_follow_the_entry() {
     assert_eq!(
         lines(&events),
         [
-            "> all_args(1, 18446744073709551615, 1)",
+            // The names the tuple pattern binds are parameters too.
+            "> all_args(1, 18446744073709551615, 1, 0, 0)",
             "< all_args",
             "> some_args(97, 1)",
             "< some_args",

@@ -80,6 +80,12 @@ use std::io::Write;
 use std::path::Path;
 
 pub use fdr_macros::{fdr_scope, instrument_fdr};
+
+/// The README's examples, compiled and run as this crate's tests: what the README shows a user
+/// is the API as it is (recording is off in these tests, so they write nothing).
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeExamples;
 pub use fdr_runtime::{
     Clock, Config, Error, Limit, LogArg, Mode, Signal, Stats, Trigger, AUTO_FLOOR, AUTO_K,
     AUTO_RECOMPUTE, AUTO_RECOMPUTE_MAX, AUTO_WARMUP, AUTO_WARMUP_TIME,

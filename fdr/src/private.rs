@@ -9,6 +9,7 @@ use std::marker::PhantomData;
 pub use fdr_runtime::hooks::{enter, enter_args, exit, tail_exit, TaskStart};
 pub use fdr_runtime::linkme;
 pub use fdr_runtime::{CallGuard, FnDesc, FnKindTag, Instrumented, LogArg, FUNCTIONS};
+pub use std::sync::atomic::AtomicU8;
 
 /// One argument on its way to `LogArg::fdr_arg`. `N` is a marker type named after the parameter,
 /// so that a type that cannot be logged is reported with the parameter's name.
@@ -44,12 +45,22 @@ impl<'a, T: ?Sized, N> ArgProbe<'a, T, N> {
 pub trait ViaLogArg {
     /// The argument's 64 bits.
     fn fdr_arg(&self) -> u64;
+
+    /// The argument's 64 bits and the kind of value its type records ([`LogArg::KIND`], a
+    /// constant: the expansion notes it in the descriptor once, see
+    /// [`FnDesc::note_arg_kinds`]).
+    fn fdr_arg_kinded(&self) -> (u64, fdr_runtime::ArgKind);
 }
 
 impl<T: LogArg + ?Sized, N> ViaLogArg for ArgProbe<'_, T, N> {
     #[inline(always)]
     fn fdr_arg(&self) -> u64 {
         self.value.fdr_arg()
+    }
+
+    #[inline(always)]
+    fn fdr_arg_kinded(&self) -> (u64, fdr_runtime::ArgKind) {
+        (self.value.fdr_arg(), T::KIND)
     }
 }
 
@@ -59,10 +70,22 @@ pub trait ViaFallback<T: ?Sized, N> {
     fn fdr_arg(&self) -> u64
     where
         N: Unloggable<T>;
+
+    /// Fails to compile with the message of [`Unloggable`].
+    fn fdr_arg_kinded(&self) -> (u64, fdr_runtime::ArgKind)
+    where
+        N: Unloggable<T>;
 }
 
 impl<T: ?Sized, N> ViaFallback<T, N> for &ArgProbe<'_, T, N> {
     fn fdr_arg(&self) -> u64
+    where
+        N: Unloggable<T>,
+    {
+        unreachable!("Unloggable has no implementations")
+    }
+
+    fn fdr_arg_kinded(&self) -> (u64, fdr_runtime::ArgKind)
     where
         N: Unloggable<T>,
     {
@@ -75,7 +98,7 @@ impl<T: ?Sized, N> ViaFallback<T, N> for &ArgProbe<'_, T, N> {
 #[diagnostic::on_unimplemented(
     message = "argument `{Self}` cannot be logged: `{T}` does not implement `fdr::LogArg`",
     label = "`{T}` does not implement `fdr::LogArg`",
-    note = "implement `fdr::LogArg` for `{T}` (one method, `fn fdr_arg(&self) -> u64`), or leave `{Self}` out: `log_args(...)` lists the arguments to log"
+    note = "implement `fdr::LogArg` for `{T}` (one method, `fn fdr_arg(&self) -> u64`); or, for a type of another crate (an extractor such as `Path<u64>`), bind its value with a pattern and log that (`Path(id): Path<u64>` binds `id`); or leave `{Self}` out: `log_args(...)` lists the arguments to log"
 )]
 pub trait Unloggable<T: ?Sized> {}
 

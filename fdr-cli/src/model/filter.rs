@@ -65,9 +65,10 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
     fdr_format::duration::parse(s).map_err(|e| e.to_string())
 }
 
-/// A function-name pattern: `*` matches any run of characters, the rest matches itself; the
-/// whole name must match. A pattern without `*` also matches a name that ends with `::` and
-/// the pattern.
+/// A function-name pattern, read as triggers read one
+/// ([`fdr_format::glob::function_matches`]): `*` matches any run of characters, the rest
+/// matches itself; the whole name must match, or, without `*`, its end after a `::`; a trait
+/// method also goes by `Type::method` and `Trait::method`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pattern(String);
 
@@ -77,55 +78,10 @@ impl Pattern {
         Pattern(p.to_string())
     }
 
-    /// True if `name` matches. A trait method, named `<Type as Trait>::method` as a backtrace
-    /// shows it, also matches as `Type::method` and as `Trait::method` (each with its path or
-    /// the end of it), the ways a user writes it.
+    /// True if `name` matches.
     pub fn matches(&self, name: &str) -> bool {
-        if self.matches_one(name) {
-            return true;
-        }
-        match trait_method(name) {
-            Some((ty, tr, rest)) => {
-                self.matches_one(&format!("{ty}::{rest}"))
-                    || self.matches_one(&format!("{tr}::{rest}"))
-            }
-            None => false,
-        }
+        fdr_format::glob::function_matches(&self.0, name)
     }
-
-    fn matches_one(&self, name: &str) -> bool {
-        let p = self.0.as_bytes();
-        if fdr_format::glob::matches(&self.0, name) {
-            return true;
-        }
-        !p.contains(&b'*')
-            && name.len() > p.len() + 2
-            && name.ends_with(self.0.as_str())
-            && name[..name.len() - p.len()].ends_with("::")
-    }
-}
-
-/// `<Type as Trait>::rest` split into its three parts (the `as` at the top level of the
-/// brackets), or `None` for another name.
-fn trait_method(name: &str) -> Option<(&str, &str, &str)> {
-    let inner = name.strip_prefix('<')?;
-    let (mut depth, mut as_at) = (0usize, None);
-    for (i, c) in inner.char_indices() {
-        match c {
-            '<' => depth += 1,
-            '>' if depth > 0 => depth -= 1,
-            '>' => {
-                let at = as_at?;
-                let rest = inner[i + 1..].strip_prefix("::")?;
-                return Some((&inner[..at], &inner[at + 4..i], rest));
-            }
-            ' ' if depth == 0 && as_at.is_none() && inner[i..].starts_with(" as ") => {
-                as_at = Some(i)
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 /// The filters of one command, resolved against the log: thread ids and names, function names,
@@ -353,11 +309,15 @@ impl Filter {
     }
 }
 
-/// True if a `--thread` value names thread `tid` (its id, or its name in the log's table).
+/// True if a `--thread` value names thread `tid`: its id, its name in the log's table (every
+/// thread of that name), or the numbered name that tells it from others named alike
+/// (`tokio-rt-worker#2`, see [`crate::model::names::thread_names`]).
 fn thread_chosen(specs: &[String], tid: i32, info: &LogInfo) -> bool {
+    let numbered = || crate::model::names::thread_names(&info.threads);
     specs.iter().any(|s| {
         s.trim().parse::<i32>().ok() == Some(tid)
             || info.threads.iter().any(|t| t.tid == tid && t.name == *s)
+            || (s.contains('#') && numbered().get(&tid) == Some(s))
     })
 }
 
@@ -406,6 +366,7 @@ pub fn prescan(log: &Log, threads: &[String]) -> Result<Prescan, CliError> {
                     Ok(Some(Extension::Function(x))) => info.functions.push(x),
                     Ok(Some(Extension::Thread(x))) => info.threads.push(x),
                     Ok(Some(Extension::Reason(x))) => info.reason = Some(x),
+                    Ok(Some(Extension::Options(x))) => info.options = Some(x),
                     Ok(_) => {}
                     Err(msg) => {
                         return Err(input(FormatError::new(
@@ -847,27 +808,9 @@ impl<S: Sink<Error = CliError>> Sink for Filtered<'_, S> {
 /// its length if more), nearest first, at most five; or that none is close, rather than five
 /// names that are merely the least far. `source` names what was searched (`log`, `profile`).
 pub fn no_function_matches(pattern: &str, names: &[&str], source: &str) -> String {
-    let last = |n: &str| n.rsplit("::").next().unwrap_or(n).to_ascii_lowercase();
-    let want = last(pattern.trim_matches('*'));
-    let near = 2.max(want.chars().count() / 3);
-    let mut ranked: Vec<(usize, &str)> = names
+    let close: Vec<String> = fdr_format::glob::closest(pattern, names)
         .iter()
-        .filter_map(|&n| {
-            let seg = last(n);
-            let d = if !want.is_empty() && (seg.contains(&want) || want.contains(&seg)) {
-                0
-            } else {
-                edit_distance(&seg, &want)
-            };
-            (d <= near).then_some((d, n))
-        })
-        .collect();
-    ranked.sort();
-    ranked.dedup_by(|a, b| a.1 == b.1);
-    let close: Vec<String> = ranked
-        .iter()
-        .take(5)
-        .map(|(_, n)| crate::escape::shown(n).into_owned())
+        .map(|n| crate::escape::shown(n).into_owned())
         .collect();
     let pattern = crate::escape::shown(pattern);
     if close.is_empty() {
@@ -882,22 +825,6 @@ pub fn no_function_matches(pattern: &str, names: &[&str], source: &str) -> Strin
         "no function in the {source} matches --function {pattern}; the closest: {}",
         close.join(", ")
     )
-}
-
-/// Levenshtein distance, in characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]

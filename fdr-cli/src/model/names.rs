@@ -74,6 +74,32 @@ impl Slots {
     }
 }
 
+/// The names of the threads of a log's table, told apart: threads a runtime names alike (tokio's
+/// workers are all `tokio-rt-worker`) are numbered in the order of their ids, `tokio-rt-worker#1`,
+/// `tokio-rt-worker#2`, so that every output (a timeline's tracks, a JSON field, `--thread`)
+/// tells them apart. Threads without a name have none here.
+pub fn thread_names(threads: &[fdr_format::ThreadInfo]) -> HashMap<i32, String> {
+    let mut named: HashMap<i32, String> = HashMap::new();
+    for t in threads.iter().filter(|t| !t.name.is_empty()) {
+        named.insert(t.tid, t.name.clone());
+    }
+    let mut by_name: HashMap<&str, Vec<i32>> = HashMap::new();
+    for (tid, name) in &named {
+        by_name.entry(name.as_str()).or_default().push(*tid);
+    }
+    let mut numbered = Vec::new();
+    for (name, mut tids) in by_name {
+        if tids.len() > 1 {
+            tids.sort_unstable();
+            for (k, tid) in tids.into_iter().enumerate() {
+                numbered.push((tid, format!("{name}#{}", k + 1)));
+            }
+        }
+    }
+    named.extend(numbered);
+    named
+}
+
 /// Names for function ids and thread indices.
 #[derive(Debug, Default)]
 pub struct Names {
@@ -88,11 +114,7 @@ impl Names {
         for f in &info.functions {
             n.functions.insert(f.id, f.clone());
         }
-        for t in &info.threads {
-            if !t.name.is_empty() {
-                n.threads.insert(t.tid, t.name.clone());
-            }
-        }
+        n.threads = thread_names(&info.threads);
         n
     }
 
@@ -118,6 +140,19 @@ impl Names {
             .unwrap_or_else(|| format!("arg{i}"))
     }
 
+    /// What argument `i` of function `id` holds, as the function table says.
+    pub fn arg_kind(&self, id: u32, i: usize) -> fdr_format::args::ArgKind {
+        self.functions
+            .get(&id)
+            .map_or_else(Default::default, |f| f.arg_kind(i))
+    }
+
+    /// Argument `i` of function `id`, its bits `v` shown as its kind says (`-3`, `true`, `1.5`,
+    /// `"alice"`; a plain number when the table says nothing).
+    pub fn arg_value(&self, id: u32, i: usize, v: u64) -> String {
+        self.arg_kind(id, i).show(v)
+    }
+
     /// The thread's name, or `thread <tid>` when it had none.
     pub fn thread(&self, tid: i32) -> String {
         self.threads
@@ -137,6 +172,25 @@ mod tests_from_docs {
     //! The examples of this module's items, run as tests (the module is the crate's own; an
     //! example may leave a binding or an import unused, as a documentation example does).
     #![allow(unused_imports, unused_variables)]
+
+    #[test]
+    fn thread_names() {
+        use crate::model::names::thread_names;
+        use fdr_format::ThreadInfo;
+        let t = |tid, name: &str| ThreadInfo {
+            tid,
+            name: name.into(),
+            records_dropped: 0,
+        };
+        let names = thread_names(&[
+            t(12, "tokio-rt-worker"),
+            t(7, "main"),
+            t(11, "tokio-rt-worker"),
+        ]);
+        assert_eq!(names[&11], "tokio-rt-worker#1");
+        assert_eq!(names[&12], "tokio-rt-worker#2");
+        assert_eq!(names[&7], "main");
+    }
 
     #[test]
     fn slots() {

@@ -46,7 +46,10 @@ pub fn write(
                 writeln!(o, "{n}")?;
             }
         }
-        Format::Json => write_json(&s.calls, p, &names, &clock, &mut o)?,
+        Format::Json => {
+            let tasks: &[TaskSpan] = if s.show_tasks { &s.tasks } else { &[] };
+            write_json(&s.calls, tasks, &s.links, p, &names, &clock, &mut o)?
+        }
     }
     o.flush()
 }
@@ -249,7 +252,13 @@ impl Text<'_> {
                 .args
                 .iter()
                 .enumerate()
-                .map(|(i, v)| format!("{}={v}", shown(&names.arg(node.id, i))))
+                .map(|(i, &v)| {
+                    format!(
+                        "{}={}",
+                        shown(&names.arg(node.id, i)),
+                        shown(&names.arg_value(node.id, i, v))
+                    )
+                })
                 .collect();
             let _ = write!(name, "({})", args.join(", "));
         }
@@ -314,8 +323,15 @@ fn write_legend(marks: &Marks, depth: usize, out: &mut dyn Write) -> std::io::Re
     Ok(())
 }
 
+/// The calls, then (as the text's list after them) the slowest tasks, each a call of an async fn
+/// from its creation to its completion or drop: the keys of a call (its polls are the calls
+/// above, so it has no children here and its self time is its duration) and `task`,
+/// `cancelled`, `end_thread` and `links` (`{"kind": "made_inside" | "follows_from",
+/// "function", "task"}`).
 fn write_json(
     trees: &[(Key, Vec<Node>)],
+    tasks: &[TaskSpan],
+    links: &Links,
     p: &Plan,
     names: &Names,
     clock: &Clock,
@@ -346,9 +362,14 @@ fn write_json(
                     .args
                     .iter()
                     .enumerate()
-                    .map(|(i, v)| {
+                    .map(|(i, &v)| {
+                        // The bits as a number, and as their kind reads when that is not one.
+                        let shown = match names.arg_kind(n.id, i) {
+                            fdr_format::args::ArgKind::Unsigned => String::new(),
+                            kind => format!(", \"shown\": {}", json_string(&kind.show(v))),
+                        };
                         format!(
-                            "{{\"name\": {}, \"value\": {v}}}",
+                            "{{\"name\": {}, \"value\": {v}{shown}}}",
                             json_string(&names.arg(n.id, i))
                         )
                     })
@@ -372,5 +393,44 @@ fn write_json(
             todo.push((c, callee.first, true));
         }
     }
-    writeln!(out, "{}]", if trees.is_empty() { "" } else { "\n" })
+    let tid = |t: u32| p.threads.get(t as usize).map_or(0, |t| t.tid);
+    for (i, s) in tasks.iter().enumerate() {
+        let links: Vec<String> = links
+            .get(&s.task)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .map(|l| {
+                format!(
+                    "{{\"kind\": \"{}\", \"function\": {}, \"task\": {}}}",
+                    match l.kind {
+                        LinkKind::Parent => "made_inside",
+                        LinkKind::FollowsFrom => "follows_from",
+                    },
+                    json_string(&names.function(l.other_id)),
+                    l.other_task
+                )
+            })
+            .collect();
+        let dur = clock.ns(s.end.saturating_sub(s.start));
+        write!(
+            out,
+            "{}\n  {{\"function\": {}, \"id\": {}, \"thread\": {}, \"start_ns\": {}, \
+             \"duration_ns\": {dur}, \"self_ns\": {dur}, \"inferred_start\": {}, \
+             \"open_at_end\": {}, \"children\": [], \"task\": {}, \"cancelled\": {}, \
+             \"end_thread\": {}, \"links\": [{}]}}",
+            if i == 0 && trees.is_empty() { "" } else { "," },
+            json_string(&names.function(s.function)),
+            s.function,
+            tid(s.start_thread),
+            clock.ns(s.start.saturating_sub(p.origin)),
+            s.inferred,
+            s.open,
+            s.task,
+            s.cancelled,
+            tid(s.end_thread),
+            links.join(", ")
+        )?;
+    }
+    let any = !trees.is_empty() || !tasks.is_empty();
+    writeln!(out, "{}]", if any { "\n" } else { "" })
 }

@@ -197,7 +197,15 @@ impl Chrome<'_> {
             }
             let n = json(&self.names.arg(id, i));
             use std::fmt::Write as _;
-            let _ = write!(self.line, "{n}:{v}");
+            // A number stays one; other kinds (text, a float, a flag) as they read.
+            match self.names.arg_kind(id, i) {
+                fdr_format::args::ArgKind::Unsigned => {
+                    let _ = write!(self.line, "{n}:{v}");
+                }
+                kind => {
+                    let _ = write!(self.line, "{n}:{}", json(&kind.show(*v)));
+                }
+            }
         }
         if !mark.is_empty() {
             if !args.is_empty() {

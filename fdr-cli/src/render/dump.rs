@@ -122,6 +122,7 @@ impl Dumper for Printer<'_> {
                 ) + &r
                     .cpu_wait_ns
                     .map_or(String::new(), |w| format!(" cpu_wait_ns={w}")),
+                Ok(Some(Extension::Options(o))) => format!("fdr options: {}", shown(&o)),
                 Ok(Some(Extension::Unknown(tag))) => format!("fdr record of unknown tag {tag}"),
                 Ok(None) => {
                     let name = |id: u32| match self.names.get(&id) {

@@ -205,6 +205,9 @@ fn recording_settings(c: &Ctx, s: &mut String) {
         human(r.threshold_ns),
         r.threshold_ticks
     );
+    if let Some(o) = &info.options {
+        let _ = writeln!(s, "options     {}", shown(o));
+    }
     let _ = writeln!(
         s,
         "started     {}",

@@ -127,7 +127,12 @@ impl Lines<'_> {
             if i > 0 {
                 self.line.push_str(", ");
             }
-            let _ = write!(self.line, "{}={v}", shown(&self.names.arg(id, i)));
+            let _ = write!(
+                self.line,
+                "{}={}",
+                shown(&self.names.arg(id, i)),
+                shown(&self.names.arg_value(id, i, *v))
+            );
         }
         self.line.push(')');
     }

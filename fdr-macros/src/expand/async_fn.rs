@@ -38,6 +38,10 @@ pub struct Lowered {
     pub output_hint: TokenStream,
     /// The arguments taken in, one `let` (or two) each, in parameter order.
     pub take_args: TokenStream,
+    /// Each parameter that is a pattern binding names (`Path(id)`), now `__fdr_argN` in the
+    /// signature: `let PATTERN = &__fdr_argN;`, which binds its names by reference at the call,
+    /// where the logged arguments are read (before the block takes the argument in).
+    pub bind_by_ref: TokenStream,
 }
 
 /// Turns the signature of an `async fn` into that of the plain function returning its future,
@@ -58,6 +62,7 @@ pub fn lower(sig: &mut Signature) -> Lowered {
     sig.output = ReturnType::Type(arrow, Box::new(future));
 
     let mut take_args = TokenStream::new();
+    let mut bind_by_ref = TokenStream::new();
     for (i, input) in sig.inputs.iter_mut().enumerate() {
         match input {
             FnArg::Receiver(receiver) => {
@@ -99,6 +104,12 @@ pub fn lower(sig: &mut Signature) -> Lowered {
                         take_args.extend(quote!(#(#attrs)* let #arg = #arg;));
                         if !matches!(pattern, Pat::Wild(_)) {
                             take_args.extend(quote!(#(#attrs)* let #pattern = #arg;));
+                            let mut by_ref = pattern.clone();
+                            ByReference.visit_pat_mut(&mut by_ref);
+                            bind_by_ref.extend(quote!(
+                                #[allow(unused_variables)]
+                                let #by_ref = &#arg;
+                            ));
                         }
                     }
                 }
@@ -108,6 +119,19 @@ pub fn lower(sig: &mut Signature) -> Lowered {
     Lowered {
         output_hint,
         take_args,
+        bind_by_ref,
+    }
+}
+
+/// A pattern matched against a reference: its bindings lose `mut` and `ref`, so that each binds
+/// by reference, through default binding modes, whatever its type.
+struct ByReference;
+
+impl VisitMut for ByReference {
+    fn visit_pat_ident_mut(&mut self, p: &mut PatIdent) {
+        p.mutability = None;
+        p.by_ref = None;
+        syn::visit_mut::visit_pat_ident_mut(self, p);
     }
 }
 

@@ -88,7 +88,7 @@ fn recorded<F: WithBody>(f: Recorded<F>, outer: &[Attribute]) -> F {
     } = f;
     let private = private::path();
     let desc = Ident::new("__FDR_FN", Span::call_site());
-    let args = arg_values(&descriptor.args);
+    let args = arg_values(&descriptor.args, &desc);
     let async_ = matches!(body, Body::Async(_));
     let static_ = descriptor_static(&descriptor, &desc, async_);
     // Mixed-site hygiene: the body cannot see or shadow the guard.
@@ -110,7 +110,11 @@ fn recorded<F: WithBody>(f: Recorded<F>, outer: &[Attribute]) -> F {
             let Lowered {
                 output_hint,
                 take_args,
+                bind_by_ref,
             } = async_fn::lower(item.sig_mut());
+            // The names bound inside patterns, bound again by reference where the arguments
+            // are read: at the call, in the function the `async fn` became.
+            let args = args.map(|values| quote!({ #bind_by_ref #values }));
             // What the function now does is make its future, as an `async fn` does; rustc's
             // lowering of one is small and inlined, and the future made in the caller's frame
             // where it is awaited. Without the hint the maker, a test and a store of the whole
@@ -243,6 +247,18 @@ fn descriptor_static(descriptor: &Descriptor, desc: &Ident, async_: bool) -> Tok
     let file = quote_spanned!(at=> ::core::file!());
     let line = quote_spanned!(at=> ::core::line!());
     let arg_names = descriptor.args.iter().map(|a| a.unraw().to_string());
+    // One slot per logged argument for the kind its type records, set by its first call.
+    let (kinds, with_kinds) = if descriptor.args.is_empty() {
+        (None, None)
+    } else {
+        let slots = Ident::new("__FDR_ARG_KINDS", Span::call_site());
+        let n = descriptor.args.len();
+        let zero = (0..n).map(|_| quote!(#private::AtomicU8::new(0)));
+        (
+            Some(quote!(static #slots: [#private::AtomicU8; #n] = [#(#zero),*];)),
+            Some(quote!(.with_arg_kinds(&#slots))),
+        )
+    };
     let table = quote! {
         #[#private::linkme::distributed_slice(#private::FUNCTIONS)]
         #[linkme(crate = #private::linkme)]
@@ -260,6 +276,7 @@ fn descriptor_static(descriptor: &Descriptor, desc: &Ident, async_: bool) -> Tok
     });
     match &descriptor.name {
         FnName::Known(name) => quote! {
+            #kinds
             #table
             static #desc: #private::FnDesc = #private::FnDesc::new(
                 #name,
@@ -267,7 +284,7 @@ fn descriptor_static(descriptor: &Descriptor, desc: &Ident, async_: bool) -> Tok
                 #line,
                 #kind,
                 &[#(#arg_names),*],
-            )#trigger;
+            )#trigger #with_kinds;
         },
         FnName::FromPath(fallback) => {
             let path = Ident::new("__fdr_path", Span::call_site());
@@ -275,6 +292,7 @@ fn descriptor_static(descriptor: &Descriptor, desc: &Ident, async_: bool) -> Tok
                 fn #path() -> &'static str {
                     #private::type_name_of(#path)
                 }
+                #kinds
                 #table
                 static #desc: #private::FnDesc = #private::FnDesc::nested(
                     #fallback,
@@ -283,7 +301,7 @@ fn descriptor_static(descriptor: &Descriptor, desc: &Ident, async_: bool) -> Tok
                     #line,
                     #kind,
                     &[#(#arg_names),*],
-                )#trigger;
+                )#trigger #with_kinds;
             }
         }
     }
@@ -302,26 +320,34 @@ fn grouped(n: u64) -> String {
     out
 }
 
-/// `[u64; N]` of the logged arguments, converted through `LogArg`.
+/// `[u64; N]` of the logged arguments, converted through `LogArg`; the first call notes in `desc`
+/// the kind of value each argument's type records (one read a call after that).
 ///
 /// Each argument gets a marker type named after it, so a type that cannot be logged is reported
 /// as "argument `x` cannot be logged" (see `fdr`'s private `Unloggable`), at the argument's span.
-fn arg_values(args: &[Ident]) -> Option<TokenStream> {
+fn arg_values(args: &[Ident], desc: &Ident) -> Option<TokenStream> {
     if args.is_empty() {
         return None;
     }
     let markers = args
         .iter()
         .map(|a| quote_spanned!(a.span()=> #[allow(non_camel_case_types, dead_code)] enum #a {}));
-    let values = args.iter().map(|a| {
+    let kinded = args.iter().map(|a| {
         let private = private::path_at(a.span());
-        quote_spanned!(a.span()=> (&#private::ArgProbe::<_, #a>::new(&#a)).fdr_arg())
+        quote_spanned!(a.span()=> (&#private::ArgProbe::<_, #a>::new(&#a)).fdr_arg_kinded())
     });
+    // Mixed-site hygiene: no name of the body's can be this one.
+    let all = Ident::new("__fdr_args", Span::mixed_site());
+    let index = (0..args.len()).map(syn::Index::from).collect::<Vec<_>>();
     let private = private::path();
     Some(quote!({
         #[allow(unused_imports)]
         use #private::{ViaFallback as _, ViaLogArg as _};
         #(#markers)*
-        [#(#values),*]
+        let #all = (#(#kinded,)*);
+        if #desc.arg_kinds_unnoted() {
+            #desc.note_arg_kinds(&[#(#all.#index.1),*]);
+        }
+        [#(#all.#index.0),*]
     }))
 }

@@ -52,20 +52,28 @@ pub fn plan(
     Ok((body, descriptor))
 }
 
-/// The parameters `log_args` records, checked against the signature.
+/// The names `log_args` records, checked against the signature: each one a parameter binds,
+/// by its plain name (`id: u64`) or inside its pattern (`Path(id): Path<u64>`,
+/// `Query(q)`, `(a, b)`, `Point { x, y }`), as the body sees it.
 fn logged_args(sig: &Signature, log_args: &LogArgs) -> Result<Vec<Ident>> {
-    let named: Vec<&Ident> = sig
-        .inputs
-        .iter()
-        .filter_map(|arg| match arg {
-            FnArg::Typed(t) => match &*t.pat {
-                Pat::Ident(p) => Some(&p.ident),
-                _ => None,
-            },
-            FnArg::Receiver(_) => None,
-        })
-        .collect();
+    let mut named: Vec<&Ident> = Vec::new();
+    for arg in &sig.inputs {
+        if let FnArg::Typed(t) = arg {
+            bindings(&t.pat, &mut named);
+        }
+    }
     let listed = match log_args {
+        LogArgs::Inherited => return Ok(named.into_iter().cloned().collect()),
+        LogArgs::All if named.is_empty() => {
+            return Err(Error::new(
+                sig.ident.span(),
+                format!(
+                    "`log_args` finds nothing to log: the parameters of `{}` bind no name; remove \
+                     `log_args`, or bind the value to log (`Path(id): Path<u64>` binds `id`)",
+                    sig.ident
+                ),
+            ))
+        }
         LogArgs::All => return Ok(named.into_iter().cloned().collect()),
         LogArgs::Listed(listed) => listed,
     };
@@ -80,10 +88,10 @@ fn logged_args(sig: &Signature, log_args: &LogArgs) -> Result<Vec<Ident>> {
             }
             let Some(param) = named.iter().find(|n| n.unraw() == arg.unraw()) else {
                 let known = if named.is_empty() {
-                    format!("`{}` has no parameter bound to a plain name", sig.ident)
+                    format!("the parameters of `{}` bind no name", sig.ident)
                 } else {
                     let list: Vec<String> = named.iter().map(|n| format!("`{n}`")).collect();
-                    format!("its parameters are {}", list.join(", "))
+                    format!("its parameters bind {}", list.join(", "))
                 };
                 return Err(Error::new(
                     arg.span(),
@@ -95,6 +103,32 @@ fn logged_args(sig: &Signature, log_args: &LogArgs) -> Result<Vec<Ident>> {
             Ok(ident)
         })
         .collect()
+}
+
+/// The names `pat` binds, in order: a plain name, and those inside a tuple, tuple struct,
+/// struct, slice or reference pattern (the first alternative of an `|`, which binds the same).
+fn bindings<'a>(pat: &'a Pat, out: &mut Vec<&'a Ident>) {
+    match pat {
+        Pat::Ident(p) => {
+            out.push(&p.ident);
+            if let Some((_, sub)) = &p.subpat {
+                bindings(sub, out);
+            }
+        }
+        Pat::Tuple(p) => p.elems.iter().for_each(|e| bindings(e, out)),
+        Pat::TupleStruct(p) => p.elems.iter().for_each(|e| bindings(e, out)),
+        Pat::Struct(p) => p.fields.iter().for_each(|f| bindings(&f.pat, out)),
+        Pat::Slice(p) => p.elems.iter().for_each(|e| bindings(e, out)),
+        Pat::Reference(p) => bindings(&p.pat, out),
+        Pat::Paren(p) => bindings(&p.pat, out),
+        Pat::Type(p) => bindings(&p.pat, out),
+        Pat::Or(p) => {
+            if let Some(first) = p.cases.first() {
+                bindings(first, out);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Splits a `tail` body at its final call, `call(..)` as the final expression or

@@ -74,7 +74,10 @@ impl Inherited {
                 .log_args
                 .as_ref()
                 .filter(|l| matches!(l.value, LogArgs::All))
-                .cloned(),
+                .map(|l| Keyed {
+                    key: l.key,
+                    value: LogArgs::Inherited,
+                }),
             always: options.always.is_some(),
         }
     }

@@ -58,8 +58,12 @@ pub struct Keyed<T> {
 /// Which arguments `log_args` records.
 #[derive(Clone)]
 pub enum LogArgs {
-    /// Bare `log_args`: every parameter bound to a plain name.
+    /// Bare `log_args` on a function: every name its parameters bind, plain (`id: u64`) or in a
+    /// pattern (`Path(id): Path<u64>`); a function that binds none is an error.
     All,
+    /// A block's bare `log_args`, passed down to each of its methods: every name a method's
+    /// parameters bind (a method that binds none logs nothing).
+    Inherited,
     /// `log_args(a, b)`: these parameters, in this order, each at the span of its mention.
     Listed(Vec<Ident>),
 }
