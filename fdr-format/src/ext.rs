@@ -349,7 +349,7 @@ pub struct FunctionInfo {
     /// Names of the logged arguments, in order.
     pub args: Vec<String>,
     /// What each logged argument's bits hold, in order, as far as the writer knew (fewer than
-    /// `args`, or none in a log older than the kinds: [`ArgKind::Unsigned`]).
+    /// `args`, or none in a log older than the kinds: [`crate::args::ArgKind::Unsigned`]).
     pub arg_kinds: Vec<crate::args::ArgKind>,
 }
 

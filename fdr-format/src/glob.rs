@@ -40,7 +40,7 @@ pub fn matches(pattern: &str, name: &str) -> bool {
 
 /// Whether function `name` matches `pattern` as fdr reads a function pattern everywhere (the
 /// runtime's triggers, `FDR_OPTIONS`' `trigger=`, the `fdr` command's `--function`): the whole
-/// name matches the pattern ([`matches`]); or, for a pattern without `*`, the name ends with
+/// name matches the pattern ([`matches()`]); or, for a pattern without `*`, the name ends with
 /// `::` and the pattern (`get_quote` matches `svc::get_quote`, `Worker::step` matches
 /// `app::Worker::step`). A trait method, named `<Type as Trait>::method` as a backtrace shows
 /// it, also matches as `Type::method` and as `Trait::method` (each with its path or the end of
