@@ -104,9 +104,10 @@ fn survived(base: *mut u8, sig: i32) {
         && field::<AtomicI32>(base, at::CRASH_TID).load(Ordering::SeqCst) == tid
     {
         let when = field::<AtomicU64>(base, at::CRASH_TSC).load(Ordering::SeqCst);
-        handled(base, sig, when);
+        // The death's mark goes first: whoever sees the note sees the mark gone.
         signal.store(0, Ordering::SeqCst);
         field::<AtomicU32>(base, at::CRASH_KIND).store(0, Ordering::SeqCst);
+        handled(base, sig, when);
     }
 }
 
