@@ -313,7 +313,8 @@ fn in_own_pid_namespace(test: &str, options: &str) -> Option<Command> {
     }
     let inner = child(test, options);
     let mut c = Command::new("unshare");
-    c.args(["--pid", "--fork", "--mount-proc", "--"])
+    // --kill-child: a test that gives up on its child (a timeout) kills the namespace with it.
+    c.args(["--pid", "--fork", "--mount-proc", "--kill-child", "--"])
         .arg(inner.get_program())
         .args(inner.get_args());
     for (k, v) in inner.get_envs() {
