@@ -99,3 +99,32 @@ fn a_flame_of_calls_adding_up_past_2_64_ns_is_drawn_to_scale() {
     }
     every_command_is_clean(&path);
 }
+
+/// Found by the `recover` fuzz target: a thread named twice with records dropped adding up
+/// past 2^64, and no records of its own, overflowed `fdr info`'s sum of its losses (a panic in
+/// debug builds). The sum stops at the largest count.
+#[test]
+fn info_adds_a_silent_thread_s_losses_without_overflow() {
+    use fdr_format::{Extension, ThreadInfo};
+    let mut log = LogBuilder::new(1_000_000_000);
+    log.function(1, "app::work", &[]);
+    for _ in 0..2 {
+        log.extension(&Extension::Thread(ThreadInfo {
+            tid: 9,
+            name: "lost".into(),
+            records_dropped: u64::MAX - 1,
+        }));
+    }
+    let mut b = log.block(7, 0, 0);
+    b.enter(1, 0);
+    b.exit(1, 10);
+    b.finish();
+    let dir = temp_dir("fuzz-dropped-sum");
+    let path = write_log(&dir, "dropped.fdr", &log.finish());
+    let out = fdr(&["info", &path]).unwrap();
+    let row = out
+        .lines()
+        .find(|l| l.contains("lost, no records"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(row.contains(&u64::MAX.to_string()), "{row}");
+}

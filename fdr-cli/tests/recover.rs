@@ -494,6 +494,73 @@ fn damage_anywhere_in_a_box_is_an_error_or_a_log_never_a_panic() {
     fdr(&["account", s(&log)]).unwrap();
 }
 
+/// Found by the `recover` fuzz target: a sign-of-life period near `u64::MAX` overflowed the
+/// grace added to it (a panic in debug builds). Every field after the log path, at values a
+/// hostile or torn box holds, reads as an error or a box, and what recovers is a log.
+#[test]
+fn hostile_values_in_the_later_header_fields_are_read_without_a_panic() {
+    let dir = temp_dir("recover-hostile-fields");
+    let mut good = crashed(GONE, &dir.join("unused.fdr"));
+    good.alive_period_ns = 1_000_000;
+    let good = good.finish();
+    let bx = dir.join("fdr-hostile-1.box");
+    let log = dir.join("hostile.fdr");
+    let mut read = 0;
+    for at in (at::PID_NS..at::FORKED_TSC + 8).step_by(4) {
+        for v in [u64::MAX, u64::MAX - 99_999_999, 1 << 63, 0x7fff_ffff] {
+            let mut b = good.clone();
+            set(&mut b, at, v);
+            if let Ok(r) = crash_box::recover(&b) {
+                read += 1;
+                let _ = r.info.death();
+                let mut dec = fdr_format::events::EventDecoder::new(&r.log[..]).unwrap();
+                dec.for_each(|_, _| Ok::<(), fdr_format::FormatError>(()))
+                    .unwrap_or_else(|e| panic!("field at {at} = {v:#x}: {e}"));
+            }
+            std::fs::write(&bx, &b).unwrap();
+            let _ = fdr(&["info", s(&bx)]);
+            if let Ok(said) = fdr(&["recover", "--keep", "-o", s(&log), s(&bx)]) {
+                if said.starts_with("wrote ") {
+                    fdr(&["info", s(&log)]).unwrap();
+                }
+            }
+        }
+    }
+    assert!(read > 0, "later fields are notes: the box is still read");
+}
+
+/// Found by the `recover` fuzz target: a table holding its own reason record (or a second run
+/// record) overrode the one the recovery writes, and the recovered log said "call still
+/// running past its limit" of a process that died.
+#[test]
+fn a_box_s_table_cannot_say_how_its_process_ended() {
+    use fdr_format::{Extension, Reason, ReasonInfo, RunInfo};
+    let dir = temp_dir("recover-table-reason");
+    let out = dir.join("told.fdr");
+    let mut b = crashed(GONE, &out);
+    b.record(Extension::Reason(ReasonInfo {
+        reason: Reason::StillRunning,
+        ..ReasonInfo::default()
+    }));
+    b.record(Extension::Run(RunInfo {
+        pid: 4242,
+        ..RunInfo::default()
+    }));
+    let r = crash_box::recover(&b.finish()).unwrap();
+    let mut dec = fdr_format::events::EventDecoder::new(&r.log[..]).unwrap();
+    dec.for_each(|_, _| Ok::<(), fdr_format::FormatError>(()))
+        .unwrap();
+    let reason = dec.info().reason.clone().unwrap();
+    assert_eq!(reason.reason, Reason::Crash);
+    assert_eq!(reason.signal, 11);
+    assert_eq!(dec.info().run.as_ref().unwrap().pid, GONE);
+    let bx = write_box(&dir, &b);
+    fdr(&["recover", s(&bx)]).unwrap();
+    let said = fdr(&["info", s(&recovered(&out, GONE))]).unwrap();
+    assert!(said.contains("SIGSEGV"), "{said}");
+    assert!(!said.contains("still running"), "{said}");
+}
+
 #[test]
 fn info_reads_a_box_as_it_is() {
     let dir = temp_dir("recover-info");

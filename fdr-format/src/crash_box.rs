@@ -747,6 +747,9 @@ fn parse<S: Source + ?Sized>(src: &S) -> Result<Parsed, FormatError> {
         ));
     };
     records.remove(0);
+    // The recovery says how the run ended and what it was: a second run or reason record in a
+    // (hostile) table would override the ones it writes.
+    records.retain(|r| !matches!(r, Extension::Run(_) | Extension::Reason(_)));
     let out_len = (v.u32(at::OUT_LEN, "log path length")? as usize).min(MAX_OUT_PATH);
     let out = String::from_utf8_lossy(v.bytes(at::OUT, out_len, "log path")?).into_owned();
     let mut boot = [0u8; 16];
@@ -762,11 +765,13 @@ fn parse<S: Source + ?Sized>(src: &S) -> Result<Parsed, FormatError> {
         0 => 1_000_000_000,
         p => p,
     };
-    let ticks = |ns: u64| (u128::from(ns) * u128::from(tps) / 1_000_000_000) as u64;
+    let ticks = |ns: u64| {
+        u64::try_from(u128::from(ns) * u128::from(tps) / 1_000_000_000).unwrap_or(u64::MAX)
+    };
     // Later than the next sign of life after a signal's mark: the process lived on, so the
     // program survived that signal (a handler that jumped out of it, a namespace's first
     // process ignoring it) and something else ended it.
-    let grace = ticks(alive_period_ns + 100_000_000);
+    let grace = ticks(alive_period_ns.saturating_add(100_000_000));
     let mut signal = v.i32(at::CRASH_SIGNAL, "crash signal")?;
     let mut handled_signal = v.i32(at::HANDLED_SIGNAL, "handled signal")?;
     let mut handled_tsc = v.u64(at::HANDLED_TSC, "handled signal time")?;

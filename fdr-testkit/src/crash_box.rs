@@ -184,6 +184,12 @@ impl BoxBuilder {
         }));
     }
 
+    /// Adds any record to the box's table, after the run record (what no runtime writes there
+    /// included, as a hostile box would).
+    pub fn record(&mut self, e: Extension) {
+        self.records.push(e);
+    }
+
     /// Marks the box as a crash handler does: `signal` caught at `tsc` on thread `tid`,
     /// faulting at `address`.
     pub fn crash(&mut self, signal: i32, address: u64, tid: i32, tsc: u64) {

@@ -376,7 +376,7 @@ fn threads(c: &Ctx, s: &mut String) {
             continue;
         }
         match silent.iter_mut().find(|s| s.0 == x.tid) {
-            Some(s) => s.2 += x.records_dropped,
+            Some(s) => s.2 = s.2.saturating_add(x.records_dropped),
             None => {
                 let blocks = threads
                     .iter()
@@ -398,8 +398,7 @@ fn threads(c: &Ctx, s: &mut String) {
                 .threads
                 .iter()
                 .filter(|x| x.tid == t.tid)
-                .map(|x| x.records_dropped)
-                .sum::<u64>();
+                .fold(0u64, |n, x| n.saturating_add(x.records_dropped));
             let mut extra = String::new();
             if t.cpu_changes > 0 {
                 extra.push_str(&format!(", {} CPU changes", t.cpu_changes));
