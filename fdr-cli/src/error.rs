@@ -146,6 +146,13 @@ impl From<FormatError> for CliError {
     }
 }
 
+/// The error of a sink that cannot fail, for the passes that run it beside others: never made.
+impl From<std::convert::Infallible> for CliError {
+    fn from(never: std::convert::Infallible) -> CliError {
+        match never {}
+    }
+}
+
 /// A path as messages show it: lossily decoded, with characters a terminal acts on escaped.
 pub(crate) fn shown_path(p: &Path) -> String {
     crate::escape::shown(&p.to_string_lossy()).into_owned()

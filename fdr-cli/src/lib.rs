@@ -38,7 +38,7 @@
 //! | `model::pass` | a pass over a log behind the filter, in shares; the plan |
 //! | `model::filter` | `--thread`, `--function`, `--from`/`--to`/`--around`, `--min` |
 //! | `model::replay`, `model::tasks`, `model::culls`, `model::thin_window`, `model::trigger`, `model::profile` | the replay engine; async tasks; culled functions; what to say of a window empty or thinned by the threshold; the call that fired a trigger; a profile file and its call paths |
-//! | `model::call`, `model::names`, `model::input`, `model::hist` | a call and the sink that receives calls; names from the log's tables; opening a log; histograms |
+//! | `model::names`, `model::input`, `model::hist` | names from the log's tables; opening a log; histograms |
 //! | `output` | output files written atomically |
 //! | `units`, `error` | durations as shown and ticks to nanoseconds; errors |
 //! | `escape` | names from a log made safe to show |

@@ -17,7 +17,11 @@ use common::{
     triggered_log,
 };
 use fdr_format::events::EventDecoder;
-use fdr_format::replay::{replay, Close, Frame, Replay, Sink, Stop};
+use std::convert::Infallible;
+use std::ops::ControlFlow;
+
+use fdr_format::replay::{replay, Replay, ReplayError};
+use fdr_format::sink::{Enter, Sink, GO_ON};
 use fdr_format::window::{calls, Collector, Limits, WindowCalls};
 use fdr_format::FormatError;
 use fdr_format::{ClockSource, Mode, Reason, ReasonInfo, RunInfo};
@@ -30,29 +34,17 @@ use fdr_testkit::synth::LogBuilder;
 struct Plan(Vec<Vec<u32>>);
 
 impl Sink for Plan {
-    type Error = std::convert::Infallible;
+    type Error = Infallible;
 
-    fn enter(&mut self, thread: u32, _: usize, f: &Frame, _: &[u64]) -> Result<(), Self::Error> {
-        if f.inferred {
-            let t = thread as usize;
+    fn enter(&mut self, e: &Enter<'_>) -> Result<ControlFlow<()>, Infallible> {
+        if e.frame.inferred {
+            let t = e.thread as usize;
             if t >= self.0.len() {
                 self.0.resize_with(t + 1, Vec::new);
             }
-            self.0[t].insert(0, f.id);
+            self.0[t].insert(0, e.frame.id);
         }
-        Ok(())
-    }
-
-    fn exit(
-        &mut self,
-        _: u32,
-        _: usize,
-        _: &Frame,
-        _: u64,
-        _: Close,
-        _: &[u64],
-    ) -> Result<(), Self::Error> {
-        Ok(())
+        Ok(GO_ON)
     }
 }
 
@@ -62,8 +54,8 @@ fn two_passes(bytes: &[u8]) -> Result<WindowCalls, FormatError> {
     let mut plan = Plan::default();
     let mut dec = EventDecoder::new(bytes)?;
     replay(&mut dec, &mut plan, &Replay::default()).map_err(|e| match e {
-        Stop::Log(e) => e,
-        Stop::Sink { error, .. } => match error {},
+        ReplayError::Log(e) => e,
+        ReplayError::Sink { error, .. } => match error {},
     })?;
     let mut dec = EventDecoder::new(bytes)?;
     let mut c = Collector::planned(Limits::default());
@@ -72,8 +64,8 @@ fn two_passes(bytes: &[u8]) -> Result<WindowCalls, FormatError> {
         ..Replay::default()
     };
     replay(&mut dec, &mut c, &how).map_err(|e| match e {
-        Stop::Log(e) => e,
-        Stop::Sink { error, offset } => FormatError::new(offset, error.to_string()),
+        ReplayError::Log(e) => e,
+        ReplayError::Sink { error, offset } => FormatError::new(offset, error.to_string()),
     })?;
     c.finish(dec.info(), dec.threads())
 }

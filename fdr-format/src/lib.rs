@@ -35,6 +35,7 @@ pub mod profile;
 pub mod reader;
 mod record;
 pub mod replay;
+pub mod sink;
 pub mod tasks;
 pub mod trace_context;
 pub mod verify;

@@ -28,8 +28,10 @@
 //! and their arguments; nothing recurses on the log's depth.
 //!
 //! ```
+//! use std::ops::ControlFlow;
 //! use fdr_format::events::EventDecoder;
-//! use fdr_format::replay::{replay, Close, Frame, Replay, Sink};
+//! use fdr_format::replay::{replay, Replay, Replayed};
+//! use fdr_format::sink::{Exit, Sink, GO_ON};
 //! use fdr_format::{block_preamble, function_record, BlockStart, FileHeader, FnKind};
 //! use fdr_format::BLOCK_PREAMBLE_AFTER_EXTENTS;
 //!
@@ -37,9 +39,9 @@
 //! struct Durations(Vec<(u32, u64, bool)>);
 //! impl Sink for Durations {
 //!     type Error = std::convert::Infallible;
-//!     fn exit(&mut self, _: u32, _: usize, f: &Frame, end: u64, _: Close, _: &[u64]) -> Result<(), Self::Error> {
-//!         self.0.push((f.id, end - f.start, f.inferred));
-//!         Ok(())
+//!     fn exit(&mut self, e: &Exit<'_>) -> Result<ControlFlow<()>, Self::Error> {
+//!         self.0.push((e.frame.id, e.end - e.frame.start, e.frame.inferred));
+//!         Ok(GO_ON)
 //!     }
 //! }
 //!
@@ -55,16 +57,22 @@
 //! }
 //! let mut dec = EventDecoder::new(&log[..])?;
 //! let mut d = Durations(Vec::new());
-//! replay(&mut dec, &mut d, &Replay::default()).map_err(|e| e.into_log().unwrap())?;
+//! let how = replay(&mut dec, &mut d, &Replay::default()).map_err(|e| e.into_log().unwrap())?;
+//! assert_eq!(how, Replayed::Whole);
 //! assert_eq!(d.0, [(7, 50, true), (8, 60, false)]);
 //! # Ok::<(), fdr_format::FormatError>(())
 //! ```
 
 use std::fmt;
 use std::io::Read;
+use std::ops::ControlFlow;
 
 use crate::events::{EventDecoder, EventKind, LogInfo, ThreadStats};
-use crate::{CullKind, FormatError, TaskKind, TaskLink};
+use crate::sink::{
+    Close, CullSeen, Enter, Exit, Frame, LinkSeen, PollSeen, Sink, TaskEvent, TaskSeen, ThreadDone,
+    WindowStart,
+};
+use crate::FormatError;
 
 /// Calls nested deeper than this on one thread (inferred calls entered at a window's start
 /// included) make the log an error: such a stack is taken as a corrupt log rather than grown
@@ -82,281 +90,35 @@ pub const MAX_DEPTH: usize = 1 << 20;
 /// ```
 pub const MAX_ARGS: usize = 64;
 
-/// One open call.
+/// How a replay that met no error ended.
 ///
 /// ```
-/// use fdr_format::replay::Frame;
-/// let f = Frame::new(3, 100, 40, false);
-/// assert_eq!(f.self_ticks(200), 60);
+/// use fdr_format::replay::Replayed;
+/// assert_ne!(Replayed::Whole, Replayed::Stopped { offset: 80 });
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Frame {
-    /// Function id.
-    pub id: u32,
-    /// Entry timestamp (ticks).
-    pub start: u64,
-    /// Ticks spent in calls made from this one that have completed.
-    pub child: u64,
-    /// The entry was not in the window; `start` is the window's start.
-    pub inferred: bool,
-    /// Byte offset of the record that opened it: its entry, or for an inferred call the exit
-    /// that revealed it (the thread's first record of the window, with [`Replay::initial`]).
-    pub at: u64,
-    /// Where its arguments begin in the thread's argument stack.
-    args_at: u32,
+pub enum Replayed {
+    /// Every record was read, every call still open closed at its window's end, every thread
+    /// ended ([`Sink::end`]).
+    Whole,
+    /// The sink asked to stop ([`ControlFlow::Break`]) at the record at `offset` (the end of
+    /// the log for calls closed at the window's end): nothing was handed on after.
+    Stopped {
+        /// Where in the log.
+        offset: u64,
+    },
 }
 
-impl Frame {
-    /// A call of `id` that started at `start`, with `child` ticks in completed callees.
-    ///
-    /// ```
-    /// let f = fdr_format::replay::Frame::new(3, 100, 0, true);
-    /// assert!(f.inferred && f.start == 100);
-    /// ```
-    pub fn new(id: u32, start: u64, child: u64, inferred: bool) -> Frame {
-        Frame {
-            id,
-            start,
-            child,
-            inferred,
-            at: 0,
-            args_at: 0,
-        }
-    }
-
-    /// Ticks spent in the call itself, given its end (0 when time went backwards).
-    ///
-    /// ```
-    /// let f = fdr_format::replay::Frame::new(3, 100, 10, false);
-    /// assert_eq!((f.self_ticks(150), f.self_ticks(50)), (40, 0));
-    /// ```
-    #[inline]
-    pub fn self_ticks(&self, end: u64) -> u64 {
-        end.saturating_sub(self.start).saturating_sub(self.child)
-    }
-}
-
-/// How a call ended.
+/// Why a replay failed: the log was wrong, or the sink said so.
 ///
 /// ```
-/// use fdr_format::replay::Close;
-/// assert_ne!(Close::Exit, Close::WindowEnd);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Close {
-    /// Its exit record.
-    Exit,
-    /// Its tail-exit record.
-    TailExit,
-    /// A caller's exit arrived first.
-    Unwound,
-    /// Still open at the end of its thread's window.
-    WindowEnd,
-}
-
-/// A task event: what happened, to which task of which function.
-///
-/// ```
-/// use fdr_format::{replay::TaskEvent, TaskKind};
-/// let e = TaskEvent { kind: TaskKind::Created, id: 3, task: 9 };
-/// assert_eq!(e.task, 9);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TaskEvent {
-    /// Created, completed or cancelled.
-    pub kind: TaskKind,
-    /// The async function's id.
-    pub id: u32,
-    /// The task's process-unique id.
-    pub task: u64,
-}
-
-/// What a consumer does with the calls of a replay. `thread` is the thread's index in the
-/// log ([`EventDecoder::threads`]). Every method but [`Sink::exit`] does nothing by default;
-/// an error stops the replay ([`Stop::Sink`]).
-///
-/// ```
-/// use fdr_format::replay::{Close, Frame, Sink};
-/// /// Counts the calls that ended.
-/// struct Count(u64);
-/// impl Sink for Count {
-///     type Error = std::convert::Infallible;
-///     fn exit(&mut self, _: u32, _: usize, _: &Frame, _: u64, _: Close, _: &[u64]) -> Result<(), Self::Error> {
-///         self.0 += 1;
-///         Ok(())
-///     }
-/// }
-/// let mut c = Count(0);
-/// c.exit(0, 0, &Frame::new(1, 0, 0, false), 5, Close::Exit, &[]).unwrap();
-/// assert_eq!(c.0, 1);
-/// ```
-pub trait Sink {
-    /// What stops a replay from the sink's side (a limit, a failed write ...).
-    type Error;
-
-    /// Thread `thread`'s window starts at `tsc` (the start of the block of its first call):
-    /// called once, before the thread's first call and before the inferred calls of
-    /// [`Replay::initial`] are entered.
-    fn start(&mut self, thread: u32, tsc: u64) -> Result<(), Self::Error> {
-        let _ = (thread, tsc);
-        Ok(())
-    }
-
-    /// A call begins. `depth` is its index in the thread's stack (0 at the bottom). Called
-    /// once the call's arguments are known.
-    fn enter(
-        &mut self,
-        thread: u32,
-        depth: usize,
-        frame: &Frame,
-        args: &[u64],
-    ) -> Result<(), Self::Error> {
-        let _ = (thread, depth, frame, args);
-        Ok(())
-    }
-
-    /// A call ends at `end`.
-    fn exit(
-        &mut self,
-        thread: u32,
-        depth: usize,
-        frame: &Frame,
-        end: u64,
-        how: Close,
-        args: &[u64],
-    ) -> Result<(), Self::Error>;
-
-    /// An async task was created, completed or cancelled on `thread` at `tsc` (see
-    /// [`crate::tasks`]). `window` is the start of the thread's window (of its current block
-    /// while it has recorded no call): where a task whose creation is missing begins.
-    fn task(
-        &mut self,
-        thread: u32,
-        tsc: u64,
-        window: u64,
-        ev: TaskEvent,
-    ) -> Result<(), Self::Error> {
-        let _ = (thread, tsc, window, ev);
-        Ok(())
-    }
-
-    /// The call of `id` that just ended on `thread` (the last [`Sink::exit`] for that thread)
-    /// was a poll that served async task `task`.
-    fn polled(&mut self, thread: u32, id: u32, task: u64) -> Result<(), Self::Error> {
-        let _ = (thread, id, task);
-        Ok(())
-    }
-
-    /// An async task was tied to another (its parent, or a task it follows from) by `thread`
-    /// at `tsc`.
-    fn link(&mut self, thread: u32, tsc: u64, link: TaskLink) -> Result<(), Self::Error> {
-        let _ = (thread, tsc, link);
-        Ok(())
-    }
-
-    /// A function was culled or restored (by `thread`, at `tsc`).
-    fn cull(&mut self, thread: u32, tsc: u64, kind: CullKind, id: u32) -> Result<(), Self::Error> {
-        let _ = (thread, tsc, kind, id);
-        Ok(())
-    }
-
-    /// The log is read; `thread`'s calls still open were closed at `last`, the end of its
-    /// window (called once per thread, after those closes).
-    fn end(&mut self, thread: u32, last: u64) -> Result<(), Self::Error> {
-        let _ = (thread, last);
-        Ok(())
-    }
-}
-
-/// Two sinks fed the same calls, the first one first.
-///
-/// ```
-/// use fdr_format::replay::{Both, Close, Frame, Sink};
-/// struct Count(u64);
-/// impl Sink for Count {
-///     type Error = ();
-///     fn exit(&mut self, _: u32, _: usize, _: &Frame, _: u64, _: Close, _: &[u64]) -> Result<(), ()> {
-///         self.0 += 1;
-///         Ok(())
-///     }
-/// }
-/// let (mut a, mut b) = (Count(0), Count(0));
-/// Both(&mut a, &mut b).exit(0, 0, &Frame::new(1, 0, 0, false), 5, Close::Exit, &[])?;
-/// assert_eq!((a.0, b.0), (1, 1));
-/// # Ok::<(), ()>(())
-/// ```
-pub struct Both<'a, A, B>(pub &'a mut A, pub &'a mut B);
-
-impl<A: Sink, B: Sink<Error = A::Error>> Sink for Both<'_, A, B> {
-    type Error = A::Error;
-
-    fn start(&mut self, thread: u32, tsc: u64) -> Result<(), A::Error> {
-        self.0.start(thread, tsc)?;
-        self.1.start(thread, tsc)
-    }
-
-    #[inline]
-    fn enter(
-        &mut self,
-        thread: u32,
-        depth: usize,
-        f: &Frame,
-        args: &[u64],
-    ) -> Result<(), A::Error> {
-        self.0.enter(thread, depth, f, args)?;
-        self.1.enter(thread, depth, f, args)
-    }
-
-    #[inline]
-    fn exit(
-        &mut self,
-        thread: u32,
-        depth: usize,
-        f: &Frame,
-        end: u64,
-        how: Close,
-        args: &[u64],
-    ) -> Result<(), A::Error> {
-        self.0.exit(thread, depth, f, end, how, args)?;
-        self.1.exit(thread, depth, f, end, how, args)
-    }
-
-    fn task(&mut self, thread: u32, tsc: u64, window: u64, ev: TaskEvent) -> Result<(), A::Error> {
-        self.0.task(thread, tsc, window, ev)?;
-        self.1.task(thread, tsc, window, ev)
-    }
-
-    fn polled(&mut self, thread: u32, id: u32, task: u64) -> Result<(), A::Error> {
-        self.0.polled(thread, id, task)?;
-        self.1.polled(thread, id, task)
-    }
-
-    fn link(&mut self, thread: u32, tsc: u64, link: TaskLink) -> Result<(), A::Error> {
-        self.0.link(thread, tsc, link)?;
-        self.1.link(thread, tsc, link)
-    }
-
-    fn cull(&mut self, thread: u32, tsc: u64, kind: CullKind, id: u32) -> Result<(), A::Error> {
-        self.0.cull(thread, tsc, kind, id)?;
-        self.1.cull(thread, tsc, kind, id)
-    }
-
-    fn end(&mut self, thread: u32, last: u64) -> Result<(), A::Error> {
-        self.0.end(thread, last)?;
-        self.1.end(thread, last)
-    }
-}
-
-/// Why a replay stopped: the log was wrong, or the sink said stop.
-///
-/// ```
-/// use fdr_format::{replay::Stop, FormatError};
-/// let s: Stop<String> = Stop::Log(FormatError::new(8, "bad record".into()));
+/// use fdr_format::{replay::ReplayError, FormatError};
+/// let s: ReplayError<String> = ReplayError::Log(FormatError::new(8, "bad record".into()));
 /// assert_eq!(s.into_log().unwrap().offset, 8);
 /// ```
 #[derive(Debug)]
-pub enum Stop<E> {
-    /// The log: where and what.
+pub enum ReplayError<E> {
+    /// The log could not be decoded (or its calls nest deeper than [`MAX_DEPTH`]).
     Log(FormatError),
     /// The sink's error, and the byte offset of the record being replayed when it was made
     /// (the end of the log for calls closed at the window's end).
@@ -368,33 +130,33 @@ pub enum Stop<E> {
     },
 }
 
-impl<E> Stop<E> {
+impl<E> ReplayError<E> {
     /// The log's error, `None` for a sink's.
     ///
     /// ```
-    /// use fdr_format::replay::Stop;
-    /// assert!(Stop::Sink { error: (), offset: 0 }.into_log().is_none());
+    /// use fdr_format::replay::ReplayError;
+    /// assert!(ReplayError::Sink { error: (), offset: 0 }.into_log().is_none());
     /// ```
     pub fn into_log(self) -> Option<FormatError> {
         match self {
-            Stop::Log(e) => Some(e),
-            Stop::Sink { .. } => None,
+            ReplayError::Log(e) => Some(e),
+            ReplayError::Sink { .. } => None,
         }
     }
 }
 
-impl<E: fmt::Display> fmt::Display for Stop<E> {
+impl<E: fmt::Display> fmt::Display for ReplayError<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Stop::Log(e) => e.fmt(f),
-            Stop::Sink { error, offset } => write!(f, "{error} (at byte {offset})"),
+            ReplayError::Log(e) => e.fmt(f),
+            ReplayError::Sink { error, offset } => write!(f, "{error} (at byte {offset})"),
         }
     }
 }
 
-impl<E> From<FormatError> for Stop<E> {
+impl<E> From<FormatError> for ReplayError<E> {
     fn from(e: FormatError) -> Self {
-        Stop::Log(e)
+        ReplayError::Log(e)
     }
 }
 
@@ -435,31 +197,50 @@ struct ThreadState {
 }
 
 /// Replays the log `dec` reads into `sink`. The decoder keeps the log's tables and threads
-/// ([`EventDecoder::info`], [`EventDecoder::threads`]) for after.
+/// ([`EventDecoder::info`], [`EventDecoder::threads`]) for after: complete when the replay was
+/// [`Replayed::Whole`], as far as it read when the sink stopped it.
 ///
 /// ```
+/// use std::ops::ControlFlow;
 /// use fdr_format::events::EventDecoder;
-/// use fdr_format::replay::{replay, Close, Frame, Replay, Sink};
-/// struct Nothing;
-/// impl Sink for Nothing {
-///     type Error = ();
-///     fn exit(&mut self, _: u32, _: usize, _: &Frame, _: u64, _: Close, _: &[u64]) -> Result<(), ()> {
-///         Ok(())
+/// use fdr_format::replay::{replay, Replay, Replayed};
+/// use fdr_format::sink::{Discard, Enter, Sink};
+/// use fdr_format::{block_preamble, function_record, BlockStart, FileHeader, FnKind};
+/// use fdr_format::BLOCK_PREAMBLE_AFTER_EXTENTS;
+///
+/// let log = FileHeader::default().encode();
+/// let mut dec = EventDecoder::new(&log[..]).unwrap();
+/// assert_eq!(replay(&mut dec, &mut Discard, &Replay::default()).unwrap(), Replayed::Whole);
+/// assert!(dec.threads().is_empty());
+///
+/// /// Stops at the first call of function 2.
+/// struct Until2;
+/// impl Sink for Until2 {
+///     type Error = std::convert::Infallible;
+///     fn enter(&mut self, e: &Enter<'_>) -> Result<ControlFlow<()>, Self::Error> {
+///         Ok(if e.frame.id == 2 { ControlFlow::Break(()) } else { ControlFlow::Continue(()) })
 ///     }
 /// }
-/// let log = fdr_format::FileHeader::default().encode();
+/// let mut log = FileHeader::default().encode().to_vec();
+/// let start = BlockStart { tid: 7, wall_secs: 0, wall_micros: 0, pid: 1, cpu: 0, tsc: 0 };
+/// for w in block_preamble(&start, BLOCK_PREAMBLE_AFTER_EXTENTS as u64 + 16) {
+///     log.extend_from_slice(&w.to_le_bytes());
+/// }
+/// for id in [1, 2] {
+///     log.extend_from_slice(&function_record(id, FnKind::Enter, 10).to_le_bytes());
+/// }
 /// let mut dec = EventDecoder::new(&log[..]).unwrap();
-/// assert!(replay(&mut dec, &mut Nothing, &Replay::default()).is_ok());
-/// assert!(dec.threads().is_empty());
+/// let how = replay(&mut dec, &mut Until2, &Replay::default()).unwrap();
+/// assert_eq!(how, Replayed::Stopped { offset: log.len() as u64 - 8 });
 /// ```
-pub fn replay<R: Read, S: Sink>(
+pub fn replay<R: Read, S: Sink + ?Sized>(
     dec: &mut EventDecoder<R>,
     sink: &mut S,
     how: &Replay<'_>,
-) -> Result<(), Stop<S::Error>> {
+) -> Result<Replayed, ReplayError<S::Error>> {
     let mut ts: Vec<ThreadState> = Vec::new();
     let mut n: u32 = 0;
-    dec.for_each(|ev, at| -> Result<(), Stop<S::Error>> {
+    let read = dec.for_each(|ev, at| -> Result<(), Located<S::Error>> {
         n = n.wrapping_add(1);
         if n & 0xfffff == 0 {
             if let Some(p) = how.progress {
@@ -470,44 +251,78 @@ pub fn replay<R: Read, S: Sink>(
         if t >= ts.len() {
             ts.resize_with(t + 1, ThreadState::default);
         }
-        event(&mut ts[t], ev.thread, ev.tsc, ev.kind, at, sink, how).map_err(|e| match e {
-            Fail::Log(e) => Stop::Log(e),
-            Fail::Sink(error) => Stop::Sink { error, offset: at },
-        })
-    })?;
+        event(&mut ts[t], ev.thread, ev.tsc, ev.kind, at, sink, how).map_err(|f| Located(f, at))
+    });
+    if let Err(e) = read {
+        return e.ended();
+    }
     let at = dec.offset();
     if let Some(p) = how.progress {
         p(at);
     }
-    let named = |error| Stop::Sink { error, offset: at };
-    for (t, th) in ts.iter_mut().enumerate() {
-        if th.pending {
-            th.pending = false;
-            flush_enter(th, t as u32, sink).map_err(named)?;
+    let closed = (|| {
+        for (t, th) in ts.iter_mut().enumerate() {
+            let thread = t as u32;
+            if th.pending {
+                th.pending = false;
+                flush_enter(th, thread, sink)?;
+            }
+            let end = window_end(dec.info(), dec.threads(), t);
+            while !th.stack.is_empty() {
+                pop(th, thread, end, Close::WindowEnd, sink)?;
+            }
+            flow(sink.end(&ThreadDone { thread, last: end }))?;
         }
-        let end = window_end(dec.info(), dec.threads(), t);
-        while !th.stack.is_empty() {
-            pop(th, t as u32, end, Close::WindowEnd, sink).map_err(named)?;
-        }
-        sink.end(t as u32, end).map_err(named)?;
+        Ok(())
+    })();
+    match closed {
+        Ok(()) => Ok(Replayed::Whole),
+        Err(f) => Located(f, at).ended(),
     }
-    Ok(())
 }
 
-/// Why one event stopped the replay (the offset is added by the caller).
+/// Why one event ended the replay.
 enum Fail<E> {
     Log(FormatError),
     Sink(E),
+    /// The sink asked to stop.
+    Stop,
 }
 
-impl<E> From<E> for Fail<E> {
-    fn from(e: E) -> Self {
-        Fail::Sink(e)
+/// A [`Fail`] and the byte offset of the record it came at (the decoder's own errors carry
+/// theirs).
+struct Located<E>(Fail<E>, u64);
+
+impl<E> Located<E> {
+    /// The replay's answer.
+    fn ended(self) -> Result<Replayed, ReplayError<E>> {
+        let Located(f, offset) = self;
+        match f {
+            Fail::Log(e) => Err(ReplayError::Log(e)),
+            Fail::Sink(error) => Err(ReplayError::Sink { error, offset }),
+            Fail::Stop => Ok(Replayed::Stopped { offset }),
+        }
+    }
+}
+
+impl<E> From<FormatError> for Located<E> {
+    fn from(e: FormatError) -> Self {
+        Located(Fail::Log(e), 0)
+    }
+}
+
+/// A sink's answer, a stop made a [`Fail`] so that `?` carries it out of the replay.
+#[inline(always)]
+fn flow<E>(r: Result<ControlFlow<()>, E>) -> Result<(), Fail<E>> {
+    match r {
+        Ok(ControlFlow::Continue(())) => Ok(()),
+        Ok(ControlFlow::Break(())) => Err(Fail::Stop),
+        Err(e) => Err(Fail::Sink(e)),
     }
 }
 
 #[inline]
-fn event<S: Sink>(
+fn event<S: Sink + ?Sized>(
     th: &mut ThreadState,
     thread: u32,
     tsc: u64,
@@ -541,7 +356,10 @@ fn event<S: Sink>(
         // records only (the leading block) do not count.
         th.started = true;
         th.first = th.block_tsc;
-        sink.start(thread, th.first)?;
+        flow(sink.start(&WindowStart {
+            thread,
+            tsc: th.first,
+        }))?;
         if let Some(initial) = how.initial.get(thread as usize) {
             for &id in initial {
                 push(th, id, th.first, true, at)?;
@@ -578,16 +396,26 @@ fn event<S: Sink>(
         // Task events do not change the stack of the thread that polls.
         EventKind::Task { kind, id, task } => {
             let window = if th.started { th.first } else { th.block_tsc };
-            sink.task(thread, tsc, window, TaskEvent { kind, id, task })?;
+            flow(sink.task(&TaskSeen {
+                thread,
+                tsc,
+                window,
+                event: TaskEvent { kind, id, task },
+            }))?;
         }
         // Only right after the exit it speaks of (the poll whose exit came just before).
         EventKind::Polled { id, task } => {
             if previous_exit == Some(id) {
-                sink.polled(thread, id, task)?;
+                flow(sink.polled(&PollSeen { thread, id, task }))?;
             }
         }
-        EventKind::Link(link) => sink.link(thread, tsc, link)?,
-        EventKind::Cull { kind, id, .. } => sink.cull(thread, tsc, kind, id)?,
+        EventKind::Link(link) => flow(sink.link(&LinkSeen { thread, tsc, link }))?,
+        EventKind::Cull { kind, id, .. } => flow(sink.cull(&CullSeen {
+            thread,
+            tsc,
+            kind,
+            id,
+        }))?,
         EventKind::Cpu { .. } => {}
     }
     Ok(())
@@ -632,31 +460,44 @@ fn push<E>(
 }
 
 #[inline]
-fn flush_enter<S: Sink>(th: &ThreadState, thread: u32, sink: &mut S) -> Result<(), S::Error> {
+fn flush_enter<S: Sink + ?Sized>(
+    th: &ThreadState,
+    thread: u32,
+    sink: &mut S,
+) -> Result<(), Fail<S::Error>> {
     if let Some(f) = th.stack.last() {
-        sink.enter(
+        flow(sink.enter(&Enter {
             thread,
-            th.stack.len() - 1,
-            f,
-            &th.args[f.args_at as usize..],
-        )?;
+            depth: th.stack.len() - 1,
+            frame: f,
+            args: &th.args[f.args_at as usize..],
+        }))?;
     }
     Ok(())
 }
 
-#[inline]
-fn pop<S: Sink>(
+// Always inlined, so that a sink's `exit` inlined in turn takes the call's fields from
+// registers instead of an `Exit` built in memory (the hot path of per-function tables).
+#[inline(always)]
+fn pop<S: Sink + ?Sized>(
     th: &mut ThreadState,
     thread: u32,
     end: u64,
     how: Close,
     sink: &mut S,
-) -> Result<(), S::Error> {
+) -> Result<(), Fail<S::Error>> {
     let Some(f) = th.stack.pop() else {
         return Ok(());
     };
     let depth = th.stack.len();
-    sink.exit(thread, depth, &f, end, how, &th.args[f.args_at as usize..])?;
+    flow(sink.exit(&Exit {
+        thread,
+        depth,
+        frame: &f,
+        end,
+        how,
+        args: &th.args[f.args_at as usize..],
+    }))?;
     th.args.truncate(f.args_at as usize);
     let dur = end.saturating_sub(f.start);
     match th.stack.last_mut() {
@@ -667,7 +508,7 @@ fn pop<S: Sink>(
 }
 
 #[inline]
-fn close<S: Sink>(
+fn close<S: Sink + ?Sized>(
     th: &mut ThreadState,
     thread: u32,
     id: u32,
@@ -675,7 +516,7 @@ fn close<S: Sink>(
     how: Close,
     at: u64,
     sink: &mut S,
-) -> Result<(), S::Error> {
+) -> Result<(), Fail<S::Error>> {
     // The common case: the exit matches the top of the stack.
     if let Some(top) = th.stack.last() {
         if top.id == id {
@@ -704,7 +545,14 @@ fn close<S: Sink>(
     th.stack.push(f);
     flush_enter(th, thread, sink)?;
     th.stack.pop();
-    sink.exit(thread, 0, &f, end, how, &[])?;
+    flow(sink.exit(&Exit {
+        thread,
+        depth: 0,
+        frame: &f,
+        end,
+        how,
+        args: &[],
+    }))?;
     th.root_child = end.saturating_sub(f.start);
     Ok(())
 }

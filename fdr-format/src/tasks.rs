@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use crate::replay::TaskEvent;
+use crate::sink::TaskEvent;
 use crate::TaskKind;
 
 /// The most tasks whose other end has not been read yet, by default ([`Tasks::default`]). Each
@@ -65,7 +65,7 @@ struct Ended {
 /// Matches the two ends of each task.
 ///
 /// ```
-/// use fdr_format::replay::TaskEvent;
+/// use fdr_format::sink::TaskEvent;
 /// use fdr_format::tasks::Tasks;
 /// use fdr_format::TaskKind;
 /// let mut t = Tasks::default();
@@ -121,7 +121,7 @@ impl Tasks {
     /// A matcher that holds at most `max_waiting` tasks waiting for their other end.
     ///
     /// ```
-    /// use fdr_format::{replay::TaskEvent, tasks::Tasks, TaskKind};
+    /// use fdr_format::{sink::TaskEvent, tasks::Tasks, TaskKind};
     /// let mut t = Tasks::new(1);
     /// let created = |task| TaskEvent { kind: TaskKind::Created, id: 3, task };
     /// t.event(0, 10, 0, created(1)).unwrap();
@@ -211,7 +211,7 @@ impl Tasks {
     /// returns the tasks whose two ends were in different shares.
     ///
     /// ```
-    /// use fdr_format::{replay::TaskEvent, tasks::Tasks, TaskKind};
+    /// use fdr_format::{sink::TaskEvent, tasks::Tasks, TaskKind};
     /// let (mut a, mut b) = (Tasks::default(), Tasks::default());
     /// a.event(0, 10, 0, TaskEvent { kind: TaskKind::Created, id: 3, task: 1 })?;
     /// b.event(1, 90, 0, TaskEvent { kind: TaskKind::Completed, id: 3, task: 1 })?;
@@ -250,7 +250,7 @@ impl Tasks {
     /// the log's end), in order of task id.
     ///
     /// ```
-    /// use fdr_format::{replay::TaskEvent, tasks::Tasks, TaskKind};
+    /// use fdr_format::{sink::TaskEvent, tasks::Tasks, TaskKind};
     /// let mut t = Tasks::default();
     /// t.event(0, 10, 0, TaskEvent { kind: TaskKind::Created, id: 3, task: 1 })?;
     /// let left = t.finish(100);

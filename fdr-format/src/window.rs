@@ -57,12 +57,13 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::io::Read;
+use std::ops::ControlFlow;
 
 use crate::events::{EventDecoder, LogInfo, ThreadStats};
 use crate::replay::{
-    log_end, origin, replay, ticks_to_ns, too_deep, Close, Frame, Replay, Sink, Stop, TaskEvent,
-    MAX_DEPTH,
+    log_end, origin, replay, ticks_to_ns, too_deep, Replay, ReplayError, MAX_DEPTH,
 };
+use crate::sink::{Close, Enter, Exit, PollSeen, Sink, TaskSeen, WindowStart, GO_ON};
 use crate::tasks::{TaskSpan, Tasks};
 use crate::{FormatError, FunctionInfo, ReasonInfo, RunInfo, TaskKind};
 
@@ -343,8 +344,8 @@ pub fn calls_with<R: Read>(log: R, limits: &Limits) -> Result<WindowCalls, Forma
     let mut dec = EventDecoder::new(log)?;
     let mut c = Collector::new(*limits);
     replay(&mut dec, &mut c, &Replay::default()).map_err(|s| match s {
-        Stop::Log(e) => e,
-        Stop::Sink { error, offset } => FormatError::new(offset, error.to_string()),
+        ReplayError::Log(e) => e,
+        ReplayError::Sink { error, offset } => FormatError::new(offset, error.to_string()),
     })?;
     c.finish(dec.info(), dec.threads())
 }
@@ -437,7 +438,7 @@ struct Thread {
 
 /// The sink that keeps a window's calls and tasks: [`calls_with`] is a replay into one,
 /// without a first pass ([`Replay::default`]). A program with its own sinks beside it (a filter
-/// in front, another analysis with [`crate::replay::Both`]) replays into one itself and calls
+/// in front, another analysis with [`crate::sink::Both`]) replays into one itself and calls
 /// [`Collector::finish`]; with a first pass's inferred calls ([`Replay::initial`]), into one
 /// made by [`Collector::planned`]. The calls are the same either way.
 ///
@@ -810,23 +811,15 @@ impl<'a> Finishing<'a> {
     }
 }
 
-impl Sink for Collector {
-    type Error = LimitPassed;
-
-    fn start(&mut self, thread: u32, _: u64) -> Result<(), LimitPassed> {
-        let at = self.recs.len();
-        self.markers.push((at, thread));
-        self.thread(thread).started = true;
-        Ok(())
-    }
-
-    fn enter(
-        &mut self,
-        thread: u32,
-        depth: usize,
-        f: &Frame,
-        args: &[u64],
-    ) -> Result<(), LimitPassed> {
+impl Collector {
+    /// Keeps the call `e` enters: its index in [`Collector::recs`].
+    fn open(&mut self, e: &Enter<'_>) -> Result<u32, LimitPassed> {
+        let Enter {
+            thread,
+            depth,
+            frame: f,
+            args,
+        } = *e;
         let revealed = f.inferred && !self.planned;
         let th = self.thread(thread);
         th.stack.truncate(depth);
@@ -867,18 +860,34 @@ impl Sink for Collector {
             th.inferred.push(i);
         }
         th.stack.push(i);
-        Ok(())
+        Ok(i)
+    }
+}
+
+impl Sink for Collector {
+    type Error = LimitPassed;
+
+    fn start(&mut self, s: &WindowStart) -> Result<ControlFlow<()>, LimitPassed> {
+        let at = self.recs.len();
+        self.markers.push((at, s.thread));
+        self.thread(s.thread).started = true;
+        Ok(GO_ON)
     }
 
-    fn exit(
-        &mut self,
-        thread: u32,
-        depth: usize,
-        f: &Frame,
-        end: u64,
-        how: Close,
-        args: &[u64],
-    ) -> Result<(), LimitPassed> {
+    fn enter(&mut self, e: &Enter<'_>) -> Result<ControlFlow<()>, LimitPassed> {
+        self.open(e)?;
+        Ok(GO_ON)
+    }
+
+    fn exit(&mut self, e: &Exit<'_>) -> Result<ControlFlow<()>, LimitPassed> {
+        let Exit {
+            thread,
+            depth,
+            frame: f,
+            end,
+            how,
+            args,
+        } = *e;
         // A sink in front (a filter) may end a call it did not enter: it is entered now.
         let th = self.thread(thread);
         let entered = th.stack.get(depth).copied().filter(|&i| {
@@ -887,10 +896,12 @@ impl Sink for Collector {
         });
         let i = match entered {
             Some(i) => i,
-            None => {
-                self.enter(thread, depth, f, args)?;
-                self.recs.len() as u32 - 1
-            }
+            None => self.open(&Enter {
+                thread,
+                depth,
+                frame: f,
+                args,
+            })?,
         };
         let th = self.thread(thread);
         th.stack.truncate(depth);
@@ -900,26 +911,26 @@ impl Sink for Collector {
             r.self_ticks = f.self_ticks(end);
             r.open = how == Close::WindowEnd;
         }
-        Ok(())
+        Ok(GO_ON)
     }
 
-    fn polled(&mut self, thread: u32, id: u32, task: u64) -> Result<(), LimitPassed> {
-        let last = self.thread(thread).last_exit;
+    fn polled(&mut self, p: &PollSeen) -> Result<ControlFlow<()>, LimitPassed> {
+        let last = self.thread(p.thread).last_exit;
         if let Some(r) = last.and_then(|i| self.recs.get_mut(i as usize)) {
-            if r.id == id {
-                r.task = Some(task);
+            if r.id == p.id {
+                r.task = Some(p.task);
             }
         }
-        Ok(())
+        Ok(GO_ON)
     }
 
-    fn task(
-        &mut self,
-        thread: u32,
-        tsc: u64,
-        window: u64,
-        ev: TaskEvent,
-    ) -> Result<(), LimitPassed> {
+    fn task(&mut self, t: &TaskSeen) -> Result<ControlFlow<()>, LimitPassed> {
+        let TaskSeen {
+            thread,
+            tsc,
+            window,
+            event: ev,
+        } = *t;
         if self.spans.len() + self.tasks.waiting() >= self.limits.calls {
             return Err(LimitPassed::Tasks(self.limits.calls));
         }
@@ -954,7 +965,7 @@ impl Sink for Collector {
             },
             (None, false) => {}
         }
-        Ok(())
+        Ok(GO_ON)
     }
 }
 

@@ -9,12 +9,14 @@
 //! cancellation, see [`crate::model::tasks`]) get figures of their own beside them.
 //! [`crate::render::account`] prints the table.
 
+use std::ops::ControlFlow;
+
 use clap::ValueEnum;
 
 use fdr_format::events::{LogInfo, ThreadStats};
-use fdr_format::{CullKind, FunctionKind};
+use fdr_format::sink::{Close, CullSeen, Exit, Sink, TaskSeen, GO_ON};
+use fdr_format::FunctionKind;
 
-use crate::model::call::{Close, Frame, Sink, TaskEvent};
 use crate::model::culls::Culls;
 use crate::model::filter::Filter;
 use crate::model::hist::LogLinear;
@@ -133,7 +135,8 @@ pub struct Account {
 
 impl Account {
     /// The slot of `id`, with its tallies.
-    #[inline]
+    // Inlined into `exit`, which is inlined into the replay (see there).
+    #[inline(always)]
     fn slot(&mut self, id: u32) -> Result<usize, CliError> {
         let s = self.slots.slot(id)?;
         if s >= self.tallies.len() {
@@ -165,28 +168,23 @@ impl Account {
 impl Sink for Account {
     type Error = CliError;
 
-    fn cull(&mut self, thread: u32, tsc: u64, kind: CullKind, id: u32) -> Result<(), CliError> {
-        self.culls.event(thread, tsc, kind, id);
-        Ok(())
+    fn cull(&mut self, c: &CullSeen) -> Result<ControlFlow<()>, CliError> {
+        self.culls.event(c.thread, c.tsc, c.kind, c.id);
+        Ok(GO_ON)
     }
 
-    fn task(&mut self, thread: u32, tsc: u64, window: u64, ev: TaskEvent) -> Result<(), CliError> {
-        if let Some(span) = self.tasks.event(thread, tsc, window, ev)? {
+    fn task(&mut self, t: &TaskSeen) -> Result<ControlFlow<()>, CliError> {
+        if let Some(span) = self.tasks.event(t.thread, t.tsc, t.window, t.event)? {
             self.count_task(&span)?;
         }
-        Ok(())
+        Ok(GO_ON)
     }
 
-    #[inline]
-    fn exit(
-        &mut self,
-        _: u32,
-        _: usize,
-        f: &Frame,
-        end: u64,
-        how: Close,
-        _: &[u64],
-    ) -> Result<(), CliError> {
+    // Always inlined into the replay's closing of calls: called out of line, its `Exit` would be
+    // built in memory for every call, a few per cent of the whole command.
+    #[inline(always)]
+    fn exit(&mut self, e: &Exit<'_>) -> Result<ControlFlow<()>, CliError> {
+        let (f, end, how) = (e.frame, e.end, e.how);
         let s = self.slot(f.id)?;
         let t = &mut self.tallies[s];
         let dur = end.saturating_sub(f.start);
@@ -196,7 +194,7 @@ impl Sink for Account {
         if how == Close::WindowEnd {
             t.open += 1;
             t.open_max = t.open_max.max(dur);
-            return Ok(());
+            return Ok(GO_ON);
         }
         t.count += 1;
         t.min = t.min.min(dur);
@@ -210,7 +208,7 @@ impl Sink for Account {
             }
             Err(_) => t.hist.record(dur),
         }
-        Ok(())
+        Ok(GO_ON)
     }
 }
 

@@ -10,9 +10,12 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
+use std::convert::Infallible;
+use std::ops::ControlFlow;
+
+use fdr_format::sink::{Close, Discard, Enter, Exit, Frame, LinkSeen, Sink, TaskSeen, GO_ON};
 use fdr_format::TaskLink;
 
-use crate::model::call::{Close, Frame, Nothing, Sink, TaskEvent};
 use crate::model::filter::Filter;
 use crate::model::input::Log;
 use crate::model::pass::{plan_shared, replay_shared};
@@ -100,36 +103,28 @@ fn add_link(links: &mut Links, link: TaskLink) {
 impl Sink for Top {
     type Error = CliError;
 
-    fn link(&mut self, _thread: u32, _tsc: u64, link: TaskLink) -> Result<(), CliError> {
-        add_link(&mut self.links, link);
-        Ok(())
+    fn link(&mut self, l: &LinkSeen) -> Result<ControlFlow<()>, CliError> {
+        add_link(&mut self.links, l.link);
+        Ok(GO_ON)
     }
 
-    fn task(&mut self, thread: u32, tsc: u64, window: u64, ev: TaskEvent) -> Result<(), CliError> {
-        if let Some(s) = self.tasks.event(thread, tsc, window, ev)? {
+    fn task(&mut self, t: &TaskSeen) -> Result<ControlFlow<()>, CliError> {
+        if let Some(s) = self.tasks.event(t.thread, t.tsc, t.window, t.event)? {
             self.spans.add(s);
         }
-        Ok(())
+        Ok(GO_ON)
     }
 
     #[inline]
-    fn exit(
-        &mut self,
-        thread: u32,
-        _: usize,
-        f: &Frame,
-        end: u64,
-        _: Close,
-        _: &[u64],
-    ) -> Result<(), CliError> {
+    fn exit(&mut self, e: &Exit<'_>) -> Result<ControlFlow<()>, CliError> {
         let k = Key {
-            thread,
-            id: f.id,
-            start: f.start,
-            end,
+            thread: e.thread,
+            id: e.frame.id,
+            start: e.frame.start,
+            end: e.end,
         };
-        self.add((rank(&k), thread, f.id));
-        Ok(())
+        self.add((rank(&k), e.thread, e.frame.id));
+        Ok(GO_ON)
     }
 }
 
@@ -371,15 +366,15 @@ impl Capture {
 }
 
 impl Sink for Capture {
-    type Error = CliError;
+    type Error = Infallible;
 
-    fn enter(
-        &mut self,
-        thread: u32,
-        depth: usize,
-        f: &Frame,
-        args: &[u64],
-    ) -> Result<(), CliError> {
+    fn enter(&mut self, e: &Enter<'_>) -> Result<ControlFlow<()>, Infallible> {
+        let Enter {
+            thread,
+            depth,
+            frame: f,
+            args,
+        } = *e;
         let t = thread as usize;
         if t < self.active.len() {
             let mut builds = std::mem::take(&mut self.active[t]);
@@ -403,21 +398,13 @@ impl Sink for Capture {
                 path: vec![0],
             });
         }
-        Ok(())
+        Ok(GO_ON)
     }
 
-    fn exit(
-        &mut self,
-        thread: u32,
-        depth: usize,
-        f: &Frame,
-        end: u64,
-        how: Close,
-        _: &[u64],
-    ) -> Result<(), CliError> {
-        let t = thread as usize;
-        let Some(builds) = self.active.get_mut(t) else {
-            return Ok(());
+    fn exit(&mut self, e: &Exit<'_>) -> Result<ControlFlow<()>, Infallible> {
+        let (depth, f, end, how) = (e.depth, e.frame, e.end, e.how);
+        let Some(builds) = self.active.get_mut(e.thread as usize) else {
+            return Ok(GO_ON);
         };
         let mut i = 0;
         while i < builds.len() {
@@ -458,7 +445,7 @@ impl Sink for Capture {
             }
             i += 1;
         }
-        Ok(())
+        Ok(GO_ON)
     }
 }
 
@@ -498,8 +485,7 @@ pub fn slowest(
         .map(|_| Top::new(opts.top.min(MAX_TOP)))
         .collect();
     let (p, pass) = if filter.needs_plan() {
-        let mut nothing: Vec<Nothing> = (0..readers).map(|_| Nothing).collect();
-        let p = plan_shared(log, filter, progress, &mut nothing)?;
+        let p = plan_shared(log, filter, progress, &mut vec![Discard; readers])?;
         replay_shared(log, &mut tops, Some(&p), filter, progress, 1)?;
         (p, 2)
     } else {

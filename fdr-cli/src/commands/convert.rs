@@ -1,7 +1,8 @@
 //! `fdr convert`: the calls of a log behind the filters, in time order, into a timeline writer
 //! ([`crate::render::chrome`] or [`crate::render::fxt`]).
 
-use crate::model::call::Sink;
+use fdr_format::sink::Sink;
+
 use crate::model::filter::Filter;
 use crate::model::input::Log;
 use crate::model::pass::{plan, replay};
@@ -17,13 +18,16 @@ pub fn timeline_plan(log: &Log, filter: &Filter, progress: &dyn Report) -> Resul
 
 /// Replays `log` into `sink` behind `filter`, after the plan `p`; returns when the log was
 /// taken, where tasks not completed end.
-pub fn timeline<S: Sink<Error = CliError>>(
+pub fn timeline<S: Sink<Error = E>, E>(
     log: &Log,
     filter: &Filter,
     p: &Plan,
     sink: &mut S,
     progress: &dyn Report,
-) -> Result<u64, CliError> {
+) -> Result<u64, CliError>
+where
+    CliError: From<E>,
+{
     let d = replay(log, sink, Some(p), filter, progress, 1)?;
     Ok(d.threads.iter().map(|t| t.last_tsc).max().unwrap_or(0))
 }
@@ -39,10 +43,11 @@ mod tests_from_docs {
     fn timeline() -> Result<(), crate::CliError> {
         use crate::commands::convert::{timeline, timeline_plan};
         use crate::model::replay::Silent;
-        use crate::model::{call::Nothing, filter::Filter, input::Log};
+        use crate::model::{filter::Filter, input::Log};
+        use fdr_format::sink::Discard;
         let (log, filter, progress) = (Log::open("app.fdr".as_ref())?, Filter::none(), Silent);
         let p = timeline_plan(&log, &filter, &progress)?;
-        let end = timeline(&log, &filter, &p, &mut Nothing, &progress)?;
+        let end = timeline(&log, &filter, &p, &mut Discard, &progress)?;
         Ok::<(), crate::CliError>(())
     }
 }

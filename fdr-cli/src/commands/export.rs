@@ -15,7 +15,6 @@ use fdr_otlp::convert::About;
 use fdr_otlp::retry::{RetryPolicy, SendReport};
 use fdr_otlp::spans::{each_request, encode, Window};
 
-use crate::model::call::Lift;
 use crate::model::filter::Filter;
 use crate::model::input::Log;
 use crate::model::pass::{plan, replay};
@@ -56,28 +55,14 @@ pub fn window(
     let (c, d) = if filter.wraps() {
         let p = plan(log, filter, progress)?;
         if p.calls > MAX_CALLS as u64 {
-            return Err(too_many(LimitPassed::Calls(MAX_CALLS)).in_log(log.name()));
+            return Err(CliError::from(LimitPassed::Calls(MAX_CALLS)).in_log(log.name()));
         }
         let mut c = Collector::planned(limits);
-        let d = replay(
-            log,
-            &mut Lift::new(&mut c, too_many),
-            Some(&p),
-            filter,
-            progress,
-            1,
-        )?;
+        let d = replay(log, &mut c, Some(&p), filter, progress, 1)?;
         (c, d)
     } else {
         let mut c = Collector::new(limits);
-        let d = replay(
-            log,
-            &mut Lift::new(&mut c, too_many),
-            None,
-            filter,
-            progress,
-            0,
-        )?;
+        let d = replay(log, &mut c, None, filter, progress, 0)?;
         (c, d)
     };
     let w = c
@@ -107,17 +92,22 @@ pub fn passes(filter: &Filter) -> u64 {
     }
 }
 
-/// A limit of one export passed: what to do about it.
-fn too_many(e: LimitPassed) -> CliError {
-    let what = match e {
-        LimitPassed::Calls(n) => format!("the window holds more than {n} calls"),
-        LimitPassed::Tasks(n) => format!("the window holds more than {n} async tasks"),
-        LimitPassed::ArgValues(n) => format!("the window's calls hold more than {n} arguments"),
-    };
-    CliError::limit(format!(
-        "{what}, fdr export's limit for one export: export a part of it (--thread, \
-         --from/--to, --function or --min)"
-    ))
+/// A limit of a window's calls passed: what to do about it. Only `fdr export` holds a window's
+/// calls ([`Collector`]), so the limit is worded as its.
+impl From<LimitPassed> for CliError {
+    fn from(e: LimitPassed) -> CliError {
+        let what = match e {
+            LimitPassed::Calls(n) => format!("the window holds more than {n} calls"),
+            LimitPassed::Tasks(n) => format!("the window holds more than {n} async tasks"),
+            LimitPassed::ArgValues(n) => {
+                format!("the window's calls hold more than {n} arguments")
+            }
+        };
+        CliError::limit(format!(
+            "{what}, fdr export's limit for one export: export a part of it (--thread, \
+             --from/--to, --function or --min)"
+        ))
+    }
 }
 
 /// The window as one protobuf `ExportTraceServiceRequest` holding every span.

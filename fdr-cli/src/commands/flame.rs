@@ -20,11 +20,12 @@
 //!   to fit as the log's. A profile has no time order, so no chart.
 
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 
 use fdr_format::profile::Profile;
+use fdr_format::sink::{Enter, Exit, Sink, GO_ON};
 
 use crate::escape::shown;
-use crate::model::call::{Close, Frame, Sink};
 use crate::model::filter::Filter;
 use crate::model::input::Log;
 use crate::model::names::Names;
@@ -461,8 +462,8 @@ impl Chart {
 impl Sink for Chart {
     type Error = CliError;
 
-    fn enter(&mut self, thread: u32, depth: usize, f: &Frame, _: &[u64]) -> Result<(), CliError> {
-        let t = thread as usize;
+    fn enter(&mut self, e: &Enter<'_>) -> Result<ControlFlow<()>, CliError> {
+        let (t, depth, f) = (e.thread as usize, e.depth, e.frame);
         if depth <= self.max_depth {
             self.advance(t, f.start)?;
         } else if t >= self.threads.len() {
@@ -474,27 +475,19 @@ impl Sink for Chart {
             th.ids.truncate(depth);
             th.ids.push(f.id);
         }
-        Ok(())
+        Ok(GO_ON)
     }
 
-    fn exit(
-        &mut self,
-        thread: u32,
-        depth: usize,
-        _: &Frame,
-        end: u64,
-        _: Close,
-        _: &[u64],
-    ) -> Result<(), CliError> {
-        let t = thread as usize;
+    fn exit(&mut self, e: &Exit<'_>) -> Result<ControlFlow<()>, CliError> {
+        let (t, depth) = (e.thread as usize, e.depth);
         if depth <= self.max_depth {
-            self.advance(t, end)?;
+            self.advance(t, e.end)?;
         }
         if let Some(th) = self.threads.get_mut(t) {
             th.depth = depth;
             th.ids.truncate(depth.min(self.max_depth));
         }
-        Ok(())
+        Ok(GO_ON)
     }
 }
 

@@ -1,12 +1,12 @@
 //! `fdr replay`: the plan, then each thread's window replayed on its own (the decoder seeking
 //! over the other threads' blocks) into the printer of [`crate::render::replay`].
 
-use crate::model::call::{Nothing, Sink};
+use fdr_format::sink::{Discard, Sink};
+
 use crate::model::filter::Filter;
 use crate::model::input::Log;
-use crate::model::pass::plan_shared;
-use crate::model::replay::Report;
-use crate::model::replay::{replay_decoder, Plan};
+use crate::model::pass::{plan_shared, replay_behind};
+use crate::model::replay::{Plan, Report};
 use crate::CliError;
 
 /// The first pass, with `readers` reader threads: which frames were open when each window
@@ -17,8 +17,7 @@ pub fn plan(
     readers: usize,
     progress: &dyn Report,
 ) -> Result<Plan, CliError> {
-    let mut nothing: Vec<Nothing> = (0..readers.max(1)).map(|_| Nothing).collect();
-    plan_shared(log, filter, progress, &mut nothing)
+    plan_shared(log, filter, progress, &mut vec![Discard; readers.max(1)])
 }
 
 /// The threads to show, earliest window first.
@@ -29,23 +28,21 @@ pub fn order(p: &Plan) -> Vec<usize> {
 }
 
 /// Replays thread index `t`'s window of `log` into `sink`, behind `filter`.
-pub fn thread<S: Sink<Error = CliError>>(
+pub fn thread<S: Sink<Error = E>, E>(
     log: &Log,
     filter: &Filter,
     p: &Plan,
     t: usize,
     sink: &mut S,
     progress: &dyn Report,
-) -> Result<(), CliError> {
+) -> Result<(), CliError>
+where
+    CliError: From<E>,
+{
     let mut dec = log.decoder()?;
     let tid = p.threads[t].tid;
     dec.keep_threads(move |x, _| x == tid);
-    if filter.wraps() {
-        let mut f = filter.wrap(sink);
-        replay_decoder(dec, log.name(), &mut f, Some(p), progress, 1)?;
-    } else {
-        replay_decoder(dec, log.name(), sink, Some(p), progress, 1)?;
-    }
+    replay_behind(filter, dec, log.name(), sink, Some(p), progress, 1)?;
     Ok(())
 }
 
@@ -60,11 +57,12 @@ mod tests_from_docs {
     fn thread() -> Result<(), crate::CliError> {
         use crate::commands::replay::{order, plan, thread};
         use crate::model::replay::Silent;
-        use crate::model::{call::Nothing, filter::Filter, input::Log};
+        use crate::model::{filter::Filter, input::Log};
+        use fdr_format::sink::Discard;
         let (log, filter, progress) = (Log::open("app.fdr".as_ref())?, Filter::none(), Silent);
         let p = plan(&log, &filter, 1, &progress)?;
         for t in order(&p) {
-            thread(&log, &filter, &p, t, &mut Nothing, &progress)?;
+            thread(&log, &filter, &p, t, &mut Discard, &progress)?;
         }
         Ok::<(), crate::CliError>(())
     }

@@ -21,12 +21,15 @@
 //! calls kept to another [`Sink`]. Its memory is the replay's: one frame per open call.
 
 use std::fs::File;
+use std::ops::ControlFlow;
 
 use fdr_format::events::{EventDecoder, LogInfo};
 use fdr_format::reader::{Reader, Record};
-use fdr_format::{CullKind, Extension, FormatError, TaskLink};
+use fdr_format::sink::{
+    Close, CullSeen, Enter, Exit, Frame, LinkSeen, Sink, TaskSeen, ThreadDone, WindowStart,
+};
+use fdr_format::{Extension, FormatError};
 
-use crate::model::call::{Close, Frame, Sink, TaskEvent};
 use crate::model::input::Log;
 use crate::model::names::{Names, Slots};
 use crate::units::Clock;
@@ -298,7 +301,7 @@ impl Filter {
     }
 
     /// `sink` behind this filter.
-    pub fn wrap<'a, S: Sink<Error = CliError>>(&'a self, sink: &'a mut S) -> Filtered<'a, S> {
+    pub fn wrap<'a, S: Sink>(&'a self, sink: &'a mut S) -> Filtered<'a, S> {
         Filtered {
             inner: sink,
             f: self,
@@ -475,7 +478,8 @@ impl ThreadFilter {
     }
 }
 
-/// A [`Sink`] that hands the calls a [`Filter`] keeps to another sink.
+/// A [`Sink`] that hands the calls a [`Filter`] keeps to another sink, whose errors become the
+/// command's.
 pub struct Filtered<'a, S> {
     inner: &'a mut S,
     f: &'a Filter,
@@ -484,7 +488,45 @@ pub struct Filtered<'a, S> {
     threads: Vec<ThreadFilter>,
 }
 
-impl<S: Sink<Error = CliError>> Filtered<'_, S> {
+/// Why handing calls on ended: an error (the filter's or the sink's), or the sink's stop.
+enum Halt {
+    Failed(CliError),
+    Stopped,
+}
+
+impl From<CliError> for Halt {
+    fn from(e: CliError) -> Halt {
+        Halt::Failed(e)
+    }
+}
+
+/// The inner sink's answer, a stop made a [`Halt`] so that `?` carries it out.
+#[inline]
+fn passed<E>(r: Result<ControlFlow<()>, E>) -> Result<(), Halt>
+where
+    CliError: From<E>,
+{
+    match r {
+        Ok(ControlFlow::Continue(())) => Ok(()),
+        Ok(ControlFlow::Break(())) => Err(Halt::Stopped),
+        Err(e) => Err(Halt::Failed(e.into())),
+    }
+}
+
+/// The answer of one of [`Filtered`]'s methods, as a sink gives it.
+#[inline]
+fn answer(r: Result<(), Halt>) -> Result<ControlFlow<()>, CliError> {
+    match r {
+        Ok(()) => Ok(ControlFlow::Continue(())),
+        Err(Halt::Stopped) => Ok(ControlFlow::Break(())),
+        Err(Halt::Failed(e)) => Err(e),
+    }
+}
+
+impl<S: Sink<Error = E>, E> Filtered<'_, S>
+where
+    CliError: From<E>,
+{
     fn thread(&mut self, thread: u32) -> usize {
         let t = thread as usize;
         if t >= self.threads.len() {
@@ -520,13 +562,7 @@ impl<S: Sink<Error = CliError>> Filtered<'_, S> {
 
     /// Decides what becomes of a call the thread opens (or reopens at the range's start),
     /// handing it on when it is kept and need not wait for `--min`.
-    fn admit(
-        &mut self,
-        thread: u32,
-        depth: usize,
-        open: Open,
-        args: &[u64],
-    ) -> Result<(), CliError> {
+    fn admit(&mut self, thread: u32, depth: usize, open: Open, args: &[u64]) -> Result<(), Halt> {
         let t = thread as usize;
         let mut open = open;
         let chosen = match self.threads[t].selected {
@@ -560,17 +596,22 @@ impl<S: Sink<Error = CliError>> Filtered<'_, S> {
     }
 
     /// Hands on the enter of the open call at `at` of the thread's stack.
-    fn hand_enter(&mut self, thread: u32, at: usize, args: &[u64]) -> Result<(), CliError> {
+    fn hand_enter(&mut self, thread: u32, at: usize, args: &[u64]) -> Result<(), Halt> {
         let th = &mut self.threads[thread as usize];
         let o = th.stack[at];
         let depth = th.depth;
         th.depth += 1;
         let frame = Frame::new(o.id, o.start, o.child, o.inferred);
-        self.inner.enter(thread, depth, &frame, args)
+        passed(self.inner.enter(&Enter {
+            thread,
+            depth,
+            frame: &frame,
+            args,
+        }))
     }
 
     /// Hands on the pending calls that have lasted `--min` by `now`, outermost first.
-    fn settle(&mut self, thread: u32, now: u64) -> Result<(), CliError> {
+    fn settle(&mut self, thread: u32, now: u64) -> Result<(), Halt> {
         if self.f.min.is_none() {
             return Ok(());
         }
@@ -595,13 +636,7 @@ impl<S: Sink<Error = CliError>> Filtered<'_, S> {
     }
 
     /// Pops the thread's top call, ending at `end`, and hands on its exit if it was kept.
-    fn close_top(
-        &mut self,
-        thread: u32,
-        end: u64,
-        how: Close,
-        args: &[u64],
-    ) -> Result<(), CliError> {
+    fn close_top(&mut self, thread: u32, end: u64, how: Close, args: &[u64]) -> Result<(), Halt> {
         let t = thread as usize;
         let Some(o) = self.threads[t].pop() else {
             return Ok(());
@@ -629,12 +664,19 @@ impl<S: Sink<Error = CliError>> Filtered<'_, S> {
             p.child = p.child.saturating_add(dur);
         }
         let frame = Frame::new(o.id, o.start, o.child, o.inferred);
-        self.inner.exit(thread, depth, &frame, end, how, args)
+        passed(self.inner.exit(&Exit {
+            thread,
+            depth,
+            frame: &frame,
+            end,
+            how,
+            args,
+        }))
     }
 
     /// Moves the thread's phase on for an event at `now`; false if the event is outside the
     /// range and must be dropped.
-    fn advance(&mut self, thread: u32, now: u64) -> Result<bool, CliError> {
+    fn advance(&mut self, thread: u32, now: u64) -> Result<bool, Halt> {
         let Some((from, to)) = self.f.range else {
             return Ok(true);
         };
@@ -674,16 +716,66 @@ impl<S: Sink<Error = CliError>> Filtered<'_, S> {
     }
 }
 
-impl<S: Sink<Error = CliError>> Sink for Filtered<'_, S> {
+impl<S: Sink<Error = E>, E> Sink for Filtered<'_, S>
+where
+    CliError: From<E>,
+{
     type Error = CliError;
 
-    fn enter(
-        &mut self,
-        thread: u32,
-        depth: usize,
-        f: &Frame,
-        args: &[u64],
-    ) -> Result<(), CliError> {
+    fn enter(&mut self, e: &Enter<'_>) -> Result<ControlFlow<()>, CliError> {
+        answer(self.entered(e.thread, e.depth, e.frame, e.args))
+    }
+
+    fn exit(&mut self, e: &Exit<'_>) -> Result<ControlFlow<()>, CliError> {
+        answer(self.exited(e.thread, e.depth, e.end, e.how, e.args))
+    }
+
+    fn task(&mut self, e: &TaskSeen) -> Result<ControlFlow<()>, CliError> {
+        answer(self.task_seen(e))
+    }
+
+    fn start(&mut self, s: &WindowStart) -> Result<ControlFlow<()>, CliError> {
+        // Where the calls cut by the range start, when it starts later.
+        let from = self.f.range.map_or(0, |r| r.0);
+        answer(passed(self.inner.start(&WindowStart {
+            thread: s.thread,
+            tsc: s.tsc.max(from),
+        })))
+    }
+
+    fn link(&mut self, l: &LinkSeen) -> Result<ControlFlow<()>, CliError> {
+        // Within the range, links pass whatever the function chosen: they only tie tasks, and
+        // the task events, filtered, choose which tasks are shown.
+        answer(self.in_range(l.thread, l.tsc).and_then(|kept| {
+            if kept {
+                passed(self.inner.link(l))
+            } else {
+                Ok(())
+            }
+        }))
+    }
+
+    fn cull(&mut self, c: &CullSeen) -> Result<ControlFlow<()>, CliError> {
+        answer(self.in_range(c.thread, c.tsc).and_then(|kept| {
+            if kept {
+                passed(self.inner.cull(c))
+            } else {
+                Ok(())
+            }
+        }))
+    }
+
+    fn end(&mut self, d: &ThreadDone) -> Result<ControlFlow<()>, CliError> {
+        answer(self.ended(d))
+    }
+}
+
+/// The filter's side of each event the replay hands it.
+impl<S: Sink<Error = E>, E> Filtered<'_, S>
+where
+    CliError: From<E>,
+{
+    fn entered(&mut self, thread: u32, depth: usize, f: &Frame, args: &[u64]) -> Result<(), Halt> {
         let t = self.thread(thread);
         // The replay hands an inferred call found at its exit (without a plan) dated at the
         // window start, so its time is not the event's: its exit follows at once.
@@ -726,15 +818,14 @@ impl<S: Sink<Error = CliError>> Sink for Filtered<'_, S> {
         self.admit(thread, depth, open, args)
     }
 
-    fn exit(
+    fn exited(
         &mut self,
         thread: u32,
         depth: usize,
-        _: &Frame,
         end: u64,
         how: Close,
         args: &[u64],
-    ) -> Result<(), CliError> {
+    ) -> Result<(), Halt> {
         let t = self.thread(thread);
         if !self.advance(thread, end)? {
             if self.threads[t].phase == Phase::Before {
@@ -751,45 +842,32 @@ impl<S: Sink<Error = CliError>> Sink for Filtered<'_, S> {
         self.close_top(thread, end, how, args)
     }
 
-    fn task(&mut self, thread: u32, tsc: u64, window: u64, ev: TaskEvent) -> Result<(), CliError> {
+    fn task_seen(&mut self, e: &TaskSeen) -> Result<(), Halt> {
+        let thread = e.thread;
         let t = self.thread(thread);
-        if !self.advance(thread, tsc)? {
+        if !self.advance(thread, e.tsc)? {
             return Ok(());
         }
-        self.settle(thread, tsc)?;
+        self.settle(thread, e.tsc)?;
         let inside = self.threads[t].selected.is_some();
-        if self.f.function.is_some() && !inside && !self.matches(ev.id)? {
+        if self.f.function.is_some() && !inside && !self.matches(e.event.id)? {
             return Ok(());
         }
         let from = self.f.range.map_or(0, |r| r.0);
-        self.inner.task(thread, tsc, window.max(from), ev)
+        passed(self.inner.task(&TaskSeen {
+            window: e.window.max(from),
+            ..*e
+        }))
     }
 
-    fn start(&mut self, thread: u32, tsc: u64) -> Result<(), CliError> {
-        // Where the calls cut by the range start, when it starts later.
-        let from = self.f.range.map_or(0, |r| r.0);
-        self.inner.start(thread, tsc.max(from))
-    }
-
-    fn link(&mut self, thread: u32, tsc: u64, link: TaskLink) -> Result<(), CliError> {
-        // Within the range, links pass whatever the function chosen: they only tie tasks, and
-        // the task events, filtered, choose which tasks are shown.
+    /// True if an event of `thread` at `tsc` is in the range (moving the thread's phase on).
+    fn in_range(&mut self, thread: u32, tsc: u64) -> Result<bool, Halt> {
         self.thread(thread);
-        if !self.advance(thread, tsc)? {
-            return Ok(());
-        }
-        self.inner.link(thread, tsc, link)
+        self.advance(thread, tsc)
     }
 
-    fn cull(&mut self, thread: u32, tsc: u64, kind: CullKind, id: u32) -> Result<(), CliError> {
-        self.thread(thread);
-        if !self.advance(thread, tsc)? {
-            return Ok(());
-        }
-        self.inner.cull(thread, tsc, kind, id)
-    }
-
-    fn end(&mut self, thread: u32, last: u64) -> Result<(), CliError> {
+    fn ended(&mut self, d: &ThreadDone) -> Result<(), Halt> {
+        let thread = d.thread;
         let t = self.thread(thread);
         if self.threads[t].phase == Phase::After {
             // Cut by the range's end: the calls open then were running until it at least.
@@ -799,7 +877,7 @@ impl<S: Sink<Error = CliError>> Sink for Filtered<'_, S> {
                 self.close_top(thread, last, Close::WindowEnd, &[])?;
             }
         }
-        self.inner.end(thread, last)
+        passed(self.inner.end(d))
     }
 }
 

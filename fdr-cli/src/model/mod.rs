@@ -4,10 +4,9 @@
 //! window left empty or thin by the threshold; a profile file and its call paths. Nothing here
 //! prints.
 //!
-//! Inside, modules use only those above them in this list: `input`, `names`, `hist`, `call`,
+//! Inside, modules use only those above them in this list: `input`, `names`, `hist`,
 //! `trigger`, `thin_window`, `tasks`, `culls`, `profile`, `replay`, `filter`, `pass`, `trie`.
 
-pub mod call;
 pub mod culls;
 pub mod filter;
 pub mod hist;

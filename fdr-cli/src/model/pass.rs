@@ -3,11 +3,13 @@
 //! calls in time order need: which frames were open when each window started, and which
 //! threads have calls the filter keeps.
 
+use std::convert::Infallible;
 use std::io::Read;
+use std::ops::ControlFlow;
 
 use fdr_format::events::{EventDecoder, ThreadStats};
+use fdr_format::sink::{Both, Discard, Enter, Exit, Sink, GO_ON};
 
-use crate::model::call::{Both, Close, Frame, Nothing, Sink};
 use crate::model::filter::Filter;
 use crate::model::input::Log;
 use crate::model::replay::{origin, replay_decoder, Decoded, Plan};
@@ -17,45 +19,63 @@ use crate::CliError;
 /// Replays `log` through `sink`, behind `filter`. Without a plan, entries missing from the
 /// window are inferred when their exit arrives (enough for per-function totals); with one, they
 /// are opened at the window's start. `pass` numbers this read for the progress bar.
-pub fn replay<S: Sink<Error = CliError>>(
+pub fn replay<S: Sink<Error = E>, E>(
     log: &Log,
     sink: &mut S,
     plan: Option<&Plan>,
     filter: &Filter,
     progress: &dyn Report,
     pass: u64,
-) -> Result<Decoded, CliError> {
+) -> Result<Decoded, CliError>
+where
+    CliError: From<E>,
+{
     let mut dec = log.decoder()?;
     filter.select_threads(&mut dec);
-    let d = if filter.wraps() {
-        let mut w = filter.wrap(sink);
-        replay_decoder(dec, log.name(), &mut w, plan, progress, pass)?
-    } else {
-        replay_decoder(dec, log.name(), sink, plan, progress, pass)?
-    };
+    let d = replay_behind(filter, dec, log.name(), sink, plan, progress, pass)?;
     filter.check_threads(log.name(), &d.threads, &d.info)?;
     Ok(d)
+}
+
+/// Replays the log `dec` reads (`path` names it in errors) into `sink` behind `filter`.
+pub(crate) fn replay_behind<R: Read, S: Sink<Error = E>, E>(
+    filter: &Filter,
+    dec: EventDecoder<R>,
+    path: &str,
+    sink: &mut S,
+    plan: Option<&Plan>,
+    progress: &dyn Report,
+    pass: u64,
+) -> Result<Decoded, CliError>
+where
+    CliError: From<E>,
+{
+    if filter.wraps() {
+        // The filter's errors are the command's already (named: inferred, the error would be
+        // taken from this function's bound).
+        replay_decoder::<_, _, CliError>(dec, path, &mut filter.wrap(sink), plan, progress, pass)
+    } else {
+        replay_decoder(dec, path, sink, plan, progress, pass)
+    }
 }
 
 /// Replays `log` through `sinks.len()` sinks in parallel, one thread each, behind `filter`:
 /// sink `k` sees the calls of the log's threads whose index is `k` modulo the number of sinks,
 /// every block being decoded by exactly one of them. For analyses whose results add up across
 /// threads; with a plan, as [`replay`] with one.
-pub fn replay_shared<S: Sink<Error = CliError> + Send>(
+pub fn replay_shared<S: Sink<Error = E> + Send, E>(
     log: &Log,
     sinks: &mut [S],
     plan: Option<&Plan>,
     filter: &Filter,
     progress: &dyn Report,
     pass: u64,
-) -> Result<Decoded, CliError> {
+) -> Result<Decoded, CliError>
+where
+    CliError: From<E>,
+{
     let parts = in_shares(log, sinks, filter, progress, |dec, sink, shown| {
-        if filter.wraps() {
-            let mut w = filter.wrap(sink);
-            replay_decoder(dec, log.name(), &mut w, plan, shown, pass)
-        } else {
-            replay_decoder(dec, log.name(), sink, plan, shown, pass)
-        }
+        replay_behind(filter, dec, log.name(), sink, plan, shown, pass)
     })?;
     // Thread `i` was decoded in full by share `i % n`.
     let mut merged = parts[0].clone();
@@ -133,12 +153,16 @@ fn in_shares<S: Send, T: Send>(
 
 /// [`plan_with`] by `extras.len()` reader threads in parallel, each reading a share of the
 /// log's threads and handing its calls to its own extra sink.
-pub fn plan_shared<X: Sink<Error = CliError> + Send>(
+pub fn plan_shared<X: Sink<Error = E> + Send, E>(
     log: &Log,
     filter: &Filter,
     progress: &dyn Report,
     extras: &mut [X],
-) -> Result<Plan, CliError> {
+) -> Result<Plan, CliError>
+where
+    CliError: From<E>,
+    E: From<Infallible>,
+{
     if extras.len() == 1 {
         return plan_with(log, filter, progress, &mut extras[0]);
     }
@@ -181,30 +205,17 @@ struct Prescan {
 }
 
 impl Sink for Prescan {
-    type Error = CliError;
+    type Error = Infallible;
 
-    fn enter(&mut self, thread: u32, _: usize, f: &Frame, _: &[u64]) -> Result<(), CliError> {
-        if f.inferred {
-            let t = thread as usize;
+    fn enter(&mut self, e: &Enter<'_>) -> Result<ControlFlow<()>, Infallible> {
+        if e.frame.inferred {
+            let t = e.thread as usize;
             if t >= self.initial.len() {
                 self.initial.resize_with(t + 1, Vec::new);
             }
-            self.initial[t].push(f.id);
+            self.initial[t].push(e.frame.id);
         }
-        Ok(())
-    }
-
-    #[inline]
-    fn exit(
-        &mut self,
-        _: u32,
-        _: usize,
-        _: &Frame,
-        _: u64,
-        _: Close,
-        _: &[u64],
-    ) -> Result<(), CliError> {
-        Ok(())
+        Ok(GO_ON)
     }
 }
 
@@ -216,42 +227,38 @@ struct Seen {
 }
 
 impl Sink for Seen {
-    type Error = CliError;
+    type Error = Infallible;
 
     #[inline]
-    fn exit(
-        &mut self,
-        thread: u32,
-        _: usize,
-        _: &Frame,
-        _: u64,
-        _: Close,
-        _: &[u64],
-    ) -> Result<(), CliError> {
-        let t = thread as usize;
+    fn exit(&mut self, e: &Exit<'_>) -> Result<ControlFlow<()>, Infallible> {
+        let t = e.thread as usize;
         if t >= self.shown.len() {
             self.shown.resize(t + 1, false);
         }
         self.shown[t] = true;
         self.calls += 1;
-        Ok(())
+        Ok(GO_ON)
     }
 }
 
 /// A first pass over `log`: which frames were open at each thread's window start, the tables,
 /// time zero, and which threads have calls that pass `filter`.
 pub fn plan(log: &Log, filter: &Filter, progress: &dyn Report) -> Result<Plan, CliError> {
-    plan_with(log, filter, progress, &mut Nothing)
+    plan_with(log, filter, progress, &mut Discard)
 }
 
 /// [`plan`], handing the calls that pass `filter` to `extra` as well. In this first pass an
 /// entry missing from the window is inferred at its exit (see [`replay`] without a plan).
-pub fn plan_with<X: Sink<Error = CliError>>(
+pub fn plan_with<X: Sink<Error = E>, E>(
     log: &Log,
     filter: &Filter,
     progress: &dyn Report,
     extra: &mut X,
-) -> Result<Plan, CliError> {
+) -> Result<Plan, CliError>
+where
+    CliError: From<E>,
+    E: From<Infallible>,
+{
     let mut dec = log.decoder()?;
     filter.select_threads(&mut dec);
     let p = plan_filtered(dec, log.name(), filter, progress, extra)?;
@@ -266,26 +273,33 @@ pub fn plan_decoder<R: Read>(
     path: &str,
     progress: &dyn Report,
 ) -> Result<Plan, CliError> {
-    plan_filtered(dec, path, &Filter::none(), progress, &mut Nothing)
+    plan_filtered(dec, path, &Filter::none(), progress, &mut Discard)
 }
 
-fn plan_filtered<R: Read, X: Sink<Error = CliError>>(
+fn plan_filtered<R: Read, X: Sink<Error = E>, E>(
     dec: EventDecoder<R>,
     path: &str,
     filter: &Filter,
     progress: &dyn Report,
     extra: &mut X,
-) -> Result<Plan, CliError> {
+) -> Result<Plan, CliError>
+where
+    CliError: From<E>,
+    E: From<Infallible>,
+{
     let mut p = Prescan {
         initial: Vec::new(),
     };
     let mut seen = Seen::default();
-    let mut both = Both(&mut seen, extra);
+    // The analysis first, then what the plan notes (which cannot fail, so its errors are the
+    // analysis's).
+    let mut both = Both(extra, &mut seen);
     let d = if filter.wraps() {
         let mut w = filter.wrap(&mut both);
-        replay_decoder(dec, path, &mut Both(&mut p, &mut w), None, progress, 0)?
+        // Named: inferred, the error would be taken from this function's bound.
+        replay_decoder::<_, _, CliError>(dec, path, &mut Both(&mut w, &mut p), None, progress, 0)?
     } else {
-        replay_decoder(dec, path, &mut Both(&mut p, &mut both), None, progress, 0)?
+        replay_decoder(dec, path, &mut Both(&mut both, &mut p), None, progress, 0)?
     };
     // Discovered innermost first; the stack is built from the bottom.
     for v in &mut p.initial {
@@ -325,26 +339,26 @@ mod tests_from_docs {
     // Compiled, not run: it reads a log that is not there.
     #[allow(dead_code)]
     fn plan_shared() -> Result<(), crate::CliError> {
-        use crate::model::call::Nothing;
         use crate::model::filter::Filter;
         use crate::model::input::Log;
         use crate::model::pass::plan_shared;
         use crate::model::replay::Silent;
+        use fdr_format::sink::Discard;
         let log = Log::open("app.fdr".as_ref())?;
-        let plan = plan_shared(&log, &Filter::none(), &Silent, &mut [Nothing, Nothing])?;
+        let plan = plan_shared(&log, &Filter::none(), &Silent, &mut [Discard, Discard])?;
         Ok::<(), crate::CliError>(())
     }
 
     // Compiled, not run: it reads a log that is not there.
     #[allow(dead_code)]
     fn plan_with() -> Result<(), crate::CliError> {
-        use crate::model::call::Nothing;
         use crate::model::filter::Filter;
         use crate::model::input::Log;
         use crate::model::pass::plan_with;
         use crate::model::replay::Silent;
+        use fdr_format::sink::Discard;
         let log = Log::open("app.fdr".as_ref())?;
-        let plan = plan_with(&log, &Filter::none(), &Silent, &mut Nothing)?;
+        let plan = plan_with(&log, &Filter::none(), &Silent, &mut Discard)?;
         println!("{} calls, time zero at tick {}", plan.calls, plan.origin);
         Ok::<(), crate::CliError>(())
     }

@@ -8,7 +8,8 @@
 use std::io::Read;
 
 use fdr_format::events::{EventDecoder, LogInfo, ThreadStats};
-use fdr_format::replay::{replay, Replay, Stop};
+use fdr_format::replay::{replay, Replay, ReplayError};
+use fdr_format::sink::Sink;
 use fdr_format::FormatError;
 
 pub use fdr_format::replay::{log_end, origin};
@@ -27,7 +28,6 @@ impl Report for Silent {
     fn at(&self, _: u64, _: u64) {}
 }
 
-use crate::model::call::Sink;
 use crate::CliError;
 
 /// What a first pass learned: the frames open when each thread's window started, and the
@@ -71,33 +71,40 @@ pub(super) fn input(path: &str) -> impl Fn(FormatError) -> CliError + '_ {
     }
 }
 
-/// Replays the log `dec` reads, whatever its input, into `sink`; `path` names it in errors.
-/// With a plan, the calls open when each thread's window started are entered then.
-pub fn replay_decoder<R: Read, S: Sink<Error = CliError>>(
+/// Replays the log `dec` reads, whatever its input, into `sink`, whose errors become the
+/// command's; `path` names it in errors. With a plan, the calls open when each thread's window
+/// started are entered then. (No sink of the command stops a replay early.)
+pub fn replay_decoder<R: Read, S: Sink<Error = E>, E>(
     mut dec: EventDecoder<R>,
     path: &str,
     sink: &mut S,
     plan: Option<&Plan>,
     progress: &dyn Report,
     pass: u64,
-) -> Result<Decoded, CliError> {
+) -> Result<Decoded, CliError>
+where
+    CliError: From<E>,
+{
     let at = |offset| progress.at(pass, offset);
     let how = Replay {
         initial: plan.map_or(&[][..], |p| &p.initial[..]),
         progress: Some(&at),
     };
-    replay(&mut dec, sink, &how).map_err(|e| stopped(e, path))?;
+    replay(&mut dec, sink, &how).map_err(|e| failed(e, path))?;
     Ok(Decoded {
         info: dec.info().clone(),
         threads: dec.threads().to_vec(),
     })
 }
 
-/// A replay's stop as the command's error, naming the log `path`.
-pub(super) fn stopped(e: Stop<CliError>, path: &str) -> CliError {
+/// A replay's error as the command's, naming the log `path`.
+fn failed<E>(e: ReplayError<E>, path: &str) -> CliError
+where
+    CliError: From<E>,
+{
     match e {
-        Stop::Log(e) => input(path)(e),
-        Stop::Sink { error, .. } => error.in_log(path),
+        ReplayError::Log(e) => input(path)(e),
+        ReplayError::Sink { error, .. } => CliError::from(error).in_log(path),
     }
 }
 
@@ -117,27 +124,22 @@ mod tests_from_docs {
 
     #[test]
     fn replay_decoder() -> Result<(), CliError> {
-        use crate::model::call::{Close, Frame, Sink};
         use crate::model::replay::replay_decoder;
         use crate::model::replay::Silent;
         use crate::CliError;
         use fdr_format::events::EventDecoder;
+        use fdr_format::sink::{Exit, Sink, GO_ON};
         use fdr_testkit::synth::LogBuilder;
+        use std::convert::Infallible;
+        use std::ops::ControlFlow;
 
         struct Durations(Vec<(u32, u64, bool)>);
         impl Sink for Durations {
-            type Error = CliError;
-            fn exit(
-                &mut self,
-                _: u32,
-                _: usize,
-                f: &Frame,
-                end: u64,
-                _: Close,
-                _: &[u64],
-            ) -> Result<(), CliError> {
-                self.0.push((f.id, end - f.start, f.inferred));
-                Ok(())
+            type Error = Infallible;
+            fn exit(&mut self, e: &Exit<'_>) -> Result<ControlFlow<()>, Infallible> {
+                let f = e.frame;
+                self.0.push((f.id, e.end - f.start, f.inferred));
+                Ok(GO_ON)
             }
         }
         let mut log = LogBuilder::new(1_000_000_000);

@@ -9,9 +9,12 @@
 
 use std::cmp::Reverse;
 use std::collections::HashMap;
+use std::convert::Infallible;
+use std::ops::ControlFlow;
+
+use fdr_format::sink::{Close, Enter, Exit, Sink, GO_ON};
 
 use crate::escape::shown;
-use crate::model::call::{Close, Frame, Sink};
 use crate::model::filter::Filter;
 use crate::model::hist::Log2;
 use crate::model::input::Log;
@@ -186,13 +189,14 @@ impl Trie {
 }
 
 impl Sink for Trie {
-    type Error = CliError;
+    type Error = Infallible;
 
     #[inline]
-    fn enter(&mut self, thread: u32, depth: usize, f: &Frame, _: &[u64]) -> Result<(), CliError> {
+    fn enter(&mut self, e: &Enter<'_>) -> Result<ControlFlow<()>, Infallible> {
+        let (thread, depth, f) = (e.thread, e.depth, e.frame);
         if depth > self.max_depth {
             // Inside the call at the display depth, which holds this one's time.
-            return Ok(());
+            return Ok(GO_ON);
         }
         let t = thread as usize;
         if t >= self.stacks.len() {
@@ -204,36 +208,29 @@ impl Sink for Trie {
             parent => self.node_for(parent.unwrap_or(0), f.id, depth),
         };
         self.stacks[t].push(node);
-        Ok(())
+        Ok(GO_ON)
     }
 
     #[inline]
-    fn exit(
-        &mut self,
-        thread: u32,
-        depth: usize,
-        f: &Frame,
-        end: u64,
-        how: Close,
-        _: &[u64],
-    ) -> Result<(), CliError> {
+    fn exit(&mut self, e: &Exit<'_>) -> Result<ControlFlow<()>, Infallible> {
+        let (depth, f, end, how) = (e.depth, e.frame, e.end, e.how);
         if depth > self.max_depth {
-            return Ok(());
+            return Ok(GO_ON);
         }
-        let Some(stack) = self.stacks.get_mut(thread as usize) else {
-            return Ok(());
+        let Some(stack) = self.stacks.get_mut(e.thread as usize) else {
+            return Ok(GO_ON);
         };
         let Some(&node) = stack.get(depth) else {
-            return Ok(());
+            return Ok(GO_ON);
         };
         stack.truncate(depth);
         if node == UNTRACKED {
-            return Ok(());
+            return Ok(GO_ON);
         }
         let merged = self.nodes[node as usize].kind != NodeKind::Path;
         if merged && stack.last() == Some(&node) {
             // A call inside a merged node: its time is already part of its caller's there.
-            return Ok(());
+            return Ok(GO_ON);
         }
         let n = &mut self.nodes[node as usize];
         let dur = end.saturating_sub(f.start);
@@ -244,7 +241,7 @@ impl Sink for Trie {
         n.hist.record(dur);
         n.inferred += u64::from(f.inferred);
         n.open += u64::from(how == Close::WindowEnd);
-        Ok(())
+        Ok(GO_ON)
     }
 }
 

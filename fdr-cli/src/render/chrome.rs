@@ -11,11 +11,12 @@
 //! (`"cancelled": true` when it was dropped first), over its polls' `B`/`E` slices.
 
 use std::io::Write;
+use std::ops::ControlFlow;
 
+use fdr_format::sink::{Close, Enter, Exit, Sink, TaskSeen, GO_ON};
 use fdr_format::TaskKind;
 
 use crate::escape::json_string;
-use crate::model::call::{Close, Frame, Sink, TaskEvent};
 use crate::model::names::{Names, Slots};
 use crate::model::replay::Plan;
 use crate::model::tasks::Tasks;
@@ -114,36 +115,40 @@ impl Chrome<'_> {
 impl Sink for Chrome<'_> {
     type Error = CliError;
 
-    fn task(&mut self, thread: u32, tsc: u64, window: u64, ev: TaskEvent) -> Result<(), CliError> {
-        self.tasks.event(thread, tsc, window, ev)?;
+    fn task(&mut self, t: &TaskSeen) -> Result<ControlFlow<()>, CliError> {
+        let (thread, tsc, ev) = (t.thread, t.tsc, t.event);
+        self.tasks.event(thread, tsc, t.window, ev)?;
         match ev.kind {
             TaskKind::Created => self.async_event('b', thread, ev.id, ev.task, tsc, ""),
             TaskKind::Completed => self.async_event('e', thread, ev.id, ev.task, tsc, ""),
             TaskKind::Cancelled => {
                 self.async_event('e', thread, ev.id, ev.task, tsc, "\"cancelled\":true")
             }
-        }
+        }?;
+        Ok(GO_ON)
     }
 
-    fn enter(&mut self, thread: u32, _: usize, f: &Frame, args: &[u64]) -> Result<(), CliError> {
+    fn enter(&mut self, e: &Enter<'_>) -> Result<ControlFlow<()>, CliError> {
+        let f = e.frame;
         // A call whose begin is known is one complete event, written at its end.
         if !f.inferred {
-            return Ok(());
+            return Ok(GO_ON);
         }
-        self.head('B', f.id, f.start, thread)?;
-        self.args(f.id, args, "\"inferred_start\":true");
-        self.emit()
+        self.head('B', f.id, f.start, e.thread)?;
+        self.args(f.id, e.args, "\"inferred_start\":true");
+        self.emit()?;
+        Ok(GO_ON)
     }
 
-    fn exit(
-        &mut self,
-        thread: u32,
-        _: usize,
-        f: &Frame,
-        end: u64,
-        how: Close,
-        args: &[u64],
-    ) -> Result<(), CliError> {
+    fn exit(&mut self, e: &Exit<'_>) -> Result<ControlFlow<()>, CliError> {
+        let Exit {
+            thread,
+            frame: f,
+            end,
+            how,
+            args,
+            ..
+        } = *e;
         let mark = match how {
             Close::WindowEnd => "\"open_at_end\":true",
             Close::Unwound => "\"closed_by_caller_exit\":true",
@@ -152,7 +157,8 @@ impl Sink for Chrome<'_> {
         if f.inferred {
             self.head('E', f.id, end, thread)?;
             self.args(f.id, &[], mark);
-            return self.emit();
+            self.emit()?;
+            return Ok(GO_ON);
         }
         self.head('X', f.id, f.start, thread)?;
         let start_ns = self.clock.ns(f.start.saturating_sub(self.origin));
@@ -163,7 +169,8 @@ impl Sink for Chrome<'_> {
         use std::fmt::Write as _;
         let _ = write!(self.line, ",\"dur\":{}.{:03}", dur / 1000, dur % 1000);
         self.args(f.id, args, mark);
-        self.emit()
+        self.emit()?;
+        Ok(GO_ON)
     }
 }
 

@@ -16,10 +16,11 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::ops::ControlFlow;
 
+use fdr_format::sink::{Close, Enter, Exit, Sink, TaskSeen, GO_ON};
 use fdr_format::TaskKind;
 
-use crate::model::call::{Close, Frame, Sink, TaskEvent};
 use crate::model::names::{Names, Slots};
 use crate::model::replay::Plan;
 use crate::model::tasks::Tasks;
@@ -290,8 +291,9 @@ impl Fxt<'_> {
 impl Sink for Fxt<'_> {
     type Error = CliError;
 
-    fn task(&mut self, thread: u32, tsc: u64, window: u64, ev: TaskEvent) -> Result<(), CliError> {
-        self.tasks.event(thread, tsc, window, ev)?;
+    fn task(&mut self, t: &TaskSeen) -> Result<ControlFlow<()>, CliError> {
+        let (thread, tsc, ev) = (t.thread, t.tsc, t.event);
+        self.tasks.event(thread, tsc, t.window, ev)?;
         match ev.kind {
             TaskKind::Created => self.async_event(EV_ASYNC_BEGIN, thread, ev.id, ev.task, tsc, &[]),
             TaskKind::Completed => self.async_event(EV_ASYNC_END, thread, ev.id, ev.task, tsc, &[]),
@@ -299,12 +301,15 @@ impl Sink for Fxt<'_> {
                 let a = [(self.cancelled.clone(), ARG_U32, 1)];
                 self.async_event(EV_ASYNC_END, thread, ev.id, ev.task, tsc, &a)
             }
-        }
+        }?;
+        Ok(GO_ON)
     }
 
-    fn enter(&mut self, thread: u32, _: usize, f: &Frame, args: &[u64]) -> Result<(), CliError> {
+    fn enter(&mut self, e: &Enter<'_>) -> Result<ControlFlow<()>, CliError> {
+        let (thread, f, args) = (e.thread, e.frame, e.args);
         if args.is_empty() && !f.inferred {
-            return self.event(EV_BEGIN, thread, f.id, f.start, &[]);
+            self.event(EV_BEGIN, thread, f.id, f.start, &[])?;
+            return Ok(GO_ON);
         }
         let mut a = Vec::with_capacity(args.len() + 1);
         for (i, v) in args.iter().enumerate() {
@@ -314,23 +319,19 @@ impl Sink for Fxt<'_> {
         if f.inferred {
             a.push((self.inferred.clone(), ARG_U32, 1));
         }
-        self.event(EV_BEGIN, thread, f.id, f.start, &a)
+        self.event(EV_BEGIN, thread, f.id, f.start, &a)?;
+        Ok(GO_ON)
     }
 
-    fn exit(
-        &mut self,
-        thread: u32,
-        _: usize,
-        f: &Frame,
-        end: u64,
-        how: Close,
-        _: &[u64],
-    ) -> Result<(), CliError> {
-        if how == Close::WindowEnd {
+    fn exit(&mut self, e: &Exit<'_>) -> Result<ControlFlow<()>, CliError> {
+        let (thread, id, end) = (e.thread, e.frame.id, e.end);
+        if e.how == Close::WindowEnd {
             let a = [(self.open.clone(), ARG_U32, 1)];
-            return self.event(EV_END, thread, f.id, end, &a);
+            self.event(EV_END, thread, id, end, &a)?;
+        } else {
+            self.event(EV_END, thread, id, end, &[])?;
         }
-        self.event(EV_END, thread, f.id, end, &[])
+        Ok(GO_ON)
     }
 }
 

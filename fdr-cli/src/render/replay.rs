@@ -17,11 +17,12 @@
 
 use std::fmt::Write as _;
 use std::io::Write;
+use std::ops::ControlFlow;
 
-use fdr_format::{LinkKind, TaskLink};
+use fdr_format::sink::{Close, Enter, Exit, Frame, LinkSeen, Sink, GO_ON};
+use fdr_format::LinkKind;
 
 use crate::escape::shown;
-use crate::model::call::{Close, Frame, Sink};
 use crate::model::names::{Names, Slots};
 use crate::model::replay::Plan;
 use crate::model::thin_window;
@@ -170,24 +171,17 @@ impl Lines<'_> {
 impl Sink for Lines<'_> {
     type Error = CliError;
 
-    fn enter(&mut self, _: u32, depth: usize, f: &Frame, args: &[u64]) -> Result<(), CliError> {
+    fn enter(&mut self, e: &Enter<'_>) -> Result<ControlFlow<()>, CliError> {
         self.open_held()?;
-        self.depth = depth + 1;
-        self.held = Some((depth, *f));
+        self.depth = e.depth + 1;
+        self.held = Some((e.depth, *e.frame));
         self.held_args.clear();
-        self.held_args.extend_from_slice(args);
-        Ok(())
+        self.held_args.extend_from_slice(e.args);
+        Ok(GO_ON)
     }
 
-    fn exit(
-        &mut self,
-        _: u32,
-        depth: usize,
-        f: &Frame,
-        end: u64,
-        how: Close,
-        _: &[u64],
-    ) -> Result<(), CliError> {
+    fn exit(&mut self, e: &Exit<'_>) -> Result<ControlFlow<()>, CliError> {
+        let (depth, f, end, how) = (e.depth, e.frame, e.end, e.how);
         self.depth = depth;
         let dur = end.saturating_sub(f.start);
         let s = self.label(f.id)?;
@@ -209,12 +203,14 @@ impl Sink for Lines<'_> {
             self.line.push_str(" */");
         }
         self.close_marks(how);
-        self.flush()
+        self.flush()?;
+        Ok(GO_ON)
     }
 
     /// A task tied to another, where the thread made the link (inside the calls open then):
     /// `/* task 9 (app::fetch) made inside task 8 (app::request) */`.
-    fn link(&mut self, _: u32, _: u64, link: TaskLink) -> Result<(), CliError> {
+    fn link(&mut self, l: &LinkSeen) -> Result<ControlFlow<()>, CliError> {
+        let link = l.link;
         self.open_held()?;
         let (task, other) = (self.label(link.id)?, self.label(link.other_id)?);
         self.head(None, self.depth, false);
@@ -227,7 +223,8 @@ impl Sink for Lines<'_> {
             "/* task {} ({}) {how} task {} ({}) */",
             link.task, self.labels[task], link.other_task, self.labels[other]
         );
-        self.flush()
+        self.flush()?;
+        Ok(GO_ON)
     }
 }
 
