@@ -4,11 +4,11 @@
 //! are the expected outcome. Not part of the `fdr` command's interface.
 
 use fdr_format::events::EventDecoder;
+use fdr_format::first_pass::window_stacks;
 use fdr_format::profile::Profile;
 use fdr_format::reader::Reader;
-use fdr_format::replay::{replay, Replay};
 use fdr_format::verify::{BlockVerifier, TimeCheck};
-use fdr_format::window::{calls_with, Collector, Limits};
+use fdr_format::window::{calls_with, Limits};
 
 use crate::commands::account::{Account, SortKey};
 use crate::commands::flame::{graph_lines, profile_drawing, Chart, Limits as FlameLimits};
@@ -24,7 +24,7 @@ use crate::units::Clock;
 /// A log's bytes through the raw reader with the block grammar and the backwards-time check,
 /// the event decoder in shares, one-pass accounting, the two-pass replay behind `stack`,
 /// `convert` and `flame` (with limits small enough for short inputs to reach the merged and
-/// elided paths), and a window's calls in one pass and in two, which must be the same.
+/// elided paths), and a window's calls, whose callers come first.
 pub fn decode(data: &[u8]) {
     if let Ok(mut r) = Reader::new(data) {
         let mut v = BlockVerifier::new();
@@ -88,26 +88,26 @@ pub fn decode(data: &[u8]) {
             assert!(frames <= tiny.frames, "{frames} frames");
         }
     }
-    // The one engine, run both ways: the same calls (or the same refusal, which the plan
-    // already met when it is the log's).
+    // A window's calls, as `fdr export` and the runtime's exporter take them: the plan's first
+    // pass is theirs, each caller comes before its callees on their thread, and the calls open
+    // when a window started are under all the others.
     let small = Limits {
         calls: 1 << 16,
         arg_values: 1 << 16,
     };
-    if let Ok(one) = calls_with(data, &small) {
-        let mut dec = EventDecoder::new(data).expect("read once");
-        let mut c = Collector::planned(small);
-        let how = Replay {
-            initial: &plan.initial,
-            ..Replay::default()
-        };
-        let read = replay(&mut dec, &mut c, &how);
-        assert!(read.is_ok(), "one pass read it, two did not: {read:?}");
-        let two = c
-            .finish(dec.info(), dec.threads())
-            .expect("one pass finished it");
-        assert_eq!(one.calls, two.calls);
-        assert_eq!(one.tasks, two.tasks);
+    if let Ok(w) = calls_with(data, &small) {
+        let stacks = window_stacks(&mut EventDecoder::new(data).expect("read once"));
+        assert_eq!(stacks.as_ref().ok(), Some(&plan.initial));
+        for (i, c) in w.calls.iter().enumerate() {
+            if let Some(p) = c.parent {
+                let p = &w.calls[p];
+                assert!(
+                    c.parent < Some(i) && p.thread == c.thread,
+                    "{c:?} under {p:?}"
+                );
+                assert!(!c.inferred_start || p.inferred_start, "{c:?} under {p:?}");
+            }
+        }
     }
     let mut chart = Chart::new(tiny);
     if let Ok(dec) = EventDecoder::new(data) {

@@ -219,6 +219,8 @@ pub struct EventDecoder<R> {
     keep: Option<ThreadChoice>,
     /// Per thread index: its blocks are decoded.
     kept: Vec<Option<bool>>,
+    /// Each thread is read only until its window opens ([`EventDecoder::starts_only`]).
+    starts_only: bool,
 }
 
 /// Decides, from a thread's id and the log's tables, whether its blocks are decoded.
@@ -274,6 +276,7 @@ impl<R: Read> EventDecoder<R> {
             muted: false,
             keep: None,
             kept: Vec::new(),
+            starts_only: false,
         }
     }
 
@@ -306,6 +309,39 @@ impl<R: Read> EventDecoder<R> {
     /// ```
     pub fn keep_threads(&mut self, keep: impl FnMut(i32, &LogInfo) -> bool + 'static) {
         self.keep = Some(Box::new(keep));
+    }
+
+    /// Decode each thread only until its window opens (its first function record, see
+    /// [`ThreadStats::first_tsc`]): the rest of that block and the thread's later blocks are
+    /// skipped unread (the file's first block, which carries fdr's tables, is read whole). What
+    /// is left to learn is the tables and where each window starts, quickly: the threads'
+    /// statistics hold their window's start, pid and wall clock, not its end or its records,
+    /// and no event is reported from a window's first function record on.
+    ///
+    /// ```
+    /// use fdr_format::events::EventDecoder;
+    /// use fdr_format::{function_record, meta, meta_bytes, FileHeader, FnKind};
+    /// let mut file = FileHeader::default().encode().to_vec();
+    /// for (tid, tsc) in [(0, 5), (7, 10), (8, 20), (7, 30)] {
+    ///     let mut block = Vec::new();
+    ///     for m in [meta::new_buffer(tid), meta::walltime(0, 0), meta::new_cpu_id(0, tsc)] {
+    ///         block.extend_from_slice(&meta_bytes(m));
+    ///     }
+    ///     for _ in 0..3 {
+    ///         block.extend_from_slice(&function_record(3, FnKind::Enter, 5).to_le_bytes());
+    ///     }
+    ///     file.extend_from_slice(&meta_bytes(meta::buffer_extents(block.len() as u64)));
+    ///     file.extend_from_slice(&block);
+    /// }
+    /// let mut d = EventDecoder::new(&file[..]).unwrap();
+    /// d.starts_only();
+    /// while d.next_event().unwrap().is_some() {}
+    /// let starts: Vec<(i32, u64, u64)> =
+    ///     d.threads().iter().map(|t| (t.tid, t.first_tsc, t.function_records)).collect();
+    /// assert_eq!(starts, [(0, 5, 3), (7, 10, 1), (8, 20, 1)]);
+    /// ```
+    pub fn starts_only(&mut self) {
+        self.starts_only = true;
     }
 
     /// Decode only the blocks of threads whose index is `k` modulo `n` (and the file's first
@@ -418,7 +454,7 @@ impl<R: Read> EventDecoder<R> {
         F: FnMut(Event, u64) -> Result<(), E>,
     {
         loop {
-            if self.in_block && !self.muted {
+            if self.in_block && !self.muted && !self.starts_only {
                 let base = self.reader.offset();
                 let bytes = self.reader.block_bytes(FUNCTION_RECORD_SIZE)?;
                 let mut i = 0;
@@ -558,11 +594,15 @@ impl<R: Read> EventDecoder<R> {
                 "expected an event inside a block".into(),
             ));
         }
-        if !self.windowed {
+        let opening = !self.windowed;
+        if opening {
             self.open_window();
         }
         self.tsc = self.tsc.wrapping_add(u64::from(delta));
         self.records += 1;
+        if opening && self.starts_only && self.blocks_started > 1 {
+            self.skip_rest_of_block()?;
+        }
         if self.muted {
             return Ok(None);
         }
@@ -602,7 +642,8 @@ impl<R: Read> EventDecoder<R> {
         }
         self.muted = false;
         let shared = self.share.map_or(true, |(n, k)| idx % n == k);
-        if !shared || self.kept[idx as usize] == Some(false) {
+        let started = self.starts_only && self.opened[idx as usize];
+        if !shared || self.kept[idx as usize] == Some(false) || started {
             if self.blocks_started > 1 {
                 self.reader.skip_block()?;
                 self.verifier.block_skipped();
@@ -613,6 +654,15 @@ impl<R: Read> EventDecoder<R> {
         self.block_pending = true;
         self.block_pid = 0;
         self.block_wall = (0, 0);
+        Ok(())
+    }
+
+    /// Skips what is left of the current block, its events unreported ([`Self::starts_only`]).
+    #[cold]
+    fn skip_rest_of_block(&mut self) -> Result<(), FormatError> {
+        self.reader.skip_block()?;
+        self.verifier.block_skipped();
+        self.muted = true;
         Ok(())
     }
 

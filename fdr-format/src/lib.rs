@@ -27,6 +27,7 @@ pub mod duration;
 mod error;
 pub mod events;
 pub mod ext;
+pub mod first_pass;
 pub mod glob;
 mod header;
 pub mod key_values;

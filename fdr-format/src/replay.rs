@@ -14,9 +14,10 @@
 //!   every open call, and is a call *inferred* to have started at the thread's window start
 //!   (the start of the block of its first call; [`Frame::inferred`]). The calls completed
 //!   before it at the bottom of the stack, the previous inferred call included, are its callees
-//!   (its [`Frame::child`] counts them). With the frames a first pass found open at each
-//!   window's start ([`Replay::initial`]), those calls are entered when the window starts
-//!   instead, so that time-ordered outputs see a begin before every end.
+//!   (its [`Frame::child`] counts them). With the frames the first pass
+//!   ([`crate::first_pass`]) found open at each window's start ([`Replay::initial`]), those
+//!   calls are entered when the window starts instead, so that time-ordered outputs see a
+//!   begin before every end.
 //! - Calls still open when the thread's records end are closed at the window's end
 //!   ([`window_end`]; [`Close::WindowEnd`]): they were running, and lasted at least until then.
 //! - CPU migrations and TSC wraps only reset the timestamp base, which the event decoder has
@@ -171,8 +172,9 @@ impl<E> From<FormatError> for ReplayError<E> {
 #[derive(Clone, Copy, Default)]
 pub struct Replay<'a> {
     /// Per thread index, the functions of the calls open when its window started, from the
-    /// bottom of the stack up: entered (inferred) at the window's start. Empty: every call
-    /// whose entry is missing is inferred when its exit arrives.
+    /// bottom of the stack up ([`crate::first_pass::window_stacks`]): entered (inferred) at
+    /// the window's start. Empty: every call whose entry is missing is inferred when its exit
+    /// arrives.
     pub initial: &'a [Vec<u32>],
     /// Called with the byte offset reached every 2^20 events, and once at the end.
     pub progress: Option<&'a dyn Fn(u64)>,
@@ -557,24 +559,6 @@ fn close<S: Sink + ?Sized>(
     Ok(())
 }
 
-/// Time zero of a log's calls: the earliest window start of a thread that recorded calls (0
-/// when none did).
-///
-/// ```
-/// use fdr_format::events::ThreadStats;
-/// let t = |first_tsc, function_records| ThreadStats { first_tsc, function_records, ..Default::default() };
-/// assert_eq!(fdr_format::replay::origin(&[t(50, 0), t(70, 3), t(90, 1)]), 70);
-/// assert_eq!(fdr_format::replay::origin(&[]), 0);
-/// ```
-pub fn origin(threads: &[ThreadStats]) -> u64 {
-    threads
-        .iter()
-        .filter(|t| t.function_records > 0)
-        .map(|t| t.first_tsc)
-        .min()
-        .unwrap_or(0)
-}
-
 /// When the log was taken: the run record's `end_tsc`, or the latest record of `threads` if
 /// that is later (a log without a run record). Tasks not completed by then end there.
 ///
@@ -616,43 +600,4 @@ pub fn window_end(info: &LogInfo, threads: &[ThreadStats], t: usize) -> u64 {
 pub fn ticks_to_ns(ticks: u64, ticks_per_second: u64) -> u64 {
     (u128::from(ticks) * 1_000_000_000 / u128::from(ticks_per_second.max(1)))
         .min(u128::from(u64::MAX)) as u64
-}
-
-/// The Unix time of tick `origin`, ns: the run record's wall clock at the start of recording
-/// plus the ticks from then to `origin`; in a log without a run record, the wall-clock marker
-/// of the block that opened the earliest window of a thread with calls (microseconds). `None`
-/// when neither is there (no run record and no call).
-///
-/// ```
-/// use fdr_format::events::LogInfo;
-/// use fdr_format::RunInfo;
-/// let mut info = LogInfo::default();
-/// info.header.cycle_frequency = 1_000_000_000;
-/// info.run = Some(RunInfo { start_unix_secs: 1_700_000_000, start_unix_nanos: 7, start_tsc: 1_000,
-///                           ..RunInfo::default() });
-/// assert_eq!(fdr_format::replay::unix_ns(&info, &[], 1_500), Some(1_700_000_000_000_000_507));
-/// assert_eq!(fdr_format::replay::unix_ns(&LogInfo::default(), &[], 0), None);
-/// ```
-pub fn unix_ns(info: &LogInfo, threads: &[ThreadStats], origin: u64) -> Option<u64> {
-    let freq = info.header.cycle_frequency;
-    let ns = match &info.run {
-        Some(r) => {
-            let start =
-                i128::from(r.start_unix_secs) * 1_000_000_000 + i128::from(r.start_unix_nanos);
-            let delta = if origin >= r.start_tsc {
-                i128::from(ticks_to_ns(origin - r.start_tsc, freq))
-            } else {
-                -i128::from(ticks_to_ns(r.start_tsc - origin, freq))
-            };
-            start + delta
-        }
-        None => {
-            let first = threads
-                .iter()
-                .filter(|t| t.function_records > 0)
-                .min_by_key(|t| t.first_tsc)?;
-            i128::from(first.walltime.0) * 1_000_000_000 + i128::from(first.walltime.1) * 1_000
-        }
-    };
-    Some(ns.clamp(0, i128::from(u64::MAX)) as u64)
 }

@@ -1,27 +1,25 @@
 //! A log's window as calls: every call of every thread with its caller, its times in
-//! nanoseconds and its arguments, and every async task, in one read of the log (so from any
-//! [`Read`]: a file, or the bytes the runtime has just written).
+//! nanoseconds and its arguments, and every async task, from a log's bytes (a file read whole,
+//! or the bytes the runtime has just written).
 //!
-//! The calls are those of the replay engine ([`crate::replay`], whose rules they follow),
-//! replayed once without a first pass and gathered by a [`Collector`], the sink that keeps them:
-//! `fdr calls --format json` lists the same calls, `fdr export` and the OTLP exporters send them
-//! as spans. A call *inferred* to have started at its thread's window start (its entry is
-//! before the window; [`WindowCall::inferred_start`]) is the caller of the calls completed
-//! before it at the bottom of the stack, the previous inferred call included; the caller is
-//! filled in when its exit arrives, and the calls are listed as if the inferred ones had been
-//! opened, outermost first, when the thread's window started (as `fdr`'s two passes do).
+//! The calls are those of the replay engine ([`crate::replay`], whose rules they follow), in
+//! two passes: the first ([`crate::first_pass`]) finds the calls open when each thread's
+//! window started, the second enters them then, outermost first, and hands every call to a
+//! [`Collector`], the sink that keeps them. `fdr calls --format json` lists the same calls,
+//! `fdr export` and the OTLP exporters send them as spans. A call *inferred* to have started at
+//! its thread's window start (its entry is before the window;
+//! [`WindowCall::inferred_start`]) is so the caller of the calls made while it ran.
 //!
 //! Durations are differences of timestamps (0 when time went backwards), converted by
 //! [`crate::replay::ticks_to_ns`]; start times count from [`WindowCalls::origin_tsc`], the
 //! earliest window start of a thread with calls. A call's self time is its duration less its
-//! callees' durations. Calls nested more than [`MAX_DEPTH`] deep on one thread, the inferred
-//! ones counted as a first pass would open them, make the log an error.
+//! callees' durations. Calls nested more than [`crate::replay::MAX_DEPTH`] deep on one
+//! thread, the inferred ones included, make the log an error.
 //!
 //! Memory is bounded by [`Limits`], not by the log: the calls themselves (about 100 bytes
-//! each, twice that while they are put in order at the end, plus 8 bytes per argument), at
-//! most [`MAX_CALLS`] of them and [`MAX_ARG_VALUES`] argument values by default, past which the
-//! read stops with an error naming the limit; the replay's open calls; the reader's 1 MiB
-//! window of the input.
+//! each, plus 8 bytes per argument), at most [`MAX_CALLS`] of them and [`MAX_ARG_VALUES`]
+//! argument values by default, past which the read stops with an error naming the limit; the
+//! replay's open calls.
 //!
 //! ```
 //! use fdr_format::window::calls;
@@ -56,13 +54,11 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::io::Read;
 use std::ops::ControlFlow;
 
 use crate::events::{EventDecoder, LogInfo, ThreadStats};
-use crate::replay::{
-    log_end, origin, replay, ticks_to_ns, too_deep, Replay, ReplayError, MAX_DEPTH,
-};
+use crate::first_pass::{origin, unix_ns, window_stacks};
+use crate::replay::{log_end, replay, ticks_to_ns, Replay, ReplayError};
 use crate::sink::{Close, Enter, Exit, PollSeen, Sink, TaskSeen, WindowStart, GO_ON};
 use crate::tasks::{TaskSpan, Tasks};
 use crate::{FormatError, FunctionInfo, ReasonInfo, RunInfo, TaskKind};
@@ -317,12 +313,13 @@ impl WindowCalls {
 /// assert!(w.calls.is_empty() && w.origin_unix_ns.is_none());
 /// # Ok::<(), fdr_format::FormatError>(())
 /// ```
-pub fn calls<R: Read>(log: R) -> Result<WindowCalls, FormatError> {
+pub fn calls(log: &[u8]) -> Result<WindowCalls, FormatError> {
     calls_with(log, &Limits::default())
 }
 
-/// The calls of the window `log` holds, within `limits`. An error is the log's (with the byte
-/// offset of the record where it went wrong), or a limit passed (at the record that passed it).
+/// The calls of the window `log` holds, within `limits`, in two reads of it. An error is the
+/// log's (with the byte offset of the record where it went wrong), or a limit passed (at the
+/// record that passed it).
 ///
 /// ```
 /// use fdr_format::window::{calls_with, Limits};
@@ -340,10 +337,15 @@ pub fn calls<R: Read>(log: R) -> Result<WindowCalls, FormatError> {
 /// assert_eq!(calls_with(&log[..], &Limits::default())?.calls.len(), 2);
 /// # Ok::<(), fdr_format::FormatError>(())
 /// ```
-pub fn calls_with<R: Read>(log: R, limits: &Limits) -> Result<WindowCalls, FormatError> {
+pub fn calls_with(log: &[u8], limits: &Limits) -> Result<WindowCalls, FormatError> {
+    let stacks = window_stacks(&mut EventDecoder::new(log)?)?;
     let mut dec = EventDecoder::new(log)?;
     let mut c = Collector::new(*limits);
-    replay(&mut dec, &mut c, &Replay::default()).map_err(|s| match s {
+    let how = Replay {
+        initial: &stacks,
+        ..Replay::default()
+    };
+    replay(&mut dec, &mut c, &how).map_err(|s| match s {
         ReplayError::Log(e) => e,
         ReplayError::Sink { error, offset } => FormatError::new(offset, error.to_string()),
     })?;
@@ -391,16 +393,6 @@ impl fmt::Display for LimitPassed {
 
 impl std::error::Error for LimitPassed {}
 
-/// A call's caller while the log is read.
-#[derive(Clone, Copy, Debug)]
-enum Caller {
-    /// The call at this index of [`Collector::recs`].
-    Call(u32),
-    /// The thread's inferred call of this discovery index (0: the first exit without an entry),
-    /// if there is one by the end; else a root.
-    Inferred(u32),
-}
-
 /// A call while the log is read: times in ticks.
 struct Rec {
     id: u32,
@@ -410,7 +402,8 @@ struct Rec {
     self_ticks: u64,
     inferred: bool,
     open: bool,
-    caller: Caller,
+    /// The caller's index in [`Collector::recs`].
+    caller: Option<u32>,
     args: Vec<u64>,
     /// The task this poll served.
     task: Option<u64>,
@@ -423,52 +416,42 @@ struct Thread {
     started: bool,
     /// The call of the thread's last exit.
     last_exit: Option<u32>,
-    /// The inferred calls' indices in [`Collector::recs`], in the order their exits came
-    /// (innermost first).
-    inferred: Vec<u32>,
-    /// Byte offset of the thread's first call of the window.
-    first_at: Option<u64>,
-    /// Where entries came with `open - inferred` (open: the calls entered and open before the
-    /// entry; inferred: the inferred calls seen so far) at a new high, from 0: (value, offset).
-    /// With `k` inferred calls in all, a first pass would have `open + k - inferred` calls on
-    /// the stack before that entry, the inferred ones still open included (see
-    /// [`Collector::check_depth`]).
-    highs: Vec<(u32, u64)>,
 }
 
-/// The sink that keeps a window's calls and tasks: [`calls_with`] is a replay into one,
-/// without a first pass ([`Replay::default`]). A program with its own sinks beside it (a filter
-/// in front, another analysis with [`crate::sink::Both`]) replays into one itself and calls
-/// [`Collector::finish`]; with a first pass's inferred calls ([`Replay::initial`]), into one
-/// made by [`Collector::planned`]. The calls are the same either way.
+/// The sink that keeps a window's calls and tasks, in a replay that enters the calls open at
+/// each window's start there ([`Replay::initial`], from [`crate::first_pass`]): [`calls_with`]
+/// is the two passes into one. A program with its own sinks beside it (a filter in front,
+/// another analysis with [`crate::sink::Both`]) replays into one itself and calls
+/// [`Collector::finish`]. Behind a sink that cuts calls (a filter that cuts them at the start
+/// of its range enters them there, inferred), every call must still be entered before its
+/// exit.
 ///
 /// ```
 /// use fdr_format::events::EventDecoder;
+/// use fdr_format::first_pass::window_stacks;
 /// use fdr_format::replay::{replay, Replay};
 /// use fdr_format::window::{Collector, Limits};
 /// let log = fdr_format::FileHeader::default().encode();
+/// let stacks = window_stacks(&mut EventDecoder::new(&log[..])?)?;
 /// let mut dec = EventDecoder::new(&log[..])?;
 /// let mut c = Collector::new(Limits::default());
-/// replay(&mut dec, &mut c, &Replay::default()).map_err(|e| e.into_log().unwrap())?;
+/// let how = Replay { initial: &stacks, ..Replay::default() };
+/// replay(&mut dec, &mut c, &how).map_err(|e| e.into_log().unwrap())?;
 /// let w = c.finish(dec.info(), dec.threads())?;
 /// assert!(w.calls.is_empty());
 /// # Ok::<(), fdr_format::FormatError>(())
 /// ```
 pub struct Collector {
-    /// Inferred calls are entered at the window's start, not revealed by their exits.
-    planned: bool,
     limits: Limits,
     recs: Vec<Rec>,
     ts: Vec<Thread>,
-    /// (`recs.len()` when a thread's window started, the thread): where its inferred calls go.
-    markers: Vec<(usize, u32)>,
     arg_values: usize,
     /// The async tasks' two ends, matched.
     tasks: Tasks,
     /// The tasks whose two ends were read, with the call that created each.
-    spans: Vec<(TaskSpan, Option<Caller>)>,
+    spans: Vec<(TaskSpan, Option<u32>)>,
     /// Tasks waiting for their end: the call open on the creating thread at the creation.
-    created_in: HashMap<u64, Caller>,
+    created_in: HashMap<u64, u32>,
 }
 
 impl Collector {
@@ -480,32 +463,14 @@ impl Collector {
     /// ```
     pub fn new(limits: Limits) -> Collector {
         Collector {
-            planned: false,
             limits,
             recs: Vec::new(),
             ts: Vec::new(),
-            markers: Vec::new(),
             arg_values: 0,
             // The tasks are bounded by `limits.calls` all together, checked before each event.
             tasks: Tasks::new(usize::MAX),
             spans: Vec::new(),
             created_in: HashMap::new(),
-        }
-    }
-
-    /// A collector for a replay with a first pass's inferred calls ([`Replay::initial`]), or
-    /// behind a sink that enters every call before it ends it (a filter that cuts calls at the
-    /// start of its range enters them there, inferred): every call is entered before its
-    /// exit, and an inferred one is a caller like any other.
-    ///
-    /// ```
-    /// let c = fdr_format::window::Collector::planned(Default::default());
-    /// # let _ = c;
-    /// ```
-    pub fn planned(limits: Limits) -> Collector {
-        Collector {
-            planned: true,
-            ..Collector::new(limits)
         }
     }
 
@@ -531,53 +496,21 @@ impl Collector {
         Ok(i)
     }
 
-    /// A first pass opens a thread's inferred calls when its window starts, and so holds them
-    /// on the stack, under the calls entered, until their exits: an entry made with `open`
-    /// calls open above `k - seen` inferred ones (`k` in all, `seen` of them closed so far)
-    /// finds `open + k - seen` calls on the stack, which may not reach [`MAX_DEPTH`] (nor may
-    /// `k` pass it). The first such entry of the log is the error.
-    fn check_depth(&self) -> Result<(), FormatError> {
-        let mut first: Option<u64> = None;
-        for th in &self.ts {
-            let k = th.inferred.len();
-            if k == 0 {
-                continue;
-            }
-            let at = if k > MAX_DEPTH {
-                th.first_at
-            } else {
-                let need = (MAX_DEPTH - k) as u32;
-                let i = th.highs.partition_point(|&(h, _)| h < need);
-                th.highs.get(i).map(|&(_, at)| at)
-            };
-            if let Some(at) = at {
-                first = Some(first.map_or(at, |f| f.min(at)));
-            }
-        }
-        match first {
-            Some(at) => Err(too_deep(at)),
-            None => Ok(()),
-        }
-    }
-
     /// The calls in entry order, in nanoseconds, with their names, once the replay of the log
-    /// whose tables and threads are `info` and `threads` is over. An error is a stack too deep
-    /// once the inferred calls are counted (see [`MAX_DEPTH`]).
+    /// whose tables and threads are `info` and `threads` is over.
     pub fn finish(
         mut self,
         info: &LogInfo,
         threads: &[ThreadStats],
     ) -> Result<WindowCalls, FormatError> {
-        self.check_depth()?;
-        let order = self.entry_order();
-        let mut f = Finishing::new(info, threads, &order, self.recs.len());
-        let calls = self.calls(&order, &mut f);
+        let mut f = Finishing::new(info, threads);
+        let calls = self.calls(&mut f);
         let spans = self.task_spans(info, threads);
         let tasks = self.tasks(&spans, &mut f);
         let shown = self.threads_shown(&spans, info, &f);
         Ok(WindowCalls {
             origin_tsc: f.origin,
-            origin_unix_ns: crate::replay::unix_ns(info, threads, f.origin),
+            origin_unix_ns: unix_ns(info, threads, f.origin),
             ticks_per_second: f.freq,
             reason: info.reason.clone(),
             run: info.run.clone(),
@@ -589,33 +522,10 @@ impl Collector {
         })
     }
 
-    /// The records' indices in entry order: each thread's inferred calls, outermost first,
-    /// where its window started.
-    fn entry_order(&self) -> Vec<u32> {
-        let mut order: Vec<u32> = Vec::with_capacity(self.recs.len());
-        let mut m = 0;
-        for i in 0..=self.recs.len() {
-            while let Some(&(_, t)) = self.markers.get(m).filter(|mk| mk.0 == i) {
-                order.extend(self.ts[t as usize].inferred.iter().rev());
-                m += 1;
-            }
-            // Without a first pass the inferred calls come in above, where their window started.
-            if self
-                .recs
-                .get(i)
-                .is_some_and(|r| self.planned || !r.inferred)
-            {
-                order.push(i as u32);
-            }
-        }
-        order
-    }
-
-    /// The calls of the records in `order`, whose arguments they take.
-    fn calls(&mut self, order: &[u32], f: &mut Finishing) -> Vec<WindowCall> {
-        let mut calls = Vec::with_capacity(order.len());
-        for &r in order {
-            let rec = &mut self.recs[r as usize];
+    /// The calls of the records, in the order they were entered, which take their arguments.
+    fn calls(&mut self, f: &mut Finishing) -> Vec<WindowCall> {
+        let mut calls = Vec::with_capacity(self.recs.len());
+        for rec in &mut self.recs {
             f.name(rec.id);
             if !rec.args.is_empty() {
                 f.name_args(rec.id);
@@ -628,7 +538,7 @@ impl Collector {
                 self_ns: f.ns(rec.self_ticks),
                 inferred_start: rec.inferred,
                 open_at_end: rec.open,
-                parent: f.resolve(&self.ts, rec.thread, rec.caller),
+                parent: rec.caller.map(|c| c as usize),
                 args: std::mem::take(&mut rec.args),
                 start_tsc: rec.start,
                 end_tsc: rec.end,
@@ -645,7 +555,7 @@ impl Collector {
         &mut self,
         info: &LogInfo,
         threads: &[ThreadStats],
-    ) -> Vec<(TaskSpan, Option<Caller>)> {
+    ) -> Vec<(TaskSpan, Option<u32>)> {
         let mut spans = std::mem::take(&mut self.spans);
         for s in std::mem::take(&mut self.tasks).finish(log_end(info, threads)) {
             let caller = if s.open {
@@ -659,7 +569,7 @@ impl Collector {
     }
 
     /// The tasks of `spans`, by id; the same id twice (a hostile log) in a fixed order.
-    fn tasks(&self, spans: &[(TaskSpan, Option<Caller>)], f: &mut Finishing) -> Vec<WindowTask> {
+    fn tasks(&self, spans: &[(TaskSpan, Option<u32>)], f: &mut Finishing) -> Vec<WindowTask> {
         let mut tasks: Vec<WindowTask> = spans
             .iter()
             .map(|(s, caller)| {
@@ -674,7 +584,7 @@ impl Collector {
                     inferred_start: s.inferred,
                     open_at_end: s.open,
                     cancelled: s.cancelled,
-                    parent: caller.and_then(|c| f.resolve(&self.ts, s.start_thread, c)),
+                    parent: caller.map(|c| c as usize),
                     start_tsc: s.start,
                     end_tsc: s.end,
                 }
@@ -700,7 +610,7 @@ impl Collector {
     /// The threads with calls or tasks, in order of their first block: (id, name or empty).
     fn threads_shown(
         &self,
-        spans: &[(TaskSpan, Option<Caller>)],
+        spans: &[(TaskSpan, Option<u32>)],
         info: &LogInfo,
         f: &Finishing,
     ) -> Vec<(i32, String)> {
@@ -732,37 +642,24 @@ impl Collector {
 }
 
 /// What a finished window's calls and tasks take from the log: times in nanoseconds, thread
-/// ids, callers as positions in entry order, and the names of the functions used, gathered as
-/// they are met.
+/// ids, and the names of the functions used, gathered as they are met.
 struct Finishing<'a> {
     threads: &'a [ThreadStats],
     table: HashMap<u32, &'a FunctionInfo>,
     freq: u64,
     /// Time zero, in ticks.
     origin: u64,
-    /// Each record's position in entry order.
-    pos: Vec<u32>,
     functions: BTreeMap<u32, String>,
     arg_names: BTreeMap<u32, Vec<String>>,
 }
 
 impl<'a> Finishing<'a> {
-    fn new(
-        info: &'a LogInfo,
-        threads: &'a [ThreadStats],
-        order: &[u32],
-        recs: usize,
-    ) -> Finishing<'a> {
-        let mut pos = vec![0u32; recs];
-        for (p, &r) in order.iter().enumerate() {
-            pos[r as usize] = p as u32;
-        }
+    fn new(info: &'a LogInfo, threads: &'a [ThreadStats]) -> Finishing<'a> {
         Finishing {
             threads,
             table: info.functions.iter().map(|f| (f.id, f)).collect(),
             freq: info.header.cycle_frequency,
             origin: origin(threads),
-            pos,
             functions: BTreeMap::new(),
             arg_names: BTreeMap::new(),
         }
@@ -796,19 +693,6 @@ impl<'a> Finishing<'a> {
             .entry(id)
             .or_insert_with(|| table.get(&id).map_or_else(Vec::new, |f| f.args.clone()));
     }
-
-    /// The position in entry order of the caller of a call on thread index `thread`: `None`
-    /// for a root (an inferred caller the log never revealed).
-    fn resolve(&self, ts: &[Thread], thread: u32, caller: Caller) -> Option<usize> {
-        let j = match caller {
-            Caller::Call(c) => return Some(self.pos[c as usize] as usize),
-            Caller::Inferred(j) => j,
-        };
-        ts[thread as usize]
-            .inferred
-            .get(j as usize)
-            .map(|&c| self.pos[c as usize] as usize)
-    }
 }
 
 impl Collector {
@@ -820,29 +704,9 @@ impl Collector {
             frame: f,
             args,
         } = *e;
-        let revealed = f.inferred && !self.planned;
         let th = self.thread(thread);
         th.stack.truncate(depth);
-        th.first_at.get_or_insert(f.at);
-        // Without a first pass an inferred call is revealed by its exit, at the bottom of the
-        // stack; with one ([`Replay::initial`]) the inferred calls are entered when the window
-        // starts, one above the other, and are callers like any other.
-        let k = th.inferred.len() as u32;
-        let caller = if revealed {
-            // Inside the next inferred call, if any.
-            Caller::Inferred(k + 1)
-        } else {
-            // Both below MAX_DEPTH (the replay's own limit).
-            let high = depth as i64 - i64::from(k);
-            if high >= 0 && th.highs.last().map_or(true, |&(h, _)| high > i64::from(h)) {
-                th.highs.push((high as u32, f.at));
-            }
-            match depth.checked_sub(1).and_then(|d| th.stack.get(d)) {
-                Some(&c) => Caller::Call(c),
-                // At the bottom: inside the next inferred call, if any.
-                None => Caller::Inferred(k),
-            }
-        };
+        let caller = depth.checked_sub(1).and_then(|d| th.stack.get(d)).copied();
         let i = self.record(Rec {
             id: f.id,
             thread,
@@ -855,11 +719,7 @@ impl Collector {
             args: args.to_vec(),
             task: None,
         })?;
-        let th = self.thread(thread);
-        if revealed {
-            th.inferred.push(i);
-        }
-        th.stack.push(i);
+        self.thread(thread).stack.push(i);
         Ok(i)
     }
 }
@@ -868,8 +728,6 @@ impl Sink for Collector {
     type Error = LimitPassed;
 
     fn start(&mut self, s: &WindowStart) -> Result<ControlFlow<()>, LimitPassed> {
-        let at = self.recs.len();
-        self.markers.push((at, s.thread));
         self.thread(s.thread).started = true;
         Ok(GO_ON)
     }
@@ -934,14 +792,8 @@ impl Sink for Collector {
         if self.spans.len() + self.tasks.waiting() >= self.limits.calls {
             return Err(LimitPassed::Tasks(self.limits.calls));
         }
-        let th = self.thread(thread);
-        let here = match th.stack.last() {
-            Some(&c) => Some(Caller::Call(c)),
-            // Between calls of its window: inside the next inferred call, if any.
-            None if th.started => Some(Caller::Inferred(th.inferred.len() as u32)),
-            // Before the thread's window (its first call), none.
-            None => None,
-        };
+        // The call open on the thread makes it (none between calls, or before the window).
+        let here = self.thread(thread).stack.last().copied();
         let created = ev.kind == TaskKind::Created;
         let span = self
             .tasks
@@ -972,8 +824,7 @@ impl Sink for Collector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::EventKind;
-    use crate::replay::{ticks_to_ns as ns, MAX_ARGS};
+    use crate::replay::{too_deep, MAX_DEPTH};
     use crate::{
         block_preamble, function_record, lead_block, meta, meta_bytes, task_payload, BlockStart,
         Extension, FileHeader, FnKind, LeadStart, Reason, RunInfo, TaskKind, ThreadInfo,
@@ -1423,192 +1274,6 @@ mod tests {
         assert!(w.calls[0].inferred_start);
     }
 
-    /// The same calls by the book: a first pass finds the frames each window opened inside of,
-    /// a second opens them at the window's start and replays (as `fdr` does).
-    fn two_passes(bytes: &[u8]) -> Result<WindowCalls, FormatError> {
-        let mut dec = EventDecoder::new(bytes)?;
-        let mut evs = Vec::new();
-        dec.for_each(|ev, at| {
-            evs.push((ev, at));
-            Ok::<(), FormatError>(())
-        })?;
-        let n = dec.threads().len();
-        let fn_event = |k: &EventKind| {
-            !matches!(
-                k,
-                EventKind::Block
-                    | EventKind::Cpu { .. }
-                    | EventKind::Task { .. }
-                    | EventKind::Link(_)
-                    | EventKind::Cull { .. }
-            )
-        };
-        // First pass.
-        let mut stacks: Vec<Vec<u32>> = vec![Vec::new(); n];
-        let mut initial: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for (ev, at) in &evs {
-            let s = &mut stacks[ev.thread as usize];
-            match ev.kind {
-                EventKind::Enter { id } | EventKind::EnterArgs { id } => {
-                    if s.len() >= MAX_DEPTH {
-                        return Err(too_deep(*at));
-                    }
-                    s.push(id);
-                }
-                EventKind::Exit { id } | EventKind::TailExit { id } => {
-                    match s.iter().rposition(|&f| f == id) {
-                        Some(p) => s.truncate(p),
-                        None => {
-                            s.clear();
-                            initial[ev.thread as usize].insert(0, id);
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-        // Second pass: (id, call, start, child) frames; calls as (thread, id, start, end,
-        // self, inferred, open, parent, args).
-        type Call = (
-            usize,
-            u32,
-            u64,
-            u64,
-            u64,
-            bool,
-            bool,
-            Option<usize>,
-            Vec<u64>,
-        );
-        let mut calls: Vec<Call> = Vec::new();
-        let mut frames: Vec<Vec<(u32, usize, u64, u64)>> = vec![Vec::new(); n];
-        let mut started = vec![false; n];
-        let mut first = vec![0u64; n];
-        let mut block = vec![0u64; n];
-        let mut pending: Vec<Option<(u32, u64, Vec<u64>)>> = vec![None; n];
-        fn enter(
-            calls: &mut Vec<Call>,
-            frames: &mut Vec<(u32, usize, u64, u64)>,
-            t: usize,
-            id: u32,
-            start: u64,
-            inferred: bool,
-            args: Vec<u64>,
-        ) {
-            let parent = frames.last().map(|f| f.1);
-            calls.push((t, id, start, start, 0, inferred, false, parent, args));
-            frames.push((id, calls.len() - 1, start, 0));
-        }
-        fn pop(calls: &mut [Call], frames: &mut Vec<(u32, usize, u64, u64)>, end: u64, open: bool) {
-            let (_, c, start, child) = frames.pop().unwrap();
-            let dur = end.saturating_sub(start);
-            if let Some(p) = frames.last_mut() {
-                p.3 = p.3.saturating_add(dur);
-            }
-            calls[c].3 = end;
-            calls[c].4 = dur.saturating_sub(child);
-            calls[c].6 = open;
-        }
-        for (ev, at) in &evs {
-            let t = ev.thread as usize;
-            if !matches!(ev.kind, EventKind::Arg { .. }) {
-                if let Some((id, start, args)) = pending[t].take() {
-                    enter(&mut calls, &mut frames[t], t, id, start, false, args);
-                }
-            }
-            if !started[t] && fn_event(&ev.kind) {
-                started[t] = true;
-                first[t] = block[t];
-                for &id in &initial[t] {
-                    if frames[t].len() >= MAX_DEPTH {
-                        return Err(too_deep(*at));
-                    }
-                    enter(
-                        &mut calls,
-                        &mut frames[t],
-                        t,
-                        id,
-                        first[t],
-                        true,
-                        Vec::new(),
-                    );
-                }
-            }
-            // Frames of the pending call count on the stack.
-            let depth = frames[t].len();
-            match ev.kind {
-                EventKind::Block => block[t] = ev.tsc,
-                EventKind::Enter { id } => {
-                    if depth >= MAX_DEPTH {
-                        return Err(too_deep(*at));
-                    }
-                    enter(&mut calls, &mut frames[t], t, id, ev.tsc, false, Vec::new());
-                }
-                EventKind::EnterArgs { id } => {
-                    if depth >= MAX_DEPTH {
-                        return Err(too_deep(*at));
-                    }
-                    pending[t] = Some((id, ev.tsc, Vec::new()));
-                }
-                EventKind::Arg { value } => {
-                    if let Some((_, _, args)) = pending[t].as_mut() {
-                        if args.len() < MAX_ARGS {
-                            args.push(value);
-                        }
-                    }
-                }
-                EventKind::Exit { id } | EventKind::TailExit { id } => {
-                    let p = frames[t]
-                        .iter()
-                        .rposition(|f| f.0 == id)
-                        .expect("with the first pass's frames, every exit has its entry");
-                    while frames[t].len() > p {
-                        pop(&mut calls, &mut frames[t], ev.tsc, false);
-                    }
-                }
-                _ => {}
-            }
-        }
-        let taken = dec.info().run.as_ref().map_or(0, |r| r.end_tsc);
-        for t in 0..n {
-            if let Some((id, start, args)) = pending[t].take() {
-                enter(&mut calls, &mut frames[t], t, id, start, false, args);
-            }
-            let end = dec.threads()[t].last_tsc.max(taken);
-            while !frames[t].is_empty() {
-                pop(&mut calls, &mut frames[t], end, true);
-            }
-        }
-        let freq = dec.info().header.cycle_frequency;
-        let origin = (0..n)
-            .filter(|&t| started[t])
-            .map(|t| first[t])
-            .min()
-            .unwrap_or(0);
-        let mut w = WindowCalls {
-            origin_tsc: origin,
-            ticks_per_second: freq,
-            ..WindowCalls::default()
-        };
-        for (t, id, start, end, self_ticks, inferred, open, parent, args) in calls {
-            w.calls.push(WindowCall {
-                function: id,
-                thread: dec.threads()[t].tid,
-                start_ns: ns(start.saturating_sub(origin), freq),
-                duration_ns: ns(end.saturating_sub(start), freq),
-                self_ns: ns(self_ticks, freq),
-                inferred_start: inferred,
-                open_at_end: open,
-                parent,
-                args,
-                start_tsc: start,
-                end_tsc: end,
-                task: None,
-            });
-        }
-        Ok(w)
-    }
-
     /// Random records of a few threads, in blocks interleaved in the file: entries (some with
     /// arguments), exits and tail exits of functions that may or may not be open (so windows
     /// start mid-stack and stacks unwind), migrations that may send time backwards, wraps.
@@ -1651,15 +1316,16 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(256))]
 
         #[test]
-        fn one_pass_gives_the_calls_of_two(bytes in arb_log()) {
-            let want = two_passes(&bytes).unwrap();
-            let got = calls(&bytes[..]).unwrap();
-            prop_assert_eq!(&got.calls, &want.calls);
-            prop_assert_eq!(got.origin_tsc, want.origin_tsc);
-            for (i, c) in got.calls.iter().enumerate() {
+        fn callers_come_first_on_their_thread_and_the_inferred_calls_at_the_bottom(
+            bytes in arb_log()
+        ) {
+            let w = calls(&bytes[..]).unwrap();
+            for (i, c) in w.calls.iter().enumerate() {
                 prop_assert!(c.parent.map_or(true, |p| p < i));
                 if let Some(p) = c.parent {
-                    prop_assert_eq!(got.calls[p].thread, c.thread);
+                    prop_assert_eq!(w.calls[p].thread, c.thread);
+                    // Entered at the window's start, under every call entered after.
+                    prop_assert!(!c.inferred_start || w.calls[p].inferred_start);
                 }
             }
         }

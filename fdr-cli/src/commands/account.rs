@@ -359,7 +359,7 @@ impl Account {
                 Err(e) => return Err(e.in_log(name)),
             }
         };
-        let end = crate::model::replay::log_end(&d.info, &d.threads);
+        let end = fdr_format::replay::log_end(&d.info, &d.threads);
         acc.finish_tasks(end).map_err(|e| e.in_log(name))?;
         Ok((acc, d))
     }

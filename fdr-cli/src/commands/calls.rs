@@ -13,14 +13,15 @@ use std::collections::{BinaryHeap, HashMap};
 use std::convert::Infallible;
 use std::ops::ControlFlow;
 
+use fdr_format::replay::log_end;
 use fdr_format::sink::{Close, Discard, Enter, Exit, Frame, LinkSeen, Sink, TaskSeen, GO_ON};
 use fdr_format::TaskLink;
 
 use crate::model::filter::Filter;
 use crate::model::input::Log;
 use crate::model::pass::{plan_shared, replay_shared};
+use crate::model::replay::Plan;
 use crate::model::replay::Report;
-use crate::model::replay::{log_end, Plan};
 use crate::model::tasks::{TaskSpan, Tasks};
 use crate::CliError;
 

@@ -2,8 +2,8 @@
 //! the filters), sent to an OTLP/HTTP collector or written as one protobuf
 //! `ExportTraceServiceRequest` ([`fdr_otlp`] converts and sends).
 //!
-//! The calls are [`fdr_format::window`]'s (those `fdr calls --format json` lists), from one
-//! read of the log (two behind a filter, which needs a first pass's plan), converted by
+//! The calls are [`fdr_format::window`]'s (those `fdr calls --format json` lists), from two
+//! reads of the log (the first pass's plan, then the calls, behind the filters), converted by
 //! [`fdr_otlp::convert::convert`] as the runtime's exporter converts a window it has just
 //! written: a span's start is the window origin's Unix time plus the call's `start_ns`, its end
 //! that start plus the call's `duration_ns`. The calls are held in memory, at most
@@ -39,9 +39,10 @@ pub struct Options {
     pub resource: Vec<(String, String)>,
 }
 
-/// The window of `log` behind `filter`, every call a [`fdr_otlp::spans::Call`], ready for [`fdr_otlp`]: the
-/// calls of [`fdr_format::window`] (one read of the log, through the filter) converted as the
-/// runtime's exporter converts them ([`fdr_otlp::convert::convert`]).
+/// The window of `log` behind `filter`, every call a [`fdr_otlp::spans::Call`], ready for
+/// [`fdr_otlp`]: the calls of [`fdr_format::window`] (the plan, then the calls through the
+/// filter) converted as the runtime's exporter converts them
+/// ([`fdr_otlp::convert::convert`]).
 pub fn window(
     log: &Log,
     filter: &Filter,
@@ -52,19 +53,12 @@ pub fn window(
         calls: MAX_CALLS,
         ..Limits::default()
     };
-    let (c, d) = if filter.wraps() {
-        let p = plan(log, filter, progress)?;
-        if p.calls > MAX_CALLS as u64 {
-            return Err(CliError::from(LimitPassed::Calls(MAX_CALLS)).in_log(log.name()));
-        }
-        let mut c = Collector::planned(limits);
-        let d = replay(log, &mut c, Some(&p), filter, progress, 1)?;
-        (c, d)
-    } else {
-        let mut c = Collector::new(limits);
-        let d = replay(log, &mut c, None, filter, progress, 0)?;
-        (c, d)
-    };
+    let p = plan(log, filter, progress)?;
+    if p.calls > MAX_CALLS as u64 {
+        return Err(CliError::from(LimitPassed::Calls(MAX_CALLS)).in_log(log.name()));
+    }
+    let mut c = Collector::new(limits);
+    let d = replay(log, &mut c, Some(&p), filter, progress, 1)?;
     let w = c
         .finish(&d.info, &d.threads)
         .map_err(|err| CliError::Input {
@@ -81,15 +75,10 @@ pub fn window(
     Ok(fdr_otlp::convert::convert(&w, &about))
 }
 
-/// How many times [`window`] reads the log: once, or twice behind a filter (which needs the
-/// first pass's plan to cut calls that started before its range or outside its functions the
-/// way `fdr calls` does).
-pub fn passes(filter: &Filter) -> u64 {
-    if filter.wraps() {
-        2
-    } else {
-        1
-    }
+/// How many times [`window`] reads the log: twice, the first pass's plan (the calls open when
+/// each window started, the calls that pass the filter) and then the calls.
+pub fn passes(_: &Filter) -> u64 {
+    2
 }
 
 /// A limit of a window's calls passed: what to do about it. Only `fdr export` holds a window's
@@ -175,7 +164,7 @@ mod tests_from_docs {
     #[test]
     fn passes() {
         use crate::model::filter::Filter;
-        assert_eq!(crate::commands::export::passes(&Filter::none()), 1);
+        assert_eq!(crate::commands::export::passes(&Filter::none()), 2);
     }
 
     #[test]

@@ -20,15 +20,13 @@
 //! [`Filtered`] applies them to the calls a replay hands it, in that order, and hands the
 //! calls kept to another [`Sink`]. Its memory is the replay's: one frame per open call.
 
-use std::fs::File;
 use std::ops::ControlFlow;
 
-use fdr_format::events::{EventDecoder, LogInfo};
-use fdr_format::reader::{Reader, Record};
+use fdr_format::events::{EventDecoder, LogInfo, ThreadStats};
+use fdr_format::first_pass::origin_of;
 use fdr_format::sink::{
     Close, CullSeen, Enter, Exit, Frame, LinkSeen, Sink, TaskSeen, ThreadDone, WindowStart,
 };
-use fdr_format::{Extension, FormatError};
 
 use crate::model::input::Log;
 use crate::model::names::{Names, Slots};
@@ -104,15 +102,6 @@ pub struct Filter {
     origin: u64,
 }
 
-/// What a quick read of a log gives before a command's passes: its tables and the earliest
-/// window start of the threads kept.
-pub struct Prescan {
-    /// Header and tables.
-    pub info: LogInfo,
-    /// The earliest window start (ticks) of a kept thread with calls; 0 if none.
-    pub origin: u64,
-}
-
 impl Filter {
     /// No filter.
     pub fn none() -> Filter {
@@ -136,18 +125,17 @@ impl Filter {
         if !needs_tables {
             return Ok(f);
         }
-        let pre = prescan(log, &f.threads)?;
-        let clock = Clock::new(pre.info.header.cycle_frequency);
+        let (info, origin) = f.tables_and_origin(log)?;
+        let clock = Clock::new(info.header.cycle_frequency);
         f.clock = Some(clock);
-        f.origin = pre.origin;
+        f.origin = origin;
         let ticks = |ns: u64| {
             (u128::from(ns) * u128::from(clock.freq()) / 1_000_000_000).min(u128::from(u64::MAX))
                 as u64
         };
         if let Some(margin) = args.around {
-            let Some(r) = crate::model::trigger::fired(&pre.info) else {
-                let why = pre
-                    .info
+            let Some(r) = crate::model::trigger::fired(&info) else {
+                let why = info
                     .reason
                     .as_ref()
                     .map_or("it does not say", |r| r.reason.describe());
@@ -161,10 +149,10 @@ impl Filter {
             let end = r.start_tsc.saturating_add(r.duration_ticks);
             f.range = Some((r.start_tsc.saturating_sub(m), end.saturating_add(m)));
         } else if args.from.is_some() || args.to.is_some() {
-            let from = pre.origin.saturating_add(ticks(args.from.unwrap_or(0)));
+            let from = origin.saturating_add(ticks(args.from.unwrap_or(0)));
             let to = args
                 .to
-                .map_or(u64::MAX, |t| pre.origin.saturating_add(ticks(t)));
+                .map_or(u64::MAX, |t| origin.saturating_add(ticks(t)));
             if to < from {
                 return Err(CliError::Usage(format!(
                     "fdr: --to ({}) is before --from ({})",
@@ -174,9 +162,9 @@ impl Filter {
             }
             f.range = Some((from, to));
         }
-        f.names = Names::new(&pre.info);
+        f.names = Names::new(&info);
         if let Some(p) = &f.function {
-            let names: Vec<&str> = pre.info.functions.iter().map(|f| f.name.as_str()).collect();
+            let names: Vec<&str> = info.functions.iter().map(|f| f.name.as_str()).collect();
             if !names.iter().any(|n| p.matches(n)) {
                 return Err(CliError::Empty {
                     path: log.name().to_string(),
@@ -185,6 +173,25 @@ impl Filter {
             }
         }
         Ok(f)
+    }
+
+    /// The tables of `log`, and time zero of the threads `--thread` keeps: each thread's
+    /// blocks are read only until its window starts ([`EventDecoder::starts_only`]).
+    fn tables_and_origin(&self, log: &Log) -> Result<(LogInfo, u64), CliError> {
+        let input = |err| CliError::Input {
+            path: log.name().to_string(),
+            err,
+        };
+        let mut dec = log.decoder()?;
+        self.select_threads(&mut dec);
+        dec.starts_only();
+        while dec.next_event().map_err(input)?.is_some() {}
+        let info = dec.info().clone();
+        // The thread of the file's first block is read whatever `--thread` says.
+        let chosen =
+            |t: &ThreadStats| self.threads.is_empty() || thread_chosen(&self.threads, t.tid, &info);
+        let origin = origin_of(dec.threads(), |_, t| chosen(t)).unwrap_or(0);
+        Ok((info, origin))
     }
 
     /// True if `--function` chooses functions.
@@ -321,70 +328,6 @@ fn thread_chosen(specs: &[String], tid: i32, info: &LogInfo) -> bool {
         s.trim().parse::<i32>().ok() == Some(tid)
             || info.threads.iter().any(|t| t.tid == tid && t.name == *s)
             || (s.contains('#') && numbered().get(&tid) == Some(s))
-    })
-}
-
-/// Reads the tables of `log` and the start of each kept thread's window, seeking over the
-/// blocks' contents: the leading block whole, then of each block its preamble and its first
-/// records up to a function record.
-pub fn prescan(log: &Log, threads: &[String]) -> Result<Prescan, CliError> {
-    let input = |err: FormatError| CliError::Input {
-        path: log.name().to_string(),
-        err,
-    };
-    let file: File = log.file()?;
-    let mut r = Reader::seekable(file).map_err(input)?;
-    let mut info = LogInfo {
-        header: *r.header(),
-        ..LogInfo::default()
-    };
-    let mut origin = u64::MAX;
-    let mut opened: std::collections::HashSet<i32> = std::collections::HashSet::new();
-    let (mut blocks, mut tid, mut tsc) = (0u64, 0i32, 0u64);
-    while let Some((at, rec)) = r.next_record().map_err(input)? {
-        match rec {
-            Record::BufferExtents { .. } => blocks += 1,
-            Record::NewBuffer { tid: t } => {
-                tid = t;
-                let skip = blocks > 1
-                    && (opened.contains(&t)
-                        || !(threads.is_empty() || thread_chosen(threads, t, &info)));
-                if skip {
-                    r.skip_block().map_err(input)?;
-                }
-            }
-            Record::NewCpuId { tsc: t, .. } => tsc = t,
-            Record::Function { .. } => {
-                if opened.insert(tid) && (threads.is_empty() || thread_chosen(threads, tid, &info))
-                {
-                    origin = origin.min(tsc);
-                }
-                if blocks > 1 {
-                    r.skip_block().map_err(input)?;
-                }
-            }
-            Record::CustomEvent { payload, .. } if blocks == 1 => {
-                match Extension::decode(payload) {
-                    Ok(Some(Extension::Run(x))) => info.run = Some(x),
-                    Ok(Some(Extension::Function(x))) => info.functions.push(x),
-                    Ok(Some(Extension::Thread(x))) => info.threads.push(x),
-                    Ok(Some(Extension::Reason(x))) => info.reason = Some(x),
-                    Ok(Some(Extension::Options(x))) => info.options = Some(x),
-                    Ok(_) => {}
-                    Err(msg) => {
-                        return Err(input(FormatError::new(
-                            at,
-                            format!("malformed fdr record: {msg}"),
-                        )))
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    Ok(Prescan {
-        info,
-        origin: if origin == u64::MAX { 0 } else { origin },
     })
 }
 

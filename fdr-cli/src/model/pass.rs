@@ -1,18 +1,19 @@
 //! A pass over a log: the replay engine behind the filter, in one reader or in several (each
 //! decoding a share of the threads), and the first pass (the plan) that the commands showing
-//! calls in time order need: which frames were open when each window started, and which
-//! threads have calls the filter keeps.
+//! calls in time order need: [`fdr_format::first_pass`] (which frames were open when each
+//! window started, time zero) beside the filter and which threads have calls it keeps.
 
 use std::convert::Infallible;
 use std::io::Read;
 use std::ops::ControlFlow;
 
 use fdr_format::events::{EventDecoder, ThreadStats};
-use fdr_format::sink::{Both, Discard, Enter, Exit, Sink, GO_ON};
+use fdr_format::first_pass::{origin, origin_of, FirstPass};
+use fdr_format::sink::{Both, Discard, Exit, Sink, GO_ON};
 
 use crate::model::filter::Filter;
 use crate::model::input::Log;
-use crate::model::replay::{origin, replay_decoder, Decoded, Plan};
+use crate::model::replay::{replay_decoder, Decoded, Plan};
 use crate::model::replay::{Report, Silent};
 use crate::CliError;
 
@@ -188,35 +189,12 @@ where
     Ok(merged)
 }
 
-/// Time zero: the earliest window start of a thread with calls that pass the filters (cut to
-/// the time range), as in a log that held only those calls.
+/// Time zero: that of the threads with calls that pass the filters (cut to the time range), as
+/// in a log that held only those calls; the log's when no call passes.
 fn plan_origin(threads: &[ThreadStats], shown: &[bool], filter: &Filter) -> u64 {
     let from = filter.range_start().unwrap_or(0);
-    (0..threads.len())
-        .filter(|&t| shown.get(t).copied().unwrap_or(false))
-        .map(|t| threads[t].first_tsc.max(from))
-        .min()
-        .unwrap_or_else(|| origin(threads))
-}
-
-/// Records the frames each thread's window started inside of.
-struct Prescan {
-    initial: Vec<Vec<u32>>,
-}
-
-impl Sink for Prescan {
-    type Error = Infallible;
-
-    fn enter(&mut self, e: &Enter<'_>) -> Result<ControlFlow<()>, Infallible> {
-        if e.frame.inferred {
-            let t = e.thread as usize;
-            if t >= self.initial.len() {
-                self.initial.resize_with(t + 1, Vec::new);
-            }
-            self.initial[t].push(e.frame.id);
-        }
-        Ok(GO_ON)
-    }
+    origin_of(threads, |t, _| shown.get(t).copied().unwrap_or(false))
+        .map_or_else(|| origin(threads), |o| o.max(from))
 }
 
 /// Which threads have calls that pass the filters, and how many calls pass.
@@ -287,9 +265,7 @@ where
     CliError: From<E>,
     E: From<Infallible>,
 {
-    let mut p = Prescan {
-        initial: Vec::new(),
-    };
+    let mut p = FirstPass::default();
     let mut seen = Seen::default();
     // The analysis first, then what the plan notes (which cannot fail, so its errors are the
     // analysis's).
@@ -301,13 +277,9 @@ where
     } else {
         replay_decoder(dec, path, &mut Both(&mut both, &mut p), None, progress, 0)?
     };
-    // Discovered innermost first; the stack is built from the bottom.
-    for v in &mut p.initial {
-        v.reverse();
-    }
     let origin = plan_origin(&d.threads, &seen.shown, filter);
     Ok(Plan {
-        initial: p.initial,
+        initial: p.into_stacks(),
         origin,
         info: d.info,
         threads: d.threads,

@@ -12,8 +12,6 @@ use fdr_format::replay::{replay, Replay, ReplayError};
 use fdr_format::sink::Sink;
 use fdr_format::FormatError;
 
-pub use fdr_format::replay::{log_end, origin};
-
 /// Where a pass over a log reports how far it got: the command's progress bar, or nothing
 /// ([`Silent`]). The model is handed one, and never draws.
 pub trait Report: Sync {
@@ -34,9 +32,11 @@ use crate::CliError;
 /// log's tables.
 #[derive(Clone, Debug, Default)]
 pub struct Plan {
-    /// Per thread index, the inferred frames' ids from the bottom of the stack up.
+    /// Per thread index, the functions of the calls open when its window started, from the
+    /// bottom of the stack up ([`fdr_format::first_pass`]).
     pub initial: Vec<Vec<u32>>,
-    /// The earliest window start of any thread that recorded calls: time zero of outputs.
+    /// Time zero of outputs: the earliest window start of a thread with calls that pass the
+    /// filters (from the start of the time range), else of any thread with calls.
     pub origin: u64,
     /// Header and tables.
     pub info: LogInfo,

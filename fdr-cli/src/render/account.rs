@@ -3,11 +3,11 @@
 use std::io::Write;
 
 use clap::ValueEnum;
+use fdr_format::first_pass::origin;
 
 use crate::commands::account::{Row, Table, TaskRow};
 use crate::escape::{json_string, shown};
 use crate::model::names::Names;
-use crate::model::replay::origin;
 use crate::model::thin_window;
 use crate::render::{culls, reason};
 use crate::units::{human, open_human, Clock};
