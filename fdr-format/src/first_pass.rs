@@ -15,7 +15,7 @@
 //! use fdr_format::events::EventDecoder;
 //! use fdr_format::first_pass::window_stacks;
 //! use fdr_format::replay::{replay, Replay};
-//! use fdr_format::sink::{Discard, Enter, Sink, GO_ON};
+//! use fdr_format::sink::{Enter, Sink, GO_ON};
 //! use fdr_format::{block_preamble, function_record, BlockStart, FileHeader, FnKind};
 //! use fdr_format::BLOCK_PREAMBLE_AFTER_EXTENTS;
 //! use std::ops::ControlFlow;

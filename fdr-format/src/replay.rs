@@ -206,13 +206,13 @@ struct ThreadState {
 /// use std::ops::ControlFlow;
 /// use fdr_format::events::EventDecoder;
 /// use fdr_format::replay::{replay, Replay, Replayed};
-/// use fdr_format::sink::{Discard, Enter, Sink};
+/// use fdr_format::sink::{Enter, Ignore, Sink};
 /// use fdr_format::{block_preamble, function_record, BlockStart, FileHeader, FnKind};
 /// use fdr_format::BLOCK_PREAMBLE_AFTER_EXTENTS;
 ///
 /// let log = FileHeader::default().encode();
 /// let mut dec = EventDecoder::new(&log[..]).unwrap();
-/// assert_eq!(replay(&mut dec, &mut Discard, &Replay::default()).unwrap(), Replayed::Whole);
+/// assert_eq!(replay(&mut dec, &mut Ignore, &Replay::default()).unwrap(), Replayed::Whole);
 /// assert!(dec.threads().is_empty());
 ///
 /// /// Stops at the first call of function 2.

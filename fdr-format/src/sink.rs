@@ -357,9 +357,9 @@ pub trait Sink {
 /// A sink lent out: what it is handed goes to the sink it borrows.
 ///
 /// ```
-/// use fdr_format::sink::{Discard, Sink, ThreadDone};
+/// use fdr_format::sink::{Ignore, Sink, ThreadDone};
 /// fn feed(mut s: impl Sink) { let _ = s.end(&ThreadDone { thread: 0, last: 0 }); }
-/// let mut d = Discard;
+/// let mut d = Ignore;
 /// feed(&mut d);
 /// feed(&mut d); // still ours
 /// ```
@@ -486,14 +486,14 @@ where
 /// ```
 /// use fdr_format::events::EventDecoder;
 /// use fdr_format::replay::{replay, Replay};
-/// use fdr_format::sink::Discard;
+/// use fdr_format::sink::Ignore;
 /// let log = fdr_format::FileHeader::default().encode();
 /// let mut dec = EventDecoder::new(&log[..]).unwrap();
-/// assert!(replay(&mut dec, &mut Discard, &Replay::default()).is_ok());
+/// assert!(replay(&mut dec, &mut Ignore, &Replay::default()).is_ok());
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Discard;
+pub struct Ignore;
 
-impl Sink for Discard {
+impl Sink for Ignore {
     type Error = Infallible;
 }

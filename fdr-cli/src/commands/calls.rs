@@ -14,7 +14,7 @@ use std::convert::Infallible;
 use std::ops::ControlFlow;
 
 use fdr_format::replay::log_end;
-use fdr_format::sink::{Close, Discard, Enter, Exit, Frame, LinkSeen, Sink, TaskSeen, GO_ON};
+use fdr_format::sink::{Close, Enter, Exit, Frame, Ignore, LinkSeen, Sink, TaskSeen, GO_ON};
 use fdr_format::TaskLink;
 
 use crate::model::filter::Filter;
@@ -486,7 +486,7 @@ pub fn slowest(
         .map(|_| Top::new(opts.top.min(MAX_TOP)))
         .collect();
     let (p, pass) = if filter.needs_plan() {
-        let p = plan_shared(log, filter, progress, &mut vec![Discard; readers])?;
+        let p = plan_shared(log, filter, progress, &mut vec![Ignore; readers])?;
         replay_shared(log, &mut tops, Some(&p), filter, progress, 1)?;
         (p, 2)
     } else {

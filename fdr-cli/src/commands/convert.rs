@@ -44,10 +44,10 @@ mod tests_from_docs {
         use crate::commands::convert::{timeline, timeline_plan};
         use crate::model::replay::Silent;
         use crate::model::{filter::Filter, input::Log};
-        use fdr_format::sink::Discard;
+        use fdr_format::sink::Ignore;
         let (log, filter, progress) = (Log::open("app.fdr".as_ref())?, Filter::none(), Silent);
         let p = timeline_plan(&log, &filter, &progress)?;
-        let end = timeline(&log, &filter, &p, &mut Discard, &progress)?;
+        let end = timeline(&log, &filter, &p, &mut Ignore, &progress)?;
         Ok::<(), crate::CliError>(())
     }
 }

@@ -1,7 +1,7 @@
 //! `fdr replay`: the plan, then each thread's window replayed on its own (the decoder seeking
 //! over the other threads' blocks) into the printer of [`crate::render::replay`].
 
-use fdr_format::sink::{Discard, Sink};
+use fdr_format::sink::{Ignore, Sink};
 
 use crate::model::filter::Filter;
 use crate::model::input::Log;
@@ -17,7 +17,7 @@ pub fn plan(
     readers: usize,
     progress: &dyn Report,
 ) -> Result<Plan, CliError> {
-    plan_shared(log, filter, progress, &mut vec![Discard; readers.max(1)])
+    plan_shared(log, filter, progress, &mut vec![Ignore; readers.max(1)])
 }
 
 /// The threads to show, earliest window first.
@@ -58,11 +58,11 @@ mod tests_from_docs {
         use crate::commands::replay::{order, plan, thread};
         use crate::model::replay::Silent;
         use crate::model::{filter::Filter, input::Log};
-        use fdr_format::sink::Discard;
+        use fdr_format::sink::Ignore;
         let (log, filter, progress) = (Log::open("app.fdr".as_ref())?, Filter::none(), Silent);
         let p = plan(&log, &filter, 1, &progress)?;
         for t in order(&p) {
-            thread(&log, &filter, &p, t, &mut Discard, &progress)?;
+            thread(&log, &filter, &p, t, &mut Ignore, &progress)?;
         }
         Ok::<(), crate::CliError>(())
     }

@@ -9,7 +9,7 @@ use std::ops::ControlFlow;
 
 use fdr_format::events::{EventDecoder, ThreadStats};
 use fdr_format::first_pass::{origin, origin_of, FirstPass};
-use fdr_format::sink::{Both, Discard, Exit, Sink, GO_ON};
+use fdr_format::sink::{Both, Exit, Ignore, Sink, GO_ON};
 
 use crate::model::filter::Filter;
 use crate::model::input::Log;
@@ -222,7 +222,7 @@ impl Sink for Seen {
 /// A first pass over `log`: which frames were open at each thread's window start, the tables,
 /// time zero, and which threads have calls that pass `filter`.
 pub fn plan(log: &Log, filter: &Filter, progress: &dyn Report) -> Result<Plan, CliError> {
-    plan_with(log, filter, progress, &mut Discard)
+    plan_with(log, filter, progress, &mut Ignore)
 }
 
 /// [`plan`], handing the calls that pass `filter` to `extra` as well. In this first pass an
@@ -251,7 +251,7 @@ pub fn plan_decoder<R: Read>(
     path: &str,
     progress: &dyn Report,
 ) -> Result<Plan, CliError> {
-    plan_filtered(dec, path, &Filter::none(), progress, &mut Discard)
+    plan_filtered(dec, path, &Filter::none(), progress, &mut Ignore)
 }
 
 fn plan_filtered<R: Read, X: Sink<Error = E>, E>(
@@ -315,9 +315,9 @@ mod tests_from_docs {
         use crate::model::input::Log;
         use crate::model::pass::plan_shared;
         use crate::model::replay::Silent;
-        use fdr_format::sink::Discard;
+        use fdr_format::sink::Ignore;
         let log = Log::open("app.fdr".as_ref())?;
-        let plan = plan_shared(&log, &Filter::none(), &Silent, &mut [Discard, Discard])?;
+        let plan = plan_shared(&log, &Filter::none(), &Silent, &mut [Ignore, Ignore])?;
         Ok::<(), crate::CliError>(())
     }
 
@@ -328,9 +328,9 @@ mod tests_from_docs {
         use crate::model::input::Log;
         use crate::model::pass::plan_with;
         use crate::model::replay::Silent;
-        use fdr_format::sink::Discard;
+        use fdr_format::sink::Ignore;
         let log = Log::open("app.fdr".as_ref())?;
-        let plan = plan_with(&log, &Filter::none(), &Silent, &mut Discard)?;
+        let plan = plan_with(&log, &Filter::none(), &Silent, &mut Ignore)?;
         println!("{} calls, time zero at tick {}", plan.calls, plan.origin);
         Ok::<(), crate::CliError>(())
     }
