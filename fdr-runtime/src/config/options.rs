@@ -9,6 +9,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::config::limits::{self, Range};
 use crate::config::{Clock, Config, Limit, Mode, Signal, Trigger};
 use crate::Error;
 
@@ -122,6 +123,17 @@ impl<'a> Item<'a> {
             .map_err(|_| self.bad(format!("expected {what}, found `{}`", self.value)))
     }
 
+    /// A number in `range`, else an error that it is out of range (which the key's words, from
+    /// the same range, follow).
+    fn in_range(&self, what: &str, range: Range) -> Result<u64, Error> {
+        let n = self.number(what)?;
+        if range.contains(n) {
+            Ok(n)
+        } else {
+            Err(self.bad(format!("{n} is out of range")))
+        }
+    }
+
     fn on_off(&self) -> Result<bool, Error> {
         match self.value {
             "on" => Ok(true),
@@ -226,12 +238,7 @@ fn read_recording(c: &mut Config, item: &Item) -> Result<bool, Error> {
         "cull" => c.cull = item.on_off()?,
         "cull_memory" => c.cull_memory = item.on_off()?,
         "cull_after" => {
-            c.cull_after = u32::try_from(item.number("a number of calls")?)
-                .ok()
-                .filter(|&n| n > 0)
-                .ok_or_else(|| {
-                    item.bad(format!("{value} is out of range; use 1 to {}", u32::MAX))
-                })?
+            c.cull_after = item.in_range("a number of calls", limits::CULL_AFTER)? as u32
         }
         "out" => c.out = Some(PathBuf::from(item.given("a file path")?)),
         "crash_dir" => {
@@ -319,10 +326,7 @@ fn read_profile(c: &mut Config, item: &Item) -> Result<bool, Error> {
         "profile" => c.profile = item.on_off()?,
         "profile_threads" => c.profile_threads = item.on_off()?,
         "profile_nodes" => {
-            c.profile_nodes = u32::try_from(item.number("a number of nodes")?)
-                .ok()
-                .filter(|&n| (1..=crate::config::MAX_PROFILE_NODES).contains(&n))
-                .ok_or_else(|| item.bad(format!("{} is out of range", item.value)))?
+            c.profile_nodes = item.in_range("a number of nodes", limits::PROFILE_NODES)? as u32
         }
         _ => return Ok(false),
     }
@@ -336,17 +340,9 @@ fn read_otlp(c: &mut Config, item: &Item) -> Result<bool, Error> {
         "otlp_endpoint" => o.endpoint = Some(item.given("a URL")?.to_string()),
         "service_name" => o.service_name = Some(item.given("a name")?.to_string()),
         "otlp_only" => o.only = item.on_off()?,
-        "otlp_queue" => {
-            o.queue = u32::try_from(item.number("a number of windows")?)
-                .ok()
-                .filter(|n| (1..=1024).contains(n))
-                .ok_or_else(|| item.bad(format!("{value} is out of range")))?
-        }
+        "otlp_queue" => o.queue = item.in_range("a number of windows", limits::OTLP_QUEUE)? as u32,
         "otlp_max_spans" => {
-            o.max_spans = u32::try_from(item.number("a number of spans")?)
-                .ok()
-                .filter(|&n| n > 0)
-                .ok_or_else(|| item.bad(format!("{value} is out of range")))?
+            o.max_spans = item.in_range("a number of spans", limits::OTLP_MAX_SPANS)? as u32
         }
         "otlp_timeout" => o.timeout = Some(parse_duration(value).map_err(|m| item.bad(m))?),
         "otlp_headers" => {
@@ -606,7 +602,7 @@ mod option_errors {
         assert_eq!(
             error("buffer_size=12"),
             "fdr: bad option `buffer_size`: 12 bytes is out of range; write buffer_size=VALUE \
-             with VALUE a number of bytes, 256 to 67108864 (default 16384)"
+             with VALUE a number of bytes, 256 to 1073741824 (default 16384)"
         );
         assert_eq!(
             error("buffer_count=lots"),
@@ -621,9 +617,50 @@ mod option_errors {
         );
         assert_eq!(
             error("cull_after=0"),
-            "fdr: bad option `cull_after`: 0 is out of range; use 1 to 4294967295; write \
-             cull_after=VALUE with VALUE a number of calls, 1 to 4294967295 (default 10000)"
+            "fdr: bad option `cull_after`: 0 is out of range; write cull_after=VALUE with VALUE \
+             a number of calls, 1 to 4294967295 (default 10000)"
         );
+    }
+
+    /// The words of every key that states a range are built from the range its check takes:
+    /// both bounds are accepted, one past either is refused, and the refusal states that same
+    /// range. (`buffer_size`'s words once said 64 MiB while the check took 1 GiB.) A range
+    /// written into a key's words by hand is refused here too.
+    #[test]
+    fn every_stated_range_is_the_range_the_check_takes() {
+        use crate::config::keys::Form;
+        use crate::config::OPTIONS;
+        let mut ranges = 0;
+        for o in OPTIONS {
+            let range = match &o.form {
+                Form::Count(_, range) => *range,
+                Form::Text(t) => {
+                    let digits_to = t
+                        .split(" to ")
+                        .skip(1)
+                        .any(|rest| rest.starts_with(|c: char| c.is_ascii_digit()));
+                    assert!(!digits_to, "`{}` states a range by hand: {t}", o.key);
+                    continue;
+                }
+            };
+            ranges += 1;
+            let words = o.form.text();
+            for v in [range.min, range.max] {
+                let opts = format!("{}={v}", o.key);
+                if let Err(e) = Config::parse_options(&opts) {
+                    panic!("{opts} is in the stated range ({words}) but refused: {e}");
+                }
+            }
+            for v in [range.min.checked_sub(1), range.max.checked_add(1)]
+                .into_iter()
+                .flatten()
+            {
+                let e = error(&format!("{}={v}", o.key));
+                assert!(e.contains("is out of range"), "{e}");
+                assert!(e.contains(&words), "{e}");
+            }
+        }
+        assert_eq!(ranges, 6, "the keys whose words state a range");
     }
 
     #[test]

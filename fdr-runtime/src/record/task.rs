@@ -65,7 +65,7 @@ pub(crate) fn created(f: &'static FnDesc) -> u64 {
 /// A task of `f` was created by a call of the async function: returns its id and what was
 /// recorded. The task of a culled function is not recorded (its polls are not either), nor one
 /// made while nothing records: it has no id yet (0), and takes one if a poll of it is ever kept
-/// ([`hot_path::polled`]). One that ends short, with every poll erased, is erased whole by
+/// ([`hot_path::record_polled`]). One that ends short, with every poll erased, is erased whole by
 /// [`ended_marked`], as a short call is.
 ///
 /// Inline is only the test that skips it; the rest is out of line, so that a future made while

@@ -12,7 +12,7 @@
 //! (`clock/other.rs`). The option names `rdtsc` and `rdtscp` say where the CPU number comes from
 //! (rseq, or each read) on every CPU. macOS has no rseq, so there `rdtscp` is the counter's
 //! only source; so it is on aarch64 Linux where glibc registered no rseq area, where each read
-//! then makes a `getcpu` system call (said once, at start: see [`note`]).
+//! then makes a `getcpu` system call (said once, at start: see [`note_once`]).
 //!
 //! The counter's frequency is not something to look up: virtual machines rarely expose it (this
 //! is where XRay gives up), so it is measured once per process against the monotonic clock.
