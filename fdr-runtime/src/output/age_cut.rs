@@ -9,7 +9,8 @@
 //! custom event is its header and its payload; call arguments belong to the entry before them
 //! and are never a place to cut), so no record of any kind is split.
 
-use fdr_format::{meta, MetaKind, BLOCK_PREAMBLE_WORDS};
+use fdr_format::reader::{meta_head, MetaHead, Record};
+use fdr_format::{meta, BLOCK_PREAMBLE_WORDS};
 
 use crate::buffers::copy::{BlockCopy, Copied};
 
@@ -25,36 +26,25 @@ fn walk(words: &[u64], cutoff: u64) -> Walk {
     if words.len() < pre {
         return Walk { cut: None };
     }
-    // The preamble's NewCPUId: CPU in bytes 1-2, the full timestamp in bytes 3-10.
-    let cpu_rec = [words[pre - 2], words[pre - 1]];
-    let (mut cpu, mut t) = new_cpu(cpu_rec);
+    // The preamble's last record is its NewCPUId: the CPU and the full timestamp.
+    let Some(MetaHead::Record(Record::NewCpuId {
+        mut cpu,
+        tsc: mut t,
+    })) = meta_head([words[pre - 2], words[pre - 1]])
+    else {
+        return Walk { cut: None };
+    };
     let mut i = pre;
     while i < words.len() {
         let w = words[i];
         if fdr_format::is_metadata(w) {
-            let kind = MetaKind::from_byte(w as u8);
             let rec = [w, words.get(i + 1).copied().unwrap_or(0)];
-            match kind {
-                Some(MetaKind::NewCpuId) | Some(MetaKind::TscWrap) => {
-                    let (c, tsc) = if kind == Some(MetaKind::NewCpuId) {
-                        new_cpu(rec)
-                    } else {
-                        (cpu, tsc_of_wrap(rec))
-                    };
-                    if tsc >= cutoff {
-                        return Walk {
-                            cut: Some((i, t, cpu)),
-                        };
-                    }
-                    cpu = c;
-                    t = tsc;
-                }
+            let restart = match meta_head(rec) {
+                Some(MetaHead::Record(Record::NewCpuId { cpu, tsc })) => Some((cpu, tsc)),
+                Some(MetaHead::Record(Record::TscWrap { tsc })) => Some((cpu, tsc)),
                 // A task or cull event: its delta moves the clock, and its payload follows the
                 // header (not records: stepped over whole).
-                Some(MetaKind::CustomEvent) | Some(MetaKind::TypedEvent) => {
-                    let b = fdr_format::meta_bytes(rec);
-                    let size = i32::from_le_bytes([b[1], b[2], b[3], b[4]]).max(0) as usize;
-                    let delta = i32::from_le_bytes([b[5], b[6], b[7], b[8]]);
+                Some(MetaHead::Event { delta, size, .. }) => {
                     let at = t.wrapping_add_signed(i64::from(delta));
                     if at >= cutoff {
                         return Walk {
@@ -62,11 +52,20 @@ fn walk(words: &[u64], cutoff: u64) -> Walk {
                         };
                     }
                     t = at;
-                    i += 2 + size.div_ceil(8);
+                    i += 2 + (size.max(0) as usize).div_ceil(8);
                     continue;
                 }
                 // Arguments belong to the entry before them: never a place to cut.
-                _ => {}
+                _ => None,
+            };
+            if let Some((c, tsc)) = restart {
+                if tsc >= cutoff {
+                    return Walk {
+                        cut: Some((i, t, cpu)),
+                    };
+                }
+                cpu = c;
+                t = tsc;
             }
             i += 2;
         } else {
@@ -81,21 +80,6 @@ fn walk(words: &[u64], cutoff: u64) -> Walk {
         }
     }
     Walk { cut: None }
-}
-
-fn new_cpu(rec: [u64; 2]) -> (u16, u64) {
-    let b: Vec<u8> = rec.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let cpu = u16::from_le_bytes([b[1], b[2]]);
-    let mut tsc = [0u8; 8];
-    tsc.copy_from_slice(&b[3..11]);
-    (cpu, u64::from_le_bytes(tsc))
-}
-
-fn tsc_of_wrap(rec: [u64; 2]) -> u64 {
-    let b: Vec<u8> = rec.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let mut tsc = [0u8; 8];
-    tsc.copy_from_slice(&b[1..9]);
-    u64::from_le_bytes(tsc)
 }
 
 /// Keeps only the records at or after `cutoff` (ticks) of each block.
