@@ -11,12 +11,20 @@
 //! an `atfork` handler stops that copy (atomic stores only) and forgets it, so the child records
 //! nothing of it and writes none of it; it may start its own (see `autostart`).
 
+mod current;
 pub(crate) mod learned_culls;
+mod setup;
 mod window;
 
+pub(crate) use current::{
+    autostart_done, current, dropped_at_start, epoch, forks, install, may_record, release, settle,
+    uninstall,
+};
+pub(crate) use setup::Setup;
+
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Once};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 use fdr_format::{Reason, ReasonInfo};
@@ -31,103 +39,8 @@ use crate::tables::threads::Registry;
 use crate::trigger::limits::Triggers;
 use crate::{platform::host, tables::flags, trigger::cpu_wait, trigger::signal, Config, Error};
 
-/// Whether this process records: the one word a hook reads before looking for a session.
-/// Stored in [`STATE`] as its `u8`, so that the hot path's check stays one load and compare.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-enum Process {
-    /// No hook has looked at `FDR_OPTIONS` yet (and no recorder was started).
-    Unknown = 0,
-    /// A session is running.
-    Active = 1,
-    /// Nothing is recording.
-    Idle = 2,
-    /// A hook is reading `FDR_OPTIONS`.
-    Starting = 3,
-}
-
-static STATE: AtomicU8 = AtomicU8::new(Process::Unknown as u8);
-/// Epoch of the running session, 0 when none runs.
-static EPOCH: AtomicU64 = AtomicU64::new(0);
-static NEXT_EPOCH: AtomicU64 = AtomicU64::new(1);
-/// The running session, holding one strong count, or null.
-static CURRENT: AtomicPtr<Session> = AtomicPtr::new(std::ptr::null_mut());
-/// Threads between loading `CURRENT` and taking their strong count.
-static READERS: AtomicUsize = AtomicUsize::new(0);
-/// How many forks this process is down from the one that started counting.
-static FORKS: AtomicU64 = AtomicU64::new(0);
-/// Set once `FDR_OPTIONS` started a recording: a forked child reads it again.
-static AUTOSTARTED: AtomicBool = AtomicBool::new(false);
-
-/// Whether a recording with `config`, `threshold_ticks` and a profile or not culls functions.
-fn culls(config: &Config, threshold_ticks: u64, profiles: bool) -> bool {
-    config.get_cull() && threshold_ticks > 0 && !profiles
-}
-
-/// Sessions waiting to be freed.
-const PARKING: usize = 64;
-static PARKED: [AtomicPtr<Session>; PARKING] =
-    [const { AtomicPtr::new(std::ptr::null_mut()) }; PARKING];
-
-/// What a recording was started with: fixed for its life, so its fields are plain data.
-pub(crate) struct Setup {
-    /// Tells this recording from earlier ones (gates, thread memberships).
-    pub epoch: u64,
-    pub config: Config,
-    /// The buffer size in use (the configured one rounded down to whole words).
-    pub buffer_size: usize,
-    pub calibration: Calibration,
-    pub threshold_ticks: u64,
-    /// The pid the logs name.
-    pub pid: i32,
-    pub start_wall: (i64, u32),
-    pub start_tsc: u64,
-    pub program: String,
-    /// A (counter, monotonic ns) pair read at start, from which the calibration is finished.
-    pub cal_start: (u64, u64),
-    /// The fork count when the session started: another value means a forked child.
-    forks: u64,
-    /// The functions culled from the start, as the last recording of this build left them, and
-    /// where this one leaves its own.
-    pub cull_memory: crate::session::learned_culls::Memory,
-}
-
-impl Setup {
-    /// The run record of a recording as it started: its settings and calibration, nothing counted
-    /// yet (a log fills in its counters; a crash box keeps it as it is).
-    pub(crate) fn run_info(&self, ticks_per_second: u64) -> fdr_format::RunInfo {
-        let setup = self;
-        let config = &setup.config;
-        fdr_format::RunInfo {
-            clock: setup.calibration.source,
-            ticks_per_second,
-            // The recording's calibration is finished over this window (see `Session::ticks_per_second`).
-            calibration_ns: if setup.calibration.window.is_zero() {
-                0
-            } else {
-                crate::platform::clock::CALIBRATION_WINDOW.as_nanos() as u64
-            },
-            mode: match config.get_mode() {
-                crate::Mode::Ring | crate::Mode::Profile => fdr_format::Mode::Ring,
-                crate::Mode::Fill => fdr_format::Mode::Fill,
-            },
-            threshold_ns: config.get_threshold().as_nanos().min(u128::from(u64::MAX)) as u64,
-            threshold_ticks: setup.threshold_ticks,
-            buffer_size: setup.buffer_size as u64,
-            buffer_count: config.get_buffer_count() as u64,
-            pid: setup.pid,
-            start_unix_secs: setup.start_wall.0,
-            start_unix_nanos: setup.start_wall.1,
-            start_tsc: setup.start_tsc,
-            program: setup.program.clone(),
-            max_age_ns: config
-                .get_max_age()
-                .map_or(0, |a| a.as_nanos().min(u128::from(u64::MAX)) as u64),
-            culled_at_start: setup.cull_memory.culled_at_start(),
-            ..fdr_format::RunInfo::default()
-        }
-    }
-}
+use current::next_epoch;
+use setup::{culls, make_pool, program_name};
 
 /// Where a recording stands. It only moves forward: recording, stopped (no thread records any
 /// more; the final log may still fail and be tried again), written.
@@ -314,12 +227,12 @@ impl Session {
         };
         let program = program_name();
         let setup = Setup {
-            epoch: NEXT_EPOCH.fetch_add(1, Ordering::Relaxed),
+            epoch: next_epoch(),
             buffer_size,
             calibration,
             threshold_ticks,
             pid: host::log_pid(),
-            forks: FORKS.load(Ordering::SeqCst),
+            forks: forks(),
             start_wall: host::wall_time(),
             start_tsc: crate::platform::clock::now().0,
             cal_start: if calibration.window.is_zero() {
@@ -472,7 +385,7 @@ impl Session {
 
     /// False in a forked child: the session is its parent's.
     pub(crate) fn in_this_process(&self) -> bool {
-        self.setup.forks == FORKS.load(Ordering::SeqCst)
+        self.setup.forks == forks()
     }
 
     /// Stops recording; true for the caller that stopped it. `learnt_now` reads what culling
@@ -589,342 +502,4 @@ impl Drop for SnapshotTurn<'_> {
             .snapshot_busy
             .store(false, Ordering::Release);
     }
-}
-
-/// Whether a hook that found no room should look further: false only when recording is known
-/// to be off, which keeps instrumented code without a recorder at one extra branch.
-#[inline(always)]
-pub(crate) fn may_record() -> bool {
-    STATE.load(Ordering::Relaxed) != Process::Idle as u8
-}
-
-/// The running session's epoch (0: none).
-pub(crate) fn epoch() -> u64 {
-    EPOCH.load(Ordering::Acquire)
-}
-
-/// Settles whether this process records before a hook goes on: the one caller that finds it
-/// undecided runs `start`, which reads `FDR_OPTIONS`, may start a recording and ends with
-/// [`autostart_done`]; the others wait while it runs ([`wait_for_start`]). The hooks' cold path
-/// passes `autostart`'s run, which sits above it, through the crate root's `START_FROM_ENV`.
-pub(crate) fn settle(start: fn()) {
-    if claim_autostart() {
-        start();
-    } else {
-        wait_for_start();
-    }
-}
-
-/// True for the one caller that gets to read `FDR_OPTIONS` (it then calls `autostart_done`).
-fn claim_autostart() -> bool {
-    STATE.load(Ordering::Acquire) == Process::Unknown as u8
-        && STATE
-            .compare_exchange(
-                Process::Unknown as u8,
-                Process::Starting as u8,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            )
-            .is_ok()
-}
-
-/// Calls dropped because their thread waited past [`START_WAIT`] for a recording to start.
-static DROPPED_AT_START: AtomicU64 = AtomicU64::new(0);
-
-/// How long a thread waits for another thread that is starting the recording `FDR_OPTIONS`
-/// asked for. A start takes a few milliseconds (the pool, the crash box, the clock's first
-/// measurement); the bound is there for a starting thread that would need something the waiting
-/// one holds (a lock of the program's own, around an instrumented call).
-const START_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// Waits while another thread starts the recording, so that this thread's first calls are
-/// recorded, not dropped: a worker pool started before the main thread's first call loses none
-/// of its work. Past [`START_WAIT`] the call is counted as dropped (`fdr info` says so).
-fn wait_for_start() {
-    if STATE.load(Ordering::Acquire) != Process::Starting as u8 {
-        return;
-    }
-    let deadline = std::time::Instant::now() + START_WAIT;
-    while STATE.load(Ordering::Acquire) == Process::Starting as u8 {
-        if std::time::Instant::now() > deadline {
-            DROPPED_AT_START.fetch_add(1, Ordering::Relaxed);
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_micros(50));
-    }
-}
-
-/// Calls dropped while waiting for a start, so far in this process.
-pub(crate) fn dropped_at_start() -> u64 {
-    DROPPED_AT_START.load(Ordering::Relaxed)
-}
-
-/// `FDR_OPTIONS` was read; `started` if it started a recording.
-pub(crate) fn autostart_done(started: bool) {
-    if started {
-        AUTOSTARTED.store(true, Ordering::SeqCst);
-    }
-    // A recording it started becomes active only now, with its gate open: threads that waited
-    // for the start then find every function's flags (profiled, triggers) set.
-    let now = if started {
-        Process::Active
-    } else {
-        Process::Idle
-    };
-    let _ = STATE.compare_exchange(
-        Process::Starting as u8,
-        now as u8,
-        Ordering::AcqRel,
-        Ordering::Acquire,
-    );
-    if !started {
-        // Before the first sweep, so that a child forked during it can reset the sweep lock.
-        at_fork();
-        flags::close(0, epoch);
-    }
-}
-
-/// How many forks down from the first recorder's process this one is.
-pub(crate) fn forks() -> u64 {
-    FORKS.load(Ordering::SeqCst)
-}
-
-/// The running session, if any.
-pub(crate) fn current() -> Option<Arc<Session>> {
-    READERS.fetch_add(1, Ordering::SeqCst);
-    let p = CURRENT.load(Ordering::SeqCst);
-    let s = (!p.is_null()).then(|| {
-        // SAFETY: `p` came from `Arc::into_raw` in `install` and is not freed while a reader is
-        // announced: `free_parked` frees nothing then, and `CURRENT` holds its count until the
-        // pointer is parked.
-        unsafe {
-            Arc::increment_strong_count(p);
-            Arc::from_raw(p)
-        }
-    });
-    READERS.fetch_sub(1, Ordering::SeqCst);
-    s
-}
-
-/// Makes `session` the running one, unless one is running. `autostarted`: the hook starting
-/// it from `FDR_OPTIONS` keeps the process in its starting state (other threads wait) until
-/// [`autostart_done`], once the gate is open.
-pub(crate) fn install(session: Arc<Session>, autostarted: bool) -> Result<(), Error> {
-    free_parked();
-    at_fork();
-    let epoch = session.setup.epoch;
-    let p = Arc::into_raw(session) as *mut Session;
-    if CURRENT
-        .compare_exchange(std::ptr::null_mut(), p, Ordering::SeqCst, Ordering::SeqCst)
-        .is_err()
-    {
-        // SAFETY: `p` was made by `into_raw` just above and published nowhere.
-        drop(unsafe { Arc::from_raw(p) });
-        return Err(Error::AlreadyRunning);
-    }
-    EPOCH.store(epoch, Ordering::Release);
-    if !autostarted {
-        STATE.store(Process::Active as u8, Ordering::Release);
-    }
-    Ok(())
-}
-
-/// `session` is no longer the running one (if it was).
-pub(crate) fn uninstall(session: &Session) {
-    let p = session as *const Session as *mut Session;
-    // Park the pointer CURRENT held, which came from `Arc::into_raw` and may free the whole
-    // allocation; `p`, made from a shared reference, may only read the session.
-    if let Ok(held) =
-        CURRENT.compare_exchange(p, std::ptr::null_mut(), Ordering::SeqCst, Ordering::SeqCst)
-    {
-        EPOCH.store(0, Ordering::Release);
-        STATE.store(Process::Idle as u8, Ordering::Release);
-        park(held);
-    }
-}
-
-/// Gives up a strong count that a thread held through a raw pointer. A thread may do this from
-/// a signal handler, so if it might be the last count, the session is parked rather than freed
-/// there.
-///
-/// # Safety
-/// `p` came from `Arc::into_raw` and the caller owns one strong count of it.
-pub(crate) unsafe fn release(p: *const Session) {
-    // SAFETY: per the contract, the count is ours, so the session is alive.
-    if unsafe { Arc::strong_count(&std::mem::ManuallyDrop::new(Arc::from_raw(p))) } == 1 {
-        park(p as *mut Session);
-    } else {
-        // SAFETY: per the contract.
-        drop(unsafe { Arc::from_raw(p) });
-    }
-}
-
-fn park(p: *mut Session) {
-    for slot in PARKED.iter() {
-        if slot
-            .compare_exchange(std::ptr::null_mut(), p, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
-        {
-            return;
-        }
-    }
-    // Every place is taken: the session's memory is kept for the rest of the process.
-}
-
-/// Frees the parked sessions, unless a reader may be about to take a count of one.
-fn free_parked() {
-    if READERS.load(Ordering::SeqCst) != 0 {
-        return;
-    }
-    for slot in PARKED.iter() {
-        let p = slot.swap(std::ptr::null_mut(), Ordering::SeqCst);
-        if !p.is_null() {
-            // SAFETY: parked pointers hold one strong count each and are no longer current.
-            drop(unsafe { Arc::from_raw(p) });
-        }
-    }
-}
-
-/// Registers the fork handler, once.
-fn at_fork() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        extern "C" fn in_child() {
-            FORKS.fetch_add(1, Ordering::SeqCst);
-            let p = CURRENT.swap(std::ptr::null_mut(), Ordering::SeqCst);
-            // The parent's box is not the child's: its pages become the child's own before the
-            // copy of the recording is stopped.
-            crate::buffers::crash_box::after_fork();
-            if !p.is_null() {
-                // SAFETY: CURRENT's count keeps the session alive; it is leaked here on purpose
-                // (the child must not free, or touch the locks of, its parent's recording).
-                unsafe { (*p).pool.stop() };
-            }
-            EPOCH.store(0, Ordering::SeqCst);
-            let again = AUTOSTARTED.load(Ordering::SeqCst);
-            flags::after_fork(again);
-            let state = if again {
-                Process::Unknown
-            } else {
-                Process::Idle
-            };
-            STATE.store(state as u8, Ordering::SeqCst);
-        }
-        // `in_child` only does atomic operations and async-signal-safe calls, all a forked child
-        // of a threaded program may do.
-        crate::platform::at_fork_child(in_child);
-    });
-}
-
-/// The buffer pool: in a crash box when the recording keeps a window and `crash_dir` is not
-/// off, else (or when the box cannot be made there, said once on stderr) in anonymous memory.
-/// With a box, the recovery of what earlier processes of the program left, if there is any to
-/// do, runs meanwhile on a thread of its own.
-fn make_pool(setup: &Setup, final_path: &Path) -> Result<(Pool, Option<JoinHandle<()>>), Error> {
-    let config = &setup.config;
-    // Profile mode writes no window: one buffer, for the records a hook may write before the
-    // recording's flags reach it, and no box.
-    if config.get_mode() == crate::Mode::Profile {
-        return Ok((Pool::new(setup.buffer_size, 1, config.get_mode())?, None));
-    }
-    let count = config.get_buffer_count();
-    let Some(dir) = config.get_crash_dir() else {
-        return Ok((
-            Pool::new(setup.buffer_size, count, config.get_mode())?,
-            None,
-        ));
-    };
-    let out = std::path::absolute(final_path).unwrap_or_else(|_| final_path.to_path_buf());
-    let max = fdr_format::crash_box::MAX_OUT_PATH;
-    let n = out.as_os_str().len();
-    if n > max {
-        return Err(Error::Config {
-            key: "out".into(),
-            message: format!(
-                "{} is {n} bytes long; a crash box keeps the path of the log it recovers to,                  at most {max} bytes: give a shorter out, or crash_dir=off to record without a                  box",
-                out.display()
-            ),
-        });
-    }
-    let recovery = crate::buffers::crash_box::recovery::Recovery {
-        dir: dir.to_path_buf(),
-        program: setup.program.clone(),
-        out: out.clone(),
-    }
-    .start();
-    let mut records = vec![
-        fdr_format::Extension::Run(setup.run_info(setup.calibration.ticks_per_second)),
-        fdr_format::Extension::Options(config.to_options()),
-    ];
-    records.extend(crate::tables::functions::records());
-    // In a ring, the room of the first quarter megabyte of buffers is reserved now and the rest
-    // by the background writer (`Pool::grow`; reserving 8 MiB of tmpfs takes 2.5 ms, a third of a
-    // short program's start). A pool that fills keeps the first buffers whatever happens later,
-    // so it reserves every one now.
-    let ready = match config.get_mode() {
-        crate::Mode::Ring => crate::buffers::pool::buffers_at_start(setup.buffer_size).min(count),
-        _ => count,
-    };
-    let made = crate::buffers::crash_box::CrashBox::create(crate::buffers::crash_box::Setup {
-        dir: &dir,
-        program: &setup.program,
-        out: &out,
-        buffer_size: setup.buffer_size,
-        buffer_count: count,
-        ready,
-        lead: fdr_format::crash_box::encode_lead(&records),
-        header: crate::buffers::crash_box::HeaderFacts {
-            // The process's own id, which names the box and tells whether it still runs (the
-            // log's pid is 1 with the injected clock).
-            pid: crate::platform::host::os_pid(),
-            clock: fdr_format::crash_box::clock_code(setup.calibration.source),
-            ticks_per_second: setup.calibration.ticks_per_second,
-            cal_tsc0: setup.cal_start.0,
-            cal_ns0: setup.cal_start.1,
-            start_secs: setup.start_wall.0,
-            start_nanos: setup.start_wall.1,
-            start_tsc: setup.start_tsc,
-            threshold_ns: config.get_threshold().as_nanos().min(u128::from(u64::MAX)) as u64,
-            threshold_ticks: setup.threshold_ticks,
-            max_age_ns: config
-                .get_max_age()
-                .map_or(0, |a| a.as_nanos().min(u128::from(u64::MAX)) as u64),
-            // A forked child's box says whose: it usually ends with `_exit`, which no handler
-            // sees.
-            parent: (setup.forks > 0).then(crate::platform::parent_pid),
-        },
-    });
-    let pool = match made {
-        Ok(b) => Ok(Pool::in_box(
-            b,
-            setup.buffer_size,
-            count,
-            ready,
-            config.get_mode(),
-        )),
-        Err(e) => {
-            eprintln!(
-                "fdr: no crash box in {} ({e}): the buffers are in the process's memory, so a \
-                 crash leaves no window (give crash_dir=DIR with room for {} bytes, or \
-                 crash_dir=off to keep this)",
-                dir.display(),
-                setup.buffer_size * count
-            );
-            Pool::new(setup.buffer_size, count, config.get_mode())
-        }
-    };
-    match pool {
-        Ok(p) => Ok((p, recovery)),
-        Err(e) => {
-            crate::buffers::crash_box::recovery::wait(recovery);
-            Err(e)
-        }
-    }
-}
-
-fn program_name() -> String {
-    std::env::current_exe()
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .unwrap_or_default()
 }
