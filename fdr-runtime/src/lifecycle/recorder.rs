@@ -105,7 +105,7 @@ pub(crate) fn start_with(config: Config, autostarted: bool) -> Result<Recorder, 
     // Profile mode writes no window, so its triggers would write empty logs: none is armed.
     let windows = session.setup().config.get_mode() != crate::Mode::Profile;
     let profile = session.profile_flags();
-    let memory = &session.setup().cull_memory;
+    let memory = &session.setup().learned_culls;
     flags::open(
         session.setup().epoch,
         |id| {

@@ -18,7 +18,7 @@ pub(crate) fn write<W: Write + ?Sized>(
     snapshot: bool,
     reason: ReasonInfo,
 ) -> Result<(), Error> {
-    log_file::write(out, &s.window(snapshot, reason))
+    log_file::write(out, &s.log_parts(snapshot, reason))
         .map_err(|source| Error::Io { path: None, source })
 }
 

@@ -9,14 +9,14 @@ use std::io::{self, Write};
 
 use fdr_format::lead_block;
 
-use crate::output::window::Window;
+use crate::output::log_parts::LogParts;
 
-/// Writes `window` as a whole log on `out`.
-pub(crate) fn write<W: Write + ?Sized>(out: &mut W, window: &Window) -> io::Result<()> {
+/// Writes `parts` as a whole log on `out`.
+pub(crate) fn write<W: Write + ?Sized>(out: &mut W, parts: &LogParts) -> io::Result<()> {
     let mut out = io::BufWriter::with_capacity(1 << 16, out);
-    out.write_all(&window.header.encode())?;
-    out.write_all(&lead_block(&window.start, &window.records))?;
-    let blocks: Vec<_> = window
+    out.write_all(&parts.header.encode())?;
+    out.write_all(&lead_block(&parts.start, &parts.records))?;
+    let blocks: Vec<_> = parts
         .copied
         .blocks
         .iter()

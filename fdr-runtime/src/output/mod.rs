@@ -11,6 +11,6 @@ pub(crate) mod file_names;
 #[cfg(feature = "record")]
 pub(crate) mod log_file;
 #[cfg(feature = "record")]
-pub(crate) mod profile_file;
+pub(crate) mod log_parts;
 #[cfg(feature = "record")]
-pub(crate) mod window;
+pub(crate) mod profile_file;

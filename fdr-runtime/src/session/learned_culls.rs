@@ -63,7 +63,7 @@ pub(crate) enum Learnt {
 
 /// The culls a recording starts with, and where it keeps those it ends with.
 #[derive(Debug, Default)]
-pub(crate) struct Memory {
+pub(crate) struct LearnedCulls {
     /// The file, `None` when the recording keeps no memory.
     path: Option<PathBuf>,
     /// The build the file must name.
@@ -72,16 +72,16 @@ pub(crate) struct Memory {
     functions: Vec<(u32, Learnt)>,
 }
 
-impl Memory {
+impl LearnedCulls {
     /// The memory of `program`'s recording with `config` that culls (`culling`): what the last
     /// recording of this build left, if it applies. Says on stderr why a file there was not
     /// used, when it could not be read.
-    pub(crate) fn load(program: &str, config: &Config, culling: bool) -> Memory {
+    pub(crate) fn load(program: &str, config: &Config, culling: bool) -> LearnedCulls {
         if !culling || !config.get_cull_memory() || FORGETFUL.load(Ordering::Relaxed) {
-            return Memory::default();
+            return LearnedCulls::default();
         }
         let Some(dir) = config.get_crash_dir() else {
-            return Memory::default();
+            return LearnedCulls::default();
         };
         let path = dir.join(file_name(program));
         let build = build_key();
@@ -111,7 +111,7 @@ impl Memory {
             }
             Err(_) => Vec::new(),
         };
-        Memory {
+        LearnedCulls {
             path: Some(path),
             build,
             functions,
@@ -133,7 +133,7 @@ impl Memory {
         Some(self.functions[i].1)
     }
 
-    /// Whether the recording keeps a memory: its culls at the end are to be [`Memory::save`]d.
+    /// Whether the recording keeps a memory: its culls at the end are to be [`LearnedCulls::save`]d.
     pub(crate) fn kept(&self) -> bool {
         self.path.is_some()
     }
@@ -164,14 +164,14 @@ impl Memory {
 
 /// What a memory file says.
 #[derive(Debug, PartialEq)]
-struct Learned {
+struct CullsFile {
     build: String,
     threshold_ns: u64,
     cull_after: u32,
     functions: Vec<(u32, Learnt)>,
 }
 
-impl Learned {
+impl CullsFile {
     fn applies(&self, build: &str, config: &Config) -> bool {
         self.build == build
             && self.threshold_ns <= threshold_ns(config)
@@ -238,7 +238,7 @@ fn render(build: &str, config: &Config, functions: &[(u32, Learnt)], table: &[Fn
 }
 
 /// Reads a memory file against `table`. `Err` says what is wrong with it.
-fn parse(text: &str, table: &[FnDesc]) -> Result<Learned, String> {
+fn parse(text: &str, table: &[FnDesc]) -> Result<CullsFile, String> {
     let mut lines = text.lines().enumerate();
     let mut next = |what: &str| {
         lines
@@ -290,12 +290,12 @@ fn parse(text: &str, table: &[FnDesc]) -> Result<Learned, String> {
         // Another build's table (a file key that matched by chance): nothing of it is used.
         match table.get(id as usize - 1) {
             Some(f) if f.name() == name => functions.push((id, learnt)),
-            _ => return Ok(Learned::default_for(build)),
+            _ => return Ok(CullsFile::default_for(build)),
         }
     }
     functions.sort_unstable_by_key(|f| f.0);
     functions.dedup_by_key(|f| f.0);
-    Ok(Learned {
+    Ok(CullsFile {
         build,
         threshold_ns,
         cull_after: u32::try_from(cull_after).unwrap_or(u32::MAX),
@@ -303,10 +303,10 @@ fn parse(text: &str, table: &[FnDesc]) -> Result<Learned, String> {
     })
 }
 
-impl Learned {
+impl CullsFile {
     /// A file whose functions are not this program's: applies to no recording.
-    fn default_for(build: String) -> Learned {
-        Learned {
+    fn default_for(build: String) -> CullsFile {
+        CullsFile {
             build: format!("{build} (another table)"),
             threshold_ns: u64::MAX,
             cull_after: 0,

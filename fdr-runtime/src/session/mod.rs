@@ -14,7 +14,7 @@
 mod current;
 pub(crate) mod learned_culls;
 mod setup;
-mod window;
+mod take;
 
 pub(crate) use current::{
     autostart_done, current, dropped_at_start, epoch, forks, install, may_record, release, settle,
@@ -240,7 +240,7 @@ impl Session {
             } else {
                 crate::platform::clock::sample()
             },
-            cull_memory: crate::session::learned_culls::Memory::load(
+            learned_culls: crate::session::learned_culls::LearnedCulls::load(
                 &program,
                 &config,
                 culls(&config, threshold_ticks, config_profiles.is_some()),
@@ -408,10 +408,10 @@ impl Session {
             self.pool.stop();
             if self.in_this_process() {
                 // What culling learned, read before the sweep turns every function off.
-                let learnt = self.setup.cull_memory.kept().then(learnt_now);
+                let learnt = self.setup.learned_culls.kept().then(learnt_now);
                 flags::close(self.setup.epoch, epoch);
                 if let Some(learnt) = learnt {
-                    self.setup.cull_memory.save(&self.setup.config, &learnt);
+                    self.setup.learned_culls.save(&self.setup.config, &learnt);
                 }
                 if let Some(sig) = self.setup.config.get_signal() {
                     signal::uninstall(sig);

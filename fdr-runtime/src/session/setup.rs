@@ -33,7 +33,7 @@ pub(crate) struct Setup {
     pub(super) forks: u64,
     /// The functions culled from the start, as the last recording of this build left them, and
     /// where this one leaves its own.
-    pub cull_memory: crate::session::learned_culls::Memory,
+    pub learned_culls: crate::session::learned_culls::LearnedCulls,
 }
 
 impl Setup {
@@ -67,7 +67,7 @@ impl Setup {
             max_age_ns: config
                 .get_max_age()
                 .map_or(0, |a| a.as_nanos().min(u128::from(u64::MAX)) as u64),
-            culled_at_start: setup.cull_memory.culled_at_start(),
+            culled_at_start: setup.learned_culls.culled_at_start(),
             ..fdr_format::RunInfo::default()
         }
     }

@@ -9,15 +9,15 @@ use fdr_format::{Extension, FileHeader, LeadStart, ReasonInfo, ThreadInfo};
 
 use crate::buffers::copy;
 use crate::output::age_cut;
+use crate::output::log_parts::LogParts;
 use crate::output::profile_file::{self, ProfileRun};
-use crate::output::window::Window;
 use crate::session::Session;
 use crate::{platform::clock, tables::functions, Error};
 
 impl Session {
-    /// The window as it stands: a snapshot while recording goes on (`snapshot`), or the final
-    /// one; `reason` says why it is taken.
-    pub(crate) fn window(&self, snapshot: bool, mut reason: ReasonInfo) -> Window {
+    /// The window as it stands, in the parts a log is written from: a snapshot while recording
+    /// goes on (`snapshot`), or the final one; `reason` says why it is taken.
+    pub(crate) fn log_parts(&self, snapshot: bool, mut reason: ReasonInfo) -> LogParts {
         let mut copied = copy::copy_pool(self.pool());
         let end_tsc = clock::now().0;
         // Read once: before the calibration window has passed, each reading is a new
@@ -67,7 +67,7 @@ impl Session {
             start_nanos: setup.start_wall.1,
             start_tsc: setup.start_tsc,
         };
-        Window {
+        LogParts {
             header,
             start,
             records,

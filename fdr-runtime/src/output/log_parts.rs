@@ -6,8 +6,8 @@ use fdr_format::{Extension, FileHeader, LeadStart};
 
 use crate::buffers::copy::Copied;
 
-/// One window, ready to be written.
-pub(crate) struct Window {
+/// One window, in the parts a log is written from.
+pub(crate) struct LogParts {
     /// The file header: the counter's frequency the log's times are read with, the buffer size.
     pub header: FileHeader,
     /// Who and when the leading block says the recording started (its thread: the first
