@@ -10,8 +10,8 @@
 use std::io::{self, Read, Seek, SeekFrom};
 
 use crate::{
-    decode_function_record, FileHeader, FnKind, FormatError, MetaKind, FUNCTION_RECORD_SIZE,
-    HEADER_SIZE, METADATA_RECORD_SIZE,
+    decode_function_record, meta_bytes, FileHeader, FnKind, FormatError, MetaKind, MetaWords,
+    FUNCTION_RECORD_SIZE, HEADER_SIZE, METADATA_RECORD_SIZE,
 };
 
 /// The largest custom or typed event payload a reader accepts. XRay's own runtime caps events far
@@ -508,6 +508,60 @@ impl<R: Read> Reader<R> {
             self.block_left = Some(left - n);
         }
         Ok(())
+    }
+}
+
+/// What a metadata record's two words say by themselves, decoded as the reader decodes them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MetaHead {
+    /// A whole record: one with no payload.
+    Record(Record<'static>),
+    /// A custom or typed event's header; its payload is the `size` bytes after it (a size the
+    /// caller bounds: nothing is checked here).
+    Event {
+        /// [`MetaKind::CustomEvent`] or [`MetaKind::TypedEvent`].
+        kind: MetaKind,
+        /// Ticks since the previous record.
+        delta: i32,
+        /// The payload's length in bytes, as written (negative in a corrupt record).
+        size: i32,
+        /// A typed event's type tag (0 for a custom event).
+        event_type: u16,
+    },
+}
+
+/// Decodes the metadata record `words` (its two words as a buffer holds them) without a
+/// reader, for code that walks a buffer in memory: `None` for an extents record (which opens a
+/// block rather than being in one) and for a byte that is no metadata kind.
+///
+/// ```
+/// use fdr_format::reader::{meta_head, MetaHead, Record};
+/// use fdr_format::{meta, MetaKind};
+/// assert_eq!(
+///     meta_head(meta::new_cpu_id(3, 1000)),
+///     Some(MetaHead::Record(Record::NewCpuId { cpu: 3, tsc: 1000 }))
+/// );
+/// assert!(matches!(
+///     meta_head(meta::custom_event(12, -5)),
+///     Some(MetaHead::Event { kind: MetaKind::CustomEvent, delta: -5, size: 12, .. })
+/// ));
+/// ```
+pub fn meta_head(words: MetaWords) -> Option<MetaHead> {
+    let m = meta_bytes(words);
+    let kind = MetaKind::from_byte(m[0])?;
+    match kind {
+        MetaKind::BufferExtents => None,
+        MetaKind::CustomEvent | MetaKind::TypedEvent => Some(MetaHead::Event {
+            kind,
+            delta: i32_at(&m, 5),
+            size: i32_at(&m, 1),
+            event_type: if kind == MetaKind::TypedEvent {
+                u16_at(&m, 9)
+            } else {
+                0
+            },
+        }),
+        _ => simple_record(kind, &m).map(MetaHead::Record),
     }
 }
 

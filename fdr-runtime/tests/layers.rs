@@ -1,6 +1,8 @@
-//! The module table at the top of `src/lib.rs` is true: every module is in it, once, and every
-//! `crate::` path in a module's code names a module in a row below its own. A new import that
-//! goes up (or sideways within a row) fails here with the two modules and the line.
+//! The module table at the top of `src/lib.rs` is true: every top-level module (a folder, or a
+//! file of its own) is in it, once, and every `crate::` path in a folder's files names a folder
+//! in a row below its own, directly or through a name the root re-exports. A new import that
+//! goes up (or sideways within a row) fails here with the two folders and the line. Within a
+//! folder, files use each other freely.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -22,9 +24,9 @@ fn declared(lib: &str) -> Vec<String> {
         .collect()
 }
 
-/// The items `lib.rs` re-exports from its modules (`pub use config::{Config, Mode};`), by the
-/// name they have at the crate's root, with the module each comes from: a `crate::Config` in a
-/// module's code uses `config`.
+/// The items `lib.rs` re-exports from its modules (`pub use config::{Config, Mode};`,
+/// `pub use tables::functions::FnDesc;`), by the name they have at the crate's root, with the
+/// top-level module each comes from: a `crate::Config` in a module's code uses `config`.
 fn reexports(lib: &str, modules: &BTreeMap<String, usize>) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     let mut rest = lib;
@@ -33,15 +35,21 @@ fn reexports(lib: &str, modules: &BTreeMap<String, usize>) -> BTreeMap<String, S
         let end = rest.find(';').unwrap_or(rest.len());
         let stmt = &rest[..end];
         rest = &rest[end..];
-        let Some((module, items)) = stmt.split_once("::") else {
+        let Some((module, _)) = stmt.split_once("::") else {
             continue;
         };
         if !modules.contains_key(module.trim()) {
             continue;
         }
+        // The names: inside the braces, or the path's last segment.
+        let items = match stmt.find('{') {
+            Some(open) => &stmt[open + 1..],
+            None => stmt.rsplit("::").next().unwrap_or(""),
+        };
         for item in items.trim_matches(|c| c == '{' || c == '}').split(',') {
             // `memory as culling_memory`: the root name is the last word.
-            let name = item.split_whitespace().last().unwrap_or("");
+            let name = item.trim_matches(|c: char| c == '}' || c.is_whitespace());
+            let name = name.split_whitespace().last().unwrap_or("");
             let name = name.rsplit("::").next().unwrap_or(name);
             if !name.is_empty() && name != "*" {
                 out.insert(name.to_string(), module.trim().to_string());
@@ -105,14 +113,15 @@ fn uses_through(
     out
 }
 
-/// The code of `module` (its file, or its directory's files, and its submodules' files), with
-/// each path that climbs to the crate's root through `super::` written as `crate::` (a
-/// top-level module's `super::x` is `crate::x`; a submodule's `super::super::x` too).
+/// The code of top-level `module` (its file, or every file of its folder), each file without
+/// comments and tests (see [`code`]), with each path that climbs to the crate's root through
+/// `super::` written as `crate::` (a top-level module's `super::x` is `crate::x`; a file one
+/// folder down, `super::super::x`).
 fn source(src: &Path, module: &str) -> String {
     let flat = src.join(format!("{module}.rs"));
     let dir = src.join(module);
     if flat.exists() {
-        let mut all = to_root(&std::fs::read_to_string(&flat).unwrap(), 0);
+        let mut all = to_root(&code(&std::fs::read_to_string(&flat).unwrap()), 0);
         // Submodules of `module.rs` live in `module/`.
         if dir.is_dir() {
             all.push_str(&read_dir(&dir, 1));
@@ -122,8 +131,9 @@ fn source(src: &Path, module: &str) -> String {
     read_dir(&dir, 1)
 }
 
-/// The files of `dir`, whose modules are `depth` levels under the crate's top-level modules
-/// (`mod.rs` one less, being its directory's module).
+/// The code of `dir`'s files, whose modules are `depth` levels under the crate's top-level
+/// modules (`mod.rs` one less, being its directory's module). A file's tests are cut from that
+/// file alone: the files after it are still read.
 fn read_dir(dir: &Path, depth: usize) -> String {
     let mut all = String::new();
     let mut entries: Vec<_> = std::fs::read_dir(dir)
@@ -140,7 +150,7 @@ fn read_dir(dir: &Path, depth: usize) -> String {
             } else {
                 depth
             };
-            all.push_str(&to_root(&std::fs::read_to_string(&p).unwrap(), d));
+            all.push_str(&to_root(&code(&std::fs::read_to_string(&p).unwrap()), d));
             all.push('\n');
         }
     }
@@ -171,7 +181,7 @@ fn the_module_table_is_complete_and_no_module_uses_one_above_or_beside_it() {
     let roots = reexports(&lib, &row_of);
     let mut wrong = Vec::new();
     for (module, &row) in &row_of {
-        let code = code(&source(&src, module));
+        let code = source(&src, module);
         for (used, line) in uses_through(&code, &row_of, &roots) {
             if used == *module {
                 continue;
@@ -195,17 +205,19 @@ fn the_module_table_is_complete_and_no_module_uses_one_above_or_beside_it() {
 
 #[test]
 fn low_concerns_stay_below_the_ones_they_used_to_call() {
-    // `hot_path` started recordings by calling `autostart`, and `atomic_file` took the session to
-    // read its final paths. Both now go through a seam (the root's `START_FROM_ENV`, the `Finals`
-    // a session holds), and these rows keep the direct edges forbidden: moving a row back up to
-    // allow one fails here.
+    // The edges that made the runtime a tangle, reversed: the recording path started recordings
+    // (it now goes through the root's `START_FROM_ENV`); outputs took the whole session (they now
+    // take the window it hands them); the function table named the trigger module for its flag.
+    // These rows keep the direct edges forbidden: moving a folder back up to allow one fails here.
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
     let row = row_of(&rows(&lib));
     for (low, high) in [
-        ("hot_path", "autostart"),
-        ("hot_path", "recorder"),
-        ("atomic_file", "session"),
+        ("record", "lifecycle"),
+        ("output", "session"),
+        ("output", "record"),
+        ("tables", "trigger"),
+        ("platform", "session"),
     ] {
         assert!(
             row[low] > row[high],
@@ -283,4 +295,33 @@ fn the_check_sees_an_upward_import() {
             ("top".to_string(), 3)
         ]
     );
+}
+
+#[test]
+fn a_folder_is_read_whole_and_a_nested_reexport_counts_as_its_folder() {
+    // A file's tests end that file's code, not the folder's: an upward import in the file after
+    // one with tests is still seen (reading the folder as one text cut it at the first tests).
+    let dir = std::env::temp_dir().join(format!("fdr-layers-{}", std::process::id()));
+    let low = dir.join("low");
+    std::fs::create_dir_all(&low).unwrap();
+    std::fs::write(low.join("mod.rs"), "mod a;\nmod b;\n").unwrap();
+    std::fs::write(
+        low.join("a.rs"),
+        "fn f() {}\n#[cfg(test)]\nmod tests {\n    use crate::top::T;\n}\n",
+    )
+    .unwrap();
+    std::fs::write(low.join("b.rs"), "use super::super::top::U;\n").unwrap();
+    let modules: BTreeMap<String, usize> = [("top".to_string(), 0), ("low".to_string(), 1)].into();
+    let code = source(&dir, "low");
+    std::fs::remove_dir_all(&dir).unwrap();
+    let used = uses(&code, &modules);
+    assert_eq!(used.len(), 1, "{code}");
+    assert_eq!(used[0].0, "top");
+    let roots = reexports(
+        "pub use top::inner::{Thing, Other as Renamed};\npub use top::deep::One;\n",
+        &modules,
+    );
+    assert_eq!(roots["Thing"], "top");
+    assert_eq!(roots["Renamed"], "top");
+    assert_eq!(roots["One"], "top");
 }

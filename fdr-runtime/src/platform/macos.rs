@@ -226,7 +226,7 @@ pub(crate) fn run_delay_ns(_tid: i32) -> Option<u64> {
 }
 
 /// The running program's build id: none is read here (the culls a run learned are then kept
-/// under the program file's size and modification time, see `cull_memory`).
+/// under the program file's size and modification time, see `session::learned_culls`).
 pub(crate) fn build_id() -> Option<Vec<u8>> {
     None
 }

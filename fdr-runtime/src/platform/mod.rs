@@ -18,6 +18,10 @@
 //! `--cfg fdr_unsupported` takes any system for one of those, so that the runtime's
 //! `tests/unsupported.rs` checks that path where CI runs (Linux).
 
+pub(crate) mod clock;
+pub(crate) mod host;
+pub(crate) mod wakeup;
+
 #[cfg(all(any(target_os = "linux", target_os = "macos"), not(fdr_unsupported)))]
 mod unix;
 #[cfg(all(any(target_os = "linux", target_os = "macos"), not(fdr_unsupported)))]

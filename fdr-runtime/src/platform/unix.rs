@@ -150,7 +150,7 @@ pub(crate) unsafe fn replace_with_zeros(p: *mut u8, len: usize) {
 pub(crate) struct SharedFile {
     /// The mapping of the whole file.
     pub base: *mut u8,
-    /// The open file, for [`reserve_range`], [`unlink_if_same`] and the lock.
+    /// The open file, for [`reserve_range`](super::reserve_range), [`unlink_if_same`] and the lock.
     pub fd: i32,
     /// Whether the file is locked (an exclusive `flock`, held until the descriptor closes);
     /// false on a file system without locks.

@@ -1,0 +1,110 @@
+//! Telling a slow call from a descheduled thread: how long a call's thread waited for a CPU.
+//!
+//! A call that lasts past its limit may have run long, or may have been runnable and waiting:
+//! preempted by another thread on a loaded machine, or woken with no CPU free. A learned limit
+//! (a few times the function's p99) is passed by any such wait of a few hundred microseconds,
+//! so on a shared host it fires on the scheduler, not on the program.
+//!
+//! The kernel counts each thread's total wait for a CPU (`run_delay` in
+//! `/proc/PID/task/TID/schedstat`, added to when a wait ends). Reading it costs a few
+//! microseconds, a few hundred calls' worth, so a call's entry cannot afford it. The watchdog,
+//! which already looks at every open trigger call, reads it for the calls it finds open past
+//! half their limit, and leaves the value on the call (its *mark*); a call that ends past its
+//! limit with a mark reads it again, and the difference is what its thread waited from the mark
+//! on: at least that much of the call. Nothing is read for calls that end before the watchdog
+//! looks twice, which are all but the slow ones.
+//!
+//! A call past a learned limit that would have been within it without that wait is not the
+//! function's doing: its trigger does not write (it is counted as suppressed). A limit written
+//! by hand is the user's word and fires all the same; both report the wait in the log
+//! ([`fdr_format::ReasonInfo::cpu_wait_ns`]), which `fdr info` shows beside the duration.
+//! Where the system keeps no such count (macOS, a kernel without `CONFIG_SCHED_INFO`), nothing is
+//! marked or reported.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::{platform, seams::injected};
+
+/// Marks made in this process (read by tests).
+static MARKS: AtomicU64 = AtomicU64::new(0);
+
+#[cfg_attr(not(feature = "testing"), allow(dead_code))] // read by `testing` only
+pub(crate) fn marks() -> u64 {
+    MARKS.load(Ordering::SeqCst)
+}
+
+/// Thread `tid`'s total wait for a CPU so far, in ns (tests' injected value under the
+/// injected clock).
+fn run_delay(tid: i32) -> Option<u64> {
+    if injected::on() {
+        return Some(injected::run_delay());
+    }
+    platform::run_delay_ns(tid)
+}
+
+/// Makes a mark for an open call of thread `tid` (its wait so far plus one: 0 is no mark) and
+/// hands it to `leave`, which leaves it on the call; nothing where the system does not count
+/// waits. Called by the watchdog. Counted once left, so that a test that sees the count knows
+/// its call holds the mark.
+pub(crate) fn mark(tid: i32, leave: impl FnOnce(u64)) {
+    if let Some(wait) = run_delay(tid) {
+        leave(wait.saturating_add(1));
+        MARKS.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// How long the calling thread (`tid`) waited for a CPU since `mark` was made, in ns; `None`
+/// with no mark (0). Called at the exit of a call past its limit: async-signal-safe, no
+/// allocation.
+pub(crate) fn since(mark: u64, tid: i32) -> Option<u64> {
+    let then = mark.checked_sub(1)?;
+    Some(run_delay(tid)?.saturating_sub(then))
+}
+
+/// Whether a call of `duration` ticks past a learned `limit` would have been within it without
+/// `waited_ns` of waiting for a CPU, at `ticks_per_second`.
+pub(crate) fn only_the_wait(
+    duration: u64,
+    limit: u64,
+    waited_ns: u64,
+    ticks_per_second: u64,
+) -> bool {
+    let waited = (u128::from(waited_ns) * u128::from(ticks_per_second) / 1_000_000_000)
+        .min(u128::from(u64::MAX)) as u64;
+    duration.saturating_sub(waited) <= limit
+}
+
+#[cfg(test)]
+mod tests {
+    use super::only_the_wait;
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    #[cfg_attr(miri, ignore = "reads the kernel's files")]
+    fn the_kernel_counts_this_threads_wait_and_it_only_grows() {
+        if !std::path::Path::new("/proc/self/schedstat").exists() {
+            eprintln!("skipped: this kernel keeps no scheduler statistics (CONFIG_SCHED_INFO)");
+            return;
+        }
+        let me = crate::platform::thread_id();
+        let first = crate::platform::run_delay_ns(me).expect("this thread's run_delay");
+        std::thread::yield_now();
+        let then = crate::platform::run_delay_ns(me).unwrap();
+        assert!(then >= first, "{first} then {then}");
+        assert_eq!(crate::platform::run_delay_ns(-5), None, "no such thread");
+    }
+
+    #[test]
+    fn a_call_is_the_schedulers_only_if_it_fits_its_limit_without_the_wait() {
+        // 4.09 ms with a 681 µs limit at 1 GHz: 3.5 ms of waiting explains it, 3 ms does not.
+        assert!(only_the_wait(4_090_000, 681_000, 3_500_000, 1_000_000_000));
+        assert!(!only_the_wait(4_090_000, 681_000, 3_000_000, 1_000_000_000));
+        // At 3 GHz the same wait is three times the ticks.
+        assert!(only_the_wait(
+            12_270_000,
+            2_043_000,
+            3_500_000,
+            3_000_000_000
+        ));
+    }
+}
