@@ -19,7 +19,7 @@ impl Clock {
 
     /// Exact conversion, rounding down.
     pub fn ns(&self, ticks: u64) -> u64 {
-        fdr_format::replay::ticks_to_ns(ticks, self.freq)
+        fdr_format::units::ticks_to_ns(ticks, self.freq)
     }
 }
 

@@ -51,6 +51,7 @@
 use std::path::PathBuf;
 
 use crate::events::EventDecoder;
+use crate::units::{ns_to_ticks, ticks_to_ns};
 use crate::{
     lead_block, meta, meta_bytes, ClockSource, Ending, Extension, FileHeader, FormatError,
     LeadStart, Reason, ReasonInfo, RunInfo, ThreadInfo, BLOCK_PREAMBLE_WORDS, HEADER_SIZE,
@@ -765,9 +766,7 @@ fn parse<S: Source + ?Sized>(src: &S) -> Result<Parsed, FormatError> {
         0 => 1_000_000_000,
         p => p,
     };
-    let ticks = |ns: u64| {
-        u64::try_from(u128::from(ns) * u128::from(tps) / 1_000_000_000).unwrap_or(u64::MAX)
-    };
+    let ticks = |ns: u64| ns_to_ticks(ns, tps);
     // Later than the next sign of life after a signal's mark: the process lived on, so the
     // program survived that signal (a handler that jumped out of it, a namespace's first
     // process ignoring it) and something else ended it.
@@ -986,9 +985,7 @@ pub fn recover_from<S: Source + ?Sized>(src: &S, exec: bool) -> Result<Recovered
         }
         blocks.push((u.tid, block));
     }
-    let ns = |ticks: u64| {
-        (u128::from(ticks) * 1_000_000_000 / u128::from(info.ticks_per_second.max(1))) as u64
-    };
+    let ns = |ticks: u64| ticks_to_ns(ticks, info.ticks_per_second);
     let mut run = p.run.clone();
     run.end_tsc = end_tsc;
     run.snapshot = false;

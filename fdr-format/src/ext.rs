@@ -6,6 +6,8 @@
 //! strings as a `u32` length and UTF-8 bytes. Readers ignore bytes after the fields they know, so
 //! fields can be appended later without breaking older readers.
 
+use crate::units::ticks_to_ns_rounded_up;
+
 /// The first four bytes of every fdr extension payload.
 pub const EXT_MAGIC: [u8; 4] = *b"FDR\x01";
 
@@ -320,16 +322,12 @@ impl ReasonInfo {
     /// ```
     /// use fdr_format::ReasonInfo;
     /// let hz = 2_994_374_123;
-    /// let r = ReasonInfo { limit_ticks: 5_000_000 * hz / 1_000_000_000, ..Default::default() };
+    /// let r = ReasonInfo { limit_ticks: fdr_format::units::ns_to_ticks(5_000_000, hz), ..Default::default() };
     /// assert_eq!(r.limit_ns(hz), Some(5_000_000));
     /// assert_eq!(ReasonInfo::default().limit_ns(hz), None);
     /// ```
     pub fn limit_ns(&self, ticks_per_second: u64) -> Option<u64> {
-        (self.limit_ticks > 0).then(|| {
-            (u128::from(self.limit_ticks) * 1_000_000_000)
-                .div_ceil(u128::from(ticks_per_second.max(1)))
-                .min(u128::from(u64::MAX)) as u64
-        })
+        (self.limit_ticks > 0).then(|| ticks_to_ns_rounded_up(self.limit_ticks, ticks_per_second))
     }
 }
 

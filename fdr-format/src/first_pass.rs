@@ -54,8 +54,9 @@ use std::io::Read;
 use std::ops::ControlFlow;
 
 use crate::events::{EventDecoder, LogInfo, ThreadStats};
-use crate::replay::{replay, ticks_to_ns, Replay, ReplayError};
+use crate::replay::{replay, Replay, ReplayError};
 use crate::sink::{Enter, Sink, GO_ON};
+use crate::units::{ticks_to_ns, NANOS_PER_SECOND};
 use crate::FormatError;
 
 /// The sink of a first pass: notes the calls a replay without [`Replay::initial`] infers (one
@@ -191,8 +192,8 @@ pub fn unix_ns(info: &LogInfo, threads: &[ThreadStats], origin: u64) -> Option<u
     let freq = info.header.cycle_frequency;
     let ns = match &info.run {
         Some(r) => {
-            let start =
-                i128::from(r.start_unix_secs) * 1_000_000_000 + i128::from(r.start_unix_nanos);
+            let start = i128::from(r.start_unix_secs) * i128::from(NANOS_PER_SECOND)
+                + i128::from(r.start_unix_nanos);
             let delta = if origin >= r.start_tsc {
                 i128::from(ticks_to_ns(origin - r.start_tsc, freq))
             } else {
@@ -202,7 +203,8 @@ pub fn unix_ns(info: &LogInfo, threads: &[ThreadStats], origin: u64) -> Option<u
         }
         None => {
             let first = earliest(threads, |_, _| true)?;
-            i128::from(first.walltime.0) * 1_000_000_000 + i128::from(first.walltime.1) * 1_000
+            i128::from(first.walltime.0) * i128::from(NANOS_PER_SECOND)
+                + i128::from(first.walltime.1) * 1_000
         }
     };
     Some(ns.clamp(0, i128::from(u64::MAX)) as u64)

@@ -39,6 +39,7 @@ pub mod replay;
 pub mod sink;
 pub mod tasks;
 pub mod trace_context;
+pub mod units;
 pub mod verify;
 pub mod window;
 

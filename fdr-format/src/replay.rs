@@ -586,18 +586,3 @@ pub fn window_end(info: &LogInfo, threads: &[ThreadStats], t: usize) -> u64 {
     let last = threads.get(t).map_or(0, |s| s.last_tsc);
     last.max(info.run.as_ref().map_or(0, |r| r.end_tsc))
 }
-
-/// Ticks to nanoseconds at `ticks_per_second`, rounded down, computed exactly (saturating at
-/// `u64::MAX`): how every time read from a log is converted.
-///
-/// ```
-/// use fdr_format::replay::ticks_to_ns;
-/// assert_eq!(ticks_to_ns(3_000, 3_000_000_000), 1_000);
-/// assert_eq!(ticks_to_ns(2, 3_000_000_000), 0); // rounded down
-/// assert_eq!(ticks_to_ns(u64::MAX, 1), u64::MAX); // saturated
-/// ```
-#[inline]
-pub fn ticks_to_ns(ticks: u64, ticks_per_second: u64) -> u64 {
-    (u128::from(ticks) * 1_000_000_000 / u128::from(ticks_per_second.max(1)))
-        .min(u128::from(u64::MAX)) as u64
-}

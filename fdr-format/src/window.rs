@@ -11,7 +11,7 @@
 //! [`WindowCall::inferred_start`]) is so the caller of the calls made while it ran.
 //!
 //! Durations are differences of timestamps (0 when time went backwards), converted by
-//! [`crate::replay::ticks_to_ns`]; start times count from [`WindowCalls::origin_tsc`], the
+//! [`crate::units::ticks_to_ns`]; start times count from [`WindowCalls::origin_tsc`], the
 //! earliest window start of a thread with calls. A call's self time is its duration less its
 //! callees' durations. Calls nested more than [`crate::replay::MAX_DEPTH`] deep on one
 //! thread, the inferred ones included, make the log an error.
@@ -58,9 +58,10 @@ use std::ops::ControlFlow;
 
 use crate::events::{EventDecoder, LogInfo, ThreadStats};
 use crate::first_pass::{origin, unix_ns, window_stacks};
-use crate::replay::{log_end, replay, ticks_to_ns, Replay, ReplayError};
+use crate::replay::{log_end, replay, Replay, ReplayError};
 use crate::sink::{Close, Enter, Exit, PollSeen, Sink, TaskSeen, WindowStart, GO_ON};
 use crate::tasks::{TaskSpan, Tasks};
+use crate::units::ticks_to_ns;
 use crate::{FormatError, FunctionInfo, ReasonInfo, RunInfo, TaskKind};
 
 /// The most calls [`calls`] holds by default ([`Limits::calls`]).

@@ -6,7 +6,7 @@
 //! under the call that created it; a poll the log ties to its task (the polls that were kept)
 //! hangs under the task's life instead of its caller.
 
-use fdr_format::replay::ticks_to_ns;
+use fdr_format::units::ticks_to_ns;
 use fdr_format::window::{calls_with, Limits, WindowCalls};
 use fdr_format::{FormatError, Reason, ReasonInfo};
 

@@ -129,10 +129,7 @@ impl Filter {
         let clock = Clock::new(info.header.cycle_frequency);
         f.clock = Some(clock);
         f.origin = origin;
-        let ticks = |ns: u64| {
-            (u128::from(ns) * u128::from(clock.freq()) / 1_000_000_000).min(u128::from(u64::MAX))
-                as u64
-        };
+        let ticks = |ns: u64| fdr_format::units::ns_to_ticks(ns, clock.freq());
         if let Some(margin) = args.around {
             let Some(r) = crate::model::trigger::fired(&info) else {
                 let why = info

@@ -27,6 +27,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
+use fdr_format::units::duration_to_ticks;
 use fdr_format::{Reason, ReasonInfo};
 
 use crate::buffers::pool::Pool;
@@ -214,10 +215,8 @@ impl Session {
         let config_profiles = config
             .profiles()
             .then(|| Profiles::new(config.get_profile_nodes()));
-        let threshold_ticks = (config.get_threshold().as_nanos()
-            * u128::from(calibration.ticks_per_second)
-            / 1_000_000_000)
-            .min(u128::from(u64::MAX)) as u64;
+        let threshold_ticks =
+            duration_to_ticks(config.get_threshold(), calibration.ticks_per_second);
         // Under Miri every entry's atomics are interpreted: 4,096 of them cost 38 s to make and
         // 10 s per snapshot's scan, in tests that run a few threads.
         let threads = if cfg!(miri) {

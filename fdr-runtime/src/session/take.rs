@@ -25,8 +25,7 @@ impl Session {
         let ticks_per_second = self.ticks_per_second();
         let setup = self.setup();
         if let Some(age) = setup.config.get_max_age() {
-            let ticks = (age.as_nanos() * u128::from(ticks_per_second) / 1_000_000_000)
-                .min(u128::from(u64::MAX)) as u64;
+            let ticks = fdr_format::units::duration_to_ticks(age, ticks_per_second);
             age_cut::keep_newer(&mut copied, end_tsc.saturating_sub(ticks));
         }
         reason.suppressed = self.triggers().suppressed.load(Ordering::Relaxed);

@@ -69,8 +69,7 @@ pub(crate) fn only_the_wait(
     waited_ns: u64,
     ticks_per_second: u64,
 ) -> bool {
-    let waited = (u128::from(waited_ns) * u128::from(ticks_per_second) / 1_000_000_000)
-        .min(u128::from(u64::MAX)) as u64;
+    let waited = fdr_format::units::ns_to_ticks(waited_ns, ticks_per_second);
     duration.saturating_sub(waited) <= limit
 }
 

@@ -20,6 +20,7 @@ use std::sync::atomic::{
     AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Ordering,
 };
 
+use fdr_format::units::duration_to_ticks;
 use fdr_format::{FnKind, Reason, ReasonInfo};
 
 use crate::tables::functions;
@@ -139,10 +140,8 @@ pub(crate) struct Ended<'a> {
 impl Triggers {
     /// The limits of `config`'s patterns (which win) and of the attributes, in ticks.
     pub(crate) fn new(config: &Config, ticks_per_second: u64) -> Triggers {
-        let ticks = |d: std::time::Duration| {
-            (d.as_nanos() * u128::from(ticks_per_second) / 1_000_000_000)
-                .clamp(1, u128::from(u64::MAX)) as u64
-        };
+        // At least one tick: a limit of 0 would fire on every call.
+        let ticks = |d: std::time::Duration| duration_to_ticks(d, ticks_per_second).max(1);
         let pattern_limit = |l: Limit| match l {
             Limit::After(d) => PatternLimit::Ticks(ticks(d)),
             Limit::Auto { k_tenths } => PatternLimit::Auto(k_tenths),
