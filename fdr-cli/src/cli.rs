@@ -6,11 +6,19 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::commands::account::SortKey;
+use crate::limits::{
+    MAX_CALLS_DEPTH, MAX_CALLS_SHOWN, MAX_CALLS_TOP, MAX_CALLS_UNDER_ONE, MAX_CALL_DEPTH,
+    MAX_CALL_PATHS, MAX_EXPORT_CALLS, MAX_FLAME_BYTES, MAX_FLAME_FRAMES, MAX_LOG_FUNCTIONS,
+    MAX_OPEN_TASKS, MAX_READERS, MAX_SHOWN_FRAMES,
+};
 use crate::model::filter::parse_duration;
 use crate::model::filter::FilterArgs;
+use crate::render::chrome::JSON_LIMIT;
 use crate::render::{account, calls, diff, profile, stack};
 
-const AFTER_HELP: &str = "\
+fn after_help() -> String {
+    format!(
+        "\
 Times: ns, µs, ms and s on a terminal; integer nanoseconds in JSON and CSV.
 Calls whose entry is before the recorded window (a ring snapshot that starts mid-stack) get an
 inferred entry at the window's start; calls still running at the end are closed there. Both are
@@ -29,13 +37,16 @@ a trait method `<app::Worker as app::Handler>::handle` is also found as `Worker:
 `app::Worker::handle`, `Handler::handle` or `app::Handler::handle`); --min DURATION leaves out shorter calls (their time
 counts in their caller's self time). Times in outputs count from the earliest window start of the
 threads kept. Every command reads standard input for the log `-` (copied to a temporary file).
-Names from a log are shown with control characters escaped (\\x1b, \\n, \\u{202e}); JSON keeps them
+Names from a log are shown with control characters escaped (\\x1b, \\n, \\u{{202e}}); JSON keeps them
 exactly. Outputs (-o) are written to a temporary file renamed into place on success, and never
 over the input log.
-Limits, whatever a log says (see docs/FORMAT.md): calls nested at most 1048576 deep on a thread;
-at most 1048576 distinct function ids; call paths shown at most 1024 frames deep; at most 262144
-call paths in `stack` and `flame`; at most 1048576 frames and 64 MiB of call paths handed to the
-flame graph renderer. Past a limit a command says so, in its output or as an error.";
+Limits, whatever a log says (see docs/FORMAT.md): calls nested at most {MAX_CALL_DEPTH} deep on a thread;
+at most {MAX_LOG_FUNCTIONS} distinct function ids; call paths shown at most {MAX_SHOWN_FRAMES} frames deep; at most {MAX_CALL_PATHS}
+call paths in `stack` and `flame`; at most {MAX_FLAME_FRAMES} frames and {flame_mib} MiB of call paths handed to the
+flame graph renderer. Past a limit a command says so, in its output or as an error.",
+        flame_mib = MAX_FLAME_BYTES >> 20
+    )
+}
 
 /// The command line.
 #[derive(Parser, Debug)]
@@ -43,7 +54,7 @@ flame graph renderer. Past a limit a command says so, in its output or as an err
     name = "fdr",
     version,
     about = "Read fdr flight-recorder logs and profiles: latency tables, call trees, flame graphs, Perfetto timelines, pprof",
-    after_help = AFTER_HELP
+    after_help = after_help()
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -67,49 +78,31 @@ pub enum Command {
     /// Every record, one per line, with its byte offset.
     Dump(DumpArgs),
     /// Per function: count, min, p50, p90, p99, max, total and self time.
-    #[command(after_help = ACCOUNT_HELP)]
+    #[command(after_help = account_help())]
     Account(AccountArgs),
     /// The call trie: per call path, count, total and self time, latency histogram.
-    #[command(after_help = "\
-Paths are merged across threads. The latency column is one histogram per path, one bucket per
-power of two, over the range in its header. Past 262144 distinct paths, new ones are merged into
-a '[more call paths, merged]' node under their caller, which bounds memory. Paths are shown at most
-1024 frames deep: a call made deeper (a deep recursion) is one '[calls deeper than 1024 frames]'
-node holding its whole time, the calls it made included.")]
+    #[command(after_help = stack_help())]
     Stack(StackArgs),
     /// Chrome trace-event JSON (chrome://tracing, Perfetto) or Fuchsia trace format (Perfetto).
-    #[command(after_help = "\
-Chrome JSON: one complete ('X') event per call whose entry and exit are in the log (written at
-the exit; viewers sort events by time), a 'B'/'E' pair for a call whose entry is inferred, 'b'/'e'
-async slices for async tasks. A warning on standard error says when the file will be larger than
-the 1 GiB that chrome://tracing and Perfetto's JSON importer handle: use --format fxt (Perfetto
-reads it) or a filter then.")]
+    #[command(after_help = convert_help())]
     Convert(ConvertArgs),
     /// Sends a log's window to an OpenTelemetry collector as a trace (OTLP/HTTP, one span per
     /// call), or writes the OTLP request to a file.
-    #[command(after_help = EXPORT_HELP,
+    #[command(after_help = export_help(),
               group(clap::ArgGroup::new("dest").required(true).args(["otlp", "otlp_file"])))]
     Export(ExportArgs),
     /// A flame graph SVG (self time per call path), from a log or a profile.
-    #[command(after_help = "\
-Given a profile (.fdrprof, from profile mode) instead of a log, the graph is of its trees merged by
-call path, each path's self time; a profile takes no filter and has no time order for --chart.
-The graph merges call paths across threads (paths as for `fdr stack`: at most 262144, at most
-1024 frames deep). The chart keeps time order, one root per thread, up to 1024 frames deep.
-The renderer is handed at most 1048576 frames and 64 MiB of call paths. Past that, the graph folds
-its narrowest paths into their callers and the chart samples each thread's stack at a regular
-interval, doubled until it fits; the SVG's subtitle says which. Paths narrower than the renderer
-draws (0.01% of the width) are always folded into their callers, which changes nothing drawn.")]
+    #[command(after_help = flame_help())]
     Flame(FlameArgs),
     /// Individual calls, slowest first, each with the tree of calls it made.
-    #[command(after_help = CALLS_HELP)]
+    #[command(after_help = calls_help())]
     Calls(CallsArgs),
     /// The time-ordered call graph, one line per entry and exit (as uftrace's `replay`).
-    #[command(after_help = REPLAY_HELP)]
+    #[command(after_help = replay_help())]
     Replay(ReplayArgs),
     /// Per function from a profile (.fdrprof): count, total, self, min, p50, p90, p99, max;
     /// `--tree` the call paths; `--function F` its callers and callees; `--pprof` for pprof.
-    #[command(after_help = PROFILE_HELP)]
+    #[command(after_help = profile_help())]
     Profile(ProfileArgs),
     /// Per function, count, p50, p99, total and self time in two logs, and the change.
     #[command(after_help = DIFF_HELP)]
@@ -165,7 +158,7 @@ pub struct AccountArgs {
     pub format: account::Format,
     /// Reader threads, each decoding the blocks of a share of the log's threads
     /// [default: 2 on a log over 32 MiB with two cores, else 1].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=MAX_READERS as i64))]
     pub threads: Option<u16>,
     #[command(flatten)]
     pub filter: FilterOptions,
@@ -269,20 +262,20 @@ pub struct FlameArgs {
 pub struct CallsArgs {
     /// The log (.fdr; `-` for standard input).
     pub log: PathBuf,
-    /// Show the N slowest calls (at most 100000).
     #[arg(long, value_name = "N", default_value_t = 10,
-          value_parser = clap::value_parser!(u32).range(0..=100_000))]
+          help = format!("Show the N slowest calls (at most {MAX_CALLS_TOP})"),
+          value_parser = clap::value_parser!(u32).range(0..=MAX_CALLS_TOP as i64))]
     pub top: u32,
     /// Show the calls each one made down to N levels below it; deeper ones are counted.
     #[arg(long, value_name = "N", default_value_t = 8,
-          value_parser = clap::value_parser!(u16).range(0..=1024))]
+          value_parser = clap::value_parser!(u16).range(0..=MAX_CALLS_DEPTH as i64))]
     pub depth: u16,
     /// Output format.
     #[arg(long, value_enum, default_value_t = calls::Format::Text)]
     pub format: calls::Format,
     /// Reader threads, each decoding the blocks of a share of the log's threads
     /// [default: 2 on a log over 32 MiB with two cores, else 1].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=MAX_READERS as i64))]
     pub threads: Option<u16>,
     #[command(flatten)]
     pub filter: FilterOptions,
@@ -294,7 +287,7 @@ pub struct ReplayArgs {
     pub log: PathBuf,
     /// Reader threads for the first pass, each decoding the blocks of a share of the log's
     /// threads [default: 2 on a log over 32 MiB with two cores, else 1].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=MAX_READERS as i64))]
     pub threads: Option<u16>,
     #[command(flatten)]
     pub filter: FilterOptions,
@@ -358,9 +351,11 @@ fn positive_duration(s: &str) -> Result<u64, String> {
     }
 }
 
-const EXPORT_HELP: &str = "\
+fn export_help() -> String {
+    format!(
+        "\
 One span per call of the window, of every thread (behind the filters): the calls `fdr calls
---format json --top 100000` lists, each once. Name: the function's full name. Start: the window
+--format json --top {MAX_CALLS_TOP}` lists, each once. Name: the function's full name. Start: the window
 start's Unix time (from the log's wall clock) plus the call's start_ns; end: the start plus its
 duration_ns. Parent: its caller. Kind internal. Attributes: thread.id, thread.name (when the log
 names the thread), fdr.open = true on a call still running when the window was written (it ends
@@ -386,7 +381,9 @@ per request; any other error status (401: a missing or wrong API key) stops at o
 error gets one line: 'sent N spans in M requests to URL', and the spans the collector rejected,
 if any; a failure exits non-zero with why, and how much was sent before.
 --otlp-file OUT: the request, all spans in one ExportTraceServiceRequest, written to OUT.
-At most 2097152 calls per export: use a filter for a larger window.";
+At most {MAX_EXPORT_CALLS} calls per export: use a filter for a larger window."
+    )
+}
 
 const RECOVER_HELP: &str = "\
 A crash box (fdr-PROGRAM-PID.box) is a recorder's buffer pool kept in a shared file mapping: a
@@ -404,7 +401,9 @@ A box that cannot be recovered (cut short, corrupt, unreadable) is named with wh
 others are still recovered; the command then exits non-zero. No box found: it says where it
 looked, and exits 0. `fdr info BOX` shows what a box holds without changing it.";
 
-const PROFILE_HELP: &str = "\
+fn profile_help() -> String {
+    format!(
+        "\
 A profile (.fdrprof) is what the runtime's profile mode writes (FDR_OPTIONS mode=profile, or
 profile=on beside recording): per thread, a call tree with, per call path, the calls' count,
 total, self, min and max time and a latency histogram. The trees are merged by call path unless
@@ -422,8 +421,8 @@ profile was written, T their time so far, not in the other columns. The first li
 program, its pid, how long it was profiled, the trees, and how many calls were folded or open.
 
 --tree: per call path, count, total, self, share (the path's total as a share of the run's, the
-sum of the roots' totals) and p99, callees under their caller by total; paths at most 1024 frames
-deep (deeper calls are one '[calls deeper than 1024 frames]' path holding their time).
+sum of the roots' totals) and p99, callees under their caller by total; paths at most {MAX_SHOWN_FRAMES} frames
+deep (deeper calls are one '[calls deeper than {MAX_SHOWN_FRAMES} frames]' path holding their time).
 --function PATTERN: for each matching function, its callers (with the count and time of the calls
 each made to it; '(no recorded caller)' for calls from unrecorded code), its callees (count and
 time of its calls to each), then its row. --min DURATION leaves out functions, paths (with
@@ -432,7 +431,7 @@ everything under them), callers and callees whose total is below DURATION.
 JSON: without --threads, one array: per function an object with the keys function, count,
 total_ns, self_ns, min_ns, p50_ns, p90_ns, p99_ns, max_ns, folded, open, open_ns; with --tree the
 same objects per call path, callees nested under children; with --function each object adds
-callers and callees (arrays of {function, count, total_ns}, function null for no recorded caller).
+callers and callees (arrays of {{function, count, total_ns}}, function null for no recorded caller).
 With --threads: one object per tree, with tid, thread (its name), label, and that array under
 functions (tree with --tree).
 
@@ -442,9 +441,13 @@ one sample per call path with the path's call count and its SELF time, so that p
 of a function is its self time and its cumulative time its total; one function and location per
 fdr function; period type time/nanoseconds, duration the time profiled. With --threads the samples
 are per tree, labelled thread_id and thread_name. Names are written exactly; text escapes control
-characters in them (\\x1b, \\n).";
+characters in them (\\x1b, \\n)."
+    )
+}
 
-const ACCOUNT_HELP: &str = "\
+fn account_help() -> String {
+    format!(
+        "\
 Count, min, max, total and self are exact. p50/p90/p99 are read from a log-linear histogram per
 function (64 sub-buckets per power of two): within 0.8% of a recorded duration, with memory that
 does not grow with the number of calls. Totals of recursive functions count nested activations.
@@ -453,7 +456,7 @@ trigger, or a call cut by --to) are counted apart, in an 'open' column: they are
 min..p99 (their duration is only a lower bound), 'max' shows '≥ time so far' when one of them is
 the longest, and total and self include their time so far. JSON and CSV add open and open_max_ns.
 Memory: about 200 bytes per function, plus at most 32 bytes per histogram bucket in use (at most
-~30 KiB per function); a log whose calls use more than 1048576 distinct function ids is refused.
+~30 KiB per function); a log whose calls use more than {MAX_LOG_FUNCTIONS} distinct function ids is refused.
 
 An async function's calls are its polls. Its tasks (each call of the async fn, from its creation
 to its completion or its drop before completing) get a line of their own under it ('└ tasks'):
@@ -462,32 +465,42 @@ function's object adds the keys tasks, cancelled, task_min_ns, task_p50_ns, task
 task_p99_ns, task_max_ns, task_total_ns (count and the other keys stay per poll); CSV has the
 same columns when the log has an async function, empty for other functions. A task created before
 the window starts at the window start of the thread that ended it (*); one not completed when the
-log ends is closed there ('(N open)'). At most 1048576 tasks may wait for their other end at one
+log ends is closed there ('(N open)'). At most {MAX_OPEN_TASKS} tasks may wait for their other end at one
 point of the log. A function culled by the recorder (while culled, a call is recorded only when a
 probe lets it through) is marked '~', and \"culled\": true in JSON; the text lists when each was
-culled.";
+culled."
+    )
+}
 
-const CALLS_HELP: &str = "\
+fn calls_help() -> String {
+    format!(
+        "\
 Each call is shown with its thread, its start (from the window start), its duration and self
 time, then the calls it made as a tree, down to --depth levels (deeper calls are counted on the
 line of their ancestor). In text, runs of consecutive calls of the same function under one caller
 are one line, 'name × N', with their total and self time and their callees merged the same way.
 JSON gives every call as an object with the keys function, id, thread (tid), start_ns,
 duration_ns, self_ns, inferred_start, open_at_end, args (only for a call with logged arguments: an
-array of {name, value}) and children (an array of the same objects).
-At most 4096 calls are shown under one call, and 262144 under all the listed calls together
+array of {{name, value}}) and children (an array of the same objects).
+At most {MAX_CALLS_UNDER_ONE} calls are shown under one call, and {MAX_CALLS_SHOWN} under all the listed calls together
 (each listed call gets an equal share, at least 16); past that a line (text) says how many more
 there were and their time, and JSON leaves them out. The log is read twice (three times with
---function, --from, --to or --around).";
+--function, --from, --to or --around)."
+    )
+}
 
-const REPLAY_HELP: &str = "\
+fn replay_help() -> String {
+    format!(
+        "\
 uftrace style: a call that made no other call is one line, 'name();', with its duration on the
-left; a call that did is 'name() {' at its entry and '} /* name */' with its duration at its exit,
+left; a call that did is 'name() {{' at its entry and '}} /* name */' with its duration at its exit,
 and the calls it made are indented between. Each thread's window is shown whole, one thread
 after another (earliest window first), the thread id at the left of every line. Marks: '*' an
 entry inferred at the window's start, '(open)' a call still running when the window was written
 (its duration, '≥ 2.31 s', is its time so far), 'tail' a tail exit, 'unwound' a call closed by its caller's exit. Indentation stops
-growing at 1024 levels; deeper lines say their depth.";
+growing at {MAX_SHOWN_FRAMES} levels; deeper lines say their depth."
+    )
+}
 
 const DIFF_HELP: &str = "\
 Functions are matched by full name (ids differ between builds), sorted by the largest change in
@@ -550,4 +563,42 @@ impl FilterOptions {
             min: self.min,
         }
     }
+}
+
+fn stack_help() -> String {
+    format!(
+        "\
+Paths are merged across threads. The latency column is one histogram per path, one bucket per
+power of two, over the range in its header. Past {MAX_CALL_PATHS} distinct paths, new ones are merged into
+a '[more call paths, merged]' node under their caller, which bounds memory. Paths are shown at most
+{MAX_SHOWN_FRAMES} frames deep: a call made deeper (a deep recursion) is one '[calls deeper than {MAX_SHOWN_FRAMES} frames]'
+node holding its whole time, the calls it made included."
+    )
+}
+
+fn convert_help() -> String {
+    format!(
+        "\
+Chrome JSON: one complete ('X') event per call whose entry and exit are in the log (written at
+the exit; viewers sort events by time), a 'B'/'E' pair for a call whose entry is inferred, 'b'/'e'
+async slices for async tasks. A warning on standard error says when the file will be larger than
+the {json_gib} GiB that chrome://tracing and Perfetto's JSON importer handle: use --format fxt (Perfetto
+reads it) or a filter then.",
+        json_gib = JSON_LIMIT >> 30
+    )
+}
+
+fn flame_help() -> String {
+    format!(
+        "\
+Given a profile (.fdrprof, from profile mode) instead of a log, the graph is of its trees merged by
+call path, each path's self time; a profile takes no filter and has no time order for --chart.
+The graph merges call paths across threads (paths as for `fdr stack`: at most {MAX_CALL_PATHS}, at most
+{MAX_SHOWN_FRAMES} frames deep). The chart keeps time order, one root per thread, up to {MAX_SHOWN_FRAMES} frames deep.
+The renderer is handed at most {MAX_FLAME_FRAMES} frames and {flame_mib} MiB of call paths. Past that, the graph folds
+its narrowest paths into their callers and the chart samples each thread's stack at a regular
+interval, doubled until it fits; the SVG's subtitle says which. Paths narrower than the renderer
+draws (0.01% of the width) are always folded into their callers, which changes nothing drawn.",
+        flame_mib = MAX_FLAME_BYTES >> 20
+    )
 }

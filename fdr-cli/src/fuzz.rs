@@ -8,10 +8,10 @@ use fdr_format::first_pass::window_stacks;
 use fdr_format::profile::Profile;
 use fdr_format::reader::Reader;
 use fdr_format::verify::{BlockVerifier, TimeCheck};
-use fdr_format::window::{calls_with, Limits};
+use fdr_format::window::{calls_with, WindowLimits};
 
 use crate::commands::account::{Account, SortKey};
-use crate::commands::flame::{graph_lines, profile_drawing, Chart, Limits as FlameLimits};
+use crate::commands::flame::{graph_lines, profile_drawing, Chart, FlameLimits};
 use crate::commands::info::box_summary;
 use crate::commands::profile::{report, Options, View};
 use crate::model::names::Names;
@@ -91,7 +91,7 @@ pub fn decode(data: &[u8]) {
     // A window's calls, as `fdr export` and the runtime's exporter take them: the plan's first
     // pass is theirs, each caller comes before its callees on their thread, and the calls open
     // when a window started are under all the others.
-    let small = Limits {
+    let small = WindowLimits {
         calls: 1 << 16,
         arg_values: 1 << 16,
     };

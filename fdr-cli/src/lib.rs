@@ -53,6 +53,7 @@ pub(crate) mod escape;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzz;
+pub(crate) mod limits;
 pub(crate) mod model;
 pub(crate) mod output;
 pub(crate) mod progress;

@@ -212,7 +212,7 @@ fn deep_stacks_of_a_corrupt_log_are_refused() {
     use fdr_testkit::synth::LogBuilder;
     let mut log = LogBuilder::new(1000);
     let mut b = log.block(1, 0, 0);
-    for i in 0..(fdr_format::replay::MAX_DEPTH as u64 + 1) {
+    for i in 0..(fdr_format::limits::MAX_CALL_DEPTH as u64 + 1) {
         b.enter(1, i);
     }
     b.finish();

@@ -16,7 +16,7 @@ use fdr_testkit::synth::LogBuilder;
 /// The peak memory every command must stay under.
 const BUDGET: u64 = 500 << 20;
 /// How deep `stack` and `flame` show call paths (the documented display limit).
-const DISPLAY_DEPTH: usize = 1024;
+const MAX_SHOWN_FRAMES: usize = 1024;
 const DEEPER: &str = "[calls deeper than 1024 frames]";
 
 fn run(args: &[&str], dir: &Path) -> Run {
@@ -89,24 +89,24 @@ fn every_command_reads_a_100000_deep_recursion_within_500_mb() {
         let r = run(&["stack", l], &dir);
         within_budget(&r, &what("stack"));
         let text = r.text();
-        // The header, DISPLAY_DEPTH frames, the frame standing for the deeper calls, the notes
+        // The header, MAX_SHOWN_FRAMES frames, the frame standing for the deeper calls, the notes
         // (inferred entries in the ring window, and the display limit).
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines.len(),
-            1 + DISPLAY_DEPTH + 1 + 1 + usize::from(ring),
+            1 + MAX_SHOWN_FRAMES + 1 + 1 + usize::from(ring),
             "{}",
             &text[..2000]
         );
         assert!(
-            lines[DISPLAY_DEPTH + 1].ends_with(&format!(
+            lines[MAX_SHOWN_FRAMES + 1].ends_with(&format!(
                 "{:indent$}{DEEPER}{}",
                 "",
                 if ring { " *" } else { "" },
-                indent = 2 * DISPLAY_DEPTH
+                indent = 2 * MAX_SHOWN_FRAMES
             )),
             "{}",
-            lines[DISPLAY_DEPTH + 1]
+            lines[MAX_SHOWN_FRAMES + 1]
         );
         assert!(lines.last().unwrap().contains(DEEPER), "the note");
 
@@ -117,12 +117,12 @@ fn every_command_reads_a_100000_deep_recursion_within_500_mb() {
         let deepest = folded.lines().max_by_key(|l| l.len()).unwrap();
         assert_eq!(
             deepest.matches(';').count(),
-            DISPLAY_DEPTH,
+            MAX_SHOWN_FRAMES,
             "{}",
             &deepest[..200]
         );
         // The frame at the display depth holds the whole call made there, deeper calls included.
-        let d = DISPLAY_DEPTH as u64;
+        let d = MAX_SHOWN_FRAMES as u64;
         let merged = if ring { span - 10 * d } else { span - 20 * d };
         assert!(
             deepest.ends_with(&format!(";deep::recurse;{DEEPER} {merged}")),
@@ -191,8 +191,8 @@ fn siblings_log(n: u32) -> Vec<u8> {
     log.finish()
 }
 
-/// Call paths the trie keeps (the documented `MAX_NODES`, root included).
-const MAX_NODES: usize = 1 << 18;
+/// Call paths the trie keeps (the documented `MAX_CALL_PATHS`, root included).
+const MAX_CALL_PATHS: usize = 1 << 18;
 
 /// A million sibling call paths: the first 262,142 get a node each (with the root and `main`,
 /// the trie's limit), the rest are merged into one node under `main`. Sibling lookups must not
@@ -202,7 +202,7 @@ const MAX_NODES: usize = 1 << 18;
 fn a_million_sibling_paths_are_counted_exactly_in_bounded_memory() {
     let dir = temp_dir("siblings");
     let n = 1_000_000u32;
-    let kept = MAX_NODES as u32 - 2;
+    let kept = MAX_CALL_PATHS as u32 - 2;
     let log = dir.join("siblings.fdr");
     std::fs::write(&log, siblings_log(n)).unwrap();
     let l = log.to_str().unwrap();

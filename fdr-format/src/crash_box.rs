@@ -51,6 +51,7 @@
 use std::path::PathBuf;
 
 use crate::events::EventDecoder;
+use crate::limits;
 use crate::units::{ns_to_ticks, ticks_to_ns};
 use crate::{
     lead_block, meta, meta_bytes, ClockSource, Ending, Extension, FileHeader, FormatError,
@@ -78,12 +79,9 @@ pub const VERSION: u32 = 1;
 pub const HEADER_BYTES: usize = 4096;
 /// Bytes per slot.
 pub const SLOT_BYTES: usize = 64;
-/// The longest final-log path a box keeps (bytes).
-pub const MAX_OUT_PATH: usize = 2048;
-/// The largest box [`recover`] reads: a pool bigger than this was not made by fdr.
-pub const MAX_BOX_BYTES: u64 = 1 << 36;
-/// The most buffers a box [`recover`] reads has: the recorder's own bound on `buffer_count`.
-pub const MAX_BOX_BUFFERS: u64 = 1 << 20;
+// The out path's field is part of the layout the recorder writes (through this path), not only
+// a bound a reader checks.
+pub use crate::limits::MAX_OUT_PATH;
 
 /// Byte offsets of the header's fields.
 pub mod at {
@@ -162,7 +160,7 @@ pub mod at {
     pub const MAX_AGE_NS: usize = 248;
     /// `u32`, bytes of the final log's path.
     pub const OUT_LEN: usize = 256;
-    /// The final log's absolute path, [`super::MAX_OUT_PATH`] bytes at most.
+    /// The final log's absolute path, [`crate::limits::MAX_OUT_PATH`] bytes at most.
     pub const OUT: usize = 264;
     /// `u64`, the inode of the process's PID namespace (Linux; 0 unknown): a pid means a
     /// process only within its namespace.
@@ -660,7 +658,7 @@ fn parse<S: Source + ?Sized>(src: &S) -> Result<Parsed, FormatError> {
             "not an fdr crash box (its first bytes are not FDR-BOX)".into(),
         ));
     }
-    if size > MAX_BOX_BYTES {
+    if size > limits::MAX_BOX_BYTES {
         return Err(bad(
             0,
             format!("a crash box of {size} bytes is larger than any fdr makes"),
@@ -698,7 +696,7 @@ fn parse<S: Source + ?Sized>(src: &S) -> Result<Parsed, FormatError> {
     if buffer_size % 8 != 0
         || buffer_size < 8 * u64::from(BLOCK_PREAMBLE_WORDS)
         || buffer_size > u64::from(u32::MAX)
-        || buffer_count > MAX_BOX_BUFFERS
+        || buffer_count > limits::MAX_BOX_BUFFERS
         || !fits(slots_offset, buffer_count.checked_mul(SLOT_BYTES as u64))
         || !fits(words_offset, buffer_count.checked_mul(buffer_size))
         || !fits(lead_offset, lead_capacity.checked_mul(2))
@@ -1095,7 +1093,7 @@ pub fn encode_lead(records: &[Extension]) -> Vec<u8> {
     let mut out = Vec::new();
     for r in records {
         let p = r.encode();
-        if p.len() > crate::MAX_EXT_PAYLOAD {
+        if p.len() > crate::limits::MAX_EXT_PAYLOAD {
             continue;
         }
         out.extend_from_slice(&(p.len() as u32).to_le_bytes());

@@ -6,14 +6,11 @@
 //! strings as a `u32` length and UTF-8 bytes. Readers ignore bytes after the fields they know, so
 //! fields can be appended later without breaking older readers.
 
+use crate::limits::MAX_EXT_PAYLOAD;
 use crate::units::ticks_to_ns_rounded_up;
 
 /// The first four bytes of every fdr extension payload.
 pub const EXT_MAGIC: [u8; 4] = *b"FDR\x01";
-
-/// The largest payload fdr writes in one custom event. Readers refuse larger ones in fdr's
-/// leading block, which bounds what one length field can make them allocate.
-pub const MAX_EXT_PAYLOAD: usize = 64 * 1024;
 
 const TAG_RUN: u8 = 1;
 const TAG_FUNCTION: u8 = 2;

@@ -111,7 +111,7 @@ impl Sink for FirstPass {
 /// The first pass over the log `dec` reads, alone: per thread index, the functions of the
 /// calls open when its window started, bottom first ([`FirstPass::into_stacks`]). The decoder
 /// keeps the log's tables and threads for after; its errors, and a stack deeper than
-/// [`crate::replay::MAX_DEPTH`], are the log's.
+/// [`crate::limits::MAX_CALL_DEPTH`], are the log's.
 ///
 /// ```
 /// use fdr_format::events::EventDecoder;

@@ -7,7 +7,8 @@
 //! so within that thread it sorts first and no record is older than one already read. Readers
 //! recognise the leading block by its position: the first block of the file.
 
-use crate::ext::{Extension, MAX_EXT_PAYLOAD};
+use crate::ext::Extension;
+use crate::limits::MAX_EXT_PAYLOAD;
 use crate::record::{block_preamble, meta, meta_bytes, BlockStart, METADATA_RECORD_SIZE};
 
 /// Where and when the leading block says it was written.

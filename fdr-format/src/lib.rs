@@ -32,6 +32,7 @@ pub mod glob;
 mod header;
 pub mod key_values;
 mod lead;
+pub mod limits;
 pub mod profile;
 pub mod reader;
 mod record;
@@ -46,7 +47,7 @@ pub mod window;
 pub use error::FormatError;
 pub use ext::{
     ClockSource, Ending, Extension, FunctionInfo, FunctionKind, Mode, Reason, ReasonInfo, RunInfo,
-    ThreadInfo, EXT_MAGIC, MAX_EXT_PAYLOAD,
+    ThreadInfo, EXT_MAGIC,
 };
 pub use header::{FileHeader, FDR_LOG_TYPE, FDR_VERSION, HEADER_SIZE};
 pub use lead::{lead_block, LeadStart};

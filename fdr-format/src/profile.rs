@@ -23,6 +23,9 @@
 //! assert_eq!(Profile::decode(&bytes).unwrap(), p);
 //! ```
 
+use crate::limits::{
+    MAX_PROFILE_FILE_NODES, MAX_PROFILE_FUNCTIONS, MAX_PROFILE_STRING, MAX_PROFILE_TREES,
+};
 use crate::FormatError;
 
 /// The first eight bytes of every profile file.
@@ -41,16 +44,6 @@ pub const MAX_OCTAVE: u32 = 40;
 /// Buckets in a latency histogram: one per tick below 8 ticks, then 8 per power of two up to
 /// `2^MAX_OCTAVE` ticks, then the last.
 pub const BUCKETS: usize = (SUB + (MAX_OCTAVE - SUB_BITS) as u64 * SUB + 1) as usize;
-
-/// Largest number of functions, trees, nodes (in all trees) and bytes of one name a reader
-/// accepts: a larger count in a file is an error, not an allocation.
-pub const MAX_FUNCTIONS: usize = 1 << 20;
-/// See [`MAX_FUNCTIONS`].
-pub const MAX_TREES: usize = 1 << 16;
-/// See [`MAX_FUNCTIONS`].
-pub const MAX_NODES: usize = 1 << 22;
-/// See [`MAX_FUNCTIONS`].
-pub const MAX_NAME: usize = 4096;
 
 /// The histogram bucket of a duration of `d` ticks.
 ///
@@ -379,7 +372,7 @@ impl Profile {
     }
 
     /// Reads a profile file, checking every count and index against the file and the limits
-    /// above ([`MAX_NODES`] and its neighbours).
+    /// above ([`MAX_PROFILE_FILE_NODES`] and its neighbours).
     pub fn decode(bytes: &[u8]) -> Result<Profile, FormatError> {
         let mut r = Cursor { bytes, at: 0 };
         if !Profile::is_profile(bytes) {
@@ -414,12 +407,12 @@ impl Profile {
         if p.ticks_per_second == 0 {
             return Err(FormatError::new(12, "ticks per second is 0".into()));
         }
-        let functions = r.count(MAX_FUNCTIONS, "functions", 6)?;
+        let functions = r.count(MAX_PROFILE_FUNCTIONS, "functions", 6)?;
         for _ in 0..functions {
             let id = r.u32()?;
             p.functions.push((id, r.string()?));
         }
-        let trees = r.count(MAX_TREES, "trees", 10)?;
+        let trees = r.count(MAX_PROFILE_TREES, "trees", 10)?;
         let mut nodes_seen = 0usize;
         for _ in 0..trees {
             let mut t = Tree {
@@ -427,7 +420,7 @@ impl Profile {
                 name: r.string()?,
                 nodes: Vec::new(),
             };
-            let nodes = r.count(MAX_NODES - nodes_seen, "nodes", 74)?;
+            let nodes = r.count(MAX_PROFILE_FILE_NODES - nodes_seen, "nodes", 74)?;
             nodes_seen += nodes;
             for i in 0..nodes {
                 let at = r.at;
@@ -498,7 +491,7 @@ fn put64(o: &mut Vec<u8>, v: u64) {
     o.extend_from_slice(&v.to_le_bytes());
 }
 fn put_str(o: &mut Vec<u8>, s: &str) {
-    let s = &s.as_bytes()[..s.len().min(MAX_NAME)];
+    let s = &s.as_bytes()[..s.len().min(MAX_PROFILE_STRING)];
     put16(o, s.len() as u16);
     o.extend_from_slice(s);
 }
@@ -540,10 +533,10 @@ impl Cursor<'_> {
     fn string(&mut self) -> Result<String, FormatError> {
         let at = self.at;
         let n = usize::from(self.u16()?);
-        if n > MAX_NAME {
+        if n > MAX_PROFILE_STRING {
             return Err(FormatError::new(
                 at as u64,
-                format!("a name of {n} bytes, over the limit of {MAX_NAME}"),
+                format!("a name of {n} bytes, over the limit of {MAX_PROFILE_STRING}"),
             ));
         }
         Ok(String::from_utf8_lossy(self.take(n)?).into_owned())

@@ -4,19 +4,16 @@
 //! offset. It holds one window of the file in memory (64 KiB, growing to 1 MiB while the file
 //! is larger, or to one record's size if a payload needs more), so a reader's memory does not
 //! grow with the file. It checks what it must to stay in bounds (a payload may not run past its
-//! block or past [`MAX_PAYLOAD`]) and reports anything it cannot make sense of as a
+//! block or past [`MAX_EVENT_PAYLOAD`]) and reports anything it cannot make sense of as a
 //! [`FormatError`] naming the offset; it never panics on any input.
 
 use std::io::{self, Read, Seek, SeekFrom};
 
+use crate::limits::MAX_EVENT_PAYLOAD;
 use crate::{
     decode_function_record, meta_bytes, FileHeader, FnKind, FormatError, MetaKind, MetaWords,
     FUNCTION_RECORD_SIZE, HEADER_SIZE, METADATA_RECORD_SIZE,
 };
-
-/// The largest custom or typed event payload a reader accepts. XRay's own runtime caps events far
-/// below this; a larger length field is taken as corruption rather than allocated.
-pub const MAX_PAYLOAD: usize = 1 << 20;
 
 /// The largest window the reader keeps (bigger only to hold one large payload).
 const WINDOW: usize = 1 << 20;
@@ -348,10 +345,12 @@ impl<R: Read> Reader<R> {
         } else {
             "typed event"
         };
-        if size < 0 || size as usize > MAX_PAYLOAD {
+        if size < 0 || size as usize > MAX_EVENT_PAYLOAD {
             return Err(FormatError::new(
                 at,
-                format!("{what} claims a payload of {size} bytes; expected 0 to {MAX_PAYLOAD}"),
+                format!(
+                    "{what} claims a payload of {size} bytes; expected 0 to {MAX_EVENT_PAYLOAD}"
+                ),
             ));
         }
         let size = size as usize;

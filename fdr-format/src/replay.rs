@@ -6,7 +6,7 @@
 //! What real recordings contain and how it is handled:
 //!
 //! - Each thread has a shadow stack. An entry opens a call; its [`Sink::enter`] comes once its
-//!   arguments are known (at most [`MAX_ARGS`] kept, more ignored).
+//!   arguments are known (at most [`MAX_CALL_ARGS`] kept, more ignored).
 //! - An exit or a tail exit closes the topmost open call of its function, and first the calls
 //!   above it, at the same time ([`Close::Unwound`]). The tail-called function's own exit
 //!   closes it in turn.
@@ -25,7 +25,7 @@
 //! - A poll event ties the call whose exit came just before it (a CPU change record may sit in
 //!   between) to the async task it served ([`Sink::polled`]).
 //!
-//! Memory is each thread's open calls (at most [`MAX_DEPTH`], past which the log is an error)
+//! Memory is each thread's open calls (at most [`MAX_CALL_DEPTH`], past which the log is an error)
 //! and their arguments; nothing recurses on the log's depth.
 //!
 //! ```
@@ -69,27 +69,12 @@ use std::io::Read;
 use std::ops::ControlFlow;
 
 use crate::events::{EventDecoder, EventKind, LogInfo, ThreadStats};
+use crate::limits::{MAX_CALL_ARGS, MAX_CALL_DEPTH};
 use crate::sink::{
     Close, CullSeen, Enter, Exit, Frame, LinkSeen, PollSeen, Sink, TaskEvent, TaskSeen, ThreadDone,
     WindowStart,
 };
 use crate::FormatError;
-
-/// Calls nested deeper than this on one thread (inferred calls entered at a window's start
-/// included) make the log an error: such a stack is taken as a corrupt log rather than grown
-/// without end.
-///
-/// ```
-/// assert_eq!(fdr_format::replay::MAX_DEPTH, 1_048_576);
-/// ```
-pub const MAX_DEPTH: usize = 1 << 20;
-
-/// Arguments kept per call; more are ignored.
-///
-/// ```
-/// assert_eq!(fdr_format::replay::MAX_ARGS, 64);
-/// ```
-pub const MAX_ARGS: usize = 64;
 
 /// How a replay that met no error ended.
 ///
@@ -119,7 +104,7 @@ pub enum Replayed {
 /// ```
 #[derive(Debug)]
 pub enum ReplayError<E> {
-    /// The log could not be decoded (or its calls nest deeper than [`MAX_DEPTH`]).
+    /// The log could not be decoded (or its calls nest deeper than [`MAX_CALL_DEPTH`]).
     Log(FormatError),
     /// The sink's error, and the byte offset of the record being replayed when it was made
     /// (the end of the log for calls closed at the window's end).
@@ -381,7 +366,7 @@ fn event<S: Sink + ?Sized>(
         EventKind::Arg { value } => {
             if th.pending {
                 let top = th.stack.last().map_or(0, |f| f.args_at as usize);
-                if th.args.len() - top < MAX_ARGS {
+                if th.args.len() - top < MAX_CALL_ARGS {
                     th.args.push(value);
                 }
             }
@@ -423,7 +408,7 @@ fn event<S: Sink + ?Sized>(
     Ok(())
 }
 
-/// The error of a stack deeper than [`MAX_DEPTH`], at the record at `offset`.
+/// The error of a stack deeper than [`MAX_CALL_DEPTH`], at the record at `offset`.
 ///
 /// ```
 /// let e = fdr_format::replay::too_deep(64);
@@ -433,7 +418,7 @@ pub fn too_deep(offset: u64) -> FormatError {
     FormatError::new(
         offset,
         format!(
-            "calls are nested more than {MAX_DEPTH} deep on one thread; expected exits (is the \
+            "calls are nested more than {MAX_CALL_DEPTH} deep on one thread; expected exits (is the \
              log corrupt?)"
         ),
     )
@@ -447,7 +432,7 @@ fn push<E>(
     inferred: bool,
     at: u64,
 ) -> Result<(), Fail<E>> {
-    if th.stack.len() >= MAX_DEPTH {
+    if th.stack.len() >= MAX_CALL_DEPTH {
         return Err(Fail::Log(too_deep(at)));
     }
     th.stack.push(Frame {

@@ -153,7 +153,7 @@ pub struct Enter<'a> {
     pub depth: usize,
     /// The call.
     pub frame: &'a Frame,
-    /// Its logged arguments (at most [`crate::replay::MAX_ARGS`]).
+    /// Its logged arguments (at most [`crate::limits::MAX_CALL_ARGS`]).
     pub args: &'a [u64],
 }
 

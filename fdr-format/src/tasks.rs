@@ -11,17 +11,9 @@
 
 use std::collections::HashMap;
 
+use crate::limits::MAX_OPEN_TASKS;
 use crate::sink::TaskEvent;
 use crate::TaskKind;
-
-/// The most tasks whose other end has not been read yet, by default ([`Tasks::default`]). Each
-/// takes about 40 bytes; past the limit [`Tasks::event`] returns [`TooManyWaiting`] rather than
-/// grow without end.
-///
-/// ```
-/// assert_eq!(fdr_format::tasks::MAX_OPEN_TASKS, 1_048_576);
-/// ```
-pub const MAX_OPEN_TASKS: usize = 1 << 20;
 
 /// One task, from its creation to its completion or cancellation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -13,11 +13,11 @@
 //! Durations are differences of timestamps (0 when time went backwards), converted by
 //! [`crate::units::ticks_to_ns`]; start times count from [`WindowCalls::origin_tsc`], the
 //! earliest window start of a thread with calls. A call's self time is its duration less its
-//! callees' durations. Calls nested more than [`crate::replay::MAX_DEPTH`] deep on one
+//! callees' durations. Calls nested more than [`crate::limits::MAX_CALL_DEPTH`] deep on one
 //! thread, the inferred ones included, make the log an error.
 //!
-//! Memory is bounded by [`Limits`], not by the log: the calls themselves (about 100 bytes
-//! each, plus 8 bytes per argument), at most [`MAX_CALLS`] of them and [`MAX_ARG_VALUES`]
+//! Memory is bounded by [`WindowLimits`], not by the log: the calls themselves (about 100 bytes
+//! each, plus 8 bytes per argument), at most [`MAX_WINDOW_CALLS`] of them and [`MAX_WINDOW_ARG_VALUES`]
 //! argument values by default, past which the read stops with an error naming the limit; the
 //! replay's open calls.
 //!
@@ -58,49 +58,36 @@ use std::ops::ControlFlow;
 
 use crate::events::{EventDecoder, LogInfo, ThreadStats};
 use crate::first_pass::{origin, unix_ns, window_stacks};
+use crate::limits::{MAX_WINDOW_ARG_VALUES, MAX_WINDOW_CALLS};
 use crate::replay::{log_end, replay, Replay, ReplayError};
 use crate::sink::{Close, Enter, Exit, PollSeen, Sink, TaskSeen, WindowStart, GO_ON};
 use crate::tasks::{TaskSpan, Tasks};
 use crate::units::ticks_to_ns;
 use crate::{FormatError, FunctionInfo, ReasonInfo, RunInfo, TaskKind};
 
-/// The most calls [`calls`] holds by default ([`Limits::calls`]).
-///
-/// ```
-/// assert_eq!(fdr_format::window::MAX_CALLS, 4_194_304);
-/// ```
-pub const MAX_CALLS: usize = 1 << 22;
-
-/// The most argument values, all calls together, [`calls`] holds by default
-/// ([`Limits::arg_values`]): 128 MiB.
-///
-/// ```
-/// assert_eq!(fdr_format::window::MAX_ARG_VALUES, 16_777_216);
-/// ```
-pub const MAX_ARG_VALUES: usize = 1 << 24;
-
 /// How much a window may hold; past a limit, [`calls_with`] stops with an error naming it.
 ///
 /// ```
-/// use fdr_format::window::{Limits, MAX_CALLS};
-/// let l = Limits::default();
-/// assert_eq!(l.calls, MAX_CALLS);
-/// let small = Limits { calls: 10_000, ..Limits::default() };
+/// use fdr_format::limits::MAX_WINDOW_CALLS;
+/// use fdr_format::window::WindowLimits;
+/// let l = WindowLimits::default();
+/// assert_eq!(l.calls, MAX_WINDOW_CALLS);
+/// let small = WindowLimits { calls: 10_000, ..WindowLimits::default() };
 /// assert_eq!(small.calls, 10_000);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Limits {
-    /// Calls, all threads together (default [`MAX_CALLS`]).
+pub struct WindowLimits {
+    /// Calls, all threads together (default [`MAX_WINDOW_CALLS`]).
     pub calls: usize,
-    /// Argument values, all calls together (default [`MAX_ARG_VALUES`]).
+    /// Argument values, all calls together (default [`MAX_WINDOW_ARG_VALUES`]).
     pub arg_values: usize,
 }
 
-impl Default for Limits {
-    fn default() -> Limits {
-        Limits {
-            calls: MAX_CALLS,
-            arg_values: MAX_ARG_VALUES,
+impl Default for WindowLimits {
+    fn default() -> WindowLimits {
+        WindowLimits {
+            calls: MAX_WINDOW_CALLS,
+            arg_values: MAX_WINDOW_ARG_VALUES,
         }
     }
 }
@@ -133,7 +120,7 @@ pub struct WindowCall {
     pub open_at_end: bool,
     /// The caller: its index in [`WindowCalls::calls`], always before this call's.
     pub parent: Option<usize>,
-    /// Logged arguments, at most [`crate::replay::MAX_ARGS`] (names: [`WindowCalls::arg_name`]).
+    /// Logged arguments, at most [`crate::limits::MAX_CALL_ARGS`] (names: [`WindowCalls::arg_name`]).
     pub args: Vec<u64>,
     /// The start's timestamp, ticks (as the log has it; `start_ns` is from it).
     pub start_tsc: u64,
@@ -243,7 +230,7 @@ pub struct WindowCalls {
     /// thread a call before those entered after it.
     pub calls: Vec<WindowCall>,
     /// Every async task with an end in the window, in the order of the task ids (as `fdr`
-    /// lists them). At most [`Limits::calls`].
+    /// lists them). At most [`WindowLimits::calls`].
     pub tasks: Vec<WindowTask>,
 }
 
@@ -306,7 +293,7 @@ impl WindowCalls {
     }
 }
 
-/// The calls of the window `log` holds, within the default [`Limits`].
+/// The calls of the window `log` holds, within the default [`WindowLimits`].
 ///
 /// ```
 /// let log = fdr_format::FileHeader::default().encode();
@@ -315,7 +302,7 @@ impl WindowCalls {
 /// # Ok::<(), fdr_format::FormatError>(())
 /// ```
 pub fn calls(log: &[u8]) -> Result<WindowCalls, FormatError> {
-    calls_with(log, &Limits::default())
+    calls_with(log, &WindowLimits::default())
 }
 
 /// The calls of the window `log` holds, within `limits`, in two reads of it. An error is the
@@ -323,7 +310,7 @@ pub fn calls(log: &[u8]) -> Result<WindowCalls, FormatError> {
 /// record that passed it).
 ///
 /// ```
-/// use fdr_format::window::{calls_with, Limits};
+/// use fdr_format::window::{calls_with, WindowLimits};
 /// use fdr_format::{block_preamble, function_record, BlockStart, FileHeader, FnKind, BLOCK_PREAMBLE_AFTER_EXTENTS};
 /// let mut log = FileHeader::default().encode().to_vec();
 /// let start = BlockStart { tid: 7, wall_secs: 0, wall_micros: 0, pid: 1, cpu: 0, tsc: 0 };
@@ -333,12 +320,12 @@ pub fn calls(log: &[u8]) -> Result<WindowCalls, FormatError> {
 /// for id in [1, 2] {
 ///     log.extend_from_slice(&function_record(id, FnKind::Enter, 10).to_le_bytes());
 /// }
-/// let e = calls_with(&log[..], &Limits { calls: 1, ..Limits::default() }).unwrap_err();
+/// let e = calls_with(&log[..], &WindowLimits { calls: 1, ..WindowLimits::default() }).unwrap_err();
 /// assert!(e.message.contains("more than 1 calls"), "{e}");
-/// assert_eq!(calls_with(&log[..], &Limits::default())?.calls.len(), 2);
+/// assert_eq!(calls_with(&log[..], &WindowLimits::default())?.calls.len(), 2);
 /// # Ok::<(), fdr_format::FormatError>(())
 /// ```
-pub fn calls_with(log: &[u8], limits: &Limits) -> Result<WindowCalls, FormatError> {
+pub fn calls_with(log: &[u8], limits: &WindowLimits) -> Result<WindowCalls, FormatError> {
     let stacks = window_stacks(&mut EventDecoder::new(log)?)?;
     let mut dec = EventDecoder::new(log)?;
     let mut c = Collector::new(*limits);
@@ -353,7 +340,7 @@ pub fn calls_with(log: &[u8], limits: &Limits) -> Result<WindowCalls, FormatErro
     c.finish(dec.info(), dec.threads())
 }
 
-/// A limit of [`Limits`] that a window passed: the [`Collector`]'s error.
+/// A limit of [`WindowLimits`] that a window passed: the [`Collector`]'s error.
 ///
 /// ```
 /// use fdr_format::window::LimitPassed;
@@ -362,11 +349,11 @@ pub fn calls_with(log: &[u8], limits: &Limits) -> Result<WindowCalls, FormatErro
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LimitPassed {
-    /// More calls than [`Limits::calls`] (the limit).
+    /// More calls than [`WindowLimits::calls`] (the limit).
     Calls(usize),
-    /// More argument values than [`Limits::arg_values`].
+    /// More argument values than [`WindowLimits::arg_values`].
     ArgValues(usize),
-    /// More tasks than [`Limits::calls`].
+    /// More tasks than [`WindowLimits::calls`].
     Tasks(usize),
 }
 
@@ -376,17 +363,17 @@ impl fmt::Display for LimitPassed {
             LimitPassed::Calls(n) => write!(
                 f,
                 "the window holds more than {n} calls, the limit of this reader \
-                 (fdr_format::window::Limits::calls)"
+                 (fdr_format::window::WindowLimits::calls)"
             ),
             LimitPassed::ArgValues(n) => write!(
                 f,
                 "the window's calls hold more than {n} argument values, the limit of this \
-                 reader (fdr_format::window::Limits::arg_values)"
+                 reader (fdr_format::window::WindowLimits::arg_values)"
             ),
             LimitPassed::Tasks(n) => write!(
                 f,
                 "the window holds more than {n} tasks, the limit of this reader \
-                 (fdr_format::window::Limits::calls)"
+                 (fdr_format::window::WindowLimits::calls)"
             ),
         }
     }
@@ -431,11 +418,11 @@ struct Thread {
 /// use fdr_format::events::EventDecoder;
 /// use fdr_format::first_pass::window_stacks;
 /// use fdr_format::replay::{replay, Replay};
-/// use fdr_format::window::{Collector, Limits};
+/// use fdr_format::window::{Collector, WindowLimits};
 /// let log = fdr_format::FileHeader::default().encode();
 /// let stacks = window_stacks(&mut EventDecoder::new(&log[..])?)?;
 /// let mut dec = EventDecoder::new(&log[..])?;
-/// let mut c = Collector::new(Limits::default());
+/// let mut c = Collector::new(WindowLimits::default());
 /// let how = Replay { initial: &stacks, ..Replay::default() };
 /// replay(&mut dec, &mut c, &how).map_err(|e| e.into_log().unwrap())?;
 /// let w = c.finish(dec.info(), dec.threads())?;
@@ -443,7 +430,7 @@ struct Thread {
 /// # Ok::<(), fdr_format::FormatError>(())
 /// ```
 pub struct Collector {
-    limits: Limits,
+    limits: WindowLimits,
     recs: Vec<Rec>,
     ts: Vec<Thread>,
     arg_values: usize,
@@ -462,7 +449,7 @@ impl Collector {
     /// let c = fdr_format::window::Collector::new(Default::default());
     /// # let _ = c;
     /// ```
-    pub fn new(limits: Limits) -> Collector {
+    pub fn new(limits: WindowLimits) -> Collector {
         Collector {
             limits,
             recs: Vec::new(),
@@ -825,7 +812,8 @@ impl Sink for Collector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replay::{too_deep, MAX_DEPTH};
+    use crate::limits::MAX_CALL_DEPTH;
+    use crate::replay::too_deep;
     use crate::{
         block_preamble, function_record, lead_block, meta, meta_bytes, task_payload, BlockStart,
         Extension, FileHeader, FnKind, LeadStart, Reason, RunInfo, TaskKind, ThreadInfo,
@@ -1218,18 +1206,18 @@ mod tests {
         let bytes = log.finish();
         let e = calls_with(
             &bytes[..],
-            &Limits {
+            &WindowLimits {
                 arg_values: 9,
-                ..Limits::default()
+                ..WindowLimits::default()
             },
         )
         .unwrap_err();
         assert!(e.message.contains("more than 9 argument values"), "{e}");
         let e = calls_with(
             &bytes[..],
-            &Limits {
+            &WindowLimits {
                 calls: 1,
-                ..Limits::default()
+                ..WindowLimits::default()
             },
         )
         .unwrap_err();
@@ -1262,15 +1250,15 @@ mod tests {
     fn stacks_deeper_than_the_limit_are_errors_inferred_calls_included() {
         let enter_at = |i: usize| (32 + 80 + 80 + 8 * i) as u64;
         // Entered calls alone.
-        let e = calls(&deep(MAX_DEPTH + 1, false)[..]).unwrap_err();
-        assert_eq!(e, too_deep(enter_at(MAX_DEPTH)));
-        // MAX_DEPTH entries fit; with the call inferred at the window start under them, the
+        let e = calls(&deep(MAX_CALL_DEPTH + 1, false)[..]).unwrap_err();
+        assert_eq!(e, too_deep(enter_at(MAX_CALL_DEPTH)));
+        // MAX_CALL_DEPTH entries fit; with the call inferred at the window start under them, the
         // last one does not.
-        let e = calls(&deep(MAX_DEPTH, true)[..]).unwrap_err();
-        assert_eq!(e, too_deep(enter_at(MAX_DEPTH - 1)));
-        let w = calls(&deep(MAX_DEPTH - 1, true)[..]).unwrap();
-        assert_eq!(w.calls.len(), MAX_DEPTH);
-        assert_eq!(w.calls[MAX_DEPTH - 1].parent, Some(MAX_DEPTH - 2));
+        let e = calls(&deep(MAX_CALL_DEPTH, true)[..]).unwrap_err();
+        assert_eq!(e, too_deep(enter_at(MAX_CALL_DEPTH - 1)));
+        let w = calls(&deep(MAX_CALL_DEPTH - 1, true)[..]).unwrap();
+        assert_eq!(w.calls.len(), MAX_CALL_DEPTH);
+        assert_eq!(w.calls[MAX_CALL_DEPTH - 1].parent, Some(MAX_CALL_DEPTH - 2));
         assert_eq!(w.calls[0].parent, None);
         assert!(w.calls[0].inferred_start);
     }

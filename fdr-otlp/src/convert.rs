@@ -7,7 +7,7 @@
 //! hangs under the task's life instead of its caller.
 
 use fdr_format::units::ticks_to_ns;
-use fdr_format::window::{calls_with, Limits, WindowCalls};
+use fdr_format::window::{calls_with, WindowCalls, WindowLimits};
 use fdr_format::{FormatError, Reason, ReasonInfo};
 
 use crate::spans::{Call, Window, WindowReason};
@@ -45,7 +45,7 @@ pub struct About {
 /// assert_eq!(w.service_name, "unknown_service");
 /// # Ok::<(), fdr_format::FormatError>(())
 /// ```
-pub fn window(log: &[u8], about: &About, limits: &Limits) -> Result<Window, FormatError> {
+pub fn window(log: &[u8], about: &About, limits: &WindowLimits) -> Result<Window, FormatError> {
     Ok(convert(&calls_with(log, limits)?, about))
 }
 

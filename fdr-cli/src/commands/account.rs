@@ -307,7 +307,7 @@ pub enum SortKey {
 
 impl Account {
     /// Adds the tallies of `other` (another share of the same log's threads); an error if
-    /// together they use more than [`crate::model::names::MAX_FUNCTIONS`] function ids.
+    /// together they use more than [`crate::limits::MAX_LOG_FUNCTIONS`] function ids.
     pub fn merge(&mut self, other: Account) -> Result<(), CliError> {
         for ((&id, t), tt) in other
             .slots

@@ -2,7 +2,7 @@
 //!
 //! The log is read twice: the first pass (which also makes the [`crate::model::replay::Plan`])
 //! keeps the `top` slowest calls in a heap of that size; the second builds the tree of calls under each of
-//! them, down to `depth` levels and at most [`MAX_TREE`] calls per tree. (With `--function` the
+//! them, down to `depth` levels and at most [`MAX_CALLS_UNDER_ONE`] calls per tree. (With `--function` the
 //! selection needs the plan, so it takes a pass of its own.) Memory is the plan's, the heap and
 //! the trees: it does not grow with the log.
 //! [`crate::render::calls`] prints them.
@@ -17,6 +17,9 @@ use fdr_format::replay::log_end;
 use fdr_format::sink::{Close, Enter, Exit, Frame, Ignore, LinkSeen, Sink, TaskSeen, GO_ON};
 use fdr_format::TaskLink;
 
+use crate::limits::{
+    MAX_CALLS_SHOWN, MAX_CALLS_TOP, MAX_CALLS_UNDER_ONE, MAX_LINKED_TASKS, MAX_LINKS_PER_TASK,
+};
 use crate::model::filter::Filter;
 use crate::model::input::Log;
 use crate::model::pass::{plan_shared, replay_shared};
@@ -39,13 +42,7 @@ pub struct Options {
     pub readers: usize,
 }
 
-/// Calls shown under one call; past this, the calls a shown call makes are counted.
-pub const MAX_TREE: usize = 1 << 12;
-/// Calls shown under all the listed calls together: with many calls listed, each gets a share.
-pub const MAX_SHOWN: usize = 1 << 18;
-/// The most calls `--top` lists.
-pub const MAX_TOP: usize = 100_000;
-/// Calls shown under each listed call always, even past [`MAX_SHOWN`] in all.
+/// Calls shown under each listed call always, even past [`MAX_CALLS_SHOWN`] in all.
 const MIN_TREE: usize = 16;
 
 /// No node.
@@ -84,12 +81,6 @@ struct Top {
 
 /// What each task is tied to (its parent, tasks it follows from), by task id.
 pub type Links = HashMap<u64, Vec<TaskLink>>;
-
-/// The most tasks whose links `fdr calls` keeps; later ones are not shown.
-pub const MAX_LINKED_TASKS: usize = 1 << 20;
-
-/// Links of a task past this many are not shown.
-const MAX_LINKS_PER_TASK: usize = 16;
 
 fn add_link(links: &mut Links, link: TaskLink) {
     if links.len() >= MAX_LINKED_TASKS && !links.contains_key(&link.task) {
@@ -233,7 +224,7 @@ impl Top {
     }
 }
 
-/// No node: a call past [`MAX_TREE`], or inside one.
+/// No node: a call past [`MAX_CALLS_UNDER_ONE`], or inside one.
 const HIDDEN: u32 = u32::MAX;
 
 /// One call in a tree, or (in text) a run of calls of the same function under one caller.
@@ -249,7 +240,7 @@ pub(crate) struct Node {
     pub(crate) open: bool,
     /// Calls made below the depth shown.
     pub(crate) deeper: u64,
-    /// Calls it made that are not shown (past [`MAX_TREE`]) and their time.
+    /// Calls it made that are not shown (past [`MAX_CALLS_UNDER_ONE`]) and their time.
     pub(crate) more: u64,
     pub(crate) more_ticks: u64,
     /// Its first and last callee, and its next sibling ([`NONE`] for none).
@@ -483,7 +474,7 @@ pub fn slowest(
 ) -> Result<Slowest, CliError> {
     let readers = opts.readers.max(1);
     let mut tops: Vec<Top> = (0..readers)
-        .map(|_| Top::new(opts.top.min(MAX_TOP)))
+        .map(|_| Top::new(opts.top.min(MAX_CALLS_TOP)))
         .collect();
     let (p, pass) = if filter.needs_plan() {
         let p = plan_shared(log, filter, progress, &mut vec![Ignore; readers])?;
@@ -492,14 +483,14 @@ pub fn slowest(
     } else {
         (plan_shared(log, filter, progress, &mut tops)?, 1)
     };
-    let mut top = Top::new(opts.top.min(MAX_TOP));
+    let mut top = Top::new(opts.top.min(MAX_CALLS_TOP));
     let end = log_end(&p.info, &p.threads);
     top.merge(tops, end)?;
     if top.heap.is_empty() && !filter.needs_plan() {
         // No call to list: the first pass (which reads no task) left out the tasks of async
         // functions whose polls were all erased, which a pass of their own finds.
         let mut tops: Vec<Top> = (0..readers)
-            .map(|_| Top::new(opts.top.min(MAX_TOP)))
+            .map(|_| Top::new(opts.top.min(MAX_CALLS_TOP)))
             .collect();
         replay_shared(log, &mut tops, Some(&p), filter, progress, 1)?;
         top.merge(tops, end)?;
@@ -525,7 +516,7 @@ pub fn slowest(
             done: Vec::new(),
             merge: opts.merge,
             limit: opts.depth,
-            cap: (MAX_SHOWN / keys.len().max(1)).clamp(MIN_TREE, MAX_TREE),
+            cap: (MAX_CALLS_SHOWN / keys.len().max(1)).clamp(MIN_TREE, MAX_CALLS_UNDER_ONE),
         })
         .collect();
     if !keys.is_empty() {

@@ -7,24 +7,20 @@
 //! [`fdr_otlp::convert::convert`] as the runtime's exporter converts a window it has just
 //! written: a span's start is the window origin's Unix time plus the call's `start_ns`, its end
 //! that start plus the call's `duration_ns`. The calls are held in memory, at most
-//! [`MAX_CALLS`].
+//! [`MAX_EXPORT_CALLS`].
 
-use fdr_format::window::{Collector, LimitPassed, Limits};
+use fdr_format::window::{Collector, LimitPassed, WindowLimits};
 use fdr_otlp::client::Client;
 use fdr_otlp::convert::About;
 use fdr_otlp::retry::{RetryPolicy, SendReport};
 use fdr_otlp::spans::{each_request, encode, Window};
 
+use crate::limits::MAX_EXPORT_CALLS;
 use crate::model::filter::Filter;
 use crate::model::input::Log;
 use crate::model::pass::{plan, replay};
 use crate::model::replay::Report;
 use crate::CliError;
-
-/// The most calls one export holds (each becomes a span): past it, the command stops with an
-/// error that suggests a filter (`--thread`, `--from`/`--to`, `--function`, `--min`). Memory
-/// is about 200 bytes per call, and a request being encoded.
-pub const MAX_CALLS: usize = 1 << 21;
 
 /// What `fdr export` puts in the resource and the trace, besides what the log says.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -49,13 +45,13 @@ pub fn window(
     opts: &Options,
     progress: &dyn Report,
 ) -> Result<Window, CliError> {
-    let limits = Limits {
-        calls: MAX_CALLS,
-        ..Limits::default()
+    let limits = WindowLimits {
+        calls: MAX_EXPORT_CALLS,
+        ..WindowLimits::default()
     };
     let p = plan(log, filter, progress)?;
-    if p.calls > MAX_CALLS as u64 {
-        return Err(CliError::from(LimitPassed::Calls(MAX_CALLS)).in_log(log.name()));
+    if p.calls > MAX_EXPORT_CALLS as u64 {
+        return Err(CliError::from(LimitPassed::Calls(MAX_EXPORT_CALLS)).in_log(log.name()));
     }
     let mut c = Collector::new(limits);
     let d = replay(log, &mut c, Some(&p), filter, progress, 1)?;
@@ -140,7 +136,7 @@ mod tests_from_docs {
 
     #[test]
     fn max_calls() {
-        assert_eq!(crate::commands::export::MAX_CALLS, 2_097_152);
+        assert_eq!(crate::limits::MAX_EXPORT_CALLS, 2_097_152);
     }
 
     #[test]
@@ -163,6 +159,7 @@ mod tests_from_docs {
 
     #[test]
     fn passes() {
+        use crate::limits::MAX_EXPORT_CALLS;
         use crate::model::filter::Filter;
         assert_eq!(crate::commands::export::passes(&Filter::none()), 2);
     }

@@ -3,7 +3,7 @@
 //! [`crate::render::flame`] draws with inferno.
 //!
 //! The renderer takes every call path as a line of text, so what is handed to it is bounded:
-//! at most [`MAX_FRAMES`] frames and [`MAX_BYTES`] bytes of lines in all, and counts that add up
+//! at most [`MAX_FLAME_FRAMES`] frames and [`MAX_FLAME_BYTES`] bytes of lines in all, and counts that add up
 //! within a `u64` (past that, all are divided by one factor, said in the subtitle).
 //!
 //! - The graph comes from the call trie (see [`crate::model::trie`]: at most 2^18 paths, at most
@@ -26,6 +26,7 @@ use fdr_format::profile::Profile;
 use fdr_format::sink::{Enter, Exit, Sink, GO_ON};
 
 use crate::escape::shown;
+use crate::limits::{MAX_CALL_PATHS, MAX_FLAME_BYTES, MAX_FLAME_FRAMES, MAX_SHOWN_FRAMES};
 use crate::model::filter::Filter;
 use crate::model::input::Log;
 use crate::model::names::Names;
@@ -33,21 +34,17 @@ use crate::model::pass::{plan, replay};
 use crate::model::profile::{Functions, Paths};
 use crate::model::replay::Report;
 use crate::model::thin_window;
-use crate::model::trie::{NodeKind, Trie, DISPLAY_DEPTH, MAX_NODES};
+use crate::model::trie::{NodeKind, Trie};
 use crate::units::{human, Clock};
 use crate::CliError;
 
-/// The most frames, over all the lines of a graph or chart, handed to the renderer.
-pub const MAX_FRAMES: usize = 1 << 20;
-/// The most bytes of lines handed to the renderer.
-pub const MAX_BYTES: usize = 64 << 20;
 /// The renderer leaves out frames narrower than this share of the width, in percent.
 const MIN_WIDTH_PCT: f64 = 0.01;
 
-/// What a graph or chart may hand the renderer: [`MAX_FRAMES`], [`MAX_BYTES`] and
-/// [`DISPLAY_DEPTH`] by default; smaller in tests and fuzzing, to reach the code past them.
+/// What a graph or chart may hand the renderer: [`MAX_FLAME_FRAMES`], [`MAX_FLAME_BYTES`] and
+/// [`MAX_SHOWN_FRAMES`] by default; smaller in tests and fuzzing, to reach the code past them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Limits {
+pub struct FlameLimits {
     /// Frames over all lines.
     pub frames: usize,
     /// Bytes of all lines.
@@ -56,12 +53,12 @@ pub struct Limits {
     pub depth: usize,
 }
 
-impl Default for Limits {
+impl Default for FlameLimits {
     fn default() -> Self {
-        Limits {
-            frames: MAX_FRAMES,
-            bytes: MAX_BYTES,
-            depth: DISPLAY_DEPTH,
+        FlameLimits {
+            frames: MAX_FLAME_FRAMES,
+            bytes: MAX_FLAME_BYTES,
+            depth: MAX_SHOWN_FRAMES,
         }
     }
 }
@@ -150,7 +147,7 @@ pub fn graph_lines(
     t: &Trie,
     names: &Names,
     clock: &Clock,
-    limits: Limits,
+    limits: FlameLimits,
     notes: &mut Vec<String>,
 ) -> Vec<String> {
     fold_graph(&TrieForest { t, names, clock }, limits, notes)
@@ -162,7 +159,7 @@ pub fn profile_lines(
     paths: &Paths,
     functions: &Functions,
     clock: &Clock,
-    limits: Limits,
+    limits: FlameLimits,
     notes: &mut Vec<String>,
 ) -> Vec<String> {
     let f = PathsForest {
@@ -173,7 +170,7 @@ pub fn profile_lines(
     fold_graph(&f, limits, notes)
 }
 
-fn fold_graph(t: &dyn Forest, limits: Limits, notes: &mut Vec<String>) -> Vec<String> {
+fn fold_graph(t: &dyn Forest, limits: FlameLimits, notes: &mut Vec<String>) -> Vec<String> {
     let n = t.len();
     // Width of a path in the graph: its self time and that of every path under it. Children
     // have larger indices than their parents.
@@ -329,7 +326,7 @@ struct ChartThread {
 /// the display depth), exact while they fit the limits, else sampled every `step` ticks, the
 /// step doubling until they fit.
 pub struct Chart {
-    limits: Limits,
+    limits: FlameLimits,
     max_depth: usize,
     step: u64,
     threads: Vec<ChartThread>,
@@ -338,7 +335,7 @@ pub struct Chart {
 
 impl Chart {
     /// An empty chart.
-    pub fn new(limits: Limits) -> Chart {
+    pub fn new(limits: FlameLimits) -> Chart {
         Chart {
             limits,
             max_depth: limits.depth.max(1),
@@ -597,7 +594,7 @@ pub fn drawing(
         thin = thin_window::note(&p.info, &p.threads);
         let names = Names::new(&p.info);
         let clock = Clock::new(p.info.header.cycle_frequency);
-        let mut c = Chart::new(Limits::default());
+        let mut c = Chart::new(FlameLimits::default());
         replay(log, &mut c, Some(&p), filter, progress, 1)?;
         let tids: Vec<i32> = p.threads.iter().map(|t| t.tid).collect();
         c.lines(&names, &clock, &tids, &mut said)
@@ -607,11 +604,11 @@ pub fn drawing(
         thin = thin_window::note(&p.info, &p.threads);
         let names = Names::new(&p.info);
         let clock = Clock::new(p.info.header.cycle_frequency);
-        let lines = graph_lines(&t, &names, &clock, Limits::default(), &mut said);
+        let lines = graph_lines(&t, &names, &clock, FlameLimits::default(), &mut said);
         if t.nodes.iter().any(|n| n.kind == NodeKind::MorePaths) {
             said.push(format!(
                 "[more call paths, merged]: the log has more than {} call paths, fdr's limit",
-                MAX_NODES
+                MAX_CALL_PATHS
             ));
         }
         lines
@@ -619,7 +616,7 @@ pub fn drawing(
     fit_counts(&mut lines, &mut said);
     if lines.iter().any(|l| l.contains("[calls deeper than ")) {
         said.push(format!(
-            "[calls deeper than {DISPLAY_DEPTH} frames] holds each call made at that depth with \
+            "[calls deeper than {MAX_SHOWN_FRAMES} frames] holds each call made at that depth with \
              everything it called"
         ));
     }
@@ -643,15 +640,21 @@ pub fn drawing(
 /// The flame graph of profile `p` (named `name`): its trees merged by call path, each path's
 /// self time; an error when there is nothing to draw.
 pub fn profile_drawing(name: &str, p: &Profile) -> Result<Drawing, CliError> {
-    let paths = Paths::new(&p.merged(), DISPLAY_DEPTH);
+    let paths = Paths::new(&p.merged(), MAX_SHOWN_FRAMES);
     let functions = Functions::new(p);
     let clock = Clock::new(p.ticks_per_second);
     let mut said = Vec::new();
-    let mut lines = profile_lines(&paths, &functions, &clock, Limits::default(), &mut said);
+    let mut lines = profile_lines(
+        &paths,
+        &functions,
+        &clock,
+        FlameLimits::default(),
+        &mut said,
+    );
     fit_counts(&mut lines, &mut said);
     if paths.paths.iter().any(|x| x.deeper) {
         said.push(format!(
-            "[calls deeper than {DISPLAY_DEPTH} frames] holds each call made at that depth with \
+            "[calls deeper than {MAX_SHOWN_FRAMES} frames] holds each call made at that depth with \
              everything it called"
         ));
     }
@@ -743,7 +746,7 @@ mod tests {
         runs
     }
 
-    fn chart_of(bytes: &[u8], limits: Limits) -> Chart {
+    fn chart_of(bytes: &[u8], limits: FlameLimits) -> Chart {
         let hidden = Silent;
         let p = plan_decoder(EventDecoder::new(bytes).unwrap(), "mem", &hidden).unwrap();
         let mut c = Chart::new(limits);
@@ -780,17 +783,17 @@ mod tests {
             let (bytes, changes) = random_log(seed, 3000, 3);
             let exact = chart_of(
                 &bytes,
-                Limits {
+                FlameLimits {
                     depth: 3,
-                    ..Limits::default()
+                    ..FlameLimits::default()
                 },
             );
             assert_eq!(exact.step(), 1);
             let small = chart_of(
                 &bytes,
-                Limits {
+                FlameLimits {
                     frames: 300,
-                    bytes: MAX_BYTES,
+                    bytes: MAX_FLAME_BYTES,
                     depth: 3,
                 },
             );
@@ -815,7 +818,7 @@ mod tests {
         let names = Names::default();
         let clock = Clock::new(1_000_000_000);
         let mut notes = Vec::new();
-        let mut c = chart_of(&bytes, Limits::default());
+        let mut c = chart_of(&bytes, FlameLimits::default());
         let all = c.lines(&names, &clock, &[0, 5, 6], &mut notes).unwrap();
         assert!(notes.is_empty());
         let total = |lines: &[String]| -> u64 {
@@ -824,9 +827,9 @@ mod tests {
                 .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
                 .sum()
         };
-        let limits = Limits {
+        let limits = FlameLimits {
             bytes: 2000,
-            ..Limits::default()
+            ..FlameLimits::default()
         };
         let mut c = chart_of(&bytes, limits);
         let few = c.lines(&names, &clock, &[0, 5, 6], &mut notes).unwrap();
@@ -868,7 +871,7 @@ mod tests {
             (ns, frames)
         };
         let mut notes = Vec::new();
-        let all = graph_lines(&t, &names, &clock, Limits::default(), &mut notes);
+        let all = graph_lines(&t, &names, &clock, FlameLimits::default(), &mut notes);
         assert!(notes.is_empty());
         assert_eq!(count(&all).0, total);
         // The lines of `stack --format folded`, less the paths too narrow to draw, whose time
@@ -900,9 +903,9 @@ mod tests {
             "this log has paths too narrow to draw"
         );
         for frames in [200, 20, 1] {
-            let limits = Limits {
+            let limits = FlameLimits {
                 frames,
-                ..Limits::default()
+                ..FlameLimits::default()
             };
             let mut notes = Vec::new();
             let few = graph_lines(&t, &names, &clock, limits, &mut notes);

@@ -10,7 +10,7 @@
 //!   (a quantile whose nearest rank is the first or last call is min or max).
 //! - Per call path ([`View::Tree`]): the tree, each path's figures, and its share of the run's
 //!   time (the sum of the roots' totals). Paths are shown at most
-//!   [`DISPLAY_DEPTH`] frames deep: calls made deeper are one path holding their time.
+//!   [`MAX_SHOWN_FRAMES`] frames deep: calls made deeper are one path holding their time.
 //! - Around a function ([`View::Function`]): its callers (each with the count and time of the
 //!   calls it made to the function), its callees (each with the count and time of the
 //!   function's calls to it), and its own figures.
@@ -23,9 +23,9 @@ use std::collections::{HashMap, HashSet};
 use fdr_format::profile::{Node, Profile, Tree, PER_THREAD};
 
 use crate::commands::account::SortKey;
+use crate::limits::MAX_SHOWN_FRAMES;
 use crate::model::filter::{no_function_matches, Pattern};
 use crate::model::profile::{outermost, tree_label, Children, Functions, Paths};
-use crate::model::trie::DISPLAY_DEPTH;
 use crate::units::Clock;
 use crate::CliError;
 
@@ -421,10 +421,10 @@ fn keep(rows: &mut Vec<Row>, opts: &Options) {
 }
 
 /// The call paths of `t` in preorder, callees by total (most first, then by name and id), at
-/// most [`DISPLAY_DEPTH`] frames deep; a path whose total is below `min_ns` is left out with
+/// most [`MAX_SHOWN_FRAMES`] frames deep; a path whose total is below `min_ns` is left out with
 /// everything under it.
 fn tree_rows(t: &Tree, functions: &Functions, clock: &Clock, min_ns: Option<u64>) -> Body {
-    let paths = Paths::new(t, DISPLAY_DEPTH);
+    let paths = Paths::new(t, MAX_SHOWN_FRAMES);
     let total_ns = clock.ns(paths.total());
     let row = |i: usize| {
         let p = &paths.paths[i];

@@ -11,8 +11,7 @@ use std::collections::HashSet;
 
 use fdr_format::CullKind;
 
-/// Cull events kept to list culled periods; more are counted, not listed.
-pub const MAX_CULL_EVENTS: usize = 4096;
+use crate::limits::MAX_CULL_EVENTS;
 
 /// One cull event: by thread index `thread` at `tsc`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -138,6 +137,8 @@ mod tests_from_docs {
     fn culls() {
         use crate::model::culls::Culls;
         use fdr_format::CullKind;
+
+        use crate::limits::MAX_CULL_EVENTS;
         let mut c = Culls::default();
         c.event(1, 500, CullKind::Restored, 7); // thread 1 restores 7 at 500...
         c.event(0, 100, CullKind::Culled, 7); // ...after thread 0 culled it at 100

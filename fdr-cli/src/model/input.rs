@@ -188,9 +188,9 @@ impl Log {
 
     /// The file, which is a crash box, to be read where needed (a box of gigabytes is mostly
     /// holes: what its process wrote is read, not the rest): refused past
-    /// [`crash_box::MAX_BOX_BYTES`], the largest box fdr makes.
+    /// [`crate::limits::MAX_BOX_BYTES`], the largest box fdr makes.
     pub fn box_source(&self) -> Result<crash_box::FileSource, CliError> {
-        if self.len > crash_box::MAX_BOX_BYTES {
+        if self.len > crate::limits::MAX_BOX_BYTES {
             return Err(CliError::Input {
                 path: self.name.clone(),
                 err: FormatError::new(

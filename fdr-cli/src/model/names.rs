@@ -7,26 +7,22 @@ use std::collections::HashMap;
 use fdr_format::events::LogInfo;
 use fdr_format::FunctionInfo;
 
+use crate::limits::MAX_LOG_FUNCTIONS;
 use crate::CliError;
 
 /// Ids below this are looked up in a vector; larger (rare, 28-bit) ids in a hash map, so a
 /// stray id never makes the reader allocate a 2^28-entry table.
 const DIRECT: u32 = 1 << 16;
 
-/// The most distinct function ids one log's calls may use. Per-function state is small (see
-/// `fdr account --help`), but a corrupt or crafted log could name a new id in every record;
-/// past this many, commands stop with an error instead of growing without end.
-pub const MAX_FUNCTIONS: usize = 1 << 20;
-
-/// The error for a log whose calls use more than [`MAX_FUNCTIONS`] function ids.
+/// The error for a log whose calls use more than [`MAX_LOG_FUNCTIONS`] function ids.
 pub fn too_many_functions() -> CliError {
     CliError::limit(format!(
-        "the log's calls use more than {MAX_FUNCTIONS} distinct function ids, fdr's limit for \
+        "the log's calls use more than {MAX_LOG_FUNCTIONS} distinct function ids, fdr's limit for \
          one log (is the log corrupt?)"
     ))
 }
 
-/// Maps function ids to dense slots `0..n`, in order of first use; at most [`MAX_FUNCTIONS`].
+/// Maps function ids to dense slots `0..n`, in order of first use; at most [`MAX_LOG_FUNCTIONS`].
 #[derive(Default, Debug)]
 pub struct Slots {
     direct: Vec<u32>,
@@ -35,7 +31,7 @@ pub struct Slots {
 }
 
 impl Slots {
-    /// The slot of `id`, assigning the next one on first use; an error past [`MAX_FUNCTIONS`].
+    /// The slot of `id`, assigning the next one on first use; an error past [`MAX_LOG_FUNCTIONS`].
     #[inline]
     pub fn slot(&mut self, id: u32) -> Result<usize, CliError> {
         if id < DIRECT {
@@ -45,7 +41,7 @@ impl Slots {
                     return Ok(s as usize);
                 }
             }
-            if self.ids.len() >= MAX_FUNCTIONS {
+            if self.ids.len() >= MAX_LOG_FUNCTIONS {
                 return Err(too_many_functions());
             }
             if i >= self.direct.len() {
@@ -59,7 +55,7 @@ impl Slots {
         if let Some(&s) = self.far.get(&id) {
             return Ok(s as usize);
         }
-        if self.ids.len() >= MAX_FUNCTIONS {
+        if self.ids.len() >= MAX_LOG_FUNCTIONS {
             return Err(too_many_functions());
         }
         let s = self.ids.len() as u32;

@@ -5,7 +5,7 @@
 //!
 //! A profile is not streamed: it is read whole (it is small: its size grows with the number of
 //! call paths, bounded by the runtime's `profile_nodes`, not with the run's length), up to
-//! [`MAX_BYTES`]. Nothing here recurses on the depth of a path.
+//! [`MAX_PROFILE_BYTES`]. Nothing here recurses on the depth of a path.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -14,11 +14,9 @@ use std::io::Read;
 use fdr_format::profile::{Node, Profile, Tree, PER_THREAD};
 use fdr_format::{FormatError, FDR_LOG_TYPE, FDR_VERSION};
 
+use crate::limits::MAX_PROFILE_BYTES;
 use crate::model::input::Log;
 use crate::CliError;
-
-/// The largest profile file read (a valid one is far smaller: see `docs/FORMAT.md`).
-pub const MAX_BYTES: u64 = 4 << 30;
 
 /// True if `bytes` start like an fdr log (an XRay FDR version 5 header).
 pub fn is_log(bytes: &[u8]) -> bool {
@@ -50,18 +48,18 @@ pub fn read(file: &Log) -> Result<Profile, CliError> {
         // The decoder's own words for a file that is neither.
         return Profile::decode(&head).map_err(input);
     }
-    if file.len() > MAX_BYTES {
+    if file.len() > MAX_PROFILE_BYTES {
         return Err(CliError::Limit {
             path: name.to_string(),
             what: format!(
-                "the profile is {} bytes, more than fdr reads ({MAX_BYTES}); is it corrupt?",
+                "the profile is {} bytes, more than fdr reads ({MAX_PROFILE_BYTES}); is it corrupt?",
                 file.len()
             ),
         });
     }
     let mut bytes = Vec::with_capacity(file.len() as usize);
     file.file()?
-        .take(MAX_BYTES + 1)
+        .take(MAX_PROFILE_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| CliError::io(name, "cannot read the profile", e))?;
     Profile::decode(&bytes).map_err(input)

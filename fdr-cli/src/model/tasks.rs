@@ -2,7 +2,9 @@
 //! `async fn` is a task, its two ends matched by id), and the command's word for a log that
 //! holds too many tasks waiting for their other end.
 
-pub use fdr_format::tasks::{TaskSpan, Tasks, TooManyWaiting, MAX_OPEN_TASKS};
+pub use fdr_format::tasks::{TaskSpan, Tasks, TooManyWaiting};
+
+use crate::limits::MAX_OPEN_TASKS;
 
 use crate::CliError;
 
@@ -28,7 +30,8 @@ mod tests_from_docs {
 
     #[test]
     fn is_task_limit() {
-        use crate::model::tasks::{is_task_limit, TooManyWaiting, MAX_OPEN_TASKS};
+        use crate::limits::MAX_OPEN_TASKS;
+        use crate::model::tasks::{is_task_limit, TooManyWaiting};
         assert!(is_task_limit(&TooManyWaiting(MAX_OPEN_TASKS).into()));
         assert!(!is_task_limit(&crate::CliError::limit("other".into())));
     }

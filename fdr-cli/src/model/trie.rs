@@ -2,9 +2,9 @@
 //! bottom frame down to the call), with its call count, total and self time and a latency
 //! histogram (one bucket per power of two).
 //!
-//! The trie's size is bounded whatever the log says: at most [`MAX_NODES`] call paths (past
+//! The trie's size is bounded whatever the log says: at most [`MAX_CALL_PATHS`] call paths (past
 //! that, new paths are merged into one node under their caller) and paths at most
-//! [`DISPLAY_DEPTH`] frames deep (a call made deeper is merged, with everything it calls, into
+//! [`MAX_SHOWN_FRAMES`] frames deep (a call made deeper is merged, with everything it calls, into
 //! one node at that depth). Nothing here recurses on the depth of a path.
 
 use std::cmp::Reverse;
@@ -15,6 +15,7 @@ use std::ops::ControlFlow;
 use fdr_format::sink::{Close, Enter, Exit, Sink, GO_ON};
 
 use crate::escape::shown;
+use crate::limits::{MAX_CALL_PATHS, MAX_SHOWN_FRAMES};
 use crate::model::filter::Filter;
 use crate::model::hist::Log2;
 use crate::model::input::Log;
@@ -25,15 +26,6 @@ use crate::model::replay::Report;
 use crate::units::Clock;
 use crate::CliError;
 
-/// Distinct call paths kept before new ones are merged: a trie grows with the number of paths,
-/// which a program with deep, varied recursion can make very large.
-pub const MAX_NODES: usize = 1 << 18;
-
-/// Frames of a call path that `stack` and `flame` show. A call made deeper than this (a deep
-/// recursion) is shown as one `[calls deeper than 1024 frames]` frame that holds its whole
-/// time, the calls it made included.
-pub const DISPLAY_DEPTH: usize = 1024;
-
 /// Children lists longer than this are looked up in a hash map instead of scanned.
 const SCAN: usize = 16;
 
@@ -42,7 +34,7 @@ const SCAN: usize = 16;
 pub enum NodeKind {
     /// One call path.
     Path,
-    /// The call paths below its parent that did not fit in [`MAX_NODES`], and everything they
+    /// The call paths below its parent that did not fit in [`MAX_CALL_PATHS`], and everything they
     /// called.
     MorePaths,
     /// Calls made deeper than the display depth, and everything they called.
@@ -105,14 +97,14 @@ pub struct Trie {
 
 impl Default for Trie {
     fn default() -> Self {
-        Trie::with_limits(MAX_NODES, DISPLAY_DEPTH)
+        Trie::with_limits(MAX_CALL_PATHS, MAX_SHOWN_FRAMES)
     }
 }
 
 /// The reserved ids of merged nodes: above the 28 bits of real function ids.
 const MORE_PATHS_ID: u32 = u32::MAX;
 const DEEPER_ID: u32 = u32::MAX - 1;
-/// A call that could not be given a node even merged (past twice [`MAX_NODES`]): not counted.
+/// A call that could not be given a node even merged (past twice [`MAX_CALL_PATHS`]): not counted.
 const UNTRACKED: u32 = u32::MAX;
 
 impl Trie {

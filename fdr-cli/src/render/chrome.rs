@@ -271,10 +271,11 @@ pub fn write(
     let size = estimate(p.calls, names_len);
     if size > JSON_LIMIT {
         eprintln!(
-            "fdr: warning: the Chrome JSON will be about {:.1} GiB, more than the 1 GiB that \
+            "fdr: warning: the Chrome JSON will be about {:.1} GiB, more than the {} GiB that \
              chrome://tracing and Perfetto's JSON importer handle; use --format fxt (Perfetto \
              reads it), or a filter (--thread, --function, --from/--to, --min)",
-            size as f64 / f64::from(1u32 << 30)
+            size as f64 / f64::from(1u32 << 30),
+            JSON_LIMIT >> 30
         );
     }
     let names = Names::new(&p.info);

@@ -3,7 +3,8 @@
 use std::fmt::Write as _;
 
 use crate::escape::shown;
-use crate::model::culls::{Culls, MAX_CULL_EVENTS};
+use crate::limits::MAX_CULL_EVENTS;
+use crate::model::culls::Culls;
 use crate::model::names::Names;
 use crate::render::labels::{relative, thread_label};
 use crate::units::Clock;

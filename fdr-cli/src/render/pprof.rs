@@ -3,7 +3,7 @@
 //! `.gz`.
 //!
 //! Sample types `calls/count` and `time/nanoseconds` (the default); one sample per call path
-//! (as [`Paths`] shows them, at most [`DISPLAY_DEPTH`] frames deep), its locations leaf first,
+//! (as [`Paths`] shows them, at most [`MAX_SHOWN_FRAMES`] frames deep), its locations leaf first,
 //! its values the path's calls and its **self** time: summed over samples, as pprof does, a
 //! function's flat time is then its self time and its cumulative time its total. One function
 //! and one location per fdr function, in one mapping named after the program (symbolized:
@@ -18,8 +18,8 @@ use std::io::{self, Write};
 
 use fdr_format::profile::{Profile, Tree};
 
+use crate::limits::{MAX_PPROF_LOCATIONS, MAX_SHOWN_FRAMES};
 use crate::model::profile::{tree_label, Functions, Paths};
-use crate::model::trie::DISPLAY_DEPTH;
 use crate::units::Clock;
 use crate::CliError;
 
@@ -205,10 +205,6 @@ pub mod proto {
     }
 }
 
-/// The most location ids, over all samples, written: the paths' frames. A profile within the
-/// runtime's bounds has far fewer; past it the export is refused rather than made huge.
-pub const MAX_FRAMES: usize = 1 << 24;
-
 /// The string table being built: `""` first, each string once.
 #[derive(Default)]
 struct Strings {
@@ -239,7 +235,7 @@ fn signed(v: u64) -> i64 {
 }
 
 /// The pprof message of `p`: its trees merged by call path, or (`threads`) each tree's paths
-/// labelled with its thread. An error past [`MAX_FRAMES`].
+/// labelled with its thread. An error past [`MAX_PPROF_LOCATIONS`].
 pub fn message(p: &Profile, threads: bool) -> Result<proto::Profile, CliError> {
     let clock = Clock::new(p.ticks_per_second);
     let functions = Functions::new(p);
@@ -297,7 +293,7 @@ pub fn message(p: &Profile, threads: bool) -> Result<proto::Profile, CliError> {
         (0, 0)
     };
     for (t, thread) in trees {
-        let paths = Paths::new(t, DISPLAY_DEPTH);
+        let paths = Paths::new(t, MAX_SHOWN_FRAMES);
         let label = thread.map(|(tid, name)| {
             vec![
                 proto::Label {
@@ -318,9 +314,9 @@ pub fn message(p: &Profile, threads: bool) -> Result<proto::Profile, CliError> {
                 continue;
             }
             frames += path.depth + 1;
-            if frames > MAX_FRAMES {
+            if frames > MAX_PPROF_LOCATIONS {
                 return Err(CliError::limit(format!(
-                    "the profile's call paths have more than {MAX_FRAMES} frames in all, more \
+                    "the profile's call paths have more than {MAX_PPROF_LOCATIONS} frames in all, more \
                      than fdr writes to pprof (is the profile corrupt?)"
                 )));
             }

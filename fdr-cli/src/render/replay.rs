@@ -23,10 +23,10 @@ use fdr_format::sink::{Close, Enter, Exit, Frame, LinkSeen, Sink, GO_ON};
 use fdr_format::LinkKind;
 
 use crate::escape::shown;
+use crate::limits::MAX_SHOWN_FRAMES;
 use crate::model::names::{Names, Slots};
 use crate::model::replay::Plan;
 use crate::model::thin_window;
-use crate::model::trie::DISPLAY_DEPTH;
 use crate::render::labels::thread_label;
 use crate::render::reason;
 use crate::units::{write_human, Clock};
@@ -105,8 +105,8 @@ impl Lines<'_> {
             None => self.line.push_str("              "),
         }
         self.line.push_str(&self.prefix);
-        if depth > DISPLAY_DEPTH {
-            indent(&mut self.line, DISPLAY_DEPTH * 2);
+        if depth > MAX_SHOWN_FRAMES {
+            indent(&mut self.line, MAX_SHOWN_FRAMES * 2);
             let _ = write!(self.line, "[depth {depth}] ");
             self.marks.deep = true;
         } else {
@@ -289,7 +289,7 @@ pub fn write(
     if marks.deep {
         writeln!(
             out,
-            "[depth N]: indentation stops at {DISPLAY_DEPTH} levels; deeper lines say their depth"
+            "[depth N]: indentation stops at {MAX_SHOWN_FRAMES} levels; deeper lines say their depth"
         )
         .map_err(w)?;
     }
