@@ -8,12 +8,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::commands::account::SortKey;
 use crate::limits::{
     MAX_CALLS_DEPTH, MAX_CALLS_SHOWN, MAX_CALLS_TOP, MAX_CALLS_UNDER_ONE, MAX_CALL_DEPTH,
-    MAX_CALL_PATHS, MAX_EXPORT_CALLS, MAX_FLAME_BYTES, MAX_FLAME_FRAMES, MAX_LOG_FUNCTIONS,
-    MAX_OPEN_TASKS, MAX_READERS, MAX_SHOWN_FRAMES,
+    MAX_CALL_PATHS, MAX_CHROME_JSON_BYTES, MAX_EXPORT_CALLS, MAX_FLAME_BYTES, MAX_FLAME_FRAMES,
+    MAX_LOG_FUNCTIONS, MAX_OPEN_TASKS, MAX_READERS, MAX_SHOWN_FRAMES,
 };
 use crate::model::filter::parse_duration;
 use crate::model::filter::FilterArgs;
-use crate::render::chrome::JSON_LIMIT;
 use crate::render::{account, calls, diff, profile, stack};
 
 fn after_help() -> String {
@@ -584,7 +583,7 @@ the exit; viewers sort events by time), a 'B'/'E' pair for a call whose entry is
 async slices for async tasks. A warning on standard error says when the file will be larger than
 the {json_gib} GiB that chrome://tracing and Perfetto's JSON importer handle: use --format fxt (Perfetto
 reads it) or a filter then.",
-        json_gib = JSON_LIMIT >> 30
+        json_gib = MAX_CHROME_JSON_BYTES >> 30
     )
 }
 

@@ -40,7 +40,7 @@
 //! | `model::replay`, `model::tasks`, `model::culls`, `model::thin_window`, `model::trigger`, `model::profile` | the replay engine; async tasks; culled functions; what to say of a window empty or thinned by the threshold; the call that fired a trigger; a profile file and its call paths |
 //! | `model::names`, `model::input`, `model::hist` | names from the log's tables; opening a log; histograms |
 //! | `output` | output files written atomically |
-//! | `units`, `error` | durations as shown and ticks to nanoseconds; errors |
+//! | `units`, `error`, `limits` | durations as shown and ticks to nanoseconds; errors; the limits of the command and of its reader, each once |
 //! | `escape` | names from a log made safe to show |
 
 #![warn(missing_docs)]

@@ -49,6 +49,10 @@ pub(crate) const MAX_LINKS_PER_TASK: usize = 16;
 /// Memory is about 200 bytes per call, and a request being encoded.
 pub(crate) const MAX_EXPORT_CALLS: usize = 1 << 21;
 
+/// The largest JSON file chrome://tracing and Perfetto's JSON importer handle: `fdr convert`
+/// warns past it.
+pub(crate) const MAX_CHROME_JSON_BYTES: u64 = 1 << 30;
+
 /// The largest profile file read (a valid one is far smaller: see `docs/FORMAT.md`).
 pub(crate) const MAX_PROFILE_BYTES: u64 = 4 << 30;
 
@@ -63,7 +67,6 @@ pub(crate) const MAX_READERS: usize = 64;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::chrome::JSON_LIMIT;
 
     const FORMAT_MD: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/FORMAT.md"));
 
@@ -112,7 +115,7 @@ mod tests {
             ("calls one `fdr export` sends", vec![n(MAX_EXPORT_CALLS)]),
             ("levels `fdr calls --depth` shows under a call", vec![n(MAX_CALLS_DEPTH)]),
             ("reader threads (`--threads`)", vec![n(MAX_READERS)]),
-            ("Chrome JSON written by `convert`", vec![JSON_LIMIT]),
+            ("Chrome JSON written by `convert`", vec![MAX_CHROME_JSON_BYTES]),
             ("profile file read by `profile` and `flame`", vec![MAX_PROFILE_BYTES]),
             (
                 "functions, trees, nodes (all trees together) and string bytes in a profile file",

@@ -17,6 +17,7 @@ use fdr_format::sink::{Close, Enter, Exit, Sink, TaskSeen, GO_ON};
 use fdr_format::TaskKind;
 
 use crate::escape::json_string;
+use crate::limits::MAX_CHROME_JSON_BYTES;
 use crate::model::names::{Names, Slots};
 use crate::model::replay::Plan;
 use crate::model::tasks::Tasks;
@@ -240,9 +241,6 @@ pub(crate) fn process_name(p: &Plan, pid: i32) -> String {
     }
 }
 
-/// The largest JSON file chrome://tracing and Perfetto's JSON importer handle.
-pub const JSON_LIMIT: u64 = 1 << 30;
-
 /// About how many bytes of Chrome JSON `calls` calls take, their names `name_bytes` long on
 /// average: one complete event each, about 85 bytes besides the name.
 pub fn estimate(calls: u64, name_bytes: u64) -> u64 {
@@ -250,7 +248,7 @@ pub fn estimate(calls: u64, name_bytes: u64) -> u64 {
 }
 
 /// Writes, to Chrome JSON `out` (`dest` names it in errors), the timeline that `replay` replays into it (the calls the plan `p` chose); `replay` returns when the log was taken; warns
-/// on standard error when the output will be larger than [`JSON_LIMIT`].
+/// on standard error when the output will be larger than [`MAX_CHROME_JSON_BYTES`].
 pub fn write(
     p: &Plan,
     log_name: &str,
@@ -269,13 +267,13 @@ pub fn write(
             / p.info.functions.len() as u64
     };
     let size = estimate(p.calls, names_len);
-    if size > JSON_LIMIT {
+    if size > MAX_CHROME_JSON_BYTES {
         eprintln!(
             "fdr: warning: the Chrome JSON will be about {:.1} GiB, more than the {} GiB that \
              chrome://tracing and Perfetto's JSON importer handle; use --format fxt (Perfetto \
              reads it), or a filter (--thread, --function, --from/--to, --min)",
             size as f64 / f64::from(1u32 << 30),
-            JSON_LIMIT >> 30
+            MAX_CHROME_JSON_BYTES >> 30
         );
     }
     let names = Names::new(&p.info);
