@@ -153,8 +153,8 @@ pub struct AccountArgs {
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = account::Format::Text)]
-    pub format: account::Format,
+    #[arg(long, value_enum, default_value_t = account::AccountFormat::Text)]
+    pub format: account::AccountFormat,
     /// Reader threads, each decoding the blocks of a share of the log's threads
     /// [default: 2 on a log over 32 MiB with two cores, else 1].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=MAX_READERS as i64))]
@@ -168,8 +168,8 @@ pub struct StackArgs {
     /// The log (.fdr; `-` for standard input).
     pub log: PathBuf,
     /// `text`: an indented tree; `folded`: `a;b;c <self ns>` lines for flame graph tools.
-    #[arg(long, value_enum, default_value_t = stack::Format::Text)]
-    pub format: stack::Format,
+    #[arg(long, value_enum, default_value_t = stack::StackFormat::Text)]
+    pub format: stack::StackFormat,
     #[command(flatten)]
     pub filter: FilterOptions,
 }
@@ -270,8 +270,8 @@ pub struct CallsArgs {
           value_parser = clap::value_parser!(u16).range(0..=MAX_CALLS_DEPTH as i64))]
     pub depth: u16,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = calls::Format::Text)]
-    pub format: calls::Format,
+    #[arg(long, value_enum, default_value_t = calls::CallsFormat::Text)]
+    pub format: calls::CallsFormat,
     /// Reader threads, each decoding the blocks of a share of the log's threads
     /// [default: 2 on a log over 32 MiB with two cores, else 1].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=MAX_READERS as i64))]
@@ -319,8 +319,8 @@ pub struct ProfileArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub min: Option<u64>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = profile::Format::Text)]
-    pub format: profile::Format,
+    #[arg(long, value_enum, default_value_t = profile::ProfileFormat::Text)]
+    pub format: profile::ProfileFormat,
     /// Output file (`-` for standard output).
     #[arg(short, long, value_name = "OUT", default_value = "-")]
     pub output: PathBuf,
@@ -338,8 +338,8 @@ pub struct DiffArgs {
     /// The log after (.fdr; `-` for standard input).
     pub after: PathBuf,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = diff::Format::Text)]
-    pub format: diff::Format,
+    #[arg(long, value_enum, default_value_t = diff::DiffFormat::Text)]
+    pub format: diff::DiffFormat,
 }
 
 /// A duration over zero, in nanoseconds.

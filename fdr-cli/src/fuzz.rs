@@ -13,13 +13,13 @@ use fdr_format::window::{calls_with, WindowLimits};
 use crate::commands::account::{Account, SortKey};
 use crate::commands::flame::{graph_lines, profile_drawing, Chart, FlameLimits};
 use crate::commands::info::box_summary;
-use crate::commands::profile::{report, Options, View};
+use crate::commands::profile::{report, ProfileOptions, View};
+use crate::model::engine::{replay_decoder, Silent};
 use crate::model::names::Names;
 use crate::model::pass::plan_decoder;
-use crate::model::replay::{replay_decoder, Silent};
 use crate::model::trie::Trie;
 use crate::render;
-use crate::units::Clock;
+use crate::units::TickRate;
 
 /// A log's bytes through the raw reader with the block grammar and the backwards-time check,
 /// the event decoder in shares, one-pass accounting, the two-pass replay behind `stack`,
@@ -48,10 +48,13 @@ pub fn decode(data: &[u8]) {
         let mut acc = Account::default();
         if let Ok(d) = replay_decoder(dec, "fuzz", &mut acc, None, &Silent, 0) {
             let names = Names::new(&d.info);
-            let clock = Clock::new(d.info.header.cycle_frequency);
+            let clock = TickRate::new(d.info.header.cycle_frequency);
             let rows = acc.rows(&names, &clock, SortKey::Total, None);
-            let _ =
-                render::account::write(&rows, render::account::Format::Json, &mut std::io::sink());
+            let _ = render::account::write(
+                &rows,
+                render::account::AccountFormat::Json,
+                &mut std::io::sink(),
+            );
         }
     }
     let Ok(dec) = EventDecoder::new(data) else {
@@ -61,7 +64,7 @@ pub fn decode(data: &[u8]) {
         return;
     };
     let names = Names::new(&plan.info);
-    let clock = Clock::new(plan.info.header.cycle_frequency);
+    let clock = TickRate::new(plan.info.header.cycle_frequency);
     let tiny = FlameLimits {
         frames: 64,
         bytes: 4096,
@@ -133,11 +136,11 @@ pub fn profile(data: &[u8]) -> Vec<String> {
     };
     for view in [View::Functions, View::Tree, View::Function("*".into())] {
         for threads in [false, true] {
-            let opts = Options {
+            let opts = ProfileOptions {
                 view: view.clone(),
                 threads,
                 min_ns: (data.len() % 3 == 0).then_some(100),
-                ..Options::default()
+                ..ProfileOptions::default()
             };
             let r = match report(&p, "fuzz", &opts) {
                 Ok(r) => r,
@@ -146,11 +149,14 @@ pub fn profile(data: &[u8]) -> Vec<String> {
                     continue;
                 }
             };
-            for format in [render::profile::Format::Text, render::profile::Format::Json] {
+            for format in [
+                render::profile::ProfileFormat::Text,
+                render::profile::ProfileFormat::Json,
+            ] {
                 let mut out = Vec::new();
                 render::profile::write(&r, format, &mut out).expect("write to memory");
                 let text = String::from_utf8(out).expect("the report is UTF-8");
-                if format == render::profile::Format::Json && view != View::Tree {
+                if format == render::profile::ProfileFormat::Json && view != View::Tree {
                     serde_json::from_str::<serde_json::Value>(&text)
                         .unwrap_or_else(|e| panic!("{view:?}: invalid JSON: {e}"));
                 }

@@ -37,7 +37,7 @@
 //! | `model::trie` | the call trie (`stack`, flame graphs) |
 //! | `model::pass` | a pass over a log behind the filter, in shares; the plan |
 //! | `model::filter` | `--thread`, `--function`, `--from`/`--to`/`--around`, `--min` |
-//! | `model::replay`, `model::tasks`, `model::culls`, `model::thin_window`, `model::trigger`, `model::profile` | the replay engine; async tasks; culled functions; what to say of a window empty or thinned by the threshold; the call that fired a trigger; a profile file and its call paths |
+//! | `model::engine`, `model::tasks`, `model::culls`, `model::thin_window`, `model::trigger`, `model::profile_file` | the replay engine as the commands run it (errors, progress, the plan); async tasks; culled functions; what to say of a window empty or thinned by the threshold; the call that fired a trigger; a profile file and its call paths |
 //! | `model::names`, `model::input`, `model::hist` | names from the log's tables; opening a log; histograms |
 //! | `output` | output files written atomically |
 //! | `units`, `error`, `limits` | durations as shown and ticks to nanoseconds; errors; the limits of the command and of its reader, each once |

@@ -8,7 +8,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 const MIN_BYTES: u64 = 64 << 20;
 
 /// Progress through one or more passes over a log, drawn as a bar: the model's
-/// [`crate::model::replay::Report`].
+/// [`crate::model::engine::Report`].
 pub struct Progress {
     bar: Option<ProgressBar>,
     len: u64,
@@ -57,7 +57,7 @@ impl Progress {
     }
 }
 
-impl crate::model::replay::Report for Progress {
+impl crate::model::engine::Report for Progress {
     fn at(&self, pass: u64, offset: u64) {
         Progress::at(self, pass, offset);
     }

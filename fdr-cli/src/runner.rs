@@ -106,7 +106,7 @@ fn info(a: InfoArgs, out: &mut dyn Write) -> Result<(), CliError> {
 
 /// `fdr recover`: crash boxes turned into logs, a line for each.
 fn recover(a: RecoverArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let opts = commands::recover::Options {
+    let opts = commands::recover::RecoverOptions {
         paths: a.paths,
         keep: a.keep,
         output: a.output,
@@ -174,10 +174,10 @@ fn flame(a: FlameArgs, out: &mut dyn Write) -> Result<(), CliError> {
 /// `fdr calls`: the slowest calls, each with the calls it made.
 fn calls(a: CallsArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let job = Job::open(&a.log, &a.filter, |f| 2 + u64::from(f.needs_plan()))?;
-    let opts = commands::calls::Options {
+    let opts = commands::calls::CallsOptions {
         top: a.top as usize,
         depth: usize::from(a.depth),
-        merge: a.format == render::calls::Format::Text,
+        merge: a.format == render::calls::CallsFormat::Text,
         readers: job.readers(a.threads),
     };
     let s = job.run(|j| commands::calls::slowest(&j.log, &j.filter, &opts, &j.progress))?;
@@ -200,7 +200,7 @@ fn replay(a: ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
 /// `fdr profile`: a profile file's report, or its pprof export with `--pprof`.
 fn profile(a: ProfileArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let file = Log::open_any(&a.profile)?;
-    let p = crate::model::profile::read(&file)?;
+    let p = crate::model::profile_file::read(&file)?;
     if let Some(dest) = a.pprof {
         return write_pprof(&p, &file, &dest, a.threads, out);
     }
@@ -209,7 +209,7 @@ fn profile(a: ProfileArgs, out: &mut dyn Write) -> Result<(), CliError> {
         (false, Some(f)) => commands::profile::View::Function(f),
         (false, None) => commands::profile::View::Functions,
     };
-    let opts = commands::profile::Options {
+    let opts = commands::profile::ProfileOptions {
         view,
         threads: a.threads,
         sort: a.sort,
@@ -254,7 +254,7 @@ fn flame_of_profile(
             file.name()
         )));
     }
-    let p = crate::model::profile::read(file)?;
+    let p = crate::model::profile_file::read(file)?;
     if chart {
         return Err(CliError::Empty {
             path: file.name().to_string(),
@@ -319,7 +319,7 @@ fn export(a: ExportArgs, out: &mut dyn Write) -> Result<(), CliError> {
         }
     }
     let job = Job::open(&a.log, &a.filter, commands::export::passes)?;
-    let opts = commands::export::Options {
+    let opts = commands::export::ExportOptions {
         service_name: settings.service_name.clone(),
         host_name: a.host_name,
         traceparent: a.traceparent,

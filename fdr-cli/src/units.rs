@@ -2,14 +2,14 @@
 
 /// Converts timestamp ticks to nanoseconds at a fixed tick rate.
 #[derive(Clone, Copy, Debug)]
-pub struct Clock {
+pub struct TickRate {
     freq: u64,
 }
 
-impl Clock {
-    /// A clock ticking `freq` times per second (`freq` > 0; the header check ensures it).
-    pub fn new(freq: u64) -> Clock {
-        Clock { freq: freq.max(1) }
+impl TickRate {
+    /// A rate of `freq` ticks per second (`freq` > 0; the header check ensures it).
+    pub fn new(freq: u64) -> TickRate {
+        TickRate { freq: freq.max(1) }
     }
 
     /// Ticks per second.
@@ -193,9 +193,9 @@ mod tests_from_docs {
     #![allow(unused_imports, unused_variables)]
 
     #[test]
-    fn clock() {
-        use crate::units::Clock;
-        let c = Clock::new(3_000_000_000);
+    fn tick_rate() {
+        use crate::units::TickRate;
+        let c = TickRate::new(3_000_000_000);
         assert_eq!(c.ns(3_000), 1_000);
         assert_eq!(c.ns(u64::MAX), 6_148_914_691_236_517_205);
     }

@@ -105,7 +105,7 @@ impl Sink for Sequence {
 
 /// What the two passes make of a log: each thread's stack at its window's start (by thread
 /// id), time zero, and the sequence, each line led by its thread's id.
-struct Replayed {
+struct TwoPasses {
     stacks: Vec<(i32, Vec<u32>)>,
     origin: u64,
     lines: Vec<String>,
@@ -113,7 +113,7 @@ struct Replayed {
 
 /// The two passes over `bytes`; with `first_pass` false, the replay alone (as `fdr account`
 /// runs it), whose stacks are then empty.
-fn run(bytes: &[u8], first_pass: bool) -> Result<Replayed, FormatError> {
+fn run(bytes: &[u8], first_pass: bool) -> Result<TwoPasses, FormatError> {
     let stacks = if first_pass {
         window_stacks(&mut EventDecoder::new(bytes)?)?
     } else {
@@ -130,7 +130,7 @@ fn run(bytes: &[u8], first_pass: bool) -> Result<Replayed, FormatError> {
         ReplayError::Sink { error, .. } => match error {},
     })?;
     let tid = |t: u32| dec.threads()[t as usize].tid;
-    Ok(Replayed {
+    Ok(TwoPasses {
         stacks: stacks
             .iter()
             .enumerate()

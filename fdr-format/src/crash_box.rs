@@ -58,16 +58,16 @@ use crate::{
     LeadStart, Reason, ReasonInfo, RunInfo, ThreadInfo, BLOCK_PREAMBLE_WORDS, HEADER_SIZE,
 };
 
+mod box_names;
 mod claim;
-mod names;
 mod process;
 mod source;
 
+pub use box_names::{
+    file_name, file_safe, laying_out_name, leftover, pid_of, recovered_name, tag, Leftover,
+};
 pub use claim::{
     claim, clean_leftovers, is_held, write_recovered, Claimed, Holder, Look, Skip, Status,
-};
-pub use names::{
-    file_name, file_safe, laying_out_name, leftover, pid_of, recovered_name, tag, Leftover,
 };
 pub use source::{FileSource, Source};
 

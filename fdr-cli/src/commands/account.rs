@@ -18,15 +18,15 @@ use fdr_format::sink::{Close, CullSeen, Exit, Sink, TaskSeen, GO_ON};
 use fdr_format::FunctionKind;
 
 use crate::model::culls::Culls;
+use crate::model::engine::Decoded;
+use crate::model::engine::Report;
 use crate::model::filter::Filter;
 use crate::model::hist::LogLinear;
 use crate::model::input::Log;
 use crate::model::names::{Names, Slots};
 use crate::model::pass::{plan, replay, replay_shared};
-use crate::model::replay::Decoded;
-use crate::model::replay::Report;
 use crate::model::tasks::{is_task_limit, TaskSpan, Tasks};
-use crate::units::Clock;
+use crate::units::TickRate;
 use crate::CliError;
 
 /// Per-function tallies, in ticks.
@@ -214,13 +214,13 @@ impl Sink for Account {
 
 /// One function's line of the report, in nanoseconds.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Row {
+pub struct AccountRow {
     /// Full name, or `#<id>`.
     pub function: String,
     /// Function id.
     pub id: u32,
     /// Calls that returned (or were unwound) in the window; calls still running are in
-    /// [`Row::open`].
+    /// [`AccountRow::open`].
     pub count: u64,
     /// Shortest call.
     pub min_ns: u64,
@@ -383,14 +383,14 @@ impl Account {
     pub fn rows(
         &mut self,
         names: &Names,
-        clock: &Clock,
+        clock: &TickRate,
         sort: SortKey,
         top: Option<usize>,
-    ) -> Vec<Row> {
+    ) -> Vec<AccountRow> {
         for t in &mut self.tallies {
             t.drain();
         }
-        let mut rows: Vec<Row> = self
+        let mut rows: Vec<AccountRow> = self
             .slots
             .ids()
             .iter()
@@ -417,7 +417,7 @@ impl Account {
                         open: tt.open,
                     }
                 });
-                Row {
+                AccountRow {
                     function: names.function(id).into_owned(),
                     id,
                     count: t.count,
@@ -466,7 +466,7 @@ impl Account {
 #[derive(Debug)]
 pub struct Table {
     /// One row per function, sorted.
-    pub rows: Vec<Row>,
+    pub rows: Vec<AccountRow>,
     /// Functions culled during the recording.
     pub culls: Culls,
     /// Header and tables.
@@ -487,7 +487,7 @@ pub fn table(
 ) -> Result<Table, CliError> {
     let (mut acc, d) = Account::of_log(log, readers, filter, progress)?;
     let names = Names::new(&d.info);
-    let clock = Clock::new(d.info.header.cycle_frequency);
+    let clock = TickRate::new(d.info.header.cycle_frequency);
     let rows = acc.rows(&names, &clock, sort, top);
     Ok(Table {
         rows,
@@ -507,7 +507,7 @@ mod tests_from_docs {
     #[allow(dead_code)]
     fn table() -> Result<(), crate::CliError> {
         use crate::commands::account::{table, SortKey};
-        use crate::model::replay::Silent;
+        use crate::model::engine::Silent;
         use crate::model::{filter::Filter, input::Log};
         let log = Log::open("app.fdr".as_ref())?;
         let t = table(&log, &Filter::none(), 1, SortKey::Total, Some(10), &Silent)?;

@@ -1,6 +1,6 @@
 //! `fdr calls`: individual calls, slowest first, each with the tree of calls it made.
 //!
-//! The log is read twice: the first pass (which also makes the [`crate::model::replay::Plan`])
+//! The log is read twice: the first pass (which also makes the [`crate::model::engine::Plan`])
 //! keeps the `top` slowest calls in a heap of that size; the second builds the tree of calls under each of
 //! them, down to `depth` levels and at most [`MAX_CALLS_UNDER_ONE`] calls per tree. (With `--function` the
 //! selection needs the plan, so it takes a pass of its own.) Memory is the plan's, the heap and
@@ -20,17 +20,17 @@ use fdr_format::TaskLink;
 use crate::limits::{
     MAX_CALLS_SHOWN, MAX_CALLS_TOP, MAX_CALLS_UNDER_ONE, MAX_LINKED_TASKS, MAX_LINKS_PER_TASK,
 };
+use crate::model::engine::Plan;
+use crate::model::engine::Report;
 use crate::model::filter::Filter;
 use crate::model::input::Log;
 use crate::model::pass::{plan_shared, replay_shared};
-use crate::model::replay::Plan;
-use crate::model::replay::Report;
 use crate::model::tasks::{TaskSpan, Tasks};
 use crate::CliError;
 
 /// What `fdr calls` shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Options {
+pub struct CallsOptions {
     /// How many calls.
     pub top: usize,
     /// Levels of callees shown under each.
@@ -229,7 +229,7 @@ const HIDDEN: u32 = u32::MAX;
 
 /// One call in a tree, or (in text) a run of calls of the same function under one caller.
 #[derive(Clone, Debug)]
-pub(crate) struct Node {
+pub(crate) struct CallNode {
     pub(crate) id: u32,
     pub(crate) count: u64,
     pub(crate) total: u64,
@@ -251,9 +251,9 @@ pub(crate) struct Node {
     pub(crate) args: Vec<u64>,
 }
 
-impl Node {
-    fn new(id: u32, start: u64) -> Node {
-        Node {
+impl CallNode {
+    fn new(id: u32, start: u64) -> CallNode {
+        CallNode {
             id,
             count: 0,
             total: 0,
@@ -286,7 +286,7 @@ impl Node {
 struct Build {
     key: (u32, u32, u64),
     root_depth: usize,
-    nodes: Vec<Node>,
+    nodes: Vec<CallNode>,
     /// The node of each open call, by depth below the root (up to the depth shown).
     path: Vec<u32>,
 }
@@ -298,7 +298,7 @@ struct Capture {
     starts: Vec<u64>,
     want: HashMap<(u32, u32, u64), Vec<u64>>,
     active: Vec<Vec<Build>>,
-    done: Vec<(Key, Vec<Node>)>,
+    done: Vec<(Key, Vec<CallNode>)>,
     merge: bool,
     limit: usize,
     /// Nodes per tree.
@@ -343,9 +343,9 @@ impl Capture {
             return;
         }
         let n = b.nodes.len() as u32;
-        b.nodes.push(Node {
+        b.nodes.push(CallNode {
             args: args.to_vec(),
-            ..Node::new(f.id, f.start)
+            ..CallNode::new(f.id, f.start)
         });
         if last == NONE {
             b.nodes[parent as usize].first = n;
@@ -383,9 +383,9 @@ impl Sink for Capture {
             self.active[t].push(Build {
                 key,
                 root_depth: depth,
-                nodes: vec![Node {
+                nodes: vec![CallNode {
                     args: args.to_vec(),
-                    ..Node::new(f.id, f.start)
+                    ..CallNode::new(f.id, f.start)
                 }],
                 path: vec![0],
             });
@@ -446,7 +446,7 @@ impl Sink for Capture {
 #[derive(Debug)]
 pub struct Slowest {
     /// The calls, slowest first, each with its tree (its root first).
-    pub(crate) calls: Vec<(Key, Vec<Node>)>,
+    pub(crate) calls: Vec<(Key, Vec<CallNode>)>,
     /// The slowest tasks.
     pub tasks: Vec<TaskSpan>,
     /// What the listed tasks are tied to.
@@ -469,7 +469,7 @@ impl Slowest {
 pub fn slowest(
     log: &Log,
     filter: &Filter,
-    opts: &Options,
+    opts: &CallsOptions,
     progress: &dyn Report,
 ) -> Result<Slowest, CliError> {
     let readers = opts.readers.max(1);
@@ -522,8 +522,8 @@ pub fn slowest(
     if !keys.is_empty() {
         replay_shared(log, &mut caps, Some(&p), filter, progress, pass)?;
     }
-    let mut trees: HashMap<Key, Vec<Node>> = caps.into_iter().flat_map(|c| c.done).collect();
-    let ordered: Vec<(Key, Vec<Node>)> = keys
+    let mut trees: HashMap<Key, Vec<CallNode>> = caps.into_iter().flat_map(|c| c.done).collect();
+    let ordered: Vec<(Key, Vec<CallNode>)> = keys
         .iter()
         .filter_map(|k| trees.remove(k).map(|t| (*k, t)))
         .collect();
@@ -548,11 +548,11 @@ mod tests_from_docs {
     // Compiled, not run: it reads a log that is not there.
     #[allow(dead_code)]
     fn slowest() -> Result<(), crate::CliError> {
-        use crate::commands::calls::{slowest, Options};
-        use crate::model::replay::Silent;
+        use crate::commands::calls::{slowest, CallsOptions};
+        use crate::model::engine::Silent;
         use crate::model::{filter::Filter, input::Log};
         let log = Log::open("app.fdr".as_ref())?;
-        let opts = Options {
+        let opts = CallsOptions {
             top: 5,
             depth: 3,
             merge: true,

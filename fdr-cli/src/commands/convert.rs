@@ -3,11 +3,11 @@
 
 use fdr_format::sink::Sink;
 
+use crate::model::engine::Plan;
+use crate::model::engine::Report;
 use crate::model::filter::Filter;
 use crate::model::input::Log;
 use crate::model::pass::{plan, replay};
-use crate::model::replay::Plan;
-use crate::model::replay::Report;
 use crate::CliError;
 
 /// The first pass: which frames were open when each window started, which threads have calls
@@ -42,7 +42,7 @@ mod tests_from_docs {
     #[allow(dead_code)]
     fn timeline() -> Result<(), crate::CliError> {
         use crate::commands::convert::{timeline, timeline_plan};
-        use crate::model::replay::Silent;
+        use crate::model::engine::Silent;
         use crate::model::{filter::Filter, input::Log};
         use fdr_format::sink::Ignore;
         let (log, filter, progress) = (Log::open("app.fdr".as_ref())?, Filter::none(), Silent);

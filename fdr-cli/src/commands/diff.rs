@@ -8,12 +8,12 @@
 
 use std::collections::HashMap;
 
-use crate::commands::account::{Account, Row, SortKey};
+use crate::commands::account::{Account, AccountRow, SortKey};
+use crate::model::engine::{Report, Silent};
 use crate::model::filter::Filter;
 use crate::model::input::Log;
 use crate::model::names::Names;
-use crate::model::replay::{Report, Silent};
-use crate::units::Clock;
+use crate::units::TickRate;
 use crate::CliError;
 
 /// One function's figures in one log, in nanoseconds.
@@ -57,7 +57,7 @@ impl TaskSide {
 }
 
 impl Side {
-    fn of(r: &Row) -> Side {
+    fn of(r: &AccountRow) -> Side {
         Side {
             count: r.count,
             p50_ns: r.p50_ns,
@@ -124,7 +124,7 @@ impl Change {
 fn sides(log: &Log, progress: &dyn Report) -> Result<HashMap<String, Side>, CliError> {
     let (mut acc, d) = Account::of_log(log, 1, &Filter::none(), progress)?;
     let names = Names::new(&d.info);
-    let clock = Clock::new(d.info.header.cycle_frequency);
+    let clock = TickRate::new(d.info.header.cycle_frequency);
     let mut out: HashMap<String, Side> = HashMap::new();
     for r in acc.rows(&names, &clock, SortKey::Id, None) {
         let s = Side::of(&r);
@@ -185,7 +185,7 @@ mod tests_from_docs {
     //! example may leave a binding or an import unused, as a documentation example does).
     #![allow(unused_imports, unused_variables)]
 
-    use crate::model::replay::Silent;
+    use crate::model::engine::Silent;
 
     #[test]
     fn compare() {

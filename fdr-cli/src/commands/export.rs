@@ -16,15 +16,15 @@ use fdr_otlp::retry::{RetryPolicy, SendReport};
 use fdr_otlp::spans::{each_request, encode, Window};
 
 use crate::limits::MAX_EXPORT_CALLS;
+use crate::model::engine::Report;
 use crate::model::filter::Filter;
 use crate::model::input::Log;
 use crate::model::pass::{plan, replay};
-use crate::model::replay::Report;
 use crate::CliError;
 
 /// What `fdr export` puts in the resource and the trace, besides what the log says.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Options {
+pub struct ExportOptions {
     /// `service.name`; default: the program's file name from the log.
     pub service_name: Option<String>,
     /// `host.name`; default: none (a log does not say which machine wrote it).
@@ -42,7 +42,7 @@ pub struct Options {
 pub fn window(
     log: &Log,
     filter: &Filter,
-    opts: &Options,
+    opts: &ExportOptions,
     progress: &dyn Report,
 ) -> Result<Window, CliError> {
     let limits = WindowLimits {
@@ -141,18 +141,18 @@ mod tests_from_docs {
 
     #[test]
     fn options() {
-        let o = crate::commands::export::Options::default();
+        let o = crate::commands::export::ExportOptions::default();
         assert!(o.service_name.is_none());
     }
 
     // Compiled, not run: it reads a log that is not there.
     #[allow(dead_code)]
     fn window() -> Result<(), crate::CliError> {
-        use crate::commands::export::{window, Options};
-        use crate::model::replay::Silent;
+        use crate::commands::export::{window, ExportOptions};
+        use crate::model::engine::Silent;
         use crate::model::{filter::Filter, input::Log};
         let log = Log::open("app.fdr".as_ref())?;
-        let w = window(&log, &Filter::none(), &Options::default(), &Silent)?;
+        let w = window(&log, &Filter::none(), &ExportOptions::default(), &Silent)?;
         println!("{} calls", w.calls.len());
         Ok::<(), crate::CliError>(())
     }

@@ -16,7 +16,7 @@
 //!   sampled at regular intervals instead (like a sampling profiler), the interval doubling
 //!   until the runs fit, and the chart says so in its subtitle.
 //! - A profile's graph ([`profile_drawing`]) comes from its trees merged by call path (see
-//!   [`crate::model::profile::Paths`]: at most 1024 frames deep), each path's self time, folded
+//!   [`crate::model::profile_file::Paths`]: at most 1024 frames deep), each path's self time, folded
 //!   to fit as the log's. A profile has no time order, so no chart.
 
 use std::collections::HashMap;
@@ -27,15 +27,15 @@ use fdr_format::sink::{Enter, Exit, Sink, GO_ON};
 
 use crate::escape::shown;
 use crate::limits::{MAX_CALL_PATHS, MAX_FLAME_BYTES, MAX_FLAME_FRAMES, MAX_SHOWN_FRAMES};
+use crate::model::engine::Report;
 use crate::model::filter::Filter;
 use crate::model::input::Log;
 use crate::model::names::Names;
 use crate::model::pass::{plan, replay};
-use crate::model::profile::{Functions, Paths};
-use crate::model::replay::Report;
+use crate::model::profile_file::{Functions, Paths};
 use crate::model::thin_window;
 use crate::model::trie::{NodeKind, Trie};
-use crate::units::{human, Clock};
+use crate::units::{human, TickRate};
 use crate::CliError;
 
 /// The renderer leaves out frames narrower than this share of the width, in percent.
@@ -88,7 +88,7 @@ trait Forest {
 struct TrieForest<'a> {
     t: &'a Trie,
     names: &'a Names,
-    clock: &'a Clock,
+    clock: &'a TickRate,
 }
 
 impl Forest for TrieForest<'_> {
@@ -112,7 +112,7 @@ impl Forest for TrieForest<'_> {
 struct PathsForest<'a> {
     paths: &'a Paths,
     functions: &'a Functions,
-    clock: &'a Clock,
+    clock: &'a TickRate,
 }
 
 impl Forest for PathsForest<'_> {
@@ -146,19 +146,19 @@ impl Forest for PathsForest<'_> {
 pub fn graph_lines(
     t: &Trie,
     names: &Names,
-    clock: &Clock,
+    clock: &TickRate,
     limits: FlameLimits,
     notes: &mut Vec<String>,
 ) -> Vec<String> {
     fold_graph(&TrieForest { t, names, clock }, limits, notes)
 }
 
-/// [`graph_lines`] of a profile's call paths (see [`crate::model::profile::Paths`]): each
+/// [`graph_lines`] of a profile's call paths (see [`crate::model::profile_file::Paths`]): each
 /// path's self time.
 pub fn profile_lines(
     paths: &Paths,
     functions: &Functions,
-    clock: &Clock,
+    clock: &TickRate,
     limits: FlameLimits,
     notes: &mut Vec<String>,
 ) -> Vec<String> {
@@ -495,7 +495,7 @@ impl Chart {
     pub fn lines(
         &mut self,
         names: &Names,
-        clock: &Clock,
+        clock: &TickRate,
         tids: &[i32],
         notes: &mut Vec<String>,
     ) -> Result<Vec<String>, CliError> {
@@ -593,7 +593,7 @@ pub fn drawing(
         let p = plan(log, filter, progress)?;
         thin = thin_window::note(&p.info, &p.threads);
         let names = Names::new(&p.info);
-        let clock = Clock::new(p.info.header.cycle_frequency);
+        let clock = TickRate::new(p.info.header.cycle_frequency);
         let mut c = Chart::new(FlameLimits::default());
         replay(log, &mut c, Some(&p), filter, progress, 1)?;
         let tids: Vec<i32> = p.threads.iter().map(|t| t.tid).collect();
@@ -603,7 +603,7 @@ pub fn drawing(
         let (t, p) = Trie::build(log, filter, progress)?;
         thin = thin_window::note(&p.info, &p.threads);
         let names = Names::new(&p.info);
-        let clock = Clock::new(p.info.header.cycle_frequency);
+        let clock = TickRate::new(p.info.header.cycle_frequency);
         let lines = graph_lines(&t, &names, &clock, FlameLimits::default(), &mut said);
         if t.nodes.iter().any(|n| n.kind == NodeKind::MorePaths) {
             said.push(format!(
@@ -642,7 +642,7 @@ pub fn drawing(
 pub fn profile_drawing(name: &str, p: &Profile) -> Result<Drawing, CliError> {
     let paths = Paths::new(&p.merged(), MAX_SHOWN_FRAMES);
     let functions = Functions::new(p);
-    let clock = Clock::new(p.ticks_per_second);
+    let clock = TickRate::new(p.ticks_per_second);
     let mut said = Vec::new();
     let mut lines = profile_lines(
         &paths,
@@ -675,8 +675,8 @@ pub fn profile_drawing(name: &str, p: &Profile) -> Result<Drawing, CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::engine::{replay_decoder, Silent};
     use crate::model::pass::plan_decoder;
-    use crate::model::replay::{replay_decoder, Silent};
     use fdr_format::events::EventDecoder;
     use fdr_testkit::synth::LogBuilder;
 
@@ -816,7 +816,7 @@ mod tests {
     fn chart_lines_fit_the_byte_limit_and_say_when_sampled() {
         let (bytes, _) = random_log(7, 2000, 4);
         let names = Names::default();
-        let clock = Clock::new(1_000_000_000);
+        let clock = TickRate::new(1_000_000_000);
         let mut notes = Vec::new();
         let mut c = chart_of(&bytes, FlameLimits::default());
         let all = c.lines(&names, &clock, &[0, 5, 6], &mut notes).unwrap();
@@ -860,7 +860,7 @@ mod tests {
         )
         .unwrap();
         let names = Names::default();
-        let clock = Clock::new(1_000_000_000);
+        let clock = TickRate::new(1_000_000_000);
         let total: u64 = t.nodes.iter().map(|n| clock.ns(n.self_)).sum();
         let count = |lines: &[String]| -> (u64, usize) {
             let ns = lines
@@ -926,7 +926,7 @@ mod tests_from_docs {
     //! example may leave a binding or an import unused, as a documentation example does).
     #![allow(unused_imports, unused_variables)]
 
-    use crate::model::replay::Silent;
+    use crate::model::engine::Silent;
 
     // Compiled, not run: it reads a log that is not there.
     #[allow(dead_code)]

@@ -9,14 +9,14 @@ use fdr_format::crash_box::{self, BoxInfo, Liveness, Source};
 use fdr_format::events::{EventDecoder, EventKind, LogInfo, ThreadStats};
 
 use crate::model::culls::Culls;
+use crate::model::engine::Report;
 use crate::model::input::Log;
 use crate::model::names::Slots;
-use crate::model::replay::Report;
 use crate::CliError;
 
 /// What `fdr info` shows.
 #[derive(Debug)]
-pub struct Summary {
+pub struct LogSummary {
     /// The log's name as given.
     pub name: String,
     /// Its size in bytes.
@@ -32,7 +32,7 @@ pub struct Summary {
 }
 
 /// Reads `log` once.
-pub fn summary(log: &Log, progress: &dyn Report) -> Result<Summary, CliError> {
+pub fn summary(log: &Log, progress: &dyn Report) -> Result<LogSummary, CliError> {
     summary_of(log.decoder()?, log.name(), log.len(), progress)
 }
 
@@ -42,7 +42,7 @@ fn summary_of<R: Read>(
     name: &str,
     len: u64,
     progress: &dyn Report,
-) -> Result<Summary, CliError> {
+) -> Result<LogSummary, CliError> {
     let name = name.to_string();
     let mut called = Slots::default();
     let mut culls = Culls::default();
@@ -65,7 +65,7 @@ fn summary_of<R: Read>(
         Ok::<(), CliError>(())
     });
     r.map_err(|e| e.in_log(&name))?;
-    Ok(Summary {
+    Ok(LogSummary {
         name,
         len,
         info: dec.info().clone(),
@@ -87,7 +87,7 @@ pub struct BoxSummary {
     /// Whether its process runs.
     pub liveness: Liveness,
     /// The log recovered from it (in memory), as [`summary`] sees it.
-    pub log: Summary,
+    pub log: LogSummary,
 }
 
 /// Reads the crash box `source` (named `name`: its header, tables, slots and what its process
@@ -137,7 +137,7 @@ mod tests_from_docs {
     //! example may leave a binding or an import unused, as a documentation example does).
     #![allow(unused_imports, unused_variables)]
 
-    use crate::model::replay::Silent;
+    use crate::model::engine::Silent;
 
     // Compiled, not run: it reads a log that is not there.
     #[allow(dead_code)]

@@ -15,7 +15,7 @@
 //!   calls it made to the function), its callees (each with the count and time of the
 //!   function's calls to it), and its own figures.
 //!
-//! The trees of the file are merged by call path, or shown one by one ([`Options::threads`]).
+//! The trees of the file are merged by call path, or shown one by one ([`ProfileOptions::threads`]).
 
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
@@ -25,8 +25,8 @@ use fdr_format::profile::{Node, Profile, Tree, PER_THREAD};
 use crate::commands::account::SortKey;
 use crate::limits::MAX_SHOWN_FRAMES;
 use crate::model::filter::{no_function_matches, Pattern};
-use crate::model::profile::{outermost, tree_label, Children, Functions, Paths};
-use crate::units::Clock;
+use crate::model::profile_file::{outermost, tree_label, Children, Functions, Paths};
+use crate::units::TickRate;
 use crate::CliError;
 
 /// What the report shows.
@@ -43,7 +43,7 @@ pub enum View {
 
 /// What `fdr profile` was asked for.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Options {
+pub struct ProfileOptions {
     /// Per function, the tree, or around a function.
     pub view: View,
     /// One section per tree of the file rather than every tree merged.
@@ -56,9 +56,9 @@ pub struct Options {
     pub min_ns: Option<u64>,
 }
 
-impl Default for Options {
+impl Default for ProfileOptions {
     fn default() -> Self {
-        Options {
+        ProfileOptions {
             view: View::Functions,
             threads: false,
             sort: SortKey::SelfTime,
@@ -72,7 +72,7 @@ impl Default for Options {
 /// `max_ns` are of the calls that returned; calls still running when the profile was written
 /// are in `open` and `open_ns` only.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Row {
+pub struct ProfileRow {
     /// Full name, `#<id>` without one, or `[calls deeper than N frames]`.
     pub function: String,
     /// Function id (`u32::MAX` for the merged deeper calls).
@@ -108,7 +108,7 @@ pub struct PathRow {
     /// Frames above it.
     pub depth: usize,
     /// Its figures.
-    pub row: Row,
+    pub row: ProfileRow,
     /// Its total as a share of the tree's (0 to 1).
     pub share: f64,
     /// The merged calls made deeper than the paths shown.
@@ -132,7 +132,7 @@ pub struct Edge {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Focus {
     /// Its figures.
-    pub row: Row,
+    pub row: ProfileRow,
     /// Who called it, most time first.
     pub callers: Vec<Edge>,
     /// Whom it called, most time first.
@@ -143,7 +143,7 @@ pub struct Focus {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Body {
     /// One row per function, sorted.
-    Functions(Vec<Row>),
+    Functions(Vec<ProfileRow>),
     /// The call paths in preorder (callees by total, most first).
     Tree {
         /// The paths.
@@ -170,7 +170,7 @@ pub struct Section {
 
 /// What the profile says of itself, for the report's first line.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Summary {
+pub struct ProfileSummary {
     /// The program's name.
     pub program: String,
     /// Its process id.
@@ -196,10 +196,10 @@ pub struct Summary {
 
 /// The whole report.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Report {
+pub struct ProfileReport {
     /// The first line's figures.
-    pub summary: Summary,
-    /// One section per tree ([`Options::threads`]) or one for every tree merged.
+    pub summary: ProfileSummary,
+    /// One section per tree ([`ProfileOptions::threads`]) or one for every tree merged.
     pub sections: Vec<Section>,
     /// Sections are per tree.
     pub threads: bool,
@@ -207,8 +207,8 @@ pub struct Report {
 
 /// The report on `p` (named `name` in errors); an error if a function pattern matches no
 /// function of the profile.
-pub fn report(p: &Profile, name: &str, opts: &Options) -> Result<Report, CliError> {
-    let clock = Clock::new(p.ticks_per_second);
+pub fn report(p: &Profile, name: &str, opts: &ProfileOptions) -> Result<ProfileReport, CliError> {
+    let clock = TickRate::new(p.ticks_per_second);
     let functions = Functions::new(p);
     let merged;
     let trees: Vec<(Option<i32>, &Tree)> = if opts.threads {
@@ -252,17 +252,17 @@ pub fn report(p: &Profile, name: &str, opts: &Options) -> Result<Report, CliErro
             }
         })
         .collect();
-    Ok(Report {
+    Ok(ProfileReport {
         summary: summary(p, &clock),
         sections,
         threads: opts.threads,
     })
 }
 
-fn summary(p: &Profile, clock: &Clock) -> Summary {
+fn summary(p: &Profile, clock: &TickRate) -> ProfileSummary {
     let per_thread = p.flags & PER_THREAD != 0;
     let all = p.trees.iter().flat_map(|t| &t.nodes);
-    Summary {
+    ProfileSummary {
         program: p.program.clone(),
         pid: p.pid,
         start_unix_ns: p.start_unix_ns,
@@ -312,7 +312,7 @@ fn matching(
 }
 
 /// The row of the calls `n` sums up.
-fn row_of(n: &Node, function: String, id: u32, clock: &Clock) -> Row {
+fn row_of(n: &Node, function: String, id: u32, clock: &TickRate) -> ProfileRow {
     let (min, max) = if n.count == 0 {
         (0, 0)
     } else {
@@ -332,7 +332,7 @@ fn row_of(n: &Node, function: String, id: u32, clock: &Clock) -> Row {
         };
         clock.ns(ticks)
     };
-    Row {
+    ProfileRow {
         function,
         id,
         count: n.count,
@@ -375,7 +375,7 @@ fn per_function(t: &Tree) -> Vec<Node> {
 }
 
 /// One row per function of `t`, in order of first appearance.
-pub fn function_rows(t: &Tree, functions: &Functions, clock: &Clock) -> Vec<Row> {
+pub fn function_rows(t: &Tree, functions: &Functions, clock: &TickRate) -> Vec<ProfileRow> {
     per_function(t)
         .iter()
         .map(|n| {
@@ -390,7 +390,7 @@ pub fn function_rows(t: &Tree, functions: &Functions, clock: &Clock) -> Vec<Row>
 }
 
 /// How rows are ordered by `sort`; equal rows by id.
-pub fn order(sort: SortKey) -> impl Fn(&Row, &Row) -> Ordering {
+pub fn order(sort: SortKey) -> impl Fn(&ProfileRow, &ProfileRow) -> Ordering {
     move |a, b| {
         let desc = |x: u64, y: u64| y.cmp(&x);
         match sort {
@@ -410,7 +410,7 @@ pub fn order(sort: SortKey) -> impl Fn(&Row, &Row) -> Ordering {
 }
 
 /// Leaves out the rows below `--min`, sorts, cuts to `--top`.
-fn keep(rows: &mut Vec<Row>, opts: &Options) {
+fn keep(rows: &mut Vec<ProfileRow>, opts: &ProfileOptions) {
     if let Some(min) = opts.min_ns {
         rows.retain(|r| r.total_ns >= min);
     }
@@ -423,7 +423,7 @@ fn keep(rows: &mut Vec<Row>, opts: &Options) {
 /// The call paths of `t` in preorder, callees by total (most first, then by name and id), at
 /// most [`MAX_SHOWN_FRAMES`] frames deep; a path whose total is below `min_ns` is left out with
 /// everything under it.
-fn tree_rows(t: &Tree, functions: &Functions, clock: &Clock, min_ns: Option<u64>) -> Body {
+fn tree_rows(t: &Tree, functions: &Functions, clock: &TickRate, min_ns: Option<u64>) -> Body {
     let paths = Paths::new(t, MAX_SHOWN_FRAMES);
     let total_ns = clock.ns(paths.total());
     let row = |i: usize| {
@@ -436,7 +436,7 @@ fn tree_rows(t: &Tree, functions: &Functions, clock: &Clock, min_ns: Option<u64>
         )
     };
     let sorted = |list: &[u32]| {
-        let mut v: Vec<(Row, usize)> = list
+        let mut v: Vec<(ProfileRow, usize)> = list
             .iter()
             .map(|&c| (row(c as usize), c as usize))
             .filter(|(r, _)| min_ns.map_or(true, |m| r.total_ns >= m))
@@ -450,7 +450,7 @@ fn tree_rows(t: &Tree, functions: &Functions, clock: &Clock, min_ns: Option<u64>
         v
     };
     let mut rows = Vec::new();
-    let mut todo: Vec<(Row, usize)> = sorted(&paths.roots);
+    let mut todo: Vec<(ProfileRow, usize)> = sorted(&paths.roots);
     todo.reverse();
     while let Some((r, i)) = todo.pop() {
         let p = &paths.paths[i];
@@ -476,9 +476,9 @@ fn tree_rows(t: &Tree, functions: &Functions, clock: &Clock, min_ns: Option<u64>
 fn focus(
     t: &Tree,
     functions: &Functions,
-    clock: &Clock,
+    clock: &TickRate,
     ids: &HashSet<u32>,
-    opts: &Options,
+    opts: &ProfileOptions,
 ) -> Vec<Focus> {
     let children = Children::of(t);
     // Per matching function: (caller id, calls, ticks) and (callee id, calls, ticks).
@@ -523,7 +523,7 @@ fn focus(
         });
         v
     };
-    let mut rows: Vec<Row> = function_rows(t, functions, clock)
+    let mut rows: Vec<ProfileRow> = function_rows(t, functions, clock)
         .into_iter()
         .filter(|r| ids.contains(&r.id))
         .collect();
@@ -548,7 +548,7 @@ mod tests {
     use super::*;
     use fdr_testkit::profile::{known, TreeBuilder, HANDLE, MAIN, PARSE, WALK};
 
-    fn rows(opts: &Options) -> Vec<Row> {
+    fn rows(opts: &ProfileOptions) -> Vec<ProfileRow> {
         let r = report(&known(), "p", opts).unwrap();
         match &r.sections[0].body {
             Body::Functions(rows) => rows.clone(),
@@ -558,7 +558,7 @@ mod tests {
 
     #[test]
     fn recursion_counts_every_call_and_the_outermost_time() {
-        let rows = rows(&Options::default());
+        let rows = rows(&ProfileOptions::default());
         let by = |id| rows.iter().find(|r| r.id == id).unwrap();
         let walk = by(WALK);
         assert_eq!((walk.count, walk.total_ns, walk.self_ns), (5, 3500, 3200));
@@ -582,17 +582,17 @@ mod tests {
         t.nodes[0].min = 5000;
         t.nodes[0].max = 10;
         t.nodes[0].hist.add(1 << 30, 9);
-        let r = function_rows(&t, &Functions::default(), &Clock::new(1_000_000_000));
+        let r = function_rows(&t, &Functions::default(), &TickRate::new(1_000_000_000));
         assert_eq!((r[0].min_ns, r[0].p50_ns, r[0].max_ns), (5000, 5000, 5000));
     }
 
     #[test]
     fn min_leaves_out_short_functions_and_top_cuts() {
-        let opts = Options {
+        let opts = ProfileOptions {
             min_ns: Some(3000),
             sort: SortKey::Total,
             top: Some(2),
-            ..Options::default()
+            ..ProfileOptions::default()
         };
         let r: Vec<String> = rows(&opts).into_iter().map(|r| r.function).collect();
         assert_eq!(r, ["app::handle", "app::main"]);
@@ -607,11 +607,11 @@ mod tests_from_docs {
 
     #[test]
     fn report() -> Result<(), crate::CliError> {
-        use crate::commands::profile::{report, Body, Options};
+        use crate::commands::profile::{report, Body, ProfileOptions};
         let r = report(
             &fdr_testkit::profile::known(),
             "demo.fdrprof",
-            &Options::default(),
+            &ProfileOptions::default(),
         )?;
         let Body::Functions(rows) = &r.sections[0].body else {
             unreachable!()

@@ -24,7 +24,7 @@ use crate::CliError;
 
 /// What `fdr recover` was asked.
 #[derive(Clone, Debug, Default)]
-pub struct Options {
+pub struct RecoverOptions {
     /// Boxes and directories of boxes; none: [`crash_box::default_dir`].
     pub paths: Vec<PathBuf>,
     /// Leave the boxes in place.
@@ -128,7 +128,7 @@ fn find(paths: &[PathBuf]) -> Found {
 /// standard error when the log itself went to `out`). Fails at the end when a box could not be
 /// recovered ([`CliError::Unrecovered`], every such box with why), after doing the others.
 pub fn recover(
-    opts: &Options,
+    opts: &RecoverOptions,
     out: &mut dyn Write,
     report: &mut dyn FnMut(&Outcome, &mut dyn Write) -> io::Result<()>,
 ) -> Result<(), CliError> {
@@ -173,7 +173,7 @@ pub fn recover(
 type Handled = Option<(Outcome, Result<(), String>)>;
 
 /// Recovers the box at `path`, or leaves it alone; `Err`: why it could not be recovered.
-fn one(path: &Path, opts: &Options, out: &mut dyn Write) -> Result<Handled, String> {
+fn one(path: &Path, opts: &RecoverOptions, out: &mut dyn Write) -> Result<Handled, String> {
     let c = match crash_box::claim(path) {
         crash_box::Look::Claimed(c) => c,
         // Its process finished and removed it meanwhile, or another recovery took it.
@@ -307,7 +307,7 @@ mod tests_from_docs {
 
     #[test]
     fn recover() {
-        use crate::commands::recover::{recover, Options, Outcome};
+        use crate::commands::recover::{recover, Outcome, RecoverOptions};
         use fdr_testkit::crash_box::BoxBuilder;
         let dir = std::env::temp_dir().join(format!("fdr-recover-doc-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -318,9 +318,9 @@ mod tests_from_docs {
         buf.finish();
         std::fs::write(dir.join(b.file_name()), b.finish()).unwrap();
         let mut logs = Vec::new();
-        let opts = Options {
+        let opts = RecoverOptions {
             paths: vec![dir.clone()],
-            ..Options::default()
+            ..RecoverOptions::default()
         };
         recover(&opts, &mut std::io::sink(), &mut |o, _| {
             if let Outcome::Wrote { log, .. } = o {

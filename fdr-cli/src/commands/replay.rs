@@ -3,10 +3,10 @@
 
 use fdr_format::sink::{Ignore, Sink};
 
+use crate::model::engine::{Plan, Report};
 use crate::model::filter::Filter;
 use crate::model::input::Log;
 use crate::model::pass::{plan_shared, replay_behind};
-use crate::model::replay::{Plan, Report};
 use crate::CliError;
 
 /// The first pass, with `readers` reader threads: which frames were open when each window
@@ -56,7 +56,7 @@ mod tests_from_docs {
     #[allow(dead_code)]
     fn thread() -> Result<(), crate::CliError> {
         use crate::commands::replay::{order, plan, thread};
-        use crate::model::replay::Silent;
+        use crate::model::engine::Silent;
         use crate::model::{filter::Filter, input::Log};
         use fdr_format::sink::Ignore;
         let (log, filter, progress) = (Log::open("app.fdr".as_ref())?, Filter::none(), Silent);

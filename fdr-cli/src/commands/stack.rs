@@ -1,10 +1,10 @@
 //! `fdr stack`: the call trie of a log behind the filters ([`crate::model::trie`]), printed by
 //! [`crate::render::stack`].
 
+use crate::model::engine::Plan;
+use crate::model::engine::Report;
 use crate::model::filter::Filter;
 use crate::model::input::Log;
-use crate::model::replay::Plan;
-use crate::model::replay::Report;
 use crate::model::trie::Trie;
 use crate::CliError;
 
@@ -19,7 +19,7 @@ mod tests_from_docs {
     //! example may leave a binding or an import unused, as a documentation example does).
     #![allow(unused_imports, unused_variables)]
 
-    use crate::model::replay::Silent;
+    use crate::model::engine::Silent;
 
     // Compiled, not run: it reads a log that is not there.
     #[allow(dead_code)]

@@ -15,7 +15,7 @@ use crate::limits::MAX_CULL_EVENTS;
 
 /// One cull event: by thread index `thread` at `tsc`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Event {
+struct CullEvent {
     tsc: u64,
     thread: u32,
     kind: CullKind,
@@ -37,7 +37,7 @@ pub struct Period {
 /// The cull events of a log.
 #[derive(Clone, Debug, Default)]
 pub struct Culls {
-    events: Vec<Event>,
+    events: Vec<CullEvent>,
     /// Events past [`MAX_CULL_EVENTS`], not listed.
     more: u64,
     functions: HashSet<u32>,
@@ -48,7 +48,7 @@ impl Culls {
     pub fn event(&mut self, thread: u32, tsc: u64, kind: CullKind, id: u32) {
         self.functions.insert(id);
         if self.events.len() < MAX_CULL_EVENTS {
-            self.events.push(Event {
+            self.events.push(CullEvent {
                 tsc,
                 thread,
                 kind,

@@ -30,7 +30,7 @@ use fdr_format::sink::{
 
 use crate::model::input::Log;
 use crate::model::names::{Names, Slots};
-use crate::units::Clock;
+use crate::units::TickRate;
 use crate::CliError;
 
 /// The filters a command is asked for (`fdr`'s command line reads them into this: see
@@ -96,7 +96,7 @@ pub struct Filter {
     /// Nanoseconds.
     min: Option<u64>,
     names: Names,
-    clock: Option<Clock>,
+    clock: Option<TickRate>,
     /// The earliest window start of the threads kept (ticks): where `--from` and `--to` count
     /// from.
     origin: u64,
@@ -126,7 +126,7 @@ impl Filter {
             return Ok(f);
         }
         let (info, origin) = f.tables_and_origin(log)?;
-        let clock = Clock::new(info.header.cycle_frequency);
+        let clock = TickRate::new(info.header.cycle_frequency);
         f.clock = Some(clock);
         f.origin = origin;
         let ticks = |ns: u64| fdr_format::units::ns_to_ticks(ns, clock.freq());

@@ -11,10 +11,10 @@ use fdr_format::events::{EventDecoder, ThreadStats};
 use fdr_format::first_pass::{origin, origin_of, FirstPass};
 use fdr_format::sink::{Both, Exit, Ignore, Sink, GO_ON};
 
+use crate::model::engine::{replay_decoder, Decoded, Plan};
+use crate::model::engine::{Report, Silent};
 use crate::model::filter::Filter;
 use crate::model::input::Log;
-use crate::model::replay::{replay_decoder, Decoded, Plan};
-use crate::model::replay::{Report, Silent};
 use crate::CliError;
 
 /// Replays `log` through `sink`, behind `filter`. Without a plan, entries missing from the
@@ -298,10 +298,10 @@ mod tests_from_docs {
     #[allow(dead_code)]
     fn replay_shared() -> Result<(), crate::CliError> {
         use crate::commands::account::Account;
+        use crate::model::engine::Silent;
         use crate::model::filter::Filter;
         use crate::model::input::Log;
         use crate::model::pass::replay_shared;
-        use crate::model::replay::Silent;
         let mut parts = vec![Account::default(), Account::default()];
         let log = Log::open("app.fdr".as_ref())?;
         let decoded = replay_shared(&log, &mut parts, None, &Filter::none(), &Silent, 0)?;
@@ -311,10 +311,10 @@ mod tests_from_docs {
     // Compiled, not run: it reads a log that is not there.
     #[allow(dead_code)]
     fn plan_shared() -> Result<(), crate::CliError> {
+        use crate::model::engine::Silent;
         use crate::model::filter::Filter;
         use crate::model::input::Log;
         use crate::model::pass::plan_shared;
-        use crate::model::replay::Silent;
         use fdr_format::sink::Ignore;
         let log = Log::open("app.fdr".as_ref())?;
         let plan = plan_shared(&log, &Filter::none(), &Silent, &mut [Ignore, Ignore])?;
@@ -324,10 +324,10 @@ mod tests_from_docs {
     // Compiled, not run: it reads a log that is not there.
     #[allow(dead_code)]
     fn plan_with() -> Result<(), crate::CliError> {
+        use crate::model::engine::Silent;
         use crate::model::filter::Filter;
         use crate::model::input::Log;
         use crate::model::pass::plan_with;
-        use crate::model::replay::Silent;
         use fdr_format::sink::Ignore;
         let log = Log::open("app.fdr".as_ref())?;
         let plan = plan_with(&log, &Filter::none(), &Silent, &mut Ignore)?;

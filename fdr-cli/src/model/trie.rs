@@ -16,14 +16,14 @@ use fdr_format::sink::{Close, Enter, Exit, Sink, GO_ON};
 
 use crate::escape::shown;
 use crate::limits::{MAX_CALL_PATHS, MAX_SHOWN_FRAMES};
+use crate::model::engine::Plan;
+use crate::model::engine::Report;
 use crate::model::filter::Filter;
 use crate::model::hist::Log2;
 use crate::model::input::Log;
 use crate::model::names::Names;
 use crate::model::pass::{plan, replay};
-use crate::model::replay::Plan;
-use crate::model::replay::Report;
-use crate::units::Clock;
+use crate::units::TickRate;
 use crate::CliError;
 
 /// Children lists longer than this are looked up in a hash map instead of scanned.
@@ -43,7 +43,7 @@ pub enum NodeKind {
 
 /// One call path.
 #[derive(Clone, Debug)]
-pub struct Node {
+pub struct TrieNode {
     /// Function id (0 for the root; a reserved id above the 28 bits of real ones for merged
     /// nodes).
     pub id: u32,
@@ -66,9 +66,9 @@ pub struct Node {
     pub children: Vec<(u32, u32)>,
 }
 
-impl Node {
-    fn new(id: u32, kind: NodeKind) -> Node {
-        Node {
+impl TrieNode {
+    fn new(id: u32, kind: NodeKind) -> TrieNode {
+        TrieNode {
             id,
             kind,
             count: 0,
@@ -86,7 +86,7 @@ impl Node {
 /// A child's index is always larger than its parent's.
 pub struct Trie {
     /// The nodes; children refer to them by index.
-    pub nodes: Vec<Node>,
+    pub nodes: Vec<TrieNode>,
     /// (parent, function id) to child, for parents with many children.
     index: HashMap<(u32, u32), u32>,
     /// Per thread, the node of each open call up to the display depth.
@@ -109,7 +109,7 @@ const UNTRACKED: u32 = u32::MAX;
 
 impl Trie {
     /// How node `n` is shown (escaped for a terminal).
-    pub fn label(&self, n: &Node, names: &Names) -> String {
+    pub fn label(&self, n: &TrieNode, names: &Names) -> String {
         match n.kind {
             NodeKind::Path => shown(&names.function(n.id)).into_owned(),
             NodeKind::MorePaths => "[more call paths, merged]".to_string(),
@@ -128,7 +128,7 @@ impl Trie {
 
     fn add_child(&mut self, parent: u32, id: u32, kind: NodeKind) -> u32 {
         let n = self.nodes.len() as u32;
-        self.nodes.push(Node::new(id, kind));
+        self.nodes.push(TrieNode::new(id, kind));
         let p = &mut self.nodes[parent as usize];
         p.children.push((id, n));
         if p.children.len() == SCAN + 1 {
@@ -242,7 +242,7 @@ impl Trie {
     /// `max_depth` frames.
     pub fn with_limits(max_nodes: usize, max_depth: usize) -> Trie {
         Trie {
-            nodes: vec![Node::new(0, NodeKind::Path)],
+            nodes: vec![TrieNode::new(0, NodeKind::Path)],
             index: HashMap::new(),
             stacks: Vec::new(),
             max_nodes: max_nodes.max(1),
@@ -308,7 +308,7 @@ impl Trie {
     pub fn fold_each<E>(
         &self,
         names: &Names,
-        clock: &Clock,
+        clock: &TickRate,
         mut f: impl FnMut(&str, u64) -> Result<(), E>,
     ) -> Result<(), E> {
         let mut path = String::new();
@@ -341,7 +341,7 @@ impl Trie {
 
     /// `a;b;c <self ns>` lines, depth first, for every path with self time.
     #[cfg(any(test, feature = "fuzzing"))]
-    pub fn folded(&self, names: &Names, clock: &Clock) -> Vec<String> {
+    pub fn folded(&self, names: &Names, clock: &TickRate) -> Vec<String> {
         let mut lines = Vec::new();
         let _ = self.fold_each(names, clock, |p, ns| {
             lines.push(format!("{p} {ns}"));
@@ -359,11 +359,11 @@ mod tests_from_docs {
 
     #[test]
     fn with_limits() -> Result<(), crate::CliError> {
+        use crate::model::engine::replay_decoder;
+        use crate::model::engine::Silent;
         use crate::model::names::Names;
-        use crate::model::replay::replay_decoder;
-        use crate::model::replay::Silent;
         use crate::model::trie::Trie;
-        use crate::units::Clock;
+        use crate::units::TickRate;
         use fdr_format::events::{EventDecoder, LogInfo};
         use fdr_testkit::synth::LogBuilder;
 
@@ -394,7 +394,7 @@ mod tests_from_docs {
             &Silent,
             0,
         )?;
-        let lines = t.folded(&Names::default(), &Clock::new(1_000_000_000));
+        let lines = t.folded(&Names::default(), &TickRate::new(1_000_000_000));
         assert_eq!(
             lines,
             [

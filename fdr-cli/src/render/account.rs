@@ -5,16 +5,16 @@ use std::io::Write;
 use clap::ValueEnum;
 use fdr_format::first_pass::origin;
 
-use crate::commands::account::{Row, Table, TaskRow};
+use crate::commands::account::{AccountRow, Table, TaskRow};
 use crate::escape::{json_string, shown};
 use crate::model::names::Names;
 use crate::model::thin_window;
 use crate::render::{culls, reason};
-use crate::units::{human, open_human, Clock};
+use crate::units::{human, open_human, TickRate};
 
 /// Output format of `fdr account`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Format {
+pub enum AccountFormat {
     /// An aligned table with human units.
     Text,
     /// Comma-separated values, integer nanoseconds.
@@ -25,12 +25,12 @@ pub enum Format {
 
 /// Writes `t` in `format`: in text, the triggering call's line first, then the table, the
 /// culled functions and the window's note.
-pub fn report(t: &Table, format: Format, out: &mut dyn Write) -> std::io::Result<()> {
-    if format != Format::Text {
+pub fn report(t: &Table, format: AccountFormat, out: &mut dyn Write) -> std::io::Result<()> {
+    if format != AccountFormat::Text {
         return write(&t.rows, format, out);
     }
     let names = Names::new(&t.info);
-    let clock = Clock::new(t.info.header.cycle_frequency);
+    let clock = TickRate::new(t.info.header.cycle_frequency);
     let origin = origin(&t.threads);
     if let Some(h) = reason::header(&t.info, &names, &clock, origin) {
         writeln!(out, "{h}")?;
@@ -50,15 +50,19 @@ pub fn report(t: &Table, format: Format, out: &mut dyn Write) -> std::io::Result
 }
 
 /// Writes the report.
-pub fn write(rows: &[Row], format: Format, out: &mut dyn Write) -> std::io::Result<()> {
+pub fn write(
+    rows: &[AccountRow],
+    format: AccountFormat,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     match format {
-        Format::Text => write_text(rows, out),
-        Format::Csv => write_csv(rows, out),
-        Format::Json => write_json(rows, out),
+        AccountFormat::Text => write_text(rows, out),
+        AccountFormat::Csv => write_csv(rows, out),
+        AccountFormat::Json => write_json(rows, out),
     }
 }
 
-fn write_text(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
+fn write_text(rows: &[AccountRow], out: &mut dyn Write) -> std::io::Result<()> {
     let cw = count_width(rows);
     // Calls still running are counted apart, in a column of their own when there are some.
     let with_open = rows.iter().any(|r| r.open > 0);
@@ -86,7 +90,7 @@ fn write_text(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
 }
 
 /// The width of the count column: the widest count, of calls or of tasks.
-fn count_width(rows: &[Row]) -> usize {
+fn count_width(rows: &[AccountRow]) -> usize {
     rows.iter()
         .map(|r| {
             let tasks = r.task.as_ref().map_or(0, |t| t.tasks);
@@ -118,7 +122,7 @@ struct Marks {
 
 /// A function's line of the text table.
 fn write_row(
-    r: &Row,
+    r: &AccountRow,
     cw: usize,
     with_open: bool,
     marks: &mut Marks,
@@ -280,7 +284,7 @@ fn task_values(t: &TaskRow) -> [u64; 8] {
     ]
 }
 
-fn write_csv(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
+fn write_csv(rows: &[AccountRow], out: &mut dyn Write) -> std::io::Result<()> {
     // The task columns, when some function has tasks (empty in other functions' rows).
     let with_tasks = rows.iter().any(|r| r.task.is_some());
     writeln!(
@@ -324,7 +328,7 @@ fn write_csv(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
     Ok(())
 }
 
-fn write_json(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
+fn write_json(rows: &[AccountRow], out: &mut dyn Write) -> std::io::Result<()> {
     write!(out, "[")?;
     for (i, r) in rows.iter().enumerate() {
         let mut extra = String::new();

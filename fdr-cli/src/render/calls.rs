@@ -7,18 +7,18 @@ use std::io::Write;
 use clap::ValueEnum;
 use fdr_format::LinkKind;
 
-use crate::commands::calls::{Key, Links, Node, Slowest, NONE};
+use crate::commands::calls::{CallNode, Key, Links, Slowest, NONE};
 use crate::escape::{json_string, shown};
+use crate::model::engine::Plan;
 use crate::model::names::Names;
-use crate::model::replay::Plan;
 use crate::model::tasks::TaskSpan;
 use crate::model::thin_window;
 use crate::render::labels::{relative, thread_label};
-use crate::units::{human, lasted, open_human, Clock};
+use crate::units::{human, lasted, open_human, TickRate};
 
 /// Output format of `fdr calls`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Format {
+pub enum CallsFormat {
     /// Each call and the indented tree of the calls it made.
     Text,
     /// One JSON array of nested call objects.
@@ -28,16 +28,16 @@ pub enum Format {
 /// Writes `s` in `format`; `depth` is the levels of callees the trees hold.
 pub fn write(
     s: &Slowest,
-    format: Format,
+    format: CallsFormat,
     depth: usize,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     let p = &s.plan;
     let names = Names::new(&p.info);
-    let clock = Clock::new(p.info.header.cycle_frequency);
+    let clock = TickRate::new(p.info.header.cycle_frequency);
     let mut o = std::io::BufWriter::with_capacity(1 << 16, out);
     match format {
-        Format::Text => {
+        CallsFormat::Text => {
             write_text(&s.calls, p, &names, &clock, depth, &mut o)?;
             if s.show_tasks {
                 write_tasks(&s.tasks, &s.links, p, &names, &clock, &mut o)?;
@@ -46,7 +46,7 @@ pub fn write(
                 writeln!(o, "{n}")?;
             }
         }
-        Format::Json => {
+        CallsFormat::Json => {
             let tasks: &[TaskSpan] = if s.show_tasks { &s.tasks } else { &[] };
             write_json(&s.calls, tasks, &s.links, p, &names, &clock, &mut o)?
         }
@@ -60,7 +60,7 @@ fn write_tasks(
     links: &Links,
     p: &Plan,
     names: &Names,
-    clock: &Clock,
+    clock: &TickRate,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     if tasks.is_empty() {
@@ -136,10 +136,10 @@ fn thousands(n: u64) -> String {
 }
 
 fn write_text(
-    trees: &[(Key, Vec<Node>)],
+    trees: &[(Key, Vec<CallNode>)],
     p: &Plan,
     names: &Names,
-    clock: &Clock,
+    clock: &TickRate,
     depth: usize,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
@@ -167,7 +167,7 @@ fn write_text(
 struct Text<'a> {
     p: &'a Plan,
     names: &'a Names,
-    clock: &'a Clock,
+    clock: &'a TickRate,
 }
 
 /// The marks the trees used, each explained once below them.
@@ -184,7 +184,7 @@ impl Text<'_> {
         &self,
         rank: usize,
         key: &Key,
-        root: &Node,
+        root: &CallNode,
         out: &mut dyn Write,
     ) -> std::io::Result<()> {
         let (names, clock) = (self.names, self.clock);
@@ -211,7 +211,7 @@ impl Text<'_> {
     /// The tree of a slow call, a line per node, indented by depth.
     fn write_tree(
         &self,
-        nodes: &[Node],
+        nodes: &[CallNode],
         marks: &mut Marks,
         out: &mut dyn Write,
     ) -> std::io::Result<()> {
@@ -243,7 +243,7 @@ impl Text<'_> {
     }
 
     /// A node's line: its time, self time and name with its arguments, and its marks.
-    fn node_line(&self, node: &Node, depth: usize, marks: &mut Marks) -> String {
+    fn node_line(&self, node: &CallNode, depth: usize, marks: &mut Marks) -> String {
         let (names, clock) = (self.names, self.clock);
         let mut line = String::new();
         let mut name = shown(&names.function(node.id)).into_owned();
@@ -329,12 +329,12 @@ fn write_legend(marks: &Marks, depth: usize, out: &mut dyn Write) -> std::io::Re
 /// `cancelled`, `end_thread` and `links` (`{"kind": "made_inside" | "follows_from",
 /// "function", "task"}`).
 fn write_json(
-    trees: &[(Key, Vec<Node>)],
+    trees: &[(Key, Vec<CallNode>)],
     tasks: &[TaskSpan],
     links: &Links,
     p: &Plan,
     names: &Names,
-    clock: &Clock,
+    clock: &TickRate,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     write!(out, "[")?;
@@ -343,7 +343,7 @@ fn write_json(
         write!(out, "{}\n  ", if i == 0 { "" } else { "," })?;
         // (node, its next callee to write, whether it is the first), without recursion.
         let mut todo: Vec<(u32, u32, bool)> = vec![(0, nodes[0].first, true)];
-        let object = |n: &Node, out: &mut dyn Write| -> std::io::Result<()> {
+        let object = |n: &CallNode, out: &mut dyn Write| -> std::io::Result<()> {
             write!(
                 out,
                 "{{\"function\": {}, \"id\": {}, \"thread\": {tid}, \"start_ns\": {}, \

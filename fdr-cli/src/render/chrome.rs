@@ -18,10 +18,10 @@ use fdr_format::TaskKind;
 
 use crate::escape::json_string;
 use crate::limits::MAX_CHROME_JSON_BYTES;
+use crate::model::engine::Plan;
 use crate::model::names::{Names, Slots};
-use crate::model::replay::Plan;
 use crate::model::tasks::Tasks;
-use crate::units::Clock;
+use crate::units::TickRate;
 use crate::CliError;
 
 fn json(s: &str) -> String {
@@ -38,7 +38,7 @@ pub struct Chrome<'a> {
     quoted: Vec<String>,
     /// `"pid":P,"tid":T` by thread index.
     ids: Vec<String>,
-    clock: Clock,
+    clock: TickRate,
     origin: u64,
     line: String,
     tasks: Tasks,
@@ -309,7 +309,7 @@ pub fn write(
         slots: Slots::default(),
         quoted: Vec::new(),
         ids,
-        clock: Clock::new(p.info.header.cycle_frequency),
+        clock: TickRate::new(p.info.header.cycle_frequency),
         origin: p.origin,
         line: String::with_capacity(256),
         tasks: Tasks::default(),

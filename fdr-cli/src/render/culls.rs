@@ -7,14 +7,14 @@ use crate::limits::MAX_CULL_EVENTS;
 use crate::model::culls::Culls;
 use crate::model::names::Names;
 use crate::render::labels::{relative, thread_label};
-use crate::units::Clock;
+use crate::units::TickRate;
 
 /// The list `info` and `account` print: one line per period, indented, then a count of the
 /// events left out. `tids` gives each thread index's id; times are relative to `origin`.
 pub fn lines(
     culls: &Culls,
     names: &Names,
-    clock: &Clock,
+    clock: &TickRate,
     tids: &[i32],
     origin: u64,
 ) -> Vec<String> {

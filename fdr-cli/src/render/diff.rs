@@ -10,7 +10,7 @@ use crate::units::human;
 
 /// Output format of `fdr diff`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Format {
+pub enum DiffFormat {
     /// An aligned table with human units.
     Text,
     /// One JSON array of objects, integer nanoseconds.
@@ -18,10 +18,10 @@ pub enum Format {
 }
 
 /// Writes `changes` in `format`.
-pub fn write(changes: &[Change], format: Format, out: &mut dyn Write) -> std::io::Result<()> {
+pub fn write(changes: &[Change], format: DiffFormat, out: &mut dyn Write) -> std::io::Result<()> {
     match format {
-        Format::Text => write_text(changes, out),
-        Format::Json => write_json(changes, out),
+        DiffFormat::Text => write_text(changes, out),
+        DiffFormat::Json => write_json(changes, out),
     }
 }
 

@@ -21,11 +21,11 @@ use std::ops::ControlFlow;
 use fdr_format::sink::{Close, Enter, Exit, Sink, TaskSeen, GO_ON};
 use fdr_format::TaskKind;
 
+use crate::model::engine::Plan;
 use crate::model::names::{Names, Slots};
-use crate::model::replay::Plan;
 use crate::model::tasks::Tasks;
 use crate::render::chrome::{pid_of, process_name};
-use crate::units::Clock;
+use crate::units::TickRate;
 use crate::CliError;
 
 /// The magic-number record: metadata type 4 (trace info), info type 0, magic 0x16547846.
@@ -448,7 +448,7 @@ pub fn write(
             .w
             .string(&crate::render::reason::instant_name(r, &sink.names));
         let cat = sink.w.string("trigger");
-        let clock = Clock::new(p.info.header.cycle_frequency);
+        let clock = TickRate::new(p.info.header.cycle_frequency);
         let args = [
             (
                 sink.w.string("duration_ns"),

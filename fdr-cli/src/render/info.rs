@@ -10,19 +10,19 @@ use fdr_format::crash_box::{state, Calibration, Liveness};
 use fdr_format::events::ThreadStats;
 use fdr_format::{ClockSource, Mode, Reason, RunInfo};
 
-use crate::commands::info::{BoxSummary, Summary};
+use crate::commands::info::{BoxSummary, LogSummary};
 use crate::escape::shown;
 use crate::model::names::Names;
 use crate::model::thin_window::thin_window;
 use crate::model::trigger::fired;
 use crate::render::{culls, reason};
-use crate::units::{human, Clock};
+use crate::units::{human, TickRate};
 
 /// What the parts need besides the summary.
 struct Ctx<'a> {
-    s: &'a Summary,
+    s: &'a LogSummary,
     names: Names,
-    clock: Clock,
+    clock: TickRate,
     /// Threads with calls in the log.
     recording: Vec<&'a ThreadStats>,
     /// Time zero: the earliest window start of `recording`.
@@ -40,7 +40,7 @@ fn bytes(n: u64) -> String {
 }
 
 /// Prints the summary.
-pub fn write(s: &Summary, out: &mut dyn Write) -> std::io::Result<()> {
+pub fn write(s: &LogSummary, out: &mut dyn Write) -> std::io::Result<()> {
     let recording: Vec<&ThreadStats> = s
         .threads
         .iter()
@@ -49,7 +49,7 @@ pub fn write(s: &Summary, out: &mut dyn Write) -> std::io::Result<()> {
     let c = Ctx {
         s,
         names: Names::new(&s.info),
-        clock: Clock::new(s.info.header.cycle_frequency),
+        clock: TickRate::new(s.info.header.cycle_frequency),
         origin: recording.iter().map(|t| t.first_tsc).min().unwrap_or(0),
         recording,
     };
@@ -569,7 +569,7 @@ fn why_dropped(r: &RunInfo, threads: &[fdr_format::ThreadInfo]) -> Option<String
     })
 }
 
-fn sizing(r: &RunInfo, recording: &[&ThreadStats], clock: &Clock) -> String {
+fn sizing(r: &RunInfo, recording: &[&ThreadStats], clock: &TickRate) -> String {
     let age = r.max_age_ns;
     let short = recording
         .iter()

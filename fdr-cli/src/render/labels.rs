@@ -3,10 +3,10 @@
 
 use crate::escape::shown;
 use crate::model::names::Names;
-use crate::units::{human, Clock};
+use crate::units::{human, TickRate};
 
 /// `+1.20 ms` (or `-3.00 µs` before `origin`): a timestamp relative to time zero of the outputs.
-pub fn relative(tsc: u64, origin: u64, clock: &Clock) -> String {
+pub fn relative(tsc: u64, origin: u64, clock: &TickRate) -> String {
     if tsc >= origin {
         format!("+{}", human(clock.ns(tsc - origin)))
     } else {
@@ -32,8 +32,8 @@ mod tests_from_docs {
     #[test]
     fn relative() {
         use crate::render::labels::relative;
-        use crate::units::Clock;
-        let c = Clock::new(1_000_000_000);
+        use crate::units::TickRate;
+        let c = TickRate::new(1_000_000_000);
         assert_eq!(relative(1_500, 1_000, &c), "+500 ns");
         assert_eq!(relative(1_000, 4_000, &c), "-3.00 µs");
     }

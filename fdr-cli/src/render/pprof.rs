@@ -19,8 +19,8 @@ use std::io::{self, Write};
 use fdr_format::profile::{Profile, Tree};
 
 use crate::limits::{MAX_PPROF_LOCATIONS, MAX_SHOWN_FRAMES};
-use crate::model::profile::{tree_label, Functions, Paths};
-use crate::units::Clock;
+use crate::model::profile_file::{tree_label, Functions, Paths};
+use crate::units::TickRate;
 use crate::CliError;
 
 /// The messages of `profile.proto` (package `perftools.profiles`) that fdr writes, with its
@@ -28,7 +28,7 @@ use crate::CliError;
 pub mod proto {
     /// The whole profile.
     #[derive(Clone, PartialEq, prost::Message)]
-    pub struct Profile {
+    pub struct PprofProfile {
         /// What each value of a sample is.
         #[prost(message, repeated, tag = "1")]
         pub sample_type: Vec<ValueType>,
@@ -236,8 +236,8 @@ fn signed(v: u64) -> i64 {
 
 /// The pprof message of `p`: its trees merged by call path, or (`threads`) each tree's paths
 /// labelled with its thread. An error past [`MAX_PPROF_LOCATIONS`].
-pub fn message(p: &Profile, threads: bool) -> Result<proto::Profile, CliError> {
-    let clock = Clock::new(p.ticks_per_second);
+pub fn message(p: &Profile, threads: bool) -> Result<proto::PprofProfile, CliError> {
+    let clock = TickRate::new(p.ticks_per_second);
     let functions = Functions::new(p);
     let mut strings = Strings::new();
     let calls = strings.get("calls");
@@ -245,7 +245,7 @@ pub fn message(p: &Profile, threads: bool) -> Result<proto::Profile, CliError> {
     let time = strings.get("time");
     let ns = strings.get("nanoseconds");
     let comment = strings.get(&format!("fdr profile of {} (pid {})", p.program, p.pid));
-    let mut out = proto::Profile {
+    let mut out = proto::PprofProfile {
         sample_type: vec![
             proto::ValueType {
                 r#type: calls,
@@ -272,7 +272,7 @@ pub fn message(p: &Profile, threads: bool) -> Result<proto::Profile, CliError> {
         }],
         comment: vec![comment],
         default_sample_type: time,
-        ..proto::Profile::default()
+        ..proto::PprofProfile::default()
     };
     // The location (and function) id of each fdr function, and of the merged deeper calls.
     let mut location: HashMap<Option<u32>, u64> = HashMap::new();
@@ -393,7 +393,7 @@ mod tests {
     fn the_message_round_trips_and_sums_to_the_profile() {
         let p = fdr_testkit::profile::known();
         let m = message(&p, false).unwrap();
-        let back = proto::Profile::decode(&m.encode_to_vec()[..]).unwrap();
+        let back = proto::PprofProfile::decode(&m.encode_to_vec()[..]).unwrap();
         assert_eq!(back, m);
         assert_eq!(m.string_table[0], "");
         let self_sum: i64 = m.sample.iter().map(|s| s.value[1]).sum();

@@ -12,13 +12,15 @@ use std::io::{self, Write};
 
 use clap::ValueEnum;
 
-use crate::commands::profile::{Body, Edge, Focus, PathRow, Report, Row, Section, Summary};
+use crate::commands::profile::{
+    Body, Edge, Focus, PathRow, ProfileReport, ProfileRow, ProfileSummary, Section,
+};
 use crate::escape::{json_string, shown};
 use crate::units::human;
 
 /// Output format of `fdr profile`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Format {
+pub enum ProfileFormat {
     /// Aligned tables with human units.
     Text,
     /// JSON, integer nanoseconds.
@@ -26,10 +28,10 @@ pub enum Format {
 }
 
 /// Writes `r` in `format`.
-pub fn write(r: &Report, format: Format, out: &mut dyn Write) -> io::Result<()> {
+pub fn write(r: &ProfileReport, format: ProfileFormat, out: &mut dyn Write) -> io::Result<()> {
     match format {
-        Format::Text => write_text(r, out),
-        Format::Json => write_json(r, out),
+        ProfileFormat::Text => write_text(r, out),
+        ProfileFormat::Json => write_json(r, out),
     }
 }
 
@@ -39,7 +41,7 @@ fn plural(n: u64, one: &str, many: &str) -> String {
 
 /// The report's first line: the program, how long it was profiled, the trees, and how many
 /// calls were folded or still running.
-pub fn summary_line(s: &Summary) -> String {
+pub fn summary_line(s: &ProfileSummary) -> String {
     let mut line = format!(
         "profile of {} (pid {}), {}: ",
         shown(&s.program),
@@ -86,7 +88,7 @@ pub fn summary_line(s: &Summary) -> String {
 }
 
 /// What the text says after a name: folded and open calls.
-fn marks(r: &Row) -> String {
+fn marks(r: &ProfileRow) -> String {
     let mut m = String::new();
     if r.folded > 0 {
         m.push_str(&format!(" ({} folded)", r.folded));
@@ -109,13 +111,13 @@ struct Seen {
 }
 
 impl Seen {
-    fn row(&mut self, r: &Row) {
+    fn row(&mut self, r: &ProfileRow) {
         self.folded |= r.folded > 0;
         self.open |= r.open > 0;
     }
 }
 
-fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
+fn write_text(r: &ProfileReport, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{}", summary_line(&r.summary))?;
     let mut seen = Seen::default();
     for (i, s) in r.sections.iter().enumerate() {
@@ -173,7 +175,7 @@ fn section_text(s: &Section, seen: &mut Seen, out: &mut dyn Write) -> io::Result
     }
 }
 
-fn rows_text(rows: &[Row], seen: &mut Seen, out: &mut dyn Write) -> io::Result<()> {
+fn rows_text(rows: &[ProfileRow], seen: &mut Seen, out: &mut dyn Write) -> io::Result<()> {
     let cw = rows
         .iter()
         .map(|r| r.count.to_string().len())
@@ -273,7 +275,7 @@ fn focus_text(f: &Focus, seen: &mut Seen, out: &mut dyn Write) -> io::Result<()>
 }
 
 /// A row's keys, without braces.
-fn row_json(r: &Row) -> String {
+fn row_json(r: &ProfileRow) -> String {
     format!(
         "\"function\": {}, \"count\": {}, \"total_ns\": {}, \"self_ns\": {}, \"min_ns\": {}, \
          \"p50_ns\": {}, \"p90_ns\": {}, \"p99_ns\": {}, \"max_ns\": {}, \"folded\": {}, \
@@ -392,7 +394,7 @@ fn body_json(s: &Section, indent: usize, out: &mut dyn Write) -> io::Result<()> 
     }
 }
 
-fn write_json(r: &Report, out: &mut dyn Write) -> io::Result<()> {
+fn write_json(r: &ProfileReport, out: &mut dyn Write) -> io::Result<()> {
     if !r.threads {
         for s in &r.sections {
             body_json(s, 0, out)?;
@@ -427,13 +429,13 @@ mod tests_from_docs {
 
     #[test]
     fn summary_line() {
-        use crate::commands::profile::Summary;
-        let s = Summary {
+        use crate::commands::profile::ProfileSummary;
+        let s = ProfileSummary {
             program: "demo".into(),
             pid: 7,
             elapsed_ns: 2_500_000,
             trees: 1,
-            ..Summary::default()
+            ..ProfileSummary::default()
         };
         assert_eq!(
             crate::render::profile::summary_line(&s),

@@ -8,12 +8,12 @@ use crate::escape::shown;
 use crate::model::names::Names;
 use crate::model::trigger::fired;
 use crate::render::labels::{relative, thread_label};
-use crate::units::{human, Clock};
+use crate::units::{human, TickRate};
 
 /// The call that fired a trigger, in words: `slow call of app::handle on thread 11 (main),
 /// started at +1.20 ms, lasted 52.0 ms`. Times are relative to `origin`; names are escaped for
 /// a terminal.
-pub fn describe_call(r: &ReasonInfo, names: &Names, clock: &Clock, origin: u64) -> String {
+pub fn describe_call(r: &ReasonInfo, names: &Names, clock: &TickRate, origin: u64) -> String {
     let f = shown(&names.function(r.function)).into_owned();
     let thread = thread_label(names, r.tid);
     let start = relative(r.start_tsc, origin, clock);
@@ -63,7 +63,7 @@ pub fn died(r: &ReasonInfo) -> bool {
 }
 
 /// The line `fdr account` and `fdr stack` print above their table when a trigger wrote the log.
-pub fn header(info: &LogInfo, names: &Names, clock: &Clock, origin: u64) -> Option<String> {
+pub fn header(info: &LogInfo, names: &Names, clock: &TickRate, origin: u64) -> Option<String> {
     fired(info).map(|r| format!("triggered by {}", describe_call(r, names, clock, origin)))
 }
 
@@ -87,7 +87,7 @@ mod tests_from_docs {
     fn describe_call() {
         use crate::model::names::Names;
         use crate::render::reason::describe_call;
-        use crate::units::Clock;
+        use crate::units::TickRate;
         use fdr_format::{Ending, Reason, ReasonInfo};
         let r = ReasonInfo {
             reason: Reason::StillRunning,
@@ -98,7 +98,7 @@ mod tests_from_docs {
             ..ReasonInfo::default()
         };
         assert_eq!(
-            describe_call(&r, &Names::default(), &Clock::new(1_000_000_000), 1_000),
+            describe_call(&r, &Names::default(), &TickRate::new(1_000_000_000), 1_000),
             "call still running past its limit: #4 on thread 9, started at +1.00 µs, running for 3.00 ms"
         );
         // With the limit in force, learned (`trigger = "auto"`) from the function's p99.
@@ -109,7 +109,7 @@ mod tests_from_docs {
             ..r
         };
         assert!(
-            describe_call(&r, &Names::default(), &Clock::new(1_000_000_000), 1_000).ends_with(
+            describe_call(&r, &Names::default(), &TickRate::new(1_000_000_000), 1_000).ends_with(
                 "lasted 3.00 ms (limit 61.4 µs, learned from the function's p99 of 20.5 µs)"
             )
         );
@@ -119,7 +119,7 @@ mod tests_from_docs {
             ..r
         };
         assert!(
-            describe_call(&r, &Names::default(), &Clock::new(1_000_000_000), 1_000).ends_with(
+            describe_call(&r, &Names::default(), &TickRate::new(1_000_000_000), 1_000).ends_with(
                 "; its thread waited for a CPU for 2.50 ms of it at least (descheduled)"
             )
         );

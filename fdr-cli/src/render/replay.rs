@@ -24,12 +24,12 @@ use fdr_format::LinkKind;
 
 use crate::escape::shown;
 use crate::limits::MAX_SHOWN_FRAMES;
+use crate::model::engine::Plan;
 use crate::model::names::{Names, Slots};
-use crate::model::replay::Plan;
 use crate::model::thin_window;
 use crate::render::labels::thread_label;
 use crate::render::reason;
-use crate::units::{write_human, Clock};
+use crate::units::{write_human, TickRate};
 use crate::CliError;
 
 const SPACES: &str = "                                                                ";
@@ -47,7 +47,7 @@ fn indent(line: &mut String, mut n: usize) {
 pub struct Lines<'a> {
     out: &'a mut dyn Write,
     names: &'a Names,
-    clock: Clock,
+    clock: TickRate,
     /// Escaped function names by slot.
     slots: Slots,
     labels: Vec<String>,
@@ -237,7 +237,7 @@ pub fn write(
     each: &mut dyn FnMut(usize, &mut Lines<'_>) -> Result<(), CliError>,
 ) -> Result<(), CliError> {
     let names = Names::new(&p.info);
-    let clock = Clock::new(p.info.header.cycle_frequency);
+    let clock = TickRate::new(p.info.header.cycle_frequency);
     let w = |e| CliError::io("<output>", "writing the report", e);
     let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
     if let Some(h) = reason::header(&p.info, &names, &clock, p.origin) {

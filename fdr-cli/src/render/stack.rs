@@ -4,17 +4,17 @@ use std::io::Write;
 
 use clap::ValueEnum;
 
+use crate::model::engine::Plan;
 use crate::model::hist::Log2;
 use crate::model::names::Names;
-use crate::model::replay::Plan;
 use crate::model::thin_window;
 use crate::model::trie::{NodeKind, Trie};
 use crate::render::reason;
-use crate::units::{human, Clock};
+use crate::units::{human, TickRate};
 
 /// Output format of `fdr stack`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Format {
+pub enum StackFormat {
     /// An indented tree with counts, times and histograms.
     Text,
     /// One `a;b;c <self ns>` line per call path, as flame graph tools read.
@@ -22,11 +22,11 @@ pub enum Format {
 }
 
 /// Writes the call trie `t` that the pass `p` built, in `format`.
-pub fn write(t: &Trie, p: &Plan, format: Format, out: &mut dyn Write) -> std::io::Result<()> {
+pub fn write(t: &Trie, p: &Plan, format: StackFormat, out: &mut dyn Write) -> std::io::Result<()> {
     let names = Names::new(&p.info);
-    let clock = Clock::new(p.info.header.cycle_frequency);
+    let clock = TickRate::new(p.info.header.cycle_frequency);
     match format {
-        Format::Text => {
+        StackFormat::Text => {
             if let Some(h) = reason::header(&p.info, &names, &clock, p.origin) {
                 writeln!(out, "{h}")?;
             }
@@ -36,7 +36,7 @@ pub fn write(t: &Trie, p: &Plan, format: Format, out: &mut dyn Write) -> std::io
             }
             Ok(())
         }
-        Format::Folded => {
+        StackFormat::Folded => {
             let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
             t.fold_each(&names, &clock, |p, ns| writeln!(out, "{p} {ns}"))?;
             out.flush()
@@ -46,7 +46,12 @@ pub fn write(t: &Trie, p: &Plan, format: Format, out: &mut dyn Write) -> std::io
 
 const SPARK: [char; 9] = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
 
-fn write_text(t: &Trie, names: &Names, clock: &Clock, out: &mut dyn Write) -> std::io::Result<()> {
+fn write_text(
+    t: &Trie,
+    names: &Names,
+    clock: &TickRate,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     // One histogram column range for all rows, so rows compare at a glance.
     let (mut lo, mut hi) = (usize::MAX, 0usize);
     for n in &t.nodes[1..] {

@@ -383,7 +383,7 @@ mod tests_from_docs {
 
     #[test]
     fn read() {
-        use crate::model::{input::Log, profile::read};
+        use crate::model::{input::Log, profile_file::read};
         let dir = std::env::temp_dir().join(format!("fdr-profile-doc-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("app.fdrprof");
@@ -398,7 +398,7 @@ mod tests_from_docs {
 
     #[test]
     fn functions() {
-        use crate::model::profile::Functions;
+        use crate::model::profile_file::Functions;
         let f = Functions::new(&fdr_testkit::profile::known());
         assert_eq!(f.name(1), "app::main");
         assert_eq!(f.name(77), "#77");
@@ -416,12 +416,15 @@ mod tests_from_docs {
             nodes: vec![node(None, 1), node(Some(0), 2), node(Some(1), 1)],
             ..Tree::default()
         };
-        assert_eq!(crate::model::profile::outermost(&t), [true, true, false]);
+        assert_eq!(
+            crate::model::profile_file::outermost(&t),
+            [true, true, false]
+        );
     }
 
     #[test]
     fn paths() {
-        use crate::model::profile::Paths;
+        use crate::model::profile_file::Paths;
         use fdr_format::profile::{Node, Tree};
         // f calls f calls f ... 10 deep, each call 1 tick of self time.
         let nodes = (0..10u32)

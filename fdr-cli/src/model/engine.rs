@@ -118,14 +118,14 @@ mod tests_from_docs {
 
     #[test]
     fn report() {
-        use crate::model::replay::{Report, Silent};
+        use crate::model::engine::{Report, Silent};
         Silent.at(0, 1 << 20); // nothing happens
     }
 
     #[test]
     fn replay_decoder() -> Result<(), CliError> {
-        use crate::model::replay::replay_decoder;
-        use crate::model::replay::Silent;
+        use crate::model::engine::replay_decoder;
+        use crate::model::engine::Silent;
         use crate::CliError;
         use fdr_format::events::EventDecoder;
         use fdr_format::sink::{Exit, Sink, GO_ON};
