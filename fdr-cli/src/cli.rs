@@ -55,7 +55,7 @@ flame graph renderer. Past a limit a command says so, in its output or as an err
     about = "Read fdr flight-recorder logs and profiles: latency tables, call trees, flame graphs, Perfetto timelines, pprof",
     after_help = after_help()
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     /// The command.
     pub command: Command,
@@ -66,7 +66,7 @@ pub struct Cli {
 // One value per run, parsed from the command line: its size does not matter (on Windows, where a
 // path takes 32 bytes, `export`'s arguments outweigh the others past clippy's bound).
 #[allow(clippy::large_enum_variant)]
-pub enum Command {
+pub(crate) enum Command {
     /// Header, calibration, threads, blocks, time span, functions, losses and threshold; of a
     /// crash box, what it says of its process, then the same of the log it recovers to.
     Info(InfoArgs),
@@ -111,13 +111,13 @@ pub enum Command {
 // Each command's arguments, which runner.rs hands to the command's function. The structs have
 // no doc comments: clap would take them for the commands' descriptions, which are the variants'.
 #[derive(Args, Debug)]
-pub struct InfoArgs {
+pub(crate) struct InfoArgs {
     /// The log (.fdr; `-` for standard input), or a crash box (.box).
     pub log: PathBuf,
 }
 
 #[derive(Args, Debug)]
-pub struct RecoverArgs {
+pub(crate) struct RecoverArgs {
     /// Crash boxes, or directories: every `fdr-*.box` file in one [default: the directory
     /// recorders put their boxes in: $XDG_RUNTIME_DIR, else /dev/shm, else the temporary
     /// directory].
@@ -132,7 +132,7 @@ pub struct RecoverArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct DumpArgs {
+pub(crate) struct DumpArgs {
     /// The log (.fdr; `-` for standard input).
     pub log: PathBuf,
     /// Check the block grammar (BufferExtents, NewBuffer, WalltimeMarker, [Pid], NewCPUId,
@@ -143,7 +143,7 @@ pub struct DumpArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct AccountArgs {
+pub(crate) struct AccountArgs {
     /// The log (.fdr; `-` for standard input).
     pub log: PathBuf,
     /// Sort by this column (numbers: largest first).
@@ -164,7 +164,7 @@ pub struct AccountArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct StackArgs {
+pub(crate) struct StackArgs {
     /// The log (.fdr; `-` for standard input).
     pub log: PathBuf,
     /// `text`: an indented tree; `folded`: `a;b;c <self ns>` lines for flame graph tools.
@@ -175,7 +175,7 @@ pub struct StackArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct ConvertArgs {
+pub(crate) struct ConvertArgs {
     /// The log (.fdr; `-` for standard input).
     pub log: PathBuf,
     /// Output format.
@@ -189,7 +189,7 @@ pub struct ConvertArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct ExportArgs {
+pub(crate) struct ExportArgs {
     /// The log (.fdr; `-` for standard input).
     pub log: PathBuf,
     /// Send to the collector's OTLP/HTTP receiver: http[s]://HOST[:PORT][/PATH] (the path
@@ -244,7 +244,7 @@ pub struct ExportArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct FlameArgs {
+pub(crate) struct FlameArgs {
     /// The log (.fdr) or profile (.fdrprof); `-` for standard input.
     pub log: PathBuf,
     /// Output file (`-` for standard output).
@@ -258,7 +258,7 @@ pub struct FlameArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct CallsArgs {
+pub(crate) struct CallsArgs {
     /// The log (.fdr; `-` for standard input).
     pub log: PathBuf,
     #[arg(long, value_name = "N", default_value_t = 10,
@@ -281,7 +281,7 @@ pub struct CallsArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct ReplayArgs {
+pub(crate) struct ReplayArgs {
     /// The log (.fdr; `-` for standard input).
     pub log: PathBuf,
     /// Reader threads for the first pass, each decoding the blocks of a share of the log's
@@ -293,7 +293,7 @@ pub struct ReplayArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct ProfileArgs {
+pub(crate) struct ProfileArgs {
     /// The profile (.fdrprof, written by profile mode; `-` for standard input).
     pub profile: PathBuf,
     /// The call tree: per call path, count, total, self, share of the run and p99.
@@ -332,7 +332,7 @@ pub struct ProfileArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct DiffArgs {
+pub(crate) struct DiffArgs {
     /// The log before (.fdr; `-` for standard input).
     pub before: PathBuf,
     /// The log after (.fdr; `-` for standard input).
@@ -515,7 +515,7 @@ after objects add tasks, task_p50_ns, task_p99_ns and task_total_ns, and its obj
 change_task_total_ns; other functions have none of these keys.";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ConvertFormat {
+pub(crate) enum ConvertFormat {
     /// Chrome trace-event JSON.
     Chrome,
     /// Fuchsia trace format.
@@ -524,7 +524,7 @@ pub enum ConvertFormat {
 
 /// The filter options, as the command line gives them ([`FilterArgs`] for the model).
 #[derive(Args, Clone, Debug, Default, PartialEq, Eq)]
-pub struct FilterOptions {
+pub(crate) struct FilterOptions {
     /// Only the threads with this id or name (repeatable).
     #[arg(long, value_name = "TID|NAME")]
     pub thread: Vec<String>,
@@ -552,7 +552,7 @@ pub struct FilterOptions {
 
 impl FilterOptions {
     /// The filters asked for, for the model.
-    pub fn args(&self) -> FilterArgs {
+    pub(crate) fn args(&self) -> FilterArgs {
         FilterArgs {
             thread: self.thread.clone(),
             function: self.function.clone(),

@@ -28,7 +28,7 @@ fn acts(c: char) -> bool {
 /// escapes (`\n`, `\r`, `\t`, `\x1b` for the other ASCII controls, `\u{9b}` for the rest), so
 /// a name can neither move the cursor, retitle the terminal nor forge a line. Other names are
 /// returned as they are.
-pub fn shown(s: &str) -> Cow<'_, str> {
+pub(crate) fn shown(s: &str) -> Cow<'_, str> {
     if !s.chars().any(acts) {
         return Cow::Borrowed(s);
     }
@@ -53,7 +53,7 @@ pub fn shown(s: &str) -> Cow<'_, str> {
 /// `s` as a JSON string, quotes included. Nothing is lost, and nothing a terminal acts on is
 /// left raw: besides what JSON requires (`"`, `\`, C0 controls), DEL, C1 controls and
 /// bidirectional controls are written as `\uXXXX` too.
-pub fn json_string(s: &str) -> String {
+pub(crate) fn json_string(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {

@@ -44,6 +44,7 @@
 //! | `escape` | names from a log made safe to show |
 
 #![warn(missing_docs)]
+#![warn(unreachable_pub)]
 #![forbid(unsafe_code)]
 
 mod cli;

@@ -59,6 +59,8 @@ pub(crate) const MAX_PROFILE_BYTES: u64 = 4 << 30;
 /// The most location ids, over all samples, `fdr profile --pprof` writes: the paths' frames. A
 /// profile within the runtime's bounds has far fewer; past it the export is refused rather than
 /// made huge.
+// Without the `otlp` feature there is no pprof export, but the table still states the limit.
+#[cfg_attr(not(feature = "otlp"), allow(dead_code))]
 pub(crate) const MAX_PPROF_LOCATIONS: usize = 1 << 24;
 
 /// The most reader threads a command's `--threads` asks for.

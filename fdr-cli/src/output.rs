@@ -102,7 +102,7 @@ impl Drop for Temp {
 /// Runs `f` on a buffered writer to the output `dest` for the input log `input`: `-` is `out`;
 /// a path gets a temporary file renamed into place when `f` succeeded (see the module
 /// documentation). Refuses (a usage error) an output that is the input.
-pub fn write(
+pub(crate) fn write(
     dest: &Path,
     input: &Path,
     out: &mut dyn Write,

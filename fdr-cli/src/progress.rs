@@ -9,7 +9,7 @@ const MIN_BYTES: u64 = 64 << 20;
 
 /// Progress through one or more passes over a log, drawn as a bar: the model's
 /// [`crate::model::engine::Report`].
-pub struct Progress {
+pub(crate) struct Progress {
     bar: Option<ProgressBar>,
     len: u64,
 }
@@ -17,7 +17,7 @@ pub struct Progress {
 impl Progress {
     /// A bar over `passes` reads of a `len`-byte file, shown only when stderr is a terminal and
     /// the file is large.
-    pub fn new(len: u64, passes: u64) -> Progress {
+    pub(crate) fn new(len: u64, passes: u64) -> Progress {
         if len < MIN_BYTES || !std::io::stderr().is_terminal() {
             return Progress::hidden();
         }
@@ -37,20 +37,20 @@ impl Progress {
     }
 
     /// No bar.
-    pub fn hidden() -> Progress {
+    pub(crate) fn hidden() -> Progress {
         Progress { bar: None, len: 0 }
     }
 
     /// Pass `pass` (from 0) has reached byte `offset`.
     #[inline]
-    pub fn at(&self, pass: u64, offset: u64) {
+    pub(crate) fn at(&self, pass: u64, offset: u64) {
         if let Some(b) = &self.bar {
             b.set_position(pass * self.len + offset);
         }
     }
 
     /// Removes the bar.
-    pub fn finish(&self) {
+    pub(crate) fn finish(&self) {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }

@@ -64,7 +64,7 @@ impl Job {
 }
 
 /// Runs `command`; reports go to `out`.
-pub fn run(command: Command, out: &mut dyn Write) -> Result<(), CliError> {
+pub(crate) fn run(command: Command, out: &mut dyn Write) -> Result<(), CliError> {
     match command {
         Command::Info(a) => info(a, out),
         Command::Recover(a) => recover(a, out),

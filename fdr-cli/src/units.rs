@@ -2,30 +2,30 @@
 
 /// Converts timestamp ticks to nanoseconds at a fixed tick rate.
 #[derive(Clone, Copy, Debug)]
-pub struct TickRate {
+pub(crate) struct TickRate {
     freq: u64,
 }
 
 impl TickRate {
     /// A rate of `freq` ticks per second (`freq` > 0; the header check ensures it).
-    pub fn new(freq: u64) -> TickRate {
+    pub(crate) fn new(freq: u64) -> TickRate {
         TickRate { freq: freq.max(1) }
     }
 
     /// Ticks per second.
-    pub fn freq(&self) -> u64 {
+    pub(crate) fn freq(&self) -> u64 {
         self.freq
     }
 
     /// Exact conversion, rounding down.
-    pub fn ns(&self, ticks: u64) -> u64 {
+    pub(crate) fn ns(&self, ticks: u64) -> u64 {
         fdr_format::units::ticks_to_ns(ticks, self.freq)
     }
 }
 
 /// A duration in nanoseconds with three significant digits and a unit: `850 ns`, `1.25 µs`,
 /// `12.5 ms`, `3.20 s`.
-pub fn human(ns: u64) -> String {
+pub(crate) fn human(ns: u64) -> String {
     let mut s = String::new();
     write_human(&mut s, ns);
     s
@@ -33,7 +33,7 @@ pub fn human(ns: u64) -> String {
 
 /// The time so far of a call still running when the window was written: it ran at least
 /// that long.
-pub fn open_human(ns: u64) -> String {
+pub(crate) fn open_human(ns: u64) -> String {
     let mut s = String::from("\u{2265} ");
     write_human(&mut s, ns);
     s
@@ -41,7 +41,7 @@ pub fn open_human(ns: u64) -> String {
 
 /// A call's duration: [`open_human`] if it was still running when the window was written,
 /// else [`human`].
-pub fn lasted(ns: u64, open: bool) -> String {
+pub(crate) fn lasted(ns: u64, open: bool) -> String {
     if open {
         open_human(ns)
     } else {
@@ -50,7 +50,7 @@ pub fn lasted(ns: u64, open: bool) -> String {
 }
 
 /// [`human`] written into `out`, without allocating.
-pub fn write_human(out: &mut String, ns: u64) {
+pub(crate) fn write_human(out: &mut String, ns: u64) {
     use std::fmt::Write as _;
     if ns < 1_000 {
         let _ = write!(out, "{ns} ns");

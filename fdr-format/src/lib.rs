@@ -20,6 +20,7 @@
 // be asked in the Rust this crate builds with.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
+#![warn(unreachable_pub)]
 
 pub mod args;
 pub mod crash_box;

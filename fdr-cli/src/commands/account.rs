@@ -125,7 +125,7 @@ impl TaskTally {
 
 /// The accounting sink.
 #[derive(Default)]
-pub struct Account {
+pub(crate) struct Account {
     slots: Slots,
     tallies: Vec<Tally>,
     task_tallies: Vec<TaskTally>,
@@ -157,7 +157,7 @@ impl Account {
     }
 
     /// Closes the tasks cut by the window (see [`Tasks::finish`]); `end` is the log's end.
-    pub fn finish_tasks(&mut self, end: u64) -> Result<(), CliError> {
+    pub(crate) fn finish_tasks(&mut self, end: u64) -> Result<(), CliError> {
         for span in std::mem::take(&mut self.tasks).finish(end) {
             self.count_task(&span)?;
         }
@@ -214,7 +214,7 @@ impl Sink for Account {
 
 /// One function's line of the report, in nanoseconds.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AccountRow {
+pub(crate) struct AccountRow {
     /// Full name, or `#<id>`.
     pub function: String,
     /// Function id.
@@ -256,7 +256,7 @@ pub struct AccountRow {
 
 /// An async function's tasks: creation to completion or cancellation, in nanoseconds.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub struct TaskRow {
+pub(crate) struct TaskRow {
     /// Tasks (completed, cancelled, or open at the end of the log).
     pub tasks: u64,
     /// Tasks dropped before completing.
@@ -281,7 +281,7 @@ pub struct TaskRow {
 
 /// What to sort the report by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum SortKey {
+pub(crate) enum SortKey {
     /// Number of calls, most first.
     Count,
     /// Shortest call, longest first.
@@ -308,7 +308,7 @@ pub enum SortKey {
 impl Account {
     /// Adds the tallies of `other` (another share of the same log's threads); an error if
     /// together they use more than [`crate::limits::MAX_LOG_FUNCTIONS`] function ids.
-    pub fn merge(&mut self, other: Account) -> Result<(), CliError> {
+    pub(crate) fn merge(&mut self, other: Account) -> Result<(), CliError> {
         for ((&id, t), tt) in other
             .slots
             .ids()
@@ -334,7 +334,7 @@ impl Account {
 
     /// Accounts the log at `path`, reading it with `readers` threads in parallel (each decodes
     /// the blocks of its share of the log's threads).
-    pub fn of_log(
+    pub(crate) fn of_log(
         log: &Log,
         readers: usize,
         filter: &Filter,
@@ -380,7 +380,7 @@ impl Account {
     }
 
     /// The report rows, sorted and cut to `top`.
-    pub fn rows(
+    pub(crate) fn rows(
         &mut self,
         names: &Names,
         clock: &TickRate,
@@ -464,7 +464,7 @@ impl Account {
 /// What `fdr account` shows: the table's rows, the culled functions, and the log's tables
 /// and threads (for the trigger's line and the window's note).
 #[derive(Debug)]
-pub struct Table {
+pub(crate) struct Table {
     /// One row per function, sorted.
     pub rows: Vec<AccountRow>,
     /// Functions culled during the recording.
@@ -477,7 +477,7 @@ pub struct Table {
 
 /// Accounts `log` behind `filter` with `readers` reader threads, rows sorted by `sort` and cut
 /// to the first `top`.
-pub fn table(
+pub(crate) fn table(
     log: &Log,
     filter: &Filter,
     readers: usize,

@@ -30,7 +30,7 @@ use crate::CliError;
 
 /// What `fdr calls` shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CallsOptions {
+pub(crate) struct CallsOptions {
     /// How many calls.
     pub top: usize,
     /// Levels of callees shown under each.
@@ -80,7 +80,7 @@ struct Top {
 }
 
 /// What each task is tied to (its parent, tasks it follows from), by task id.
-pub type Links = HashMap<u64, Vec<TaskLink>>;
+pub(crate) type Links = HashMap<u64, Vec<TaskLink>>;
 
 fn add_link(links: &mut Links, link: TaskLink) {
     if links.len() >= MAX_LINKED_TASKS && !links.contains_key(&link.task) {
@@ -444,7 +444,7 @@ impl Sink for Capture {
 /// What `fdr calls` shows: the slowest calls, each with the tree of calls it made, and the
 /// slowest tasks of async functions.
 #[derive(Debug)]
-pub struct Slowest {
+pub(crate) struct Slowest {
     /// The calls, slowest first, each with its tree (its root first).
     pub(crate) calls: Vec<(Key, Vec<CallNode>)>,
     /// The slowest tasks.
@@ -460,13 +460,13 @@ pub struct Slowest {
 impl Slowest {
     /// The number of calls listed.
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.calls.len()
     }
 }
 
 /// The `top` slowest calls of `log` behind `filter`, each with its tree, and the slowest tasks.
-pub fn slowest(
+pub(crate) fn slowest(
     log: &Log,
     filter: &Filter,
     opts: &CallsOptions,

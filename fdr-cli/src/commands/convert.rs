@@ -12,13 +12,17 @@ use crate::CliError;
 
 /// The first pass: which frames were open when each window started, which threads have calls
 /// to show, and how many calls pass the filters.
-pub fn timeline_plan(log: &Log, filter: &Filter, progress: &dyn Report) -> Result<Plan, CliError> {
+pub(crate) fn timeline_plan(
+    log: &Log,
+    filter: &Filter,
+    progress: &dyn Report,
+) -> Result<Plan, CliError> {
     plan(log, filter, progress)
 }
 
 /// Replays `log` into `sink` behind `filter`, after the plan `p`; returns when the log was
 /// taken, where tasks not completed end.
-pub fn timeline<S: Sink<Error = E>, E>(
+pub(crate) fn timeline<S: Sink<Error = E>, E>(
     log: &Log,
     filter: &Filter,
     p: &Plan,

@@ -18,7 +18,7 @@ use crate::CliError;
 
 /// One function's figures in one log, in nanoseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct Side {
+pub(crate) struct Side {
     /// Calls.
     pub count: u64,
     /// Median.
@@ -36,7 +36,7 @@ pub struct Side {
 
 /// An async function's tasks in one log, in nanoseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct TaskSide {
+pub(crate) struct TaskSide {
     /// Tasks (completed, cancelled or still open).
     pub tasks: u64,
     /// Median latency.
@@ -93,7 +93,7 @@ impl Side {
 
 /// One function of the comparison.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Change {
+pub(crate) struct Change {
     /// Full name.
     pub function: String,
     /// Its figures in the log before, if it is there.
@@ -104,14 +104,14 @@ pub struct Change {
 
 impl Change {
     /// Total time after minus total time before, in nanoseconds.
-    pub fn change_total_ns(&self) -> i128 {
+    pub(crate) fn change_total_ns(&self) -> i128 {
         let t = |s: &Option<Side>| s.map_or(0, |s| i128::from(s.total_ns));
         t(&self.after) - t(&self.before)
     }
 
     /// For an async function (tasks in either log), the tasks' total latency after minus
     /// before, in nanoseconds.
-    pub fn change_task_total_ns(&self) -> Option<i128> {
+    pub(crate) fn change_task_total_ns(&self) -> Option<i128> {
         let t = |s: &Option<Side>| s.and_then(|s| s.task);
         if t(&self.before).is_none() && t(&self.after).is_none() {
             return None;
@@ -135,7 +135,7 @@ fn sides(log: &Log, progress: &dyn Report) -> Result<HashMap<String, Side>, CliE
 
 /// The comparison of two logs' functions, largest change in total time first (then by name);
 /// an async function ranks by the larger of its polls' and its tasks' change.
-pub fn compare(before: HashMap<String, Side>, after: HashMap<String, Side>) -> Vec<Change> {
+pub(crate) fn compare(before: HashMap<String, Side>, after: HashMap<String, Side>) -> Vec<Change> {
     let mut all: HashMap<String, Change> = HashMap::new();
     for (f, s) in before {
         all.insert(
@@ -173,7 +173,11 @@ pub fn compare(before: HashMap<String, Side>, after: HashMap<String, Side>) -> V
 }
 
 /// Accounts `before` and `after` and compares them.
-pub fn changes(before: &Log, after: &Log, progress: &dyn Report) -> Result<Vec<Change>, CliError> {
+pub(crate) fn changes(
+    before: &Log,
+    after: &Log,
+    progress: &dyn Report,
+) -> Result<Vec<Change>, CliError> {
     let b = sides(before, progress)?;
     let a = sides(after, &Silent)?;
     Ok(compare(b, a))

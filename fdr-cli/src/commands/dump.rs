@@ -9,7 +9,7 @@ use crate::model::input::Log;
 use crate::CliError;
 
 /// What a dump is written to ([`crate::render::dump::Printer`] writes the lines).
-pub trait Dumper {
+pub(crate) trait Dumper {
     /// The file header.
     fn header(&mut self, h: &FileHeader) -> std::io::Result<()>;
     /// The record at byte offset `at`.
@@ -26,7 +26,7 @@ pub trait Dumper {
 /// grammar, and adds a warning line after each record where a thread's time runs backwards (a
 /// warning only: timestamp counters of different CPUs can disagree a little, so the log is
 /// still valid; durations across such a point are shown as 0).
-pub fn run(log: &Log, verify: bool, out: &mut dyn Dumper) -> Result<(), CliError> {
+pub(crate) fn run(log: &Log, verify: bool, out: &mut dyn Dumper) -> Result<(), CliError> {
     let name = log.name().to_string();
     let file = log.file()?;
     let input = |err: FormatError| CliError::Input {

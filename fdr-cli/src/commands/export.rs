@@ -24,7 +24,7 @@ use crate::CliError;
 
 /// What `fdr export` puts in the resource and the trace, besides what the log says.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ExportOptions {
+pub(crate) struct ExportOptions {
     /// `service.name`; default: the program's file name from the log.
     pub service_name: Option<String>,
     /// `host.name`; default: none (a log does not say which machine wrote it).
@@ -39,7 +39,7 @@ pub struct ExportOptions {
 /// [`fdr_otlp`]: the calls of [`fdr_format::window`] (the plan, then the calls through the
 /// filter) converted as the runtime's exporter converts them
 /// ([`fdr_otlp::convert::convert`]).
-pub fn window(
+pub(crate) fn window(
     log: &Log,
     filter: &Filter,
     opts: &ExportOptions,
@@ -73,7 +73,7 @@ pub fn window(
 
 /// How many times [`window`] reads the log: twice, the first pass's plan (the calls open when
 /// each window started, the calls that pass the filter) and then the calls.
-pub fn passes(_: &Filter) -> u64 {
+pub(crate) fn passes(_: &Filter) -> u64 {
     2
 }
 
@@ -96,7 +96,7 @@ impl From<LimitPassed> for CliError {
 }
 
 /// The window as one protobuf `ExportTraceServiceRequest` holding every span.
-pub fn request_bytes(w: &Window) -> Vec<u8> {
+pub(crate) fn request_bytes(w: &Window) -> Vec<u8> {
     let r = each_request(w, 0)
         .next()
         .expect("a window makes at least one request");
@@ -105,7 +105,7 @@ pub fn request_bytes(w: &Window) -> Vec<u8> {
 
 /// Sends the window through `client`, at most `max_spans` spans per request, with retries per
 /// `policy`.
-pub fn send(
+pub(crate) fn send(
     w: &Window,
     client: &Client,
     max_spans: usize,

@@ -44,7 +44,7 @@ const MIN_WIDTH_PCT: f64 = 0.01;
 /// What a graph or chart may hand the renderer: [`MAX_FLAME_FRAMES`], [`MAX_FLAME_BYTES`] and
 /// [`MAX_SHOWN_FRAMES`] by default; smaller in tests and fuzzing, to reach the code past them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FlameLimits {
+pub(crate) struct FlameLimits {
     /// Frames over all lines.
     pub frames: usize,
     /// Bytes of all lines.
@@ -143,7 +143,7 @@ impl Forest for PathsForest<'_> {
 /// folded into it. Paths narrower than the renderer draws are always folded into their caller
 /// (top-level ones into one `[narrow call paths]` line); past `limits`, ever wider ones, and
 /// `notes` gets a line saying so. The counts always add up to the trie's whole time.
-pub fn graph_lines(
+pub(crate) fn graph_lines(
     t: &Trie,
     names: &Names,
     clock: &TickRate,
@@ -155,7 +155,7 @@ pub fn graph_lines(
 
 /// [`graph_lines`] of a profile's call paths (see [`crate::model::profile_file::Paths`]): each
 /// path's self time.
-pub fn profile_lines(
+pub(crate) fn profile_lines(
     paths: &Paths,
     functions: &Functions,
     clock: &TickRate,
@@ -325,7 +325,7 @@ struct ChartThread {
 /// The flame chart being built: per thread, the time-ordered runs of identical stacks (up to
 /// the display depth), exact while they fit the limits, else sampled every `step` ticks, the
 /// step doubling until they fit.
-pub struct Chart {
+pub(crate) struct Chart {
     limits: FlameLimits,
     max_depth: usize,
     step: u64,
@@ -335,7 +335,7 @@ pub struct Chart {
 
 impl Chart {
     /// An empty chart.
-    pub fn new(limits: FlameLimits) -> Chart {
+    pub(crate) fn new(limits: FlameLimits) -> Chart {
         Chart {
             limits,
             max_depth: limits.depth.max(1),
@@ -347,7 +347,7 @@ impl Chart {
 
     /// Ticks between two samples of a thread's stack (1: every change is kept).
     #[cfg(test)]
-    pub fn step(&self) -> u64 {
+    pub(crate) fn step(&self) -> u64 {
         self.step
     }
 
@@ -492,7 +492,7 @@ impl Chart {
     /// The chart's lines (`thread;a;b <ns>`), thread by thread in time order; `tids` gives each
     /// thread index's id, for its name. Samples more coarsely first if the lines would be
     /// over the byte limit, and adds a note to `notes` if the chart is sampled.
-    pub fn lines(
+    pub(crate) fn lines(
         &mut self,
         names: &Names,
         clock: &TickRate,
@@ -567,7 +567,7 @@ impl Chart {
 /// What `fdr flame` draws: inferno's input lines (`frame;frame;frame count`) and what the
 /// subtitle says.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Drawing {
+pub(crate) struct Drawing {
     /// The log's name.
     pub name: String,
     /// A flame chart (time order, one root per thread) rather than a graph.
@@ -580,7 +580,7 @@ pub struct Drawing {
 
 /// The flame graph (or, with `chart`, the flame chart) of `log` behind `filter`; an error when
 /// there is nothing to draw.
-pub fn drawing(
+pub(crate) fn drawing(
     log: &Log,
     filter: &Filter,
     chart: bool,
@@ -639,7 +639,7 @@ pub fn drawing(
 
 /// The flame graph of profile `p` (named `name`): its trees merged by call path, each path's
 /// self time; an error when there is nothing to draw.
-pub fn profile_drawing(name: &str, p: &Profile) -> Result<Drawing, CliError> {
+pub(crate) fn profile_drawing(name: &str, p: &Profile) -> Result<Drawing, CliError> {
     let paths = Paths::new(&p.merged(), MAX_SHOWN_FRAMES);
     let functions = Functions::new(p);
     let clock = TickRate::new(p.ticks_per_second);

@@ -16,7 +16,7 @@ use crate::CliError;
 
 /// What `fdr info` shows.
 #[derive(Debug)]
-pub struct LogSummary {
+pub(crate) struct LogSummary {
     /// The log's name as given.
     pub name: String,
     /// Its size in bytes.
@@ -32,7 +32,7 @@ pub struct LogSummary {
 }
 
 /// Reads `log` once.
-pub fn summary(log: &Log, progress: &dyn Report) -> Result<LogSummary, CliError> {
+pub(crate) fn summary(log: &Log, progress: &dyn Report) -> Result<LogSummary, CliError> {
     summary_of(log.decoder()?, log.name(), log.len(), progress)
 }
 
@@ -77,7 +77,7 @@ fn summary_of<R: Read>(
 
 /// What `fdr info` shows of a crash box.
 #[derive(Debug)]
-pub struct BoxSummary {
+pub(crate) struct BoxSummary {
     /// The box's name as given.
     pub name: String,
     /// Its size in bytes.
@@ -94,7 +94,7 @@ pub struct BoxSummary {
 /// wrote) and the log it recovers to, in memory; nothing is written, and the box is not taken.
 /// Whether its process runs is told by its lock when the box has one and is `file`, else by its
 /// pid.
-pub fn box_summary<S: Source + ?Sized>(
+pub(crate) fn box_summary<S: Source + ?Sized>(
     name: &str,
     source: &S,
     file: Option<&std::fs::File>,

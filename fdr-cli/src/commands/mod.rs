@@ -4,16 +4,16 @@
 //! reads crash boxes and writes the logs recovered from them. `export`
 //! (with the `otlp` feature) hands the window to [`fdr_otlp`], which sends it.
 
-pub mod account;
-pub mod calls;
-pub mod convert;
-pub mod diff;
-pub mod dump;
+pub(crate) mod account;
+pub(crate) mod calls;
+pub(crate) mod convert;
+pub(crate) mod diff;
+pub(crate) mod dump;
 #[cfg(feature = "otlp")]
-pub mod export;
-pub mod flame;
-pub mod info;
-pub mod profile;
-pub mod recover;
-pub mod replay;
-pub mod stack;
+pub(crate) mod export;
+pub(crate) mod flame;
+pub(crate) mod info;
+pub(crate) mod profile;
+pub(crate) mod recover;
+pub(crate) mod replay;
+pub(crate) mod stack;

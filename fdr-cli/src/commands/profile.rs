@@ -31,7 +31,7 @@ use crate::CliError;
 
 /// What the report shows.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum View {
+pub(crate) enum View {
     /// One row per function.
     Functions,
     /// The call tree.
@@ -43,7 +43,7 @@ pub enum View {
 
 /// What `fdr profile` was asked for.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ProfileOptions {
+pub(crate) struct ProfileOptions {
     /// Per function, the tree, or around a function.
     pub view: View,
     /// One section per tree of the file rather than every tree merged.
@@ -72,7 +72,7 @@ impl Default for ProfileOptions {
 /// `max_ns` are of the calls that returned; calls still running when the profile was written
 /// are in `open` and `open_ns` only.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ProfileRow {
+pub(crate) struct ProfileRow {
     /// Full name, `#<id>` without one, or `[calls deeper than N frames]`.
     pub function: String,
     /// Function id (`u32::MAX` for the merged deeper calls).
@@ -104,7 +104,7 @@ pub struct ProfileRow {
 
 /// One call path of the tree, in preorder.
 #[derive(Clone, Debug, PartialEq)]
-pub struct PathRow {
+pub(crate) struct PathRow {
     /// Frames above it.
     pub depth: usize,
     /// Its figures.
@@ -117,7 +117,7 @@ pub struct PathRow {
 
 /// A caller or a callee of a function, with the calls between the two.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Edge {
+pub(crate) struct Edge {
     /// The other function's name; `None` for calls from no recorded function.
     pub function: Option<String>,
     /// Its id.
@@ -130,7 +130,7 @@ pub struct Edge {
 
 /// A function with its callers and callees.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Focus {
+pub(crate) struct Focus {
     /// Its figures.
     pub row: ProfileRow,
     /// Who called it, most time first.
@@ -141,7 +141,7 @@ pub struct Focus {
 
 /// What a section shows.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Body {
+pub(crate) enum Body {
     /// One row per function, sorted.
     Functions(Vec<ProfileRow>),
     /// The call paths in preorder (callees by total, most first).
@@ -157,7 +157,7 @@ pub enum Body {
 
 /// The report on one tree, or on every tree merged.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Section {
+pub(crate) struct Section {
     /// The tree's thread (`None` for every tree merged; 0 for several threads).
     pub tid: Option<i32>,
     /// The thread's name, if it had one.
@@ -170,7 +170,7 @@ pub struct Section {
 
 /// What the profile says of itself, for the report's first line.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ProfileSummary {
+pub(crate) struct ProfileSummary {
     /// The program's name.
     pub program: String,
     /// Its process id.
@@ -196,7 +196,7 @@ pub struct ProfileSummary {
 
 /// The whole report.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ProfileReport {
+pub(crate) struct ProfileReport {
     /// The first line's figures.
     pub summary: ProfileSummary,
     /// One section per tree ([`ProfileOptions::threads`]) or one for every tree merged.
@@ -207,7 +207,11 @@ pub struct ProfileReport {
 
 /// The report on `p` (named `name` in errors); an error if a function pattern matches no
 /// function of the profile.
-pub fn report(p: &Profile, name: &str, opts: &ProfileOptions) -> Result<ProfileReport, CliError> {
+pub(crate) fn report(
+    p: &Profile,
+    name: &str,
+    opts: &ProfileOptions,
+) -> Result<ProfileReport, CliError> {
     let clock = TickRate::new(p.ticks_per_second);
     let functions = Functions::new(p);
     let merged;
@@ -375,7 +379,7 @@ fn per_function(t: &Tree) -> Vec<Node> {
 }
 
 /// One row per function of `t`, in order of first appearance.
-pub fn function_rows(t: &Tree, functions: &Functions, clock: &TickRate) -> Vec<ProfileRow> {
+pub(crate) fn function_rows(t: &Tree, functions: &Functions, clock: &TickRate) -> Vec<ProfileRow> {
     per_function(t)
         .iter()
         .map(|n| {
@@ -390,7 +394,7 @@ pub fn function_rows(t: &Tree, functions: &Functions, clock: &TickRate) -> Vec<P
 }
 
 /// How rows are ordered by `sort`; equal rows by id.
-pub fn order(sort: SortKey) -> impl Fn(&ProfileRow, &ProfileRow) -> Ordering {
+pub(crate) fn order(sort: SortKey) -> impl Fn(&ProfileRow, &ProfileRow) -> Ordering {
     move |a, b| {
         let desc = |x: u64, y: u64| y.cmp(&x);
         match sort {

@@ -24,7 +24,7 @@ use crate::CliError;
 
 /// What `fdr recover` was asked.
 #[derive(Clone, Debug, Default)]
-pub struct RecoverOptions {
+pub(crate) struct RecoverOptions {
     /// Boxes and directories of boxes; none: [`crash_box::default_dir`].
     pub paths: Vec<PathBuf>,
     /// Leave the boxes in place.
@@ -35,7 +35,7 @@ pub struct RecoverOptions {
 
 /// What was done with one box, or that there was none.
 #[derive(Debug)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Its log was written to `log`.
     Wrote {
         /// Where.
@@ -127,7 +127,7 @@ fn find(paths: &[PathBuf]) -> Found {
 /// `report` is handed each [`Outcome`] as it happens, with where to print it (`out`, or
 /// standard error when the log itself went to `out`). Fails at the end when a box could not be
 /// recovered ([`CliError::Unrecovered`], every such box with why), after doing the others.
-pub fn recover(
+pub(crate) fn recover(
     opts: &RecoverOptions,
     out: &mut dyn Write,
     report: &mut dyn FnMut(&Outcome, &mut dyn Write) -> io::Result<()>,

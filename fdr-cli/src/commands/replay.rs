@@ -11,7 +11,7 @@ use crate::CliError;
 
 /// The first pass, with `readers` reader threads: which frames were open when each window
 /// started, and which threads have calls to show.
-pub fn plan(
+pub(crate) fn plan(
     log: &Log,
     filter: &Filter,
     readers: usize,
@@ -21,14 +21,14 @@ pub fn plan(
 }
 
 /// The threads to show, earliest window first.
-pub fn order(p: &Plan) -> Vec<usize> {
+pub(crate) fn order(p: &Plan) -> Vec<usize> {
     let mut order: Vec<usize> = (0..p.threads.len()).filter(|&t| p.shows(t)).collect();
     order.sort_by_key(|&t| (p.threads[t].first_tsc, p.threads[t].tid));
     order
 }
 
 /// Replays thread index `t`'s window of `log` into `sink`, behind `filter`.
-pub fn thread<S: Sink<Error = E>, E>(
+pub(crate) fn thread<S: Sink<Error = E>, E>(
     log: &Log,
     filter: &Filter,
     p: &Plan,

@@ -9,7 +9,11 @@ use crate::model::trie::Trie;
 use crate::CliError;
 
 /// The call trie of `log` behind `filter`, and the plan its pass made.
-pub fn trie(log: &Log, filter: &Filter, progress: &dyn Report) -> Result<(Trie, Plan), CliError> {
+pub(crate) fn trie(
+    log: &Log,
+    filter: &Filter,
+    progress: &dyn Report,
+) -> Result<(Trie, Plan), CliError> {
     Trie::build(log, filter, progress)
 }
 

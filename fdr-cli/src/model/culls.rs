@@ -24,7 +24,7 @@ struct CullEvent {
 
 /// One time a function was culled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Period {
+pub(crate) struct Period {
     /// The function.
     pub id: u32,
     /// When and by which thread (index) it was culled; `None` if before the window.
@@ -36,7 +36,7 @@ pub struct Period {
 
 /// The cull events of a log.
 #[derive(Clone, Debug, Default)]
-pub struct Culls {
+pub(crate) struct Culls {
     events: Vec<CullEvent>,
     /// Events past [`MAX_CULL_EVENTS`], not listed.
     more: u64,
@@ -45,7 +45,7 @@ pub struct Culls {
 
 impl Culls {
     /// A cull event of thread index `thread` at `tsc`.
-    pub fn event(&mut self, thread: u32, tsc: u64, kind: CullKind, id: u32) {
+    pub(crate) fn event(&mut self, thread: u32, tsc: u64, kind: CullKind, id: u32) {
         self.functions.insert(id);
         if self.events.len() < MAX_CULL_EVENTS {
             self.events.push(CullEvent {
@@ -60,7 +60,7 @@ impl Culls {
     }
 
     /// Adds the events of another share of the same log's threads.
-    pub fn merge(&mut self, other: Culls) {
+    pub(crate) fn merge(&mut self, other: Culls) {
         self.more += other.more;
         self.functions.extend(other.functions);
         for e in other.events {
@@ -73,23 +73,23 @@ impl Culls {
     }
 
     /// True if the log has cull events of function `id`: its counts are a sample.
-    pub fn is_culled(&self, id: u32) -> bool {
+    pub(crate) fn is_culled(&self, id: u32) -> bool {
         self.functions.contains(&id)
     }
 
     /// How many functions the log's cull events name.
-    pub fn functions(&self) -> usize {
+    pub(crate) fn functions(&self) -> usize {
         self.functions.len()
     }
 
     /// True if the log has no cull events.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.functions.is_empty()
     }
 
     /// The culled periods, in time order of their start (a period culled before the window
     /// first).
-    pub fn periods(&self) -> Vec<Period> {
+    pub(crate) fn periods(&self) -> Vec<Period> {
         let mut events = self.events.clone();
         events.sort_by_key(|e| (e.tsc, e.thread));
         let mut out: Vec<Period> = Vec::new();
@@ -122,7 +122,7 @@ impl Culls {
     }
 
     /// Cull events left out of the list.
-    pub fn more(&self) -> u64 {
+    pub(crate) fn more(&self) -> u64 {
         self.more
     }
 }

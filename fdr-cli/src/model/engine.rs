@@ -14,13 +14,13 @@ use fdr_format::FormatError;
 
 /// Where a pass over a log reports how far it got: the command's progress bar, or nothing
 /// ([`Silent`]). The model is handed one, and never draws.
-pub trait Report: Sync {
+pub(crate) trait Report: Sync {
     /// Pass `pass` (from 0) has reached byte `offset` of the log.
     fn at(&self, pass: u64, offset: u64);
 }
 
 /// No report.
-pub struct Silent;
+pub(crate) struct Silent;
 
 impl Report for Silent {
     fn at(&self, _: u64, _: u64) {}
@@ -31,7 +31,7 @@ use crate::CliError;
 /// What a first pass learned: the frames open when each thread's window started, and the
 /// log's tables.
 #[derive(Clone, Debug, Default)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// Per thread index, the functions of the calls open when its window started, from the
     /// bottom of the stack up ([`fdr_format::first_pass`]).
     pub initial: Vec<Vec<u32>>,
@@ -50,14 +50,14 @@ pub struct Plan {
 
 impl Plan {
     /// True if thread index `t` has calls that pass the filters.
-    pub fn shows(&self, t: usize) -> bool {
+    pub(crate) fn shows(&self, t: usize) -> bool {
         self.shown.get(t).copied().unwrap_or(false)
     }
 }
 
 /// A decoded log's tables and threads.
 #[derive(Clone, Debug)]
-pub struct Decoded {
+pub(crate) struct Decoded {
     /// Header and tables.
     pub info: LogInfo,
     /// Threads, with complete windows.
@@ -74,7 +74,7 @@ pub(super) fn input(path: &str) -> impl Fn(FormatError) -> CliError + '_ {
 /// Replays the log `dec` reads, whatever its input, into `sink`, whose errors become the
 /// command's; `path` names it in errors. With a plan, the calls open when each thread's window
 /// started are entered then. (No sink of the command stops a replay early.)
-pub fn replay_decoder<R: Read, S: Sink<Error = E>, E>(
+pub(crate) fn replay_decoder<R: Read, S: Sink<Error = E>, E>(
     mut dec: EventDecoder<R>,
     path: &str,
     sink: &mut S,

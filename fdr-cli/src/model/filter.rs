@@ -36,7 +36,7 @@ use crate::CliError;
 /// The filters a command is asked for (`fdr`'s command line reads them into this: see
 /// `cli::FilterOptions`), before they are resolved against a log ([`Filter::resolve`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct FilterArgs {
+pub(crate) struct FilterArgs {
     /// Only the threads with this id or name.
     pub thread: Vec<String>,
     /// Only calls of functions whose name matches this [`Pattern`], and the calls they made.
@@ -54,7 +54,7 @@ pub struct FilterArgs {
 
 impl FilterArgs {
     /// True when no filter is asked for.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         *self == FilterArgs::default()
     }
 }
@@ -62,7 +62,7 @@ impl FilterArgs {
 /// A duration as the command line writes it, in nanoseconds: the grammar of
 /// [`fdr_format::duration`], shared with `FDR_OPTIONS` and the attribute (`500us`, `1.5ms`,
 /// `2s`, `1m`; `0` needs no unit).
-pub fn parse_duration(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_duration(s: &str) -> Result<u64, String> {
     fdr_format::duration::parse(s).map_err(|e| e.to_string())
 }
 
@@ -71,16 +71,16 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
 /// matches itself; the whole name must match, or, without `*`, its end after a `::`; a trait
 /// method also goes by `Type::method` and `Trait::method`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Pattern(String);
+pub(crate) struct Pattern(String);
 
 impl Pattern {
     /// The pattern `p`.
-    pub fn new(p: &str) -> Pattern {
+    pub(crate) fn new(p: &str) -> Pattern {
         Pattern(p.to_string())
     }
 
     /// True if `name` matches.
-    pub fn matches(&self, name: &str) -> bool {
+    pub(crate) fn matches(&self, name: &str) -> bool {
         fdr_format::glob::function_matches(&self.0, name)
     }
 }
@@ -88,7 +88,7 @@ impl Pattern {
 /// The filters of one command, resolved against the log: thread ids and names, function names,
 /// and absolute times in ticks.
 #[derive(Debug, Default)]
-pub struct Filter {
+pub(crate) struct Filter {
     threads: Vec<String>,
     function: Option<Pattern>,
     /// `[from, to]`, in ticks.
@@ -104,13 +104,13 @@ pub struct Filter {
 
 impl Filter {
     /// No filter.
-    pub fn none() -> Filter {
+    pub(crate) fn none() -> Filter {
         Filter::default()
     }
 
     /// Resolves `args` for `log`: reads the log's tables and window starts first (seeking over
     /// the blocks' contents) when the filters need them.
-    pub fn resolve(args: &FilterArgs, log: &Log) -> Result<Filter, CliError> {
+    pub(crate) fn resolve(args: &FilterArgs, log: &Log) -> Result<Filter, CliError> {
         let mut f = Filter {
             threads: args.thread.clone(),
             function: args.function.as_deref().map(Pattern::new),
@@ -192,12 +192,12 @@ impl Filter {
     }
 
     /// True if `--function` chooses functions.
-    pub fn selects_functions(&self) -> bool {
+    pub(crate) fn selects_functions(&self) -> bool {
         self.function.is_some()
     }
 
     /// True if calls go through a [`Filtered`] sink (a function, time or duration filter).
-    pub fn wraps(&self) -> bool {
+    pub(crate) fn wraps(&self) -> bool {
         self.function.is_some() || self.range.is_some() || self.min.is_some()
     }
 
@@ -205,17 +205,17 @@ impl Filter {
     /// replay with a plan): a function filter keeps the calls made inside a matching call, and
     /// a time range keeps a call that was running through its end, neither of which it can know
     /// of an inferred call found at its exit.
-    pub fn needs_plan(&self) -> bool {
+    pub(crate) fn needs_plan(&self) -> bool {
         self.function.is_some() || self.range.is_some()
     }
 
     /// The start of the time range, in ticks, if there is one.
-    pub fn range_start(&self) -> Option<u64> {
+    pub(crate) fn range_start(&self) -> Option<u64> {
         self.range.map(|r| r.0)
     }
 
     /// Makes `dec` skip the blocks of the threads left out.
-    pub fn select_threads<R: std::io::Read>(&self, dec: &mut EventDecoder<R>) {
+    pub(crate) fn select_threads<R: std::io::Read>(&self, dec: &mut EventDecoder<R>) {
         if self.threads.is_empty() {
             return;
         }
@@ -225,7 +225,7 @@ impl Filter {
 
     /// Checks that the filters selected something, given the threads a pass decoded: that
     /// `--thread` chose a thread with calls, and that `--from` is not past the end of the log.
-    pub fn check_threads(
+    pub(crate) fn check_threads(
         &self,
         log: &str,
         threads: &[fdr_format::events::ThreadStats],
@@ -305,7 +305,7 @@ impl Filter {
     }
 
     /// `sink` behind this filter.
-    pub fn wrap<'a, S: Sink>(&'a self, sink: &'a mut S) -> Filtered<'a, S> {
+    pub(crate) fn wrap<'a, S: Sink>(&'a self, sink: &'a mut S) -> Filtered<'a, S> {
         Filtered {
             inner: sink,
             f: self,
@@ -420,7 +420,7 @@ impl ThreadFilter {
 
 /// A [`Sink`] that hands the calls a [`Filter`] keeps to another sink, whose errors become the
 /// command's.
-pub struct Filtered<'a, S> {
+pub(crate) struct Filtered<'a, S> {
     inner: &'a mut S,
     f: &'a Filter,
     slots: Slots,
@@ -825,7 +825,7 @@ where
 /// last segment contains the pattern's, else those within a few edits of it: two, or a third of
 /// its length if more), nearest first, at most five; or that none is close, rather than five
 /// names that are merely the least far. `source` names what was searched (`log`, `profile`).
-pub fn no_function_matches(pattern: &str, names: &[&str], source: &str) -> String {
+pub(crate) fn no_function_matches(pattern: &str, names: &[&str], source: &str) -> String {
     let close: Vec<String> = fdr_format::glob::closest(pattern, names)
         .iter()
         .map(|n| crate::escape::shown(n).into_owned())

@@ -17,7 +17,7 @@ const SUB: u64 = 1 << SUB_BITS;
 /// most 32 bytes per distinct bucket in use (so at most 32 bytes per recorded value, and at most
 /// ~30 KiB however many), whatever the values.
 #[derive(Clone, Debug, Default)]
-pub struct LogLinear {
+pub(crate) struct LogLinear {
     buckets: Buckets,
     total: u64,
 }
@@ -158,13 +158,13 @@ impl Buckets {
 impl LogLinear {
     /// Counts one value.
     #[inline]
-    pub fn record(&mut self, v: u64) {
+    pub(crate) fn record(&mut self, v: u64) {
         self.buckets.add(index(v), 1);
         self.total += 1;
     }
 
     /// Adds the counts of `other`.
-    pub fn merge(&mut self, other: &LogLinear) {
+    pub(crate) fn merge(&mut self, other: &LogLinear) {
         other.buckets.each(|i, c| {
             self.buckets.add(i, c);
             true
@@ -174,13 +174,13 @@ impl LogLinear {
 
     /// Number of values recorded.
     #[cfg(test)]
-    pub fn count(&self) -> u64 {
+    pub(crate) fn count(&self) -> u64 {
         self.total
     }
 
     /// Bytes this histogram holds on the heap.
     #[cfg(test)]
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         match &self.buckets {
             Buckets::Sparse(p) => p.capacity() * std::mem::size_of::<(u16, u64)>(),
             Buckets::Dense { counts, .. } => counts.capacity() * 8,
@@ -189,7 +189,7 @@ impl LogLinear {
 
     /// The value at quantile `q` (0 to 1) by nearest rank, as its bucket's midpoint; 0 when
     /// empty. Callers clamp it to the exact minimum and maximum they keep.
-    pub fn quantile(&self, q: f64) -> u64 {
+    pub(crate) fn quantile(&self, q: f64) -> u64 {
         if self.total == 0 {
             return 0;
         }
@@ -211,7 +211,7 @@ impl LogLinear {
 
 /// One counter per power of two of a tick count.
 #[derive(Clone, Debug)]
-pub struct Log2([u32; 65]);
+pub(crate) struct Log2([u32; 65]);
 
 impl Default for Log2 {
     fn default() -> Self {
@@ -222,18 +222,18 @@ impl Default for Log2 {
 impl Log2 {
     /// Counts one value: bucket 0 holds 0, bucket k holds 2^(k-1) to 2^k - 1.
     #[inline]
-    pub fn record(&mut self, v: u64) {
+    pub(crate) fn record(&mut self, v: u64) {
         let i = 64 - v.leading_zeros() as usize;
         self.0[i] = self.0[i].saturating_add(1);
     }
 
     /// The counters.
-    pub fn buckets(&self) -> &[u32; 65] {
+    pub(crate) fn buckets(&self) -> &[u32; 65] {
         &self.0
     }
 
     /// Lowest value of bucket `i` (`u64::MAX` past the last bucket).
-    pub fn lower_bound(i: usize) -> u64 {
+    pub(crate) fn lower_bound(i: usize) -> u64 {
         match i {
             0 => 0,
             1..=64 => 1u64 << (i - 1),
@@ -243,7 +243,7 @@ impl Log2 {
 
     /// Highest value of bucket `i`: bucket 64 ends at `u64::MAX`, not at `2^64 - 1` computed
     /// from a shift that overflows.
-    pub fn upper_bound(i: usize) -> u64 {
+    pub(crate) fn upper_bound(i: usize) -> u64 {
         match i {
             0 => 0,
             1..=63 => (1u64 << i) - 1,

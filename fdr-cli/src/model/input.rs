@@ -26,7 +26,7 @@ use crate::CliError;
 
 /// A log to read.
 #[derive(Debug)]
-pub struct Log {
+pub(crate) struct Log {
     path: PathBuf,
     name: String,
     len: u64,
@@ -46,12 +46,12 @@ impl Log {
     /// The log at `arg`; `-` copies standard input into a temporary file first. A profile
     /// file (`.fdrprof`, see [`fdr_format::profile`]) or a crash box is refused with an error
     /// naming the commands that read it.
-    pub fn open(arg: &Path) -> Result<Log, CliError> {
+    pub(crate) fn open(arg: &Path) -> Result<Log, CliError> {
         Log::open_any(arg)?.only_log()
     }
 
     /// This file, if it is a log: a profile or a crash box is refused as [`Log::open`] says.
-    pub fn only_log(self) -> Result<Log, CliError> {
+    pub(crate) fn only_log(self) -> Result<Log, CliError> {
         if self.is_box()? {
             return Err(CliError::Input {
                 path: self.name.clone(),
@@ -79,7 +79,7 @@ impl Log {
 
     /// The file at `arg` whatever it holds, a log or a profile; `-` copies standard input
     /// into a temporary file first.
-    pub fn open_any(arg: &Path) -> Result<Log, CliError> {
+    pub(crate) fn open_any(arg: &Path) -> Result<Log, CliError> {
         if arg.as_os_str() == "-" {
             return Log::spool(&mut io::stdin().lock());
         }
@@ -106,7 +106,7 @@ impl Log {
     }
 
     /// A log read from `input` (standard input), named `-`, kept in a temporary file.
-    pub fn spool(input: &mut dyn Read) -> Result<Log, CliError> {
+    pub(crate) fn spool(input: &mut dyn Read) -> Result<Log, CliError> {
         Log::spool_named(input, "-")
     }
 
@@ -140,22 +140,22 @@ impl Log {
     }
 
     /// Where the log is (for standard input, the temporary copy).
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// The log as messages name it: its path as given (escaped), or `-`.
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         &self.name
     }
 
     /// Its size in bytes.
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         self.len
     }
 
     /// A decoder over the log, from its start; it seeks over the blocks it is told to skip.
-    pub fn decoder(&self) -> Result<EventDecoder<File>, CliError> {
+    pub(crate) fn decoder(&self) -> Result<EventDecoder<File>, CliError> {
         let file = File::open(&self.path)
             .map_err(|e| CliError::io(&self.name, "cannot open the log", e))?;
         EventDecoder::seekable(file).map_err(|err| CliError::Input {
@@ -165,7 +165,7 @@ impl Log {
     }
 
     /// Its first bytes, at most `n` (fewer in a shorter file).
-    pub fn head(&self, n: usize) -> Result<Vec<u8>, CliError> {
+    pub(crate) fn head(&self, n: usize) -> Result<Vec<u8>, CliError> {
         let mut head = Vec::with_capacity(n);
         self.file()?
             .take(n as u64)
@@ -176,20 +176,20 @@ impl Log {
 
     /// True if the file is a profile (`.fdrprof`) rather than a log: it starts with
     /// [`PROFILE_MAGIC`].
-    pub fn is_profile(&self) -> Result<bool, CliError> {
+    pub(crate) fn is_profile(&self) -> Result<bool, CliError> {
         Ok(Profile::is_profile(&self.head(PROFILE_MAGIC.len())?))
     }
 
     /// True if the file is a crash box rather than a log: it starts with
     /// [`crash_box::MAGIC`].
-    pub fn is_box(&self) -> Result<bool, CliError> {
+    pub(crate) fn is_box(&self) -> Result<bool, CliError> {
         Ok(crash_box::is_box(&self.head(crash_box::MAGIC.len())?))
     }
 
     /// The file, which is a crash box, to be read where needed (a box of gigabytes is mostly
     /// holes: what its process wrote is read, not the rest): refused past
     /// [`crate::limits::MAX_BOX_BYTES`], the largest box fdr makes.
-    pub fn box_source(&self) -> Result<crash_box::FileSource, CliError> {
+    pub(crate) fn box_source(&self) -> Result<crash_box::FileSource, CliError> {
         if self.len > crate::limits::MAX_BOX_BYTES {
             return Err(CliError::Input {
                 path: self.name.clone(),
@@ -206,7 +206,7 @@ impl Log {
     }
 
     /// The log's file, from its start.
-    pub fn file(&self) -> Result<File, CliError> {
+    pub(crate) fn file(&self) -> Result<File, CliError> {
         File::open(&self.path).map_err(|e| CliError::io(&self.name, "cannot open the log", e))
     }
 }

@@ -7,15 +7,15 @@
 //! Inside, modules use only those above them in this list: `input`, `names`, `hist`,
 //! `trigger`, `thin_window`, `tasks`, `culls`, `profile_file`, `engine`, `filter`, `pass`, `trie`.
 
-pub mod culls;
-pub mod engine;
-pub mod filter;
-pub mod hist;
-pub mod input;
-pub mod names;
-pub mod pass;
-pub mod profile_file;
-pub mod tasks;
-pub mod thin_window;
-pub mod trie;
-pub mod trigger;
+pub(crate) mod culls;
+pub(crate) mod engine;
+pub(crate) mod filter;
+pub(crate) mod hist;
+pub(crate) mod input;
+pub(crate) mod names;
+pub(crate) mod pass;
+pub(crate) mod profile_file;
+pub(crate) mod tasks;
+pub(crate) mod thin_window;
+pub(crate) mod trie;
+pub(crate) mod trigger;

@@ -15,7 +15,7 @@ use crate::CliError;
 const DIRECT: u32 = 1 << 16;
 
 /// The error for a log whose calls use more than [`MAX_LOG_FUNCTIONS`] function ids.
-pub fn too_many_functions() -> CliError {
+pub(crate) fn too_many_functions() -> CliError {
     CliError::limit(format!(
         "the log's calls use more than {MAX_LOG_FUNCTIONS} distinct function ids, fdr's limit for \
          one log (is the log corrupt?)"
@@ -24,7 +24,7 @@ pub fn too_many_functions() -> CliError {
 
 /// Maps function ids to dense slots `0..n`, in order of first use; at most [`MAX_LOG_FUNCTIONS`].
 #[derive(Default, Debug)]
-pub struct Slots {
+pub(crate) struct Slots {
     direct: Vec<u32>,
     far: HashMap<u32, u32>,
     ids: Vec<u32>,
@@ -33,7 +33,7 @@ pub struct Slots {
 impl Slots {
     /// The slot of `id`, assigning the next one on first use; an error past [`MAX_LOG_FUNCTIONS`].
     #[inline]
-    pub fn slot(&mut self, id: u32) -> Result<usize, CliError> {
+    pub(crate) fn slot(&mut self, id: u32) -> Result<usize, CliError> {
         if id < DIRECT {
             let i = id as usize;
             if let Some(&s) = self.direct.get(i) {
@@ -65,7 +65,7 @@ impl Slots {
     }
 
     /// The id of each slot.
-    pub fn ids(&self) -> &[u32] {
+    pub(crate) fn ids(&self) -> &[u32] {
         &self.ids
     }
 }
@@ -74,7 +74,7 @@ impl Slots {
 /// workers are all `tokio-rt-worker`) are numbered in the order of their ids, `tokio-rt-worker#1`,
 /// `tokio-rt-worker#2`, so that every output (a timeline's tracks, a JSON field, `--thread`)
 /// tells them apart. Threads without a name have none here.
-pub fn thread_names(threads: &[fdr_format::ThreadInfo]) -> HashMap<i32, String> {
+pub(crate) fn thread_names(threads: &[fdr_format::ThreadInfo]) -> HashMap<i32, String> {
     let mut named: HashMap<i32, String> = HashMap::new();
     for t in threads.iter().filter(|t| !t.name.is_empty()) {
         named.insert(t.tid, t.name.clone());
@@ -98,14 +98,14 @@ pub fn thread_names(threads: &[fdr_format::ThreadInfo]) -> HashMap<i32, String> 
 
 /// Names for function ids and thread indices.
 #[derive(Debug, Default)]
-pub struct Names {
+pub(crate) struct Names {
     functions: HashMap<u32, FunctionInfo>,
     threads: HashMap<i32, String>,
 }
 
 impl Names {
     /// Names from the log's function and thread tables.
-    pub fn new(info: &LogInfo) -> Names {
+    pub(crate) fn new(info: &LogInfo) -> Names {
         let mut n = Names::default();
         for f in &info.functions {
             n.functions.insert(f.id, f.clone());
@@ -115,12 +115,12 @@ impl Names {
     }
 
     /// The table entry of `id`, if the log has one.
-    pub fn info(&self, id: u32) -> Option<&FunctionInfo> {
+    pub(crate) fn info(&self, id: u32) -> Option<&FunctionInfo> {
         self.functions.get(&id)
     }
 
     /// The function's full name, or `#<id>` when the table does not have it.
-    pub fn function(&self, id: u32) -> Cow<'_, str> {
+    pub(crate) fn function(&self, id: u32) -> Cow<'_, str> {
         match self.functions.get(&id) {
             Some(f) if !f.name.is_empty() => Cow::Borrowed(&f.name),
             _ => Cow::Owned(format!("#{id}")),
@@ -128,7 +128,7 @@ impl Names {
     }
 
     /// The name of argument `i` of function `id`: from the table, else `arg<i>`.
-    pub fn arg(&self, id: u32, i: usize) -> String {
+    pub(crate) fn arg(&self, id: u32, i: usize) -> String {
         self.functions
             .get(&id)
             .and_then(|f| f.args.get(i))
@@ -137,7 +137,7 @@ impl Names {
     }
 
     /// What argument `i` of function `id` holds, as the function table says.
-    pub fn arg_kind(&self, id: u32, i: usize) -> fdr_format::args::ArgKind {
+    pub(crate) fn arg_kind(&self, id: u32, i: usize) -> fdr_format::args::ArgKind {
         self.functions
             .get(&id)
             .map_or_else(Default::default, |f| f.arg_kind(i))
@@ -145,12 +145,12 @@ impl Names {
 
     /// Argument `i` of function `id`, its bits `v` shown as its kind says (`-3`, `true`, `1.5`,
     /// `"alice"`; a plain number when the table says nothing).
-    pub fn arg_value(&self, id: u32, i: usize, v: u64) -> String {
+    pub(crate) fn arg_value(&self, id: u32, i: usize, v: u64) -> String {
         self.arg_kind(id, i).show(v)
     }
 
     /// The thread's name, or `thread <tid>` when it had none.
-    pub fn thread(&self, tid: i32) -> String {
+    pub(crate) fn thread(&self, tid: i32) -> String {
         self.threads
             .get(&tid)
             .cloned()
@@ -158,7 +158,7 @@ impl Names {
     }
 
     /// True if the thread has a recorded name.
-    pub fn has_thread_name(&self, tid: i32) -> bool {
+    pub(crate) fn has_thread_name(&self, tid: i32) -> bool {
         self.threads.contains_key(&tid)
     }
 }

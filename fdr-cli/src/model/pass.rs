@@ -20,7 +20,7 @@ use crate::CliError;
 /// Replays `log` through `sink`, behind `filter`. Without a plan, entries missing from the
 /// window are inferred when their exit arrives (enough for per-function totals); with one, they
 /// are opened at the window's start. `pass` numbers this read for the progress bar.
-pub fn replay<S: Sink<Error = E>, E>(
+pub(crate) fn replay<S: Sink<Error = E>, E>(
     log: &Log,
     sink: &mut S,
     plan: Option<&Plan>,
@@ -64,7 +64,7 @@ where
 /// sink `k` sees the calls of the log's threads whose index is `k` modulo the number of sinks,
 /// every block being decoded by exactly one of them. For analyses whose results add up across
 /// threads; with a plan, as [`replay`] with one.
-pub fn replay_shared<S: Sink<Error = E> + Send, E>(
+pub(crate) fn replay_shared<S: Sink<Error = E> + Send, E>(
     log: &Log,
     sinks: &mut [S],
     plan: Option<&Plan>,
@@ -154,7 +154,7 @@ fn in_shares<S: Send, T: Send>(
 
 /// [`plan_with`] by `extras.len()` reader threads in parallel, each reading a share of the
 /// log's threads and handing its calls to its own extra sink.
-pub fn plan_shared<X: Sink<Error = E> + Send, E>(
+pub(crate) fn plan_shared<X: Sink<Error = E> + Send, E>(
     log: &Log,
     filter: &Filter,
     progress: &dyn Report,
@@ -221,13 +221,13 @@ impl Sink for Seen {
 
 /// A first pass over `log`: which frames were open at each thread's window start, the tables,
 /// time zero, and which threads have calls that pass `filter`.
-pub fn plan(log: &Log, filter: &Filter, progress: &dyn Report) -> Result<Plan, CliError> {
+pub(crate) fn plan(log: &Log, filter: &Filter, progress: &dyn Report) -> Result<Plan, CliError> {
     plan_with(log, filter, progress, &mut Ignore)
 }
 
 /// [`plan`], handing the calls that pass `filter` to `extra` as well. In this first pass an
 /// entry missing from the window is inferred at its exit (see [`replay`] without a plan).
-pub fn plan_with<X: Sink<Error = E>, E>(
+pub(crate) fn plan_with<X: Sink<Error = E>, E>(
     log: &Log,
     filter: &Filter,
     progress: &dyn Report,
@@ -246,7 +246,7 @@ where
 
 /// [`plan`] on a decoder over any input, unfiltered; `path` names it in errors.
 #[cfg(any(test, feature = "fuzzing"))]
-pub fn plan_decoder<R: Read>(
+pub(crate) fn plan_decoder<R: Read>(
     dec: EventDecoder<R>,
     path: &str,
     progress: &dyn Report,

@@ -19,7 +19,7 @@ use crate::model::input::Log;
 use crate::CliError;
 
 /// True if `bytes` start like an fdr log (an XRay FDR version 5 header).
-pub fn is_log(bytes: &[u8]) -> bool {
+pub(crate) fn is_log(bytes: &[u8]) -> bool {
     let mut head = [0u8; 4];
     head[..2].copy_from_slice(&FDR_VERSION.to_le_bytes());
     head[2..].copy_from_slice(&FDR_LOG_TYPE.to_le_bytes());
@@ -28,7 +28,7 @@ pub fn is_log(bytes: &[u8]) -> bool {
 
 /// The profile in `file` (opened with [`Log::open_any`]): a log is refused with an error naming
 /// the commands that read logs; a damaged profile gets the decoder's error, with its offset.
-pub fn read(file: &Log) -> Result<Profile, CliError> {
+pub(crate) fn read(file: &Log) -> Result<Profile, CliError> {
     let name = file.name();
     let input = |err| CliError::Input {
         path: name.to_string(),
@@ -67,13 +67,13 @@ pub fn read(file: &Log) -> Result<Profile, CliError> {
 
 /// Function names of a profile, looked up by id.
 #[derive(Clone, Debug, Default)]
-pub struct Functions {
+pub(crate) struct Functions {
     names: HashMap<u32, String>,
 }
 
 impl Functions {
     /// The names of `p`'s function table (the first entry wins for an id listed twice).
-    pub fn new(p: &Profile) -> Functions {
+    pub(crate) fn new(p: &Profile) -> Functions {
         let mut names = HashMap::with_capacity(p.functions.len());
         for (id, name) in &p.functions {
             names.entry(*id).or_insert_with(|| name.clone());
@@ -82,7 +82,7 @@ impl Functions {
     }
 
     /// The full name of `id`, or `#<id>` when the table lacks it (or it is empty).
-    pub fn name(&self, id: u32) -> Cow<'_, str> {
+    pub(crate) fn name(&self, id: u32) -> Cow<'_, str> {
         match self.names.get(&id) {
             Some(n) if !n.is_empty() => Cow::Borrowed(n),
             _ => Cow::Owned(format!("#{id}")),
@@ -93,7 +93,7 @@ impl Functions {
 /// What a tree of `p` holds, as a person reads it: `thread 12 (worker)`, `thread 12`, `exited
 /// threads` (tid 0 of a per-thread profile) or `all threads` (a profile merged over every
 /// thread). Not escaped.
-pub fn tree_label(p: &Profile, t: &Tree) -> String {
+pub(crate) fn tree_label(p: &Profile, t: &Tree) -> String {
     if p.flags & PER_THREAD == 0 {
         "all threads".to_string()
     } else if t.tid == 0 {
@@ -108,7 +108,7 @@ pub fn tree_label(p: &Profile, t: &Tree) -> String {
 /// The callees of every node of a tree, and its roots. A node whose parent index is not before
 /// it (only a tree built in memory can have one: the decoder refuses it) counts as a root.
 #[derive(Clone, Debug, Default)]
-pub struct Children {
+pub(crate) struct Children {
     start: Vec<u32>,
     list: Vec<u32>,
     roots: Vec<u32>,
@@ -121,7 +121,7 @@ fn parent_of(t: &Tree, i: usize) -> Option<usize> {
 
 impl Children {
     /// The callees of each of `t`'s nodes, in the tree's order.
-    pub fn of(t: &Tree) -> Children {
+    pub(crate) fn of(t: &Tree) -> Children {
         let n = t.nodes.len();
         let mut count = vec![0u32; n + 1];
         let mut roots = Vec::new();
@@ -146,12 +146,12 @@ impl Children {
     }
 
     /// The callees of node `i`.
-    pub fn get(&self, i: usize) -> &[u32] {
+    pub(crate) fn get(&self, i: usize) -> &[u32] {
         &self.list[self.start[i] as usize..self.start[i + 1] as usize]
     }
 
     /// The nodes without a caller.
-    pub fn roots(&self) -> &[u32] {
+    pub(crate) fn roots(&self) -> &[u32] {
         &self.roots
     }
 }
@@ -159,7 +159,7 @@ impl Children {
 /// For each node of `t`, true if no node above it is of the same function: the outermost
 /// calls of a recursion, whose totals hold the function's time once (a nested call's time is
 /// inside its outer call's).
-pub fn outermost(t: &Tree) -> Vec<bool> {
+pub(crate) fn outermost(t: &Tree) -> Vec<bool> {
     let children = Children::of(t);
     let mut outer = vec![true; t.nodes.len()];
     // Functions on the path being walked, with how many times each is on it.
@@ -194,7 +194,7 @@ pub fn outermost(t: &Tree) -> Vec<bool> {
 
 /// One call path as the views show it.
 #[derive(Clone, Debug, Default)]
-pub struct Path {
+pub(crate) struct Path {
     /// The calls along it: the node's figures (for several nodes merged, their sum). Its
     /// `parent` is the caller's index in [`Paths::paths`]; its `function` the function's id
     /// (meaningless for a [`Path::deeper`] path).
@@ -213,7 +213,7 @@ pub struct Path {
 /// called, into one path at that depth (so a path has at most `max_depth + 1` frames).
 /// Callers come before their callees.
 #[derive(Clone, Debug, Default)]
-pub struct Paths {
+pub(crate) struct Paths {
     /// The paths, each after its caller.
     pub paths: Vec<Path>,
     /// The paths without a caller.
@@ -224,7 +224,7 @@ pub struct Paths {
 
 impl Paths {
     /// The paths of `t`, at most `max_depth` frames (at least 1) before the merged one.
-    pub fn new(t: &Tree, max_depth: usize) -> Paths {
+    pub(crate) fn new(t: &Tree, max_depth: usize) -> Paths {
         let max_depth = max_depth.max(1);
         let mut paths: Vec<Path> = Vec::with_capacity(t.nodes.len());
         let mut roots = Vec::new();
@@ -298,7 +298,7 @@ impl Paths {
 
     /// How path `i` is named: its function's full name (not escaped), or
     /// `[calls deeper than N frames]`.
-    pub fn label<'a>(&self, i: usize, functions: &'a Functions) -> Cow<'a, str> {
+    pub(crate) fn label<'a>(&self, i: usize, functions: &'a Functions) -> Cow<'a, str> {
         let p = &self.paths[i];
         if p.deeper {
             Cow::Owned(deeper_label(self.max_depth))
@@ -308,7 +308,7 @@ impl Paths {
     }
 
     /// The sum of the roots' totals: the run's time in recorded calls, ticks.
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.roots
             .iter()
             .map(|&r| self.paths[r as usize].calls.total)
@@ -317,7 +317,7 @@ impl Paths {
 }
 
 /// The name of the merged path of the calls deeper than `max_depth` frames.
-pub fn deeper_label(max_depth: usize) -> String {
+pub(crate) fn deeper_label(max_depth: usize) -> String {
     format!("[calls deeper than {max_depth} frames]")
 }
 

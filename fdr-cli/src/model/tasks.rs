@@ -2,7 +2,7 @@
 //! `async fn` is a task, its two ends matched by id), and the command's word for a log that
 //! holds too many tasks waiting for their other end.
 
-pub use fdr_format::tasks::{TaskSpan, Tasks, TooManyWaiting};
+pub(crate) use fdr_format::tasks::{TaskSpan, Tasks, TooManyWaiting};
 
 use crate::limits::MAX_OPEN_TASKS;
 
@@ -17,7 +17,7 @@ impl From<TooManyWaiting> for CliError {
 }
 
 /// True for the error of a reader past [`MAX_OPEN_TASKS`].
-pub fn is_task_limit(e: &CliError) -> bool {
+pub(crate) fn is_task_limit(e: &CliError) -> bool {
     let prefix = TooManyWaiting(MAX_OPEN_TASKS).to_string();
     matches!(e, CliError::Limit { what, .. } if what.starts_with(&prefix))
 }

@@ -9,7 +9,7 @@ use crate::units::human;
 /// shorter than the threshold were erased: says so, names the threshold and how to keep more.
 /// `None` when the window holds calls and fewer were erased than kept (or the log does not
 /// say). `info` prints it; the analysing commands' text outputs end with it (see [`note`]).
-pub fn thin_window(r: &fdr_format::RunInfo, function_records: u64) -> Option<String> {
+pub(crate) fn thin_window(r: &fdr_format::RunInfo, function_records: u64) -> Option<String> {
     let keep_more = "threshold_us=0 in FDR_OPTIONS, or Config::threshold(Duration::ZERO), keeps \
                      every call";
     let threshold = human(r.threshold_ns);
@@ -36,7 +36,7 @@ pub fn thin_window(r: &fdr_format::RunInfo, function_records: u64) -> Option<Str
 
 /// [`thin_window`] for a log a pass has read, as the last line of a text report: `note: the
 /// window is empty: ...` or `note: in this window, most calls were erased: ...`.
-pub fn note(info: &LogInfo, threads: &[ThreadStats]) -> Option<String> {
+pub(crate) fn note(info: &LogInfo, threads: &[ThreadStats]) -> Option<String> {
     let records: u64 = threads.iter().map(|t| t.function_records).sum();
     let says = thin_window(info.run.as_ref()?, records)?;
     Some(if says.starts_with("empty") {

@@ -31,7 +31,7 @@ const SCAN: usize = 16;
 
 /// What a node stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NodeKind {
+pub(crate) enum NodeKind {
     /// One call path.
     Path,
     /// The call paths below its parent that did not fit in [`MAX_CALL_PATHS`], and everything they
@@ -43,7 +43,7 @@ pub enum NodeKind {
 
 /// One call path.
 #[derive(Clone, Debug)]
-pub struct TrieNode {
+pub(crate) struct TrieNode {
     /// Function id (0 for the root; a reserved id above the 28 bits of real ones for merged
     /// nodes).
     pub id: u32,
@@ -84,7 +84,7 @@ impl TrieNode {
 
 /// The trie, built by replaying calls; node 0 is the root above every thread's bottom frame.
 /// A child's index is always larger than its parent's.
-pub struct Trie {
+pub(crate) struct Trie {
     /// The nodes; children refer to them by index.
     pub nodes: Vec<TrieNode>,
     /// (parent, function id) to child, for parents with many children.
@@ -109,7 +109,7 @@ const UNTRACKED: u32 = u32::MAX;
 
 impl Trie {
     /// How node `n` is shown (escaped for a terminal).
-    pub fn label(&self, n: &TrieNode, names: &Names) -> String {
+    pub(crate) fn label(&self, n: &TrieNode, names: &Names) -> String {
         match n.kind {
             NodeKind::Path => shown(&names.function(n.id)).into_owned(),
             NodeKind::MorePaths => "[more call paths, merged]".to_string(),
@@ -240,7 +240,7 @@ impl Sink for Trie {
 impl Trie {
     /// An empty trie that merges call paths beyond `max_nodes` nodes and calls deeper than
     /// `max_depth` frames.
-    pub fn with_limits(max_nodes: usize, max_depth: usize) -> Trie {
+    pub(crate) fn with_limits(max_nodes: usize, max_depth: usize) -> Trie {
         Trie {
             nodes: vec![TrieNode::new(0, NodeKind::Path)],
             index: HashMap::new(),
@@ -251,7 +251,7 @@ impl Trie {
     }
 
     /// Builds the trie of `log` behind `filter` (two passes: see [`crate::model::pass::plan`]).
-    pub fn build(
+    pub(crate) fn build(
         log: &Log,
         filter: &Filter,
         progress: &dyn Report,
@@ -263,12 +263,12 @@ impl Trie {
     }
 
     /// The display depth this trie was built with.
-    pub fn max_depth(&self) -> usize {
+    pub(crate) fn max_depth(&self) -> usize {
         self.max_depth
     }
 
     /// Children of `node`, most total time first (then by label, for stable output).
-    pub fn sorted_children(&self, node: usize, names: &Names) -> Vec<usize> {
+    pub(crate) fn sorted_children(&self, node: usize, names: &Names) -> Vec<usize> {
         let mut c: Vec<(Reverse<u64>, String, usize)> = self.nodes[node]
             .children
             .iter()
@@ -283,7 +283,7 @@ impl Trie {
 
     /// Visits the nodes depth first, children in [`Trie::sorted_children`] order, with an
     /// explicit stack: calls `f` with each node and its depth (0 for the root's children).
-    pub fn each_node<E>(
+    pub(crate) fn each_node<E>(
         &self,
         names: &Names,
         mut f: impl FnMut(usize, usize) -> Result<(), E>,
@@ -305,7 +305,7 @@ impl Trie {
 
     /// Calls `f` with `a;b;c` and the self time in nanoseconds of every path with self time,
     /// depth first; memory beyond the trie is one path.
-    pub fn fold_each<E>(
+    pub(crate) fn fold_each<E>(
         &self,
         names: &Names,
         clock: &TickRate,
@@ -341,7 +341,7 @@ impl Trie {
 
     /// `a;b;c <self ns>` lines, depth first, for every path with self time.
     #[cfg(any(test, feature = "fuzzing"))]
-    pub fn folded(&self, names: &Names, clock: &TickRate) -> Vec<String> {
+    pub(crate) fn folded(&self, names: &Names, clock: &TickRate) -> Vec<String> {
         let mut lines = Vec::new();
         let _ = self.fold_each(names, clock, |p, ns| {
             lines.push(format!("{p} {ns}"));

@@ -5,7 +5,7 @@ use fdr_format::{Reason, ReasonInfo};
 
 /// The reason record when a call fired a trigger (a slow call, or one still running past its
 /// limit) and the record names the function; `None` for other reasons.
-pub fn fired(info: &LogInfo) -> Option<&ReasonInfo> {
+pub(crate) fn fired(info: &LogInfo) -> Option<&ReasonInfo> {
     info.reason
         .as_ref()
         .filter(|r| matches!(r.reason, Reason::SlowCall | Reason::StillRunning) && r.function != 0)

@@ -14,7 +14,7 @@ use crate::units::{human, open_human, TickRate};
 
 /// Output format of `fdr account`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum AccountFormat {
+pub(crate) enum AccountFormat {
     /// An aligned table with human units.
     Text,
     /// Comma-separated values, integer nanoseconds.
@@ -25,7 +25,7 @@ pub enum AccountFormat {
 
 /// Writes `t` in `format`: in text, the triggering call's line first, then the table, the
 /// culled functions and the window's note.
-pub fn report(t: &Table, format: AccountFormat, out: &mut dyn Write) -> std::io::Result<()> {
+pub(crate) fn report(t: &Table, format: AccountFormat, out: &mut dyn Write) -> std::io::Result<()> {
     if format != AccountFormat::Text {
         return write(&t.rows, format, out);
     }
@@ -50,7 +50,7 @@ pub fn report(t: &Table, format: AccountFormat, out: &mut dyn Write) -> std::io:
 }
 
 /// Writes the report.
-pub fn write(
+pub(crate) fn write(
     rows: &[AccountRow],
     format: AccountFormat,
     out: &mut dyn Write,
@@ -260,7 +260,7 @@ fn csv_field(s: &str) -> String {
 }
 
 /// The task keys of an async function's JSON object and CSV row, in order.
-pub const TASK_KEYS: [&str; 8] = [
+pub(crate) const TASK_KEYS: [&str; 8] = [
     "tasks",
     "cancelled",
     "task_min_ns",

@@ -18,7 +18,7 @@ use crate::units::{human, lasted, open_human, TickRate};
 
 /// Output format of `fdr calls`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum CallsFormat {
+pub(crate) enum CallsFormat {
     /// Each call and the indented tree of the calls it made.
     Text,
     /// One JSON array of nested call objects.
@@ -26,7 +26,7 @@ pub enum CallsFormat {
 }
 
 /// Writes `s` in `format`; `depth` is the levels of callees the trees hold.
-pub fn write(
+pub(crate) fn write(
     s: &Slowest,
     format: CallsFormat,
     depth: usize,

@@ -29,7 +29,7 @@ fn json(s: &str) -> String {
 }
 
 /// The timeline writer: the [`Sink`] the replay goes into.
-pub struct Chrome<'a> {
+pub(crate) struct Chrome<'a> {
     out: &'a mut dyn Write,
     dest: &'a str,
     names: Names,
@@ -243,13 +243,13 @@ pub(crate) fn process_name(p: &Plan, pid: i32) -> String {
 
 /// About how many bytes of Chrome JSON `calls` calls take, their names `name_bytes` long on
 /// average: one complete event each, about 85 bytes besides the name.
-pub fn estimate(calls: u64, name_bytes: u64) -> u64 {
+pub(crate) fn estimate(calls: u64, name_bytes: u64) -> u64 {
     calls.saturating_mul(85 + name_bytes)
 }
 
 /// Writes, to Chrome JSON `out` (`dest` names it in errors), the timeline that `replay` replays into it (the calls the plan `p` chose); `replay` returns when the log was taken; warns
 /// on standard error when the output will be larger than [`MAX_CHROME_JSON_BYTES`].
-pub fn write(
+pub(crate) fn write(
     p: &Plan,
     log_name: &str,
     out: &mut dyn Write,

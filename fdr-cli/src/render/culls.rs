@@ -11,7 +11,7 @@ use crate::units::TickRate;
 
 /// The list `info` and `account` print: one line per period, indented, then a count of the
 /// events left out. `tids` gives each thread index's id; times are relative to `origin`.
-pub fn lines(
+pub(crate) fn lines(
     culls: &Culls,
     names: &Names,
     clock: &TickRate,

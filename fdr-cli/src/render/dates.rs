@@ -48,7 +48,7 @@ fn offset(east: i64) -> String {
 
 /// A moment as `fdr info` shows it: `2023-11-14 22:13:20.000000005 UTC (2023-11-14 23:13:20
 /// local, UTC+01:00)`, given the local offset east of UTC in seconds.
-pub fn describe(secs: i64, nanos: u32, east: i64) -> String {
+pub(crate) fn describe(secs: i64, nanos: u32, east: i64) -> String {
     format!(
         "{}.{nanos:09} UTC ({} local, {})",
         date_time(secs),

@@ -10,7 +10,7 @@ use crate::units::human;
 
 /// Output format of `fdr diff`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum DiffFormat {
+pub(crate) enum DiffFormat {
     /// An aligned table with human units.
     Text,
     /// One JSON array of objects, integer nanoseconds.
@@ -18,7 +18,11 @@ pub enum DiffFormat {
 }
 
 /// Writes `changes` in `format`.
-pub fn write(changes: &[Change], format: DiffFormat, out: &mut dyn Write) -> std::io::Result<()> {
+pub(crate) fn write(
+    changes: &[Change],
+    format: DiffFormat,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     match format {
         DiffFormat::Text => write_text(changes, out),
         DiffFormat::Json => write_json(changes, out),

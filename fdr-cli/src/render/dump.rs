@@ -12,7 +12,7 @@ use crate::commands::dump::Dumper;
 use crate::escape::shown;
 
 /// Writes the lines of a dump, keeping what a line needs from the records before it.
-pub struct Printer<'a> {
+pub(crate) struct Printer<'a> {
     out: std::io::BufWriter<&'a mut dyn Write>,
     /// The running timestamp, as the records set and advance it.
     tsc: u64,
@@ -22,7 +22,7 @@ pub struct Printer<'a> {
 
 impl<'a> Printer<'a> {
     /// A printer writing to `out`.
-    pub fn new(out: &'a mut dyn Write) -> Printer<'a> {
+    pub(crate) fn new(out: &'a mut dyn Write) -> Printer<'a> {
         Printer {
             out: std::io::BufWriter::new(out),
             tsc: 0,

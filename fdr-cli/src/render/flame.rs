@@ -8,7 +8,7 @@ use crate::commands::flame::Drawing;
 use crate::CliError;
 
 /// Draws `d` as SVG on `out` (`dest` names it in errors).
-pub fn write(d: &Drawing, out: &mut dyn Write, dest: &str) -> Result<(), CliError> {
+pub(crate) fn write(d: &Drawing, out: &mut dyn Write, dest: &str) -> Result<(), CliError> {
     let mut opts = Options::default();
     opts.title = if d.chart {
         format!("fdr flame chart: {}", d.name)

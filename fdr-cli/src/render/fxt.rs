@@ -29,7 +29,7 @@ use crate::units::TickRate;
 use crate::CliError;
 
 /// The magic-number record: metadata type 4 (trace info), info type 0, magic 0x16547846.
-pub const MAGIC: u64 = 0x0016_5478_4604_0010;
+pub(crate) const MAGIC: u64 = 0x0016_5478_4604_0010;
 /// Record types.
 const REC_METADATA: u64 = 0;
 const REC_INIT: u64 = 1;
@@ -158,7 +158,7 @@ struct ThreadRef {
 }
 
 /// The timeline writer: the [`Sink`] the replay goes into.
-pub struct Fxt<'a> {
+pub(crate) struct Fxt<'a> {
     w: Writer<'a>,
     names: Names,
     slots: Slots,
@@ -336,7 +336,7 @@ impl Sink for Fxt<'_> {
 }
 
 /// Writes, to FXT `out` (`dest` names it in errors), the timeline that `replay` replays into it (the calls the plan `p` chose); `replay` returns when the log was taken.
-pub fn write(
+pub(crate) fn write(
     p: &Plan,
     log_name: &str,
     out: &mut dyn Write,

@@ -40,7 +40,7 @@ fn bytes(n: u64) -> String {
 }
 
 /// Prints the summary.
-pub fn write(s: &LogSummary, out: &mut dyn Write) -> std::io::Result<()> {
+pub(crate) fn write(s: &LogSummary, out: &mut dyn Write) -> std::io::Result<()> {
     let recording: Vec<&ThreadStats> = s
         .threads
         .iter()
@@ -69,7 +69,7 @@ pub fn write(s: &LogSummary, out: &mut dyn Write) -> std::io::Result<()> {
 }
 
 /// Prints what a crash box says of its process, then the summary of the log recovered from it.
-pub fn write_box(b: &BoxSummary, out: &mut dyn Write) -> std::io::Result<()> {
+pub(crate) fn write_box(b: &BoxSummary, out: &mut dyn Write) -> std::io::Result<()> {
     let i = &b.info;
     let mut o = String::new();
     let _ = writeln!(o, "crash box   {} ({} bytes)", b.name, b.len);

@@ -6,7 +6,7 @@ use crate::model::names::Names;
 use crate::units::{human, TickRate};
 
 /// `+1.20 ms` (or `-3.00 µs` before `origin`): a timestamp relative to time zero of the outputs.
-pub fn relative(tsc: u64, origin: u64, clock: &TickRate) -> String {
+pub(crate) fn relative(tsc: u64, origin: u64, clock: &TickRate) -> String {
     if tsc >= origin {
         format!("+{}", human(clock.ns(tsc - origin)))
     } else {
@@ -15,7 +15,7 @@ pub fn relative(tsc: u64, origin: u64, clock: &TickRate) -> String {
 }
 
 /// `thread 11 (main)`, or `thread 11` when it had no name; escaped for a terminal.
-pub fn thread_label(names: &Names, tid: i32) -> String {
+pub(crate) fn thread_label(names: &Names, tid: i32) -> String {
     if names.has_thread_name(tid) {
         format!("thread {tid} ({})", shown(&names.thread(tid)))
     } else {

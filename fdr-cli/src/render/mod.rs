@@ -4,22 +4,22 @@
 //! written, thread labels and relative times, the culled functions, dates, the local time
 //! zone).
 
-pub mod account;
-pub mod calls;
-pub mod chrome;
-pub mod culls;
-pub mod dates;
-pub mod diff;
-pub mod dump;
-pub mod flame;
-pub mod fxt;
-pub mod info;
-pub mod labels;
+pub(crate) mod account;
+pub(crate) mod calls;
+pub(crate) mod chrome;
+pub(crate) mod culls;
+pub(crate) mod dates;
+pub(crate) mod diff;
+pub(crate) mod dump;
+pub(crate) mod flame;
+pub(crate) mod fxt;
+pub(crate) mod info;
+pub(crate) mod labels;
 #[cfg(feature = "otlp")]
-pub mod pprof;
-pub mod profile;
-pub mod reason;
-pub mod recover;
-pub mod replay;
-pub mod stack;
-pub mod timezone;
+pub(crate) mod pprof;
+pub(crate) mod profile;
+pub(crate) mod reason;
+pub(crate) mod recover;
+pub(crate) mod replay;
+pub(crate) mod stack;
+pub(crate) mod timezone;

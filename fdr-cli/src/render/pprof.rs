@@ -25,10 +25,10 @@ use crate::CliError;
 
 /// The messages of `profile.proto` (package `perftools.profiles`) that fdr writes, with its
 /// field numbers.
-pub mod proto {
+pub(crate) mod proto {
     /// The whole profile.
     #[derive(Clone, PartialEq, prost::Message)]
-    pub struct PprofProfile {
+    pub(crate) struct PprofProfile {
         /// What each value of a sample is.
         #[prost(message, repeated, tag = "1")]
         pub sample_type: Vec<ValueType>,
@@ -75,7 +75,7 @@ pub mod proto {
 
     /// A value's type and unit (string indices).
     #[derive(Clone, PartialEq, prost::Message)]
-    pub struct ValueType {
+    pub(crate) struct ValueType {
         /// E.g. `time`.
         #[prost(int64, tag = "1")]
         pub r#type: i64,
@@ -86,7 +86,7 @@ pub mod proto {
 
     /// Values at one call path.
     #[derive(Clone, PartialEq, prost::Message)]
-    pub struct Sample {
+    pub(crate) struct Sample {
         /// The path's locations, leaf first.
         #[prost(uint64, repeated, tag = "1")]
         pub location_id: Vec<u64>,
@@ -100,7 +100,7 @@ pub mod proto {
 
     /// A sample's label: a string or a number.
     #[derive(Clone, PartialEq, prost::Message)]
-    pub struct Label {
+    pub(crate) struct Label {
         /// Its key (string index).
         #[prost(int64, tag = "1")]
         pub key: i64,
@@ -117,7 +117,7 @@ pub mod proto {
 
     /// A binary mapped into the program's memory.
     #[derive(Clone, PartialEq, prost::Message)]
-    pub struct Mapping {
+    pub(crate) struct Mapping {
         /// Nonzero id.
         #[prost(uint64, tag = "1")]
         pub id: u64,
@@ -152,7 +152,7 @@ pub mod proto {
 
     /// A place in the program: here, one function.
     #[derive(Clone, PartialEq, prost::Message)]
-    pub struct Location {
+    pub(crate) struct Location {
         /// Nonzero id.
         #[prost(uint64, tag = "1")]
         pub id: u64,
@@ -172,7 +172,7 @@ pub mod proto {
 
     /// A function at a line.
     #[derive(Clone, PartialEq, prost::Message)]
-    pub struct Line {
+    pub(crate) struct Line {
         /// The function's id.
         #[prost(uint64, tag = "1")]
         pub function_id: u64,
@@ -186,7 +186,7 @@ pub mod proto {
 
     /// A function.
     #[derive(Clone, PartialEq, prost::Message)]
-    pub struct Function {
+    pub(crate) struct Function {
         /// Nonzero id.
         #[prost(uint64, tag = "1")]
         pub id: u64,
@@ -236,7 +236,7 @@ fn signed(v: u64) -> i64 {
 
 /// The pprof message of `p`: its trees merged by call path, or (`threads`) each tree's paths
 /// labelled with its thread. An error past [`MAX_PPROF_LOCATIONS`].
-pub fn message(p: &Profile, threads: bool) -> Result<proto::PprofProfile, CliError> {
+pub(crate) fn message(p: &Profile, threads: bool) -> Result<proto::PprofProfile, CliError> {
     let clock = TickRate::new(p.ticks_per_second);
     let functions = Functions::new(p);
     let mut strings = Strings::new();
@@ -360,7 +360,7 @@ pub fn message(p: &Profile, threads: bool) -> Result<proto::PprofProfile, CliErr
 }
 
 /// Writes `p` as pprof protobuf on `out` (named `dest` in errors), gzipped if `gzip`.
-pub fn write(
+pub(crate) fn write(
     p: &Profile,
     threads: bool,
     gzip: bool,
@@ -378,7 +378,7 @@ pub fn write(
 }
 
 /// Writes `data` as one gzip member (RFC 1952), deflated at the default level.
-pub fn gzip(data: &[u8], out: &mut dyn Write) -> io::Result<()> {
+pub(crate) fn gzip(data: &[u8], out: &mut dyn Write) -> io::Result<()> {
     let mut e = flate2::write::GzEncoder::new(out, flate2::Compression::default());
     e.write_all(data)?;
     e.finish().map(drop)

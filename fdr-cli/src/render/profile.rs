@@ -20,7 +20,7 @@ use crate::units::human;
 
 /// Output format of `fdr profile`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ProfileFormat {
+pub(crate) enum ProfileFormat {
     /// Aligned tables with human units.
     Text,
     /// JSON, integer nanoseconds.
@@ -28,7 +28,11 @@ pub enum ProfileFormat {
 }
 
 /// Writes `r` in `format`.
-pub fn write(r: &ProfileReport, format: ProfileFormat, out: &mut dyn Write) -> io::Result<()> {
+pub(crate) fn write(
+    r: &ProfileReport,
+    format: ProfileFormat,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     match format {
         ProfileFormat::Text => write_text(r, out),
         ProfileFormat::Json => write_json(r, out),
@@ -41,7 +45,7 @@ fn plural(n: u64, one: &str, many: &str) -> String {
 
 /// The report's first line: the program, how long it was profiled, the trees, and how many
 /// calls were folded or still running.
-pub fn summary_line(s: &ProfileSummary) -> String {
+pub(crate) fn summary_line(s: &ProfileSummary) -> String {
     let mut line = format!(
         "profile of {} (pid {}), {}: ",
         shown(&s.program),

@@ -13,7 +13,12 @@ use crate::units::{human, TickRate};
 /// The call that fired a trigger, in words: `slow call of app::handle on thread 11 (main),
 /// started at +1.20 ms, lasted 52.0 ms`. Times are relative to `origin`; names are escaped for
 /// a terminal.
-pub fn describe_call(r: &ReasonInfo, names: &Names, clock: &TickRate, origin: u64) -> String {
+pub(crate) fn describe_call(
+    r: &ReasonInfo,
+    names: &Names,
+    clock: &TickRate,
+    origin: u64,
+) -> String {
     let f = shown(&names.function(r.function)).into_owned();
     let thread = thread_label(names, r.tid);
     let start = relative(r.start_tsc, origin, clock);
@@ -49,13 +54,13 @@ pub fn describe_call(r: &ReasonInfo, names: &Names, clock: &TickRate, origin: u6
 /// For a log recovered from a crash box ([`Reason::Crash`]), how its process ended:
 /// `SIGSEGV (segmentation fault) at address 0x10 on thread 7`, that no handler ran (SIGKILL,
 /// the OOM killer), an `exec`, ...; `None` for other reasons.
-pub fn death(r: &ReasonInfo) -> Option<String> {
+pub(crate) fn death(r: &ReasonInfo) -> Option<String> {
     (r.reason == Reason::Crash).then(|| fdr_format::crash_box::describe_ending(r))
 }
 
 /// Whether the way a recovered log's process ended is a death (a signal, a kill) rather than an
 /// end that is no crash (`exec`, a forked child's `_exit`).
-pub fn died(r: &ReasonInfo) -> bool {
+pub(crate) fn died(r: &ReasonInfo) -> bool {
     !matches!(
         r.ending,
         Ending::Exec | Ending::ForkedChild | Ending::AfterFork
@@ -63,13 +68,18 @@ pub fn died(r: &ReasonInfo) -> bool {
 }
 
 /// The line `fdr account` and `fdr stack` print above their table when a trigger wrote the log.
-pub fn header(info: &LogInfo, names: &Names, clock: &TickRate, origin: u64) -> Option<String> {
+pub(crate) fn header(
+    info: &LogInfo,
+    names: &Names,
+    clock: &TickRate,
+    origin: u64,
+) -> Option<String> {
     fired(info).map(|r| format!("triggered by {}", describe_call(r, names, clock, origin)))
 }
 
 /// The name of the instant event `fdr convert` puts on the triggering call's thread:
 /// `trigger: slow call app::handle` (unescaped: JSON and FXT keep names exactly).
-pub fn instant_name(r: &ReasonInfo, names: &Names) -> String {
+pub(crate) fn instant_name(r: &ReasonInfo, names: &Names) -> String {
     format!(
         "trigger: {} {}",
         r.reason.describe(),

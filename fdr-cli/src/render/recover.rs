@@ -8,7 +8,7 @@ use crate::error::shown_path;
 use crate::escape::shown;
 
 /// Prints one outcome.
-pub fn line(o: &Outcome, out: &mut dyn Write) -> std::io::Result<()> {
+pub(crate) fn line(o: &Outcome, out: &mut dyn Write) -> std::io::Result<()> {
     match o {
         Outcome::Wrote {
             log,

@@ -44,7 +44,7 @@ fn indent(line: &mut String, mut n: usize) {
 }
 
 /// The printer of one thread's lines: the [`Sink`] a thread's replay goes into.
-pub struct Lines<'a> {
+pub(crate) struct Lines<'a> {
     out: &'a mut dyn Write,
     names: &'a Names,
     clock: TickRate,
@@ -230,7 +230,7 @@ impl Sink for Lines<'_> {
 
 /// Writes the replay of the threads `order` of the plan `p`: `each(t, lines)` replays thread
 /// index `t` into the printer `lines`.
-pub fn write(
+pub(crate) fn write(
     p: &Plan,
     order: &[usize],
     out: &mut dyn Write,

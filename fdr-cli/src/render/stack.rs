@@ -14,7 +14,7 @@ use crate::units::{human, TickRate};
 
 /// Output format of `fdr stack`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum StackFormat {
+pub(crate) enum StackFormat {
     /// An indented tree with counts, times and histograms.
     Text,
     /// One `a;b;c <self ns>` line per call path, as flame graph tools read.
@@ -22,7 +22,12 @@ pub enum StackFormat {
 }
 
 /// Writes the call trie `t` that the pass `p` built, in `format`.
-pub fn write(t: &Trie, p: &Plan, format: StackFormat, out: &mut dyn Write) -> std::io::Result<()> {
+pub(crate) fn write(
+    t: &Trie,
+    p: &Plan,
+    format: StackFormat,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     let names = Names::new(&p.info);
     let clock = TickRate::new(p.info.header.cycle_frequency);
     match format {

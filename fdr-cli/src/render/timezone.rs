@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::render::dates::{civil, days_from_civil};
 
 /// The local time zone's offset east of UTC, in seconds, at `secs` since the Unix epoch.
-pub fn local_offset(secs: i64) -> i64 {
+pub(crate) fn local_offset(secs: i64) -> i64 {
     let tz = std::env::var("TZ").ok();
     // A log can say anything: rules are applied within ±100,000 years.
     let secs = secs.clamp(-3_155_760_000_000, 3_155_760_000_000);
@@ -17,7 +17,7 @@ pub fn local_offset(secs: i64) -> i64 {
 
 /// A time zone: transitions from a zone file, and a POSIX rule for times past them.
 #[derive(Clone, Debug, Default)]
-pub struct Zone {
+pub(crate) struct Zone {
     /// (time, offset east in seconds) of each transition, in order.
     transitions: Vec<(i64, i64)>,
     /// The offset before the first transition.
@@ -27,7 +27,7 @@ pub struct Zone {
 
 impl Zone {
     /// The offset east of UTC at `secs`.
-    pub fn offset(&self, secs: i64) -> i64 {
+    pub(crate) fn offset(&self, secs: i64) -> i64 {
         match self.transitions.partition_point(|&(t, _)| t <= secs) {
             0 if self.transitions.is_empty() => self.rule.map_or(self.initial, |r| r.offset(secs)),
             0 => self.initial,
@@ -39,7 +39,7 @@ impl Zone {
     }
 
     /// A zone given by a POSIX `TZ` rule.
-    pub fn posix(s: &str) -> Option<Zone> {
+    pub(crate) fn posix(s: &str) -> Option<Zone> {
         let rule = Rule::parse(s)?;
         Some(Zone {
             transitions: Vec::new(),
@@ -49,7 +49,7 @@ impl Zone {
     }
 
     /// A zone read from a TZif file's bytes.
-    pub fn tzif(b: &[u8]) -> Option<Zone> {
+    pub(crate) fn tzif(b: &[u8]) -> Option<Zone> {
         let header = |at: usize| -> Option<[usize; 6]> {
             if b.get(at..at + 4)? != b"TZif" {
                 return None;

@@ -398,19 +398,19 @@ mod os {
 
     /// Opens for reading without following a link (the last component) and without waiting
     /// (a FIFO with no writer opens at once; its kind then refuses it).
-    pub fn open(path: &Path) -> io::Result<File> {
+    pub(super) fn open(path: &Path) -> io::Result<File> {
         std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
             .open(path)
     }
 
-    pub fn is_link_error(e: &io::Error) -> bool {
+    pub(super) fn is_link_error(e: &io::Error) -> bool {
         e.raw_os_error() == Some(libc::ELOOP)
     }
 
     /// Why a name that could not be opened is not read: a socket (ENXIO) is named as such.
-    pub fn why_not(_: &Path, e: io::Error) -> Skip {
+    pub(super) fn why_not(_: &Path, e: io::Error) -> Skip {
         if e.raw_os_error() == Some(libc::ENXIO) {
             Skip::NotAFile("a socket")
         } else {
@@ -418,7 +418,7 @@ mod os {
         }
     }
 
-    pub fn kind(m: &Metadata) -> &'static str {
+    pub(super) fn kind(m: &Metadata) -> &'static str {
         let t = m.file_type();
         if t.is_dir() {
             "a directory"
@@ -434,28 +434,28 @@ mod os {
     }
 
     /// The owner's uid, when it is not this process's effective user.
-    pub fn other_owner(m: &Metadata) -> Option<u32> {
+    pub(super) fn other_owner(m: &Metadata) -> Option<u32> {
         // SAFETY: geteuid takes no arguments and cannot fail.
         let me = unsafe { libc::geteuid() };
         (m.uid() != me).then_some(m.uid())
     }
 
-    pub fn identity(m: &Metadata) -> (u64, u64) {
+    pub(super) fn identity(m: &Metadata) -> (u64, u64) {
         (m.dev(), m.ino())
     }
 
-    pub fn links(m: &Metadata) -> u64 {
+    pub(super) fn links(m: &Metadata) -> u64 {
         m.nlink()
     }
 
-    pub enum Lock {
+    pub(super) enum Lock {
         Taken,
         Held,
         Unsupported,
     }
 
     /// An exclusive `flock`, without waiting.
-    pub fn try_lock(f: &File) -> Lock {
+    pub(super) fn try_lock(f: &File) -> Lock {
         // SAFETY: flock on a descriptor this File owns; LOCK_NB makes it return at once.
         if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
             return Lock::Taken;
@@ -468,7 +468,7 @@ mod os {
 
     /// Whether another descriptor holds an exclusive lock on the file: a shared one is tried
     /// without waiting, and let go at once.
-    pub fn is_held(f: &File) -> bool {
+    pub(super) fn is_held(f: &File) -> bool {
         // SAFETY: flock on a descriptor this File owns; LOCK_NB returns at once.
         unsafe {
             if libc::flock(f.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) == 0 {
@@ -481,7 +481,7 @@ mod os {
 
     /// Whether a process with this pid exists here (it may be another program that reused
     /// it: the answer errs towards keeping a file).
-    pub fn process_runs(pid: i32) -> bool {
+    pub(super) fn process_runs(pid: i32) -> bool {
         // SAFETY: signal 0 only checks that the process exists and may be signalled.
         pid > 0
             && (unsafe { libc::kill(pid, 0) } == 0
@@ -498,19 +498,19 @@ mod os {
     use super::Skip;
 
     /// A link was refused before this, by the name's own metadata.
-    pub fn open(path: &Path) -> io::Result<File> {
+    pub(super) fn open(path: &Path) -> io::Result<File> {
         File::open(path)
     }
 
-    pub fn is_link_error(_: &io::Error) -> bool {
+    pub(super) fn is_link_error(_: &io::Error) -> bool {
         false
     }
 
-    pub fn why_not(_: &Path, e: io::Error) -> Skip {
+    pub(super) fn why_not(_: &Path, e: io::Error) -> Skip {
         Skip::Unreadable(e)
     }
 
-    pub fn kind(m: &Metadata) -> &'static str {
+    pub(super) fn kind(m: &Metadata) -> &'static str {
         if m.is_dir() {
             "a directory"
         } else {
@@ -518,35 +518,35 @@ mod os {
         }
     }
 
-    pub fn other_owner(_: &Metadata) -> Option<u32> {
+    pub(super) fn other_owner(_: &Metadata) -> Option<u32> {
         None
     }
 
     /// No inode numbers to compare: a name is taken as its file.
-    pub fn identity(_: &Metadata) -> (u64, u64) {
+    pub(super) fn identity(_: &Metadata) -> (u64, u64) {
         (0, 0)
     }
 
-    pub fn links(_: &Metadata) -> u64 {
+    pub(super) fn links(_: &Metadata) -> u64 {
         1
     }
 
     #[allow(dead_code)] // no locks here: only `Unsupported` is made
-    pub enum Lock {
+    pub(super) enum Lock {
         Taken,
         Held,
         Unsupported,
     }
 
-    pub fn try_lock(_: &File) -> Lock {
+    pub(super) fn try_lock(_: &File) -> Lock {
         Lock::Unsupported
     }
 
-    pub fn is_held(_: &File) -> bool {
+    pub(super) fn is_held(_: &File) -> bool {
         false
     }
 
-    pub fn process_runs(_: i32) -> bool {
+    pub(super) fn process_runs(_: i32) -> bool {
         true
     }
 }

@@ -5,7 +5,7 @@
 #[cfg(target_os = "linux")]
 mod os {
     /// `/proc/sys/kernel/random/boot_id`, a UUID in hex.
-    pub fn boot_id_text() -> Option<String> {
+    pub(super) fn boot_id_text() -> Option<String> {
         std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()
     }
 
@@ -15,13 +15,13 @@ mod os {
     /// qemu-user makes up the latter for the emulated process itself, with the moment qemu set
     /// the program up (tens of ticks late) as its start, so that a box's process read its own
     /// start differently from every other process, which then took it for dead.
-    pub fn process_start(pid: i32) -> Option<u64> {
+    pub(crate) fn process_start(pid: i32) -> Option<u64> {
         Some(stat(pid)?.1)
     }
 
     /// Whether process `pid` runs (it exists and has not ended: a zombie, waiting for its
     /// parent to collect its status, has), and its start.
-    pub fn running(pid: i32) -> Option<u64> {
+    pub(crate) fn running(pid: i32) -> Option<u64> {
         let (state, start) = stat(pid)?;
         (!matches!(state, 'Z' | 'X' | 'x')).then_some(start)
     }
@@ -36,12 +36,12 @@ mod os {
         Some((state, fields.nth(18)?.parse().ok()?))
     }
 
-    pub fn sees_processes() -> bool {
+    pub(crate) fn sees_processes() -> bool {
         std::path::Path::new("/proc/self/stat").exists()
     }
 
     /// The inode of this process's PID namespace (`/proc/self/ns/pid` reads `pid:[N]`).
-    pub fn pid_namespace() -> Option<u64> {
+    pub(crate) fn pid_namespace() -> Option<u64> {
         let link = std::fs::read_link("/proc/self/ns/pid").ok()?;
         let text = link.to_str()?;
         text.strip_prefix("pid:[")?.strip_suffix(']')?.parse().ok()
@@ -50,7 +50,7 @@ mod os {
     /// Whether process `pid` maps the file with device `dev` and inode `ino` (its
     /// `/proc/PID/maps`, whose lines name a mapping's device as `major:minor` in hex and its
     /// inode in decimal); `None` when the list cannot be read.
-    pub fn maps_file(pid: i32, dev: u64, ino: u64) -> Option<bool> {
+    pub(crate) fn maps_file(pid: i32, dev: u64, ino: u64) -> Option<bool> {
         let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
         // glibc's encoding of a device number into major and minor.
         let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
@@ -78,7 +78,7 @@ mod os {
 #[allow(unsafe_code)] // sysctl and proc_pidinfo are C calls; std asks neither
 mod os {
     /// `kern.bootsessionuuid`, a UUID made at each boot.
-    pub fn boot_id_text() -> Option<String> {
+    pub(super) fn boot_id_text() -> Option<String> {
         let mut buf = [0u8; 64];
         let mut len = buf.len();
         // SAFETY: the name is NUL-terminated; `buf` and `len` describe a writable buffer, which
@@ -96,7 +96,7 @@ mod os {
     }
 
     /// The process's start time in microseconds since the epoch (`proc_pidinfo`).
-    pub fn process_start(pid: i32) -> Option<u64> {
+    pub(crate) fn process_start(pid: i32) -> Option<u64> {
         // SAFETY: a zeroed proc_bsdinfo is a valid value of this plain C struct.
         let mut info: libc::proc_bsdinfo = unsafe { std::mem::zeroed() };
         let size = std::mem::size_of::<libc::proc_bsdinfo>() as libc::c_int;
@@ -113,12 +113,12 @@ mod os {
         (n == size).then(|| info.pbi_start_tvsec * 1_000_000 + info.pbi_start_tvusec)
     }
 
-    pub fn sees_processes() -> bool {
+    pub(crate) fn sees_processes() -> bool {
         process_start(std::process::id() as i32).is_some()
     }
 
     /// Whether process `pid` runs (a zombie has ended), and its start.
-    pub fn running(pid: i32) -> Option<u64> {
+    pub(crate) fn running(pid: i32) -> Option<u64> {
         // SAFETY: as in `process_start`.
         let mut info: libc::proc_bsdinfo = unsafe { std::mem::zeroed() };
         let size = std::mem::size_of::<libc::proc_bsdinfo>() as libc::c_int;
@@ -138,39 +138,39 @@ mod os {
     }
 
     /// macOS has no PID namespaces: every process is in the one.
-    pub fn pid_namespace() -> Option<u64> {
+    pub(crate) fn pid_namespace() -> Option<u64> {
         None
     }
 
     /// Not asked on macOS: a box whose lock is free is its process's no more.
-    pub fn maps_file(_: i32, _: u64, _: u64) -> Option<bool> {
+    pub(crate) fn maps_file(_: i32, _: u64, _: u64) -> Option<bool> {
         None
     }
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
 mod os {
-    pub fn boot_id_text() -> Option<String> {
+    pub(super) fn boot_id_text() -> Option<String> {
         None
     }
 
-    pub fn process_start(_: i32) -> Option<u64> {
+    pub(crate) fn process_start(_: i32) -> Option<u64> {
         None
     }
 
-    pub fn sees_processes() -> bool {
+    pub(crate) fn sees_processes() -> bool {
         false
     }
 
-    pub fn running(_: i32) -> Option<u64> {
+    pub(crate) fn running(_: i32) -> Option<u64> {
         None
     }
 
-    pub fn pid_namespace() -> Option<u64> {
+    pub(crate) fn pid_namespace() -> Option<u64> {
         None
     }
 
-    pub fn maps_file(_: i32, _: u64, _: u64) -> Option<bool> {
+    pub(crate) fn maps_file(_: i32, _: u64, _: u64) -> Option<bool> {
         None
     }
 }
