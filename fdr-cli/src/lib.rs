@@ -30,8 +30,8 @@
 //! | `progress` | the progress bar: how far a pass got (the model's `Report`), drawn |
 //! | `render::account`, `render::calls`, `render::diff`, `render::dump`, `render::flame`, `render::fxt`, `render::info`, `render::pprof`, `render::profile`, `render::recover`, `render::replay`, `render::stack` | each command's output: text, CSV, JSON, SVG, FXT, pprof protobuf; what `recover` did |
 //! | `render::chrome`, `render::culls` | Chrome JSON (and the process ids FXT shares); the culled functions' list |
-//! | `render::reason`, `render::timezone` | why the log was written (the call that fired a trigger, how a crashed process died); the local time zone: zone files, POSIX rules |
-//! | `render::labels`, `render::dates` | thread labels and times relative to the window's start, which every renderer uses; dates as a person reads them |
+//! | `render::reason` | why the log was written (the call that fired a trigger, how a crashed process died) |
+//! | `render::labels`, `render::dates` | thread labels and times relative to the window's start, which every renderer uses; dates as a person reads them, in UTC and the local time zone |
 //! | `commands::diff`, `commands::profile` | two logs accounted and compared; a profile file per function, per call path, around a function |
 //! | `commands::account`, `commands::calls`, `commands::convert`, `commands::dump`, `commands::export`, `commands::flame`, `commands::info`, `commands::recover`, `commands::replay`, `commands::stack` | what each command shows, from the model (`export`: the window as OTLP spans, sent; `recover`: crash boxes turned into logs, written) |
 //! | `model::trie` | the call trie (`stack`, flame graphs) |

@@ -23,6 +23,7 @@
 #![warn(unreachable_pub)]
 
 pub mod args;
+pub mod civil;
 pub mod crash_box;
 pub mod duration;
 mod error;

@@ -214,7 +214,7 @@ fn recording_settings(c: &Ctx, s: &mut String) {
         crate::render::dates::describe(
             r.start_unix_secs,
             r.start_unix_nanos,
-            crate::render::timezone::local_offset(r.start_unix_secs)
+            crate::render::dates::local_offset(r.start_unix_secs)
         )
     );
     let crashed = info

@@ -22,4 +22,3 @@ pub(crate) mod reason;
 pub(crate) mod recover;
 pub(crate) mod replay;
 pub(crate) mod stack;
-pub(crate) mod timezone;
