@@ -5,10 +5,23 @@
 //!
 //! [`run`] is the whole command behind a function, so that programs (and tests) can call it:
 //!
-//! ```no_run
+//! ```
+//! # // A log of one call of function 8, 60 ns long, where a recorder would have written one.
+//! # let dir = std::env::temp_dir().join(format!("fdr-cli-doc-{}", std::process::id()));
+//! # std::fs::create_dir_all(&dir).unwrap();
+//! # let mut log = fdr_testkit::synth::LogBuilder::new(1_000_000_000);
+//! # let mut b = log.block(1, 0, 100);
+//! # b.enter(8, 200);
+//! # b.exit(8, 260);
+//! # b.finish();
+//! # std::fs::write(dir.join("app.fdr"), log.finish()).unwrap();
+//! # std::env::set_current_dir(&dir).unwrap();
 //! let mut out = Vec::new();
-//! fdr_cli::run(&["account".to_string(), "app.fdr".to_string()], &mut out).unwrap();
-//! print!("{}", String::from_utf8_lossy(&out));
+//! fdr_cli::run(&["account", "app.fdr"], &mut out).unwrap();
+//! let report = String::from_utf8_lossy(&out);
+//! print!("{report}");
+//! assert!(report.lines().any(|l| l.contains("60 ns") && l.ends_with("#8")));
+//! # std::fs::remove_dir_all(&dir).unwrap();
 //! ```
 //!
 //! Every command reads the log as a stream: memory grows with the number of functions, threads

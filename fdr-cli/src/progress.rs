@@ -64,16 +64,32 @@ impl crate::model::engine::Report for Progress {
 }
 
 #[cfg(test)]
-mod tests_from_docs {
-    //! The examples of this module's items, run as tests (the module is the crate's own; an
-    //! example may leave a binding or an import unused, as a documentation example does).
-    #![allow(unused_imports, unused_variables)]
+mod tests {
+    use indicatif::ProgressBar;
+
+    use crate::progress::{Progress, MIN_BYTES};
 
     #[test]
-    fn progress() {
-        use crate::progress::Progress;
+    fn a_small_input_gets_no_bar() {
+        assert!(Progress::new(MIN_BYTES - 1, 2).bar.is_none());
         let p = Progress::hidden();
-        p.at(0, 100); // does nothing when hidden
+        p.at(0, 100);
         p.finish();
+        assert!(p.bar.is_none());
+    }
+
+    #[test]
+    fn the_bar_counts_every_pass_before_this_one() {
+        // A bar drawn nowhere, so that the test does not depend on stderr being a terminal.
+        let p = Progress {
+            bar: Some(ProgressBar::hidden()),
+            len: 1_000,
+        };
+        p.at(0, 250);
+        assert_eq!(p.bar.as_ref().unwrap().position(), 250);
+        p.at(2, 7);
+        assert_eq!(p.bar.as_ref().unwrap().position(), 2_007);
+        p.finish();
+        assert!(p.bar.as_ref().unwrap().is_finished());
     }
 }

@@ -117,9 +117,32 @@ mod tests_from_docs {
     use crate::CliError;
 
     #[test]
-    fn report() {
-        use crate::model::engine::{Report, Silent};
-        Silent.at(0, 1 << 20); // nothing happens
+    fn report() -> Result<(), CliError> {
+        use crate::model::engine::{replay_decoder, Report};
+        use fdr_format::events::EventDecoder;
+        use fdr_format::sink::Ignore;
+        use fdr_testkit::synth::LogBuilder;
+        use std::sync::Mutex;
+
+        /// Every report it is handed.
+        struct Heard(Mutex<Vec<(u64, u64)>>);
+        impl Report for Heard {
+            fn at(&self, pass: u64, offset: u64) {
+                self.0.lock().unwrap().push((pass, offset));
+            }
+        }
+        let mut log = LogBuilder::new(1_000_000_000);
+        let mut b = log.block(1, 0, 100);
+        b.enter(8, 200);
+        b.exit(8, 260);
+        b.finish();
+        let bytes = log.finish();
+        let heard = Heard(Mutex::new(Vec::new()));
+        let dec = EventDecoder::new(&bytes[..]).unwrap();
+        replay_decoder(dec, "mem", &mut Ignore, None, &heard, 3)?;
+        // A log this short is reported once, at its end, as the pass it was told.
+        assert_eq!(heard.0.into_inner().unwrap(), [(3, bytes.len() as u64)]);
+        Ok(())
     }
 
     #[test]
