@@ -480,7 +480,8 @@ impl Config {
     /// failures, honouring `Retry-After`, with a doubling backoff) for at most
     /// [`Config::otlp_retry_for`]. Windows dropped or not accepted are counted in
     /// [`Stats::windows_dropped`](crate::Stats::windows_dropped) and said on stderr once. When
-    /// the recording ends (finish, exit), windows still queued get up to [`OTLP_FLUSH`] to go.
+    /// the recording ends (finish, exit), windows still queued get up to
+    /// [`OTLP_FLUSH`](crate::OTLP_FLUSH) to go.
     ///
     /// ```
     /// let c = fdr_runtime::Config::default().otlp_endpoint("http://localhost:4318");
