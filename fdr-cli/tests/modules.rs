@@ -244,7 +244,7 @@ fn use_trees_are_read_whole() {
         ]
     );
     assert_eq!(
-        paths("model::replay::{\n    input, origin,\n};"),
-        ["model::replay::input", "model::replay::origin"]
+        paths("model::engine::{\n    input, origin,\n};"),
+        ["model::engine::input", "model::engine::origin"]
     );
 }
