@@ -7,24 +7,26 @@ use std::process::Output;
 
 use fdr_format::FnKind;
 use fdr_runtime::CallGuard;
-use fdr_tests::{desc, Log};
+use fdr_testkit::desc;
+use fdr_testkit::logs::{read_log, Log};
+use fdr_testkit::recording::every_call;
 
 desc!(WORK, "auto::work");
 desc!(DOOMED, "auto::doomed");
 
 fn run_child(test: &str, options: &str) -> Output {
-    fdr_tests::child_test(test)
+    fdr_testkit::child::command(test)
         .env("FDR_OPTIONS", options)
         .output()
         .unwrap()
 }
 
 fn scratch(name: &str) -> PathBuf {
-    fdr_tests::scratch(&format!("autostart-{name}"))
+    fdr_testkit::logs::scratch(&format!("autostart-{name}"))
 }
 
 fn read(path: &Path) -> Log {
-    fdr_tests::read_log(path)
+    read_log(path)
 }
 
 #[test]
@@ -122,7 +124,7 @@ fn a_bad_fdr_options_value_names_the_key() {
 fn child_starting_inside_its_first_call() {
     // The process's first hook: it reads FDR_OPTIONS (unset), which starts nothing.
     let main = CallGuard::enter(&WORK);
-    let rec = fdr_runtime::start(fdr_tests::every_call()).expect("start");
+    let rec = fdr_runtime::start(every_call()).expect("start");
     drop(CallGuard::enter(&DOOMED));
     drop(main);
     let out = std::env::var("FDR_TEST_OUT").unwrap();
@@ -137,7 +139,7 @@ fn child_starting_inside_its_first_call() {
 fn the_first_call_that_finds_nothing_recording_records_no_exit() {
     let dir = scratch("first");
     let out = dir.join("first.fdr");
-    let child = fdr_tests::child_test("child_starting_inside_its_first_call")
+    let child = fdr_testkit::child::command("child_starting_inside_its_first_call")
         .env_remove("FDR_OPTIONS")
         .env("FDR_TEST_OUT", &out)
         .output()
@@ -213,7 +215,7 @@ fn fdr_options_sends_the_panic_window_to_the_collector() {
     use prost::Message;
     let dir = scratch("otlp");
     let out = dir.join("auto.fdr");
-    let c = fdr_tests::collector::Collector::start(&[]);
+    let c = fdr_testkit::collector::Collector::start(&[]);
     let child = run_child(
         "child_without_start",
         &format!(

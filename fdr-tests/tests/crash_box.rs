@@ -10,8 +10,10 @@ use std::process::{Child, Command, Stdio};
 
 use fdr_format::crash_box;
 use fdr_format::{FnKind, Reason};
-use fdr_runtime::CallGuard;
-use fdr_tests::{decode, desc, Log};
+use fdr_runtime::{testing, CallGuard};
+use fdr_testkit::desc;
+use fdr_testkit::logs::{decode, read_log, Log};
+use fdr_testkit::recording::every_call;
 
 desc!(WORK, "crash::work");
 desc!(OUTER, "crash::outer");
@@ -23,7 +25,7 @@ const THREADS: usize = 4;
 const CALLS: usize = 500;
 
 fn child(test: &str, options: &str) -> Command {
-    let mut c = fdr_tests::child_test(test);
+    let mut c = fdr_testkit::child::command(test);
     c.env("FDR_OPTIONS", options)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -31,7 +33,7 @@ fn child(test: &str, options: &str) -> Command {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    fdr_tests::scratch(&format!("crash-{name}"))
+    fdr_testkit::logs::scratch(&format!("crash-{name}"))
 }
 
 /// `FDR_OPTIONS` that keep every call, with `extra` (any key but `threshold_us`) added.
@@ -425,9 +427,9 @@ fn the_next_start_recovers_the_box_and_a_clean_exit_removes_its_own() {
         !box_of(&dir, dead).exists(),
         "the dead process's box is gone"
     );
-    let log = fdr_tests::read_log(&recovered);
+    let log = read_log(&recovered);
     assert_eq!(log.reason.unwrap().reason, Reason::Crash);
-    check_workers(&fdr_tests::read_log(&recovered));
+    check_workers(&read_log(&recovered));
     // The second process wrote its own log at exit and removed its box.
     assert!(dir.join("next.fdr").exists());
     let boxes: Vec<_> = std::fs::read_dir(&dir)
@@ -456,7 +458,7 @@ fn a_crash_dir_that_cannot_hold_the_box_falls_back_with_one_line() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert_eq!(stderr.matches("no crash box in").count(), 1, "{stderr}");
-    let log = fdr_tests::read_log(&dir.join("app.fdr"));
+    let log = read_log(&dir.join("app.fdr"));
     assert_eq!(log.reason.unwrap().reason, Reason::Exit);
 }
 
@@ -522,7 +524,7 @@ fn a_forked_child_records_into_a_box_of_its_own() {
 
     // The parent exited cleanly: its log holds its own two calls, and its box is gone.
     assert!(!parent_box.exists());
-    let parent = fdr_tests::read_log(&dir.join("app.fdr"));
+    let parent = read_log(&dir.join("app.fdr"));
     let w = WORK.id();
     let want = [(FnKind::Enter, w), (FnKind::Exit, w)].repeat(2);
     assert_eq!(parent.calls(parent.tids()[0]), want);
@@ -590,10 +592,10 @@ fn a_box_is_named_by_its_process_and_left_alone_while_it_runs() {
     // With the injected clock a log names its process 1; the box is named by the real one, which
     // is how the next process of the same program tells a live box from a dead one's.
     let dir = scratch("alive");
-    let _turn = fdr_tests::testing::exclusive();
-    fdr_tests::testing::use_mock_clock(1_000_000_000);
+    let _turn = testing::exclusive();
+    testing::use_mock_clock(1_000_000_000);
     let out = dir.join("mine.fdr");
-    let rec = fdr_runtime::start(fdr_tests::every_call().crash_dir(&dir).out(&out)).unwrap();
+    let rec = fdr_runtime::start(every_call().crash_dir(&dir).out(&out)).unwrap();
     drop(CallGuard::enter(&WORK));
     let mine = box_of(&dir, std::process::id());
     assert!(mine.exists(), "no box at {}", mine.display());
@@ -615,7 +617,7 @@ fn a_box_is_named_by_its_process_and_left_alone_while_it_runs() {
     assert!(!out.exists(), "nothing was written in this process's name");
     let mut bytes = Vec::new();
     rec.finish_to(&mut bytes).unwrap();
-    fdr_tests::testing::use_real_clock();
+    testing::use_real_clock();
     assert!(!mine.exists(), "finish removes the box");
     assert_eq!(
         decode(&bytes[..]).unwrap().run.pid,
@@ -670,7 +672,7 @@ fn eight_threads_racing_the_first_call_lose_nothing_in_ring_mode() {
         .iter()
         .enumerate()
     {
-        let log = fdr_tests::read_log(out);
+        let log = read_log(out);
         let tids = log.tids();
         assert_eq!(tids.len(), 8, "round {round}");
         for tid in tids {

@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 
 use fdr_format::crash_box;
 use fdr_format::{FnKind, Reason};
-use fdr_runtime::CallGuard;
-use fdr_tests::{desc, Log};
+use fdr_runtime::{testing, CallGuard};
+use fdr_testkit::desc;
+use fdr_testkit::logs::{decode, logs_in, read_log, Log};
 
 desc!(WORK, "deploy::work");
 desc!(OUTER, "deploy::outer");
@@ -25,7 +26,7 @@ const THREADS: usize = 3;
 const CALLS: usize = 200;
 
 fn scratch(name: &str) -> PathBuf {
-    fdr_tests::scratch(&format!("deploy-{name}"))
+    fdr_testkit::logs::scratch(&format!("deploy-{name}"))
 }
 
 /// `FDR_OPTIONS` that keep every call, log to `dir/app.fdr` and keep the box in `dir`.
@@ -38,7 +39,7 @@ fn options(dir: &Path, extra: &str) -> String {
 }
 
 fn child(test: &str, options: &str) -> Command {
-    let mut c = fdr_tests::child_test(test);
+    let mut c = fdr_testkit::child::command(test);
     c.env("FDR_OPTIONS", options)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -219,10 +220,10 @@ fn stderr_of(c: &mut Child) -> String {
 
 /// The logs in `dir` with their decoded contents.
 fn logs(dir: &Path) -> Vec<(PathBuf, Log)> {
-    fdr_tests::logs_in(dir)
+    logs_in(dir)
         .into_iter()
         .map(|p| {
-            let l = fdr_tests::read_log(&p);
+            let l = read_log(&p);
             (p, l)
         })
         .collect()
@@ -276,7 +277,7 @@ fn a_restart_after_a_crash_writes_its_own_log_beside_the_recovered_one() {
     let stderr = String::from_utf8_lossy(&next.stderr);
     assert!(next.status.success(), "{stderr}");
     let recovered = recovered_of(&dir, dead);
-    assert_eq!(recovered.len(), 1, "{:?}", fdr_tests::logs_in(&dir));
+    assert_eq!(recovered.len(), 1, "{:?}", logs_in(&dir));
     let (path, log) = &recovered[0];
     assert_ne!(path, &dir.join("app.fdr"));
     assert_eq!(path.extension().unwrap(), "fdr");
@@ -286,7 +287,7 @@ fn a_restart_after_a_crash_writes_its_own_log_beside_the_recovered_one() {
     );
     check_workers(log);
     // The restarted process's own log, at its own path.
-    let own = fdr_tests::read_log(&dir.join("app.fdr"));
+    let own = read_log(&dir.join("app.fdr"));
     assert_eq!(own.reason.unwrap().reason, Reason::Exit);
     assert!(boxes_in(&dir).is_empty(), "{:?}", boxes_in(&dir));
 }
@@ -383,7 +384,7 @@ fn two_pid_namespaces_sharing_a_crash_directory_keep_their_boxes_apart() {
     a.stdin.take().unwrap().write_all(b"go\n").unwrap();
     let status = wait_within(&mut a, Duration::from_secs(60), "A");
     assert!(status.success(), "{}", stderr_of(&mut a));
-    let a_log = fdr_tests::read_log(&dir.join("a.fdr"));
+    let a_log = read_log(&dir.join("a.fdr"));
     assert_eq!(a_log.reason.unwrap().reason, Reason::Exit);
     assert!(boxes_in(&dir).is_empty(), "{:?}", boxes_in(&dir));
 }
@@ -477,7 +478,7 @@ fn terminating_signals_are_named_and_the_exit_status_is_unchanged() {
         let r = crash_box::recover(&std::fs::read(&bx).unwrap()).unwrap();
         assert_eq!(r.info.signal, sig, "{name}: {}", r.info.death());
         assert!(r.info.death().starts_with(name), "{}", r.info.death());
-        let log = fdr_tests::decode(&r.log[..]).unwrap();
+        let log = decode(&r.log[..]).unwrap();
         assert_eq!(log.reason.as_ref().unwrap().signal, sig);
         check_workers(&log);
     }
@@ -496,7 +497,7 @@ fn sigkill_is_still_said_to_run_no_handler() {
     );
     // No handler said when: the death came after the log's end (the last sign of life) and
     // before the next sign of life was due, a second at most.
-    let log = fdr_tests::decode(&r.log[..]).unwrap();
+    let log = decode(&r.log[..]).unwrap();
     let within = log.reason.unwrap().end_within_ns;
     assert!((1..=1_000_000_000).contains(&within), "{within}");
 }
@@ -599,7 +600,7 @@ fn a_program_s_own_sigterm_handler_still_decides() {
         unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
         let status = wait_within(&mut c, Duration::from_secs(60), test);
         assert!(status.success(), "{test}: {status:?} {}", stderr_of(&mut c));
-        let log = fdr_tests::read_log(&dir.join("app.fdr"));
+        let log = read_log(&dir.join("app.fdr"));
         assert_eq!(log.reason.unwrap().reason, Reason::Exit, "{test}");
         assert!(boxes_in(&dir).is_empty(), "{test}");
     }
@@ -737,7 +738,7 @@ fn a_segfault_the_program_survives_does_not_name_a_later_death() {
     );
     let r = crash_box::recover(&std::fs::read(box_of(&dir, c.id())).unwrap()).unwrap();
     assert_eq!(r.info.signal, libc::SIGABRT, "{}", r.info.death());
-    let log = fdr_tests::decode(&r.log[..]).unwrap();
+    let log = decode(&r.log[..]).unwrap();
     assert_eq!(
         log.calls(r.info.crash_tid).last(),
         Some(&(FnKind::Enter, CRASH.id()))
@@ -976,7 +977,7 @@ fn a_pool_that_filled_says_how_much_it_dropped_as_of_the_death() {
     );
     let dead = killed("child_fills_the_pool_then_hangs", &opts);
     let r = crash_box::recover(&std::fs::read(box_of(&dir, dead)).unwrap()).unwrap();
-    let log = fdr_tests::decode(&r.log[..]).unwrap();
+    let log = decode(&r.log[..]).unwrap();
     let kept: usize = log.tids().iter().map(|&t| log.calls(t).len()).sum();
     assert!(kept > 0 && kept < 40_000, "{kept}");
     assert_eq!(
@@ -1010,7 +1011,7 @@ fn a_thread_started_just_before_the_death_is_named() {
     let dir = scratch("late-thread");
     let dead = killed("child_starts_a_thread_then_hangs", &options(&dir, ""));
     let r = crash_box::recover(&std::fs::read(box_of(&dir, dead)).unwrap()).unwrap();
-    let log = fdr_tests::decode(&r.log[..]).unwrap();
+    let log = decode(&r.log[..]).unwrap();
     let hung: Vec<i32> = log
         .tids()
         .into_iter()
@@ -1096,13 +1097,13 @@ fn a_removal_is_said_only_when_it_happened() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_records_while_its_recovery_is_held() {
-    fdr_tests::testing::hold_recovery(true);
+    testing::hold_recovery(true);
     // The first call starts the recording, and its recovery of the box left beside it, which
     // waits: a first call that waited for it would never return.
     workers();
     drop(CallGuard::enter(&WORK));
     println!("recorded ready");
-    fdr_tests::testing::hold_recovery(false);
+    testing::hold_recovery(false);
 }
 
 #[test]
@@ -1120,7 +1121,7 @@ fn the_first_call_of_a_restarted_program_does_not_wait_for_its_recovery() {
     let recovered = recovered_of(&dir, dead);
     assert_eq!(recovered.len(), 1, "{stderr}");
     check_workers(&recovered[0].1);
-    let own = fdr_tests::read_log(&dir.join("app.fdr"));
+    let own = read_log(&dir.join("app.fdr"));
     check_workers(&own);
 }
 
@@ -1216,7 +1217,7 @@ fn a_tokio_service_s_graceful_shutdown_on_sigterm_or_ctrl_c_still_runs() {
         unsafe { libc::kill(c.id() as i32, sig) };
         let status = wait_within(&mut c, Duration::from_secs(60), "the service");
         assert!(status.success(), "{sig}: {status:?} {}", stderr_of(&mut c));
-        let log = fdr_tests::read_log(&dir.join("app.fdr"));
+        let log = read_log(&dir.join("app.fdr"));
         assert_eq!(log.reason.as_ref().unwrap().reason, Reason::Exit, "{sig}");
         check_workers(&log);
         assert!(boxes_in(&dir).is_empty(), "{sig}");
@@ -1287,10 +1288,7 @@ fn a_program_s_handler_keeps_its_flags_so_sigterm_still_interrupts_a_blocking_ca
     let status = wait_within(&mut c, Duration::from_secs(30), "a read SIGTERM interrupts");
     assert!(status.success(), "{status:?} {}", stderr_of(&mut c));
     assert_eq!(
-        fdr_tests::read_log(&dir.join("app.fdr"))
-            .reason
-            .unwrap()
-            .reason,
+        read_log(&dir.join("app.fdr")).reason.unwrap().reason,
         Reason::Exit
     );
 }

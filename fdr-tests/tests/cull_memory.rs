@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use fdr_format::CullKind;
-use fdr_tests::{child_test, read_log, scratch, Log, Rec};
+use fdr_testkit::logs::{read_log, scratch, Log, Rec};
 
 /// A call far shorter than the threshold: erased, then culled.
 #[fdr::instrument_fdr]
@@ -47,7 +47,7 @@ fn run(dir: &Path, name: &str, options: &str, calls: u64, env: &[(&str, &str)]) 
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let out = dir.join(format!("{name}.fdr"));
-    let mut c = child_test("child_calls");
+    let mut c = fdr_testkit::child::command("child_calls");
     c.env(
         "FDR_OPTIONS",
         format!(

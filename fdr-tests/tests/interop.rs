@@ -6,8 +6,10 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use fdr_runtime::hooks::{enter, enter_args, exit, tail_exit};
-use fdr_runtime::Mode;
-use fdr_tests::{decode, desc, testing, Rec};
+use fdr_runtime::{testing, Mode};
+use fdr_testkit::desc;
+use fdr_testkit::logs::{decode, Rec};
+use fdr_testkit::recording::every_call;
 
 desc!(A, "interop::a");
 desc!(B, "interop::b");
@@ -60,7 +62,7 @@ fn write_log(name: &str, with_tails: bool) -> PathBuf {
     let start = 5_000;
     testing::set_time(start);
     let rec = fdr_runtime::start(
-        fdr_tests::every_call()
+        every_call()
             .buffer_size(512)
             .buffer_count(64)
             .mode(Mode::Fill),

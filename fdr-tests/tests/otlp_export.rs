@@ -15,10 +15,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fdr_otlp::proto::{any_value, ExportTraceServiceRequest, Span};
-use fdr_runtime::Config;
+use fdr_runtime::{testing, Config};
+use fdr_testkit::collector::{Answer, Collector, Setup};
+use fdr_testkit::logs::{logs_in, scratch};
 use fdr_testkit::otlp::{otlp_check, spans_of_calls, spans_of_otlp};
-use fdr_tests::collector::{Answer, Collector, Setup};
-use fdr_tests::{scratch, testing};
+use fdr_testkit::recording::every_call;
 use prost::Message;
 
 /// Waits (at most 30 s) until `done`.
@@ -98,7 +99,7 @@ fn origin_unix_ns(path: &Path) -> u64 {
 
 /// A config that records every call and sends to `c`.
 fn sending(c: &Collector) -> Config {
-    fdr_tests::every_call()
+    every_call()
         .buffer_count(64)
         .otlp_endpoint(&c.url)
         .service_name("otlp-test")
@@ -409,7 +410,7 @@ fn a_collector_that_is_down_drops_windows_and_counts_them() {
         l.local_addr().unwrap().port()
     };
     let rec = fdr_runtime::start(
-        fdr_tests::every_call()
+        every_call()
             .buffer_count(16)
             .otlp_endpoint(format!("http://127.0.0.1:{port}"))
             .otlp_timeout(Duration::from_millis(200))
@@ -589,7 +590,7 @@ fn a_triggered_window_joins_the_trace_it_ran_in_sent_or_exported() {
     wait_until("the slow call's window", || rec.stats().windows_sent == 1);
     rec.finish_to(&mut std::io::sink()).unwrap();
     // Numbered in the process's sequence, which the other tests share.
-    let files = fdr_tests::logs_in(&dir);
+    let files = logs_in(&dir);
     assert_eq!(files.len(), 1, "{files:?}");
     let file = files[0].clone();
     let body = dir.join("body.pb");
@@ -827,7 +828,7 @@ fn plain_gzip_and_tls_requests_decode_with_the_official_classes() {
 /// This test binary as a child process running `test`, with no OpenTelemetry variable of the
 /// parent's environment.
 fn child(test: &str) -> std::process::Command {
-    let mut c = fdr_tests::child_test(test);
+    let mut c = fdr_testkit::child::command(test);
     // Its logs go to a scratch directory (the child's `out`, when FDR_OPTIONS gives none).
     static CHILDREN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = CHILDREN.fetch_add(1, Ordering::Relaxed);
@@ -1226,7 +1227,7 @@ fn fdr_export_sends_over_tls_with_the_ca_and_header_given() {
         require: Some(("authorization", "Bearer s3cr3t")),
         ..Setup::default()
     });
-    let rec = fdr_runtime::start(fdr_tests::every_call().buffer_count(64)).unwrap();
+    let rec = fdr_runtime::start(every_call().buffer_count(64)).unwrap();
     work(3);
     let path = dir.join("w.fdr");
     rec.write_snapshot(&path).unwrap();

@@ -6,8 +6,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use fdr_runtime::{CallGuard, Config, Mode};
-use fdr_tests::{decode, desc, testing, Log, Rec};
+use fdr_runtime::{testing, CallGuard, Config, Mode};
+use fdr_testkit::desc;
+use fdr_testkit::logs::{decode, Log, Rec};
+use fdr_testkit::recording::every_call;
 
 desc!(OUTER, "stress::outer");
 desc!(INNER, "stress::inner");
@@ -262,7 +264,7 @@ const SCALE: usize = if cfg!(fdr_emulated) { 2 } else { 1 };
 fn fill_snapshots_are_complete_and_valid() {
     let waves = 4 / SCALE;
     let (log, _) = snapshots_while_recording(
-        fdr_tests::every_call()
+        every_call()
             .buffer_size(64 * 1024)
             .buffer_count(512)
             .mode(Mode::Fill),
@@ -381,7 +383,7 @@ fn opens(before: &[Rec]) -> bool {
 #[test]
 fn a_second_concurrent_snapshot_gets_a_clear_error() {
     let _turn = testing::exclusive();
-    let rec = fdr_runtime::start(fdr_tests::every_call().buffer_count(2)).unwrap();
+    let rec = fdr_runtime::start(every_call().buffer_count(2)).unwrap();
     struct Slow<'a>(&'a fdr_runtime::Recorder, Option<fdr_runtime::Error>);
     impl std::io::Write for Slow<'_> {
         fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {

@@ -10,7 +10,8 @@
 use std::future::Future;
 
 use fdr_format::TaskKind;
-use fdr_tests::{every_call, record_log, Log, Rec};
+use fdr_testkit::logs::{Log, Rec};
+use fdr_testkit::recording::{every_call, record_log};
 use tracing::{info_span, Dispatch, Instrument};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::Layer;

@@ -5,7 +5,7 @@
 //! every request: when it came, its headers, its body (gunzipped).
 //!
 //! ```
-//! use fdr_tests::collector::{Answer, Collector};
+//! use fdr_testkit::collector::{Answer, Collector};
 //! let c = Collector::start(&[Answer::Busy]);
 //! assert!(c.url.starts_with("http://127.0.0.1:"));
 //! assert!(c.accepted().is_empty());
@@ -69,6 +69,7 @@ pub struct Setup<'a> {
 
 /// A collector on 127.0.0.1. Its threads end with the test process.
 pub struct Collector {
+    /// Where it listens: `http://127.0.0.1:PORT`, or `https://` for a TLS collector.
     pub url: String,
     /// The certificate to trust, for a TLS collector.
     pub ca: Option<PathBuf>,
@@ -100,12 +101,25 @@ impl Collector {
         })
     }
 
+    /// A collector started as `setup` says.
+    ///
+    /// ```
+    /// use fdr_testkit::collector::{Collector, Setup};
+    /// let c = Collector::with(Setup {
+    ///     tls: true,
+    ///     require: Some(("x-api-key", "secret")),
+    ///     ..Setup::default()
+    /// });
+    /// assert!(c.url.starts_with("https://127.0.0.1:"));
+    /// assert!(c.ca.as_ref().unwrap().exists());
+    /// ```
     pub fn with(setup: Setup<'_>) -> Collector {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = l.local_addr().unwrap();
         let (tls, ca) = if setup.tls {
             let (config, pem) = tls_config();
-            let path = crate::scratch(&format!("collector-ca-{}", addr.port())).join("ca.pem");
+            let path =
+                crate::logs::scratch(&format!("collector-ca-{}", addr.port())).join("ca.pem");
             std::fs::write(&path, pem).unwrap();
             (Some(Arc::new(config)), Some(path))
         } else {
@@ -237,7 +251,7 @@ fn serve(mut s: impl Read + Write, shared: &Shared) {
 /// One request with a `Content-Length` body, gunzipped when it says it is gzipped; `None`
 /// when the connection ends first.
 fn read_request(s: &mut impl Read) -> Option<Request> {
-    let r = fdr_testkit::otlp::read_request(s)?;
+    let r = crate::otlp::read_request(s)?;
     let gzipped = r.header("content-encoding") == Some("gzip");
     let mut body = r.body;
     if gzipped {
