@@ -10,7 +10,8 @@
 //!   descriptors declared without the macros ([`recording`]); the logs decoded into records that
 //!   compare whole, and found in a test's own directory ([`logs`]);
 //! - whole processes: the test binary run again as a child process ([`child`]);
-//! - the peers fdr's output is held to: the official OpenTelemetry decoder and the OTLP request
+//! - the tools and peers fdr's output is held to: `llvm-xray`, which fails the test when it is
+//!   missing ([`llvm_xray`]); the official OpenTelemetry decoder and the OTLP request
 //!   ([`otlp`]); an OTLP/HTTP collector that answers as a test scripts it ([`collector`]).
 //!
 //! # Where test support lives, and why
@@ -47,6 +48,7 @@ pub mod bench_log;
 pub mod child;
 pub mod collector;
 pub mod crash_box;
+pub mod llvm_xray;
 pub mod logs;
 pub mod otlp;
 pub mod profile;

@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::Command;
 
 use fdr_runtime::hooks::{enter, enter_args, exit, tail_exit};
 use fdr_runtime::{testing, Mode};
@@ -44,15 +43,6 @@ fn tasks() {
     let mut cx = std::task::Context::from_waker(&waker);
     assert!(done.as_mut().poll(&mut cx).is_ready());
     drop(fdr_runtime::Instrumented::new(&T, async { 2 }));
-}
-
-fn llvm_xray() -> String {
-    for name in ["llvm-xray-19", "llvm-xray"] {
-        if Command::new(name).arg("--version").output().is_ok() {
-            return name.to_string();
-        }
-    }
-    panic!("llvm-xray-19 is not installed: apt-get install llvm-19 (the CI script does)");
 }
 
 /// Records a workload on several threads with every kind of record, returns the log's path.
@@ -120,17 +110,7 @@ fn write_log(name: &str, with_tails: bool) -> PathBuf {
 #[test]
 fn llvm_xray_verifies_our_logs() {
     let path = write_log("verify", true);
-    let out = Command::new(llvm_xray())
-        .args(["fdr-dump", "--verify"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "fdr-dump --verify failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let dump = String::from_utf8_lossy(&out.stdout);
+    let dump = fdr_testkit::llvm_xray::verify(&path);
     // Metadata of every kind we write shows up in llvm-xray's own reading.
     for needle in [
         "Custom Event",
@@ -166,7 +146,7 @@ fn llvm_xray_account_counts_what_we_count() {
             }
         }
     }
-    let out = Command::new(llvm_xray())
+    let out = fdr_testkit::llvm_xray::command()
         .args(["account", "-format=csv"])
         .arg(&path)
         .output()

@@ -2,7 +2,6 @@
 //! and the window by age, with real threads and the real clock.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -57,23 +56,6 @@ fn fdr_verifies(path: &Path) {
     .unwrap_or_else(|e| panic!("fdr dump --verify rejects {}: {e}", path.display()));
 }
 
-fn llvm_verifies(path: &Path) {
-    let Ok(out) = Command::new("llvm-xray-19")
-        .args(["fdr-dump", "--verify"])
-        .arg(path)
-        .output()
-    else {
-        println!("skipped: llvm-xray-19 is not installed");
-        return;
-    };
-    assert!(
-        out.status.success(),
-        "llvm-xray rejects {}: {}",
-        path.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// Threads that call `BESIDE` until dropped.
 struct Beside(Arc<AtomicBool>, Vec<std::thread::JoinHandle<()>>);
 
@@ -124,7 +106,7 @@ fn a_slow_call_writes_one_snapshot_that_holds_it_whole() {
     let log = read_log(&files[0]);
     assert!(log.run.snapshot);
     fdr_verifies(&files[0]);
-    llvm_verifies(&files[0]);
+    fdr_testkit::llvm_xray::verify(&files[0]);
     let id = |name: &str| {
         log.functions
             .iter()
@@ -620,7 +602,7 @@ fn fdr_options_trigger_and_signal_need_no_code() {
     assert_eq!((why.reason, why.function), (Reason::SlowCall, PLAIN.id()));
     let second = read_log(&dir.join("o-2.fdr"));
     assert_eq!(second.reason.unwrap().reason, Reason::Signal);
-    llvm_verifies(&dir.join("o-2.fdr"));
+    fdr_testkit::llvm_xray::verify(&dir.join("o-2.fdr"));
     let last = read_log(&out);
     assert_eq!(last.reason.unwrap().reason, Reason::Exit);
     std::fs::remove_dir_all(dir).ok();
