@@ -9,7 +9,8 @@
 //! - logs a test recorded: a recorder on the injected clock that cleans up after itself, and
 //!   descriptors declared without the macros ([`recording`]); the logs decoded into records that
 //!   compare whole, and found in a test's own directory ([`logs`]);
-//! - whole processes: the test binary run again as a child process ([`child`]);
+//! - whole processes: the test binary run again as a child process, and the guard its child
+//!   entry points start with ([`child`]);
 //! - the tools and peers fdr's output is held to: `llvm-xray`, which fails the test when it is
 //!   missing ([`llvm_xray`]); the official OpenTelemetry decoder and the OTLP request
 //!   ([`otlp`]); an OTLP/HTTP collector that answers as a test scripts it ([`collector`]).

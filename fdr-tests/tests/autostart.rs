@@ -32,6 +32,9 @@ fn read(path: &Path) -> Log {
 #[test]
 #[ignore = "a child process of fdr_options_records_with_no_code_change"]
 fn child_without_start() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     drop(CallGuard::enter(&WORK));
     let caught = std::panic::catch_unwind(|| {
         let _g = CallGuard::enter(&DOOMED);
@@ -96,6 +99,9 @@ fn fdr_options_records_with_no_code_change() {
 #[test]
 #[ignore = "a child process of a_bad_fdr_options_value_names_the_key"]
 fn child_with_bad_options() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     drop(CallGuard::enter(&WORK));
     assert!(fdr_runtime::recorder().is_none());
 }
@@ -122,6 +128,9 @@ fn a_bad_fdr_options_value_names_the_key() {
 #[test]
 #[ignore = "a child process of the_first_call_that_finds_nothing_recording_records_no_exit"]
 fn child_starting_inside_its_first_call() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     // The process's first hook: it reads FDR_OPTIONS (unset), which starts nothing.
     let main = CallGuard::enter(&WORK);
     let rec = fdr_runtime::start(every_call()).expect("start");
@@ -158,6 +167,9 @@ fn the_first_call_that_finds_nothing_recording_records_no_exit() {
 #[test]
 #[ignore = "a child process of fdr_options_mode_profile_writes_a_profile_at_exit_and_on_panic"]
 fn child_profiling() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     // The process's first hook reads FDR_OPTIONS: that call is profiled too.
     let outer = CallGuard::enter(&WORK);
     for _ in 0..3 {
@@ -271,6 +283,9 @@ fn fdr_options_sends_the_panic_window_to_the_collector() {
 #[test]
 #[ignore = "a child process of a_collector_that_is_down_is_said_once_on_stderr"]
 fn child_snapshots_for_a_dead_collector() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     drop(CallGuard::enter(&WORK));
     let rec = fdr_runtime::recorder().expect("FDR_OPTIONS started a recorder");
     for _ in 0..3 {

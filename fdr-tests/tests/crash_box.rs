@@ -79,12 +79,18 @@ fn work_then_hang(ready: impl FnOnce()) -> ! {
 #[test]
 #[ignore = "a child process of the crash tests"]
 fn child_hangs() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     work_then_hang(|| println!("ready"));
 }
 
 #[test]
 #[ignore = "a child process of the crash tests"]
 fn child_segfaults() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     work_then_hang(|| {
         let _c = CallGuard::enter(&CRASH);
         // SAFETY: none: the point is the segfault.
@@ -95,6 +101,9 @@ fn child_segfaults() {
 #[test]
 #[ignore = "a child process of the crash tests"]
 fn child_aborts() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     work_then_hang(|| {
         let _c = CallGuard::enter(&CRASH);
         std::process::abort();
@@ -114,6 +123,9 @@ fn deeper(n: u64) -> u64 {
 #[test]
 #[ignore = "a child process of the crash tests"]
 fn child_overflows() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     work_then_hang(|| {
         let _c = CallGuard::enter(&CRASH);
         std::hint::black_box(deeper(0));
@@ -123,6 +135,9 @@ fn child_overflows() {
 #[test]
 #[ignore = "a child process of the crash tests"]
 fn child_loops() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     // The recording starts here, before "ready".
     drop(CallGuard::enter(&WORK));
     let barrier = std::sync::Arc::new(std::sync::Barrier::new(THREADS + 1));
@@ -148,6 +163,9 @@ fn child_loops() {
 #[test]
 #[ignore = "a child process of the crash tests"]
 fn child_starts_and_exits() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     drop(CallGuard::enter(&WORK));
 }
 
@@ -452,6 +470,9 @@ fn a_crash_dir_that_cannot_hold_the_box_falls_back_with_one_line() {
 #[test]
 #[ignore = "a child process of the crash tests"]
 fn child_forks_then_its_child_hangs() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     // The recording starts here, in the parent.
     drop(CallGuard::enter(&WORK));
     // SAFETY: the child only records, prints a line and sleeps until it is killed.
@@ -616,6 +637,9 @@ fn a_box_is_named_by_its_process_and_left_alone_while_it_runs() {
 #[test]
 #[ignore = "a child process of the start race tests"]
 fn child_races_to_start() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     let barrier = std::sync::Arc::new(std::sync::Barrier::new(8));
     let threads: Vec<_> = (0..8)
         .map(|_| {
@@ -692,6 +716,9 @@ fn eight_threads_racing_the_first_call_lose_nothing_in_profile_mode() {
 #[test]
 #[ignore = "a child process of the test below"]
 fn child_enters_as_another_thread_starts_a_profile() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     // The entry of ROUTED reads its flags (nothing yet: no hook has run) and takes the log's
     // path; before it joins, another thread's first hook reads `FDR_OPTIONS`, starts the
     // profile and sets ROUTED's flags. The exit then finds ROUTED profiled.

@@ -88,6 +88,9 @@ fn forever() -> ! {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_works_then_hangs() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     default_signals();
     workers();
     println!("ready");
@@ -97,6 +100,9 @@ fn child_works_then_hangs() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_works_then_exits() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     for _ in 0..10 {
         drop(CallGuard::enter(&WORK));
     }
@@ -105,6 +111,9 @@ fn child_works_then_exits() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_works_then_exits_when_told() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     workers();
     println!("ready");
     let mut line = String::new();
@@ -114,6 +123,9 @@ fn child_works_then_exits_when_told() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_works_then_segfaults() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     workers();
     let _c = CallGuard::enter(&CRASH);
     // SAFETY: none: the point is the segfault.
@@ -542,6 +554,9 @@ fn wait_for_term_then_report() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_handles_sigterm_itself_and_exits() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     default_signals();
     // The program's own handler, there before fdr starts.
     // SAFETY: a plain handler that only counts.
@@ -554,6 +569,9 @@ fn child_handles_sigterm_itself_and_exits() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_chains_sigterm_after_fdr_and_exits() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     default_signals();
     workers();
     // Installed after fdr's handlers, chaining to whatever was there (fdr's), as signal-hook
@@ -578,6 +596,9 @@ fn child_chains_sigterm_after_fdr_and_exits() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_handles_sigterm_and_goes_on() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     default_signals();
     // SAFETY: a plain handler that only counts.
     unsafe { libc::signal(libc::SIGTERM, count_term as *const () as libc::sighandler_t) };
@@ -689,6 +710,9 @@ fn survive_a_segfault() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_survives_a_segfault_then_aborts() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     survive_a_segfault();
     // Later, a death of another kind.
     let _c = CallGuard::enter(&CRASH);
@@ -698,6 +722,9 @@ fn child_survives_a_segfault_then_aborts() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_survives_a_segfault_then_hangs() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     survive_a_segfault();
     println!("ready");
     forever();
@@ -748,6 +775,9 @@ fn a_segfault_the_program_survives_does_not_name_a_later_death() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_forks_a_worker_that_ends_with_underscore_exit() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     drop(CallGuard::enter(&WORK));
     // SAFETY: the child only records and calls _exit.
     let pid = unsafe { libc::fork() };
@@ -811,8 +841,13 @@ fn a_forked_child_that_ends_with_underscore_exit_is_not_called_killed() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_works_then_execs_itself() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     workers();
     use std::os::unix::process::CommandExt;
+    // Not `child::command`: the program execs itself as it is, with its environment
+    // (FDR_OPTIONS, and the mark of a spawned child, said again here).
     let e = Command::new(std::env::current_exe().unwrap())
         .args([
             "child_works_then_exits",
@@ -821,6 +856,7 @@ fn child_works_then_execs_itself() {
             "--nocapture",
             "--test-threads=1",
         ])
+        .env(fdr_testkit::child::VAR, "1")
         .exec();
     panic!("exec: {e}");
 }
@@ -875,6 +911,9 @@ fn a_fifo_or_a_link_named_like_a_box_is_skipped_without_hanging() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_works_then_reports_its_peak_memory() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     for _ in 0..10 {
         drop(CallGuard::enter(&WORK));
     }
@@ -960,6 +999,9 @@ fn leftovers_of_dead_processes_are_cleaned_at_start() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_fills_the_pool_then_hangs() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     for _ in 0..20_000 {
         drop(CallGuard::enter(&WORK));
     }
@@ -990,6 +1032,9 @@ fn a_pool_that_filled_says_how_much_it_dropped_as_of_the_death() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_starts_a_thread_then_hangs() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     drop(CallGuard::enter(&WORK));
     std::thread::sleep(Duration::from_millis(200));
     let (tx, rx) = std::sync::mpsc::channel();
@@ -1097,6 +1142,9 @@ fn a_removal_is_said_only_when_it_happened() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_records_while_its_recovery_is_held() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     testing::hold_recovery(true);
     // The first call starts the recording, and its recovery of the box left beside it, which
     // waits: a first call that waited for it would never return.
@@ -1128,6 +1176,9 @@ fn the_first_call_of_a_restarted_program_does_not_wait_for_its_recovery() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_works_then_daemonizes() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     workers();
     // SAFETY: daemon forks; the parent half ends with `_exit`, the child goes on here.
     assert_eq!(unsafe { libc::daemon(1, 1) }, 0);
@@ -1184,6 +1235,9 @@ fn the_parent_half_of_daemon_is_said_to_have_forked_then_ended() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_shuts_down_on_sigterm_with_tokio() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     default_signals();
     // Recording starts first, as it does at a service's first instrumented call; tokio's
     // signal handling is set up after it, over fdr's handler, which it calls as the one before.
@@ -1227,6 +1281,9 @@ fn a_tokio_service_s_graceful_shutdown_on_sigterm_or_ctrl_c_still_runs() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_leaves_a_blocking_read_when_sigterm_interrupts_it() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     default_signals();
     // The program's own handler, there before fdr starts, without SA_RESTART: SIGTERM makes
     // the blocking read below fail with EINTR, which is how the program leaves it to shut down.

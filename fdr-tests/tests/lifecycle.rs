@@ -347,6 +347,9 @@ fn run_child(test: &str, options: Option<&str>) -> Output {
 #[test]
 #[ignore = "a child process of exit_with_busy_threads_writes_a_valid_log"]
 fn child_exits_while_threads_record() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     use std::sync::atomic::{AtomicUsize, Ordering};
     static RECORDING: AtomicUsize = AtomicUsize::new(0);
     // The first call starts recording (and sets up the exit writer).
@@ -397,6 +400,9 @@ fn exit_with_busy_threads_writes_a_valid_log() {
 #[test]
 #[ignore = "a child process of panics_racing_the_exit_writer_leave_the_final_log"]
 fn child_panics_while_exiting() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     mid();
     std::panic::set_hook({
         // Keep stderr short: the fdr hook chained in front of this one still runs.
@@ -442,6 +448,9 @@ fn panics_racing_the_exit_writer_leave_the_final_log() {
 #[test]
 #[ignore = "a child process of a_panic_log_is_kept_beside_the_exit_log"]
 fn child_panics_once_then_exits() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     mid();
     let fdr_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
@@ -490,6 +499,9 @@ fn a_panic_log_is_kept_beside_the_exit_log() {
 #[test]
 #[ignore = "a child process of fdr_options_overridden_by_start_say_so"]
 fn child_starts_its_own_recorder() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     let config = if std::env::var_os("CHILD_FROM_ENV").is_some() {
         Config::from_env().unwrap().unwrap()
     } else {
@@ -558,6 +570,9 @@ fn gettid() -> i32 {
 #[test]
 #[ignore = "a child process of a_forked_child_records_as_its_own_process"]
 fn child_forks() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     mid();
     let parent_tid = gettid();
     // SAFETY: the child only records, writes a few bytes to a file and exits; the test process
@@ -626,6 +641,9 @@ fn a_forked_child_records_as_its_own_process() {
 #[test]
 #[ignore = "a child process of a_forked_child_of_a_program_that_started_its_recorder_records_its_own"]
 fn child_forks_while_recording() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     let rec = fdr_runtime::start(every_call()).unwrap();
     mid();
     // SAFETY: the child only records, checks its own log and exits; the test process runs its
@@ -682,6 +700,9 @@ extern "C" fn on_usr1(_: libc::c_int) {
 #[test]
 #[ignore = "a child process of a_signal_handlers_first_call_inside_the_api_does_not_deadlock"]
 fn child_signals_threads_inside_the_api() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     // SAFETY: installs a handler that only records (which must be safe anywhere).
     unsafe {
         libc::signal(

@@ -117,6 +117,9 @@ fn child(test: &str, options: &str) -> Command {
 #[test]
 #[ignore = "a child process of the new-user tests"]
 fn child_serves_a_slow_quote() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     svc::get_quote(1);
     svc::get_quote(30);
     // The background writer writes the trigger's snapshot; a process that ends at once may end
@@ -127,6 +130,9 @@ fn child_serves_a_slow_quote() {
 #[test]
 #[ignore = "a child process of the new-user tests"]
 fn child_calls_nothing_instrumented() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     println!("started");
     std::thread::sleep(Duration::from_millis(50));
 }

@@ -857,6 +857,9 @@ fn run(c: &mut std::process::Command) -> (String, String) {
 #[test]
 #[ignore = "a child process of the OTLP tests that set FDR_OPTIONS and OTEL_* variables"]
 fn child_sends_windows() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     work(1); // starts the recording FDR_OPTIONS asks for
     let Some(rec) = fdr_runtime::recorder() else {
         println!("no recorder");
@@ -882,6 +885,9 @@ fn child_sends_windows() {
 #[test]
 #[ignore = "a child process of a_header_given_by_each_route_arrives"]
 fn child_starts_from_env() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     let config = fdr_runtime::Config::from_env().unwrap().unwrap();
     match fdr_runtime::start(config) {
         Ok(rec) => {
@@ -1004,6 +1010,9 @@ fn a_401_is_reported_once_and_not_retried() {
 #[test]
 #[ignore = "a child process of the exit tests"]
 fn child_records_and_exits() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     work(1);
     let rec = fdr_runtime::recorder().expect("FDR_OPTIONS starts a recorder");
     let threads = std::env::var("FDR_TEST_BUSY").map_or(2, |v| v.parse().unwrap());
@@ -1140,6 +1149,9 @@ fn checkout(ms: u64) {
 #[test]
 #[ignore = "a child process of an_https_collector_with_a_key_configured_by_the_variables_gets_the_triggered_window"]
 fn child_triggers() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     checkout(0); // starts the recording FDR_OPTIONS asks for
     checkout(40);
     let rec = fdr_runtime::recorder().expect("FDR_OPTIONS starts a recorder");

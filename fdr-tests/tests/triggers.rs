@@ -363,6 +363,9 @@ fn a_fixed_limit_fires_whatever_the_wait_and_says_how_long_the_thread_waited() {
 #[test]
 #[ignore = "a child process of max_snapshots_holds_across_cooldowns"]
 fn child_fires_ten_times() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     let dir = PathBuf::from(std::env::var("TRIG_DIR").unwrap());
     let rec = fdr_runtime::start(
         every_call()
@@ -543,6 +546,9 @@ fn max_age_keeps_only_the_newest_records_of_each_thread() {
 #[test]
 #[ignore = "a child process of fdr_options_trigger_and_signal_need_no_code"]
 fn child_with_trigger_options() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     drop(CallGuard::enter(&PLAIN));
     // A slow call of a function matched by pattern only.
     {
@@ -611,6 +617,9 @@ fn fdr_options_trigger_and_signal_need_no_code() {
 #[test]
 #[ignore = "a child process of bad_trigger_options_name_their_key_and_the_program_runs_on"]
 fn child_with_bad_options() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     drop(CallGuard::enter(&PLAIN));
     assert!(fdr_runtime::recorder().is_none());
     println!("ran on");
@@ -673,6 +682,9 @@ fn a_signal_the_program_handles_is_an_error_at_start() {
 #[test]
 #[ignore = "a child process of a_failing_snapshot_write_is_reported_once_and_recording_goes_on"]
 fn child_loses_its_directory() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     let dir = PathBuf::from(std::env::var("TRIG_DIR").unwrap());
     let rec = fdr_runtime::start(
         every_call()
