@@ -5,8 +5,8 @@
 //! every request: when it came, its headers, its body (gunzipped).
 //!
 //! ```
-//! use fdr_testkit::collector::{Answer, Collector};
-//! let c = Collector::start(&[Answer::Busy]);
+//! use fdr_testkit::collector::{Answer, OtlpCollector};
+//! let c = OtlpCollector::start(&[Answer::Busy]);
 //! assert!(c.url.starts_with("http://127.0.0.1:"));
 //! assert!(c.accepted().is_empty());
 //! ```
@@ -61,14 +61,14 @@ pub struct Setup<'a> {
     /// The first requests' answers, in order; then 200.
     pub script: &'a [Answer],
     /// Serve HTTPS with a self-signed certificate for 127.0.0.1, whose PEM file is
-    /// [`Collector::ca`].
+    /// [`OtlpCollector::ca`].
     pub tls: bool,
     /// Answer 401 to a request without this header and value (before the script).
     pub require: Option<(&'a str, &'a str)>,
 }
 
 /// A collector on 127.0.0.1. Its threads end with the test process.
-pub struct Collector {
+pub struct OtlpCollector {
     /// Where it listens: `http://127.0.0.1:PORT`, or `https://` for a TLS collector.
     pub url: String,
     /// The certificate to trust, for a TLS collector.
@@ -92,10 +92,10 @@ struct Shared {
     released: Arc<AtomicBool>,
 }
 
-impl Collector {
+impl OtlpCollector {
     /// A plain-HTTP collector answering as `script` says.
-    pub fn start(script: &[Answer]) -> Collector {
-        Collector::with(Setup {
+    pub fn start(script: &[Answer]) -> OtlpCollector {
+        OtlpCollector::with(Setup {
             script,
             ..Setup::default()
         })
@@ -104,8 +104,8 @@ impl Collector {
     /// A collector started as `setup` says.
     ///
     /// ```
-    /// use fdr_testkit::collector::{Collector, Setup};
-    /// let c = Collector::with(Setup {
+    /// use fdr_testkit::collector::{OtlpCollector, Setup};
+    /// let c = OtlpCollector::with(Setup {
     ///     tls: true,
     ///     require: Some(("x-api-key", "secret")),
     ///     ..Setup::default()
@@ -113,7 +113,7 @@ impl Collector {
     /// assert!(c.url.starts_with("https://127.0.0.1:"));
     /// assert!(c.ca.as_ref().unwrap().exists());
     /// ```
-    pub fn with(setup: Setup<'_>) -> Collector {
+    pub fn with(setup: Setup<'_>) -> OtlpCollector {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = l.local_addr().unwrap();
         let (tls, ca) = if setup.tls {
@@ -126,7 +126,7 @@ impl Collector {
             (None, None)
         };
         let scheme = if tls.is_some() { "https" } else { "http" };
-        let c = Collector {
+        let c = OtlpCollector {
             url: format!("{scheme}://{addr}"),
             ca,
             accepted: Arc::default(),

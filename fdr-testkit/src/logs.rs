@@ -1,5 +1,5 @@
 //! Reading the logs a test recorded: [`decode`] turns a log into records that compare whole
-//! ([`Rec`], grouped in [`Block`]s of a [`Log`]), checking the block grammar fdr writes on the way;
+//! ([`Rec`], grouped in [`Block`]s of a [`DecodedLog`]), checking the block grammar fdr writes on the way;
 //! [`read_log`], [`logs_in`] and [`wait_for_logs`] find and read the files a recording wrote in a
 //! test's own directory ([`scratch`]).
 //!
@@ -72,7 +72,7 @@ pub struct Block {
 
 /// A decoded log.
 #[derive(Clone, Debug)]
-pub struct Log {
+pub struct DecodedLog {
     /// The file header.
     pub header: FileHeader,
     /// The run record.
@@ -89,7 +89,7 @@ pub struct Log {
     pub blocks: Vec<Block>,
 }
 
-impl Log {
+impl DecodedLog {
     /// Every record of thread `tid`, blocks concatenated in file order.
     pub fn thread_records(&self, tid: i32) -> Vec<Rec> {
         self.blocks
@@ -134,7 +134,7 @@ impl Log {
 }
 
 /// Decodes a whole log, checking the block grammar fdr writes.
-pub fn decode(bytes: impl Read) -> Result<Log, String> {
+pub fn decode(bytes: impl Read) -> Result<DecodedLog, String> {
     let mut r = Reader::new(bytes).map_err(|e| e.to_string())?;
     let header = *r.header();
     let mut run = None;
@@ -248,7 +248,7 @@ pub fn decode(bytes: impl Read) -> Result<Log, String> {
     if r.block_left().unwrap_or(0) != 0 {
         return Err("the last block is shorter than its extents record says".into());
     }
-    Ok(Log {
+    Ok(DecodedLog {
         header,
         run: run.ok_or("the log has no run record")?,
         functions,
@@ -269,7 +269,7 @@ pub fn scratch(name: &str) -> PathBuf {
 }
 
 /// Decodes the log at `path`; a panic names the file.
-pub fn read_log(path: &Path) -> Log {
+pub fn read_log(path: &Path) -> DecodedLog {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     decode(&bytes[..]).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }

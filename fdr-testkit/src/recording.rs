@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use fdr_format::FnKind;
 use fdr_runtime::{testing, Config};
 
-use crate::logs::{decode, Log, Rec};
+use crate::logs::{decode, DecodedLog, Rec};
 
 /// Declares a function descriptor in the link-time table without the attribute macro, so that
 /// a test of the runtime does not depend on the macros. Its expansion names `::fdr_runtime`: the
@@ -85,7 +85,7 @@ pub fn every_call() -> Config {
 /// finishes it and decodes the log. Serialized with every other recording test of the binary; if
 /// `body` panics, the recorder is finished and the real clock restored all the same, so one
 /// failure does not cascade into the next test.
-pub fn record_log(config: Config, body: impl FnOnce()) -> Log {
+pub fn record_log(config: Config, body: impl FnOnce()) -> DecodedLog {
     let session = MockSession::start(config);
     body();
     session.finish()
@@ -113,7 +113,7 @@ impl MockSession {
     }
 
     /// Finishes the recorder and decodes its log.
-    pub fn finish(self) -> Log {
+    pub fn finish(self) -> DecodedLog {
         decode(&self.finish_bytes()[..]).expect("decode")
     }
 

@@ -8,7 +8,7 @@ use std::process::Output;
 use fdr_format::FnKind;
 use fdr_runtime::CallGuard;
 use fdr_testkit::desc;
-use fdr_testkit::logs::{read_log, Log};
+use fdr_testkit::logs::{read_log, DecodedLog};
 use fdr_testkit::recording::every_call;
 
 desc!(WORK, "auto::work");
@@ -25,7 +25,7 @@ fn scratch(name: &str) -> PathBuf {
     fdr_testkit::logs::scratch(&format!("autostart-{name}"))
 }
 
-fn read(path: &Path) -> Log {
+fn read(path: &Path) -> DecodedLog {
     read_log(path)
 }
 
@@ -227,7 +227,7 @@ fn fdr_options_sends_the_panic_window_to_the_collector() {
     use prost::Message;
     let dir = scratch("otlp");
     let out = dir.join("auto.fdr");
-    let c = fdr_testkit::collector::Collector::start(&[]);
+    let c = fdr_testkit::collector::OtlpCollector::start(&[]);
     let child = run_child(
         "child_without_start",
         &format!(

@@ -6,12 +6,12 @@ use std::time::{Duration, Instant};
 use fdr_format::ClockSource;
 use fdr_runtime::{testing, CallGuard, Clock, Config, Error, Mode};
 use fdr_testkit::desc;
-use fdr_testkit::logs::{decode, Log, Rec};
+use fdr_testkit::logs::{decode, DecodedLog, Rec};
 use fdr_testkit::recording::every_call;
 
 desc!(SLEEPY, "clock::sleepy");
 
-fn record_with(clock: Clock) -> Result<Log, Error> {
+fn record_with(clock: Clock) -> Result<DecodedLog, Error> {
     let _turn = testing::exclusive();
     let rec = fdr_runtime::start(every_call().buffer_count(2).mode(Mode::Fill).clock(clock))?;
     drop(CallGuard::enter(&SLEEPY));

@@ -12,7 +12,7 @@ use fdr_format::crash_box;
 use fdr_format::{FnKind, Reason};
 use fdr_runtime::{testing, CallGuard};
 use fdr_testkit::desc;
-use fdr_testkit::logs::{decode, read_log, Log};
+use fdr_testkit::logs::{decode, read_log, DecodedLog};
 use fdr_testkit::recording::every_call;
 
 desc!(WORK, "crash::work");
@@ -222,7 +222,7 @@ fn wait_ready(c: &mut Child) -> String {
     }
 }
 
-fn recover(path: &Path) -> (crash_box::BoxInfo, Log, Vec<u8>) {
+fn recover(path: &Path) -> (crash_box::BoxInfo, DecodedLog, Vec<u8>) {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let r = crash_box::recover(&bytes).unwrap();
     let log = decode(&r.log[..]).unwrap();
@@ -230,7 +230,7 @@ fn recover(path: &Path) -> (crash_box::BoxInfo, Log, Vec<u8>) {
 }
 
 /// Each worker's calls: `outer` with `CALLS` calls of `work` in it, then `hang`, open.
-fn check_workers(log: &Log) {
+fn check_workers(log: &DecodedLog) {
     let (w, o, h) = (WORK.id(), OUTER.id(), HANG.id());
     let mut workers = 0;
     for tid in log.tids() {
@@ -620,6 +620,10 @@ fn a_box_is_named_by_its_process_and_left_alone_while_it_runs() {
     .unwrap();
     let stderr = String::from_utf8_lossy(&next.stderr);
     assert!(next.status.success(), "{stderr}");
+    assert!(
+        dir.join("next.fdr").exists(),
+        "the other process recorded: {stderr}"
+    );
     assert!(!stderr.contains("recover"), "{stderr}");
     assert!(mine.exists(), "a running process's box was taken");
     assert!(!out.exists(), "nothing was written in this process's name");

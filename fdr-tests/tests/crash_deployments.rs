@@ -15,7 +15,7 @@ use fdr_format::crash_box;
 use fdr_format::{FnKind, Reason};
 use fdr_runtime::{testing, CallGuard};
 use fdr_testkit::desc;
-use fdr_testkit::logs::{decode, logs_in, read_log, Log};
+use fdr_testkit::logs::{decode, logs_in, read_log, DecodedLog};
 
 desc!(WORK, "deploy::work");
 desc!(OUTER, "deploy::outer");
@@ -231,7 +231,7 @@ fn stderr_of(c: &mut Child) -> String {
 }
 
 /// The logs in `dir` with their decoded contents.
-fn logs(dir: &Path) -> Vec<(PathBuf, Log)> {
+fn logs(dir: &Path) -> Vec<(PathBuf, DecodedLog)> {
     logs_in(dir)
         .into_iter()
         .map(|p| {
@@ -242,7 +242,7 @@ fn logs(dir: &Path) -> Vec<(PathBuf, Log)> {
 }
 
 /// The logs in `dir` recovered from a box of process `pid`.
-fn recovered_of(dir: &Path, pid: u32) -> Vec<(PathBuf, Log)> {
+fn recovered_of(dir: &Path, pid: u32) -> Vec<(PathBuf, DecodedLog)> {
     logs(dir)
         .into_iter()
         .filter(|(_, l)| {
@@ -252,7 +252,7 @@ fn recovered_of(dir: &Path, pid: u32) -> Vec<(PathBuf, Log)> {
 }
 
 /// Each worker's calls: `outer` with `CALLS` calls of `work`, then `hang`, open.
-fn check_workers(log: &Log) {
+fn check_workers(log: &DecodedLog) {
     let (w, o, h) = (WORK.id(), OUTER.id(), HANG.id());
     let mut want = vec![(FnKind::Enter, o)];
     for _ in 0..CALLS {
@@ -900,6 +900,7 @@ fn a_fifo_or_a_link_named_like_a_box_is_skipped_without_hanging() {
     let status = wait_within(&mut c, Duration::from_secs(30), "a start beside a FIFO");
     let stderr = stderr_of(&mut c);
     assert!(status.success(), "{stderr}");
+    assert!(dir.join("app.fdr").exists(), "the child recorded: {stderr}");
     assert!(fifo.exists() && link.exists(), "{stderr}");
     assert_eq!(
         std::fs::read_link(&link).unwrap(),
@@ -1109,6 +1110,7 @@ fn other_users_boxes_are_not_reported_at_start() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
+    assert!(dir.join("app.fdr").exists(), "the child recorded: {stderr}");
     assert!(!stderr.contains("4000006"), "{stderr}");
     assert!(theirs.exists());
 }
@@ -1135,6 +1137,7 @@ fn a_removal_is_said_only_when_it_happened() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
+    assert!(dir.join("app.fdr").exists(), "the child recorded: {stderr}");
     assert!(!stderr.contains("removed the"), "{stderr}");
     assert_eq!(boxes_in(&dir).len(), 9, "{stderr}");
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use fdr_format::CullKind;
 use fdr_runtime::{testing, CallGuard, Config, FnDesc, Mode};
 use fdr_testkit::desc;
-use fdr_testkit::logs::{decode, Log, Rec};
+use fdr_testkit::logs::{decode, DecodedLog, Rec};
 use fdr_testkit::recording::{record_log, MockSession};
 
 const CULL_AFTER: u32 = 100;
@@ -110,7 +110,7 @@ fn call(f: &'static FnDesc, ticks: u64) {
 }
 
 /// The cull events of a log, per thread: (kind, function id, run).
-fn culls(log: &Log) -> Vec<(i32, CullKind, u32, u64)> {
+fn culls(log: &DecodedLog) -> Vec<(i32, CullKind, u32, u64)> {
     let mut out = Vec::new();
     for tid in log.tids() {
         for r in log.thread_records(tid) {
@@ -123,7 +123,7 @@ fn culls(log: &Log) -> Vec<(i32, CullKind, u32, u64)> {
 }
 
 /// Kept entries of `id` in a thread's records.
-fn entries(log: &Log, tid: i32, id: u32) -> usize {
+fn entries(log: &DecodedLog, tid: i32, id: u32) -> usize {
     log.thread_records(tid)
         .iter()
         .filter(|r| matches!(r, Rec::Enter(i, _) if *i == id))

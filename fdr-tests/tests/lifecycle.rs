@@ -10,7 +10,7 @@ use std::time::Duration;
 use fdr_format::Reason;
 use fdr_runtime::{testing, CallGuard, Config, Error, Mode};
 use fdr_testkit::desc;
-use fdr_testkit::logs::{decode, read_log, scratch, Log, Rec};
+use fdr_testkit::logs::{decode, read_log, scratch, DecodedLog, Rec};
 use fdr_testkit::recording::every_call;
 
 desc!(MID, "life::mid");
@@ -27,7 +27,7 @@ fn mid() {
 }
 
 /// Every exit closes the innermost open call of its thread, or one opened before the window.
-fn assert_nests(log: &Log) {
+fn assert_nests(log: &DecodedLog) {
     for tid in log.tids() {
         let mut stack = Vec::new();
         for r in log.thread_records(tid) {

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use fdr_otlp::proto::{any_value, ExportTraceServiceRequest, Span};
 use fdr_runtime::{testing, Config};
-use fdr_testkit::collector::{Answer, Collector, Setup};
+use fdr_testkit::collector::{Answer, OtlpCollector, Setup};
 use fdr_testkit::logs::{logs_in, scratch};
 use fdr_testkit::otlp::{otlp_check, spans_of_calls, spans_of_otlp};
 use fdr_testkit::recording::every_call;
@@ -98,7 +98,7 @@ fn origin_unix_ns(path: &Path) -> u64 {
 }
 
 /// A config that records every call and sends to `c`.
-fn sending(c: &Collector) -> Config {
+fn sending(c: &OtlpCollector) -> Config {
     every_call()
         .buffer_count(64)
         .otlp_endpoint(&c.url)
@@ -119,7 +119,7 @@ fn leaf(i: u64) -> u64 {
 fn a_snapshot_reaches_the_collector_as_the_calls_of_its_window() {
     let _turn = testing::exclusive();
     let dir = scratch("otlp-snapshot");
-    let c = Collector::start(&[]);
+    let c = OtlpCollector::start(&[]);
     let rec = fdr_runtime::start(sending(&c)).unwrap();
     let worker = std::thread::Builder::new()
         .name("worker".into())
@@ -190,7 +190,7 @@ const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-
 fn a_hang_is_sent_with_its_open_call_inside_the_request_trace() {
     let _turn = testing::exclusive();
     let dir = scratch("otlp-hang");
-    let c = Collector::start(&[]);
+    let c = OtlpCollector::start(&[]);
     let rec = fdr_runtime::start(
         sending(&c)
             .out(dir.join("hang.fdr"))
@@ -313,7 +313,7 @@ impl Busy {
 #[test]
 fn a_hung_collector_costs_only_the_windows_the_queue_cannot_hold() {
     let _turn = testing::exclusive();
-    let c = Collector::start(&[Answer::Hang]);
+    let c = OtlpCollector::start(&[Answer::Hang]);
     let rec = fdr_runtime::start(sending(&c).otlp_queue(3).buffer_count(16)).unwrap();
     let busy = Busy::start(2);
     work(1); // no window is empty (an empty one needs no request)
@@ -363,7 +363,7 @@ fn busy_cut_and_hung_requests_are_retried_until_the_window_arrives() {
         &[Answer::Cut, Answer::Cut],
         &[Answer::Hang],
     ] {
-        let c = Collector::start(script);
+        let c = OtlpCollector::start(script);
         let rec = fdr_runtime::start(
             sending(&c)
                 .otlp_timeout(Duration::from_millis(300))
@@ -440,7 +440,7 @@ fn finish_waits_a_bounded_time_for_queued_windows() {
     for round in 0..4 {
         // Both modes: a ring, and a pool that fills and then drops records.
         let mode = [fdr_runtime::Mode::Ring, fdr_runtime::Mode::Fill][round % 2];
-        let c = Collector::start(&[Answer::Hang; 8]);
+        let c = OtlpCollector::start(&[Answer::Hang; 8]);
         let rec =
             fdr_runtime::start(sending(&c).otlp_queue(4).buffer_count(16).mode(mode)).unwrap();
         let busy = Busy::start(2);
@@ -551,7 +551,7 @@ fn bad_otlp_settings_are_refused_with_what_to_do() {
 #[test]
 fn a_big_window_is_split_into_requests() {
     let _turn = testing::exclusive();
-    let c = Collector::start(&[]);
+    let c = OtlpCollector::start(&[]);
     let rec = fdr_runtime::start(sending(&c).otlp_max_spans(4)).unwrap();
     work(9);
     rec.snapshot(&mut std::io::sink()).unwrap();
@@ -579,7 +579,7 @@ fn slow_step() {
 fn a_triggered_window_joins_the_trace_it_ran_in_sent_or_exported() {
     let _turn = testing::exclusive();
     let dir = scratch("otlp-join");
-    let c = Collector::start(&[]);
+    let c = OtlpCollector::start(&[]);
     let rec = fdr_runtime::start(
         sending(&c)
             .out(dir.join("slow.fdr"))
@@ -656,7 +656,7 @@ fn async_tasks_are_spans_of_their_life_under_the_call_that_made_them() {
     use fdr_otlp::proto::any_value::Value;
     let _turn = testing::exclusive();
     let dir = scratch("otlp-tasks");
-    let c = Collector::start(&[]);
+    let c = OtlpCollector::start(&[]);
     let rec = fdr_runtime::start(sending(&c)).unwrap();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -753,7 +753,7 @@ fn async_tasks_are_spans_of_their_life_under_the_call_that_made_them() {
 fn the_signal_window_is_sent() {
     use fdr_otlp::proto::any_value::Value;
     let _turn = testing::exclusive();
-    let c = Collector::start(&[]);
+    let c = OtlpCollector::start(&[]);
     let rec = fdr_runtime::start(
         sending(&c)
             .otlp_only(true)
@@ -791,7 +791,7 @@ fn plain_gzip_and_tls_requests_decode_with_the_official_classes() {
         ("gzip", false, true),
         ("tls", true, true),
     ] {
-        let c = Collector::with(Setup {
+        let c = OtlpCollector::with(Setup {
             tls,
             ..Setup::default()
         });
@@ -906,7 +906,7 @@ fn a_header_given_by_each_route_arrives() {
     let _turn = testing::exclusive();
     // Characters that need escaping in a list: a space, `%`, `,` and `=`.
     const KEY: &str = "k1 %,=";
-    let c = Collector::with(Setup {
+    let c = OtlpCollector::with(Setup {
         require: Some(("x-api-key", KEY)),
         ..Setup::default()
     });
@@ -926,7 +926,7 @@ fn a_header_given_by_each_route_arrives() {
             Some("x-api-key=from-otel"),
         ),
     ] {
-        let c = Collector::with(Setup {
+        let c = OtlpCollector::with(Setup {
             require: Some(("x-api-key", KEY)),
             ..Setup::default()
         });
@@ -972,7 +972,7 @@ fn a_header_given_by_each_route_arrives() {
 /// stderr says so once, with what to check; the key is not printed.
 #[test]
 fn a_401_is_reported_once_and_not_retried() {
-    let c = Collector::with(Setup {
+    let c = OtlpCollector::with(Setup {
         require: Some(("x-api-key", "right")),
         ..Setup::default()
     });
@@ -1081,8 +1081,8 @@ fn a_down_hung_or_busy_collector_never_slows_recording_nor_holds_exit() {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         format!("http://{}", l.local_addr().unwrap())
     };
-    let hung = Collector::start(&[Answer::Hang; 16]);
-    let busy = Collector::start(&[Answer::Busy; 64]);
+    let hung = OtlpCollector::start(&[Answer::Hang; 16]);
+    let busy = OtlpCollector::start(&[Answer::Busy; 64]);
     for (name, url) in [("down", &down), ("hung", &hung.url), ("busy", &busy.url)] {
         let (longest, held, stderr) = exit_of(
             &format!("threshold_us=0 buffer_count=16 otlp_endpoint={url} otlp_timeout=10s"),
@@ -1108,7 +1108,7 @@ fn a_down_hung_or_busy_collector_never_slows_recording_nor_holds_exit() {
 /// more times within milliseconds; the second never went.)
 #[test]
 fn a_busy_collector_sees_its_retry_after_honoured_and_every_window_tried_during_exit() {
-    let c = Collector::start(&[Answer::Busy; 64]);
+    let c = OtlpCollector::start(&[Answer::Busy; 64]);
     let (_, held, stderr) = exit_of(
         &format!(
             "threshold_us=0 buffer_count=16 otlp_endpoint={} otlp_retry_for=60s",
@@ -1170,7 +1170,7 @@ fn child_triggers() {
 #[test]
 fn an_https_collector_with_a_key_configured_by_the_variables_gets_the_triggered_window() {
     let dir = scratch("otlp-env");
-    let c = Collector::with(Setup {
+    let c = OtlpCollector::with(Setup {
         tls: true,
         require: Some(("x-honeycomb-team", "s3cr3t")),
         ..Setup::default()
@@ -1234,7 +1234,7 @@ fn an_https_collector_with_a_key_configured_by_the_variables_gets_the_triggered_
 fn fdr_export_sends_over_tls_with_the_ca_and_header_given() {
     let _turn = testing::exclusive();
     let dir = scratch("otlp-export-tls");
-    let c = Collector::with(Setup {
+    let c = OtlpCollector::with(Setup {
         tls: true,
         require: Some(("authorization", "Bearer s3cr3t")),
         ..Setup::default()

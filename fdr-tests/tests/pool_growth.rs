@@ -5,7 +5,7 @@
 
 use fdr_runtime::{testing, CallGuard, Config, Mode};
 use fdr_testkit::desc;
-use fdr_testkit::logs::{decode, scratch, Log};
+use fdr_testkit::logs::{decode, scratch, DecodedLog};
 
 desc!(WORK, "pool_growth::work");
 
@@ -29,7 +29,7 @@ fn calls_for(buffers: usize) -> usize {
     buffers * (BUFFER - 128) / 16
 }
 
-fn run(dir: &std::path::Path, calls: usize) -> (fdr_runtime::Stats, Log) {
+fn run(dir: &std::path::Path, calls: usize) -> (fdr_runtime::Stats, DecodedLog) {
     let rec = fdr_runtime::start(config(dir)).unwrap();
     for _ in 0..calls {
         let _g = CallGuard::enter(&WORK);
@@ -41,7 +41,7 @@ fn run(dir: &std::path::Path, calls: usize) -> (fdr_runtime::Stats, Log) {
     (stats, decode(&out[..]).unwrap())
 }
 
-fn work_calls(log: &Log) -> usize {
+fn work_calls(log: &DecodedLog) -> usize {
     let tid = log.tids()[0];
     log.calls(tid)
         .iter()
@@ -214,7 +214,7 @@ fn a_table_that_cannot_be_rewritten_stays_the_first_until_there_is_room() {
         .join()
         .unwrap();
     let path = box_path(&dir);
-    let named = |log: &Log| log.threads.iter().any(|t| t.name == "lead-named");
+    let named = |log: &DecodedLog| log.threads.iter().any(|t| t.name == "lead-named");
     let read = || {
         let r = fdr_format::crash_box::recover(&std::fs::read(&path).unwrap()).unwrap();
         (r.info.threads, decode(&r.log[..]).unwrap())

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use fdr_runtime::{testing, CallGuard, Config, Mode};
 use fdr_testkit::desc;
-use fdr_testkit::logs::{decode, Log, Rec};
+use fdr_testkit::logs::{decode, DecodedLog, Rec};
 use fdr_testkit::recording::every_call;
 
 desc!(OUTER, "stress::outer");
@@ -100,7 +100,7 @@ fn workers(
 /// call whose entry is in the window holds exactly one inner call (which is never erased), so a
 /// record lost, doubled or left behind by a rewind inside a window shows. Returns the number of
 /// complete outer calls per thread, and how many exits had nothing open.
-fn check_nesting(log: &Log) -> (HashMap<i32, u64>, u64) {
+fn check_nesting(log: &DecodedLog) -> (HashMap<i32, u64>, u64) {
     let mut complete = HashMap::new();
     let mut unopened = 0;
     let task_fn = log
@@ -178,7 +178,7 @@ fn snapshots_while_recording(
     calls: u64,
     fill: bool,
     tasks: bool,
-) -> (Log, u64) {
+) -> (DecodedLog, u64) {
     let _turn = testing::exclusive();
     let rec = fdr_runtime::start(config).unwrap();
     let counters: Counters = Arc::default();
@@ -347,7 +347,7 @@ fn ring_snapshots(tasks: bool) {
 /// less than `threshold` ticks; tasks created and ended with nothing between that lasted less
 /// (but a creation that opened its block); and all task records. A 1% margin covers the rate
 /// the log states against the one the recorder converted the threshold with.
-fn short_kept(log: &Log, threshold: u64) -> (u64, u64, u64) {
+fn short_kept(log: &DecodedLog, threshold: u64) -> (u64, u64, u64) {
     let short = |d: u64| d * 100 < threshold * 99;
     let (mut leaves, mut tasks, mut task_records) = (0, 0, 0);
     for b in &log.blocks {

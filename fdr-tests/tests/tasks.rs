@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use fdr_format::{FnKind, TaskKind};
 use fdr_runtime::{testing, Mode};
-use fdr_testkit::logs::{decode, Log, Rec};
+use fdr_testkit::logs::{decode, DecodedLog, Rec};
 use fdr_testkit::recording::{every_call, MockSession};
 
 #[fdr::instrument_fdr]
@@ -41,7 +41,7 @@ async fn forever() {
 type TaskLife = (u32, u64, Option<(u64, bool)>);
 
 /// The records of thread `tid`, each with its time in ticks.
-fn timed(log: &Log, tid: i32) -> Vec<(u64, Rec)> {
+fn timed(log: &DecodedLog, tid: i32) -> Vec<(u64, Rec)> {
     let mut t = 0u64;
     log.thread_records(tid)
         .into_iter()
@@ -62,7 +62,7 @@ fn timed(log: &Log, tid: i32) -> Vec<(u64, Rec)> {
 }
 
 /// Every task of the log, by id.
-fn tasks(log: &Log) -> HashMap<u64, TaskLife> {
+fn tasks(log: &DecodedLog) -> HashMap<u64, TaskLife> {
     let mut out: HashMap<u64, TaskLife> = HashMap::new();
     for tid in log.tids() {
         for (t, r) in timed(log, tid) {
@@ -459,7 +459,7 @@ fn poll_once<F: Future>(fut: Pin<&mut F>) -> Poll<F::Output> {
 }
 
 /// The id of the function whose name ends with `name`.
-fn id_of(log: &Log, name: &str) -> u32 {
+fn id_of(log: &DecodedLog, name: &str) -> u32 {
     log.functions
         .iter()
         .find(|f| f.name.ends_with(name))
@@ -716,7 +716,7 @@ fn takes_at_once(ticks: u64) -> u64 {
 
 /// The records of the log's only thread that belong to functions whose names end with one of
 /// `names`, as (time, what, name).
-fn story(log: &Log, names: &[&'static str]) -> Vec<(u64, &'static str, &'static str)> {
+fn story(log: &DecodedLog, names: &[&'static str]) -> Vec<(u64, &'static str, &'static str)> {
     let name_of = |id: u32| names.iter().copied().find(|n| id == id_of(log, n));
     let tids = log.tids();
     assert_eq!(tids.len(), 1, "one thread");
