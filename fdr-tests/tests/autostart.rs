@@ -7,29 +7,34 @@ use std::process::Output;
 
 use fdr_format::FnKind;
 use fdr_runtime::CallGuard;
-use fdr_tests::{desc, Log};
+use fdr_testkit::desc;
+use fdr_testkit::logs::{read_log, DecodedLog};
+use fdr_testkit::recording::every_call;
 
 desc!(WORK, "auto::work");
 desc!(DOOMED, "auto::doomed");
 
 fn run_child(test: &str, options: &str) -> Output {
-    fdr_tests::child_test(test)
+    fdr_testkit::child::command(test)
         .env("FDR_OPTIONS", options)
         .output()
         .unwrap()
 }
 
 fn scratch(name: &str) -> PathBuf {
-    fdr_tests::scratch(&format!("autostart-{name}"))
+    fdr_testkit::logs::scratch(&format!("autostart-{name}"))
 }
 
-fn read(path: &Path) -> Log {
-    fdr_tests::read_log(path)
+fn read(path: &Path) -> DecodedLog {
+    read_log(path)
 }
 
 #[test]
 #[ignore = "a child process of fdr_options_records_with_no_code_change"]
 fn child_without_start() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     drop(CallGuard::enter(&WORK));
     let caught = std::panic::catch_unwind(|| {
         let _g = CallGuard::enter(&DOOMED);
@@ -94,6 +99,9 @@ fn fdr_options_records_with_no_code_change() {
 #[test]
 #[ignore = "a child process of a_bad_fdr_options_value_names_the_key"]
 fn child_with_bad_options() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     drop(CallGuard::enter(&WORK));
     assert!(fdr_runtime::recorder().is_none());
 }
@@ -120,9 +128,12 @@ fn a_bad_fdr_options_value_names_the_key() {
 #[test]
 #[ignore = "a child process of the_first_call_that_finds_nothing_recording_records_no_exit"]
 fn child_starting_inside_its_first_call() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     // The process's first hook: it reads FDR_OPTIONS (unset), which starts nothing.
     let main = CallGuard::enter(&WORK);
-    let rec = fdr_runtime::start(fdr_tests::every_call()).expect("start");
+    let rec = fdr_runtime::start(every_call()).expect("start");
     drop(CallGuard::enter(&DOOMED));
     drop(main);
     let out = std::env::var("FDR_TEST_OUT").unwrap();
@@ -137,7 +148,7 @@ fn child_starting_inside_its_first_call() {
 fn the_first_call_that_finds_nothing_recording_records_no_exit() {
     let dir = scratch("first");
     let out = dir.join("first.fdr");
-    let child = fdr_tests::child_test("child_starting_inside_its_first_call")
+    let child = fdr_testkit::child::command("child_starting_inside_its_first_call")
         .env_remove("FDR_OPTIONS")
         .env("FDR_TEST_OUT", &out)
         .output()
@@ -156,6 +167,9 @@ fn the_first_call_that_finds_nothing_recording_records_no_exit() {
 #[test]
 #[ignore = "a child process of fdr_options_mode_profile_writes_a_profile_at_exit_and_on_panic"]
 fn child_profiling() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     // The process's first hook reads FDR_OPTIONS: that call is profiled too.
     let outer = CallGuard::enter(&WORK);
     for _ in 0..3 {
@@ -213,7 +227,7 @@ fn fdr_options_sends_the_panic_window_to_the_collector() {
     use prost::Message;
     let dir = scratch("otlp");
     let out = dir.join("auto.fdr");
-    let c = fdr_tests::collector::Collector::start(&[]);
+    let c = fdr_testkit::collector::OtlpCollector::start(&[]);
     let child = run_child(
         "child_without_start",
         &format!(
@@ -269,6 +283,9 @@ fn fdr_options_sends_the_panic_window_to_the_collector() {
 #[test]
 #[ignore = "a child process of a_collector_that_is_down_is_said_once_on_stderr"]
 fn child_snapshots_for_a_dead_collector() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     drop(CallGuard::enter(&WORK));
     let rec = fdr_runtime::recorder().expect("FDR_OPTIONS started a recorder");
     for _ in 0..3 {

@@ -4,19 +4,16 @@
 use std::time::{Duration, Instant};
 
 use fdr_format::ClockSource;
-use fdr_runtime::{CallGuard, Clock, Config, Error, Mode};
-use fdr_tests::{decode, desc, testing, Rec};
+use fdr_runtime::{testing, CallGuard, Clock, Config, Error, Mode};
+use fdr_testkit::desc;
+use fdr_testkit::logs::{decode, DecodedLog, Rec};
+use fdr_testkit::recording::every_call;
 
 desc!(SLEEPY, "clock::sleepy");
 
-fn record_with(clock: Clock) -> Result<fdr_tests::Log, Error> {
+fn record_with(clock: Clock) -> Result<DecodedLog, Error> {
     let _turn = testing::exclusive();
-    let rec = fdr_runtime::start(
-        fdr_tests::every_call()
-            .buffer_count(2)
-            .mode(Mode::Fill)
-            .clock(clock),
-    )?;
+    let rec = fdr_runtime::start(every_call().buffer_count(2).mode(Mode::Fill).clock(clock))?;
     drop(CallGuard::enter(&SLEEPY));
     let mut bytes = Vec::new();
     rec.finish_to(&mut bytes).unwrap();
@@ -63,7 +60,7 @@ fn each_source_is_named_in_its_log() {
 fn the_monotonic_clock_times_calls_in_nanoseconds() {
     let _turn = testing::exclusive();
     let rec = fdr_runtime::start(
-        fdr_tests::every_call()
+        every_call()
             .buffer_count(2)
             .mode(Mode::Fill)
             .clock(Clock::Monotonic),
@@ -112,6 +109,9 @@ fn the_monotonic_clock_times_calls_in_nanoseconds() {
 #[test]
 #[ignore = "a child process of a_missing_source_is_an_error_naming_the_ones_there_are"]
 fn child_asks_for_rdtsc() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     drop(CallGuard::enter(&SLEEPY));
     assert!(fdr_runtime::recorder().is_none());
 }
@@ -119,7 +119,7 @@ fn child_asks_for_rdtsc() {
 #[test]
 fn a_missing_source_is_an_error_naming_the_ones_there_are() {
     // glibc's tunable turns rseq registration off, so the CPU number cannot come from it.
-    let out = fdr_tests::child_test("child_asks_for_rdtsc")
+    let out = fdr_testkit::child::command("child_asks_for_rdtsc")
         .env("GLIBC_TUNABLES", "glibc.pthread.rseq=0")
         .env("FDR_OPTIONS", "clock=rdtsc buffer_count=2")
         .output()
@@ -141,6 +141,9 @@ fn a_missing_source_is_an_error_naming_the_ones_there_are() {
 #[test]
 #[ignore = "a child process of what_a_source_lacks_here_is_said_once_at_start"]
 fn child_starts_twice() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     for _ in 0..2 {
         let rec = fdr_runtime::start(Config::default().buffer_count(2)).unwrap();
         drop(CallGuard::enter(&SLEEPY));
@@ -153,7 +156,7 @@ fn what_a_source_lacks_here_is_said_once_at_start() {
     // Where the counter read does not carry the CPU number and no rseq area holds it (aarch64
     // Linux without rseq, as under qemu-user; macOS), each record asks the system for it: the
     // first start says so, the second does not repeat it. Elsewhere nothing is said.
-    let out = fdr_tests::child_test("child_starts_twice")
+    let out = fdr_testkit::child::command("child_starts_twice")
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -178,7 +181,7 @@ fn what_a_source_lacks_here_is_said_once_at_start() {
 fn a_log_written_before_the_calibration_window_has_passed_has_a_rate_as_good() {
     let rate_after = |wait: Duration| {
         let _turn = testing::exclusive();
-        let rec = fdr_runtime::start(fdr_tests::every_call().buffer_count(2)).unwrap();
+        let rec = fdr_runtime::start(every_call().buffer_count(2)).unwrap();
         drop(CallGuard::enter(&SLEEPY));
         std::thread::sleep(wait);
         let mut bytes = Vec::new();

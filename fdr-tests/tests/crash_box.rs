@@ -10,8 +10,10 @@ use std::process::{Child, Command, Stdio};
 
 use fdr_format::crash_box;
 use fdr_format::{FnKind, Reason};
-use fdr_runtime::CallGuard;
-use fdr_tests::{decode, desc, Log};
+use fdr_runtime::{testing, CallGuard};
+use fdr_testkit::desc;
+use fdr_testkit::logs::{decode, read_log, DecodedLog};
+use fdr_testkit::recording::every_call;
 
 desc!(WORK, "crash::work");
 desc!(OUTER, "crash::outer");
@@ -23,7 +25,7 @@ const THREADS: usize = 4;
 const CALLS: usize = 500;
 
 fn child(test: &str, options: &str) -> Command {
-    let mut c = fdr_tests::child_test(test);
+    let mut c = fdr_testkit::child::command(test);
     c.env("FDR_OPTIONS", options)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -31,7 +33,7 @@ fn child(test: &str, options: &str) -> Command {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    fdr_tests::scratch(&format!("crash-{name}"))
+    fdr_testkit::logs::scratch(&format!("crash-{name}"))
 }
 
 /// `FDR_OPTIONS` that keep every call, with `extra` (any key but `threshold_us`) added.
@@ -77,12 +79,18 @@ fn work_then_hang(ready: impl FnOnce()) -> ! {
 #[test]
 #[ignore = "a child process of the crash tests"]
 fn child_hangs() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     work_then_hang(|| println!("ready"));
 }
 
 #[test]
 #[ignore = "a child process of the crash tests"]
 fn child_segfaults() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     work_then_hang(|| {
         let _c = CallGuard::enter(&CRASH);
         // SAFETY: none: the point is the segfault.
@@ -93,6 +101,9 @@ fn child_segfaults() {
 #[test]
 #[ignore = "a child process of the crash tests"]
 fn child_aborts() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     work_then_hang(|| {
         let _c = CallGuard::enter(&CRASH);
         std::process::abort();
@@ -112,6 +123,9 @@ fn deeper(n: u64) -> u64 {
 #[test]
 #[ignore = "a child process of the crash tests"]
 fn child_overflows() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     work_then_hang(|| {
         let _c = CallGuard::enter(&CRASH);
         std::hint::black_box(deeper(0));
@@ -121,6 +135,9 @@ fn child_overflows() {
 #[test]
 #[ignore = "a child process of the crash tests"]
 fn child_loops() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     // The recording starts here, before "ready".
     drop(CallGuard::enter(&WORK));
     let barrier = std::sync::Arc::new(std::sync::Barrier::new(THREADS + 1));
@@ -146,6 +163,9 @@ fn child_loops() {
 #[test]
 #[ignore = "a child process of the crash tests"]
 fn child_starts_and_exits() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     drop(CallGuard::enter(&WORK));
 }
 
@@ -202,7 +222,7 @@ fn wait_ready(c: &mut Child) -> String {
     }
 }
 
-fn recover(path: &Path) -> (crash_box::BoxInfo, Log, Vec<u8>) {
+fn recover(path: &Path) -> (crash_box::BoxInfo, DecodedLog, Vec<u8>) {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let r = crash_box::recover(&bytes).unwrap();
     let log = decode(&r.log[..]).unwrap();
@@ -210,7 +230,7 @@ fn recover(path: &Path) -> (crash_box::BoxInfo, Log, Vec<u8>) {
 }
 
 /// Each worker's calls: `outer` with `CALLS` calls of `work` in it, then `hang`, open.
-fn check_workers(log: &Log) {
+fn check_workers(log: &DecodedLog) {
     let (w, o, h) = (WORK.id(), OUTER.id(), HANG.id());
     let mut workers = 0;
     for tid in log.tids() {
@@ -231,24 +251,11 @@ fn check_workers(log: &Log) {
     assert_eq!(workers, THREADS, "{:?}", log.tids());
 }
 
+/// llvm-xray verifies the recovered log `log` (written to `dir` for it).
 fn llvm_xray_verifies(log: &[u8], dir: &Path) {
     let path = dir.join("verify.fdr");
     std::fs::write(&path, log).unwrap();
-    for name in ["llvm-xray-19", "llvm-xray"] {
-        if let Ok(out) = Command::new(name)
-            .args(["fdr-dump", "--verify"])
-            .arg(&path)
-            .output()
-        {
-            assert!(
-                out.status.success(),
-                "{name} rejects the recovered log: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            return;
-        }
-    }
-    panic!("llvm-xray-19 is not installed: apt-get install llvm-19 (the CI script does)");
+    fdr_testkit::llvm_xray::verify(&path);
 }
 
 #[test]
@@ -425,9 +432,9 @@ fn the_next_start_recovers_the_box_and_a_clean_exit_removes_its_own() {
         !box_of(&dir, dead).exists(),
         "the dead process's box is gone"
     );
-    let log = fdr_tests::read_log(&recovered);
+    let log = read_log(&recovered);
     assert_eq!(log.reason.unwrap().reason, Reason::Crash);
-    check_workers(&fdr_tests::read_log(&recovered));
+    check_workers(&read_log(&recovered));
     // The second process wrote its own log at exit and removed its box.
     assert!(dir.join("next.fdr").exists());
     let boxes: Vec<_> = std::fs::read_dir(&dir)
@@ -456,13 +463,16 @@ fn a_crash_dir_that_cannot_hold_the_box_falls_back_with_one_line() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert_eq!(stderr.matches("no crash box in").count(), 1, "{stderr}");
-    let log = fdr_tests::read_log(&dir.join("app.fdr"));
+    let log = read_log(&dir.join("app.fdr"));
     assert_eq!(log.reason.unwrap().reason, Reason::Exit);
 }
 
 #[test]
 #[ignore = "a child process of the crash tests"]
 fn child_forks_then_its_child_hangs() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     // The recording starts here, in the parent.
     drop(CallGuard::enter(&WORK));
     // SAFETY: the child only records, prints a line and sleeps until it is killed.
@@ -522,7 +532,7 @@ fn a_forked_child_records_into_a_box_of_its_own() {
 
     // The parent exited cleanly: its log holds its own two calls, and its box is gone.
     assert!(!parent_box.exists());
-    let parent = fdr_tests::read_log(&dir.join("app.fdr"));
+    let parent = read_log(&dir.join("app.fdr"));
     let w = WORK.id();
     let want = [(FnKind::Enter, w), (FnKind::Exit, w)].repeat(2);
     assert_eq!(parent.calls(parent.tids()[0]), want);
@@ -590,10 +600,10 @@ fn a_box_is_named_by_its_process_and_left_alone_while_it_runs() {
     // With the injected clock a log names its process 1; the box is named by the real one, which
     // is how the next process of the same program tells a live box from a dead one's.
     let dir = scratch("alive");
-    let _turn = fdr_tests::testing::exclusive();
-    fdr_tests::testing::use_mock_clock(1_000_000_000);
+    let _turn = testing::exclusive();
+    testing::use_mock_clock(1_000_000_000);
     let out = dir.join("mine.fdr");
-    let rec = fdr_runtime::start(fdr_tests::every_call().crash_dir(&dir).out(&out)).unwrap();
+    let rec = fdr_runtime::start(every_call().crash_dir(&dir).out(&out)).unwrap();
     drop(CallGuard::enter(&WORK));
     let mine = box_of(&dir, std::process::id());
     assert!(mine.exists(), "no box at {}", mine.display());
@@ -610,12 +620,16 @@ fn a_box_is_named_by_its_process_and_left_alone_while_it_runs() {
     .unwrap();
     let stderr = String::from_utf8_lossy(&next.stderr);
     assert!(next.status.success(), "{stderr}");
+    assert!(
+        dir.join("next.fdr").exists(),
+        "the other process recorded: {stderr}"
+    );
     assert!(!stderr.contains("recover"), "{stderr}");
     assert!(mine.exists(), "a running process's box was taken");
     assert!(!out.exists(), "nothing was written in this process's name");
     let mut bytes = Vec::new();
     rec.finish_to(&mut bytes).unwrap();
-    fdr_tests::testing::use_real_clock();
+    testing::use_real_clock();
     assert!(!mine.exists(), "finish removes the box");
     assert_eq!(
         decode(&bytes[..]).unwrap().run.pid,
@@ -627,6 +641,9 @@ fn a_box_is_named_by_its_process_and_left_alone_while_it_runs() {
 #[test]
 #[ignore = "a child process of the start race tests"]
 fn child_races_to_start() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     let barrier = std::sync::Arc::new(std::sync::Barrier::new(8));
     let threads: Vec<_> = (0..8)
         .map(|_| {
@@ -670,7 +687,7 @@ fn eight_threads_racing_the_first_call_lose_nothing_in_ring_mode() {
         .iter()
         .enumerate()
     {
-        let log = fdr_tests::read_log(out);
+        let log = read_log(out);
         let tids = log.tids();
         assert_eq!(tids.len(), 8, "round {round}");
         for tid in tids {
@@ -703,6 +720,9 @@ fn eight_threads_racing_the_first_call_lose_nothing_in_profile_mode() {
 #[test]
 #[ignore = "a child process of the test below"]
 fn child_enters_as_another_thread_starts_a_profile() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     // The entry of ROUTED reads its flags (nothing yet: no hook has run) and takes the log's
     // path; before it joins, another thread's first hook reads `FDR_OPTIONS`, starts the
     // profile and sets ROUTED's flags. The exit then finds ROUTED profiled.

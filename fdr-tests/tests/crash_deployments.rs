@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 
 use fdr_format::crash_box;
 use fdr_format::{FnKind, Reason};
-use fdr_runtime::CallGuard;
-use fdr_tests::{desc, Log};
+use fdr_runtime::{testing, CallGuard};
+use fdr_testkit::desc;
+use fdr_testkit::logs::{decode, logs_in, read_log, DecodedLog};
 
 desc!(WORK, "deploy::work");
 desc!(OUTER, "deploy::outer");
@@ -25,7 +26,7 @@ const THREADS: usize = 3;
 const CALLS: usize = 200;
 
 fn scratch(name: &str) -> PathBuf {
-    fdr_tests::scratch(&format!("deploy-{name}"))
+    fdr_testkit::logs::scratch(&format!("deploy-{name}"))
 }
 
 /// `FDR_OPTIONS` that keep every call, log to `dir/app.fdr` and keep the box in `dir`.
@@ -38,7 +39,7 @@ fn options(dir: &Path, extra: &str) -> String {
 }
 
 fn child(test: &str, options: &str) -> Command {
-    let mut c = fdr_tests::child_test(test);
+    let mut c = fdr_testkit::child::command(test);
     c.env("FDR_OPTIONS", options)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -87,6 +88,9 @@ fn forever() -> ! {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_works_then_hangs() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     default_signals();
     workers();
     println!("ready");
@@ -96,6 +100,9 @@ fn child_works_then_hangs() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_works_then_exits() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     for _ in 0..10 {
         drop(CallGuard::enter(&WORK));
     }
@@ -104,6 +111,9 @@ fn child_works_then_exits() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_works_then_exits_when_told() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     workers();
     println!("ready");
     let mut line = String::new();
@@ -113,6 +123,9 @@ fn child_works_then_exits_when_told() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_works_then_segfaults() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     workers();
     let _c = CallGuard::enter(&CRASH);
     // SAFETY: none: the point is the segfault.
@@ -218,18 +231,18 @@ fn stderr_of(c: &mut Child) -> String {
 }
 
 /// The logs in `dir` with their decoded contents.
-fn logs(dir: &Path) -> Vec<(PathBuf, Log)> {
-    fdr_tests::logs_in(dir)
+fn logs(dir: &Path) -> Vec<(PathBuf, DecodedLog)> {
+    logs_in(dir)
         .into_iter()
         .map(|p| {
-            let l = fdr_tests::read_log(&p);
+            let l = read_log(&p);
             (p, l)
         })
         .collect()
 }
 
 /// The logs in `dir` recovered from a box of process `pid`.
-fn recovered_of(dir: &Path, pid: u32) -> Vec<(PathBuf, Log)> {
+fn recovered_of(dir: &Path, pid: u32) -> Vec<(PathBuf, DecodedLog)> {
     logs(dir)
         .into_iter()
         .filter(|(_, l)| {
@@ -239,7 +252,7 @@ fn recovered_of(dir: &Path, pid: u32) -> Vec<(PathBuf, Log)> {
 }
 
 /// Each worker's calls: `outer` with `CALLS` calls of `work`, then `hang`, open.
-fn check_workers(log: &Log) {
+fn check_workers(log: &DecodedLog) {
     let (w, o, h) = (WORK.id(), OUTER.id(), HANG.id());
     let mut want = vec![(FnKind::Enter, o)];
     for _ in 0..CALLS {
@@ -276,7 +289,7 @@ fn a_restart_after_a_crash_writes_its_own_log_beside_the_recovered_one() {
     let stderr = String::from_utf8_lossy(&next.stderr);
     assert!(next.status.success(), "{stderr}");
     let recovered = recovered_of(&dir, dead);
-    assert_eq!(recovered.len(), 1, "{:?}", fdr_tests::logs_in(&dir));
+    assert_eq!(recovered.len(), 1, "{:?}", logs_in(&dir));
     let (path, log) = &recovered[0];
     assert_ne!(path, &dir.join("app.fdr"));
     assert_eq!(path.extension().unwrap(), "fdr");
@@ -286,7 +299,7 @@ fn a_restart_after_a_crash_writes_its_own_log_beside_the_recovered_one() {
     );
     check_workers(log);
     // The restarted process's own log, at its own path.
-    let own = fdr_tests::read_log(&dir.join("app.fdr"));
+    let own = read_log(&dir.join("app.fdr"));
     assert_eq!(own.reason.unwrap().reason, Reason::Exit);
     assert!(boxes_in(&dir).is_empty(), "{:?}", boxes_in(&dir));
 }
@@ -383,7 +396,7 @@ fn two_pid_namespaces_sharing_a_crash_directory_keep_their_boxes_apart() {
     a.stdin.take().unwrap().write_all(b"go\n").unwrap();
     let status = wait_within(&mut a, Duration::from_secs(60), "A");
     assert!(status.success(), "{}", stderr_of(&mut a));
-    let a_log = fdr_tests::read_log(&dir.join("a.fdr"));
+    let a_log = read_log(&dir.join("a.fdr"));
     assert_eq!(a_log.reason.unwrap().reason, Reason::Exit);
     assert!(boxes_in(&dir).is_empty(), "{:?}", boxes_in(&dir));
 }
@@ -477,7 +490,7 @@ fn terminating_signals_are_named_and_the_exit_status_is_unchanged() {
         let r = crash_box::recover(&std::fs::read(&bx).unwrap()).unwrap();
         assert_eq!(r.info.signal, sig, "{name}: {}", r.info.death());
         assert!(r.info.death().starts_with(name), "{}", r.info.death());
-        let log = fdr_tests::decode(&r.log[..]).unwrap();
+        let log = decode(&r.log[..]).unwrap();
         assert_eq!(log.reason.as_ref().unwrap().signal, sig);
         check_workers(&log);
     }
@@ -496,7 +509,7 @@ fn sigkill_is_still_said_to_run_no_handler() {
     );
     // No handler said when: the death came after the log's end (the last sign of life) and
     // before the next sign of life was due, a second at most.
-    let log = fdr_tests::decode(&r.log[..]).unwrap();
+    let log = decode(&r.log[..]).unwrap();
     let within = log.reason.unwrap().end_within_ns;
     assert!((1..=1_000_000_000).contains(&within), "{within}");
 }
@@ -541,6 +554,9 @@ fn wait_for_term_then_report() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_handles_sigterm_itself_and_exits() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     default_signals();
     // The program's own handler, there before fdr starts.
     // SAFETY: a plain handler that only counts.
@@ -553,6 +569,9 @@ fn child_handles_sigterm_itself_and_exits() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_chains_sigterm_after_fdr_and_exits() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     default_signals();
     workers();
     // Installed after fdr's handlers, chaining to whatever was there (fdr's), as signal-hook
@@ -577,6 +596,9 @@ fn child_chains_sigterm_after_fdr_and_exits() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_handles_sigterm_and_goes_on() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     default_signals();
     // SAFETY: a plain handler that only counts.
     unsafe { libc::signal(libc::SIGTERM, count_term as *const () as libc::sighandler_t) };
@@ -599,7 +621,7 @@ fn a_program_s_own_sigterm_handler_still_decides() {
         unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
         let status = wait_within(&mut c, Duration::from_secs(60), test);
         assert!(status.success(), "{test}: {status:?} {}", stderr_of(&mut c));
-        let log = fdr_tests::read_log(&dir.join("app.fdr"));
+        let log = read_log(&dir.join("app.fdr"));
         assert_eq!(log.reason.unwrap().reason, Reason::Exit, "{test}");
         assert!(boxes_in(&dir).is_empty(), "{test}");
     }
@@ -688,6 +710,9 @@ fn survive_a_segfault() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_survives_a_segfault_then_aborts() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     survive_a_segfault();
     // Later, a death of another kind.
     let _c = CallGuard::enter(&CRASH);
@@ -697,6 +722,9 @@ fn child_survives_a_segfault_then_aborts() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_survives_a_segfault_then_hangs() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     survive_a_segfault();
     println!("ready");
     forever();
@@ -737,7 +765,7 @@ fn a_segfault_the_program_survives_does_not_name_a_later_death() {
     );
     let r = crash_box::recover(&std::fs::read(box_of(&dir, c.id())).unwrap()).unwrap();
     assert_eq!(r.info.signal, libc::SIGABRT, "{}", r.info.death());
-    let log = fdr_tests::decode(&r.log[..]).unwrap();
+    let log = decode(&r.log[..]).unwrap();
     assert_eq!(
         log.calls(r.info.crash_tid).last(),
         Some(&(FnKind::Enter, CRASH.id()))
@@ -747,6 +775,9 @@ fn a_segfault_the_program_survives_does_not_name_a_later_death() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_forks_a_worker_that_ends_with_underscore_exit() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     drop(CallGuard::enter(&WORK));
     // SAFETY: the child only records and calls _exit.
     let pid = unsafe { libc::fork() };
@@ -810,8 +841,13 @@ fn a_forked_child_that_ends_with_underscore_exit_is_not_called_killed() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_works_then_execs_itself() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     workers();
     use std::os::unix::process::CommandExt;
+    // Not `child::command`: the program execs itself as it is, with its environment
+    // (FDR_OPTIONS, and the mark of a spawned child, said again here).
     let e = Command::new(std::env::current_exe().unwrap())
         .args([
             "child_works_then_exits",
@@ -820,6 +856,7 @@ fn child_works_then_execs_itself() {
             "--nocapture",
             "--test-threads=1",
         ])
+        .env(fdr_testkit::child::VAR, "1")
         .exec();
     panic!("exec: {e}");
 }
@@ -863,6 +900,7 @@ fn a_fifo_or_a_link_named_like_a_box_is_skipped_without_hanging() {
     let status = wait_within(&mut c, Duration::from_secs(30), "a start beside a FIFO");
     let stderr = stderr_of(&mut c);
     assert!(status.success(), "{stderr}");
+    assert!(dir.join("app.fdr").exists(), "the child recorded: {stderr}");
     assert!(fifo.exists() && link.exists(), "{stderr}");
     assert_eq!(
         std::fs::read_link(&link).unwrap(),
@@ -874,6 +912,9 @@ fn a_fifo_or_a_link_named_like_a_box_is_skipped_without_hanging() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_works_then_reports_its_peak_memory() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     for _ in 0..10 {
         drop(CallGuard::enter(&WORK));
     }
@@ -959,6 +1000,9 @@ fn leftovers_of_dead_processes_are_cleaned_at_start() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_fills_the_pool_then_hangs() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     for _ in 0..20_000 {
         drop(CallGuard::enter(&WORK));
     }
@@ -976,7 +1020,7 @@ fn a_pool_that_filled_says_how_much_it_dropped_as_of_the_death() {
     );
     let dead = killed("child_fills_the_pool_then_hangs", &opts);
     let r = crash_box::recover(&std::fs::read(box_of(&dir, dead)).unwrap()).unwrap();
-    let log = fdr_tests::decode(&r.log[..]).unwrap();
+    let log = decode(&r.log[..]).unwrap();
     let kept: usize = log.tids().iter().map(|&t| log.calls(t).len()).sum();
     assert!(kept > 0 && kept < 40_000, "{kept}");
     assert_eq!(
@@ -989,6 +1033,9 @@ fn a_pool_that_filled_says_how_much_it_dropped_as_of_the_death() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_starts_a_thread_then_hangs() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     drop(CallGuard::enter(&WORK));
     std::thread::sleep(Duration::from_millis(200));
     let (tx, rx) = std::sync::mpsc::channel();
@@ -1010,7 +1057,7 @@ fn a_thread_started_just_before_the_death_is_named() {
     let dir = scratch("late-thread");
     let dead = killed("child_starts_a_thread_then_hangs", &options(&dir, ""));
     let r = crash_box::recover(&std::fs::read(box_of(&dir, dead)).unwrap()).unwrap();
-    let log = fdr_tests::decode(&r.log[..]).unwrap();
+    let log = decode(&r.log[..]).unwrap();
     let hung: Vec<i32> = log
         .tids()
         .into_iter()
@@ -1063,6 +1110,7 @@ fn other_users_boxes_are_not_reported_at_start() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
+    assert!(dir.join("app.fdr").exists(), "the child recorded: {stderr}");
     assert!(!stderr.contains("4000006"), "{stderr}");
     assert!(theirs.exists());
 }
@@ -1089,6 +1137,7 @@ fn a_removal_is_said_only_when_it_happened() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
+    assert!(dir.join("app.fdr").exists(), "the child recorded: {stderr}");
     assert!(!stderr.contains("removed the"), "{stderr}");
     assert_eq!(boxes_in(&dir).len(), 9, "{stderr}");
 }
@@ -1096,13 +1145,16 @@ fn a_removal_is_said_only_when_it_happened() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_records_while_its_recovery_is_held() {
-    fdr_tests::testing::hold_recovery(true);
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
+    testing::hold_recovery(true);
     // The first call starts the recording, and its recovery of the box left beside it, which
     // waits: a first call that waited for it would never return.
     workers();
     drop(CallGuard::enter(&WORK));
     println!("recorded ready");
-    fdr_tests::testing::hold_recovery(false);
+    testing::hold_recovery(false);
 }
 
 #[test]
@@ -1120,13 +1172,16 @@ fn the_first_call_of_a_restarted_program_does_not_wait_for_its_recovery() {
     let recovered = recovered_of(&dir, dead);
     assert_eq!(recovered.len(), 1, "{stderr}");
     check_workers(&recovered[0].1);
-    let own = fdr_tests::read_log(&dir.join("app.fdr"));
+    let own = read_log(&dir.join("app.fdr"));
     check_workers(&own);
 }
 
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_works_then_daemonizes() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     workers();
     // SAFETY: daemon forks; the parent half ends with `_exit`, the child goes on here.
     assert_eq!(unsafe { libc::daemon(1, 1) }, 0);
@@ -1183,6 +1238,9 @@ fn the_parent_half_of_daemon_is_said_to_have_forked_then_ended() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_shuts_down_on_sigterm_with_tokio() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     default_signals();
     // Recording starts first, as it does at a service's first instrumented call; tokio's
     // signal handling is set up after it, over fdr's handler, which it calls as the one before.
@@ -1216,7 +1274,7 @@ fn a_tokio_service_s_graceful_shutdown_on_sigterm_or_ctrl_c_still_runs() {
         unsafe { libc::kill(c.id() as i32, sig) };
         let status = wait_within(&mut c, Duration::from_secs(60), "the service");
         assert!(status.success(), "{sig}: {status:?} {}", stderr_of(&mut c));
-        let log = fdr_tests::read_log(&dir.join("app.fdr"));
+        let log = read_log(&dir.join("app.fdr"));
         assert_eq!(log.reason.as_ref().unwrap().reason, Reason::Exit, "{sig}");
         check_workers(&log);
         assert!(boxes_in(&dir).is_empty(), "{sig}");
@@ -1226,6 +1284,9 @@ fn a_tokio_service_s_graceful_shutdown_on_sigterm_or_ctrl_c_still_runs() {
 #[test]
 #[ignore = "a child process of the deployment tests"]
 fn child_leaves_a_blocking_read_when_sigterm_interrupts_it() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     default_signals();
     // The program's own handler, there before fdr starts, without SA_RESTART: SIGTERM makes
     // the blocking read below fail with EINTR, which is how the program leaves it to shut down.
@@ -1287,10 +1348,7 @@ fn a_program_s_handler_keeps_its_flags_so_sigterm_still_interrupts_a_blocking_ca
     let status = wait_within(&mut c, Duration::from_secs(30), "a read SIGTERM interrupts");
     assert!(status.success(), "{status:?} {}", stderr_of(&mut c));
     assert_eq!(
-        fdr_tests::read_log(&dir.join("app.fdr"))
-            .reason
-            .unwrap()
-            .reason,
+        read_log(&dir.join("app.fdr")).reason.unwrap().reason,
         Reason::Exit
     );
 }

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use fdr_format::CullKind;
-use fdr_tests::{child_test, read_log, scratch, Log, Rec};
+use fdr_testkit::logs::{read_log, scratch, DecodedLog, Rec};
 
 /// A call far shorter than the threshold: erased, then culled.
 #[fdr::instrument_fdr]
@@ -33,6 +33,9 @@ fn sometimes_slow(x: u64) -> u64 {
 #[test]
 #[ignore = "a child process of the cull_memory tests"]
 fn child_calls() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     let n: u64 = std::env::var("FDR_TEST_CALLS").unwrap().parse().unwrap();
     let mut sum = 0u64;
     for i in 0..n {
@@ -43,11 +46,17 @@ fn child_calls() {
 
 /// One run: `options` added to an `out` in `dir` and `dir` as the crash directory. Returns the
 /// log and what the child said on stderr.
-fn run(dir: &Path, name: &str, options: &str, calls: u64, env: &[(&str, &str)]) -> (Log, String) {
+fn run(
+    dir: &Path,
+    name: &str,
+    options: &str,
+    calls: u64,
+    env: &[(&str, &str)],
+) -> (DecodedLog, String) {
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let out = dir.join(format!("{name}.fdr"));
-    let mut c = child_test("child_calls");
+    let mut c = fdr_testkit::child::command("child_calls");
     c.env(
         "FDR_OPTIONS",
         format!(
@@ -66,7 +75,7 @@ fn run(dir: &Path, name: &str, options: &str, calls: u64, env: &[(&str, &str)]) 
     (read_log(&out), stderr)
 }
 
-fn id_of(log: &Log, name: &str) -> u32 {
+fn id_of(log: &DecodedLog, name: &str) -> u32 {
     log.functions
         .iter()
         .find(|f| f.name.ends_with(name))
@@ -75,7 +84,7 @@ fn id_of(log: &Log, name: &str) -> u32 {
 }
 
 /// The cull events of function `name` in `log`: (kind, run).
-fn culls_of(log: &Log, name: &str) -> Vec<CullKind> {
+fn culls_of(log: &DecodedLog, name: &str) -> Vec<CullKind> {
     let id = id_of(log, name);
     log.blocks
         .iter()
@@ -88,7 +97,7 @@ fn culls_of(log: &Log, name: &str) -> Vec<CullKind> {
 }
 
 /// The kept calls of function `name` in `log` (each an entry in the window).
-fn kept_calls(log: &Log, name: &str) -> usize {
+fn kept_calls(log: &DecodedLog, name: &str) -> usize {
     let id = id_of(log, name);
     log.blocks
         .iter()

@@ -6,8 +6,10 @@
 use std::time::Duration;
 
 use fdr_format::CullKind;
-use fdr_runtime::{CallGuard, Config, Mode};
-use fdr_tests::{desc, record_log, testing, Rec};
+use fdr_runtime::{testing, CallGuard, Config, Mode};
+use fdr_testkit::desc;
+use fdr_testkit::logs::Rec;
+use fdr_testkit::recording::record_log;
 
 desc!(OUTER, "cull::outer");
 desc!(TINY, "cull::tiny");

@@ -6,8 +6,10 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use fdr_format::CullKind;
-use fdr_runtime::{CallGuard, Config, FnDesc, Mode};
-use fdr_tests::{desc, record_log, testing, Log, Rec};
+use fdr_runtime::{testing, CallGuard, Config, FnDesc, Mode};
+use fdr_testkit::desc;
+use fdr_testkit::logs::{decode, DecodedLog, Rec};
+use fdr_testkit::recording::{record_log, MockSession};
 
 const CULL_AFTER: u32 = 100;
 
@@ -48,7 +50,7 @@ macro_rules! tens {
 }
 macro_rules! one {
     () => {
-        fdr_tests::desc!(F, concat!(module_path!(), "::f"));
+        fdr_testkit::desc!(F, concat!(module_path!(), "::f"));
     };
 }
 macro_rules! ten {
@@ -108,7 +110,7 @@ fn call(f: &'static FnDesc, ticks: u64) {
 }
 
 /// The cull events of a log, per thread: (kind, function id, run).
-fn culls(log: &Log) -> Vec<(i32, CullKind, u32, u64)> {
+fn culls(log: &DecodedLog) -> Vec<(i32, CullKind, u32, u64)> {
     let mut out = Vec::new();
     for tid in log.tids() {
         for r in log.thread_records(tid) {
@@ -121,7 +123,7 @@ fn culls(log: &Log) -> Vec<(i32, CullKind, u32, u64)> {
 }
 
 /// Kept entries of `id` in a thread's records.
-fn entries(log: &Log, tid: i32, id: u32) -> usize {
+fn entries(log: &DecodedLog, tid: i32, id: u32) -> usize {
     log.thread_records(tid)
         .iter()
         .filter(|r| matches!(r, Rec::Enter(i, _) if *i == id))
@@ -340,7 +342,7 @@ fn the_runs_of_two_threads_are_one_run_and_a_kept_call_anywhere_resets_it() {
 
 #[test]
 fn the_culling_state_is_four_bytes_a_function_and_a_kibibyte_a_thread() {
-    let session = fdr_tests::MockSession::start(config());
+    let session = MockSession::start(config());
     let fs = thousand();
     std::thread::scope(|s| {
         for t in 0..8 {
@@ -391,7 +393,7 @@ desc!(PROBED, "culling_many::probed");
 fn has_cull(rec: &fdr_runtime::Recorder, kind: CullKind, f: &'static FnDesc) -> bool {
     let mut bytes = Vec::new();
     rec.snapshot(&mut bytes).unwrap();
-    let log = fdr_tests::decode(&bytes[..]).unwrap();
+    let log = decode(&bytes[..]).unwrap();
     culls(&log).iter().any(|e| e.1 == kind && e.2 == f.id())
 }
 
@@ -444,7 +446,7 @@ fn the_background_writer_probes_a_culled_function_that_became_slow_and_restores_
     }
     let mut bytes = Vec::new();
     rec.finish_to(&mut bytes).unwrap();
-    let log = fdr_tests::decode(&bytes[..]).unwrap();
+    let log = decode(&bytes[..]).unwrap();
     assert!(log.run.probes >= 1, "{:?}", log.run);
     let events: Vec<CullKind> = culls(&log).iter().map(|e| e.1).collect();
     assert_eq!(events, vec![CullKind::Culled, CullKind::Restored]);
@@ -516,7 +518,7 @@ fn probes_keep_their_period_when_a_short_trigger_wakes_the_writer_every_millisec
     let elapsed = started.elapsed();
     let mut bytes = Vec::new();
     rec.finish_to(&mut bytes).unwrap();
-    let log = fdr_tests::decode(&bytes[..]).unwrap();
+    let log = decode(&bytes[..]).unwrap();
     // At most one probe per 10 ms of the run, and one more for the start (every look made
     // about 240 here).
     let most = elapsed.as_millis() as u64 / 10 + 2;

@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
-use fdr_runtime::{CallGuard, Config, FnDesc, Mode};
-use fdr_tests::testing;
+use fdr_runtime::{testing, CallGuard, Config, FnDesc, Mode};
+use fdr_testkit::logs::{decode, Rec};
 
 macro_rules! tens {
     ($inner:ident) => {
@@ -44,7 +44,7 @@ macro_rules! tens {
 }
 macro_rules! one {
     () => {
-        fdr_tests::desc!(F, concat!(module_path!(), "::f"));
+        fdr_testkit::desc!(F, concat!(module_path!(), "::f"));
     };
 }
 macro_rules! e1 {
@@ -165,11 +165,11 @@ fn fifty_thousand_functions_and_a_thousand_threads_keep_1_2_mb_of_culling_state(
     // add up to its run as they leave their slots.
     let mut bytes = Vec::new();
     rec.finish_to(&mut bytes).expect("finish");
-    let log = fdr_tests::decode(&bytes[..]).expect("decode");
+    let log = decode(&bytes[..]).expect("decode");
     let mut culled = std::collections::BTreeSet::new();
     for tid in log.tids() {
         for r in log.thread_records(tid) {
-            if let fdr_tests::Rec::Cull(fdr_format::CullKind::Culled, id, _, _) = r {
+            if let Rec::Cull(fdr_format::CullKind::Culled, id, _, _) = r {
                 culled.insert(id);
             }
         }

@@ -3,11 +3,12 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::Command;
 
 use fdr_runtime::hooks::{enter, enter_args, exit, tail_exit};
-use fdr_runtime::Mode;
-use fdr_tests::{decode, desc, testing, Rec};
+use fdr_runtime::{testing, Mode};
+use fdr_testkit::desc;
+use fdr_testkit::logs::{decode, Rec};
+use fdr_testkit::recording::every_call;
 
 desc!(A, "interop::a");
 desc!(B, "interop::b");
@@ -44,15 +45,6 @@ fn tasks() {
     drop(fdr_runtime::Instrumented::new(&T, async { 2 }));
 }
 
-fn llvm_xray() -> String {
-    for name in ["llvm-xray-19", "llvm-xray"] {
-        if Command::new(name).arg("--version").output().is_ok() {
-            return name.to_string();
-        }
-    }
-    panic!("llvm-xray-19 is not installed: apt-get install llvm-19 (the CI script does)");
-}
-
 /// Records a workload on several threads with every kind of record, returns the log's path.
 fn write_log(name: &str, with_tails: bool) -> PathBuf {
     let _turn = testing::exclusive();
@@ -60,7 +52,7 @@ fn write_log(name: &str, with_tails: bool) -> PathBuf {
     let start = 5_000;
     testing::set_time(start);
     let rec = fdr_runtime::start(
-        fdr_tests::every_call()
+        every_call()
             .buffer_size(512)
             .buffer_count(64)
             .mode(Mode::Fill),
@@ -118,17 +110,7 @@ fn write_log(name: &str, with_tails: bool) -> PathBuf {
 #[test]
 fn llvm_xray_verifies_our_logs() {
     let path = write_log("verify", true);
-    let out = Command::new(llvm_xray())
-        .args(["fdr-dump", "--verify"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "fdr-dump --verify failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let dump = String::from_utf8_lossy(&out.stdout);
+    let dump = fdr_testkit::llvm_xray::verify(&path);
     // Metadata of every kind we write shows up in llvm-xray's own reading.
     for needle in [
         "Custom Event",
@@ -164,7 +146,7 @@ fn llvm_xray_account_counts_what_we_count() {
             }
         }
     }
-    let out = Command::new(llvm_xray())
+    let out = fdr_testkit::llvm_xray::command()
         .args(["account", "-format=csv"])
         .arg(&path)
         .output()

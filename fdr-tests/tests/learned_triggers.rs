@@ -7,8 +7,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use fdr_format::{Reason, ReasonInfo};
-use fdr_runtime::CallGuard;
-use fdr_tests::{desc, logs_in, read_log, scratch, testing, wait_for_logs};
+use fdr_runtime::{testing, CallGuard};
+use fdr_testkit::desc;
+use fdr_testkit::logs::{logs_in, read_log, scratch, wait_for_logs};
+use fdr_testkit::recording::{every_call, wait_for_cpu_wait_mark};
 
 /// A call that lasts `ns` on the injected clock.
 #[fdr::instrument_fdr(trigger = "auto")]
@@ -56,7 +58,7 @@ fn learned_descheduled(ns: u64, waiting: u64) {
     let marks = testing::cpu_wait_marks();
     testing::advance(ns - waiting);
     if waiting > 0 {
-        fdr_tests::wait_for_cpu_wait_mark(marks);
+        wait_for_cpu_wait_mark(marks);
         testing::add_cpu_wait(waiting);
         testing::advance(waiting);
     }
@@ -66,7 +68,7 @@ fn learned_descheduled(ns: u64, waiting: u64) {
 fn a_call_past_its_learned_limit_only_by_waiting_for_a_cpu_does_not_fire() {
     let _turn = testing::exclusive();
     let dir = scratch("learned-descheduled");
-    let reasons = run(&dir, fdr_tests::every_call(), 1, || {
+    let reasons = run(&dir, every_call(), 1, || {
         for _ in 0..1000 {
             learned_descheduled(10_000, 0);
         }
@@ -93,7 +95,7 @@ fn a_call_past_its_learned_limit_only_by_waiting_for_a_cpu_does_not_fire() {
 fn a_call_of_100_us_after_a_thousand_of_10_us_fires_once_and_says_its_limit() {
     let _turn = testing::exclusive();
     let dir = scratch("learned-once");
-    let reasons = run(&dir, fdr_tests::every_call(), 1, || {
+    let reasons = run(&dir, every_call(), 1, || {
         for _ in 0..1000 {
             learned(10_000);
         }
@@ -119,7 +121,7 @@ fn a_call_of_100_us_after_a_thousand_of_10_us_fires_once_and_says_its_limit() {
 fn a_steady_distribution_never_fires() {
     let _turn = testing::exclusive();
     let dir = scratch("learned-steady");
-    let reasons = run(&dir, fdr_tests::every_call(), 0, || {
+    let reasons = run(&dir, every_call(), 0, || {
         // 8 to 12 µs, evenly, from a fixed sequence.
         let mut x: u64 = 7;
         for i in 0..20_000 {
@@ -138,7 +140,7 @@ fn a_steady_distribution_never_fires() {
 fn nothing_fires_during_the_warm_up_and_the_first_slow_call_after_it_does() {
     let _turn = testing::exclusive();
     let dir = scratch("learned-warmup");
-    let reasons = run(&dir, fdr_tests::every_call(), 1, || {
+    let reasons = run(&dir, every_call(), 1, || {
         for _ in 0..fdr_runtime::AUTO_WARMUP - 1 {
             learned(10_000);
         }
@@ -176,7 +178,7 @@ fn nothing_fires_during_the_warm_up_and_the_first_slow_call_after_it_does() {
 fn a_learned_limit_from_the_configuration_takes_its_k() {
     let _turn = testing::exclusive();
     let dir = scratch("learned-pattern");
-    let config = fdr_tests::every_call().trigger_auto("learned::by_*", 5.0);
+    let config = every_call().trigger_auto("learned::by_*", 5.0);
     let reasons = run(&dir, config, 1, || {
         for _ in 0..1000 {
             by_pattern(10_000);
@@ -218,7 +220,7 @@ fn poll_once(f: impl std::future::Future<Output = ()>) {
 fn an_async_function_learns_from_its_tasks() {
     let _turn = testing::exclusive();
     let dir = scratch("learned-task");
-    let reasons = run(&dir, fdr_tests::every_call(), 1, || {
+    let reasons = run(&dir, every_call(), 1, || {
         for _ in 0..1000 {
             poll_once(learned_task(20_000));
         }

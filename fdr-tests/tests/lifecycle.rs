@@ -8,8 +8,10 @@ use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use fdr_format::Reason;
-use fdr_runtime::{CallGuard, Config, Error, Mode};
-use fdr_tests::{decode, desc, read_log, scratch, testing, Log, Rec};
+use fdr_runtime::{testing, CallGuard, Config, Error, Mode};
+use fdr_testkit::desc;
+use fdr_testkit::logs::{decode, read_log, scratch, DecodedLog, Rec};
+use fdr_testkit::recording::every_call;
 
 desc!(MID, "life::mid");
 desc!(LEAF, "life::leaf");
@@ -25,7 +27,7 @@ fn mid() {
 }
 
 /// Every exit closes the innermost open call of its thread, or one opened before the window.
-fn assert_nests(log: &Log) {
+fn assert_nests(log: &DecodedLog) {
     for tid in log.tids() {
         let mut stack = Vec::new();
         for r in log.thread_records(tid) {
@@ -86,13 +88,8 @@ fn finish_races_recording_threads(mode: Mode) {
     let _turn = testing::exclusive();
     let dir = scratch(&format!("finish-{mode:?}"));
     for round in 0..50 {
-        let rec = fdr_runtime::start(
-            fdr_tests::every_call()
-                .buffer_size(4096)
-                .buffer_count(16)
-                .mode(mode),
-        )
-        .unwrap();
+        let rec =
+            fdr_runtime::start(every_call().buffer_size(4096).buffer_count(16).mode(mode)).unwrap();
         let busy = Busy::start(8);
         std::thread::sleep(Duration::from_millis(3));
         let path = dir.join(format!("{round}.fdr"));
@@ -128,8 +125,7 @@ fn finish_and_snapshot_racing_to_one_path_leave_the_final_log() {
     let dir = scratch("same-path");
     let path = dir.join("one.fdr");
     for round in 0..200 {
-        let rec =
-            fdr_runtime::start(fdr_tests::every_call().buffer_size(4096).buffer_count(8)).unwrap();
+        let rec = fdr_runtime::start(every_call().buffer_size(4096).buffer_count(8)).unwrap();
         mid();
         let snap = {
             let rec = rec.clone();
@@ -165,7 +161,7 @@ fn finish_and_snapshot_racing_to_one_path_leave_the_final_log() {
 fn a_failed_finish_keeps_the_data_for_a_retry() {
     let _turn = testing::exclusive();
     let dir = scratch("retry");
-    let rec = fdr_runtime::start(fdr_tests::every_call().buffer_count(4).mode(Mode::Fill)).unwrap();
+    let rec = fdr_runtime::start(every_call().buffer_count(4).mode(Mode::Fill)).unwrap();
     mid();
     let bad = dir.join("missing-dir").join("x.fdr");
     let err = rec.finish(&bad).unwrap_err();
@@ -193,7 +189,7 @@ fn a_failed_finish_keeps_the_data_for_a_retry() {
 #[test]
 fn a_failing_writer_does_not_lose_the_recording() {
     let _turn = testing::exclusive();
-    let rec = fdr_runtime::start(fdr_tests::every_call().buffer_count(4).mode(Mode::Fill)).unwrap();
+    let rec = fdr_runtime::start(every_call().buffer_count(4).mode(Mode::Fill)).unwrap();
     mid();
     struct Broken;
     impl std::io::Write for Broken {
@@ -215,7 +211,7 @@ fn a_failing_writer_does_not_lose_the_recording() {
 #[test]
 fn finish_does_not_wait_for_a_stalled_snapshot_writer() {
     let _turn = testing::exclusive();
-    let rec = fdr_runtime::start(fdr_tests::every_call().buffer_count(4)).unwrap();
+    let rec = fdr_runtime::start(every_call().buffer_count(4)).unwrap();
     mid();
     // A snapshot whose writer stalls until released.
     let (release, stalled) = mpsc::channel::<()>();
@@ -265,7 +261,7 @@ fn out_is_checked_when_recording_starts() {
         (dir.join("nowhere").join("x.fdr"), "nowhere"),
         (dir.clone(), "directory"),
     ] {
-        let err = match fdr_runtime::start(fdr_tests::every_call().buffer_count(2).out(&out)) {
+        let err = match fdr_runtime::start(every_call().buffer_count(2).out(&out)) {
             Err(e) => e,
             Ok(r) => {
                 r.finish_to(&mut std::io::sink()).unwrap();
@@ -281,12 +277,7 @@ fn out_is_checked_when_recording_starts() {
         }
     }
     // A writable place passes and leaves nothing behind.
-    let rec = fdr_runtime::start(
-        fdr_tests::every_call()
-            .buffer_count(2)
-            .out(dir.join("ok.fdr")),
-    )
-    .unwrap();
+    let rec = fdr_runtime::start(every_call().buffer_count(2).out(dir.join("ok.fdr"))).unwrap();
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
     rec.finish_to(&mut std::io::sink()).unwrap();
     std::fs::remove_dir_all(dir).ok();
@@ -296,7 +287,7 @@ fn out_is_checked_when_recording_starts() {
 fn the_thread_registry_forgets_threads_whose_data_is_gone() {
     let _turn = testing::exclusive();
     let rec = fdr_runtime::start(
-        fdr_tests::every_call()
+        every_call()
             .buffer_size(4096)
             .buffer_count(8)
             .mode(Mode::Ring),
@@ -346,7 +337,7 @@ fn the_log_reports_the_buffer_size_and_threshold_it_used() {
 // Child processes: exit with busy threads, fork, and a signal handler's first call.
 
 fn run_child(test: &str, options: Option<&str>) -> Output {
-    let mut cmd = fdr_tests::child_test(test);
+    let mut cmd = fdr_testkit::child::command(test);
     if let Some(o) = options {
         cmd.env("FDR_OPTIONS", o);
     }
@@ -356,6 +347,9 @@ fn run_child(test: &str, options: Option<&str>) -> Output {
 #[test]
 #[ignore = "a child process of exit_with_busy_threads_writes_a_valid_log"]
 fn child_exits_while_threads_record() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     use std::sync::atomic::{AtomicUsize, Ordering};
     static RECORDING: AtomicUsize = AtomicUsize::new(0);
     // The first call starts recording (and sets up the exit writer).
@@ -406,6 +400,9 @@ fn exit_with_busy_threads_writes_a_valid_log() {
 #[test]
 #[ignore = "a child process of panics_racing_the_exit_writer_leave_the_final_log"]
 fn child_panics_while_exiting() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     mid();
     std::panic::set_hook({
         // Keep stderr short: the fdr hook chained in front of this one still runs.
@@ -451,6 +448,9 @@ fn panics_racing_the_exit_writer_leave_the_final_log() {
 #[test]
 #[ignore = "a child process of a_panic_log_is_kept_beside_the_exit_log"]
 fn child_panics_once_then_exits() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     mid();
     let fdr_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
@@ -499,10 +499,13 @@ fn a_panic_log_is_kept_beside_the_exit_log() {
 #[test]
 #[ignore = "a child process of fdr_options_overridden_by_start_say_so"]
 fn child_starts_its_own_recorder() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     let config = if std::env::var_os("CHILD_FROM_ENV").is_some() {
         Config::from_env().unwrap().unwrap()
     } else {
-        fdr_tests::every_call()
+        every_call()
     };
     let rec = fdr_runtime::start(config).unwrap();
     mid();
@@ -515,7 +518,7 @@ fn fdr_options_overridden_by_start_say_so() {
                 whose configuration is used; FDR_OPTIONS=\"threshold_us=7\" is ignored (pass \
                 fdr::Config::from_env() to fdr::start to honour it)\n";
     for (from_env, warned) in [(false, true), (true, false)] {
-        let mut cmd = fdr_tests::child_test("child_starts_its_own_recorder");
+        let mut cmd = fdr_testkit::child::command("child_starts_its_own_recorder");
         cmd.env("FDR_OPTIONS", "threshold_us=7");
         if from_env {
             cmd.env("CHILD_FROM_ENV", "1");
@@ -536,7 +539,7 @@ fn arguments_too_large_for_any_buffer_are_counted_as_such() {
     let _turn = testing::exclusive();
     // 256 bytes: 32 words, 10 of them the preamble; 20 arguments need 41.
     let rec = fdr_runtime::start(
-        fdr_tests::every_call()
+        every_call()
             .buffer_size(256)
             .buffer_count(2)
             .mode(Mode::Fill),
@@ -567,6 +570,9 @@ fn gettid() -> i32 {
 #[test]
 #[ignore = "a child process of a_forked_child_records_as_its_own_process"]
 fn child_forks() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     mid();
     let parent_tid = gettid();
     // SAFETY: the child only records, writes a few bytes to a file and exits; the test process
@@ -601,7 +607,7 @@ fn a_forked_child_records_as_its_own_process() {
     let dir = scratch("fork");
     let out = dir.join("app.fdr");
     let ids = dir.join("ids");
-    let child = fdr_tests::child_test("child_forks")
+    let child = fdr_testkit::child::command("child_forks")
         .env(
             "FDR_OPTIONS",
             format!("mode=fill threshold_us=0 out={}", out.display()),
@@ -635,7 +641,10 @@ fn a_forked_child_records_as_its_own_process() {
 #[test]
 #[ignore = "a child process of a_forked_child_of_a_program_that_started_its_recorder_records_its_own"]
 fn child_forks_while_recording() {
-    let rec = fdr_runtime::start(fdr_tests::every_call()).unwrap();
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
+    let rec = fdr_runtime::start(every_call()).unwrap();
     mid();
     // SAFETY: the child only records, checks its own log and exits; the test process runs its
     // tests on this one thread.
@@ -645,7 +654,7 @@ fn child_forks_while_recording() {
         // The parent's recording is not the child's: nothing records here until it starts one.
         mid();
         assert!(!rec.is_recording());
-        let own = fdr_runtime::start(fdr_tests::every_call()).unwrap();
+        let own = fdr_runtime::start(every_call()).unwrap();
         mid();
         mid();
         let mut bytes = Vec::new();
@@ -691,6 +700,9 @@ extern "C" fn on_usr1(_: libc::c_int) {
 #[test]
 #[ignore = "a child process of a_signal_handlers_first_call_inside_the_api_does_not_deadlock"]
 fn child_signals_threads_inside_the_api() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     // SAFETY: installs a handler that only records (which must be safe anywhere).
     unsafe {
         libc::signal(
@@ -698,7 +710,7 @@ fn child_signals_threads_inside_the_api() {
             on_usr1 as extern "C" fn(libc::c_int) as libc::sighandler_t,
         )
     };
-    let rec = fdr_runtime::start(fdr_tests::every_call().buffer_count(64)).unwrap();
+    let rec = fdr_runtime::start(every_call().buffer_count(64)).unwrap();
     ARMED.store(true, Ordering::Relaxed);
     for _ in 0..200 {
         let stop = Arc::new(AtomicBool::new(false));
@@ -732,7 +744,7 @@ fn child_signals_threads_inside_the_api() {
 
 #[test]
 fn a_signal_handlers_first_call_inside_the_api_does_not_deadlock() {
-    let mut child = fdr_tests::child_test("child_signals_threads_inside_the_api")
+    let mut child = fdr_testkit::child::command("child_signals_threads_inside_the_api")
         .env_remove("FDR_OPTIONS")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -807,7 +819,7 @@ fn finish_races_eight_profiling_threads_in_profile_mode() {
 #[test]
 fn finish_races_eight_profiling_threads_beside_a_ring() {
     finish_races_profiling_threads(|| {
-        fdr_tests::every_call()
+        every_call()
             .buffer_size(4096)
             .buffer_count(16)
             .profile(true)
@@ -841,7 +853,7 @@ fn a_forked_child_profiles_as_its_own_process() {
     let dir = scratch("fork-profile");
     let out = dir.join("app.fdrprof");
     let ids = dir.join("ids");
-    let child = fdr_tests::child_test("child_forks")
+    let child = fdr_testkit::child::command("child_forks")
         .env("FDR_OPTIONS", format!("mode=profile out={}", out.display()))
         .env("FORK_TIDS", &ids)
         .output()

@@ -2,7 +2,7 @@
 //! Every function shape `#[instrument_fdr]` accepts: it compiles, keeps its meaning, gets the
 //! name a user reads in a backtrace, and records an exit on every way out.
 //!
-//! Recording tests share one recorder per process, so each takes `fdr::testing::exclusive()`.
+//! Recording tests share one recorder per process, so each takes `fdr_runtime::testing::exclusive()`.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -499,6 +499,8 @@ impl crate::accessors::Interval {
     }
 }
 
+use fdr_testkit::logs::decode;
+use fdr_testkit::recording::every_call;
 use shapes::{Counter, Named, Shape};
 
 /// A future that is pending once, then ready: it makes a poll boundary.
@@ -559,7 +561,7 @@ const M: &str = "macro_shapes";
 fn the_shapes_keep_their_meaning() {
     // Its calls are recorded by whichever recording test runs meanwhile, whose log then holds
     // them: it waits its turn as they do (seen under qemu, where the tests run slower).
-    let _one_recorder = fdr::testing::exclusive();
+    let _one_recorder = fdr_runtime::testing::exclusive();
     assert_eq!(plain(1), 2);
     assert_eq!(early(-5), -1);
     assert_eq!(early(1), 4);
@@ -699,7 +701,7 @@ fn generic_instantiations_share_one_descriptor() {
         ));
     });
     assert_eq!(results, Some((1, "s", 4, 10)));
-    let table = fdr_tests::decode(&log[..]).expect("a valid log").functions;
+    let table = decode(&log[..]).expect("a valid log").functions;
     let events = read(&log);
     for function in ["generic", "const_generic"] {
         let name = format!("{M}::{function}");
@@ -744,13 +746,13 @@ fn record(f: impl FnOnce()) -> Vec<Event> {
 
 /// Runs `f` as [`record`] does, and returns the finished log.
 fn record_log(f: impl FnOnce()) -> Vec<u8> {
-    let _one_recorder = fdr::testing::exclusive();
-    fdr::testing::use_mock_clock(1_000_000_000);
-    let rec = fdr::start(fdr_tests::every_call()).expect("start");
+    let _one_recorder = fdr_runtime::testing::exclusive();
+    fdr_runtime::testing::use_mock_clock(1_000_000_000);
+    let rec = fdr::start(every_call()).expect("start");
     f();
     let mut log = Vec::new();
     rec.finish_to(&mut log).expect("finish");
-    fdr::testing::use_real_clock();
+    fdr_runtime::testing::use_real_clock();
     log
 }
 
@@ -1569,7 +1571,7 @@ fn drop_story<F: Future>(make: impl Fn() -> F) -> Vec<(&'static str, Vec<&'stati
 
 #[test]
 fn an_async_fn_takes_its_arguments_at_the_call_and_drops_them_as_written() {
-    let _one_recorder = fdr::testing::exclusive();
+    let _one_recorder = fdr_runtime::testing::exclusive();
     use tasks::{annotated, written, Loud};
     fn args<F: Future>(
         args: fn(Loud, (Loud, Loud), Loud, Loud, Loud, Loud) -> F,
@@ -1621,7 +1623,7 @@ fn an_async_fn_takes_its_arguments_at_the_call_and_drops_them_as_written() {
 
 #[test]
 fn an_async_method_owns_all_of_self_even_when_its_body_uses_one_field() {
-    let _one_recorder = fdr::testing::exclusive();
+    let _one_recorder = fdr_runtime::testing::exclusive();
     use tasks::{annotated, written, Loud};
     let whole_self = vec![
         ("made", vec![]),
@@ -1648,7 +1650,7 @@ fn an_async_method_owns_all_of_self_even_when_its_body_uses_one_field() {
 
 #[test]
 fn async_fns_keep_lifetimes_types_and_traits() {
-    let _one_recorder = fdr::testing::exclusive();
+    let _one_recorder = fdr_runtime::testing::exclusive();
     use tasks::{Fetch, Holder, Other, Ref, SendFetch, Store};
     let mut holder = Holder {
         name: "h".to_owned(),

@@ -2,13 +2,16 @@
 //! kernel name (the program's); other threads keep theirs. No test harness: this runs on the
 //! main thread itself.
 
+use fdr_testkit::logs::decode;
+use fdr_testkit::recording::every_call;
+
 #[fdr::instrument_fdr]
 fn work(n: u64) -> u64 {
     std::hint::black_box(n * 3)
 }
 
 fn main() {
-    let rec = fdr_runtime::start(fdr_tests::every_call()).expect("start");
+    let rec = fdr_runtime::start(every_call()).expect("start");
     work(1);
     std::thread::Builder::new()
         .name("worker".into())
@@ -18,7 +21,7 @@ fn main() {
         .unwrap();
     let mut bytes = Vec::new();
     rec.finish_to(&mut bytes).expect("finish");
-    let log = fdr_tests::decode(&bytes[..]).expect("decode");
+    let log = decode(&bytes[..]).expect("decode");
     let pid = std::process::id() as i32;
     let mut names: Vec<(bool, String)> = log
         .threads

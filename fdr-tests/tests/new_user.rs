@@ -8,6 +8,8 @@ use std::time::Duration;
 use fdr::instrument_fdr;
 use fdr_format::args::ArgKind;
 use fdr_format::Reason;
+use fdr_testkit::logs::{decode, logs_in, read_log, scratch};
+use fdr_testkit::recording::every_call;
 
 /// Extractors as a web framework has them: another crate's types, which the handler
 /// destructures in its parameters.
@@ -46,13 +48,13 @@ fn block_on<F: std::future::Future>(f: F) -> F::Output {
 }
 
 fn record(f: impl FnOnce()) -> Vec<u8> {
-    let _one_recorder = fdr::testing::exclusive();
-    fdr::testing::use_mock_clock(1_000_000_000);
-    let rec = fdr::start(fdr_tests::every_call()).expect("start");
+    let _one_recorder = fdr_runtime::testing::exclusive();
+    fdr_runtime::testing::use_mock_clock(1_000_000_000);
+    let rec = fdr::start(every_call()).expect("start");
     f();
     let mut log = Vec::new();
     rec.finish_to(&mut log).expect("finish");
-    fdr::testing::use_real_clock();
+    fdr_runtime::testing::use_real_clock();
     log
 }
 
@@ -72,7 +74,7 @@ fn the_names_a_parameter_pattern_binds_are_logged_as_their_kinds_read() {
         search(Query((7, 0)), Path("a rather long user name"));
         block_on(quote(Path("ACME".to_string()), Query(5)));
     });
-    let log = fdr_tests::decode(&bytes[..]).unwrap();
+    let log = decode(&bytes[..]).unwrap();
     let f = |suffix: &str| {
         log.functions
             .iter()
@@ -89,7 +91,7 @@ fn the_names_a_parameter_pattern_binds_are_logged_as_their_kinds_read() {
     assert_eq!(f("::quote").args, ["symbol", "n"]);
     assert_eq!(f("::quote").arg_kinds, [ArgKind::Text, ArgKind::Unsigned]);
     // As the person on call reads them.
-    let dir = fdr_tests::scratch("new-user-args");
+    let dir = scratch("new-user-args");
     let path = dir.join("args.fdr");
     std::fs::write(&path, &bytes).unwrap();
     let replay = fdr(&["replay", path.to_str().unwrap()]);
@@ -104,7 +106,7 @@ fn the_names_a_parameter_pattern_binds_are_logged_as_their_kinds_read() {
 }
 
 fn child(test: &str, options: &str) -> Command {
-    let mut c = fdr_tests::child_test(test);
+    let mut c = fdr_testkit::child::command(test);
     c.env("FDR_OPTIONS", options)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -115,6 +117,9 @@ fn child(test: &str, options: &str) -> Command {
 #[test]
 #[ignore = "a child process of the new-user tests"]
 fn child_serves_a_slow_quote() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     svc::get_quote(1);
     svc::get_quote(30);
     // The background writer writes the trigger's snapshot; a process that ends at once may end
@@ -125,13 +130,16 @@ fn child_serves_a_slow_quote() {
 #[test]
 #[ignore = "a child process of the new-user tests"]
 fn child_calls_nothing_instrumented() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     println!("started");
     std::thread::sleep(Duration::from_millis(50));
 }
 
 #[test]
 fn a_trigger_given_by_its_short_name_fires_and_the_log_says_how_it_was_configured() {
-    let dir = fdr_tests::scratch("new-user-short-trigger");
+    let dir = scratch("new-user-short-trigger");
     let out = child(
         "child_serves_a_slow_quote",
         &format!(
@@ -157,10 +165,10 @@ fn a_trigger_given_by_its_short_name_fires_and_the_log_says_how_it_was_configure
         "{stderr}"
     );
     assert!(!stderr.contains("matches no function"), "{stderr}");
-    let logs = fdr_tests::logs_in(&dir);
+    let logs = logs_in(&dir);
     let fired: Vec<_> = logs
         .iter()
-        .map(|p| fdr_tests::read_log(p))
+        .map(|p| read_log(p))
         .filter(|l| l.reason.as_ref().unwrap().reason == Reason::SlowCall)
         .collect();
     assert_eq!(fired.len(), 1, "{logs:?} {stderr}");
@@ -176,7 +184,7 @@ fn a_trigger_given_by_its_short_name_fires_and_the_log_says_how_it_was_configure
 
 #[test]
 fn a_trigger_that_matches_no_function_says_so_at_start_with_the_closest_name() {
-    let dir = fdr_tests::scratch("new-user-typo");
+    let dir = scratch("new-user-typo");
     let out = child(
         "child_serves_a_slow_quote",
         &format!(
@@ -221,7 +229,7 @@ fn a_bad_option_is_said_when_the_program_starts_not_at_its_first_call() {
 
 #[test]
 fn the_librarys_own_marker_is_in_a_log_only_once_it_ran() {
-    let without = fdr_tests::decode(
+    let without = decode(
         &record(|| {
             item(Path(1));
         })[..],
@@ -235,7 +243,7 @@ fn the_librarys_own_marker_is_in_a_log_only_once_it_ran() {
         "{:?}",
         without.functions
     );
-    let with = fdr_tests::decode(
+    let with = decode(
         &record(|| {
             let _t = fdr::join_trace("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
             item(Path(1));

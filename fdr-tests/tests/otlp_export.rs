@@ -15,10 +15,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fdr_otlp::proto::{any_value, ExportTraceServiceRequest, Span};
-use fdr_runtime::Config;
+use fdr_runtime::{testing, Config};
+use fdr_testkit::collector::{Answer, OtlpCollector, Setup};
+use fdr_testkit::logs::{logs_in, scratch};
 use fdr_testkit::otlp::{otlp_check, spans_of_calls, spans_of_otlp};
-use fdr_tests::collector::{Answer, Collector, Setup};
-use fdr_tests::{scratch, testing};
+use fdr_testkit::recording::every_call;
 use prost::Message;
 
 /// Waits (at most 30 s) until `done`.
@@ -97,8 +98,8 @@ fn origin_unix_ns(path: &Path) -> u64 {
 }
 
 /// A config that records every call and sends to `c`.
-fn sending(c: &Collector) -> Config {
-    fdr_tests::every_call()
+fn sending(c: &OtlpCollector) -> Config {
+    every_call()
         .buffer_count(64)
         .otlp_endpoint(&c.url)
         .service_name("otlp-test")
@@ -118,7 +119,7 @@ fn leaf(i: u64) -> u64 {
 fn a_snapshot_reaches_the_collector_as_the_calls_of_its_window() {
     let _turn = testing::exclusive();
     let dir = scratch("otlp-snapshot");
-    let c = Collector::start(&[]);
+    let c = OtlpCollector::start(&[]);
     let rec = fdr_runtime::start(sending(&c)).unwrap();
     let worker = std::thread::Builder::new()
         .name("worker".into())
@@ -189,7 +190,7 @@ const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-
 fn a_hang_is_sent_with_its_open_call_inside_the_request_trace() {
     let _turn = testing::exclusive();
     let dir = scratch("otlp-hang");
-    let c = Collector::start(&[]);
+    let c = OtlpCollector::start(&[]);
     let rec = fdr_runtime::start(
         sending(&c)
             .out(dir.join("hang.fdr"))
@@ -312,7 +313,7 @@ impl Busy {
 #[test]
 fn a_hung_collector_costs_only_the_windows_the_queue_cannot_hold() {
     let _turn = testing::exclusive();
-    let c = Collector::start(&[Answer::Hang]);
+    let c = OtlpCollector::start(&[Answer::Hang]);
     let rec = fdr_runtime::start(sending(&c).otlp_queue(3).buffer_count(16)).unwrap();
     let busy = Busy::start(2);
     work(1); // no window is empty (an empty one needs no request)
@@ -362,7 +363,7 @@ fn busy_cut_and_hung_requests_are_retried_until_the_window_arrives() {
         &[Answer::Cut, Answer::Cut],
         &[Answer::Hang],
     ] {
-        let c = Collector::start(script);
+        let c = OtlpCollector::start(script);
         let rec = fdr_runtime::start(
             sending(&c)
                 .otlp_timeout(Duration::from_millis(300))
@@ -409,7 +410,7 @@ fn a_collector_that_is_down_drops_windows_and_counts_them() {
         l.local_addr().unwrap().port()
     };
     let rec = fdr_runtime::start(
-        fdr_tests::every_call()
+        every_call()
             .buffer_count(16)
             .otlp_endpoint(format!("http://127.0.0.1:{port}"))
             .otlp_timeout(Duration::from_millis(200))
@@ -439,7 +440,7 @@ fn finish_waits_a_bounded_time_for_queued_windows() {
     for round in 0..4 {
         // Both modes: a ring, and a pool that fills and then drops records.
         let mode = [fdr_runtime::Mode::Ring, fdr_runtime::Mode::Fill][round % 2];
-        let c = Collector::start(&[Answer::Hang; 8]);
+        let c = OtlpCollector::start(&[Answer::Hang; 8]);
         let rec =
             fdr_runtime::start(sending(&c).otlp_queue(4).buffer_count(16).mode(mode)).unwrap();
         let busy = Busy::start(2);
@@ -550,7 +551,7 @@ fn bad_otlp_settings_are_refused_with_what_to_do() {
 #[test]
 fn a_big_window_is_split_into_requests() {
     let _turn = testing::exclusive();
-    let c = Collector::start(&[]);
+    let c = OtlpCollector::start(&[]);
     let rec = fdr_runtime::start(sending(&c).otlp_max_spans(4)).unwrap();
     work(9);
     rec.snapshot(&mut std::io::sink()).unwrap();
@@ -578,7 +579,7 @@ fn slow_step() {
 fn a_triggered_window_joins_the_trace_it_ran_in_sent_or_exported() {
     let _turn = testing::exclusive();
     let dir = scratch("otlp-join");
-    let c = Collector::start(&[]);
+    let c = OtlpCollector::start(&[]);
     let rec = fdr_runtime::start(
         sending(&c)
             .out(dir.join("slow.fdr"))
@@ -589,7 +590,7 @@ fn a_triggered_window_joins_the_trace_it_ran_in_sent_or_exported() {
     wait_until("the slow call's window", || rec.stats().windows_sent == 1);
     rec.finish_to(&mut std::io::sink()).unwrap();
     // Numbered in the process's sequence, which the other tests share.
-    let files = fdr_tests::logs_in(&dir);
+    let files = logs_in(&dir);
     assert_eq!(files.len(), 1, "{files:?}");
     let file = files[0].clone();
     let body = dir.join("body.pb");
@@ -655,7 +656,7 @@ fn async_tasks_are_spans_of_their_life_under_the_call_that_made_them() {
     use fdr_otlp::proto::any_value::Value;
     let _turn = testing::exclusive();
     let dir = scratch("otlp-tasks");
-    let c = Collector::start(&[]);
+    let c = OtlpCollector::start(&[]);
     let rec = fdr_runtime::start(sending(&c)).unwrap();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -752,7 +753,7 @@ fn async_tasks_are_spans_of_their_life_under_the_call_that_made_them() {
 fn the_signal_window_is_sent() {
     use fdr_otlp::proto::any_value::Value;
     let _turn = testing::exclusive();
-    let c = Collector::start(&[]);
+    let c = OtlpCollector::start(&[]);
     let rec = fdr_runtime::start(
         sending(&c)
             .otlp_only(true)
@@ -790,7 +791,7 @@ fn plain_gzip_and_tls_requests_decode_with_the_official_classes() {
         ("gzip", false, true),
         ("tls", true, true),
     ] {
-        let c = Collector::with(Setup {
+        let c = OtlpCollector::with(Setup {
             tls,
             ..Setup::default()
         });
@@ -827,7 +828,7 @@ fn plain_gzip_and_tls_requests_decode_with_the_official_classes() {
 /// This test binary as a child process running `test`, with no OpenTelemetry variable of the
 /// parent's environment.
 fn child(test: &str) -> std::process::Command {
-    let mut c = fdr_tests::child_test(test);
+    let mut c = fdr_testkit::child::command(test);
     // Its logs go to a scratch directory (the child's `out`, when FDR_OPTIONS gives none).
     static CHILDREN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = CHILDREN.fetch_add(1, Ordering::Relaxed);
@@ -856,6 +857,9 @@ fn run(c: &mut std::process::Command) -> (String, String) {
 #[test]
 #[ignore = "a child process of the OTLP tests that set FDR_OPTIONS and OTEL_* variables"]
 fn child_sends_windows() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     work(1); // starts the recording FDR_OPTIONS asks for
     let Some(rec) = fdr_runtime::recorder() else {
         println!("no recorder");
@@ -881,6 +885,9 @@ fn child_sends_windows() {
 #[test]
 #[ignore = "a child process of a_header_given_by_each_route_arrives"]
 fn child_starts_from_env() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     let config = fdr_runtime::Config::from_env().unwrap().unwrap();
     match fdr_runtime::start(config) {
         Ok(rec) => {
@@ -899,7 +906,7 @@ fn a_header_given_by_each_route_arrives() {
     let _turn = testing::exclusive();
     // Characters that need escaping in a list: a space, `%`, `,` and `=`.
     const KEY: &str = "k1 %,=";
-    let c = Collector::with(Setup {
+    let c = OtlpCollector::with(Setup {
         require: Some(("x-api-key", KEY)),
         ..Setup::default()
     });
@@ -919,7 +926,7 @@ fn a_header_given_by_each_route_arrives() {
             Some("x-api-key=from-otel"),
         ),
     ] {
-        let c = Collector::with(Setup {
+        let c = OtlpCollector::with(Setup {
             require: Some(("x-api-key", KEY)),
             ..Setup::default()
         });
@@ -965,7 +972,7 @@ fn a_header_given_by_each_route_arrives() {
 /// stderr says so once, with what to check; the key is not printed.
 #[test]
 fn a_401_is_reported_once_and_not_retried() {
-    let c = Collector::with(Setup {
+    let c = OtlpCollector::with(Setup {
         require: Some(("x-api-key", "right")),
         ..Setup::default()
     });
@@ -1003,6 +1010,9 @@ fn a_401_is_reported_once_and_not_retried() {
 #[test]
 #[ignore = "a child process of the exit tests"]
 fn child_records_and_exits() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     work(1);
     let rec = fdr_runtime::recorder().expect("FDR_OPTIONS starts a recorder");
     let threads = std::env::var("FDR_TEST_BUSY").map_or(2, |v| v.parse().unwrap());
@@ -1071,8 +1081,8 @@ fn a_down_hung_or_busy_collector_never_slows_recording_nor_holds_exit() {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         format!("http://{}", l.local_addr().unwrap())
     };
-    let hung = Collector::start(&[Answer::Hang; 16]);
-    let busy = Collector::start(&[Answer::Busy; 64]);
+    let hung = OtlpCollector::start(&[Answer::Hang; 16]);
+    let busy = OtlpCollector::start(&[Answer::Busy; 64]);
     for (name, url) in [("down", &down), ("hung", &hung.url), ("busy", &busy.url)] {
         let (longest, held, stderr) = exit_of(
             &format!("threshold_us=0 buffer_count=16 otlp_endpoint={url} otlp_timeout=10s"),
@@ -1098,7 +1108,7 @@ fn a_down_hung_or_busy_collector_never_slows_recording_nor_holds_exit() {
 /// more times within milliseconds; the second never went.)
 #[test]
 fn a_busy_collector_sees_its_retry_after_honoured_and_every_window_tried_during_exit() {
-    let c = Collector::start(&[Answer::Busy; 64]);
+    let c = OtlpCollector::start(&[Answer::Busy; 64]);
     let (_, held, stderr) = exit_of(
         &format!(
             "threshold_us=0 buffer_count=16 otlp_endpoint={} otlp_retry_for=60s",
@@ -1139,6 +1149,9 @@ fn checkout(ms: u64) {
 #[test]
 #[ignore = "a child process of an_https_collector_with_a_key_configured_by_the_variables_gets_the_triggered_window"]
 fn child_triggers() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     checkout(0); // starts the recording FDR_OPTIONS asks for
     checkout(40);
     let rec = fdr_runtime::recorder().expect("FDR_OPTIONS starts a recorder");
@@ -1157,7 +1170,7 @@ fn child_triggers() {
 #[test]
 fn an_https_collector_with_a_key_configured_by_the_variables_gets_the_triggered_window() {
     let dir = scratch("otlp-env");
-    let c = Collector::with(Setup {
+    let c = OtlpCollector::with(Setup {
         tls: true,
         require: Some(("x-honeycomb-team", "s3cr3t")),
         ..Setup::default()
@@ -1221,12 +1234,12 @@ fn an_https_collector_with_a_key_configured_by_the_variables_gets_the_triggered_
 fn fdr_export_sends_over_tls_with_the_ca_and_header_given() {
     let _turn = testing::exclusive();
     let dir = scratch("otlp-export-tls");
-    let c = Collector::with(Setup {
+    let c = OtlpCollector::with(Setup {
         tls: true,
         require: Some(("authorization", "Bearer s3cr3t")),
         ..Setup::default()
     });
-    let rec = fdr_runtime::start(fdr_tests::every_call().buffer_count(64)).unwrap();
+    let rec = fdr_runtime::start(every_call().buffer_count(64)).unwrap();
     work(3);
     let path = dir.join("w.fdr");
     rec.write_snapshot(&path).unwrap();

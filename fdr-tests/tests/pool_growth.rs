@@ -4,7 +4,8 @@
 //! record or a crash.
 
 use fdr_runtime::{testing, CallGuard, Config, Mode};
-use fdr_tests::{decode, desc, scratch};
+use fdr_testkit::desc;
+use fdr_testkit::logs::{decode, scratch, DecodedLog};
 
 desc!(WORK, "pool_growth::work");
 
@@ -28,7 +29,7 @@ fn calls_for(buffers: usize) -> usize {
     buffers * (BUFFER - 128) / 16
 }
 
-fn run(dir: &std::path::Path, calls: usize) -> (fdr_runtime::Stats, fdr_tests::Log) {
+fn run(dir: &std::path::Path, calls: usize) -> (fdr_runtime::Stats, DecodedLog) {
     let rec = fdr_runtime::start(config(dir)).unwrap();
     for _ in 0..calls {
         let _g = CallGuard::enter(&WORK);
@@ -40,7 +41,7 @@ fn run(dir: &std::path::Path, calls: usize) -> (fdr_runtime::Stats, fdr_tests::L
     (stats, decode(&out[..]).unwrap())
 }
 
-fn work_calls(log: &fdr_tests::Log) -> usize {
+fn work_calls(log: &DecodedLog) -> usize {
     let tid = log.tids()[0];
     log.calls(tid)
         .iter()
@@ -213,7 +214,7 @@ fn a_table_that_cannot_be_rewritten_stays_the_first_until_there_is_room() {
         .join()
         .unwrap();
     let path = box_path(&dir);
-    let named = |log: &fdr_tests::Log| log.threads.iter().any(|t| t.name == "lead-named");
+    let named = |log: &DecodedLog| log.threads.iter().any(|t| t.name == "lead-named");
     let read = || {
         let r = fdr_format::crash_box::recover(&std::fs::read(&path).unwrap()).unwrap();
         (r.info.threads, decode(&r.log[..]).unwrap())

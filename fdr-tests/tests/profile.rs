@@ -9,8 +9,10 @@ use std::sync::Arc;
 
 use fdr::{Config, Mode};
 use fdr_format::profile::{Node, Profile, Tree};
-use fdr_runtime::CallGuard;
-use fdr_tests::{desc, testing};
+use fdr_runtime::{testing, CallGuard};
+use fdr_testkit::desc;
+use fdr_testkit::logs::{read_log, scratch};
+use fdr_testkit::recording::every_call;
 
 #[fdr::instrument_fdr]
 fn main_work() {
@@ -321,7 +323,7 @@ fn per_thread_profiles_keep_each_thread_and_the_exited_ones_apart() {
 
 #[test]
 fn a_profile_beside_the_window_has_the_same_calls_as_profile_mode() {
-    let config = fdr_tests::every_call().profile(true);
+    let config = every_call().profile(true);
     assert!(config.profiles());
     let beside = profile_of(config, |_| main_work());
     let alone = profile_of(profile_mode(), |_| main_work());
@@ -344,7 +346,7 @@ fn a_recording_without_a_profile_says_so() {
 
 #[test]
 fn finish_writes_the_profile_in_profile_mode_and_beside_the_log_otherwise() {
-    let dir = fdr_tests::scratch("profile-finish");
+    let dir = scratch("profile-finish");
     for (config, log, profile) in [
         (profile_mode(), None, "p.fdr"),
         (Config::default().profile(true), Some("p.fdr"), "p.fdrprof"),
@@ -357,7 +359,7 @@ fn finish_writes_the_profile_in_profile_mode_and_beside_the_log_otherwise() {
         let p = Profile::decode(&bytes).unwrap();
         assert_eq!(node(&p, &p.trees[0], "leaf").count, 1);
         if let Some(log) = log {
-            let log = fdr_tests::read_log(&dir.join(log));
+            let log = read_log(&dir.join(log));
             assert!(!log.tids().is_empty());
         }
         std::fs::remove_dir_all(&dir).ok();
@@ -370,10 +372,7 @@ fn finish_writes_the_profile_in_profile_mode_and_beside_the_log_otherwise() {
 /// a ring: every one decodes, and after the threads are done the totals are exact.
 #[test]
 fn profiles_written_while_threads_record_start_and_exit() {
-    for config in [
-        profile_mode(),
-        fdr_tests::every_call().profile(true).buffer_count(64),
-    ] {
+    for config in [profile_mode(), every_call().profile(true).buffer_count(64)] {
         let _turn = testing::exclusive();
         let rec = fdr::start(config).unwrap();
         let done = Arc::new(AtomicBool::new(false));
@@ -437,7 +436,7 @@ fn profiles_written_while_threads_record_start_and_exit() {
 
 #[test]
 fn the_snapshot_signal_writes_a_profile_in_profile_mode_and_one_beside_the_window_otherwise() {
-    let dir = fdr_tests::scratch("profile-signal");
+    let dir = scratch("profile-signal");
     for (config, exts) in [
         (profile_mode(), vec!["fdrprof"]),
         (Config::default().profile(true), vec!["fdr", "fdrprof"]),

@@ -4,15 +4,17 @@
 use std::time::Duration;
 
 use fdr_runtime::hooks::{enter, exit};
-use fdr_runtime::{Config, Mode};
-use fdr_tests::{both_ways, desc, record_log, testing, Drive, Rec};
+use fdr_runtime::{testing, Config, Mode};
+use fdr_testkit::desc;
+use fdr_testkit::logs::{decode, Rec};
+use fdr_testkit::recording::{both_ways, every_call, record_log, Drive, Hooks};
 
 desc!(OUTER, "seq::outer");
 desc!(INNER, "seq::inner");
 desc!(LEAF, "seq::leaf");
 
 fn config() -> Config {
-    fdr_tests::every_call()
+    every_call()
         .buffer_size(4096)
         .buffer_count(4)
         .mode(Mode::Fill)
@@ -32,7 +34,7 @@ fn a_plain_call_is_an_entry_and_an_exit() {
         records,
         vec![Rec::Cpu(0, 1010), Rec::Enter(o, 0), Rec::Exit(o, 25)]
     );
-    let log = record_log(config(), || scenario(&mut fdr_tests::Hooks));
+    let log = record_log(config(), || scenario(&mut Hooks));
     let [_tid] = log.tids()[..] else {
         panic!("{:?}", log.tids())
     };
@@ -355,7 +357,7 @@ fn a_call_entered_before_the_recorder_started_records_no_exit() {
     rec.finish_to(&mut bytes).expect("finish");
     testing::use_real_clock();
     drop(turn);
-    let log = fdr_tests::decode(&bytes[..]).expect("decode");
+    let log = decode(&bytes[..]).expect("decode");
     let i = INNER.id();
     assert_eq!(
         log.thread_records(log.tids()[0]),

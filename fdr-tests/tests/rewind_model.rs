@@ -19,8 +19,10 @@ use std::time::Duration;
 
 use fdr_format::FnKind;
 use fdr_runtime::hooks::{enter, enter_args, exit, tail_exit};
-use fdr_runtime::{Config, FnDesc, Mode};
-use fdr_tests::{desc, record_log, testing, Rec};
+use fdr_runtime::{testing, Config, FnDesc, Mode};
+use fdr_testkit::desc;
+use fdr_testkit::logs::Rec;
+use fdr_testkit::recording::record_log;
 use proptest::prelude::*;
 
 desc!(F0, "model::f0");

@@ -1,8 +1,10 @@
 //! What each mode keeps when the pool runs out.
 
 use fdr_runtime::hooks::{enter, exit};
-use fdr_runtime::Mode;
-use fdr_tests::{desc, record_log, testing, Rec};
+use fdr_runtime::{testing, Mode};
+use fdr_testkit::desc;
+use fdr_testkit::logs::Rec;
+use fdr_testkit::recording::{every_call, record_log};
 
 desc!(CALL, "modes::call");
 
@@ -22,7 +24,7 @@ fn calls(n: u64) {
 fn ring_keeps_the_newest_window() {
     let total = 200; // 400 records, far more than 4 buffers hold
     let log = record_log(
-        fdr_tests::every_call()
+        every_call()
             .buffer_size(256)
             .buffer_count(4)
             .mode(Mode::Ring),
@@ -62,7 +64,7 @@ fn ring_keeps_the_newest_window() {
 fn fill_stops_when_full_and_counts_the_drops() {
     let total = 200;
     let log = record_log(
-        fdr_tests::every_call()
+        every_call()
             .buffer_size(256)
             .buffer_count(4)
             .mode(Mode::Fill),
@@ -82,7 +84,7 @@ fn fill_stops_when_full_and_counts_the_drops() {
 #[test]
 fn a_thread_that_exits_keeps_its_data() {
     let log = record_log(
-        fdr_tests::every_call()
+        every_call()
             .buffer_size(4096)
             .buffer_count(4)
             .mode(Mode::Ring),

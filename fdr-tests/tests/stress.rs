@@ -6,8 +6,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use fdr_runtime::{CallGuard, Config, Mode};
-use fdr_tests::{decode, desc, testing, Log, Rec};
+use fdr_runtime::{testing, CallGuard, Config, Mode};
+use fdr_testkit::desc;
+use fdr_testkit::logs::{decode, DecodedLog, Rec};
+use fdr_testkit::recording::every_call;
 
 desc!(OUTER, "stress::outer");
 desc!(INNER, "stress::inner");
@@ -98,7 +100,7 @@ fn workers(
 /// call whose entry is in the window holds exactly one inner call (which is never erased), so a
 /// record lost, doubled or left behind by a rewind inside a window shows. Returns the number of
 /// complete outer calls per thread, and how many exits had nothing open.
-fn check_nesting(log: &Log) -> (HashMap<i32, u64>, u64) {
+fn check_nesting(log: &DecodedLog) -> (HashMap<i32, u64>, u64) {
     let mut complete = HashMap::new();
     let mut unopened = 0;
     let task_fn = log
@@ -176,7 +178,7 @@ fn snapshots_while_recording(
     calls: u64,
     fill: bool,
     tasks: bool,
-) -> (Log, u64) {
+) -> (DecodedLog, u64) {
     let _turn = testing::exclusive();
     let rec = fdr_runtime::start(config).unwrap();
     let counters: Counters = Arc::default();
@@ -262,7 +264,7 @@ const SCALE: usize = if cfg!(fdr_emulated) { 2 } else { 1 };
 fn fill_snapshots_are_complete_and_valid() {
     let waves = 4 / SCALE;
     let (log, _) = snapshots_while_recording(
-        fdr_tests::every_call()
+        every_call()
             .buffer_size(64 * 1024)
             .buffer_count(512)
             .mode(Mode::Fill),
@@ -345,7 +347,7 @@ fn ring_snapshots(tasks: bool) {
 /// less than `threshold` ticks; tasks created and ended with nothing between that lasted less
 /// (but a creation that opened its block); and all task records. A 1% margin covers the rate
 /// the log states against the one the recorder converted the threshold with.
-fn short_kept(log: &Log, threshold: u64) -> (u64, u64, u64) {
+fn short_kept(log: &DecodedLog, threshold: u64) -> (u64, u64, u64) {
     let short = |d: u64| d * 100 < threshold * 99;
     let (mut leaves, mut tasks, mut task_records) = (0, 0, 0);
     for b in &log.blocks {
@@ -381,7 +383,7 @@ fn opens(before: &[Rec]) -> bool {
 #[test]
 fn a_second_concurrent_snapshot_gets_a_clear_error() {
     let _turn = testing::exclusive();
-    let rec = fdr_runtime::start(fdr_tests::every_call().buffer_count(2)).unwrap();
+    let rec = fdr_runtime::start(every_call().buffer_count(2)).unwrap();
     struct Slow<'a>(&'a fdr_runtime::Recorder, Option<fdr_runtime::Error>);
     impl std::io::Write for Slow<'_> {
         fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {

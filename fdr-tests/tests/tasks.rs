@@ -9,8 +9,9 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
 use fdr_format::{FnKind, TaskKind};
-use fdr_runtime::Mode;
-use fdr_tests::{decode, testing, Log, MockSession, Rec};
+use fdr_runtime::{testing, Mode};
+use fdr_testkit::logs::{decode, DecodedLog, Rec};
+use fdr_testkit::recording::{every_call, MockSession};
 
 #[fdr::instrument_fdr]
 async fn request(
@@ -40,7 +41,7 @@ async fn forever() {
 type TaskLife = (u32, u64, Option<(u64, bool)>);
 
 /// The records of thread `tid`, each with its time in ticks.
-fn timed(log: &Log, tid: i32) -> Vec<(u64, Rec)> {
+fn timed(log: &DecodedLog, tid: i32) -> Vec<(u64, Rec)> {
     let mut t = 0u64;
     log.thread_records(tid)
         .into_iter()
@@ -61,7 +62,7 @@ fn timed(log: &Log, tid: i32) -> Vec<(u64, Rec)> {
 }
 
 /// Every task of the log, by id.
-fn tasks(log: &Log) -> HashMap<u64, TaskLife> {
+fn tasks(log: &DecodedLog) -> HashMap<u64, TaskLife> {
     let mut out: HashMap<u64, TaskLife> = HashMap::new();
     for tid in log.tids() {
         for (t, r) in timed(log, tid) {
@@ -102,7 +103,7 @@ fn a_thousand_tasks_on_tokio_record_the_latency_their_callers_waited() {
 fn scenario() -> Result<(), String> {
     let _turn = testing::exclusive();
     let rec = fdr_runtime::start(
-        fdr_tests::every_call()
+        every_call()
             .buffer_size(1 << 20)
             .buffer_count(64)
             .mode(Mode::Fill),
@@ -379,7 +380,7 @@ fn a_trigger_on_an_async_fn_fires_on_task_latency_not_on_one_poll() {
     }
     let rec = Finish(
         fdr_runtime::start(
-            fdr_tests::every_call()
+            every_call()
                 .out(dir.join("t.fdr"))
                 .trigger("*::waits", Duration::from_millis(50))
                 .trigger("*::forever", Duration::from_millis(50))
@@ -412,7 +413,7 @@ fn a_trigger_on_an_async_fn_fires_on_task_latency_not_on_one_poll() {
     rt.block_on(waits(Duration::from_millis(150)));
     let files = wait_for(1);
     assert_eq!(files.len(), 1, "{files:?}");
-    let first = fdr_tests::decode(&std::fs::read(&files[0]).unwrap()[..]).unwrap();
+    let first = decode(&std::fs::read(&files[0]).unwrap()[..]).unwrap();
     let why = first.reason.clone().unwrap();
     assert_eq!(why.reason, fdr_format::Reason::SlowCall);
     assert_eq!(
@@ -426,7 +427,7 @@ fn a_trigger_on_an_async_fn_fires_on_task_latency_not_on_one_poll() {
     drop(rt);
     drop(rec);
     assert_eq!(files.len(), 2, "{files:?}");
-    let second = fdr_tests::decode(&std::fs::read(&files[1]).unwrap()[..]).unwrap();
+    let second = decode(&std::fs::read(&files[1]).unwrap()[..]).unwrap();
     let why = second.reason.clone().unwrap();
     assert_eq!(why.reason, fdr_format::Reason::StillRunning);
     assert_eq!(
@@ -458,7 +459,7 @@ fn poll_once<F: Future>(fut: Pin<&mut F>) -> Poll<F::Output> {
 }
 
 /// The id of the function whose name ends with `name`.
-fn id_of(log: &Log, name: &str) -> u32 {
+fn id_of(log: &DecodedLog, name: &str) -> u32 {
     log.functions
         .iter()
         .find(|f| f.name.ends_with(name))
@@ -499,7 +500,7 @@ fn account_row(bytes: &[u8], name: &str) -> serde_json::Value {
 
 #[test]
 fn a_future_dropped_before_its_first_poll_is_a_cancelled_task_with_no_polls() {
-    let session = MockSession::start(fdr_tests::every_call());
+    let session = MockSession::start(every_call());
     let fut = takes(5);
     testing::advance(1000);
     drop(fut);
@@ -533,7 +534,7 @@ fn a_future_dropped_before_its_first_poll_is_a_cancelled_task_with_no_polls() {
 
 #[test]
 fn a_task_begins_at_the_call_not_at_its_first_poll() {
-    let session = MockSession::start(fdr_tests::every_call());
+    let session = MockSession::start(every_call());
     let fut = takes(300);
     testing::advance(1000);
     let mut fut = pin!(fut);
@@ -595,7 +596,7 @@ async fn takes_logged(ticks: u64, tag: u32) -> u64 {
 
 #[test]
 fn an_async_fn_with_logged_arguments_is_a_task_whose_first_poll_carries_them() {
-    let session = MockSession::start(fdr_tests::every_call());
+    let session = MockSession::start(every_call());
     let done = takes_logged(200, 9);
     let pending = takes_logged(50, 0);
     testing::advance(1000);
@@ -661,7 +662,7 @@ async fn in_a_runtime_of_its_own(x: u64) -> u64 {
 
 #[test]
 fn an_async_fn_under_tokio_main_is_still_a_task_with_its_polls() {
-    let session = MockSession::start(fdr_tests::every_call());
+    let session = MockSession::start(every_call());
     assert_eq!(in_a_runtime_of_its_own(7), 7);
     let bytes = session.finish_bytes();
     let log = decode(&bytes[..]).unwrap();
@@ -715,7 +716,7 @@ fn takes_at_once(ticks: u64) -> u64 {
 
 /// The records of the log's only thread that belong to functions whose names end with one of
 /// `names`, as (time, what, name).
-fn story(log: &Log, names: &[&'static str]) -> Vec<(u64, &'static str, &'static str)> {
+fn story(log: &DecodedLog, names: &[&'static str]) -> Vec<(u64, &'static str, &'static str)> {
     let name_of = |id: u32| names.iter().copied().find(|n| id == id_of(log, n));
     let tids = log.tids();
     assert_eq!(tids.len(), 1, "one thread");
@@ -898,7 +899,7 @@ fn a_kept_poll_that_completes_its_task_reads_the_clock_only_for_its_entry_and_ex
     fn count() {
         READS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
-    let session = MockSession::start(fdr_tests::every_call());
+    let session = MockSession::start(every_call());
     join();
     let mut fut = pin!(takes(300));
     testing::on_clock_read(Some(count));
@@ -944,7 +945,7 @@ fn a_task_that_ends_kept_reads_the_clock_once_for_its_end() {
         [(1000, "created", "::takes"), (6000, "cancelled", "::takes")]
     );
     // Nothing is erasable with a threshold of 0: no erase is tried.
-    let session = MockSession::start(fdr_tests::every_call());
+    let session = MockSession::start(every_call());
     join();
     let fut = takes(5);
     testing::advance(10);

@@ -2,16 +2,15 @@
 //! and the window by age, with real threads and the real clock.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use fdr_format::{FnKind, Reason};
-use fdr_runtime::{CallGuard, Mode};
-use fdr_tests::{
-    decode, desc, desc_with_trigger, logs_in, read_log, scratch, testing, wait_for_logs, Rec,
-};
+use fdr_runtime::{testing, CallGuard, Mode};
+use fdr_testkit::logs::{decode, logs_in, read_log, scratch, wait_for_logs, Rec};
+use fdr_testkit::recording::{every_call, wait_for_cpu_wait_mark};
+use fdr_testkit::{desc, desc_with_trigger};
 
 desc_with_trigger!(SLOW_DESC, "trig::slow_by_descriptor", 20_000_000);
 desc!(INSIDE, "trig::inside");
@@ -57,23 +56,6 @@ fn fdr_verifies(path: &Path) {
     .unwrap_or_else(|e| panic!("fdr dump --verify rejects {}: {e}", path.display()));
 }
 
-fn llvm_verifies(path: &Path) {
-    let Ok(out) = Command::new("llvm-xray-19")
-        .args(["fdr-dump", "--verify"])
-        .arg(path)
-        .output()
-    else {
-        println!("skipped: llvm-xray-19 is not installed");
-        return;
-    };
-    assert!(
-        out.status.success(),
-        "llvm-xray rejects {}: {}",
-        path.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// Threads that call `BESIDE` until dropped.
 struct Beside(Arc<AtomicBool>, Vec<std::thread::JoinHandle<()>>);
 
@@ -109,7 +91,7 @@ fn a_slow_call_writes_one_snapshot_that_holds_it_whole() {
     let _turn = testing::exclusive();
     let dir = scratch("slow");
     let out = dir.join("app.fdr");
-    let rec = fdr_runtime::start(fdr_tests::every_call().out(&out)).unwrap();
+    let rec = fdr_runtime::start(every_call().out(&out)).unwrap();
     let beside = Beside::start(2);
     let tid = gettid();
     slow(Duration::from_millis(50));
@@ -124,7 +106,7 @@ fn a_slow_call_writes_one_snapshot_that_holds_it_whole() {
     let log = read_log(&files[0]);
     assert!(log.run.snapshot);
     fdr_verifies(&files[0]);
-    llvm_verifies(&files[0]);
+    fdr_testkit::llvm_xray::verify(&files[0]);
     let id = |name: &str| {
         log.functions
             .iter()
@@ -162,7 +144,7 @@ fn a_slow_call_writes_one_snapshot_that_holds_it_whole() {
 fn a_limit_given_to_the_descriptor_fires_the_same_way() {
     let _turn = testing::exclusive();
     let dir = scratch("desc");
-    let rec = fdr_runtime::start(fdr_tests::every_call().out(dir.join("d.fdr"))).unwrap();
+    let rec = fdr_runtime::start(every_call().out(dir.join("d.fdr"))).unwrap();
     slow_by_descriptor(Duration::from_millis(30));
     let files = wait_for_logs(&dir, 1);
     rec.finish_to(&mut std::io::sink()).unwrap();
@@ -180,7 +162,7 @@ fn a_call_that_never_returns_fires_while_it_is_still_running() {
     let _turn = testing::exclusive();
     let dir = scratch("hang");
     let rec = fdr_runtime::start(
-        fdr_tests::every_call()
+        every_call()
             .out(dir.join("hang.fdr"))
             .trigger("trig::locked", Duration::from_millis(20)),
     )
@@ -237,7 +219,7 @@ fn a_burst_of_slow_calls_gives_one_file_and_counts_the_rest() {
     testing::use_mock_clock(1_000_000_000);
     testing::set_time(1_000_000);
     let rec = fdr_runtime::start(
-        fdr_tests::every_call()
+        every_call()
             .out(dir.join("b.fdr"))
             .trigger("trig::plain", Duration::from_micros(1)),
     )
@@ -264,7 +246,7 @@ fn the_worst_call_of_a_storm_is_written_within_the_cooldown() {
     testing::use_mock_clock(1_000_000_000);
     testing::set_time(1_000_000);
     let rec = fdr_runtime::start(
-        fdr_tests::every_call()
+        every_call()
             .out(dir.join("w.fdr"))
             .trigger("trig::plain", Duration::from_micros(100)),
     )
@@ -306,7 +288,7 @@ fn a_limit_reads_back_as_given_at_any_clock_rate() {
     testing::use_mock_clock(hz);
     testing::set_time(1_000_000);
     let rec = fdr_runtime::start(
-        fdr_tests::every_call()
+        every_call()
             .out(dir.join("r.fdr"))
             .trigger("trig::plain", Duration::from_millis(5)),
     )
@@ -343,7 +325,7 @@ fn a_fixed_limit_fires_whatever_the_wait_and_says_how_long_the_thread_waited() {
     testing::use_mock_clock(1_000_000_000);
     testing::set_time(1_000_000);
     let rec = fdr_runtime::start(
-        fdr_tests::every_call()
+        every_call()
             .out(dir.join("c.fdr"))
             .trigger("trig::plain", Duration::from_millis(1)),
     )
@@ -360,7 +342,7 @@ fn a_fixed_limit_fires_whatever_the_wait_and_says_how_long_the_thread_waited() {
         let marks = testing::cpu_wait_marks();
         let _g = CallGuard::enter(&PLAIN);
         testing::advance(500_000);
-        fdr_tests::wait_for_cpu_wait_mark(marks);
+        wait_for_cpu_wait_mark(marks);
         testing::add_cpu_wait(2_500_000);
         testing::advance(2_500_000);
     }
@@ -381,9 +363,12 @@ fn a_fixed_limit_fires_whatever_the_wait_and_says_how_long_the_thread_waited() {
 #[test]
 #[ignore = "a child process of max_snapshots_holds_across_cooldowns"]
 fn child_fires_ten_times() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     let dir = PathBuf::from(std::env::var("TRIG_DIR").unwrap());
     let rec = fdr_runtime::start(
-        fdr_tests::every_call()
+        every_call()
             .out(dir.join("c.fdr"))
             .trigger("trig::plain", Duration::from_micros(1))
             .trigger_cooldown(Duration::from_millis(1))
@@ -409,7 +394,7 @@ fn child_fires_ten_times() {
 #[test]
 fn max_snapshots_holds_across_cooldowns() {
     let dir = scratch("cap");
-    let out = fdr_tests::child_test("child_fires_ten_times")
+    let out = fdr_testkit::child::command("child_fires_ten_times")
         .env("TRIG_DIR", &dir)
         .env_remove("FDR_OPTIONS")
         .output()
@@ -437,7 +422,7 @@ fn the_thread_whose_call_was_slow_does_not_wait_for_the_snapshot() {
     let _turn = testing::exclusive();
     let dir = scratch("noblock");
     let rec = fdr_runtime::start(
-        fdr_tests::every_call()
+        every_call()
             .buffer_count(1024)
             .out(dir.join("n.fdr"))
             .trigger("trig::plain", Duration::from_millis(1)),
@@ -492,7 +477,7 @@ fn the_thread_whose_call_was_slow_does_not_wait_for_the_snapshot() {
 fn max_age_keeps_only_the_newest_records_of_each_thread() {
     let _turn = testing::exclusive();
     let rec = fdr_runtime::start(
-        fdr_tests::every_call()
+        every_call()
             .buffer_size(4096)
             .buffer_count(256)
             .mode(Mode::Ring)
@@ -561,6 +546,9 @@ fn max_age_keeps_only_the_newest_records_of_each_thread() {
 #[test]
 #[ignore = "a child process of fdr_options_trigger_and_signal_need_no_code"]
 fn child_with_trigger_options() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     drop(CallGuard::enter(&PLAIN));
     // A slow call of a function matched by pattern only.
     {
@@ -587,7 +575,7 @@ fn fdr_options_trigger_and_signal_need_no_code() {
     use std::io::{BufRead, BufReader};
     let dir = scratch("opts");
     let out = dir.join("o.fdr");
-    let mut child = fdr_tests::child_test("child_with_trigger_options")
+    let mut child = fdr_testkit::child::command("child_with_trigger_options")
         .env(
             "FDR_OPTIONS",
             format!(
@@ -620,7 +608,7 @@ fn fdr_options_trigger_and_signal_need_no_code() {
     assert_eq!((why.reason, why.function), (Reason::SlowCall, PLAIN.id()));
     let second = read_log(&dir.join("o-2.fdr"));
     assert_eq!(second.reason.unwrap().reason, Reason::Signal);
-    llvm_verifies(&dir.join("o-2.fdr"));
+    fdr_testkit::llvm_xray::verify(&dir.join("o-2.fdr"));
     let last = read_log(&out);
     assert_eq!(last.reason.unwrap().reason, Reason::Exit);
     std::fs::remove_dir_all(dir).ok();
@@ -629,6 +617,9 @@ fn fdr_options_trigger_and_signal_need_no_code() {
 #[test]
 #[ignore = "a child process of bad_trigger_options_name_their_key_and_the_program_runs_on"]
 fn child_with_bad_options() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     drop(CallGuard::enter(&PLAIN));
     assert!(fdr_runtime::recorder().is_none());
     println!("ran on");
@@ -643,7 +634,7 @@ fn bad_trigger_options_name_their_key_and_the_program_runs_on() {
         ("signal=HUP", "signal"),
         ("out=/nonexistent-fdr-dir/x.fdr", "out"),
     ] {
-        let out = fdr_tests::child_test("child_with_bad_options")
+        let out = fdr_testkit::child::command("child_with_bad_options")
             .env("FDR_OPTIONS", options)
             .output()
             .unwrap();
@@ -669,8 +660,7 @@ fn a_signal_the_program_handles_is_an_error_at_start() {
             mine as extern "C" fn(libc::c_int) as libc::sighandler_t,
         )
     };
-    let err =
-        fdr_runtime::start(fdr_tests::every_call().snapshot_on_signal(fdr_runtime::Signal::Usr2));
+    let err = fdr_runtime::start(every_call().snapshot_on_signal(fdr_runtime::Signal::Usr2));
     // SAFETY: restores the previous disposition.
     unsafe { libc::signal(libc::SIGUSR2, old) };
     match err {
@@ -692,9 +682,12 @@ fn a_signal_the_program_handles_is_an_error_at_start() {
 #[test]
 #[ignore = "a child process of a_failing_snapshot_write_is_reported_once_and_recording_goes_on"]
 fn child_loses_its_directory() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
     let dir = PathBuf::from(std::env::var("TRIG_DIR").unwrap());
     let rec = fdr_runtime::start(
-        fdr_tests::every_call()
+        every_call()
             .out(dir.join("gone.fdr"))
             .trigger("trig::plain", Duration::from_micros(1))
             .trigger_cooldown(Duration::from_millis(1)),
@@ -724,7 +717,7 @@ fn child_loses_its_directory() {
 #[test]
 fn a_failing_snapshot_write_is_reported_once_and_recording_goes_on() {
     let dir = scratch("gone");
-    let out = fdr_tests::child_test("child_loses_its_directory")
+    let out = fdr_testkit::child::command("child_loses_its_directory")
         .env("TRIG_DIR", &dir)
         .env_remove("FDR_OPTIONS")
         .output()

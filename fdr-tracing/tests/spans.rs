@@ -10,14 +10,15 @@
 use std::future::Future;
 
 use fdr_format::TaskKind;
-use fdr_tests::{every_call, record_log, Log, Rec};
+use fdr_testkit::logs::{DecodedLog, Rec};
+use fdr_testkit::recording::{every_call, record_log};
 use tracing::{info_span, Dispatch, Instrument};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::Layer;
 
 /// A thread's calls, by name: `+name` for an entry, `-name` for an exit, `+name(a, b)` for an
 /// entry with arguments.
-fn calls(log: &Log, tid: i32) -> Vec<String> {
+fn calls(log: &DecodedLog, tid: i32) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for r in log.thread_records(tid) {
         let name = |id| log.name(id).unwrap_or("?").to_string();
@@ -37,7 +38,7 @@ fn calls(log: &Log, tid: i32) -> Vec<String> {
 }
 
 /// A thread's task events: (kind, function name, task id).
-fn tasks(log: &Log, tid: i32) -> Vec<(TaskKind, String, u64)> {
+fn tasks(log: &DecodedLog, tid: i32) -> Vec<(TaskKind, String, u64)> {
     log.thread_records(tid)
         .into_iter()
         .filter_map(|r| match r {
@@ -48,7 +49,7 @@ fn tasks(log: &Log, tid: i32) -> Vec<(TaskKind, String, u64)> {
 }
 
 /// The one thread of a log (under the injected clock, threads go by small ids of their own).
-fn only_thread(log: &Log) -> i32 {
+fn only_thread(log: &DecodedLog) -> i32 {
     let tids = log.tids();
     assert_eq!(tids.len(), 1, "{tids:?}");
     tids[0]

@@ -9,11 +9,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fdr_format::Reason;
-use fdr_tests::{every_call, read_log, scratch, testing, wait_for_logs};
+use fdr_runtime::testing;
+use fdr_testkit::logs::{decode, read_log, scratch, wait_for_logs, Rec};
+use fdr_testkit::recording::every_call;
 use tracing::{info_span, Dispatch};
 use tracing_subscriber::layer::SubscriberExt;
-
-use fdr_tests::{decode, Rec};
 
 /// The layer on a registry, or the standalone subscriber.
 fn dispatch(subscriber: bool) -> Dispatch {

@@ -97,9 +97,6 @@ pub use fdr_runtime::{
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
-#[cfg(feature = "testing")]
-pub use fdr_runtime::testing;
-
 // The mode is chosen here, once: each module gives the same items, which the public API below
 // wraps without knowing which mode it is in.
 #[cfg(feature = "enable")]

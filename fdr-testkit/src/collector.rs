@@ -5,8 +5,8 @@
 //! every request: when it came, its headers, its body (gunzipped).
 //!
 //! ```
-//! use fdr_tests::collector::{Answer, Collector};
-//! let c = Collector::start(&[Answer::Busy]);
+//! use fdr_testkit::collector::{Answer, OtlpCollector};
+//! let c = OtlpCollector::start(&[Answer::Busy]);
 //! assert!(c.url.starts_with("http://127.0.0.1:"));
 //! assert!(c.accepted().is_empty());
 //! ```
@@ -61,14 +61,15 @@ pub struct Setup<'a> {
     /// The first requests' answers, in order; then 200.
     pub script: &'a [Answer],
     /// Serve HTTPS with a self-signed certificate for 127.0.0.1, whose PEM file is
-    /// [`Collector::ca`].
+    /// [`OtlpCollector::ca`].
     pub tls: bool,
     /// Answer 401 to a request without this header and value (before the script).
     pub require: Option<(&'a str, &'a str)>,
 }
 
 /// A collector on 127.0.0.1. Its threads end with the test process.
-pub struct Collector {
+pub struct OtlpCollector {
+    /// Where it listens: `http://127.0.0.1:PORT`, or `https://` for a TLS collector.
     pub url: String,
     /// The certificate to trust, for a TLS collector.
     pub ca: Option<PathBuf>,
@@ -91,28 +92,41 @@ struct Shared {
     released: Arc<AtomicBool>,
 }
 
-impl Collector {
+impl OtlpCollector {
     /// A plain-HTTP collector answering as `script` says.
-    pub fn start(script: &[Answer]) -> Collector {
-        Collector::with(Setup {
+    pub fn start(script: &[Answer]) -> OtlpCollector {
+        OtlpCollector::with(Setup {
             script,
             ..Setup::default()
         })
     }
 
-    pub fn with(setup: Setup<'_>) -> Collector {
+    /// A collector started as `setup` says.
+    ///
+    /// ```
+    /// use fdr_testkit::collector::{OtlpCollector, Setup};
+    /// let c = OtlpCollector::with(Setup {
+    ///     tls: true,
+    ///     require: Some(("x-api-key", "secret")),
+    ///     ..Setup::default()
+    /// });
+    /// assert!(c.url.starts_with("https://127.0.0.1:"));
+    /// assert!(c.ca.as_ref().unwrap().exists());
+    /// ```
+    pub fn with(setup: Setup<'_>) -> OtlpCollector {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = l.local_addr().unwrap();
         let (tls, ca) = if setup.tls {
             let (config, pem) = tls_config();
-            let path = crate::scratch(&format!("collector-ca-{}", addr.port())).join("ca.pem");
+            let path =
+                crate::logs::scratch(&format!("collector-ca-{}", addr.port())).join("ca.pem");
             std::fs::write(&path, pem).unwrap();
             (Some(Arc::new(config)), Some(path))
         } else {
             (None, None)
         };
         let scheme = if tls.is_some() { "https" } else { "http" };
-        let c = Collector {
+        let c = OtlpCollector {
             url: format!("{scheme}://{addr}"),
             ca,
             accepted: Arc::default(),
@@ -237,7 +251,7 @@ fn serve(mut s: impl Read + Write, shared: &Shared) {
 /// One request with a `Content-Length` body, gunzipped when it says it is gzipped; `None`
 /// when the connection ends first.
 fn read_request(s: &mut impl Read) -> Option<Request> {
-    let r = fdr_testkit::otlp::read_request(s)?;
+    let r = crate::otlp::read_request(s)?;
     let gzipped = r.header("content-encoding") == Some("gzip");
     let mut body = r.body;
     if gzipped {
