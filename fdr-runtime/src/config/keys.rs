@@ -3,7 +3,7 @@
 
 use crate::Error;
 
-use super::limits::{self, Range};
+use super::ranges::{self, Range};
 use super::settings::{Config, Mode};
 
 /// One `FDR_OPTIONS` key: the form of its value and its default, read from
@@ -37,12 +37,12 @@ impl Form {
 pub(crate) const OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         key: "buffer_size",
-        form: Form::Count("a number of bytes", limits::BUFFER_SIZE),
+        form: Form::Count("a number of bytes", ranges::BUFFER_SIZE),
         default: |c| c.buffer_size.to_string(),
     },
     OptionSpec {
         key: "buffer_count",
-        form: Form::Count("a number of buffers", limits::BUFFER_COUNT),
+        form: Form::Count("a number of buffers", ranges::BUFFER_COUNT),
         default: |c| c.buffer_count.to_string(),
     },
     OptionSpec {
@@ -66,7 +66,7 @@ pub(crate) const OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         key: "profile_nodes",
-        form: Form::Count("a number of call-tree nodes per thread", limits::PROFILE_NODES),
+        form: Form::Count("a number of call-tree nodes per thread", ranges::PROFILE_NODES),
         default: |c| c.profile_nodes.to_string(),
     },
     OptionSpec {
@@ -121,7 +121,7 @@ pub(crate) const OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         key: "cull_after",
-        form: Form::Count("a number of calls", limits::CULL_AFTER),
+        form: Form::Count("a number of calls", ranges::CULL_AFTER),
         default: |c| c.cull_after.to_string(),
     },
     OptionSpec {
@@ -146,12 +146,12 @@ pub(crate) const OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         key: "otlp_queue",
-        form: Form::Count("a number of windows waiting to be sent", limits::OTLP_QUEUE),
+        form: Form::Count("a number of windows waiting to be sent", ranges::OTLP_QUEUE),
         default: |c| c.otlp.queue.to_string(),
     },
     OptionSpec {
         key: "otlp_max_spans",
-        form: Form::Count("a number of spans per request", limits::OTLP_MAX_SPANS),
+        form: Form::Count("a number of spans per request", ranges::OTLP_MAX_SPANS),
         default: |c| c.otlp.max_spans.to_string(),
     },
     OptionSpec {

@@ -2,13 +2,13 @@
 //! configuration passes before a recording starts (`settings`); where windows go to an
 //! OpenTelemetry collector (`otlp`); each setting's `FDR_OPTIONS` key, with the form of its
 //! value and its default (`keys`); the accepted range of every numeric setting, which its check,
-//! its `FDR_OPTIONS` reader and its words all take (`limits`); and `FDR_OPTIONS` text read into a
+//! its `FDR_OPTIONS` reader and its words all take (`ranges`); and `FDR_OPTIONS` text read into a
 //! `Config` (`options`).
 
 pub(crate) mod keys;
-pub(crate) mod limits;
 pub(crate) mod options;
 mod otlp;
+pub(crate) mod ranges;
 mod settings;
 
 pub(crate) use keys::{option_error, OPTIONS};

@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::config::limits::{self, Range};
+use crate::config::ranges::{self, Range};
 use crate::config::{Clock, Config, Limit, Mode, Signal, Trigger};
 use crate::Error;
 
@@ -238,7 +238,7 @@ fn read_recording(c: &mut Config, item: &Item) -> Result<bool, Error> {
         "cull" => c.cull = item.on_off()?,
         "cull_memory" => c.cull_memory = item.on_off()?,
         "cull_after" => {
-            c.cull_after = item.in_range("a number of calls", limits::CULL_AFTER)? as u32
+            c.cull_after = item.in_range("a number of calls", ranges::CULL_AFTER)? as u32
         }
         "out" => c.out = Some(PathBuf::from(item.given("a file path")?)),
         "crash_dir" => {
@@ -326,7 +326,7 @@ fn read_profile(c: &mut Config, item: &Item) -> Result<bool, Error> {
         "profile" => c.profile = item.on_off()?,
         "profile_threads" => c.profile_threads = item.on_off()?,
         "profile_nodes" => {
-            c.profile_nodes = item.in_range("a number of nodes", limits::PROFILE_NODES)? as u32
+            c.profile_nodes = item.in_range("a number of nodes", ranges::PROFILE_NODES)? as u32
         }
         _ => return Ok(false),
     }
@@ -340,9 +340,9 @@ fn read_otlp(c: &mut Config, item: &Item) -> Result<bool, Error> {
         "otlp_endpoint" => o.endpoint = Some(item.given("a URL")?.to_string()),
         "service_name" => o.service_name = Some(item.given("a name")?.to_string()),
         "otlp_only" => o.only = item.on_off()?,
-        "otlp_queue" => o.queue = item.in_range("a number of windows", limits::OTLP_QUEUE)? as u32,
+        "otlp_queue" => o.queue = item.in_range("a number of windows", ranges::OTLP_QUEUE)? as u32,
         "otlp_max_spans" => {
-            o.max_spans = item.in_range("a number of spans", limits::OTLP_MAX_SPANS)? as u32
+            o.max_spans = item.in_range("a number of spans", ranges::OTLP_MAX_SPANS)? as u32
         }
         "otlp_timeout" => o.timeout = Some(parse_duration(value).map_err(|m| item.bad(m))?),
         "otlp_headers" => {

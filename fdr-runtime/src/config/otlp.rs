@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::Error;
 
 use super::keys::option_error;
-use super::limits;
+use super::ranges;
 use super::settings::{Config, Mode};
 
 /// Where and how windows go to an OpenTelemetry collector ([`Config::otlp_endpoint`]). The
@@ -58,13 +58,13 @@ impl Default for Otlp {
 impl Config {
     pub(super) fn validate_otlp(&self) -> Result<(), Error> {
         let o = &self.otlp;
-        if !limits::OTLP_QUEUE.contains(u64::from(o.queue)) {
+        if !ranges::OTLP_QUEUE.contains(u64::from(o.queue)) {
             return Err(option_error(
                 "otlp_queue",
                 format!("{} windows is out of range", o.queue),
             ));
         }
-        if !limits::OTLP_MAX_SPANS.contains(u64::from(o.max_spans)) {
+        if !ranges::OTLP_MAX_SPANS.contains(u64::from(o.max_spans)) {
             return Err(option_error(
                 "otlp_max_spans",
                 format!("{} spans per request is out of range", o.max_spans),

@@ -8,8 +8,8 @@ use std::time::Duration;
 use crate::Error;
 
 use super::keys::option_error;
-use super::limits;
 use super::otlp::{Otlp, Secrets};
+use super::ranges;
 
 /// What to do when every buffer is in use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -784,13 +784,13 @@ impl Config {
 
     /// Checks the values against the recorder's limits.
     pub fn validate(&self) -> Result<(), Error> {
-        if !limits::BUFFER_SIZE.contains(self.buffer_size as u64) {
+        if !ranges::BUFFER_SIZE.contains(self.buffer_size as u64) {
             return Err(option_error(
                 "buffer_size",
                 format!("{} bytes is out of range", self.buffer_size),
             ));
         }
-        if !limits::BUFFER_COUNT.contains(self.buffer_count as u64) {
+        if !ranges::BUFFER_COUNT.contains(self.buffer_count as u64) {
             return Err(option_error(
                 "buffer_count",
                 format!(
@@ -812,7 +812,7 @@ impl Config {
                 });
             }
         }
-        if !limits::PROFILE_NODES.contains(u64::from(self.profile_nodes)) {
+        if !ranges::PROFILE_NODES.contains(u64::from(self.profile_nodes)) {
             return Err(option_error(
                 "profile_nodes",
                 format!("{} nodes is out of range", self.profile_nodes),

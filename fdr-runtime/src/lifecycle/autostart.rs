@@ -14,7 +14,7 @@ use fdr_format::Reason;
 
 use crate::lifecycle::recorder::{self, Recorder};
 use crate::{
-    lifecycle::snapshot, output::file_names, platform::host, session, trigger::limits, Config,
+    lifecycle::snapshot, output::file_names, platform::host, session, trigger::slow_calls, Config,
     Error,
 };
 
@@ -174,10 +174,10 @@ fn write_auto(finish: bool) {
         // file (later ones are counted as suppressed, so a panic loop cannot fill the disk).
         static FIRST_PANIC: std::sync::atomic::AtomicBool =
             std::sync::atomic::AtomicBool::new(true);
-        let n = limits::reserve_file(s.triggers().max_snapshots).or_else(|| {
+        let n = slow_calls::reserve_file(s.triggers().max_snapshots).or_else(|| {
             FIRST_PANIC
                 .swap(false, std::sync::atomic::Ordering::AcqRel)
-                .then(limits::next_file)
+                .then(slow_calls::next_file)
         });
         let Some(n) = n else {
             s.triggers()

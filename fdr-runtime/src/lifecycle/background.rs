@@ -23,7 +23,7 @@ use fdr_format::{Reason, ReasonInfo};
 use crate::session::{Session, State};
 use crate::{
     lifecycle::snapshot, output::file_names, platform::clock, platform::host, record::cull,
-    trigger::cpu_wait, trigger::limits, trigger::signal, Error,
+    trigger::cpu_wait, trigger::signal, trigger::slow_calls, Error,
 };
 
 /// Starts the writer if the recording needs one and it is not running yet.
@@ -126,7 +126,7 @@ fn run(s: &Session) {
         }
         grow();
         if s.setup().config.get_signal().is_some() && signal::take() {
-            match limits::reserve_file(s.triggers().max_snapshots) {
+            match slow_calls::reserve_file(s.triggers().max_snapshots) {
                 Some(n) => write(
                     s,
                     ReasonInfo {
@@ -298,7 +298,7 @@ fn mark(s: &Session, open: &[(u32, i32, u32, u64)], seen: &mut Seen) {
     let hz = u128::from(s.setup().calibration.ticks_per_second.max(1));
     for &(key, tid, id, start) in open {
         let limit = s.triggers().limit(id);
-        if limit == 0 || limit == limits::LEARNING {
+        if limit == 0 || limit == slow_calls::LEARNING {
             continue;
         }
         let (first, marked) = seen.entry((key, start)).or_insert((Instant::now(), false));

@@ -81,7 +81,7 @@ pub(crate) fn start_with(config: Config, autostarted: bool) -> Result<Recorder, 
     if let Some(sig) = config.get_signal() {
         signal::check_free(sig)?;
     }
-    for warning in crate::trigger::limits::unmatched(&config) {
+    for warning in crate::trigger::slow_calls::unmatched(&config) {
         eprintln!("{warning}");
     }
     let calibration = clock::select(config.get_clock())?;

@@ -37,7 +37,7 @@ use crate::platform::clock::Calibration;
 use crate::platform::wakeup::Wakeup;
 use crate::profile::merged::Profiles;
 use crate::tables::threads::Registry;
-use crate::trigger::limits::Triggers;
+use crate::trigger::slow_calls::Triggers;
 use crate::{platform::host, tables::flags, trigger::cpu_wait, trigger::signal, Config, Error};
 
 use current::next_epoch;

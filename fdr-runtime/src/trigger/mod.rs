@@ -6,6 +6,6 @@
 pub(crate) mod cpu_wait;
 pub(crate) mod learned_limit;
 #[cfg(feature = "record")]
-pub(crate) mod limits;
-#[cfg(feature = "record")]
 pub(crate) mod signal;
+#[cfg(feature = "record")]
+pub(crate) mod slow_calls;

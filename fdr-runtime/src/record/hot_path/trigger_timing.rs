@@ -11,7 +11,7 @@ use crate::record::thread_state::BUSY;
 use crate::session;
 use crate::tables::flags;
 use crate::tables::functions::FnDesc;
-use crate::trigger::limits;
+use crate::trigger::slow_calls;
 
 use super::custom::{next_buffer, Event};
 use super::profiled::logged_and_profiled;
@@ -138,7 +138,7 @@ pub(super) fn time_event(
                 now.wrapping_sub(end.start),
                 cpu,
                 now,
-                end.limit == limits::LEARNING,
+                end.limit == slow_calls::LEARNING,
             ) =>
         {
             Timed::Recompute
