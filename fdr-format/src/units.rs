@@ -83,6 +83,26 @@ fn saturate(v: u128) -> u64 {
     u64::try_from(v).unwrap_or(u64::MAX)
 }
 
+/// A size in bytes as `fdr` states sizes: whole mebibytes or kibibytes when it is one, else
+/// bytes (`16 KiB`, `8 MiB`, `1000 bytes`), so that a buffer size reads as it was given.
+///
+/// ```
+/// use fdr_format::units::bytes_text;
+/// assert_eq!(bytes_text(16 * 1024), "16 KiB");
+/// assert_eq!(bytes_text(8 << 20), "8 MiB");
+/// assert_eq!(bytes_text(1000), "1000 bytes");
+/// assert_eq!(bytes_text(1536 << 10), "1536 KiB");
+/// ```
+pub fn bytes_text(n: u64) -> String {
+    if n >= 1 << 20 && n % (1 << 20) == 0 {
+        format!("{} MiB", n >> 20)
+    } else if n >= 1 << 10 && n % (1 << 10) == 0 {
+        format!("{} KiB", n >> 10)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,13 +30,7 @@ struct Ctx<'a> {
 }
 
 fn bytes(n: u64) -> String {
-    if n >= 1 << 20 && n % (1 << 20) == 0 {
-        format!("{} MiB", n >> 20)
-    } else if n >= 1 << 10 && n % (1 << 10) == 0 {
-        format!("{} KiB", n >> 10)
-    } else {
-        format!("{n} bytes")
-    }
+    fdr_format::units::bytes_text(n)
 }
 
 /// Prints the summary.

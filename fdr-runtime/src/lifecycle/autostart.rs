@@ -92,15 +92,7 @@ extern "C" fn check_at_load() {
 fn started(rec: &Recorder) -> String {
     let s = rec.session();
     let c = &s.setup().config;
-    let bytes = |n: usize| {
-        if n >= 1 << 20 && n % (1 << 20) == 0 {
-            format!("{} MiB", n >> 20)
-        } else if n >= 1 << 10 && n % (1 << 10) == 0 {
-            format!("{} KiB", n >> 10)
-        } else {
-            format!("{n} bytes")
-        }
-    };
+    let bytes = |n: usize| fdr_format::units::bytes_text(n as u64);
     let what = if c.get_mode() == crate::Mode::Profile {
         "a profile of every thread's calls".to_string()
     } else {
