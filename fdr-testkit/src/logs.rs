@@ -99,6 +99,46 @@ impl DecodedLog {
             .collect()
     }
 
+    /// The counter at the last entry and the last exit of thread `tid`, in absolute ticks
+    /// (each `NewCPUId` or `TSCWrap` restarts the count, so a thread that woke on another CPU is
+    /// timed all the same); `None` without both. For a thread that made one call: its span.
+    ///
+    /// ```
+    /// use fdr_testkit::logs::{Block, DecodedLog, Rec};
+    /// let log = DecodedLog {
+    ///     header: Default::default(),
+    ///     run: Default::default(),
+    ///     functions: Vec::new(),
+    ///     threads: Vec::new(),
+    ///     reason: None,
+    ///     options: None,
+    ///     blocks: vec![Block {
+    ///         tid: 7,
+    ///         pid: 1,
+    ///         records: vec![Rec::Cpu(0, 1000), Rec::Enter(1, 5), Rec::Cpu(1, 2000), Rec::Exit(1, 30)],
+    ///     }],
+    /// };
+    /// assert_eq!(log.last_entry_and_exit(7), Some((1005, 2030)));
+    /// ```
+    pub fn last_entry_and_exit(&self, tid: i32) -> Option<(u64, u64)> {
+        let (mut t, mut entered, mut left) = (0u64, None, None);
+        for r in self.thread_records(tid) {
+            match r {
+                Rec::Cpu(_, tsc) | Rec::Wrap(tsc) => t = tsc,
+                Rec::Enter(_, d) => {
+                    t += u64::from(d);
+                    entered = Some(t);
+                }
+                Rec::Exit(_, d) => {
+                    t += u64::from(d);
+                    left = Some(t);
+                }
+                _ => {}
+            }
+        }
+        Some((entered?, left?))
+    }
+
     /// Function records only (no metadata), of thread `tid`, without deltas: (kind, id).
     pub fn calls(&self, tid: i32) -> Vec<(FnKind, u32)> {
         self.thread_records(tid)

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use fdr_format::ClockSource;
 use fdr_runtime::{testing, CallGuard, Clock, Config, Error, Mode};
 use fdr_testkit::desc;
-use fdr_testkit::logs::{decode, DecodedLog, Rec};
+use fdr_testkit::logs::{decode, DecodedLog};
 use fdr_testkit::recording::every_call;
 
 desc!(SLEEPY, "clock::sleepy");
@@ -80,22 +80,7 @@ fn the_monotonic_clock_times_calls_in_nanoseconds() {
     assert!(!log.header.nonstop_tsc);
     let recs = log.thread_records(log.tids()[0]);
     // Absolute times: the thread may wake on another CPU, and then the exit follows a NewCPUId.
-    let (mut t, mut entered, mut left) = (0u64, None, None);
-    for r in &recs {
-        match *r {
-            Rec::Cpu(_, tsc) | Rec::Wrap(tsc) => t = tsc,
-            Rec::Enter(_, d) => {
-                t += u64::from(d);
-                entered = Some(t);
-            }
-            Rec::Exit(_, d) => {
-                t += u64::from(d);
-                left = Some(t);
-            }
-            _ => {}
-        }
-    }
-    let (Some(entered), Some(left)) = (entered, left) else {
+    let Some((entered, left)) = log.last_entry_and_exit(log.tids()[0]) else {
         panic!("{recs:?}")
     };
     // Nanoseconds: at least the sleep, at most the time measured around the call (a unit off by

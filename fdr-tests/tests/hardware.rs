@@ -202,22 +202,7 @@ fn sleep_10ms_decoded(clock: Clock) -> (f64, f64) {
     let recs = log.thread_records(log.tids()[0]);
     // Absolute times: the counter is invariant across CPUs, so a thread that wakes on another
     // CPU (its exit after a NewCPUId) is timed all the same.
-    let (mut t, mut entered, mut left) = (0u64, None, None);
-    for r in &recs {
-        match *r {
-            Rec::Cpu(_, tsc) | Rec::Wrap(tsc) => t = tsc,
-            Rec::Enter(_, d) => {
-                t += u64::from(d);
-                entered = Some(t);
-            }
-            Rec::Exit(_, d) => {
-                t += u64::from(d);
-                left = Some(t);
-            }
-            _ => {}
-        }
-    }
-    let (Some(entered), Some(left)) = (entered, left) else {
+    let Some((entered, left)) = log.last_entry_and_exit(log.tids()[0]) else {
         panic!("{recs:?}")
     };
     let ticks = left - entered;
