@@ -1222,6 +1222,17 @@ fn the_parent_half_of_daemon_is_said_to_have_forked_then_ended() {
         assert!(Instant::now() < deadline, "the daemon wrote no log");
         std::thread::sleep(Duration::from_millis(10));
     }
+    // The daemon writes its log before it waits for the recovery its start began: a recovery
+    // that holds the first process's box still would make `fdr recover` leave it alone. The
+    // daemon is not this test's child; it is gone once its process is (or is a zombie).
+    let stat = format!("/proc/{daemon}/stat");
+    while std::fs::read_to_string(&stat).is_ok_and(|s| {
+        s.rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z'))
+    }) {
+        assert!(Instant::now() < deadline, "the daemon did not end");
+        std::thread::sleep(Duration::from_millis(10));
+    }
     // The first process's box: recovered by the daemon's start (the same program) once the
     // first process was gone, or now.
     let said = fdr(&["recover", dir.to_str().unwrap()]);
