@@ -62,6 +62,10 @@ pub enum EventKind {
     /// An async task is tied to another: its parent, or a task it follows from (a custom
     /// event in the block of the thread that made the link).
     Link(crate::TaskLink),
+    /// A wait at an await site of an async function ended (a custom event written by the
+    /// thread that ended it: inside the poll that passed the await, or after the task's
+    /// cancellation).
+    Await(crate::AwaitEvent),
     /// A function stopped or started being recorded (culling; a custom event).
     Cull {
         /// Culled or restored.
@@ -725,6 +729,9 @@ fn custom(
     }
     if let Some(link) = crate::decode_link_event(payload) {
         return Ok((!muted).then_some(EventKind::Link(link)));
+    }
+    if let Some(a) = crate::decode_await_event(payload) {
+        return Ok((!muted).then_some(EventKind::Await(a)));
     }
     if let Some((kind, id, run)) = crate::decode_cull_event(payload) {
         return Ok((!muted).then_some(EventKind::Cull { kind, id, run }));

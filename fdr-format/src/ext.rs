@@ -346,12 +346,33 @@ pub struct FunctionInfo {
     /// What each logged argument's bits hold, in order, as far as the writer knew (fewer than
     /// `args`, or none in a log older than the kinds: [`crate::args::ArgKind::Unsigned`]).
     pub arg_kinds: Vec<crate::args::ArgKind>,
+    /// Column in the source line, from 1 (0: not recorded). An await site has one: several
+    /// `.await`s can share a line.
+    pub column: u32,
 }
 
 impl FunctionInfo {
     /// The kind of argument `i`.
     pub fn arg_kind(&self, i: usize) -> crate::args::ArgKind {
         self.arg_kinds.get(i).copied().unwrap_or_default()
+    }
+
+    /// Where the function (or await site) is: `FILE:LINE`, or `FILE:LINE:COLUMN` when the column
+    /// is known.
+    ///
+    /// ```
+    /// use fdr_format::FunctionInfo;
+    /// let mut f = FunctionInfo { file: "src/db.rs".into(), line: 42, ..Default::default() };
+    /// assert_eq!(f.location(), "src/db.rs:42");
+    /// f.column = 17;
+    /// assert_eq!(f.location(), "src/db.rs:42:17");
+    /// ```
+    pub fn location(&self) -> String {
+        if self.column == 0 {
+            format!("{}:{}", self.file, self.line)
+        } else {
+            format!("{}:{}:{}", self.file, self.line, self.column)
+        }
     }
 }
 
@@ -365,6 +386,10 @@ pub enum FunctionKind {
     Scope,
     /// An async function: each poll is an entry/exit pair.
     Async,
+    /// An `.await` in an instrumented `async fn` (an await site): its waits are await events
+    /// ([`crate::AwaitEvent`]). `name` is the async function's, `file`, `line` and `column`
+    /// where the awaited expression begins.
+    Await,
 }
 
 /// A thread that recorded, with its name and its own loss counter.
@@ -543,6 +568,7 @@ impl Extension {
                     FunctionKind::Function => 0,
                     FunctionKind::Scope => 1,
                     FunctionKind::Async => 2,
+                    FunctionKind::Await => 3,
                 });
                 o.str(&f.name);
                 o.str(&f.file);
@@ -550,12 +576,16 @@ impl Extension {
                 for a in &f.args {
                     o.str(a);
                 }
-                // Appended: older readers stop before it.
-                if !f.arg_kinds.is_empty() {
+                // Appended: older readers stop before them. The column comes after the kinds,
+                // which are then written even when there are none.
+                if !f.arg_kinds.is_empty() || f.column != 0 {
                     o.u32(f.arg_kinds.len() as u32);
                     for k in &f.arg_kinds {
                         o.u8(k.code());
                     }
+                }
+                if f.column != 0 {
+                    o.u32(f.column);
                 }
             }
             Extension::Thread(t) => {
@@ -653,6 +683,7 @@ impl Extension {
                     0 => FunctionKind::Function,
                     1 => FunctionKind::Scope,
                     2 => FunctionKind::Async,
+                    3 => FunctionKind::Await,
                     k => return Err(format!("unknown function kind {k} for function id {id}")),
                 };
                 let name = i.str("function name")?;
@@ -681,6 +712,12 @@ impl Extension {
                         arg_kinds.push(crate::args::ArgKind::from_code(i.u8("argument kind")?));
                     }
                 }
+                // The column, appended after the kinds: absent from older logs.
+                let column = if i.at < payload.len() {
+                    i.u32("column")?
+                } else {
+                    0
+                };
                 Extension::Function(FunctionInfo {
                     id,
                     name,
@@ -689,6 +726,7 @@ impl Extension {
                     kind,
                     args,
                     arg_kinds,
+                    column,
                 })
             }
             TAG_THREAD => Extension::Thread(ThreadInfo {
@@ -770,10 +808,21 @@ mod tests {
             kind: FunctionKind::Async,
             args: vec!["x".into(), "y".into()],
             arg_kinds: Vec::new(),
+            column: 0,
+        };
+        let site = FunctionInfo {
+            id: 4,
+            name: "a::b".into(),
+            file: "src/lib.rs".into(),
+            line: 12,
+            kind: FunctionKind::Await,
+            column: 17,
+            ..FunctionInfo::default()
         };
         for e in [
             Extension::Run(run),
             Extension::Function(f),
+            Extension::Function(site),
             Extension::Reason(ReasonInfo {
                 reason: Reason::StillRunning,
                 function: 4,
@@ -870,6 +919,7 @@ mod tests {
             kind: FunctionKind::Function,
             args: vec!["a".into()],
             arg_kinds: Vec::new(),
+            column: 0,
         });
         let b = f.encode();
         for n in 5..b.len() {

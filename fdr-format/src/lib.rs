@@ -23,6 +23,7 @@
 #![warn(unreachable_pub)]
 
 pub mod args;
+pub mod awaits;
 pub mod civil;
 pub mod crash_box;
 pub mod duration;
@@ -54,11 +55,12 @@ pub use ext::{
 pub use header::{FileHeader, FDR_LOG_TYPE, FDR_VERSION, HEADER_SIZE};
 pub use lead::{lead_block, LeadStart};
 pub use record::{
-    block_preamble, cull_payload, decode_cull_event, decode_function_record, decode_link_event,
-    decode_polled_event, decode_task_event, delta_of, function_record, function_record_head,
-    function_word, id_field, id_field_of, is_metadata, kind_bits, link_payload, meta, meta_bytes,
-    polled_payload, task_payload, BlockStart, CullKind, FnKind, LinkKind, MetaKind, MetaWords,
-    TaskKind, TaskLink, BLOCK_PREAMBLE_AFTER_EXTENTS, BLOCK_PREAMBLE_SIZE, BLOCK_PREAMBLE_WORDS,
+    await_payload, block_preamble, cull_payload, decode_await_event, decode_cull_event,
+    decode_function_record, decode_link_event, decode_polled_event, decode_task_event, delta_of,
+    function_record, function_record_head, function_word, id_field, id_field_of, is_metadata,
+    kind_bits, link_payload, meta, meta_bytes, polled_payload, task_payload, AwaitEvent,
+    BlockStart, CullKind, FnKind, LinkKind, MetaKind, MetaWords, TaskKind, TaskLink, AWAIT_MAGIC,
+    AWAIT_PAYLOAD_SIZE, BLOCK_PREAMBLE_AFTER_EXTENTS, BLOCK_PREAMBLE_SIZE, BLOCK_PREAMBLE_WORDS,
     CULL_MAGIC, FUNCTION_RECORD_SIZE, ID_SHIFT, KIND_MASK, LINK_MAGIC, LINK_PAYLOAD_SIZE,
     MAX_FUNCTION_ID, METADATA_RECORD_SIZE, POLLED_KIND, TASK_MAGIC, TASK_PAYLOAD_SIZE,
 };

@@ -48,6 +48,11 @@ pub const MAX_CALL_ARGS: usize = 64;
 /// ```
 pub const MAX_OPEN_TASKS: usize = 1 << 20;
 
+/// Waits at await sites one thread holds, in a reader, for the end of the poll they happened
+/// in (it says which task they belong to; see [`crate::awaits`]): a poll that passes more
+/// awaits than this has the rest counted, not kept. A poll passes a handful.
+pub const MAX_AWAITS_IN_POLL: usize = 1 << 12;
+
 /// The most calls a window's calls hold by default
 /// ([`crate::window::WindowLimits::calls`]).
 ///

@@ -567,6 +567,85 @@ pub fn decode_link_event(payload: &[u8]) -> Option<TaskLink> {
     })
 }
 
+/// The first two bytes of an await event's payload.
+pub const AWAIT_MAGIC: [u8; 2] = *b"Fw";
+
+/// Bytes of an await event's payload: magic, kind (1 passed, 2 dropped while waiting), a zero
+/// byte, the await site's id (`u32`), the ticks waited (`u64`), the polls that found it pending
+/// (`u32`), the async function's id (`u32`) and eight zero bytes, little-endian.
+pub const AWAIT_PAYLOAD_SIZE: usize = 32;
+
+/// A wait at an `.await` of an instrumented `async fn`: the awaited future returned `Pending`,
+/// and `waited` ticks later a poll found it ready (or the future was dropped while waiting).
+///
+/// Written by the thread that ended the wait, at that moment: inside the poll that passed the
+/// await (between its entry and exit, so the poll's event ties it to its task), or, for a task
+/// dropped while it waited, right after the task's cancellation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct AwaitEvent {
+    /// The await site's id (a [`crate::FunctionKind::Await`] entry of the function table).
+    pub site: u32,
+    /// The async function's id.
+    pub function: u32,
+    /// Ticks from the poll that returned `Pending` to the end of the wait.
+    pub waited: u64,
+    /// Polls of the await that returned `Pending` (1 when the first wake-up found it ready).
+    pub polls: u32,
+    /// The future was dropped while it waited (the task cancelled, or a `select!` branch that
+    /// lost): the wait ended without passing the await.
+    pub dropped: bool,
+}
+
+/// An await event's 32-byte payload as four words, after a `CustomEvent` metadata record in
+/// the thread's block.
+///
+/// ```
+/// use fdr_format::{await_payload, decode_await_event, AwaitEvent};
+/// let a = AwaitEvent { site: 9, function: 3, waited: 30_000, polls: 2, dropped: false };
+/// let payload: Vec<u8> = await_payload(a).iter().flat_map(|x| x.to_le_bytes()).collect();
+/// assert_eq!(decode_await_event(&payload), Some(a));
+/// ```
+#[inline(always)]
+pub const fn await_payload(a: AwaitEvent) -> [u64; 4] {
+    let first = AWAIT_MAGIC[0] as u64
+        | (AWAIT_MAGIC[1] as u64) << 8
+        | (if a.dropped { 2u64 } else { 1 }) << 16
+        | (a.site as u64) << 32;
+    [
+        first,
+        a.waited,
+        a.polls as u64 | (a.function as u64) << 32,
+        0,
+    ]
+}
+
+/// Reads a custom event's payload as an await event, or `None` if it is not one.
+pub fn decode_await_event(payload: &[u8]) -> Option<AwaitEvent> {
+    if payload.len() != AWAIT_PAYLOAD_SIZE
+        || payload[..2] != AWAIT_MAGIC
+        || payload[3] != 0
+        || payload[24..] != [0; 8]
+    {
+        return None;
+    }
+    let dropped = match payload[2] {
+        1 => false,
+        2 => true,
+        _ => return None,
+    };
+    let u32_at =
+        |i: usize| u32::from_le_bytes([payload[i], payload[i + 1], payload[i + 2], payload[i + 3]]);
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&payload[8..16]);
+    Some(AwaitEvent {
+        site: u32_at(4),
+        function: u32_at(20),
+        waited: u64::from_le_bytes(w),
+        polls: u32_at(16),
+        dropped,
+    })
+}
+
 /// What happened to a function's recording at run time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]

@@ -71,8 +71,8 @@ use std::ops::ControlFlow;
 use crate::events::{EventDecoder, EventKind, LogInfo, ThreadStats};
 use crate::limits::{MAX_CALL_ARGS, MAX_CALL_DEPTH};
 use crate::sink::{
-    Close, CullSeen, Enter, Exit, Frame, LinkSeen, PollSeen, Sink, TaskEvent, TaskSeen, ThreadDone,
-    WindowStart,
+    AwaitSeen, Close, CullSeen, Enter, Exit, Frame, LinkSeen, PollSeen, Sink, TaskEvent, TaskSeen,
+    ThreadDone, WindowStart,
 };
 use crate::FormatError;
 
@@ -336,6 +336,7 @@ fn event<S: Sink + ?Sized>(
                 | EventKind::Task { .. }
                 | EventKind::Polled { .. }
                 | EventKind::Link(_)
+                | EventKind::Await(_)
                 | EventKind::Cull { .. }
         )
     {
@@ -397,6 +398,16 @@ fn event<S: Sink + ?Sized>(
             }
         }
         EventKind::Link(link) => flow(sink.link(&LinkSeen { thread, tsc, link }))?,
+        // Inside the poll that passed the await: the innermost open call of its function.
+        EventKind::Await(event) => {
+            let in_poll = th.stack.iter().any(|f| f.id == event.function);
+            flow(sink.awaited(&AwaitSeen {
+                thread,
+                tsc,
+                event,
+                in_poll,
+            }))?
+        }
         EventKind::Cull { kind, id, .. } => flow(sink.cull(&CullSeen {
             thread,
             tsc,

@@ -31,7 +31,7 @@
 use std::convert::Infallible;
 use std::ops::ControlFlow;
 
-use crate::{CullKind, TaskKind, TaskLink};
+use crate::{AwaitEvent, CullKind, TaskKind, TaskLink};
 
 /// One open call.
 ///
@@ -237,6 +237,29 @@ pub struct LinkSeen {
     pub link: TaskLink,
 }
 
+/// A wait at an await site ended on `thread` at `tsc` (it began `event.waited` ticks before).
+///
+/// ```
+/// use fdr_format::{sink::AwaitSeen, AwaitEvent};
+/// let event = AwaitEvent { site: 9, function: 3, waited: 40, polls: 1, dropped: false };
+/// let a = AwaitSeen { thread: 0, tsc: 70, event, in_poll: true };
+/// assert_eq!(a.tsc - a.event.waited, 30);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AwaitSeen {
+    /// The thread's index in the log.
+    pub thread: u32,
+    /// When the wait ended (ticks).
+    pub tsc: u64,
+    /// The site, the wait and how it ended.
+    pub event: AwaitEvent,
+    /// It happened inside a poll: a call of the async function is open on the thread, and the
+    /// innermost one is the poll (the next exit of the function on the thread, which
+    /// [`Sink::polled`] ties to its task). Otherwise the task was dropped while it waited, and
+    /// its cancellation came just before on the thread.
+    pub in_poll: bool,
+}
+
 /// A function was culled or restored by `thread`.
 ///
 /// ```
@@ -340,6 +363,12 @@ pub trait Sink {
         Ok(GO_ON)
     }
 
+    /// A wait at an await site ended.
+    fn awaited(&mut self, a: &AwaitSeen) -> Result<ControlFlow<()>, Self::Error> {
+        let _ = a;
+        Ok(GO_ON)
+    }
+
     /// A function was culled or restored.
     fn cull(&mut self, c: &CullSeen) -> Result<ControlFlow<()>, Self::Error> {
         let _ = c;
@@ -394,6 +423,11 @@ impl<S: Sink + ?Sized> Sink for &mut S {
     #[inline]
     fn link(&mut self, l: &LinkSeen) -> Result<ControlFlow<()>, S::Error> {
         (**self).link(l)
+    }
+
+    #[inline]
+    fn awaited(&mut self, a: &AwaitSeen) -> Result<ControlFlow<()>, S::Error> {
+        (**self).awaited(a)
     }
 
     #[inline]
@@ -469,6 +503,10 @@ where
 
     fn link(&mut self, l: &LinkSeen) -> Result<ControlFlow<()>, A::Error> {
         both!(self.link(l))
+    }
+
+    fn awaited(&mut self, a: &AwaitSeen) -> Result<ControlFlow<()>, A::Error> {
+        both!(self.awaited(a))
     }
 
     fn cull(&mut self, c: &CullSeen) -> Result<ControlFlow<()>, A::Error> {

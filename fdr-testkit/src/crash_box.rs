@@ -172,6 +172,7 @@ impl BoxBuilder {
             kind: FunctionKind::Function,
             args: Vec::new(),
             arg_kinds: Vec::new(),
+            column: 0,
         }));
     }
 

@@ -55,8 +55,37 @@ pub enum Rec {
     Cull(fdr_format::CullKind, u32, u64, i32),
     /// A link event and its delta.
     Link(fdr_format::TaskLink, i32),
+    /// An await event (a wait at an await site ended) and its delta.
+    Await(fdr_format::AwaitEvent, i32),
     /// Any other record, as the reader printed it.
     Other(String),
+}
+
+impl Rec {
+    /// The thread's time after this record, given `t` before it (ticks): a CPU record or a wrap
+    /// sets it, a function record adds its delta, a custom event (task, poll, cull, link or
+    /// await event) its signed one.
+    ///
+    /// ```
+    /// use fdr_testkit::logs::Rec;
+    /// assert_eq!(Rec::Cpu(0, 500).time_after(7), 500);
+    /// assert_eq!(Rec::Exit(1, 20).time_after(500), 520);
+    /// assert_eq!(Rec::Polled(1, 9, -5).time_after(520), 515);
+    /// ```
+    pub fn time_after(&self, t: u64) -> u64 {
+        match *self {
+            Rec::Cpu(_, tsc) | Rec::Wrap(tsc) => tsc,
+            Rec::Enter(_, d) | Rec::Exit(_, d) | Rec::Tail(_, d) | Rec::EnterArgs(_, d) => {
+                t.wrapping_add(u64::from(d))
+            }
+            Rec::Task(_, _, _, d)
+            | Rec::Polled(_, _, d)
+            | Rec::Cull(_, _, _, d)
+            | Rec::Link(_, d)
+            | Rec::Await(_, d) => t.wrapping_add(d as i64 as u64),
+            Rec::Arg(_) | Rec::Other(_) => t,
+        }
+    }
 }
 
 /// One block of a log.
@@ -273,6 +302,8 @@ pub fn decode(bytes: impl Read) -> Result<DecodedLog, String> {
                     Rec::Cull(kind, id, run, delta)
                 } else if let Some(link) = fdr_format::decode_link_event(payload) {
                     Rec::Link(link, delta)
+                } else if let Some(a) = fdr_format::decode_await_event(payload) {
+                    Rec::Await(a, delta)
                 } else {
                     Rec::Other(format!("custom event of {} bytes", payload.len()))
                 }

@@ -120,6 +120,7 @@ impl LogBuilder {
             kind,
             args: args.iter().map(|a| a.to_string()).collect(),
             arg_kinds: Vec::new(),
+            column: 0,
         }));
     }
 
