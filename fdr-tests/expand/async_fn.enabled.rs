@@ -13,6 +13,17 @@ fn fetch(&self, key: &str) -> impl ::core::future::Future<Output = Result<Vec<u8
         ::fdr::__private_v1::FnKindTag::Async,
         &[],
     );
+    #[::fdr::__private_v1::linkme::distributed_slice(::fdr::__private_v1::FUNCTIONS)]
+    # [linkme (crate = :: fdr :: __private_v1 :: linkme)]
+    static __FDR_AWAIT_0: ::fdr::__private_v1::FnDesc = ::fdr::__private_v1::FnDesc::nested(
+        ::core::concat!(::core::module_path!(), "::fetch"),
+        __fdr_path,
+        ::core::file!(),
+        ::core::line!(),
+        ::fdr::__private_v1::FnKindTag::Await,
+        &[],
+    )
+    .at_column(::core::column!());
     ::fdr::__private_v1::Instrumented::started(
         &__FDR_FN,
         ::fdr::__private_v1::TaskStart::now(&__FDR_FN),
@@ -26,7 +37,12 @@ fn fetch(&self, key: &str) -> impl ::core::future::Future<Output = Result<Vec<u8
             let _ = &self;
             let key = key;
             {
-                let value = self.store.get(key).await?;
+                let value = ::fdr::__private_v1::Awaited::new(
+                    &__FDR_AWAIT_0,
+                    &__FDR_FN,
+                    ::core::future::IntoFuture::into_future(self.store.get(key)),
+                )
+                .await?;
                 Ok(value)
             }
         },

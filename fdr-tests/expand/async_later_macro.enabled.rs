@@ -14,11 +14,27 @@ async fn serve(port: u16) -> u16 {
         ::fdr::__private_v1::FnKindTag::Async,
         &[],
     );
+    #[::fdr::__private_v1::linkme::distributed_slice(::fdr::__private_v1::FUNCTIONS)]
+    # [linkme (crate = :: fdr :: __private_v1 :: linkme)]
+    static __FDR_AWAIT_0: ::fdr::__private_v1::FnDesc = ::fdr::__private_v1::FnDesc::nested(
+        ::core::concat!(::core::module_path!(), "::serve"),
+        __fdr_path,
+        ::core::file!(),
+        ::core::line!(),
+        ::fdr::__private_v1::FnKindTag::Await,
+        &[],
+    )
+    .at_column(::core::column!());
     ::fdr::__private_v1::Instrumented::started(
         &__FDR_FN,
         ::fdr::__private_v1::TaskStart::now(&__FDR_FN),
         async move {
-            tokio::task::yield_now().await;
+            ::fdr::__private_v1::Awaited::new(
+                &__FDR_AWAIT_0,
+                &__FDR_FN,
+                ::core::future::IntoFuture::into_future(tokio::task::yield_now()),
+            )
+            .await;
             port
         },
     )

@@ -46,16 +46,7 @@ fn timed(log: &DecodedLog, tid: i32) -> Vec<(u64, Rec)> {
     log.thread_records(tid)
         .into_iter()
         .map(|r| {
-            match r {
-                Rec::Cpu(_, tsc) | Rec::Wrap(tsc) => t = tsc,
-                Rec::Enter(_, d) | Rec::Exit(_, d) | Rec::Tail(_, d) | Rec::EnterArgs(_, d) => {
-                    t += u64::from(d)
-                }
-                Rec::Task(_, _, _, d) | Rec::Polled(_, _, d) | Rec::Cull(_, _, _, d) => {
-                    t = t.wrapping_add(d as i64 as u64)
-                }
-                _ => {}
-            }
+            t = r.time_after(t);
             (t, r)
         })
         .collect()
@@ -179,7 +170,7 @@ fn scenario() -> Result<(), String> {
     let id_of = |name: &str| {
         log.functions
             .iter()
-            .find(|f| f.name.ends_with(name))
+            .find(|f| f.name.ends_with(name) && f.kind != fdr_format::FunctionKind::Await)
             .unwrap_or_else(|| panic!("{name} in the table"))
             .id
     };
@@ -462,7 +453,7 @@ fn poll_once<F: Future>(fut: Pin<&mut F>) -> Poll<F::Output> {
 fn id_of(log: &DecodedLog, name: &str) -> u32 {
     log.functions
         .iter()
-        .find(|f| f.name.ends_with(name))
+        .find(|f| f.name.ends_with(name) && f.kind != fdr_format::FunctionKind::Await)
         .unwrap_or_else(|| panic!("{name} in the table"))
         .id
 }

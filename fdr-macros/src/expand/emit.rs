@@ -8,6 +8,7 @@ use syn::ext::IdentExt;
 use syn::{Attribute, Block, Expr, Ident, ImplItem, Item, Stmt, TraitItem};
 
 use super::async_fn::{self, Lowered};
+use super::awaits::{self, Site};
 use super::model::{
     Annotated, Body, Descriptor, FnName, Member, ModMember, Recorded, TailBody, TailEnd, WithBody,
 };
@@ -94,17 +95,22 @@ fn recorded<F: WithBody>(f: Recorded<F>, outer: &[Attribute]) -> F {
     // Mixed-site hygiene: the body cannot see or shadow the guard.
     let guard = Ident::new("__fdr_guard", Span::mixed_site());
     let instrumented = match body {
-        Body::Async(block) if later_macro(item.attrs()) || later_macro(outer) => {
+        Body::Async(mut block) if later_macro(item.attrs()) || later_macro(outer) => {
+            let sites = awaits::rewrite(&mut block, &desc, &private);
+            let sites = site_statics(&descriptor, &sites);
             // An attribute macro still to run on this function (`#[tokio::main]`) or its block
             // (`#[async_trait]`) expects an `async fn`: it stays one, and its task begins at the
             // first poll.
             let future = started(&private, &desc, args, quote!(async move #block));
             quote! {
                 #static_
+                #sites
                 #future.await
             }
         }
-        Body::Async(block) => {
+        Body::Async(mut block) => {
+            let sites = awaits::rewrite(&mut block, &desc, &private);
+            let sites = site_statics(&descriptor, &sites);
             // The future is made here, at the call: the task begins when the function is called,
             // even if the future is never polled.
             let Lowered {
@@ -131,6 +137,7 @@ fn recorded<F: WithBody>(f: Recorded<F>, outer: &[Attribute]) -> F {
             let future = started(&private, &desc, args, inner);
             quote! {
                 #static_
+                #sites
                 #future
             }
         }
@@ -305,6 +312,38 @@ fn descriptor_static(descriptor: &Descriptor, desc: &Ident, async_: bool) -> Tok
             }
         }
     }
+}
+
+/// The `static` descriptor of each await site of an async function described by `descriptor`,
+/// in the link-time function table: named as the function is, at the line and column where the
+/// awaited expression begins. A function named from its path has its path function already
+/// (see [`descriptor_static`]).
+fn site_statics(descriptor: &Descriptor, sites: &[Site]) -> TokenStream {
+    let private = private::path();
+    let kind = quote!(#private::FnKindTag::Await);
+    sites
+        .iter()
+        .map(|site| {
+            let (ident, at) = (&site.ident, site.at);
+            let file = quote_spanned!(at=> ::core::file!());
+            let line = quote_spanned!(at=> ::core::line!());
+            let column = quote_spanned!(at=> ::core::column!());
+            let desc = match &descriptor.name {
+                FnName::Known(name) => {
+                    quote!(#private::FnDesc::new(#name, #file, #line, #kind, &[]))
+                }
+                FnName::FromPath(fallback) => {
+                    let path = Ident::new("__fdr_path", Span::call_site());
+                    quote!(#private::FnDesc::nested(#fallback, #path, #file, #line, #kind, &[]))
+                }
+            };
+            quote! {
+                #[#private::linkme::distributed_slice(#private::FUNCTIONS)]
+                #[linkme(crate = #private::linkme)]
+                static #ident: #private::FnDesc = #desc.at_column(#column);
+            }
+        })
+        .collect()
 }
 
 /// `n` written with `_` between groups of three digits, as a person writes `50_000_000`.

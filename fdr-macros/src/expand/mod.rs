@@ -12,6 +12,7 @@
 //! feature) as an argument instead of reading it, so both modes can be tested from one build.
 
 mod async_fn;
+mod awaits;
 mod emit;
 mod function;
 mod item;

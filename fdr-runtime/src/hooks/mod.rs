@@ -4,7 +4,10 @@
 //! the link-time table. The guards make sure an exit is recorded on every way out of a function:
 //! normal return, early `return`, `?`, and unwinding from a panic.
 
+mod awaited;
 pub(crate) mod trace_context;
+
+pub use awaited::Awaited;
 
 use std::future::Future;
 use std::pin::Pin;

@@ -7,6 +7,8 @@
 #[cfg(feature = "record")]
 pub(crate) mod attach;
 #[cfg(feature = "record")]
+pub(crate) mod awaits;
+#[cfg(feature = "record")]
 pub(crate) mod controller;
 #[cfg(feature = "record")]
 pub(crate) mod cull;

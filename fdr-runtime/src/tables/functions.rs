@@ -72,6 +72,8 @@ pub struct FnDesc {
     arg_kinds: &'static [AtomicU8],
     /// The function's erased calls in a row, on all threads together (see `cull`).
     run: Run,
+    /// Column of an await site ([`FnKindTag::Await`]), from 1; 0 for a function.
+    column: u32,
 }
 
 /// Where a descriptor's name comes from.
@@ -141,7 +143,26 @@ impl FnDesc {
             kind,
             flags: AtomicU8::new(0),
             run: Run::new(0),
+            column: 0,
         }
+    }
+
+    /// The same descriptor at column `column` of its line: an await site's, where several
+    /// `.await`s can share a line.
+    ///
+    /// ```
+    /// use fdr_runtime::{FnDesc, FnKindTag};
+    /// static SITE: FnDesc =
+    ///     FnDesc::new("app::handle", "src/db.rs", 42, FnKindTag::Await, &[]).at_column(17);
+    /// assert_eq!((SITE.line(), SITE.column()), (42, 17));
+    /// ```
+    pub const fn at_column(self, column: u32) -> FnDesc {
+        FnDesc { column, ..self }
+    }
+
+    /// Column in the source line, from 1; 0 when not known (a function's descriptor).
+    pub fn column(&self) -> u32 {
+        self.column
     }
 
     /// The same descriptor with a slow-call trigger: a call that lasts longer than `limit_ns`
@@ -532,6 +553,7 @@ pub(crate) fn records() -> impl Iterator<Item = fdr_format::Extension> {
             kind: f.kind(),
             args: f.args().iter().map(|a| a.to_string()).collect(),
             arg_kinds: f.arg_kinds(),
+            column: f.column(),
         }))
     })
 }

@@ -23,7 +23,7 @@ use std::sync::atomic::{
 use fdr_format::units::duration_to_ticks;
 use fdr_format::{FnKind, Reason, ReasonInfo};
 
-use crate::tables::functions;
+use crate::tables::functions::{self, FnKindTag};
 use crate::tables::threads::ThreadEntry;
 use crate::trigger::learned_limit::{Learned, AUTO_FLOOR, AUTO_WARMUP_TIME};
 use crate::{Config, Limit};
@@ -160,7 +160,8 @@ impl Triggers {
             .iter()
             .enumerate()
             .map(|(i, f)| {
-                let name = if config.get_triggers().is_empty() {
+                // An await site carries its function's name, and is no function to time.
+                let name = if config.get_triggers().is_empty() || f.kind() == FnKindTag::Await {
                     None
                 } else {
                     Some(f.name())

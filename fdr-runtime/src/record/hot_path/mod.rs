@@ -49,8 +49,8 @@ pub(crate) use custom::When;
 use custom::{next_buffer, Event};
 use profiled::profile_event;
 pub(crate) use tasks::{
-    erase_created, poll_kept, poll_mark, record_created, record_link, record_polled, record_task,
-    PollMark,
+    erase_created, poll_kept, poll_mark, record_await, record_created, record_link, record_polled,
+    record_task, PollMark,
 };
 use trigger_timing::{special, trigger_enter, trigger_exit};
 

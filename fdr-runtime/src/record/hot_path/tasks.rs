@@ -203,6 +203,28 @@ pub(crate) fn record_polled(f: &'static FnDesc, task: u64, completed: bool) {
     );
 }
 
+/// Records a wait at await site `site` of async function `f` that ended at (`tsc`, `cpu`): its
+/// payload, made from the site's and the function's ids by `payload`.
+#[inline(always)]
+pub(crate) fn record_await(
+    site: &'static FnDesc,
+    f: &'static FnDesc,
+    payload: impl Fn(u32, u32) -> [u64; 4],
+    tsc: u64,
+    cpu: u32,
+) {
+    if f.flags() & flags::UNLOGGED != 0 {
+        return;
+    }
+    record_custom_when(
+        |t| {
+            let words = payload(t.id_field(site) >> ID_SHIFT, t.id_field(f) >> ID_SHIFT);
+            Custom::new(words, 4)
+        },
+        When::At(tsc, cpu),
+    );
+}
+
 /// Records that task `task` of `f` is tied (`kind`) to task `other_task` of `other`.
 #[inline(never)]
 pub(crate) fn record_link(

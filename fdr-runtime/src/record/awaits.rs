@@ -1,0 +1,61 @@
+//! Waits at await sites: an `.await` of an instrumented `async fn` whose future returned
+//! `Pending` is timed from that poll to the poll that passed it, and recorded then, once, as an
+//! await event (site, function, ticks waited, polls). An await that is ready at once records
+//! nothing and reads no clock; one that waits reads the clock when it begins and when it ends.
+//!
+//! The event goes into the thread's buffer inside the poll that passed the await: the poll is
+//! then kept (never erased as short), and its poll event ties the wait to its task. A wait ended
+//! by dropping the future (a cancelled task, a `select!` branch that lost) is recorded at the
+//! drop, marked dropped.
+
+use fdr_format::{await_payload, AwaitEvent};
+
+use crate::platform::clock;
+use crate::record::hot_path;
+use crate::tables::flags;
+use crate::tables::functions::FnDesc;
+
+/// The clock reading that begins a wait at an await site of `f`, or 0 when nothing would record
+/// it (no recorder, `f` culled, or profile mode: then its polls are not recorded either).
+#[inline]
+pub(crate) fn begin(f: &'static FnDesc) -> u64 {
+    if f.flags() & (flags::OFF | flags::CULLED | flags::UNLOGGED) != 0 {
+        return 0;
+    }
+    begin_now()
+}
+
+#[inline(never)]
+fn begin_now() -> u64 {
+    // 0 means "not waiting": a clock that reads 0 (an injected one at its start) is a tick on.
+    clock::now().0.max(1)
+}
+
+/// A wait at `site` of `f`, begun at `since` ([`begin`]) and found pending by `polls` polls,
+/// ended now: passed, or with `dropped` ended by dropping the future.
+#[cold]
+#[inline(never)]
+pub(crate) fn ended(
+    site: &'static FnDesc,
+    f: &'static FnDesc,
+    since: u64,
+    polls: u32,
+    dropped: bool,
+) {
+    let (now, cpu) = clock::now();
+    hot_path::record_await(
+        site,
+        f,
+        |site, function| {
+            await_payload(AwaitEvent {
+                site,
+                function,
+                waited: now.saturating_sub(since),
+                polls,
+                dropped,
+            })
+        },
+        now,
+        cpu,
+    );
+}
