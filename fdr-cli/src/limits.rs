@@ -43,6 +43,10 @@ pub(crate) const MAX_CALLS_DEPTH: usize = 1024;
 pub(crate) const MAX_LINKED_TASKS: usize = 1 << 20;
 /// Links of a task past this many are not shown.
 pub(crate) const MAX_LINKS_PER_TASK: usize = 16;
+/// The most tasks whose waits at await sites `fdr calls` keeps; later ones are not shown.
+pub(crate) const MAX_AWAITING_TASKS: usize = 1 << 20;
+/// Waits of a task past this many are counted, not listed one by one.
+pub(crate) const MAX_AWAITS_PER_TASK: usize = 64;
 
 /// The most calls one `fdr export` holds (each becomes a span): past it, the command stops
 /// with an error that suggests a filter (`--thread`, `--from`/`--to`, `--function`, `--min`).
@@ -88,6 +92,14 @@ mod tests {
             (
                 "tasks whose links `calls` keeps (16 links each at most)",
                 vec![n(MAX_LINKED_TASKS)],
+            ),
+            (
+                "waits held for the end of their poll, per thread",
+                vec![n(fdr_format::limits::MAX_AWAITS_IN_POLL)],
+            ),
+            (
+                "tasks whose waits `calls` keeps (64 waits each at most)",
+                vec![n(MAX_AWAITING_TASKS)],
             ),
             (
                 "calls shown under one call by `fdr calls`",

@@ -13,12 +13,16 @@ use std::collections::{BinaryHeap, HashMap};
 use std::convert::Infallible;
 use std::ops::ControlFlow;
 
+use fdr_format::awaits::{AwaitTies, TaskAwait};
 use fdr_format::replay::log_end;
-use fdr_format::sink::{Close, Enter, Exit, Frame, Ignore, LinkSeen, Sink, TaskSeen, GO_ON};
+use fdr_format::sink::{
+    AwaitSeen, Close, Enter, Exit, Frame, Ignore, LinkSeen, PollSeen, Sink, TaskSeen, GO_ON,
+};
 use fdr_format::TaskLink;
 
 use crate::limits::{
-    MAX_CALLS_SHOWN, MAX_CALLS_TOP, MAX_CALLS_UNDER_ONE, MAX_LINKED_TASKS, MAX_LINKS_PER_TASK,
+    MAX_AWAITING_TASKS, MAX_AWAITS_PER_TASK, MAX_CALLS_SHOWN, MAX_CALLS_TOP, MAX_CALLS_UNDER_ONE,
+    MAX_LINKED_TASKS, MAX_LINKS_PER_TASK,
 };
 use crate::model::engine::Plan;
 use crate::model::engine::Report;
@@ -77,6 +81,8 @@ struct Top {
     tasks: Tasks,
     spans: SlowTasks,
     links: Links,
+    ties: AwaitTies,
+    awaits: Awaits,
 }
 
 /// What each task is tied to (its parent, tasks it follows from), by task id.
@@ -92,8 +98,66 @@ fn add_link(links: &mut Links, link: TaskLink) {
     }
 }
 
+/// Where each task waited: its waits at await sites, in the order they ended, by task id.
+#[derive(Debug, Default)]
+pub(crate) struct Awaits {
+    pub(crate) by_task: HashMap<u64, TaskWaits>,
+}
+
+/// One task's waits.
+#[derive(Debug, Default)]
+pub(crate) struct TaskWaits {
+    /// The first [`MAX_AWAITS_PER_TASK`], in order.
+    pub(crate) listed: Vec<TaskAwait>,
+    /// Those past them: how many, and the ticks they waited.
+    pub(crate) more: u64,
+    pub(crate) more_ticks: u64,
+}
+
+impl Awaits {
+    fn add(&mut self, a: TaskAwait) {
+        if self.by_task.len() >= MAX_AWAITING_TASKS && !self.by_task.contains_key(&a.task) {
+            return;
+        }
+        let w = self.by_task.entry(a.task).or_default();
+        if w.listed.len() < MAX_AWAITS_PER_TASK {
+            w.listed.push(a);
+        } else {
+            w.more += 1;
+            w.more_ticks = w.more_ticks.saturating_add(a.event.waited);
+        }
+    }
+
+    /// Takes in another share's waits (of other threads): a task polled on threads of both
+    /// shares has its waits in time order.
+    fn merge(&mut self, other: Awaits) {
+        for (_, w) in other.by_task {
+            for a in w.listed {
+                self.add(a);
+            }
+        }
+        for w in self.by_task.values_mut() {
+            w.listed.sort_by_key(|a| (a.end, a.thread));
+        }
+    }
+}
+
 impl Sink for Top {
     type Error = CliError;
+
+    fn awaited(&mut self, a: &AwaitSeen) -> Result<ControlFlow<()>, CliError> {
+        if let Some(a) = self.ties.awaited(a) {
+            self.awaits.add(a);
+        }
+        Ok(GO_ON)
+    }
+
+    fn polled(&mut self, p: &PollSeen) -> Result<ControlFlow<()>, CliError> {
+        for a in self.ties.polled(p) {
+            self.awaits.add(a);
+        }
+        Ok(GO_ON)
+    }
 
     fn link(&mut self, l: &LinkSeen) -> Result<ControlFlow<()>, CliError> {
         add_link(&mut self.links, l.link);
@@ -101,6 +165,7 @@ impl Sink for Top {
     }
 
     fn task(&mut self, t: &TaskSeen) -> Result<ControlFlow<()>, CliError> {
+        self.ties.task(t);
         if let Some(s) = self.tasks.event(t.thread, t.tsc, t.window, t.event)? {
             self.spans.add(s);
         }
@@ -115,6 +180,7 @@ impl Sink for Top {
             start: e.frame.start,
             end: e.end,
         };
+        self.ties.exit(e.thread, e.frame.id);
         self.add((rank(&k), e.thread, e.frame.id));
         Ok(GO_ON)
     }
@@ -166,6 +232,8 @@ impl Top {
                 ..SlowTasks::default()
             },
             links: Links::new(),
+            ties: AwaitTies::default(),
+            awaits: Awaits::default(),
         }
     }
 
@@ -182,6 +250,7 @@ impl Top {
             for link in t.links.into_values().flatten() {
                 add_link(&mut self.links, link);
             }
+            self.awaits.merge(t.awaits);
             for s in self.tasks.merge(t.tasks)? {
                 self.spans.add(s);
             }
@@ -451,6 +520,8 @@ pub(crate) struct Slowest {
     pub tasks: Vec<TaskSpan>,
     /// What the listed tasks are tied to.
     pub links: Links,
+    /// Where the listed tasks waited.
+    pub awaits: Awaits,
     /// Whether the report lists the tasks: a function was chosen, or there is no call to list.
     pub show_tasks: bool,
     /// The first pass: tables, threads, time zero.
@@ -498,6 +569,10 @@ pub(crate) fn slowest(
     let tasks = std::mem::take(&mut top.spans).into_sorted();
     let mut links = std::mem::take(&mut top.links);
     links.retain(|task, _| tasks.iter().any(|s| s.task == *task));
+    let mut awaits = std::mem::take(&mut top.awaits);
+    awaits
+        .by_task
+        .retain(|task, _| tasks.iter().any(|s| s.task == *task));
     let keys = top.keys();
     let mut want: HashMap<(u32, u32, u64), Vec<u64>> = HashMap::new();
     for k in &keys {
@@ -534,6 +609,7 @@ pub(crate) fn slowest(
         calls: ordered,
         tasks,
         links,
+        awaits,
         show_tasks,
         plan: p,
     })

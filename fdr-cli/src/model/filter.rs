@@ -25,7 +25,8 @@ use std::ops::ControlFlow;
 use fdr_format::events::{EventDecoder, LogInfo, ThreadStats};
 use fdr_format::first_pass::origin_of;
 use fdr_format::sink::{
-    Close, CullSeen, Enter, Exit, Frame, LinkSeen, Sink, TaskSeen, ThreadDone, WindowStart,
+    AwaitSeen, Close, CullSeen, Enter, Exit, Frame, LinkSeen, PollSeen, Sink, TaskSeen, ThreadDone,
+    WindowStart,
 };
 
 use crate::model::input::Log;
@@ -689,6 +690,26 @@ where
         answer(self.in_range(l.thread, l.tsc).and_then(|kept| {
             if kept {
                 passed(self.inner.link(l))
+            } else {
+                Ok(())
+            }
+        }))
+    }
+
+    fn polled(&mut self, p: &PollSeen) -> Result<ControlFlow<()>, CliError> {
+        // Right after the exit it ties to a task, which the filter handed on or not: a poll
+        // event after an exit kept back finds no exit of its function to tie, and ties nothing.
+        let t = self.thread(p.thread);
+        if self.threads[t].phase == Phase::In {
+            return answer(passed(self.inner.polled(p)));
+        }
+        Ok(fdr_format::sink::GO_ON)
+    }
+
+    fn awaited(&mut self, a: &AwaitSeen) -> Result<ControlFlow<()>, CliError> {
+        answer(self.in_range(a.thread, a.tsc).and_then(|kept| {
+            if kept {
+                passed(self.inner.awaited(a))
             } else {
                 Ok(())
             }

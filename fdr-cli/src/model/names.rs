@@ -127,6 +127,12 @@ impl Names {
         }
     }
 
+    /// Where await site `site` is, `FILE:LINE:COLUMN` (`#SITE` for an id not in the table).
+    pub(crate) fn site(&self, site: u32) -> String {
+        self.info(site)
+            .map_or_else(|| format!("#{site}"), |f| f.location())
+    }
+
     /// The name of argument `i` of function `id`: from the table, else `arg<i>`.
     pub(crate) fn arg(&self, id: u32, i: usize) -> String {
         self.functions

@@ -7,7 +7,7 @@ use std::io::Write;
 use clap::ValueEnum;
 use fdr_format::LinkKind;
 
-use crate::commands::calls::{CallNode, Key, Links, Slowest, NONE};
+use crate::commands::calls::{Awaits, CallNode, Key, Links, Slowest, NONE};
 use crate::escape::{json_string, shown};
 use crate::model::engine::Plan;
 use crate::model::names::Names;
@@ -40,7 +40,7 @@ pub(crate) fn write(
         CallsFormat::Text => {
             write_text(&s.calls, p, &names, &clock, depth, &mut o)?;
             if s.show_tasks {
-                write_tasks(&s.tasks, &s.links, p, &names, &clock, &mut o)?;
+                write_tasks(&s.tasks, &s.links, &s.awaits, p, &names, &clock, &mut o)?;
             }
             if let Some(n) = thin_window::note(&p.info, &p.threads) {
                 writeln!(o, "{n}")?;
@@ -48,7 +48,9 @@ pub(crate) fn write(
         }
         CallsFormat::Json => {
             let tasks: &[TaskSpan] = if s.show_tasks { &s.tasks } else { &[] };
-            write_json(&s.calls, tasks, &s.links, p, &names, &clock, &mut o)?
+            write_json(
+                &s.calls, tasks, &s.links, &s.awaits, p, &names, &clock, &mut o,
+            )?
         }
     }
     o.flush()
@@ -58,6 +60,7 @@ pub(crate) fn write(
 fn write_tasks(
     tasks: &[TaskSpan],
     links: &Links,
+    awaits: &Awaits,
     p: &Plan,
     names: &Names,
     clock: &TickRate,
@@ -117,6 +120,33 @@ fn write_tasks(
                 shown(&names.function(l.other_id)),
                 l.other_task
             )?;
+        }
+        if let Some(w) = awaits.by_task.get(&s.task) {
+            for a in &w.listed {
+                let polls = match a.event.polls {
+                    1 => String::new(),
+                    n => format!(", woken {n} times"),
+                };
+                writeln!(
+                    out,
+                    "   awaited {} for {}{polls}{}",
+                    shown(&names.site(a.event.site)),
+                    human(clock.ns(a.event.waited)),
+                    if a.event.dropped {
+                        ", dropped while waiting"
+                    } else {
+                        ""
+                    }
+                )?;
+            }
+            if w.more > 0 {
+                writeln!(
+                    out,
+                    "   and {} more waits, {} in all",
+                    w.more,
+                    human(clock.ns(w.more_ticks))
+                )?;
+            }
         }
     }
     Ok(())
@@ -326,12 +356,15 @@ fn write_legend(marks: &Marks, depth: usize, out: &mut dyn Write) -> std::io::Re
 /// The calls, then (as the text's list after them) the slowest tasks, each a call of an async fn
 /// from its creation to its completion or drop: the keys of a call (its polls are the calls
 /// above, so it has no children here and its self time is its duration) and `task`,
-/// `cancelled`, `end_thread` and `links` (`{"kind": "made_inside" | "follows_from",
-/// "function", "task"}`).
+/// `cancelled`, `end_thread`, `links` (`{"kind": "made_inside" | "follows_from",
+/// "function", "task"}`) and `awaits` (`{"at": "FILE:LINE:COLUMN", "waited_ns", "polls",
+/// "start_ns", "dropped"}`, in the order the waits ended).
+#[allow(clippy::too_many_arguments)]
 fn write_json(
     trees: &[(Key, Vec<CallNode>)],
     tasks: &[TaskSpan],
     links: &Links,
+    awaits: &Awaits,
     p: &Plan,
     names: &Names,
     clock: &TickRate,
@@ -411,13 +444,30 @@ fn write_json(
                 )
             })
             .collect();
+        let waits: Vec<String> = awaits
+            .by_task
+            .get(&s.task)
+            .map_or(&[][..], |w| w.listed.as_slice())
+            .iter()
+            .map(|a| {
+                format!(
+                    "{{\"at\": {}, \"waited_ns\": {}, \"polls\": {}, \"start_ns\": {}, \
+                     \"dropped\": {}}}",
+                    json_string(&names.site(a.event.site)),
+                    clock.ns(a.event.waited),
+                    a.event.polls,
+                    clock.ns(a.start().saturating_sub(p.origin)),
+                    a.event.dropped
+                )
+            })
+            .collect();
         let dur = clock.ns(s.end.saturating_sub(s.start));
         write!(
             out,
             "{}\n  {{\"function\": {}, \"id\": {}, \"thread\": {}, \"start_ns\": {}, \
              \"duration_ns\": {dur}, \"self_ns\": {dur}, \"inferred_start\": {}, \
              \"open_at_end\": {}, \"children\": [], \"task\": {}, \"cancelled\": {}, \
-             \"end_thread\": {}, \"links\": [{}]}}",
+             \"end_thread\": {}, \"links\": [{}], \"awaits\": [{}]}}",
             if i == 0 && trees.is_empty() { "" } else { "," },
             json_string(&names.function(s.function)),
             s.function,
@@ -428,7 +478,8 @@ fn write_json(
             s.task,
             s.cancelled,
             tid(s.end_thread),
-            links.join(", ")
+            links.join(", "),
+            waits.join(", ")
         )?;
     }
     let any = !trees.is_empty() || !tasks.is_empty();

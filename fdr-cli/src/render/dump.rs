@@ -159,6 +159,16 @@ impl Dumper for Printer<'_> {
                             name(l.id),
                             name(l.other_id)
                         )
+                    } else if let Some(a) = fdr_format::decode_await_event(payload) {
+                        format!(
+                            "fdr await {}: site={} id={} waited={} polls={}  {}",
+                            if a.dropped { "dropped" } else { "passed" },
+                            a.site,
+                            a.function,
+                            a.waited,
+                            a.polls,
+                            name(a.function)
+                        )
                     } else {
                         "not an fdr record".to_string()
                     }
