@@ -80,13 +80,18 @@ fn assert_self_contained(html: &str) {
         for (at, _) in lower.match_indices(attr) {
             let rest = lower[at + attr.len()..].trim_start_matches(['"', '\'', ' ']);
             assert!(
-                !rest.starts_with("http:") && !rest.starts_with("https:") && !rest.starts_with("//"),
+                !rest.starts_with("http:")
+                    && !rest.starts_with("https:")
+                    && !rest.starts_with("//"),
                 "the page refers to the network: {}",
                 &html[at..(at + 80).min(html.len())]
             );
         }
     }
-    assert!(html.contains("default-src 'none'"), "the page forbids loads");
+    assert!(
+        html.contains("default-src 'none'"),
+        "the page forbids loads"
+    );
 }
 
 /// What every page must show: it loaded, ran without error, asked for nothing but itself, and
@@ -105,7 +110,10 @@ fn assert_loaded(r: &Value, page: &Path) {
     assert_eq!(r["dom"]["scripts"], 2, "{r}");
     assert_eq!(r["dom"]["injected"], 0, "{r}");
     let colours = r["screenshot"]["colours"].as_u64().unwrap();
-    assert!(colours > 10, "the screenshot is (nearly) blank: {colours} colours");
+    assert!(
+        colours > 10,
+        "the screenshot is (nearly) blank: {colours} colours"
+    );
 }
 
 fn strings(v: &Value) -> Vec<String> {
@@ -148,7 +156,8 @@ fn a_triggered_log_shows_why_its_threads_and_the_slow_call_whose_tree_a_click_op
     // Hovering the slice names the call, its duration and its self time.
     let hover = r["hover"].as_str().expect("a tooltip over app::handle");
     assert!(
-        hover.starts_with("app::handleduration 3.60 µs, self 1.00 µsat +200 ns on thread 11 (main)"),
+        hover
+            .starts_with("app::handleduration 3.60 µs, self 1.00 µsat +200 ns on thread 11 (main)"),
         "{hover}"
     );
     // A click opens its tree: the two queries it made.
@@ -175,8 +184,14 @@ fn async_tasks_are_drawn_above_their_polls() {
     let text = r["dom"]["text"].as_str().unwrap();
     // Thread 11 created three tasks in the window; task 99 was created before it, and is drawn
     // on thread 12, which completed it.
-    assert!(text.contains("thread 11 (main): 4 calls in detail, 3 tasks"), "{text}");
-    assert!(text.contains("thread 12 (worker): 3 calls in detail, 1 task\n"), "{text}");
+    assert!(
+        text.contains("thread 11 (main): 4 calls in detail, 3 tasks"),
+        "{text}"
+    );
+    assert!(
+        text.contains("thread 12 (worker): 3 calls in detail, 1 task\n"),
+        "{text}"
+    );
     let hover = r["hover"].as_str().expect("a tooltip over a poll");
     assert!(hover.starts_with("app::requestduration 100 ns"), "{hover}");
     std::fs::remove_dir_all(dir).ok();
@@ -251,8 +266,8 @@ fn record_a_trigger(dir: &Path) -> PathBuf {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
     let _turn = testing::exclusive();
-    let rec = fdr_runtime::start(fdr_testkit::recording::every_call().out(dir.join("app.fdr")))
-        .unwrap();
+    let rec =
+        fdr_runtime::start(fdr_testkit::recording::every_call().out(dir.join("app.fdr"))).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let beside: Vec<_> = (1..=2)
         .map(|k| {
@@ -299,7 +314,10 @@ fn a_recorded_trigger_is_found_on_its_thread_and_its_tree_opened() {
     assert_loaded(&r, &page);
     let dom = &r["dom"];
     let reason = dom["reason"].as_str().unwrap();
-    assert!(reason.starts_with("slow call of view::slow on thread "), "{reason}");
+    assert!(
+        reason.starts_with("slow call of view::slow on thread "),
+        "{reason}"
+    );
     assert!(reason.contains("(limit 20.0 ms)"), "{reason}");
     let threads = strings(&dom["threads"]);
     for name in ["beside-1", "beside-2"] {
@@ -320,10 +338,16 @@ fn a_recorded_trigger_is_found_on_its_thread_and_its_tree_opened() {
     let click = &r["click"];
     assert_eq!(click["hidden"], false, "{r}");
     assert!(
-        click["title"].as_str().unwrap().starts_with("view::slow on thread "),
+        click["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("view::slow on thread "),
         "{click}"
     );
-    assert!(click["tree"].as_str().unwrap().contains("view::inside"), "{click}");
+    assert!(
+        click["tree"].as_str().unwrap().contains("view::inside"),
+        "{click}"
+    );
     std::fs::remove_dir_all(dir).ok();
 }
 
@@ -337,6 +361,9 @@ fn the_page_goes_beside_the_log_never_over_it() {
     let e = fdr(&["view", "-"]).unwrap_err();
     assert!(e.to_string().contains("give one with -o OUT.html"), "{e}");
     let help = fdr(&["view", "--help"]).unwrap();
-    assert!(help.contains("At most 200000 calls are drawn in detail"), "{help}");
+    assert!(
+        help.contains("At most 200000 calls are drawn in detail"),
+        "{help}"
+    );
     std::fs::remove_dir_all(dir).ok();
 }
