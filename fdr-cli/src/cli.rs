@@ -27,7 +27,7 @@ marked in the outputs.
 A log written by a trigger (a slow call, or one still running past its limit) names that call:
 `info` prints why the log was written, `account` and `stack` name the call in their first line,
 `convert` marks the moment the trigger fired with an instant event on the call's thread.
-Filters, on account, stack, calls, replay, convert, flame and export: --thread TID|NAME (repeatable) keeps
+Filters, on account, stack, calls, replay, convert, flame, export and view: --thread TID|NAME (repeatable) keeps
 those threads; --from TIME and --to TIME (after the window start) cut every thread's window to
 that range, as a recording window would (calls running at its start start there, marked
 inferred; calls running at its end end there, marked open); --around [MARGIN] is the range of the
@@ -605,7 +605,8 @@ except the slowest calls and those running around the call that fired a trigger 
 {MAX_VIEW_KEPT}). At most {MAX_VIEW_SLICES} calls are drawn in detail (past that the threshold doubles until
 they fit) and {MAX_VIEW_BARS} bars (past that, bars closer than a growing gap merge); at most
 {MAX_VIEW_TASKS} tasks (the longest), {MAX_VIEW_MIGRATIONS} CPU migrations and {MAX_VIEW_FLAME_FRAMES} flame graph frames. A page
-stays within about 40 MB whatever the log; the page says what it merged or left out."
+stays within about 40 MB plus the names of the functions it draws, whatever the log; the page
+says what it merged or left out."
     )
 }
 

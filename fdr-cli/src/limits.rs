@@ -162,6 +162,22 @@ mod tests {
             ),
             ("crash box read by `recover` and `info`", vec![MAX_BOX_BYTES, MAX_BOX_BUFFERS]),
             ("final log path kept in a crash box", vec![n(MAX_OUT_PATH)]),
+            (
+                "what `fdr view` draws",
+                vec![
+                    VIEW_WIDTH_PX,
+                    n(MAX_VIEW_SLICES),
+                    n(MAX_VIEW_KEPT),
+                    n(MAX_VIEW_BARS),
+                    n(MAX_VIEW_TASKS),
+                    n(MAX_VIEW_MIGRATIONS),
+                    n(VIEW_SLOWEST),
+                    n(VIEW_TREE_DEPTH),
+                    n(MAX_VIEW_FUNCTIONS),
+                    n(MAX_VIEW_FLAME_FRAMES),
+                    n(MAX_VIEW_FLAME_BYTES),
+                ],
+            ),
         ]
     }
 
