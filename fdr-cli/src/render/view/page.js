@@ -153,13 +153,18 @@
   var cv = $('timeline'), ctx = cv.getContext('2d');
   var view = { t0: 0, t1: Math.max(D.span, 1) };
   var W = 800, selected = null, hovered = null;
+  // Sizes canvas `c` (context `g`) to its container's width and `height` CSS pixels, sharp on
+  // any screen; returns the width.
+  function fitCanvas(c, g, height) {
+    var dpr = window.devicePixelRatio || 1, w = Math.max(200, c.parentNode.clientWidth);
+    c.style.height = height + 'px';
+    c.width = Math.round(w * dpr);
+    c.height = Math.round(height * dpr);
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    return w;
+  }
   function resize() {
-    var dpr = window.devicePixelRatio || 1;
-    W = Math.max(200, cv.parentNode.clientWidth);
-    cv.style.height = totalHeight + 'px';
-    cv.width = Math.round(W * dpr);
-    cv.height = Math.round(totalHeight * dpr);
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    W = fitCanvas(cv, ctx, totalHeight);
     draw();
   }
   function xOf(t) { return (t - view.t0) / (view.t1 - view.t0) * W; }
@@ -698,12 +703,7 @@
   var fc = $('flame'), fctx = fc.getContext('2d'), FW = 800, fh = (fdepth + 1) * FROW + 4;
   var fzoom = froot, frects = [];
   function fresize() {
-    var dpr = window.devicePixelRatio || 1;
-    FW = Math.max(200, fc.parentNode.clientWidth);
-    fc.style.height = fh + 'px';
-    fc.width = Math.round(FW * dpr);
-    fc.height = Math.round(fh * dpr);
-    fctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    FW = fitCanvas(fc, fctx, fh);
     fdraw();
   }
   function fdraw() {
