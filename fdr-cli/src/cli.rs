@@ -9,7 +9,9 @@ use crate::commands::account::SortKey;
 use crate::limits::{
     MAX_CALLS_DEPTH, MAX_CALLS_SHOWN, MAX_CALLS_TOP, MAX_CALLS_UNDER_ONE, MAX_CALL_DEPTH,
     MAX_CALL_PATHS, MAX_CHROME_JSON_BYTES, MAX_EXPORT_CALLS, MAX_FLAME_BYTES, MAX_FLAME_FRAMES,
-    MAX_LOG_FUNCTIONS, MAX_OPEN_TASKS, MAX_READERS, MAX_SHOWN_FRAMES,
+    MAX_LOG_FUNCTIONS, MAX_OPEN_TASKS, MAX_READERS, MAX_SHOWN_FRAMES, MAX_VIEW_BARS,
+    MAX_VIEW_FLAME_FRAMES, MAX_VIEW_FUNCTIONS, MAX_VIEW_KEPT, MAX_VIEW_MIGRATIONS, MAX_VIEW_SLICES,
+    MAX_VIEW_TASKS, VIEW_SLOWEST, VIEW_WIDTH_PX,
 };
 use crate::model::filter::parse_duration;
 use crate::model::filter::FilterArgs;
@@ -25,7 +27,7 @@ marked in the outputs.
 A log written by a trigger (a slow call, or one still running past its limit) names that call:
 `info` prints why the log was written, `account` and `stack` name the call in their first line,
 `convert` marks the moment the trigger fired with an instant event on the call's thread.
-Filters, on account, stack, calls, replay, convert, flame and export: --thread TID|NAME (repeatable) keeps
+Filters, on account, stack, calls, replay, convert, flame, export and view: --thread TID|NAME (repeatable) keeps
 those threads; --from TIME and --to TIME (after the window start) cut every thread's window to
 that range, as a recording window would (calls running at its start start there, marked
 inferred; calls running at its end end there, marked open); --around [MARGIN] is the range of the
@@ -106,6 +108,11 @@ pub(crate) enum Command {
     /// Per function, count, p50, p99, total and self time in two logs, and the change.
     #[command(after_help = DIFF_HELP)]
     Diff(DiffArgs),
+    /// One self-contained HTML page to look at in any browser, offline: why the log was
+    /// written, a zoomable timeline per thread, the slowest calls and their trees, the
+    /// per-function table with histograms, the flame graph.
+    #[command(after_help = view_help())]
+    View(ViewArgs),
 }
 
 // Each command's arguments, which runner.rs hands to the command's function. The structs have
@@ -342,6 +349,22 @@ pub(crate) struct DiffArgs {
     pub format: diff::DiffFormat,
 }
 
+#[derive(Args, Debug)]
+pub(crate) struct ViewArgs {
+    /// The log (.fdr; `-` for standard input).
+    pub log: PathBuf,
+    /// The page (`-` for standard output) [default: the log's path with `.html` added, beside
+    /// it; its path is printed].
+    #[arg(short, long, value_name = "OUT.html")]
+    pub output: Option<PathBuf>,
+    /// Reader threads for the per-function table and the slowest calls
+    /// [default: 2 on a log over 32 MiB with two cores, else 1].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=MAX_READERS as i64))]
+    pub threads: Option<u16>,
+    #[command(flatten)]
+    pub filter: FilterOptions,
+}
+
 /// A duration over zero, in nanoseconds.
 fn positive_duration(s: &str) -> Result<u64, String> {
     match parse_duration(s)? {
@@ -562,6 +585,29 @@ impl FilterOptions {
             min: self.min,
         }
     }
+}
+
+fn view_help() -> String {
+    format!(
+        "\
+The page holds its script, its style and its data: it loads nothing from the network and opens
+from disk in any current browser (`fdr view app.fdr` writes app.fdr.html and prints its path).
+From the top: why the log was written; the timeline, one lane per thread (calls as slices nested
+by depth, async tasks above their polls, CPU migrations as ticks under the lane, the trigger's
+moment as a red line, open calls and inferred entries marked with a notch) that the mouse wheel
+zooms and a drag pans (keys: + and - or w and s zoom, a and d or the arrows pan, 0 shows all),
+where hovering shows a call's function, duration and self time and a click its tree; the
+{VIEW_SLOWEST} slowest calls, each with its tree; the per-function table (`fdr account`'s, at most
+{MAX_VIEW_FUNCTIONS} functions by total time) with a latency histogram per function; the flame graph.
+Size: the timeline is laid out for {VIEW_WIDTH_PX} pixels across the window. A call shorter than one
+of them is merged, with its neighbours at its depth on its thread, into a bar that counts them,
+except the slowest calls and those running around the call that fired a trigger (at most
+{MAX_VIEW_KEPT}). At most {MAX_VIEW_SLICES} calls are drawn in detail (past that the threshold doubles until
+they fit) and {MAX_VIEW_BARS} bars (past that, bars closer than a growing gap merge); at most
+{MAX_VIEW_TASKS} tasks (the longest), {MAX_VIEW_MIGRATIONS} CPU migrations and {MAX_VIEW_FLAME_FRAMES} flame graph frames. A page
+stays within about 40 MB plus the names of the functions it draws, whatever the log; the page
+says what it merged or left out."
+    )
 }
 
 fn stack_help() -> String {

@@ -73,6 +73,19 @@ pub(crate) fn json_string(s: &str) -> String {
     out
 }
 
+/// `s` as a JSON string ([`json_string`]) that can also stand inside an HTML `<script>`
+/// element: `<`, `>` and `&` are written as `\u003c`, `\u003e` and `\u0026`, so a name holding
+/// `</script>` or `<!--` cannot end the element nor start a comment. JSON reads it back exactly.
+pub(crate) fn script_json_string(s: &str) -> String {
+    let j = json_string(s);
+    if !j.contains(['<', '>', '&']) {
+        return j;
+    }
+    j.replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+}
+
 #[cfg(test)]
 mod tests_from_docs {
     //! The examples of this module's items, run as tests (the module is the crate's own; an
@@ -91,5 +104,15 @@ mod tests_from_docs {
     fn json_string() {
         use crate::escape::json_string;
         assert_eq!(json_string("a\"b\n\u{9b}"), r#""a\"b\n\u009b""#);
+    }
+
+    #[test]
+    fn script_json_string() {
+        use crate::escape::script_json_string;
+        assert_eq!(
+            script_json_string("</script><b>&"),
+            r#""\u003c/script\u003e\u003cb\u003e\u0026""#
+        );
+        assert_eq!(script_json_string("app::main"), r#""app::main""#);
     }
 }

@@ -1,7 +1,8 @@
 //! The `fdr` command: latency tables, call trees, flame graphs and Perfetto timelines from the
 //! logs fdr records, and reports and pprof exports of the profiles its profile mode writes;
 //! `fdr export` sends a log's window to an OpenTelemetry collector (OTLP/HTTP); `fdr recover`
-//! turns the crash boxes of processes that died into logs.
+//! turns the crash boxes of processes that died into logs; `fdr view` writes one self-contained
+//! HTML page to look at a log in a browser, offline.
 //!
 //! [`run`] is the whole command behind a function, so that programs (and tests) can call it:
 //!
@@ -41,11 +42,11 @@
 //! | `runner` | runs a parsed command: open, filter, progress once; the command; its renderer |
 //! | `cli` | the commands' arguments and help, as clap parses them |
 //! | `progress` | the progress bar: how far a pass got (the model's `Report`), drawn |
-//! | `render::account`, `render::calls`, `render::diff`, `render::dump`, `render::flame`, `render::fxt`, `render::info`, `render::pprof`, `render::profile`, `render::recover`, `render::replay`, `render::stack` | each command's output: text, CSV, JSON, SVG, FXT, pprof protobuf; what `recover` did |
+//! | `render::account`, `render::calls`, `render::diff`, `render::dump`, `render::flame`, `render::fxt`, `render::info`, `render::pprof`, `render::profile`, `render::recover`, `render::replay`, `render::stack`, `render::view` | each command's output: text, CSV, JSON, SVG, FXT, pprof protobuf, the `view` page (HTML); what `recover` did |
 //! | `render::chrome`, `render::culls` | Chrome JSON (and the process ids FXT shares); the culled functions' list |
 //! | `render::reason` | why the log was written (the call that fired a trigger, how a crashed process died) |
 //! | `render::labels`, `render::dates` | thread labels and times relative to the window's start, which every renderer uses; dates as a person reads them, in UTC and the local time zone |
-//! | `commands::diff`, `commands::profile` | two logs accounted and compared; a profile file per function, per call path, around a function |
+//! | `commands::diff`, `commands::profile`, `commands::view` | two logs accounted and compared; a profile file per function, per call path, around a function; what the `view` page shows (the table, the slowest calls, the flame graph's paths and a timeline bounded in size) |
 //! | `commands::account`, `commands::calls`, `commands::convert`, `commands::dump`, `commands::export`, `commands::flame`, `commands::info`, `commands::recover`, `commands::replay`, `commands::stack` | what each command shows, from the model (`export`: the window as OTLP spans, sent; `recover`: crash boxes turned into logs, written) |
 //! | `model::trie` | the call trie (`stack`, flame graphs) |
 //! | `model::pass` | a pass over a log behind the filter, in shares; the plan |

@@ -67,6 +67,34 @@ pub(crate) const MAX_PROFILE_BYTES: u64 = 4 << 30;
 #[cfg_attr(not(feature = "otlp"), allow(dead_code))]
 pub(crate) const MAX_PPROF_LOCATIONS: usize = 1 << 24;
 
+/// `fdr view`: the width, in pixels, its timeline's full view is laid out for. A call shorter
+/// than the window over this many (one pixel at the full view) is merged with its neighbours at
+/// its depth into an aggregate bar, unless it is one of the slowest calls or runs near the call
+/// that fired a trigger.
+pub(crate) const VIEW_WIDTH_PX: u64 = 4096;
+/// `fdr view`: the most calls drawn in detail on the timeline. Past it, the shortest are merged
+/// into bars as well (the detail threshold doubles until they fit), and the page says so.
+pub(crate) const MAX_VIEW_SLICES: usize = 200_000;
+/// `fdr view`: of those, the most kept in detail whatever their length (the slowest calls and
+/// the calls around the one that fired a trigger).
+pub(crate) const MAX_VIEW_KEPT: usize = 50_000;
+/// `fdr view`: the most aggregate bars. Past it, bars closer than a growing gap are merged.
+pub(crate) const MAX_VIEW_BARS: usize = 200_000;
+/// `fdr view`: the most async tasks drawn (the longest); the others are counted.
+pub(crate) const MAX_VIEW_TASKS: usize = 20_000;
+/// `fdr view`: the most CPU migrations marked; the others are counted.
+pub(crate) const MAX_VIEW_MIGRATIONS: usize = 50_000;
+/// `fdr view`: the slowest calls listed, each with its tree.
+pub(crate) const VIEW_SLOWEST: usize = 20;
+/// `fdr view`: levels of each slowest call's tree.
+pub(crate) const VIEW_TREE_DEPTH: usize = 12;
+/// `fdr view`: the most functions in the per-function table (by total time).
+pub(crate) const MAX_VIEW_FUNCTIONS: usize = 2_000;
+/// `fdr view`: the most frames, over all its call paths, in the page's flame graph.
+pub(crate) const MAX_VIEW_FLAME_FRAMES: usize = 50_000;
+/// `fdr view`: the most bytes of call paths in the page's flame graph.
+pub(crate) const MAX_VIEW_FLAME_BYTES: usize = 4 << 20;
+
 /// The most reader threads a command's `--threads` asks for.
 pub(crate) const MAX_READERS: usize = 64;
 
@@ -146,6 +174,22 @@ mod tests {
             ),
             ("crash box read by `recover` and `info`", vec![MAX_BOX_BYTES, MAX_BOX_BUFFERS]),
             ("final log path kept in a crash box", vec![n(MAX_OUT_PATH)]),
+            (
+                "what `fdr view` draws",
+                vec![
+                    VIEW_WIDTH_PX,
+                    n(MAX_VIEW_SLICES),
+                    n(MAX_VIEW_KEPT),
+                    n(MAX_VIEW_BARS),
+                    n(MAX_VIEW_TASKS),
+                    n(MAX_VIEW_MIGRATIONS),
+                    n(VIEW_SLOWEST),
+                    n(VIEW_TREE_DEPTH),
+                    n(MAX_VIEW_FUNCTIONS),
+                    n(MAX_VIEW_FLAME_FRAMES),
+                    n(MAX_VIEW_FLAME_BYTES),
+                ],
+            ),
         ]
     }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::cli::{
     AccountArgs, CallsArgs, Command, ConvertArgs, ConvertFormat, DiffArgs, DumpArgs, ExportArgs,
-    FilterOptions, FlameArgs, InfoArgs, ProfileArgs, RecoverArgs, ReplayArgs, StackArgs,
+    FilterOptions, FlameArgs, InfoArgs, ProfileArgs, RecoverArgs, ReplayArgs, StackArgs, ViewArgs,
 };
 use crate::commands;
 use crate::error::shown_path;
@@ -78,6 +78,7 @@ pub(crate) fn run(command: Command, out: &mut dyn Write) -> Result<(), CliError>
         Command::Replay(a) => replay(a, out),
         Command::Profile(a) => profile(a, out),
         Command::Diff(a) => diff(a, out),
+        Command::View(a) => view(a, out),
     }
 }
 
@@ -237,6 +238,44 @@ fn diff(a: DiffArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let changes = commands::diff::changes(&before, &after, &progress);
     progress.finish();
     render::diff::write(&changes?, a.format, out).map_err(written)
+}
+
+/// `fdr view`: the page, written to `--output`, else beside the log (its path printed).
+fn view(a: ViewArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let dest = match &a.output {
+        Some(o) => o.clone(),
+        None if a.log.as_os_str() == "-" => {
+            return Err(CliError::Usage(
+                "fdr: view: the log is standard input, so there is no path to write the page \
+                 beside: give one with -o OUT.html"
+                    .into(),
+            ))
+        }
+        None => {
+            let mut p = a.log.clone().into_os_string();
+            p.push(".html");
+            p.into()
+        }
+    };
+    let job = Job::open(&a.log, &a.filter, |f| 5 + u64::from(f.needs_plan()))?;
+    let readers = job.readers(a.threads);
+    let shown = shown_path(&dest);
+    job.run(|j| {
+        let v = commands::view::view(
+            &j.log,
+            &j.filter,
+            readers,
+            commands::view::ViewLimits::default(),
+            &j.progress,
+        )?;
+        crate::output::write(&dest, j.log.path(), out, |o| {
+            render::view::write(&v, o).map_err(|e| CliError::io(&shown, "cannot write the page", e))
+        })
+    })?;
+    if a.output.is_none() {
+        writeln!(out, "{shown}").map_err(written)?;
+    }
+    Ok(())
 }
 
 /// `fdr flame` of a profile: its trees merged by call path; no chart, no filter.

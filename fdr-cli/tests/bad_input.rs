@@ -12,7 +12,7 @@ fn all_commands(path: &str) -> Vec<(String, fdr_cli::CliError)> {
     commands(path, &ALL)
 }
 
-const ALL: [&[&str]; 13] = [
+const ALL: [&[&str]; 14] = [
     &["info"],
     &["dump", "--verify"],
     &["account"],
@@ -36,6 +36,7 @@ const ALL: [&[&str]; 13] = [
         "*p*",
     ],
     &["calls", "--thread", "main", "--min", "1ns"],
+    &["view", "-o", "-"],
 ];
 
 /// One command per way of reading: raw records and grammar, one pass, two passes.

@@ -26,11 +26,12 @@ fn listing(dir: &Path) -> Vec<String> {
     v
 }
 
-const WRITERS: [&[&str]; 4] = [
+const WRITERS: [&[&str]; 5] = [
     &["convert", "--format", "chrome"],
     &["convert", "--format", "fxt"],
     &["flame"],
     &["flame", "--chart"],
+    &["view"],
 ];
 
 #[test]

@@ -379,6 +379,16 @@ impl Account {
         Ok((acc, d))
     }
 
+    /// Each function's latency histogram (ticks) of its calls that returned, by function id:
+    /// complete once [`Account::rows`] has counted the batched durations into them.
+    pub(crate) fn latencies(&self) -> impl Iterator<Item = (u32, &LogLinear)> {
+        self.slots
+            .ids()
+            .iter()
+            .zip(&self.tallies)
+            .map(|(&id, t)| (id, &t.hist))
+    }
+
     /// The report rows, sorted and cut to `top`.
     pub(crate) fn rows(
         &mut self,

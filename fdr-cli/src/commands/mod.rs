@@ -1,8 +1,9 @@
 //! One module per command. Each takes the model (a log, its filter, a progress bar) and returns
 //! what the command shows, or drives the model into a writer it is handed; printing is the
 //! renderers' ([`crate::render`]). `profile` reads a profile file instead of a log; `recover`
-//! reads crash boxes and writes the logs recovered from them. `export`
-//! (with the `otlp` feature) hands the window to [`fdr_otlp`], which sends it.
+//! reads crash boxes and writes the logs recovered from them; `view` gathers what the other
+//! commands compute, and a timeline, for one page. `export` (with the `otlp` feature) hands the
+//! window to [`fdr_otlp`], which sends it.
 
 pub(crate) mod account;
 pub(crate) mod calls;
@@ -17,3 +18,4 @@ pub(crate) mod profile;
 pub(crate) mod recover;
 pub(crate) mod replay;
 pub(crate) mod stack;
+pub(crate) mod view;

@@ -209,6 +209,22 @@ impl LogLinear {
     }
 }
 
+impl LogLinear {
+    /// The counts per power of two, as [`Log2`] buckets them: entry `k` counts the values from
+    /// [`Log2::lower_bound`]`(k)` to [`Log2::upper_bound`]`(k)` (each log-linear bucket lies
+    /// within one power of two).
+    pub(crate) fn powers_of_two(&self) -> [u64; 65] {
+        let mut out = [0u64; 65];
+        self.buckets.each(|i, c| {
+            let (lo, _) = bounds(i);
+            let k = 64 - lo.leading_zeros() as usize;
+            out[k] = out[k].saturating_add(c);
+            true
+        });
+        out
+    }
+}
+
 /// One counter per power of two of a tick count.
 #[derive(Clone, Debug)]
 pub(crate) struct Log2([u32; 65]);

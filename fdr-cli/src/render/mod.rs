@@ -1,6 +1,6 @@
 //! One module per output: the text, CSV and JSON reports of each command, the flame graph SVG,
 //! the Chrome JSON and FXT timelines, the pprof export of a profile (with the `otlp` feature),
-//! what `fdr recover` did with each crash box, and the parts they share (why the log was
+//! the `fdr view` page (HTML), what `fdr recover` did with each crash box, and the parts they share (why the log was
 //! written, thread labels and relative times, the culled functions, dates, the local time
 //! zone).
 
@@ -22,3 +22,4 @@ pub(crate) mod reason;
 pub(crate) mod recover;
 pub(crate) mod replay;
 pub(crate) mod stack;
+pub(crate) mod view;

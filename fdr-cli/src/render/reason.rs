@@ -77,6 +77,23 @@ pub(crate) fn header(
     fired(info).map(|r| format!("triggered by {}", describe_call(r, names, clock, origin)))
 }
 
+/// Why the log was written, in one sentence: the call that fired a trigger
+/// ([`describe_call`]), how a crashed process ended ([`death`]), else the reason record's words;
+/// `None` for a log without a reason record.
+pub(crate) fn sentence(
+    info: &LogInfo,
+    names: &Names,
+    clock: &TickRate,
+    origin: u64,
+) -> Option<String> {
+    let r = info.reason.as_ref()?;
+    Some(match (death(r), fired(info)) {
+        (Some(d), _) => format!("{}: {d}", r.reason.describe()),
+        (None, Some(call)) => describe_call(call, names, clock, origin),
+        (None, None) => r.reason.describe().to_string(),
+    })
+}
+
 /// The name of the instant event `fdr convert` puts on the triggering call's thread:
 /// `trigger: slow call app::handle` (unescaped: JSON and FXT keep names exactly).
 pub(crate) fn instant_name(r: &ReasonInfo, names: &Names) -> String {
