@@ -1,11 +1,12 @@
-//! Waits at await sites tied to their tasks.
+//! Waits at await sites, and wake-ups, tied to their tasks.
 //!
-//! An await event says which site and function waited, not which task: it is written inside
-//! the poll that passed the await, and that poll's event, right after its exit, names the task
-//! (a poll of the same function inside it would have exited before). So a reader holds each
-//! thread's waits until the next exit of their function and hands them to the task the poll
-//! event that follows names. A wait ended by dropping the task (outside any poll) follows the
-//! task's cancellation on the same thread.
+//! An await event says which site and function waited, not which task, and a wake event which
+//! function was woken: each is written inside a poll (the one that passed the await, the one the
+//! wake-up asked for), and that poll's event, right after its exit, names the task (a poll of
+//! the same function inside it would have exited before). So a reader holds each thread's
+//! events until the next exit of their function and hands them to the task the poll event that
+//! follows names ([`PollTies`], one for each kind of event). A wait ended by dropping the task
+//! (outside any poll) follows the task's cancellation on the same thread.
 //!
 //! ```
 //! use fdr_format::awaits::AwaitTies;
@@ -20,20 +21,58 @@
 //! ```
 
 use crate::limits::MAX_AWAITS_IN_POLL;
-use crate::sink::{AwaitSeen, PollSeen, TaskSeen};
-use crate::{AwaitEvent, TaskKind};
+use crate::sink::{AwaitSeen, PollSeen, TaskSeen, WokenSeen};
+use crate::{AwaitEvent, TaskKind, WakeEvent};
 
-/// One wait of a task at an await site.
+/// An event written inside a poll, about the poll's task.
+pub trait InPoll: Copy {
+    /// The async function whose poll it was written in.
+    fn function(&self) -> u32;
+}
+
+impl InPoll for AwaitEvent {
+    fn function(&self) -> u32 {
+        self.function
+    }
+}
+
+impl InPoll for WakeEvent {
+    fn function(&self) -> u32 {
+        self.function
+    }
+}
+
+/// One event of a poll, tied to the poll's task.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TaskAwait {
+pub struct Tied<E> {
     /// The task's id.
     pub task: u64,
-    /// The thread (index in the log) that ended the wait.
+    /// The thread (index in the log) that wrote it.
     pub thread: u32,
-    /// When the wait ended (ticks).
+    /// When (ticks): the end of a wait, the beginning of a woken poll.
     pub end: u64,
-    /// The site, the wait and how it ended.
-    pub event: AwaitEvent,
+    /// What it says.
+    pub event: E,
+}
+
+/// One wait of a task at an await site.
+pub type TaskAwait = Tied<AwaitEvent>;
+
+/// One wake-up of a task, and the poll it led to.
+pub type TaskWake = Tied<WakeEvent>;
+
+impl TaskWake {
+    /// Ticks from the wake-up to the poll (0 when the two threads' clocks disagree the other
+    /// way): what the task waited, ready, to be polled.
+    ///
+    /// ```
+    /// use fdr_format::{awaits::TaskWake, WakeEvent};
+    /// let event = WakeEvent { function: 2, woken_at: 70, waker_tid: 0 };
+    /// assert_eq!(TaskWake { task: 5, thread: 0, end: 100, event }.scheduled(), 30);
+    /// ```
+    pub fn scheduled(&self) -> u64 {
+        self.end.saturating_sub(self.event.woken_at)
+    }
 }
 
 impl TaskAwait {
@@ -49,46 +88,63 @@ impl TaskAwait {
     }
 }
 
-/// One thread's waits not tied yet.
-#[derive(Debug, Default)]
-struct Thread {
-    /// Waits inside an open poll: (when it ended, the wait).
-    open: Vec<(u64, AwaitEvent)>,
-    /// The waits of the poll that just exited, and its function: the poll event comes next.
-    exited: Vec<(u64, AwaitEvent)>,
+/// One thread's events not tied yet.
+#[derive(Debug)]
+struct Thread<E> {
+    /// Events inside an open poll: (when, the event).
+    open: Vec<(u64, E)>,
+    /// The events of the poll that just exited, and its function: the poll event comes next.
+    exited: Vec<(u64, E)>,
     exited_function: u32,
     /// The task the thread cancelled last: waits dropped with it follow its cancellation.
     cancelled: Option<(u32, u64)>,
 }
 
-/// Ties waits to tasks, thread by thread, as a replay hands them over (see the module's
-/// documentation). Memory: the waits of the polls open on each thread, at most
-/// [`MAX_AWAITS_IN_POLL`] per thread (the rest are counted in [`AwaitTies::untied`]).
-#[derive(Debug, Default)]
-pub struct AwaitTies {
-    threads: Vec<Thread>,
+impl<E> Default for Thread<E> {
+    fn default() -> Thread<E> {
+        Thread {
+            open: Vec::new(),
+            exited: Vec::new(),
+            exited_function: 0,
+            cancelled: None,
+        }
+    }
+}
+
+/// Ties the events of one kind written inside polls to tasks, thread by thread, as a replay
+/// hands them over (see the module's documentation). Memory: the events of the polls open on
+/// each thread, at most [`MAX_AWAITS_IN_POLL`] per thread (the rest are counted in
+/// [`PollTies::untied`]).
+#[derive(Debug)]
+pub struct PollTies<E> {
+    threads: Vec<Thread<E>>,
     untied: u64,
 }
 
-impl AwaitTies {
-    fn thread(&mut self, thread: u32) -> &mut Thread {
-        let t = thread as usize;
-        if t >= self.threads.len() {
-            self.threads.resize_with(t + 1, Thread::default);
+impl<E> Default for PollTies<E> {
+    fn default() -> PollTies<E> {
+        PollTies {
+            threads: Vec::new(),
+            untied: 0,
         }
-        &mut self.threads[t]
     }
+}
 
+/// Ties waits at await sites to tasks.
+pub type AwaitTies = PollTies<AwaitEvent>;
+
+/// Ties wake-ups to tasks.
+pub type WakeTies = PollTies<WakeEvent>;
+
+impl AwaitTies {
     /// A wait ended; returns it tied when its task is known now (a wait dropped with the task
     /// the thread just cancelled).
     pub fn awaited(&mut self, a: &AwaitSeen) -> Option<TaskAwait> {
-        let th = self.thread(a.thread);
         if a.in_poll {
-            if th.open.len() < MAX_AWAITS_IN_POLL {
-                th.open.push((a.tsc, a.event));
-                return None;
-            }
-        } else if let Some((function, task)) = th.cancelled {
+            return self.seen(a.thread, a.tsc, a.event);
+        }
+        let th = self.thread(a.thread);
+        if let Some((function, task)) = th.cancelled {
             if function == a.event.function {
                 return Some(TaskAwait {
                     task,
@@ -99,6 +155,53 @@ impl AwaitTies {
             }
         }
         self.untied += 1;
+        None
+    }
+
+    /// A task event: a cancellation is remembered for the waits dropped with the task.
+    pub fn task(&mut self, t: &TaskSeen) {
+        let th = self.thread(t.thread);
+        th.cancelled = (t.event.kind == TaskKind::Cancelled).then_some((t.event.id, t.event.task));
+    }
+}
+
+impl WakeTies {
+    /// A woken poll began.
+    ///
+    /// ```
+    /// use fdr_format::awaits::WakeTies;
+    /// use fdr_format::sink::{PollSeen, WokenSeen};
+    /// use fdr_format::WakeEvent;
+    /// let mut ties = WakeTies::default();
+    /// let event = WakeEvent { function: 3, woken_at: 900, waker_tid: 12 };
+    /// ties.woken(&WokenSeen { thread: 0, tsc: 1000, event });
+    /// ties.exit(0, 3);
+    /// let tied = ties.polled(&PollSeen { thread: 0, id: 3, task: 77 });
+    /// assert_eq!((tied[0].task, tied[0].scheduled()), (77, 100));
+    /// ```
+    pub fn woken(&mut self, w: &WokenSeen) {
+        self.seen(w.thread, w.tsc, w.event);
+    }
+}
+
+impl<E: InPoll> PollTies<E> {
+    fn thread(&mut self, thread: u32) -> &mut Thread<E> {
+        let t = thread as usize;
+        if t >= self.threads.len() {
+            self.threads.resize_with(t + 1, Thread::default);
+        }
+        &mut self.threads[t]
+    }
+
+    /// `event`, written inside a poll on `thread` at `tsc`: held for the poll's end. Returns
+    /// nothing (a signature shared with [`AwaitTies::awaited`]).
+    fn seen(&mut self, thread: u32, tsc: u64, event: E) -> Option<Tied<E>> {
+        let th = self.thread(thread);
+        if th.open.len() < MAX_AWAITS_IN_POLL {
+            th.open.push((tsc, event));
+        } else {
+            self.untied += 1;
+        }
         None
     }
 
@@ -116,7 +219,7 @@ impl AwaitTies {
         th.exited_function = id;
         let mut i = 0;
         while i < th.open.len() {
-            if th.open[i].1.function == id {
+            if th.open[i].1.function() == id {
                 let w = th.open.remove(i);
                 th.exited.push(w);
             } else {
@@ -125,8 +228,8 @@ impl AwaitTies {
         }
     }
 
-    /// The poll that just exited served task `p.task`: its waits, in the order they ended.
-    pub fn polled(&mut self, p: &PollSeen) -> Vec<TaskAwait> {
+    /// The poll that just exited served task `p.task`: its events, in the order they came.
+    pub fn polled(&mut self, p: &PollSeen) -> Vec<Tied<E>> {
         let Some(th) = self.threads.get_mut(p.thread as usize) else {
             return Vec::new();
         };
@@ -135,7 +238,7 @@ impl AwaitTies {
         }
         th.exited
             .drain(..)
-            .map(|(end, event)| TaskAwait {
+            .map(|(end, event)| Tied {
                 task: p.task,
                 thread: p.thread,
                 end,
@@ -144,13 +247,7 @@ impl AwaitTies {
             .collect()
     }
 
-    /// A task event: a cancellation is remembered for the waits dropped with the task.
-    pub fn task(&mut self, t: &TaskSeen) {
-        let th = self.thread(t.thread);
-        th.cancelled = (t.event.kind == TaskKind::Cancelled).then_some((t.event.id, t.event.task));
-    }
-
-    /// Waits no task could be found for (their poll was not kept, or past the limit).
+    /// Events no task could be found for (their poll was not kept, or past the limit).
     pub fn untied(&self) -> u64 {
         self.untied
             + self

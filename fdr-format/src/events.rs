@@ -66,6 +66,9 @@ pub enum EventKind {
     /// thread that ended it: inside the poll that passed the await, or after the task's
     /// cancellation).
     Await(crate::AwaitEvent),
+    /// A poll began that a wake-up of its task had asked for (a custom event written inside
+    /// the poll, at its entry's time).
+    Woken(crate::WakeEvent),
     /// A function stopped or started being recorded (culling; a custom event).
     Cull {
         /// Culled or restored.
@@ -732,6 +735,9 @@ fn custom(
     }
     if let Some(a) = crate::decode_await_event(payload) {
         return Ok((!muted).then_some(EventKind::Await(a)));
+    }
+    if let Some(w) = crate::decode_wake_event(payload) {
+        return Ok((!muted).then_some(EventKind::Woken(w)));
     }
     if let Some((kind, id, run)) = crate::decode_cull_event(payload) {
         return Ok((!muted).then_some(EventKind::Cull { kind, id, run }));

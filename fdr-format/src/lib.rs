@@ -56,11 +56,13 @@ pub use header::{FileHeader, FDR_LOG_TYPE, FDR_VERSION, HEADER_SIZE};
 pub use lead::{lead_block, LeadStart};
 pub use record::{
     await_payload, block_preamble, cull_payload, decode_await_event, decode_cull_event,
-    decode_function_record, decode_link_event, decode_polled_event, decode_task_event, delta_of,
-    function_record, function_record_head, function_word, id_field, id_field_of, is_metadata,
-    kind_bits, link_payload, meta, meta_bytes, polled_payload, task_payload, AwaitEvent,
-    BlockStart, CullKind, FnKind, LinkKind, MetaKind, MetaWords, TaskKind, TaskLink, AWAIT_MAGIC,
-    AWAIT_PAYLOAD_SIZE, BLOCK_PREAMBLE_AFTER_EXTENTS, BLOCK_PREAMBLE_SIZE, BLOCK_PREAMBLE_WORDS,
-    CULL_MAGIC, FUNCTION_RECORD_SIZE, ID_SHIFT, KIND_MASK, LINK_MAGIC, LINK_PAYLOAD_SIZE,
-    MAX_FUNCTION_ID, METADATA_RECORD_SIZE, POLLED_KIND, TASK_MAGIC, TASK_PAYLOAD_SIZE,
+    decode_function_record, decode_link_event, decode_polled_event, decode_task_event,
+    decode_wake_event, delta_of, function_record, function_record_head, function_word, id_field,
+    id_field_of, is_metadata, kind_bits, link_payload, meta, meta_bytes, polled_payload,
+    task_payload, wake_payload, AwaitEvent, BlockStart, CullKind, FnKind, LinkKind, MetaKind,
+    MetaWords, TaskKind, TaskLink, WakeEvent, AWAIT_MAGIC, AWAIT_PAYLOAD_SIZE,
+    BLOCK_PREAMBLE_AFTER_EXTENTS, BLOCK_PREAMBLE_SIZE, BLOCK_PREAMBLE_WORDS, CULL_MAGIC,
+    FUNCTION_RECORD_SIZE, ID_SHIFT, KIND_MASK, LINK_MAGIC, LINK_PAYLOAD_SIZE, MAX_FUNCTION_ID,
+    METADATA_RECORD_SIZE, POLLED_KIND, TASK_MAGIC, TASK_PAYLOAD_SIZE, WAKE_MAGIC,
+    WAKE_PAYLOAD_SIZE,
 };

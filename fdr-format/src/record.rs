@@ -646,6 +646,66 @@ pub fn decode_await_event(payload: &[u8]) -> Option<AwaitEvent> {
     })
 }
 
+/// The first two bytes of a wake event's payload.
+pub const WAKE_MAGIC: [u8; 2] = *b"Fs";
+
+/// Bytes of a wake event's payload: magic, kind (1), a zero byte, the async function's id
+/// (`u32`), the time of the wake-up (`u64`, ticks), the id of the thread that woke the task
+/// (`i32`; 0 when unknown), four zero bytes and eight zero bytes, little-endian.
+pub const WAKE_PAYLOAD_SIZE: usize = 32;
+
+/// A poll of a task that had been woken: the task's waker was called at `woken_at` (on thread
+/// `waker_tid`), and this poll, the first since, began at the event's own time. The difference
+/// is the time the task was ready but not polled (scheduled, in tokio-console's words).
+///
+/// Written inside the poll, right after its entry and at its time: the poll's event ties it
+/// to its task, as an await event's does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct WakeEvent {
+    /// The async function's id.
+    pub function: u32,
+    /// When the waker was called (ticks, the clock of the log).
+    pub woken_at: u64,
+    /// The thread that called it (operating system id; 0 when unknown).
+    pub waker_tid: i32,
+}
+
+/// A wake event's 32-byte payload as four words.
+///
+/// ```
+/// use fdr_format::{decode_wake_event, wake_payload, WakeEvent};
+/// let w = WakeEvent { function: 3, woken_at: 123_456, waker_tid: 77 };
+/// let payload: Vec<u8> = wake_payload(w).iter().flat_map(|x| x.to_le_bytes()).collect();
+/// assert_eq!(decode_wake_event(&payload), Some(w));
+/// ```
+#[inline(always)]
+pub const fn wake_payload(w: WakeEvent) -> [u64; 4] {
+    let first =
+        WAKE_MAGIC[0] as u64 | (WAKE_MAGIC[1] as u64) << 8 | 1u64 << 16 | (w.function as u64) << 32;
+    [first, w.woken_at, w.waker_tid as u32 as u64, 0]
+}
+
+/// Reads a custom event's payload as a wake event, or `None` if it is not one.
+pub fn decode_wake_event(payload: &[u8]) -> Option<WakeEvent> {
+    if payload.len() != WAKE_PAYLOAD_SIZE
+        || payload[..2] != WAKE_MAGIC
+        || payload[2] != 1
+        || payload[3] != 0
+        || payload[20..] != [0; 12]
+    {
+        return None;
+    }
+    let u32_at =
+        |i: usize| u32::from_le_bytes([payload[i], payload[i + 1], payload[i + 2], payload[i + 3]]);
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&payload[8..16]);
+    Some(WakeEvent {
+        function: u32_at(4),
+        woken_at: u64::from_le_bytes(w),
+        waker_tid: u32_at(16) as i32,
+    })
+}
+
 /// What happened to a function's recording at run time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]

@@ -72,7 +72,7 @@ use crate::events::{EventDecoder, EventKind, LogInfo, ThreadStats};
 use crate::limits::{MAX_CALL_ARGS, MAX_CALL_DEPTH};
 use crate::sink::{
     AwaitSeen, Close, CullSeen, Enter, Exit, Frame, LinkSeen, PollSeen, Sink, TaskEvent, TaskSeen,
-    ThreadDone, WindowStart,
+    ThreadDone, WindowStart, WokenSeen,
 };
 use crate::FormatError;
 
@@ -337,6 +337,7 @@ fn event<S: Sink + ?Sized>(
                 | EventKind::Polled { .. }
                 | EventKind::Link(_)
                 | EventKind::Await(_)
+                | EventKind::Woken(_)
                 | EventKind::Cull { .. }
         )
     {
@@ -408,6 +409,7 @@ fn event<S: Sink + ?Sized>(
                 in_poll,
             }))?
         }
+        EventKind::Woken(event) => flow(sink.woken(&WokenSeen { thread, tsc, event }))?,
         EventKind::Cull { kind, id, .. } => flow(sink.cull(&CullSeen {
             thread,
             tsc,

@@ -31,7 +31,7 @@
 use std::convert::Infallible;
 use std::ops::ControlFlow;
 
-use crate::{AwaitEvent, CullKind, TaskKind, TaskLink};
+use crate::{AwaitEvent, CullKind, TaskKind, TaskLink, WakeEvent};
 
 /// One open call.
 ///
@@ -260,6 +260,33 @@ pub struct AwaitSeen {
     pub in_poll: bool,
 }
 
+/// A poll of an async function began on `thread` at `tsc` after its task was woken (see
+/// [`WakeEvent`]); the poll is the innermost open call of the function on the thread.
+///
+/// ```
+/// use fdr_format::{sink::WokenSeen, WakeEvent};
+/// let event = WakeEvent { function: 3, woken_at: 40, waker_tid: 9 };
+/// let w = WokenSeen { thread: 0, tsc: 70, event };
+/// assert_eq!(w.scheduled(), 30);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WokenSeen {
+    /// The thread's index in the log.
+    pub thread: u32,
+    /// When the poll began (ticks).
+    pub tsc: u64,
+    /// The wake-up.
+    pub event: WakeEvent,
+}
+
+impl WokenSeen {
+    /// Ticks from the wake-up to the poll (0 when the clocks of the two threads disagree the
+    /// other way).
+    pub fn scheduled(&self) -> u64 {
+        self.tsc.saturating_sub(self.event.woken_at)
+    }
+}
+
 /// A function was culled or restored by `thread`.
 ///
 /// ```
@@ -369,6 +396,12 @@ pub trait Sink {
         Ok(GO_ON)
     }
 
+    /// A poll began that a wake-up of its task had asked for.
+    fn woken(&mut self, w: &WokenSeen) -> Result<ControlFlow<()>, Self::Error> {
+        let _ = w;
+        Ok(GO_ON)
+    }
+
     /// A function was culled or restored.
     fn cull(&mut self, c: &CullSeen) -> Result<ControlFlow<()>, Self::Error> {
         let _ = c;
@@ -428,6 +461,11 @@ impl<S: Sink + ?Sized> Sink for &mut S {
     #[inline]
     fn awaited(&mut self, a: &AwaitSeen) -> Result<ControlFlow<()>, S::Error> {
         (**self).awaited(a)
+    }
+
+    #[inline]
+    fn woken(&mut self, w: &WokenSeen) -> Result<ControlFlow<()>, S::Error> {
+        (**self).woken(w)
     }
 
     #[inline]
@@ -507,6 +545,10 @@ where
 
     fn awaited(&mut self, a: &AwaitSeen) -> Result<ControlFlow<()>, A::Error> {
         both!(self.awaited(a))
+    }
+
+    fn woken(&mut self, w: &WokenSeen) -> Result<ControlFlow<()>, A::Error> {
+        both!(self.woken(w))
     }
 
     fn cull(&mut self, c: &CullSeen) -> Result<ControlFlow<()>, A::Error> {

@@ -57,6 +57,8 @@ pub enum Rec {
     Link(fdr_format::TaskLink, i32),
     /// An await event (a wait at an await site ended) and its delta.
     Await(fdr_format::AwaitEvent, i32),
+    /// A wake event (a poll a wake-up asked for began) and its delta.
+    Woken(fdr_format::WakeEvent, i32),
     /// Any other record, as the reader printed it.
     Other(String),
 }
@@ -82,7 +84,8 @@ impl Rec {
             | Rec::Polled(_, _, d)
             | Rec::Cull(_, _, _, d)
             | Rec::Link(_, d)
-            | Rec::Await(_, d) => t.wrapping_add(d as i64 as u64),
+            | Rec::Await(_, d)
+            | Rec::Woken(_, d) => t.wrapping_add(d as i64 as u64),
             Rec::Arg(_) | Rec::Other(_) => t,
         }
     }
@@ -304,6 +307,8 @@ pub fn decode(bytes: impl Read) -> Result<DecodedLog, String> {
                     Rec::Link(link, delta)
                 } else if let Some(a) = fdr_format::decode_await_event(payload) {
                     Rec::Await(a, delta)
+                } else if let Some(w) = fdr_format::decode_wake_event(payload) {
+                    Rec::Woken(w, delta)
                 } else {
                     Rec::Other(format!("custom event of {} bytes", payload.len()))
                 }

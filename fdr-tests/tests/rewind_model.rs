@@ -216,7 +216,12 @@ fn absolute(records: &[Rec]) -> Vec<Event> {
             Rec::Exit(id, d) => (FnKind::Exit, id, d),
             Rec::Tail(id, d) => (FnKind::TailExit, id, d),
             Rec::Other(ref s) => panic!("unexpected record {s}"),
-            Rec::Task(..) | Rec::Polled(..) | Rec::Cull(..) | Rec::Link(..) | Rec::Await(..) => {
+            Rec::Task(..)
+            | Rec::Polled(..)
+            | Rec::Cull(..)
+            | Rec::Link(..)
+            | Rec::Await(..)
+            | Rec::Woken(..) => {
                 panic!("no tasks or culling here")
             }
         };

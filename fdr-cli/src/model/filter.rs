@@ -26,7 +26,7 @@ use fdr_format::events::{EventDecoder, LogInfo, ThreadStats};
 use fdr_format::first_pass::origin_of;
 use fdr_format::sink::{
     AwaitSeen, Close, CullSeen, Enter, Exit, Frame, LinkSeen, PollSeen, Sink, TaskSeen, ThreadDone,
-    WindowStart,
+    WindowStart, WokenSeen,
 };
 
 use crate::model::input::Log;
@@ -710,6 +710,16 @@ where
         answer(self.in_range(a.thread, a.tsc).and_then(|kept| {
             if kept {
                 passed(self.inner.awaited(a))
+            } else {
+                Ok(())
+            }
+        }))
+    }
+
+    fn woken(&mut self, w: &WokenSeen) -> Result<ControlFlow<()>, CliError> {
+        answer(self.in_range(w.thread, w.tsc).and_then(|kept| {
+            if kept {
+                passed(self.inner.woken(w))
             } else {
                 Ok(())
             }

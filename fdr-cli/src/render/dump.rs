@@ -169,6 +169,14 @@ impl Dumper for Printer<'_> {
                             a.polls,
                             name(a.function)
                         )
+                    } else if let Some(w) = fdr_format::decode_wake_event(payload) {
+                        format!(
+                            "fdr woken poll: id={} woken_at={} by_tid={}  {}",
+                            w.function,
+                            w.woken_at,
+                            w.waker_tid,
+                            name(w.function)
+                        )
                     } else {
                         "not an fdr record".to_string()
                     }
