@@ -420,3 +420,220 @@ fn on_tokio_a_wait_for_another_thread_is_within_what_the_task_measured() {
         sites(&log)
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Wake-ups: a woken task's next poll records when it was woken and by which thread.
+
+/// A future that keeps the waker of each poll (counting the clones it had to make) and is
+/// pending until it is fired, which wakes the waker kept.
+#[derive(Clone, Default)]
+struct Signal(Arc<std::sync::Mutex<SignalState>>);
+
+#[derive(Default)]
+struct SignalState {
+    fired: bool,
+    waker: Option<Waker>,
+    clones: u32,
+}
+
+impl Signal {
+    fn fire(&self) {
+        let w = {
+            let mut s = self.0.lock().unwrap();
+            s.fired = true;
+            s.waker.take()
+        };
+        if let Some(w) = w {
+            w.wake();
+        }
+    }
+    fn wait(&self) -> SignalWait {
+        SignalWait(self.clone())
+    }
+    fn clones(&self) -> u32 {
+        self.0.lock().unwrap().clones
+    }
+}
+
+struct SignalWait(Signal);
+
+impl Future for SignalWait {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let mut s = (self.0).0.lock().unwrap();
+        if s.fired {
+            return Poll::Ready(());
+        }
+        // As a channel keeps its receiver's waker: replaced only by one that would not wake
+        // the same task.
+        if !s.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+            s.waker = Some(cx.waker().clone());
+            s.clones += 1;
+        }
+        Poll::Pending
+    }
+}
+
+/// An executor's waker that counts its wakes.
+#[derive(Default)]
+struct Counting(std::sync::atomic::AtomicU32);
+
+impl Wake for Counting {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[fdr::instrument_fdr]
+async fn woken(signal: Signal) -> u32 {
+    signal.wait().await; // woken
+    2
+}
+
+/// The wake events of the log's one thread, with their time.
+fn wakes(log: &DecodedLog) -> Vec<(u64, fdr_format::WakeEvent)> {
+    let tids = log.tids();
+    let mut t = 0u64;
+    let mut out = Vec::new();
+    for r in log.thread_records(tids[0]) {
+        t = r.time_after(t);
+        if let Rec::Woken(w, _) = r {
+            out.push((t, w));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_woken_task_s_next_poll_records_when_it_was_woken() {
+    let session = MockSession::start(every_call());
+    let signal = Signal::default();
+    let executor = Arc::new(Counting::default());
+    let waker = Waker::from(Arc::clone(&executor));
+    let mut cx = Context::from_waker(&waker);
+    let mut fut = pin!(woken(signal.clone()));
+    // Pending at 1000, then pending again when polled for nothing at 1050.
+    assert_eq!(fut.as_mut().poll(&mut cx), Poll::Pending);
+    testing::advance(50);
+    assert_eq!(fut.as_mut().poll(&mut cx), Poll::Pending);
+    // Fired (woken) at 1100; polled 40 ticks later.
+    testing::advance(50);
+    signal.fire();
+    assert_eq!(
+        executor.0.load(Ordering::SeqCst),
+        1,
+        "the executor's waker is woken through the task's"
+    );
+    testing::advance(40);
+    assert_eq!(fut.as_mut().poll(&mut cx), Poll::Ready(2));
+    // The future kept one waker: the task lends the same one at every poll.
+    assert_eq!(signal.clones(), 1);
+    let log = session.finish();
+    let tid = log.tids()[0];
+    assert_eq!(
+        wakes(&log),
+        [(
+            1140,
+            fdr_format::WakeEvent {
+                function: fn_id(&log, "::woken"),
+                woken_at: 1100,
+                waker_tid: tid,
+            }
+        )]
+    );
+    // Inside the poll it speaks of, right after its entry; the wait passed after it.
+    let story: Vec<&str> = log
+        .thread_records(tid)
+        .into_iter()
+        .filter_map(|r| match r {
+            Rec::Enter(..) => Some("enter"),
+            Rec::Exit(..) => Some("exit"),
+            Rec::Woken(..) => Some("woken"),
+            Rec::Await(..) => Some("await"),
+            Rec::Polled(..) => Some("polled"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        story,
+        [
+            "enter", "exit", "polled", "enter", "exit", "polled", "enter", "woken", "await",
+            "exit", "polled"
+        ]
+    );
+}
+
+#[test]
+fn a_task_polled_sooner_than_the_threshold_after_its_wake_records_no_wake() {
+    let session = MockSession::start(every_call().threshold(std::time::Duration::from_nanos(100)));
+    let signal = Signal::default();
+    let mut fut = pin!(woken(signal.clone()));
+    assert_eq!(poll_once(fut.as_mut()), Poll::Pending);
+    testing::advance(5_000);
+    signal.fire();
+    testing::advance(40);
+    assert_eq!(poll_once(fut.as_mut()), Poll::Ready(2));
+    let log = session.finish();
+    assert_eq!(wakes(&log), []);
+}
+
+#[fdr::instrument_fdr]
+async fn waits_for(rx: tokio::sync::oneshot::Receiver<u32>) -> u32 {
+    rx.await.unwrap()
+}
+
+#[test]
+fn on_a_blocked_current_thread_runtime_the_wait_to_be_polled_is_the_block() {
+    let _turn = testing::exclusive();
+    let rec = fdr_runtime::start(every_call()).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let (sent_tx, sent_rx) = std::sync::mpsc::channel();
+    let (blocker_end, sent_after) = rt.block_on(async move {
+        let task = tokio::spawn(waits_for(rx));
+        // Let the task begin to wait.
+        tokio::task::yield_now().await;
+        let sender = std::thread::spawn(move || {
+            tx.send(7).unwrap();
+            sent_tx.send(std::time::Instant::now()).unwrap();
+        });
+        // The runtime's only thread blocks (a synchronous wait inside a poll) until the send
+        // woke the task, and 20 ms more: the task waits, ready, for the block to end.
+        let sent_after = sent_rx.recv().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let blocker_end = std::time::Instant::now();
+        sender.join().unwrap();
+        assert_eq!(task.await.unwrap(), 7);
+        (blocker_end, sent_after)
+    });
+    let mut bytes = Vec::new();
+    rec.finish_to(&mut bytes).unwrap();
+    let log = fdr_testkit::logs::decode(&bytes[..]).unwrap();
+    let f = fn_id(&log, "::waits_for");
+    let mut found = Vec::new();
+    for tid in log.tids() {
+        let mut t = 0u64;
+        for r in log.thread_records(tid) {
+            t = r.time_after(t);
+            if let Rec::Woken(w, _) = r {
+                if w.function == f {
+                    found.push((tid, t.saturating_sub(w.woken_at), w.waker_tid));
+                }
+            }
+        }
+    }
+    assert_eq!(found.len(), 1, "{found:?}");
+    let (polled_on, scheduled, waker_tid) = found[0];
+    assert_ne!(waker_tid, polled_on, "woken by the sender's thread");
+    assert_ne!(waker_tid, 0);
+    // The wake came before `sent_after`, the poll after `blocker_end`.
+    let hz = log.run.ticks_per_second as f64;
+    let at_least = blocker_end.duration_since(sent_after).as_secs_f64();
+    assert!(
+        scheduled as f64 / hz >= at_least * 0.99,
+        "scheduled {} s, the block lasted {at_least} s past the wake",
+        scheduled as f64 / hz
+    );
+}

@@ -6,6 +6,7 @@
 
 mod awaited;
 pub(crate) mod trace_context;
+mod wake;
 
 pub use awaited::Awaited;
 
@@ -280,6 +281,8 @@ pub struct Instrumented<F, A: PollEntry = NoArgs> {
     start: TaskStart,
     done: bool,
     entry: A,
+    /// The waker the body is polled with, which notes when the task is woken (see `wake`).
+    waker: wake::TaskWaker,
     inner: F,
 }
 
@@ -358,6 +361,7 @@ impl<F, A: PollEntry> Instrumented<F, A> {
             start,
             done: false,
             entry,
+            waker: wake::TaskWaker::new(),
             inner,
         }
     }
@@ -383,13 +387,15 @@ impl<F: Future, A: PollEntry> Future for Instrumented<F, A> {
         } else {
             crate::record::hot_path::poll_mark(this.f)
         };
-        let polled = {
-            let _guard = if skip {
-                None
-            } else {
-                Some(this.entry.enter(this.f))
-            };
+        let polled = if skip {
             inner.poll(cx)
+        } else {
+            let _guard = this.entry.enter(this.f);
+            let mut on_stack = std::mem::MaybeUninit::uninit();
+            // SAFETY: the waker is used for this poll only: `body` is dropped at the end of
+            // this block, before `this.waker`, `cx` and `on_stack` move or die.
+            let body = unsafe { this.waker.for_poll(this.f, cx.waker(), &mut on_stack) };
+            inner.poll(&mut Context::from_waker(&body))
         };
         let ready = polled.is_ready();
         let ended = mark.is_some_and(|m| {

@@ -50,7 +50,7 @@ use custom::{next_buffer, Event};
 use profiled::profile_event;
 pub(crate) use tasks::{
     erase_created, poll_kept, poll_mark, record_await, record_created, record_link, record_polled,
-    record_task, PollMark,
+    record_task, record_woken, PollMark,
 };
 use trigger_timing::{special, trigger_enter, trigger_exit};
 

@@ -3,7 +3,8 @@
 //! its task, its completion, and links between tasks. Out of line: tasks are rarer than calls.
 
 use fdr_format::{
-    link_payload, polled_payload, task_payload, LinkKind, TaskKind, TaskLink, ID_SHIFT,
+    link_payload, polled_payload, task_payload, wake_payload, LinkKind, TaskKind, TaskLink,
+    WakeEvent, ID_SHIFT,
 };
 
 use crate::record::controller;
@@ -222,6 +223,38 @@ pub(crate) fn record_await(
             Custom::new(words, 4)
         },
         When::At(tsc, cpu),
+    );
+}
+
+/// A poll of async function `f` began (its entry is the thread's last record) after its task
+/// was woken at `woken_at` by thread `waker_tid`: records the wake event, at the entry's time,
+/// when the task waited at least the threshold to be polled (a shorter wait, like a shorter
+/// call, is not worth the room).
+#[inline(never)]
+pub(crate) fn record_woken(f: &'static FnDesc, woken_at: u64, waker_tid: i32) {
+    if f.flags() & flags::UNLOGGED != 0 {
+        return;
+    }
+    {
+        let t = &thread_local::get().state;
+        let len = t.len.get();
+        if len == BUSY || len >= t.writer.limit() {
+            return;
+        }
+        if t.last_tsc.get().saturating_sub(woken_at) < t.threshold.get() {
+            return;
+        }
+    }
+    record_custom_when(
+        |t| {
+            let w = WakeEvent {
+                function: t.id_field(f) >> ID_SHIFT,
+                woken_at,
+                waker_tid,
+            };
+            Custom::new(wake_payload(w), 4)
+        },
+        When::Last,
     );
 }
 
