@@ -183,6 +183,12 @@ pub enum Reason {
     /// and its crash box was recovered (`fdr recover`, or the next start of the program):
     /// [`ReasonInfo::ending`] says how, [`ReasonInfo::signal`] by which signal.
     Crash,
+    /// A poll of an async function lasted longer than the long-poll limit (`long_poll`): it
+    /// kept its thread (an executor's worker) from every other task that long.
+    LongPoll,
+    /// A poll of an async function had been running longer than the long-poll limit when the
+    /// watchdog saw it (a worker blocked, perhaps for good).
+    LongPollRunning,
 }
 
 impl Reason {
@@ -203,6 +209,8 @@ impl Reason {
             Reason::Crash => {
                 "the process ended without writing its log; recovered from its crash box"
             }
+            Reason::LongPoll => "long poll",
+            Reason::LongPollRunning => "poll still running past the long-poll limit",
         }
     }
 }
@@ -605,6 +613,8 @@ impl Extension {
                     Reason::Exit => 5,
                     Reason::Api => 6,
                     Reason::Crash => 7,
+                    Reason::LongPoll => 8,
+                    Reason::LongPollRunning => 9,
                 });
                 o.u32(r.function);
                 o.i32(r.tid);
@@ -743,6 +753,8 @@ impl Extension {
                     5 => Reason::Exit,
                     6 => Reason::Api,
                     7 => Reason::Crash,
+                    8 => Reason::LongPoll,
+                    9 => Reason::LongPollRunning,
                     _ => Reason::Unknown,
                 },
                 function: i.u32("function id")?,

@@ -82,6 +82,8 @@ pub fn reason_of(
         Reason::Exit => "exit",
         Reason::Api => "api",
         Reason::Crash => "crash",
+        Reason::LongPoll => "long poll",
+        Reason::LongPollRunning => "long poll running",
     };
     let call = fired(r).then_some(r);
     Some(WindowReason {

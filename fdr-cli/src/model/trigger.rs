@@ -4,11 +4,15 @@ use fdr_format::events::LogInfo;
 use fdr_format::{Reason, ReasonInfo};
 
 /// The reason record when a call fired a trigger (a slow call, or one still running past its
-/// limit) and the record names the function; `None` for other reasons.
+/// limit; a long poll, ended or running) and the record names the function; `None` for other
+/// reasons.
 pub(crate) fn fired(info: &LogInfo) -> Option<&ReasonInfo> {
-    info.reason
-        .as_ref()
-        .filter(|r| matches!(r.reason, Reason::SlowCall | Reason::StillRunning) && r.function != 0)
+    info.reason.as_ref().filter(|r| {
+        matches!(
+            r.reason,
+            Reason::SlowCall | Reason::StillRunning | Reason::LongPoll | Reason::LongPollRunning
+        ) && r.function != 0
+    })
 }
 
 #[cfg(test)]

@@ -27,6 +27,12 @@ pub(crate) fn describe_call(
         Reason::StillRunning => format!(
             "call still running past its limit: {f} on {thread}, started at {start}, running for {d}"
         ),
+        Reason::LongPoll => format!(
+            "long poll: a poll of {f} on {thread}, started at {start}, ran {d}, keeping the thread from every other task"
+        ),
+        Reason::LongPollRunning => format!(
+            "poll still running past the long-poll limit: {f} on {thread}, started at {start}, running for {d}, keeping the thread from every other task"
+        ),
         _ => format!("slow call of {f} on {thread}, started at {start}, lasted {d}"),
     };
     // Logs written before the limit was recorded have none.

@@ -95,6 +95,14 @@ pub(crate) const OPTIONS: &[OptionSpec] = &[
         default: |_| "none".into(),
     },
     OptionSpec {
+        key: "long_poll",
+        form: Form::Text("a duration such as 100ms or 2s (a poll of an async fn that long is a trigger), or off"),
+        default: |c| match c.long_poll {
+            Some(d) => crate::Limit::After(d).to_string(),
+            None => "off".into(),
+        },
+    },
+    OptionSpec {
         key: "trigger_cooldown_ms",
         form: Form::Text("a whole number of milliseconds"),
         default: |c| c.trigger_cooldown.as_millis().to_string(),

@@ -259,6 +259,15 @@ fn read_trigger(c: &mut Config, item: &Item) -> Result<bool, Error> {
     let value = item.value;
     match item.key {
         "trigger" => c.triggers.push(trigger(item)?),
+        "long_poll" => {
+            c.long_poll = match value {
+                "off" | "0" => None,
+                _ => Some(
+                    parse_duration(value)
+                        .map_err(|m| item.bad(format!("{m}; or `off` for no long-poll trigger")))?,
+                ),
+            }
+        }
         "trigger_cooldown_ms" => {
             c.trigger_cooldown =
                 Duration::from_millis(item.number("a whole number of milliseconds")?)
@@ -474,6 +483,8 @@ mod tests {
             ("trigger=x:3", "trigger"),
             ("trigger=:3ms", "trigger"),
             ("max_snapshots=lots", "max_snapshots"),
+            ("long_poll=soon", "long_poll"),
+            ("long_poll=-5ms", "long_poll"),
             ("trigger_cooldown_ms=1s", "trigger_cooldown_ms"),
             ("signal=HUP", "signal"),
             ("max_age_ms=0", "max_age_ms"),
@@ -550,6 +561,30 @@ mod tests {
     fn a_space_in_an_unquoted_out_says_to_quote() {
         let e = Config::from_options("out=my logs/app.fdr").unwrap_err();
         assert!(e.to_string().contains("quote"), "{e}");
+    }
+
+    #[test]
+    fn long_poll_is_a_duration_or_off_and_on_by_default() {
+        assert_eq!(
+            Config::default().get_long_poll(),
+            Some(Duration::from_millis(100))
+        );
+        let c = Config::from_options("long_poll=20ms").unwrap();
+        assert_eq!(c.get_long_poll(), Some(Duration::from_millis(20)));
+        assert!(
+            c.to_options().contains("long_poll=20ms"),
+            "{}",
+            c.to_options()
+        );
+        let off = Config::from_options("long_poll=off").unwrap();
+        assert_eq!(off.get_long_poll(), None);
+        assert!(off.to_options().contains("long_poll=off"));
+        // What a log records reads back as the same configuration.
+        assert_eq!(Config::from_options(&c.to_options()).unwrap(), c);
+        let e = Config::from_options("long_poll=soon")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("long_poll") && e.contains("off"), "{e}");
     }
 
     #[test]

@@ -142,6 +142,7 @@ pub struct Config {
     pub(crate) max_snapshots: u32,
     pub(crate) signal: Option<Signal>,
     pub(crate) max_age: Option<Duration>,
+    pub(crate) long_poll: Option<Duration>,
     pub(crate) cull: bool,
     pub(crate) cull_after: u32,
     pub(crate) cull_memory: bool,
@@ -179,6 +180,12 @@ pub const MAX_PROFILE_NODES: u32 = 1 << 20;
 /// The rewind threshold of [`Config::default`].
 pub const DEFAULT_THRESHOLD: Duration = Duration::from_micros(5);
 
+/// The long-poll limit of [`Config::default`] (see [`Config::long_poll`]): a poll that long
+/// kept every other task of its worker waiting a tenth of a second, which is never normal (an
+/// async task should reach an `.await` every 10 to 100 µs), and timing polls against it costs
+/// each poll two stores to its thread's own registry entry.
+pub const DEFAULT_LONG_POLL: Duration = Duration::from_millis(100);
+
 impl Default for Config {
     fn default() -> Self {
         Config {
@@ -196,6 +203,7 @@ impl Default for Config {
             max_snapshots: 20,
             signal: None,
             max_age: None,
+            long_poll: Some(DEFAULT_LONG_POLL),
             cull: true,
             cull_after: 10_000,
             cull_memory: true,
@@ -349,6 +357,24 @@ impl Config {
     /// counted as suppressed, and the next log says how many.
     pub fn trigger_cooldown(mut self, cooldown: Duration) -> Self {
         self.trigger_cooldown = cooldown;
+        self
+    }
+
+    /// A poll of an instrumented `async fn` that lasts longer than `limit` is a trigger (reason
+    /// "long poll"): the poll blocked its thread, an executor's worker, and every task waiting
+    /// for it. The watchdog fires while the poll still runs (a worker stuck for good is the worst
+    /// case); one that ends past the limit fires at its end. Default [`DEFAULT_LONG_POLL`]
+    /// (100 ms); `Duration::ZERO` turns it off (`long_poll=off`). Snapshots share the cooldown
+    /// and the cap of the slow-call triggers.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let c = fdr_runtime::Config::default().long_poll(Duration::from_millis(20));
+    /// assert_eq!(c.get_long_poll(), Some(Duration::from_millis(20)));
+    /// assert_eq!(c.long_poll(Duration::ZERO).get_long_poll(), None);
+    /// ```
+    pub fn long_poll(mut self, limit: Duration) -> Self {
+        self.long_poll = (!limit.is_zero()).then_some(limit);
         self
     }
 
@@ -701,6 +727,11 @@ impl Config {
         self.max_age
     }
 
+    /// The long-poll limit, if any (see [`Config::long_poll`]).
+    pub fn get_long_poll(&self) -> Option<Duration> {
+        self.long_poll
+    }
+
     /// Bytes per buffer.
     pub fn get_buffer_size(&self) -> usize {
         self.buffer_size
@@ -738,7 +769,7 @@ impl Config {
     /// let c = fdr_runtime::Config::default().trigger("svc::get_quote", Duration::from_millis(20));
     /// assert_eq!(
     ///     c.to_options(),
-    ///     "mode=ring buffer_size=16384 buffer_count=512 threshold_us=5 cull=on \
+    ///     "mode=ring buffer_size=16384 buffer_count=512 threshold_us=5 cull=on long_poll=100ms \
     ///      trigger=svc::get_quote:20ms trigger_cooldown_ms=10000 max_snapshots=20"
     /// );
     /// ```
@@ -763,10 +794,14 @@ impl Config {
             format!("threshold_us={}", ns as f64 / 1000.0)
         });
         w.push(format!("cull={}", if self.cull { "on" } else { "off" }));
+        w.push(match self.long_poll {
+            Some(d) => format!("long_poll={}", Limit::After(d)),
+            None => "long_poll=off".to_string(),
+        });
         for t in &self.triggers {
             w.push(format!("trigger={}:{}", t.pattern, t.limit));
         }
-        if !self.triggers.is_empty() {
+        if !self.triggers.is_empty() || self.long_poll.is_some() {
             w.push(format!(
                 "trigger_cooldown_ms={}",
                 self.trigger_cooldown.as_millis()

@@ -390,7 +390,12 @@ impl<F: Future, A: PollEntry> Future for Instrumented<F, A> {
         let polled = if skip {
             inner.poll(cx)
         } else {
+            // Declared before the entry's guard, so dropped after it, however the poll ends:
+            // the poll is judged by the time of the exit the guard records.
+            let mut timer = PollTimer(false);
             let _guard = this.entry.enter(this.f);
+            timer.0 = this.f.flags() & crate::tables::flags::LONG_POLL != 0
+                && crate::record::hot_path::poll_opened(this.f);
             let mut on_stack = std::mem::MaybeUninit::uninit();
             // SAFETY: the waker is used for this poll only: `body` is dropped at the end of
             // this block, before `this.waker`, `cx` and `on_stack` move or die.
@@ -414,6 +419,19 @@ impl<F: Future, A: PollEntry> Future for Instrumented<F, A> {
             }
         }
         polled
+    }
+}
+
+/// Ends the long-poll timing of a poll that began it (`true`), when dropped: after the poll's
+/// exit is recorded, also when the poll unwinds.
+struct PollTimer(bool);
+
+impl Drop for PollTimer {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if self.0 {
+            crate::record::hot_path::poll_closed();
+        }
     }
 }
 

@@ -263,10 +263,28 @@ fn watch(
         limit != 0 && now.saturating_sub(start) > limit.saturating_mul(2).saturating_add(grace)
     };
     reported.retain(|&(key, start)| open.iter().any(|&(k, _, _, st)| k == key && st == start));
+    // The open calls of async functions are polls, timed against the long-poll limit (a task's
+    // own limit is timed in the open tasks' table): one past it is reported at once, while it
+    // runs; a worker stuck in it may never get back.
+    let long_poll = s.triggers().long_poll();
+    let poll = |id: u32| {
+        crate::tables::functions::function(id).is_some_and(|f| f.kind() == crate::FnKindTag::Async)
+    };
     for &(key, tid, id, start) in open.iter() {
-        if hung(id, start) && reported.insert((key, start)) && s.threads().claim_report(key, start)
-        {
-            s.fire(Reason::StillRunning, id, tid, start, now);
+        let (past, running_poll) = if poll(id) {
+            (
+                long_poll != 0 && now.saturating_sub(start) > long_poll,
+                true,
+            )
+        } else {
+            (hung(id, start), false)
+        };
+        if past && reported.insert((key, start)) && s.threads().claim_report(key, start) {
+            if running_poll {
+                s.long_poll(true, id, tid, start, now);
+            } else {
+                s.fire(Reason::StillRunning, id, tid, start, now);
+            }
         }
     }
     if !tasks {

@@ -106,18 +106,25 @@ pub(crate) fn start_with(config: Config, autostarted: bool) -> Result<Recorder, 
     let windows = session.setup().config.get_mode() != crate::Mode::Profile;
     let profile = session.profile_flags();
     let memory = &session.setup().learned_culls;
+    let long_poll = session.triggers().long_poll() != 0;
     flags::open(
         session.setup().epoch,
         |id| {
+            // Every async function's polls, when a long-poll limit is set.
+            let polls = match crate::tables::functions::function(id) {
+                Some(f) if long_poll && f.kind() == crate::FnKindTag::Async => flags::LONG_POLL,
+                _ => 0,
+            };
             if windows && session.triggers().limit(id) != 0 {
-                return (profile | flags::TRIGGER, 0);
+                return (profile | polls | flags::TRIGGER, 0);
             }
-            match memory.at_start(id) {
+            let (flags, run) = match memory.at_start(id) {
                 Some(_) if !crate::record::cull::may_cull(id) => (profile, 0),
                 Some(Learnt::Culled) => (profile | flags::CULLED, 0),
                 Some(Learnt::Erased(run)) => (profile, run),
                 None => (profile, 0),
-            }
+            };
+            (flags | polls, run)
         },
         session::epoch,
     );

@@ -111,10 +111,15 @@ pub(crate) fn snapshot_with_profile(
     } else {
         snapshot_file(s, path, reason)?;
     }
-    if s.profiles().is_some()
-        && why != fdr_format::Reason::SlowCall
-        && why != fdr_format::Reason::StillRunning
-    {
+    // A trigger's window is about one call; the profile, about the run, goes with the others.
+    let trigger = matches!(
+        why,
+        fdr_format::Reason::SlowCall
+            | fdr_format::Reason::StillRunning
+            | fdr_format::Reason::LongPoll
+            | fdr_format::Reason::LongPollRunning
+    );
+    if s.profiles().is_some() && !trigger {
         profile_to_file(s, &profile_file::beside(path), false)?;
     }
     Ok(())

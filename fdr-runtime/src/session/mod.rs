@@ -440,6 +440,28 @@ impl Session {
         }
     }
 
+    /// A poll of async function `function` on thread `tid`, running since `start`, passed the
+    /// long-poll limit: it ended at `now` past it, or (`running`) the watchdog saw it running
+    /// at `now`. Fires as [`Session::fire`] does, with the long-poll limit.
+    pub(crate) fn long_poll(&self, running: bool, function: u32, tid: i32, start: u64, now: u64) {
+        let call = ReasonInfo {
+            reason: if running {
+                Reason::LongPollRunning
+            } else {
+                Reason::LongPoll
+            },
+            function,
+            tid,
+            start_tsc: start,
+            duration_ticks: now.wrapping_sub(start),
+            limit_ticks: self.triggers.long_poll(),
+            ..ReasonInfo::default()
+        };
+        if self.triggers.fire(call, now, true) {
+            self.wakeup.wake();
+        }
+    }
+
     /// A call of `function` on the thread of registry entry `key`, running since `start`, ended
     /// at `now` past its limit, with the watchdog's `mark` (or 0): fires its trigger with how
     /// long the thread waited for a CPU since the mark, unless the limit is learned and that

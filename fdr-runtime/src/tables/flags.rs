@@ -44,6 +44,9 @@ pub(crate) const UNLOGGED: u8 = 16;
 /// The function is being probed: its erased calls count one by one in its shared run.
 pub(crate) const PROBING: u8 = 32;
 
+/// An async function whose polls are timed against the recording's long-poll limit.
+pub(crate) const LONG_POLL: u8 = 64;
+
 /// Held while a sweep writes the table.
 static SWEEPING: AtomicBool = AtomicBool::new(false);
 

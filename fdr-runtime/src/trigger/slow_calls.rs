@@ -62,6 +62,9 @@ pub(crate) struct Triggers {
     pub mailbox: Mailbox,
     /// Open tasks of async functions with a trigger.
     pub tasks: OpenTasks,
+    /// The long-poll limit in ticks (0: none): a poll of any async function longer than it
+    /// fires (see `Config::long_poll`).
+    long_poll: u64,
 }
 
 /// One function's trigger: its limit and, for a learned one, what it is learned from, side by
@@ -186,10 +189,16 @@ impl Triggers {
         for (a, &l) in armed[1..].iter().zip(&limits) {
             a.limit.store(l, Ordering::Relaxed);
         }
+        // Profile mode writes no window: no long poll would show in one.
+        let long_poll = match config.get_long_poll() {
+            Some(d) if config.get_mode() != crate::Mode::Profile => ticks(d),
+            _ => 0,
+        };
         // A learned limit is never below the floor: the watchdog need not look sooner.
         let shortest = limits
             .iter()
             .map(|&l| if l == LEARNING { floor } else { l })
+            .chain(std::iter::once(long_poll))
             .filter(|&l| l > 0)
             .min()
             .unwrap_or(0);
@@ -199,7 +208,7 @@ impl Triggers {
             .map(|t| (t.pattern.clone(), pattern_limit(t.limit)))
             .collect();
         // Tasks of functions named later may be armed too when patterns are given.
-        let open_tasks = if shortest != 0 || !patterns.is_empty() {
+        let open_tasks = if limits.iter().any(|&l| l != 0) || !patterns.is_empty() {
             1024
         } else {
             0
@@ -213,13 +222,22 @@ impl Triggers {
             cooldown_ticks: ticks(config.get_trigger_cooldown()),
             max_snapshots: config.get_max_snapshots(),
             shortest: AtomicU64::new(shortest),
-            settled: AtomicBool::new(limits.iter().any(|&l| l != 0 && l != LEARNING)),
+            settled: AtomicBool::new(
+                long_poll != 0 || limits.iter().any(|&l| l != 0 && l != LEARNING),
+            ),
             last: AtomicU64::new(0),
             worst: AtomicU64::new(0),
             suppressed: AtomicU64::new(0),
             mailbox: Mailbox::default(),
             tasks: OpenTasks::new(open_tasks),
+            long_poll,
         }
+    }
+
+    /// The long-poll limit in ticks (0: none).
+    #[inline(always)]
+    pub(crate) fn long_poll(&self) -> u64 {
+        self.long_poll
     }
 
     /// True when some function has a trigger.
@@ -597,6 +615,16 @@ impl OpenTasks {
     }
 }
 
+/// A trigger's reason as the mailbox holds it (one byte a signal handler can store).
+fn mailbox_code(reason: Reason) -> u8 {
+    match reason {
+        Reason::StillRunning => 1,
+        Reason::LongPoll => 2,
+        Reason::LongPollRunning => 3,
+        _ => 0,
+    }
+}
+
 /// One trigger waiting for the writer. Filled by whichever thread fired, emptied by the writer;
 /// atomics throughout, so a thread in a signal handler may fill it.
 #[derive(Default)]
@@ -646,14 +674,8 @@ impl Mailbox {
 
     /// Writes `call` into the box, which the caller holds (`FILLING`), and hands it over.
     fn fill(&self, call: &ReasonInfo) {
-        self.reason.store(
-            if call.reason == Reason::StillRunning {
-                1
-            } else {
-                0
-            },
-            Ordering::Relaxed,
-        );
+        self.reason
+            .store(mailbox_code(call.reason), Ordering::Relaxed);
         self.function.store(call.function, Ordering::Relaxed);
         self.tid.store(call.tid, Ordering::Relaxed);
         self.start.store(call.start_tsc, Ordering::Relaxed);
@@ -678,10 +700,11 @@ impl Mailbox {
             return None;
         }
         let call = ReasonInfo {
-            reason: if self.reason.load(Ordering::Relaxed) == 1 {
-                Reason::StillRunning
-            } else {
-                Reason::SlowCall
+            reason: match self.reason.load(Ordering::Relaxed) {
+                1 => Reason::StillRunning,
+                2 => Reason::LongPoll,
+                3 => Reason::LongPollRunning,
+                _ => Reason::SlowCall,
             },
             function: self.function.load(Ordering::Relaxed),
             tid: self.tid.load(Ordering::Relaxed),
@@ -722,7 +745,9 @@ mod tests {
     )]
     fn a_limit_exists_once_one_is_written_or_learned() {
         // `race::leaf` is a function of this test binary's table.
-        let learned = Triggers::new(&Config::default().trigger_auto("race::leaf", 3.0), 1_000);
+        // No long-poll limit: alone, it would be a limit that can be passed at once.
+        let no_polls = Config::default().long_poll(std::time::Duration::ZERO);
+        let learned = Triggers::new(&no_polls.clone().trigger_auto("race::leaf", 3.0), 1_000);
         assert!(learned.any(), "the learned trigger is armed");
         assert!(!learned.settled(), "a learned limit warms up first");
         let id = functions::table()
@@ -743,6 +768,13 @@ mod tests {
             fixed.settled(),
             "a limit written by hand can be passed at once"
         );
+        let polls = Triggers::new(&Config::default(), 1_000);
+        assert!(
+            polls.any() && polls.settled(),
+            "the default long-poll limit"
+        );
+        assert_eq!(polls.long_poll(), 100, "100 ms at 1,000 ticks a second");
+        assert!(!Triggers::new(&no_polls, 1_000).any());
     }
 
     #[test]

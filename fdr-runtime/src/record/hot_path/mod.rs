@@ -41,12 +41,14 @@ use crate::tables::functions::FnDesc;
 use crate::{platform::clock, record::attach, record::controller, session, tables::flags};
 
 mod custom;
+mod long_polls;
 mod profiled;
 mod tasks;
 mod trigger_timing;
 
 pub(crate) use custom::When;
 use custom::{next_buffer, Event};
+pub(crate) use long_polls::{poll_closed, poll_opened};
 use profiled::profile_event;
 pub(crate) use tasks::{
     erase_created, poll_kept, poll_mark, record_await, record_created, record_link, record_polled,
