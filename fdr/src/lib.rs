@@ -113,6 +113,9 @@ mod mode;
 #[path = "private.rs"]
 pub mod __private_v1;
 
+#[cfg(feature = "tokio")]
+pub mod tokio;
+
 /// True when this build records (the `enable` feature is on).
 ///
 /// ```

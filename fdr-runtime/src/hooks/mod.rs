@@ -145,6 +145,85 @@ pub fn task_linked(
     crate::record::task::linked(f, task, kind, other, other_task)
 }
 
+/// Records that a task of `f` with id `task`, given by the caller, was created: for
+/// instrumentation whose tasks have ids of their own (a runtime's, as `fdr::tokio::hooks` maps
+/// tokio's task ids), which must not collide with the ids [`task_created`] hands out (those are
+/// below 2^62).
+///
+/// ```
+/// use fdr_runtime::{hooks, FnDesc, FnKindTag};
+/// #[linkme::distributed_slice(fdr_runtime::FUNCTIONS)]
+/// static SPAWNED: FnDesc = FnDesc::new("doc::spawned", file!(), line!(), FnKindTag::Async, &[]);
+/// let task = 1 << 63 | 7;
+/// hooks::task_created_as(&SPAWNED, task);
+/// hooks::task_ended(&SPAWNED, task, true);
+/// ```
+#[inline]
+pub fn task_created_as(f: &'static FnDesc, task: u64) {
+    hot_path::record_task(f, fdr_format::TaskKind::Created, task, hot_path::When::Now);
+}
+
+/// One poll of a task of `f`, for instrumentation that sees the poll's beginning and its end in
+/// two places (a runtime's hooks before and after each poll): [`TaskPoll::begin`] records the
+/// entry, [`TaskPoll::end`] the exit and, when the poll was kept, the poll event that ties it to its task;
+/// a poll longer than the long-poll limit fires, as an instrumented `async fn`'s does.
+///
+/// ```
+/// use fdr_runtime::hooks::{self, TaskPoll};
+/// use fdr_runtime::{FnDesc, FnKindTag};
+/// #[linkme::distributed_slice(fdr_runtime::FUNCTIONS)]
+/// static SPAWNED: FnDesc = FnDesc::new("doc::polled", file!(), line!(), FnKindTag::Async, &[]);
+/// let task = 1 << 63 | 9;
+/// hooks::task_created_as(&SPAWNED, task);
+/// let poll = TaskPoll::begin(&SPAWNED);
+/// poll.end(task);
+/// hooks::task_ended(&SPAWNED, task, true);
+/// ```
+#[must_use = "a poll's exit is recorded by `end`"]
+pub struct TaskPoll {
+    f: &'static FnDesc,
+    mark: Option<hot_path::PollMark>,
+    guard: Option<CallGuard>,
+    timer: PollTimer,
+}
+
+impl TaskPoll {
+    /// A poll of `f` begins: its entry is recorded (if anything records).
+    #[inline]
+    pub fn begin(f: &'static FnDesc) -> TaskPoll {
+        if skips(f) {
+            return TaskPoll {
+                f,
+                mark: None,
+                guard: None,
+                timer: PollTimer(false),
+            };
+        }
+        let mark = hot_path::poll_mark(f);
+        let guard = CallGuard::enter(f);
+        let timed = f.flags() & crate::tables::flags::LONG_POLL != 0 && hot_path::poll_opened(f);
+        TaskPoll {
+            f,
+            mark,
+            guard: Some(guard),
+            timer: PollTimer(timed),
+        }
+    }
+
+    /// The poll ends; it served task `task` (an id of [`task_created`] or [`task_created_as`]).
+    #[inline]
+    pub fn end(mut self, task: u64) {
+        // The exit first, then the long-poll judgement of it, then the event that follows it.
+        drop(self.guard.take());
+        drop(std::mem::replace(&mut self.timer, PollTimer(false)));
+        if let Some(m) = self.mark {
+            if hot_path::poll_kept(m) {
+                hot_path::record_polled(self.f, task, false);
+            }
+        }
+    }
+}
+
 /// Records that task `task` of `f` completed, or (with `completed` false) was dropped first.
 #[inline]
 pub fn task_ended(f: &'static FnDesc, task: u64, completed: bool) {
