@@ -80,8 +80,9 @@ const START_FROM_ENV: fn() = lifecycle::autostart::run;
 
 pub use config::options::parse_duration;
 pub use config::{
-    Clock, Config, Limit, Mode, Signal, Trigger, DEFAULT_PROFILE_NODES, DEFAULT_THRESHOLD,
-    MAX_BUFFER_SIZE, MAX_PROFILE_NODES, MIN_BUFFER_SIZE, OTLP_FLUSH, PROFILE_DEPTH,
+    Clock, Config, Limit, Mode, Signal, Trigger, DEFAULT_LONG_POLL, DEFAULT_PROFILE_NODES,
+    DEFAULT_THRESHOLD, MAX_BUFFER_SIZE, MAX_PROFILE_NODES, MIN_BUFFER_SIZE, OTLP_FLUSH,
+    PROFILE_DEPTH,
 };
 pub use error::Error;
 #[cfg(feature = "record")]

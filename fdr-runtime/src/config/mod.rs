@@ -16,6 +16,6 @@ pub(crate) use otlp::Secrets;
 pub use otlp::OTLP_FLUSH;
 pub(crate) use settings::CrashDir;
 pub use settings::{
-    Clock, Config, Limit, Mode, Signal, Trigger, DEFAULT_PROFILE_NODES, DEFAULT_THRESHOLD,
-    MAX_BUFFER_SIZE, MAX_PROFILE_NODES, MIN_BUFFER_SIZE, PROFILE_DEPTH,
+    Clock, Config, Limit, Mode, Signal, Trigger, DEFAULT_LONG_POLL, DEFAULT_PROFILE_NODES,
+    DEFAULT_THRESHOLD, MAX_BUFFER_SIZE, MAX_PROFILE_NODES, MIN_BUFFER_SIZE, PROFILE_DEPTH,
 };

@@ -189,9 +189,11 @@ impl Triggers {
         for (a, &l) in armed[1..].iter().zip(&limits) {
             a.limit.store(l, Ordering::Relaxed);
         }
-        // Profile mode writes no window: no long poll would show in one.
+        // Profile mode writes no window: no long poll would show in one. A program without
+        // async functions has no polls: no watchdog wakes up for them.
+        let polls = table.iter().any(|f| f.kind() == FnKindTag::Async);
         let long_poll = match config.get_long_poll() {
-            Some(d) if config.get_mode() != crate::Mode::Profile => ticks(d),
+            Some(d) if polls && config.get_mode() != crate::Mode::Profile => ticks(d),
             _ => 0,
         };
         // A learned limit is never below the floor: the watchdog need not look sooner.
@@ -744,6 +746,11 @@ mod tests {
         ignore = "the function table is empty under Miri: no function to arm"
     )]
     fn a_limit_exists_once_one_is_written_or_learned() {
+        #[linkme::distributed_slice(crate::FUNCTIONS)]
+        #[linkme(crate = linkme)]
+        static POLLED: crate::FnDesc =
+            crate::FnDesc::new("race::polled", file!(), line!(), FnKindTag::Async, &[]);
+        let _ = &POLLED;
         // `race::leaf` is a function of this test binary's table.
         // No long-poll limit: alone, it would be a limit that can be passed at once.
         let no_polls = Config::default().long_poll(std::time::Duration::ZERO);
@@ -768,6 +775,7 @@ mod tests {
             fixed.settled(),
             "a limit written by hand can be passed at once"
         );
+        // This binary has an async function (`POLLED`): the default long-poll limit.
         let polls = Triggers::new(&Config::default(), 1_000);
         assert!(
             polls.any() && polls.settled(),
