@@ -278,6 +278,23 @@ fn a_task_dropped_while_it_waits_records_the_wait_as_dropped() {
 }
 
 #[test]
+fn a_wait_shorter_than_the_threshold_records_nothing() {
+    let session = MockSession::start(every_call().threshold(std::time::Duration::from_nanos(100)));
+    let gates: Vec<Gate> = (0..2).map(|_| Gate::default()).collect();
+    let mut fut = pin!(in_a_loop(gates.clone()));
+    // The first wait is 40 ticks, under the threshold; the second 400.
+    for (gate, wait) in gates.iter().zip([40, 400]) {
+        assert_eq!(poll_once(fut.as_mut()), Poll::Pending);
+        testing::advance(wait);
+        gate.open();
+    }
+    assert_eq!(poll_once(fut.as_mut()), Poll::Ready(2));
+    let log = session.finish();
+    let waits: Vec<u64> = awaits(&log).into_iter().map(|(_, a)| a.waited).collect();
+    assert_eq!(waits, [400]);
+}
+
+#[test]
 fn awaits_ready_at_once_record_nothing_and_read_no_clock() {
     static READS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     fn count() {

@@ -1,14 +1,16 @@
 //! Waits at await sites: an `.await` of an instrumented `async fn` whose future returned
 //! `Pending` is timed from that poll to the poll that passed it, and recorded then, once, as an
 //! await event (site, function, ticks waited, polls). An await that is ready at once records
-//! nothing and reads no clock; one that waits reads the clock when it begins and when it ends.
+//! nothing and reads no clock; one that waits reads the clock when it begins and when it ends,
+//! and is recorded when it waited at least the threshold (a shorter wait, like a shorter call,
+//! is not worth the room).
 //!
 //! The event goes into the thread's buffer inside the poll that passed the await: the poll is
 //! then kept (never erased as short), and its poll event ties the wait to its task. A wait ended
 //! by dropping the future (a cancelled task, a `select!` branch that lost) is recorded at the
 //! drop, marked dropped.
 
-use fdr_format::{await_payload, AwaitEvent};
+use fdr_format::AwaitEvent;
 
 use crate::platform::clock;
 use crate::record::hot_path;
@@ -32,7 +34,8 @@ fn begin_now() -> u64 {
 }
 
 /// A wait at `site` of `f`, begun at `since` ([`begin`]) and found pending by `polls` polls,
-/// ended now: passed, or with `dropped` ended by dropping the future.
+/// ended now: passed, or with `dropped` ended by dropping the future. Recorded when it lasted
+/// at least the threshold.
 #[cold]
 #[inline(never)]
 pub(crate) fn ended(
@@ -43,19 +46,12 @@ pub(crate) fn ended(
     dropped: bool,
 ) {
     let (now, cpu) = clock::now();
-    hot_path::record_await(
-        site,
-        f,
-        |site, function| {
-            await_payload(AwaitEvent {
-                site,
-                function,
-                waited: now.saturating_sub(since),
-                polls,
-                dropped,
-            })
-        },
-        now,
-        cpu,
-    );
+    let wait = AwaitEvent {
+        site: 0,
+        function: 0,
+        waited: now.saturating_sub(since),
+        polls,
+        dropped,
+    };
+    hot_path::record_await(site, f, wait, now, cpu);
 }

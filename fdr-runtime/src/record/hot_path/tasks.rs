@@ -3,8 +3,8 @@
 //! its task, its completion, and links between tasks. Out of line: tasks are rarer than calls.
 
 use fdr_format::{
-    link_payload, polled_payload, task_payload, wake_payload, LinkKind, TaskKind, TaskLink,
-    WakeEvent, ID_SHIFT,
+    await_payload, link_payload, polled_payload, task_payload, wake_payload, AwaitEvent, LinkKind,
+    TaskKind, TaskLink, WakeEvent, ID_SHIFT,
 };
 
 use crate::record::controller;
@@ -204,23 +204,31 @@ pub(crate) fn record_polled(f: &'static FnDesc, task: u64, completed: bool) {
     );
 }
 
-/// Records a wait at await site `site` of async function `f` that ended at (`tsc`, `cpu`): its
-/// payload, made from the site's and the function's ids by `payload`.
+/// Records wait `wait` (its site and function ids filled in here) at await site `site` of async
+/// function `f`, which ended at (`tsc`, `cpu`), when it lasted at least the threshold: a shorter
+/// wait, like a shorter call, is not worth the room.
 #[inline(always)]
 pub(crate) fn record_await(
     site: &'static FnDesc,
     f: &'static FnDesc,
-    payload: impl Fn(u32, u32) -> [u64; 4],
+    wait: AwaitEvent,
     tsc: u64,
     cpu: u32,
 ) {
     if f.flags() & flags::UNLOGGED != 0 {
         return;
     }
+    if wait.waited < thread_local::get().state.threshold.get() {
+        return;
+    }
     record_custom_when(
         |t| {
-            let words = payload(t.id_field(site) >> ID_SHIFT, t.id_field(f) >> ID_SHIFT);
-            Custom::new(words, 4)
+            let w = AwaitEvent {
+                site: t.id_field(site) >> ID_SHIFT,
+                function: t.id_field(f) >> ID_SHIFT,
+                ..wait
+            };
+            Custom::new(await_payload(w), 4)
         },
         When::At(tsc, cpu),
     );
