@@ -240,6 +240,56 @@ fn a_burst_of_slow_calls_gives_one_file_and_counts_the_rest() {
 }
 
 #[test]
+fn a_storm_of_equally_slow_calls_writes_one_snapshot_and_a_clearly_worse_call_a_second() {
+    let _turn = testing::exclusive();
+    let dir = scratch("storm");
+    testing::use_mock_clock(1_000_000_000);
+    testing::set_time(1_000_000);
+    let rec = fdr_runtime::start(
+        every_call()
+            .out(dir.join("s.fdr"))
+            .trigger("trig::plain", Duration::from_millis(20)),
+    )
+    .unwrap();
+    let call = |ns: u64| {
+        let _g = CallGuard::enter(&PLAIN);
+        testing::advance(ns);
+    };
+    // The writer gets a moment after each call, so that a call let through is a file of its
+    // own rather than one that replaced another waiting in the mailbox.
+    let settle = || {
+        std::thread::sleep(Duration::from_millis(30));
+        logs_in(&dir).len()
+    };
+    // Forty calls of 25 ms past a 20 ms limit, as a storm has them: each a little slower than
+    // the last (25.0, 25.1, 25.2 ms ...), none clearly worse than the first.
+    call(25_000_000);
+    assert_eq!(wait_for_logs(&dir, 1).len(), 1);
+    for i in 1..20u64 {
+        call(25_000_000 + i * 100_000);
+        assert_eq!(settle(), 1, "call {i} of the storm wrote a snapshot");
+    }
+    // Then one four times as slow: written too.
+    call(100_000_000);
+    let files = wait_for_logs(&dir, 2);
+    for i in 20..40u64 {
+        call(25_000_000 + i * 100_000);
+    }
+    let mut bytes = Vec::new();
+    rec.finish_to(&mut bytes).unwrap();
+    testing::use_real_clock();
+    assert_eq!(files.len(), 2, "{files:?}");
+    let durations: Vec<u64> = files
+        .iter()
+        .map(|f| read_log(f).reason.unwrap().duration_ticks)
+        .collect();
+    assert_eq!(durations, [25_000_000, 100_000_000]);
+    let last = decode(&bytes[..]).unwrap();
+    assert_eq!(last.reason.unwrap().suppressed, 39);
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
 fn the_worst_call_of_a_storm_is_written_within_the_cooldown() {
     let _turn = testing::exclusive();
     let dir = scratch("worst");

@@ -11,7 +11,7 @@
 //! A storm is not a flood: one trigger per cooldown gets through, at most `max_snapshots`
 //! snapshot files are written per process, and what is held back is counted as suppressed. But
 //! the worst call of a storm is never the one held back: within a cooldown, a call that passed
-//! its limit by a larger factor than every call let through in it gets through too (a file of
+//! its limit by at least twice the factor of every call let through in it gets through too (a file of
 //! its own, counted against `max_snapshots`; or, when the one before still waits for the writer,
 //! in its place, which then counts as suppressed). A learned limit fooled by a descheduled thread
 //! fired first, and the cooldown hid the real outlier behind it.
@@ -398,7 +398,9 @@ impl Triggers {
     }
 
     /// Whether `call` gets past the cooldown at `now`: the first trigger after one ends, or a
-    /// call worse than every one let through since it began.
+    /// call clearly worse than every one let through since it began: past its limit by at least
+    /// [`STORM_MARGIN`] times their factor, so that a storm of equally slow calls, which differ
+    /// by noise, writes one snapshot.
     fn through_cooldown(&self, call: &ReasonInfo, now: u64) -> bool {
         let factor = factor(call);
         let last = self.last.load(Ordering::Acquire);
@@ -406,7 +408,7 @@ impl Triggers {
             return self
                 .worst
                 .fetch_update(Ordering::AcqRel, Ordering::Acquire, |w| {
-                    (factor > w).then_some(factor)
+                    (factor >= w.saturating_mul(STORM_MARGIN)).then_some(factor)
                 })
                 .is_ok();
         }
@@ -421,6 +423,12 @@ impl Triggers {
         true
     }
 }
+
+/// Within a cooldown, a later call is written only when it passed its limit by this many times
+/// the factor of every call written in it: twice, so that calls as slow as the first (a storm,
+/// whose durations differ by noise) write nothing more, while one clearly worse is not hidden
+/// behind it.
+const STORM_MARGIN: u64 = 2;
 
 /// How far a call passed its limit, in 1/1024ths of the limit (a call with no limit: as far as
 /// can be).
