@@ -646,10 +646,13 @@ fn on_a_blocked_current_thread_runtime_the_wait_to_be_polled_is_the_block() {
     assert_ne!(waker_tid, polled_on, "woken by the sender's thread");
     assert_ne!(waker_tid, 0);
     // The wake came before `sent_after`, the poll after `blocker_end`.
+    // Two clocks compared (the log's counter, the test's `Instant`): a calibration within 1%,
+    // and under qemu-user, whose emulated counter strays further, within half.
     let hz = log.run.ticks_per_second as f64;
     let at_least = blocker_end.duration_since(sent_after).as_secs_f64();
+    let slack = if cfg!(fdr_emulated) { 0.5 } else { 0.99 };
     assert!(
-        scheduled as f64 / hz >= at_least * 0.99,
+        scheduled as f64 / hz >= at_least * slack,
         "scheduled {} s, the block lasted {at_least} s past the wake",
         scheduled as f64 / hz
     );
