@@ -43,7 +43,8 @@ pub(crate) const MAX_CALLS_DEPTH: usize = 1024;
 pub(crate) const MAX_LINKED_TASKS: usize = 1 << 20;
 /// Links of a task past this many are not shown.
 pub(crate) const MAX_LINKS_PER_TASK: usize = 16;
-/// The most tasks whose waits at await sites `fdr calls` keeps; later ones are not shown.
+/// The most tasks whose waits at await sites, polls and wake-ups `fdr calls` keeps; later ones
+/// are not shown.
 pub(crate) const MAX_AWAITING_TASKS: usize = 1 << 20;
 /// Waits of a task past this many are counted, not listed one by one.
 pub(crate) const MAX_AWAITS_PER_TASK: usize = 64;
@@ -126,7 +127,7 @@ mod tests {
                 vec![n(fdr_format::limits::MAX_AWAITS_IN_POLL)],
             ),
             (
-                "tasks whose waits `calls` keeps (64 waits each at most)",
+                "tasks whose waits, polls and wake-ups `calls` keeps (64 waits each at most)",
                 vec![n(MAX_AWAITING_TASKS)],
             ),
             (

@@ -13,10 +13,11 @@ use std::collections::{BinaryHeap, HashMap};
 use std::convert::Infallible;
 use std::ops::ControlFlow;
 
-use fdr_format::awaits::{AwaitTies, TaskAwait};
+use fdr_format::awaits::{AwaitTies, TaskAwait, TaskWake, WakeTies};
 use fdr_format::replay::log_end;
 use fdr_format::sink::{
-    AwaitSeen, Close, Enter, Exit, Frame, Ignore, LinkSeen, PollSeen, Sink, TaskSeen, GO_ON,
+    AwaitSeen, Close, Enter, Exit, Frame, Ignore, LinkSeen, PollSeen, Sink, TaskSeen, WokenSeen,
+    GO_ON,
 };
 use fdr_format::TaskLink;
 
@@ -82,6 +83,9 @@ struct Top {
     spans: SlowTasks,
     links: Links,
     ties: AwaitTies,
+    wakes: WakeTies,
+    /// Each thread's last exit (function, ticks): a poll, when a poll event follows.
+    last_exit: Vec<(u32, u64)>,
     awaits: Awaits,
 }
 
@@ -104,7 +108,8 @@ pub(crate) struct Awaits {
     pub(crate) by_task: HashMap<u64, TaskWaits>,
 }
 
-/// One task's waits.
+/// One task's waits, and where the rest of its time went: its polls (running) and the time
+/// from each wake-up to the poll it asked for (scheduled).
 #[derive(Debug, Default)]
 pub(crate) struct TaskWaits {
     /// The first [`MAX_AWAITS_PER_TASK`], in order.
@@ -112,14 +117,43 @@ pub(crate) struct TaskWaits {
     /// Those past them: how many, and the ticks they waited.
     pub(crate) more: u64,
     pub(crate) more_ticks: u64,
+    /// Its polls kept in the log, and their ticks.
+    pub(crate) polls: u64,
+    pub(crate) running: u64,
+    /// Its wake-ups tied to a poll, and the ticks from each to its poll.
+    pub(crate) wakes: u64,
+    pub(crate) scheduled: u64,
 }
 
 impl Awaits {
-    fn add(&mut self, a: TaskAwait) {
-        if self.by_task.len() >= MAX_AWAITING_TASKS && !self.by_task.contains_key(&a.task) {
-            return;
+    /// Task `task`'s entry, unless [`MAX_AWAITING_TASKS`] others are held.
+    fn task(&mut self, task: u64) -> Option<&mut TaskWaits> {
+        if self.by_task.len() >= MAX_AWAITING_TASKS && !self.by_task.contains_key(&task) {
+            return None;
         }
-        let w = self.by_task.entry(a.task).or_default();
+        Some(self.by_task.entry(task).or_default())
+    }
+
+    /// A poll of `task` that lasted `ticks`.
+    fn poll(&mut self, task: u64, ticks: u64) {
+        if let Some(w) = self.task(task) {
+            w.polls += 1;
+            w.running = w.running.saturating_add(ticks);
+        }
+    }
+
+    /// A wake-up of a task and the poll it led to.
+    fn wake(&mut self, k: TaskWake) {
+        if let Some(w) = self.task(k.task) {
+            w.wakes += 1;
+            w.scheduled = w.scheduled.saturating_add(k.scheduled());
+        }
+    }
+
+    fn add(&mut self, a: TaskAwait) {
+        let Some(w) = self.task(a.task) else {
+            return;
+        };
         if w.listed.len() < MAX_AWAITS_PER_TASK {
             w.listed.push(a);
         } else {
@@ -131,9 +165,17 @@ impl Awaits {
     /// Takes in another share's waits (of other threads): a task polled on threads of both
     /// shares has its waits in time order.
     fn merge(&mut self, other: Awaits) {
-        for (_, w) in other.by_task {
+        for (task, w) in other.by_task {
             for a in w.listed {
                 self.add(a);
+            }
+            if let Some(t) = self.task(task) {
+                t.more += w.more;
+                t.more_ticks = t.more_ticks.saturating_add(w.more_ticks);
+                t.polls += w.polls;
+                t.running = t.running.saturating_add(w.running);
+                t.wakes += w.wakes;
+                t.scheduled = t.scheduled.saturating_add(w.scheduled);
             }
         }
         for w in self.by_task.values_mut() {
@@ -156,6 +198,19 @@ impl Sink for Top {
         for a in self.ties.polled(p) {
             self.awaits.add(a);
         }
+        for w in self.wakes.polled(p) {
+            self.awaits.wake(w);
+        }
+        if let Some(&(id, ticks)) = self.last_exit.get(p.thread as usize) {
+            if id == p.id {
+                self.awaits.poll(p.task, ticks);
+            }
+        }
+        Ok(GO_ON)
+    }
+
+    fn woken(&mut self, w: &WokenSeen) -> Result<ControlFlow<()>, CliError> {
+        self.wakes.woken(w);
         Ok(GO_ON)
     }
 
@@ -181,6 +236,12 @@ impl Sink for Top {
             end: e.end,
         };
         self.ties.exit(e.thread, e.frame.id);
+        self.wakes.exit(e.thread, e.frame.id);
+        let t = e.thread as usize;
+        if t >= self.last_exit.len() {
+            self.last_exit.resize(t + 1, (NONE, 0));
+        }
+        self.last_exit[t] = (e.frame.id, e.end.saturating_sub(e.frame.start));
         self.add((rank(&k), e.thread, e.frame.id));
         Ok(GO_ON)
     }
@@ -233,6 +294,8 @@ impl Top {
             },
             links: Links::new(),
             ties: AwaitTies::default(),
+            wakes: WakeTies::default(),
+            last_exit: Vec::new(),
             awaits: Awaits::default(),
         }
     }

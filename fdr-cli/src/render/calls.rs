@@ -7,7 +7,7 @@ use std::io::Write;
 use clap::ValueEnum;
 use fdr_format::LinkKind;
 
-use crate::commands::calls::{Awaits, CallNode, Key, Links, Slowest, NONE};
+use crate::commands::calls::{Awaits, CallNode, Key, Links, Slowest, TaskWaits, NONE};
 use crate::escape::{json_string, shown};
 use crate::model::engine::Plan;
 use crate::model::names::Names;
@@ -147,9 +147,48 @@ fn write_tasks(
                     human(clock.ns(w.more_ticks))
                 )?;
             }
+            if let Some(line) = split_line(w, clock) {
+                writeln!(out, "   {line}")?;
+            }
         }
     }
     Ok(())
+}
+
+/// Where a task's time went: `ran 1.20 ms in 3 polls, awaited 50.9 ms, waited 55.1 ms to be
+/// polled after 2 wake-ups` (`None` when no poll, wait or wake-up of it was tied).
+fn split_line(w: &TaskWaits, clock: &TickRate) -> Option<String> {
+    let mut parts = Vec::new();
+    if w.polls > 0 {
+        parts.push(format!(
+            "ran {} in {}",
+            human(clock.ns(w.running)),
+            plural(w.polls, "poll")
+        ));
+    }
+    if !w.listed.is_empty() {
+        parts.push(format!("awaited {}", human(clock.ns(awaited(w)))));
+    }
+    if w.wakes > 0 {
+        parts.push(format!(
+            "waited {} to be polled after {}",
+            human(clock.ns(w.scheduled)),
+            plural(w.wakes, "wake-up")
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// Ticks a task waited at await sites, in all.
+fn awaited(w: &TaskWaits) -> u64 {
+    w.listed
+        .iter()
+        .fold(w.more_ticks, |t, a| t.saturating_add(a.event.waited))
+}
+
+/// `1 poll`, `2 polls`.
+fn plural(n: u64, what: &str) -> String {
+    format!("{} {what}{}", thousands(n), if n == 1 { "" } else { "s" })
 }
 
 /// `4,096`.
@@ -358,7 +397,10 @@ fn write_legend(marks: &Marks, depth: usize, out: &mut dyn Write) -> std::io::Re
 /// above, so it has no children here and its self time is its duration) and `task`,
 /// `cancelled`, `end_thread`, `links` (`{"kind": "made_inside" | "follows_from",
 /// "function", "task"}`) and `awaits` (`{"at": "FILE:LINE:COLUMN", "waited_ns", "polls",
-/// "start_ns", "dropped"}`, in the order the waits ended).
+/// "start_ns", "dropped"}`, in the order the waits ended), and where its time went: `polls`
+/// and `running_ns` (its polls kept in the log and their time), `awaited_ns` (the sum of its
+/// waits, those past the listed ones too), `wake_ups` and `scheduled_ns` (from each wake-up
+/// to the poll it asked for).
 #[allow(clippy::too_many_arguments)]
 fn write_json(
     trees: &[(Key, Vec<CallNode>)],
@@ -444,9 +486,8 @@ fn write_json(
                 )
             })
             .collect();
-        let waits: Vec<String> = awaits
-            .by_task
-            .get(&s.task)
+        let times = awaits.by_task.get(&s.task);
+        let waits: Vec<String> = times
             .map_or(&[][..], |w| w.listed.as_slice())
             .iter()
             .map(|a| {
@@ -467,7 +508,8 @@ fn write_json(
             "{}\n  {{\"function\": {}, \"id\": {}, \"thread\": {}, \"start_ns\": {}, \
              \"duration_ns\": {dur}, \"self_ns\": {dur}, \"inferred_start\": {}, \
              \"open_at_end\": {}, \"children\": [], \"task\": {}, \"cancelled\": {}, \
-             \"end_thread\": {}, \"links\": [{}], \"awaits\": [{}]}}",
+             \"end_thread\": {}, \"links\": [{}], \"awaits\": [{}], \"polls\": {}, \
+             \"running_ns\": {}, \"awaited_ns\": {}, \"wake_ups\": {}, \"scheduled_ns\": {}}}",
             if i == 0 && trees.is_empty() { "" } else { "," },
             json_string(&names.function(s.function)),
             s.function,
@@ -479,7 +521,12 @@ fn write_json(
             s.cancelled,
             tid(s.end_thread),
             links.join(", "),
-            waits.join(", ")
+            waits.join(", "),
+            times.map_or(0, |w| w.polls),
+            clock.ns(times.map_or(0, |w| w.running)),
+            clock.ns(times.map_or(0, awaited)),
+            times.map_or(0, |w| w.wakes),
+            clock.ns(times.map_or(0, |w| w.scheduled)),
         )?;
     }
     let any = !trees.is_empty() || !tasks.is_empty();

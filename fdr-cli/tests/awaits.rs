@@ -1,0 +1,122 @@
+//! What an async request waited for (issue 58), on a synthetic log written as the runtime
+//! writes one ([`common::awaits_log`]): each task's latency split into running (its polls),
+//! awaiting (by site) and scheduled (from each wake-up to the poll it asked for).
+
+mod common;
+
+use common::{awaits_log, fdr, temp_dir, write_log};
+use serde_json::Value;
+
+/// `fdr calls --format json --function FUNCTION` of the log: the tasks of FUNCTION, by id.
+fn tasks(log: &str, function: &str, readers: &str) -> Vec<Value> {
+    let json = fdr(&[
+        "calls",
+        "--format",
+        "json",
+        "--function",
+        function,
+        "--threads",
+        readers,
+        log,
+    ])
+    .unwrap();
+    let rows: Vec<Value> = serde_json::from_str(&json).unwrap();
+    let mut tasks: Vec<Value> = rows
+        .into_iter()
+        .filter(|r| r.get("task").is_some() && r["function"] == function)
+        .collect();
+    tasks.sort_by_key(|t| t["task"].as_u64());
+    tasks
+}
+
+#[test]
+fn calls_splits_a_task_s_latency_into_running_awaiting_and_scheduled() {
+    let dir = temp_dir("awaits-calls");
+    let log = write_log(&dir, "awaits.fdr", &awaits_log());
+    for readers in ["1", "2"] {
+        let quotes = tasks(&log, "app::get_quote", readers);
+        let ids: Vec<u64> = quotes.iter().map(|t| t["task"].as_u64().unwrap()).collect();
+        assert_eq!(ids, [7, 9]);
+        let t7 = &quotes[0];
+        assert_eq!(t7["duration_ns"], 1700);
+        // Polls 1000-1050, 2000-2100, 2600-2700.
+        assert_eq!(
+            (t7["polls"].as_u64(), t7["running_ns"].as_u64()),
+            (Some(3), Some(250))
+        );
+        assert_eq!(t7["awaited_ns"], 1000 + 450);
+        // Woken at 1800 and polled at 2000; woken at 2500 and polled at 2600.
+        assert_eq!(
+            (t7["wake_ups"].as_u64(), t7["scheduled_ns"].as_u64()),
+            (Some(2), Some(300))
+        );
+        let at: Vec<(&str, u64, u64, u64)> = t7["awaits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                (
+                    a["at"].as_str().unwrap(),
+                    a["waited_ns"].as_u64().unwrap(),
+                    a["polls"].as_u64().unwrap(),
+                    a["start_ns"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        // Times from the first block, 1000.
+        assert_eq!(
+            at,
+            [
+                ("src/app.rs:20:9", 1000, 1, 45),
+                ("src/app.rs:24:13", 450, 2, 1200)
+            ]
+        );
+        // Task 9: its one poll, the wait of an unknown site inside it, and the wait it was
+        // dropped in; the wake-up of an unknown function is no task's.
+        let t9 = &quotes[1];
+        assert_eq!(
+            (t9["polls"].as_u64(), t9["running_ns"].as_u64()),
+            (Some(1), Some(10))
+        );
+        assert_eq!(
+            (t9["wake_ups"].as_u64(), t9["scheduled_ns"].as_u64()),
+            (Some(0), Some(0))
+        );
+        assert_eq!(t9["awaited_ns"], 5 + 300);
+        let sites: Vec<(&str, bool)> = t9["awaits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| (a["at"].as_str().unwrap(), a["dropped"].as_bool().unwrap()))
+            .collect();
+        assert_eq!(sites, [("#99", false), ("src/app.rs:20:9", true)]);
+        let child = tasks(&log, "app::downstream_discount", readers);
+        assert_eq!(child.len(), 1);
+        let t8 = &child[0];
+        assert_eq!(
+            (t8["task"].as_u64(), t8["duration_ns"].as_u64()),
+            (Some(8), Some(1030))
+        );
+        assert_eq!(
+            (t8["polls"].as_u64(), t8["running_ns"].as_u64()),
+            (Some(2), Some(50))
+        );
+        assert_eq!(t8["awaited_ns"], 980);
+        assert_eq!(t8["scheduled_ns"], 0);
+    }
+    let text = fdr(&["calls", "--function", "app::get_quote", &log]).unwrap();
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    let task7 = lines
+        .iter()
+        .position(|l| l.contains("app::get_quote task 7 "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(
+        &lines[task7 + 1..task7 + 4],
+        [
+            "awaited src/app.rs:20:9 for 1.00 µs",
+            "awaited src/app.rs:24:13 for 450 ns, woken 2 times",
+            "ran 250 ns in 3 polls, awaited 1.45 µs, waited 300 ns to be polled after 2 wake-ups",
+        ],
+        "{text}"
+    );
+}
