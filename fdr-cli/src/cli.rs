@@ -149,6 +149,16 @@ pub(crate) struct DumpArgs {
     pub verify: bool,
 }
 
+/// What a row of `fdr account` is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum AccountBy {
+    /// A function: its calls (an async fn's polls) and tasks.
+    Function,
+    /// An await site: the waits there (`FILE:LINE:COLUMN`, the async fn, waits, dropped,
+    /// min..max and total waited).
+    Await,
+}
+
 #[derive(Args, Debug)]
 pub(crate) struct AccountArgs {
     /// The log (.fdr; `-` for standard input).
@@ -159,6 +169,9 @@ pub(crate) struct AccountArgs {
     /// Show only the first N functions.
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
+    /// What a row is: a function, or an await site of an async fn (its waits).
+    #[arg(long, value_enum, default_value_t = AccountBy::Function)]
+    pub by: AccountBy,
     /// Output format.
     #[arg(long, value_enum, default_value_t = account::AccountFormat::Text)]
     pub format: account::AccountFormat,
@@ -490,7 +503,14 @@ the window starts at the window start of the thread that ended it (*); one not c
 log ends is closed there ('(N open)'). At most {MAX_OPEN_TASKS} tasks may wait for their other end at one
 point of the log. A function culled by the recorder (while culled, a call is recorded only when a
 probe lets it through) is marked '~', and \"culled\": true in JSON; the text lists when each was
-culled."
+culled.
+
+--by await: a row per await site of an instrumented async fn instead, from the waits the log
+holds (an .await that returned Pending, timed from that poll to the poll that passed it): the
+site (FILE:LINE:COLUMN), the async fn, waits, dropped (waits ended by dropping the task) and
+min, p50, p90, p99, max and total waited, from the same histograms. JSON: one object per site
+with at, function, id, waits, dropped, min_ns, p50_ns, p90_ns, p99_ns, max_ns, total_ns; CSV the
+same columns. --sort count sorts by waits, self by total, name by site."
     )
 }
 

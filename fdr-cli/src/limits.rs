@@ -113,7 +113,7 @@ mod tests {
             ("custom or typed event payload", vec![n(MAX_EVENT_PAYLOAD)]),
             ("records and payloads", vec![]),
             ("calls nested on one thread", vec![n(MAX_CALL_DEPTH)]),
-            ("distinct function ids in one log's calls", vec![n(MAX_LOG_FUNCTIONS)]),
+            ("distinct function ids in one log's calls (await sites for `account --by await`)", vec![n(MAX_LOG_FUNCTIONS)]),
             (
                 "async tasks whose other end (creation or completion) has not been read yet",
                 vec![n(MAX_OPEN_TASKS)],

@@ -312,8 +312,9 @@ pub fn tasks_log() -> Vec<u8> {
 /// completing; task 7 passes site 10 at 2045 after 1000); woken at 2500 by thread 0, polled
 /// 2600-2700, passing site 11 at 2650 after 450 in 2 polls, and completed at 2700.
 /// Thread 12 (`io`): task 9 of `get_quote`, created at 3000, polled 3000-3010, dropped at 3310
-/// while it waited at site 10 (300). An await event of an
-/// unknown site (99) and a wake event of an unknown function (98) are inside task 9's poll.
+/// while it waited at site 10 (300). Hostile events are inside task 9's poll: a wake-up dated
+/// after the poll began (5000), an await event of an unknown site (99) with `u32::MAX` polls,
+/// and a wake event of an unknown function (98).
 pub fn awaits_log() -> Vec<u8> {
     use fdr_format::{AwaitEvent, FunctionKind, TaskKind, WakeEvent};
     let wait = |site, function, waited, polls, dropped| AwaitEvent {
@@ -377,7 +378,15 @@ pub fn awaits_log() -> Vec<u8> {
     let mut b = log.block(12, 1, 3000);
     b.task(TaskKind::Created, 2, 9, 3000);
     b.enter(2, 3000);
-    b.awaited(wait(99, 2, 5, 1, false), 3001);
+    b.woken(
+        WakeEvent {
+            function: 2,
+            woken_at: 5000,
+            waker_tid: 12,
+        },
+        3000,
+    );
+    b.awaited(wait(99, 2, 5, u32::MAX, false), 3001);
     b.woken(
         WakeEvent {
             function: 98,
