@@ -230,3 +230,142 @@ fn every_truncation_of_a_log_with_waits_reads_without_a_panic() {
         }
     }
 }
+
+#[test]
+fn timelines_draw_each_wait_inside_its_task_and_each_wake_up_as_a_flow() {
+    let dir = temp_dir("awaits-timelines");
+    let log = write_log(&dir, "awaits.fdr", &awaits_log());
+    // FXT, read by an independent reader; times from the first block (1000).
+    let out = dir.join("awaits.fxt");
+    fdr(&["convert", &log, "--format", "fxt", "-o", out.to_str().unwrap()]).unwrap();
+    let trace = common::fxt::parse(&std::fs::read(&out).unwrap()).unwrap();
+    use common::fxt::Value as V;
+    let arg = |a: &[(String, V)], k: &str| {
+        a.iter().find(|(n, _)| n == k).map(|(_, v)| match v {
+            V::U32(x) => u64::from(*x),
+            V::U64(x) => *x,
+            v => panic!("{k}: {v:?}"),
+        })
+    };
+    let slices: Vec<_> = common::fxt::async_spans(&trace)
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s.id,
+                s.name.clone(),
+                s.start,
+                s.end,
+                s.begin_tid,
+                arg(&s.begin_args, "polls"),
+                arg(&s.begin_args, "dropped"),
+            )
+        })
+        .collect();
+    let slice = |id, name: &str, start, end, tid, polls, dropped| {
+        (id, name.to_string(), start, end, tid, polls, dropped)
+    };
+    assert_eq!(
+        slices,
+        [
+            slice(7, "app::get_quote", 0, 1700, 11, None, None),
+            slice(7, "await src/app.rs:20:9", 45, 1045, 11, Some(1), None),
+            slice(7, "await src/app.rs:24:13", 1200, 1650, 11, Some(2), None),
+            slice(8, "app::downstream_discount", 10, 1040, 11, None, None),
+            slice(8, "await src/app.rs:40:5", 30, 1010, 11, Some(1), None),
+            slice(9, "await #99", 1996, 2001, 12, Some(u64::from(u32::MAX)), None),
+            slice(9, "app::get_quote", 2000, 2310, 12, None, None),
+            slice(9, "await src/app.rs:20:9", 2010, 2310, 12, Some(1), Some(1)),
+        ]
+    );
+    // Wake-ups from a known thread: task 7's by thread 12 at 800, polled at 1000, and task 9's
+    // dated after its poll (scheduled 0). Task 7's second, by an unknown thread, has none.
+    let flows: Vec<_> = common::fxt::flows(&trace)
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f.name.as_str().to_string(),
+                f.from_tid,
+                f.start,
+                f.to_tid,
+                f.end,
+                arg(&f.end_args, "task"),
+                arg(&f.end_args, "scheduled_ns"),
+            )
+        })
+        .collect();
+    let wake = |from, start, to, end, task, scheduled| {
+        ("wake".to_string(), from, start, to, end, Some(task), Some(scheduled))
+    };
+    assert_eq!(flows, [wake(12, 800, 11, 1000, 7, 200), wake(12, 4000, 12, 2000, 9, 0)]);
+
+    // Chrome JSON: the same waits as b/e pairs on the task's id, the same flows as s/f.
+    let json = fdr(&["convert", &log, "--format", "chrome", "-o", "-"]).unwrap();
+    let v: Value = serde_json::from_str(&json).unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    let waits: Vec<(String, String, &str, f64, u64)> = events
+        .iter()
+        .filter(|e| e["name"].as_str().is_some_and(|n| n.starts_with("await ")))
+        .map(|e| {
+            (
+                e["ph"].as_str().unwrap().to_string(),
+                e["name"].as_str().unwrap().to_string(),
+                e["id"].as_str().unwrap(),
+                e["ts"].as_f64().unwrap(),
+                e["args"]["polls"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    let w = |ph: &str, site: &str, id, ts, polls| {
+        (ph.to_string(), format!("await {site}"), id, ts, polls)
+    };
+    assert_eq!(
+        waits,
+        [
+            w("b", "src/app.rs:40:5", "0x8", 0.030, 1),
+            w("e", "src/app.rs:40:5", "0x8", 1.010, 0),
+            w("b", "src/app.rs:20:9", "0x7", 0.045, 1),
+            w("e", "src/app.rs:20:9", "0x7", 1.045, 0),
+            w("b", "src/app.rs:24:13", "0x7", 1.200, 2),
+            w("e", "src/app.rs:24:13", "0x7", 1.650, 0),
+            w("b", "#99", "0x9", 1.996, u64::from(u32::MAX)),
+            w("e", "#99", "0x9", 2.001, 0),
+            w("b", "src/app.rs:20:9", "0x9", 2.010, 1),
+            w("e", "src/app.rs:20:9", "0x9", 2.310, 0),
+        ]
+    );
+    let dropped: Vec<bool> = events
+        .iter()
+        .filter(|e| e["ph"] == "b" && e["name"].as_str().is_some_and(|n| n.starts_with("await")))
+        .map(|e| e["args"]["dropped"].as_bool().unwrap())
+        .collect();
+    assert_eq!(dropped, [false, false, false, false, true]);
+    let flows: Vec<(String, u64, u64, f64, Value)> = events
+        .iter()
+        .filter(|e| e["cat"] == "wake")
+        .map(|e| {
+            (
+                e["ph"].as_str().unwrap().to_string(),
+                e["id"].as_u64().unwrap(),
+                e["tid"].as_u64().unwrap(),
+                e["ts"].as_f64().unwrap(),
+                e["args"].clone(),
+            )
+        })
+        .collect();
+    let task = |t: u64, s: u64| serde_json::json!({"task": t, "scheduled_ns": s});
+    assert_eq!(
+        flows,
+        [
+            ("s".to_string(), 0, 12, 0.8, Value::Null),
+            ("f".to_string(), 0, 11, 1.0, task(7, 200)),
+            ("s".to_string(), 1, 12, 4.0, Value::Null),
+            ("f".to_string(), 1, 12, 2.0, task(9, 0)),
+        ]
+    );
+    assert!(events
+        .iter()
+        .filter(|e| e["ph"] == "f")
+        .all(|e| e["bp"] == "e"));
+}

@@ -13,7 +13,7 @@ use std::collections::{BinaryHeap, HashMap};
 use std::convert::Infallible;
 use std::ops::ControlFlow;
 
-use fdr_format::awaits::{AwaitTies, TaskAwait, TaskWake, WakeTies};
+use fdr_format::awaits::{TaskAwait, TaskWake, Ties};
 use fdr_format::replay::log_end;
 use fdr_format::sink::{
     AwaitSeen, Close, Enter, Exit, Frame, Ignore, LinkSeen, PollSeen, Sink, TaskSeen, WokenSeen,
@@ -82,8 +82,7 @@ struct Top {
     tasks: Tasks,
     spans: SlowTasks,
     links: Links,
-    ties: AwaitTies,
-    wakes: WakeTies,
+    ties: Ties,
     /// Each thread's last exit (function, ticks): a poll, when a poll event follows.
     last_exit: Vec<(u32, u64)>,
     awaits: Awaits,
@@ -195,10 +194,11 @@ impl Sink for Top {
     }
 
     fn polled(&mut self, p: &PollSeen) -> Result<ControlFlow<()>, CliError> {
-        for a in self.ties.polled(p) {
+        let (waits, wakes) = self.ties.polled(p);
+        for a in waits {
             self.awaits.add(a);
         }
-        for w in self.wakes.polled(p) {
+        for w in wakes {
             self.awaits.wake(w);
         }
         if let Some(&(id, ticks)) = self.last_exit.get(p.thread as usize) {
@@ -210,7 +210,7 @@ impl Sink for Top {
     }
 
     fn woken(&mut self, w: &WokenSeen) -> Result<ControlFlow<()>, CliError> {
-        self.wakes.woken(w);
+        self.ties.woken(w);
         Ok(GO_ON)
     }
 
@@ -236,7 +236,6 @@ impl Sink for Top {
             end: e.end,
         };
         self.ties.exit(e.thread, e.frame.id);
-        self.wakes.exit(e.thread, e.frame.id);
         let t = e.thread as usize;
         if t >= self.last_exit.len() {
             self.last_exit.resize(t + 1, (NONE, 0));
@@ -293,8 +292,7 @@ impl Top {
                 ..SlowTasks::default()
             },
             links: Links::new(),
-            ties: AwaitTies::default(),
-            wakes: WakeTies::default(),
+            ties: Ties::default(),
             last_exit: Vec::new(),
             awaits: Awaits::default(),
         }
