@@ -155,6 +155,10 @@ mod tests {
                 "argument values of a window read whole, all calls together",
                 vec![n(MAX_WINDOW_ARG_VALUES)],
             ),
+            (
+                "waits at await sites a window read whole keeps (span events of `export`)",
+                vec![n(MAX_WINDOW_CALLS)],
+            ),
             ("calls one `fdr export` sends", vec![n(MAX_EXPORT_CALLS)]),
             ("levels `fdr calls --depth` shows under a call", vec![n(MAX_CALLS_DEPTH)]),
             ("reader threads (`--threads`)", vec![n(MAX_READERS)]),

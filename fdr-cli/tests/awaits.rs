@@ -237,7 +237,15 @@ fn timelines_draw_each_wait_inside_its_task_and_each_wake_up_as_a_flow() {
     let log = write_log(&dir, "awaits.fdr", &awaits_log());
     // FXT, read by an independent reader; times from the first block (1000).
     let out = dir.join("awaits.fxt");
-    fdr(&["convert", &log, "--format", "fxt", "-o", out.to_str().unwrap()]).unwrap();
+    fdr(&[
+        "convert",
+        &log,
+        "--format",
+        "fxt",
+        "-o",
+        out.to_str().unwrap(),
+    ])
+    .unwrap();
     let trace = common::fxt::parse(&std::fs::read(&out).unwrap()).unwrap();
     use common::fxt::Value as V;
     let arg = |a: &[(String, V)], k: &str| {
@@ -273,7 +281,15 @@ fn timelines_draw_each_wait_inside_its_task_and_each_wake_up_as_a_flow() {
             slice(7, "await src/app.rs:24:13", 1200, 1650, 11, Some(2), None),
             slice(8, "app::downstream_discount", 10, 1040, 11, None, None),
             slice(8, "await src/app.rs:40:5", 30, 1010, 11, Some(1), None),
-            slice(9, "await #99", 1996, 2001, 12, Some(u64::from(u32::MAX)), None),
+            slice(
+                9,
+                "await #99",
+                1996,
+                2001,
+                12,
+                Some(u64::from(u32::MAX)),
+                None
+            ),
             slice(9, "app::get_quote", 2000, 2310, 12, None, None),
             slice(9, "await src/app.rs:20:9", 2010, 2310, 12, Some(1), Some(1)),
         ]
@@ -296,9 +312,23 @@ fn timelines_draw_each_wait_inside_its_task_and_each_wake_up_as_a_flow() {
         })
         .collect();
     let wake = |from, start, to, end, task, scheduled| {
-        ("wake".to_string(), from, start, to, end, Some(task), Some(scheduled))
+        (
+            "wake".to_string(),
+            from,
+            start,
+            to,
+            end,
+            Some(task),
+            Some(scheduled),
+        )
     };
-    assert_eq!(flows, [wake(12, 800, 11, 1000, 7, 200), wake(12, 4000, 12, 2000, 9, 0)]);
+    assert_eq!(
+        flows,
+        [
+            wake(12, 800, 11, 1000, 7, 200),
+            wake(12, 4000, 12, 2000, 9, 0)
+        ]
+    );
 
     // Chrome JSON: the same waits as b/e pairs on the task's id, the same flows as s/f.
     let json = fdr(&["convert", &log, "--format", "chrome", "-o", "-"]).unwrap();
