@@ -289,6 +289,10 @@ pub(crate) struct CallsArgs {
     #[arg(long, value_name = "N", default_value_t = 8,
           value_parser = clap::value_parser!(u16).range(0..=MAX_CALLS_DEPTH as i64))]
     pub depth: u16,
+    /// Show the tree of async task ID alone: the task, the tasks made or awaited in it, their
+    /// waits and polls (no call).
+    #[arg(long, value_name = "ID")]
+    pub task: Option<u64>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = calls::CallsFormat::Text)]
     pub format: calls::CallsFormat,
@@ -527,7 +531,16 @@ array of {{name, value}}) and children (an array of the same objects).
 At most {MAX_CALLS_UNDER_ONE} calls are shown under one call, and {MAX_CALLS_SHOWN} under all the listed calls together
 (each listed call gets an equal share, at least 16); past that a line (text) says how many more
 there were and their time, and JSON leaves them out. The log is read twice (three times with
---function, --from, --to or --around)."
+--function, --from, --to or --around).
+
+Tasks (listed after the calls when --function chose some, or when there is no call): each with
+its waits at await sites, where its time went (ran: its polls; awaited; waited to be polled
+after its wake-ups), and under it the tasks made or awaited in it: a task created in one of its
+polls, or polled inside one (an instrumented async fn awaited in another), or tied to it by a
+parent link (fdr-tracing's). JSON: each task an object with the keys of a call and task,
+cancelled, end_thread, links, awaits, polls, running_ns, awaited_ns, wake_ups, scheduled_ns,
+parent_task (null at a root) and tasks (the tasks under it, the same objects). --task ID shows
+that task's tree alone. At most {MAX_CALLS_UNDER_ONE} tasks are shown under one."
     )
 }
 

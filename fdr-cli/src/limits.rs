@@ -39,7 +39,8 @@ pub(crate) const MAX_CALLS_SHOWN: usize = 1 << 18;
 pub(crate) const MAX_CALLS_TOP: usize = 100_000;
 /// The most levels `fdr calls --depth` shows under a call.
 pub(crate) const MAX_CALLS_DEPTH: usize = 1024;
-/// The most tasks whose links `fdr calls` keeps; later ones are not shown.
+/// The most tasks whose links `fdr calls` keeps, and whose parents it finds; later ones are not
+/// shown.
 pub(crate) const MAX_LINKED_TASKS: usize = 1 << 20;
 /// Links of a task past this many are not shown.
 pub(crate) const MAX_LINKS_PER_TASK: usize = 16;
@@ -119,12 +120,17 @@ mod tests {
                 vec![n(MAX_OPEN_TASKS)],
             ),
             (
-                "tasks whose links `calls` keeps (16 links each at most)",
+                "tasks whose links `calls` keeps (16 links each at most), and whose parent it finds",
                 vec![n(MAX_LINKED_TASKS)],
             ),
             (
                 "waits held for the end of their poll, per thread",
                 vec![n(fdr_format::limits::MAX_AWAITS_IN_POLL)],
+            ),
+            (
+                "tasks made or polled in the calls open on a thread, held for the end of the poll \
+                 they belong to",
+                vec![n(fdr_format::tasks::MAX_CHILDREN_HELD)],
             ),
             (
                 "tasks whose waits, polls and wake-ups `calls` keeps (64 waits each at most)",

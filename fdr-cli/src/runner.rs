@@ -187,6 +187,7 @@ fn calls(a: CallsArgs, out: &mut dyn Write) -> Result<(), CliError> {
         depth: usize::from(a.depth),
         merge: a.format == render::calls::CallsFormat::Text,
         readers: job.readers(a.threads),
+        task: a.task,
     };
     let s = job.run(|j| commands::calls::slowest(&j.log, &j.filter, &opts, &j.progress))?;
     render::calls::write(&s, a.format, opts.depth, out).map_err(written)

@@ -5,6 +5,8 @@
 mod common;
 
 use common::{awaits_log, fdr, temp_dir, write_log};
+use fdr_format::{FunctionKind, LinkKind, TaskKind, TaskLink};
+use fdr_testkit::synth::LogBuilder;
 use serde_json::Value;
 
 /// `fdr calls --format json --function FUNCTION` of the log: the tasks of FUNCTION, by id.
@@ -21,9 +23,19 @@ fn tasks(log: &str, function: &str, readers: &str) -> Vec<Value> {
     ])
     .unwrap();
     let rows: Vec<Value> = serde_json::from_str(&json).unwrap();
-    let mut tasks: Vec<Value> = rows
+    // Tasks are at the top, or under the task they were made or awaited in.
+    let mut all = Vec::new();
+    let mut todo: Vec<Value> = rows
         .into_iter()
-        .filter(|r| r.get("task").is_some() && r["function"] == function)
+        .filter(|r| r.get("task").is_some())
+        .collect();
+    while let Some(t) = todo.pop() {
+        todo.extend(t["tasks"].as_array().unwrap().iter().cloned());
+        all.push(t);
+    }
+    let mut tasks: Vec<Value> = all
+        .into_iter()
+        .filter(|r| r["function"] == function)
         .collect();
     tasks.sort_by_key(|t| t["task"].as_u64());
     tasks
@@ -398,4 +410,154 @@ fn timelines_draw_each_wait_inside_its_task_and_each_wake_up_as_a_flow() {
         .iter()
         .filter(|e| e["ph"] == "f")
         .all(|e| e["bp"] == "e"));
+}
+
+/// Tasks made or awaited in others, at 1 GHz. On thread 11, inside `app::serve` (1, a plain
+/// function), task 1 of `app::handle` (2) is created at 110 and polled 110-140 and 200-230: in
+/// its first poll, `app::helper` (6) creates task 3 of `app::spawned` (4) at 116, and task 2 of
+/// `app::fetch` (3) is created at 120 and polled inside (120-130, and 210-220 in the second).
+/// On thread 12, task 3 is polled 150-160, and task 5 of `app::traced` (5), created at 170
+/// outside any poll, is tied to task 1 by a parent link (as `fdr-tracing` writes).
+fn tree_log() -> Vec<u8> {
+    let mut log = LogBuilder::new(1_000_000_000);
+    log.leading_block(11, 100);
+    log.function(1, "app::serve", &[]);
+    log.function_of_kind(2, "app::handle", &["id"], FunctionKind::Async);
+    log.function_of_kind(3, "app::fetch", &[], FunctionKind::Async);
+    log.function_of_kind(4, "app::spawned", &[], FunctionKind::Async);
+    log.function_of_kind(5, "app::traced", &[], FunctionKind::Async);
+    log.function(6, "app::helper", &[]);
+    log.thread(11, "main");
+    log.thread(12, "worker");
+    let mut b = log.block(11, 0, 100);
+    b.enter(1, 100);
+    b.task(TaskKind::Created, 2, 1, 110);
+    b.enter_args(2, 110, &[42]);
+    b.enter(6, 115);
+    b.task(TaskKind::Created, 4, 3, 116);
+    b.exit(6, 117);
+    b.task(TaskKind::Created, 3, 2, 120);
+    b.enter(3, 120);
+    b.exit(3, 130);
+    b.polled(3, 2, 130);
+    b.exit(2, 140);
+    b.polled(2, 1, 140);
+    b.enter(2, 200);
+    b.enter(3, 210);
+    b.exit(3, 220);
+    b.polled(3, 2, 220);
+    b.task(TaskKind::Completed, 3, 2, 220);
+    b.exit(2, 230);
+    b.polled(2, 1, 230);
+    b.task(TaskKind::Completed, 2, 1, 230);
+    b.exit(1, 300);
+    b.finish();
+    let mut b = log.block(12, 1, 150);
+    b.enter(4, 150);
+    b.exit(4, 160);
+    b.polled(4, 3, 160);
+    b.task(TaskKind::Completed, 4, 3, 160);
+    b.task(TaskKind::Created, 5, 5, 170);
+    b.link(
+        TaskLink {
+            kind: LinkKind::Parent,
+            id: 5,
+            task: 5,
+            other_id: 2,
+            other_task: 1,
+        },
+        170,
+    );
+    b.enter(5, 170);
+    b.exit(5, 180);
+    b.polled(5, 5, 180);
+    b.task(TaskKind::Completed, 5, 5, 180);
+    b.finish();
+    log.finish()
+}
+
+#[test]
+fn calls_shows_a_task_and_the_tasks_made_or_awaited_in_it_as_one_tree() {
+    let dir = temp_dir("awaits-tree");
+    let log = write_log(&dir, "tree.fdr", &tree_log());
+    for readers in ["1", "2"] {
+        let json = fdr(&[
+            "calls",
+            "--format",
+            "json",
+            "--function",
+            "app::*",
+            "--threads",
+            readers,
+            &log,
+        ])
+        .unwrap();
+        let rows: Vec<Value> = serde_json::from_str(&json).unwrap();
+        // One task at the top: the others are under it.
+        let tops: Vec<&Value> = rows.iter().filter(|r| r.get("task").is_some()).collect();
+        assert_eq!(tops.len(), 1, "{json}");
+        let root = tops[0];
+        assert_eq!(
+            (root["task"].as_u64(), root["parent_task"].is_null()),
+            (Some(1), true)
+        );
+        assert_eq!(root["args"][0]["name"], "id");
+        assert_eq!(root["args"][0]["value"], 42);
+        // By creation: made in its poll's callee, awaited in its poll, linked.
+        let kids: Vec<(u64, &str, u64, u64)> = root["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                (
+                    t["task"].as_u64().unwrap(),
+                    t["function"].as_str().unwrap(),
+                    t["parent_task"].as_u64().unwrap(),
+                    t["polls"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            kids,
+            [
+                (3, "app::spawned", 1, 1),
+                (2, "app::fetch", 1, 2),
+                (5, "app::traced", 1, 1),
+            ],
+            "{json}"
+        );
+        assert!(root["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["tasks"] == serde_json::json!([])));
+    }
+    let text = fdr(&["calls", "--task", "1", &log]).unwrap();
+    let lines: Vec<&str> = text.lines().skip_while(|l| !l.starts_with("1. ")).collect();
+    assert_eq!(
+        lines,
+        [
+            "1. app::handle(id=42) task 1 on thread 11 (main), created at +10 ns, completed after 120 ns",
+            "   ran 60 ns in 2 polls",
+            "   \u{2514} app::spawned task 3 on thread 11 (main), created at +16 ns, completed after 44 ns on thread 12 (worker)",
+            "       ran 10 ns in 1 poll",
+            "   \u{2514} app::fetch task 2 on thread 11 (main), created at +20 ns, completed after 100 ns",
+            "       ran 20 ns in 2 polls",
+            "   \u{2514} app::traced task 5 on thread 12 (worker), created at +70 ns, completed after 10 ns",
+            "       ran 10 ns in 1 poll",
+        ],
+        "{text}"
+    );
+    // A task under another, asked for alone, says where it was made or awaited.
+    let text = fdr(&["calls", "--task", "2", &log]).unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l == "   inside app::handle task 1 (made or awaited in it)"),
+        "{text}"
+    );
+    assert!(!text.contains("no calls"), "{text}");
+    let e = fdr(&["calls", "--task", "77", &log])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no task 77"), "{e}");
 }

@@ -456,6 +456,7 @@ pub(crate) fn view(
         depth: VIEW_TREE_DEPTH,
         merge: true,
         readers,
+        task: None,
     };
     let s = slowest(log, filter, &opts, progress)?;
     let p = &s.plan;
