@@ -733,3 +733,45 @@ fn each_wait_of_a_task_is_an_await_event_on_the_span_of_its_life() {
     let with_events = spans.iter().filter(|s| s.get("events").is_some()).count();
     assert_eq!(with_events, 3);
 }
+
+#[test]
+fn a_poll_cut_by_the_range_keeps_its_task() {
+    // --to 20ns cuts task 7's first poll (1000-1050) and task 8's inside it (1010-1030): their
+    // poll events come after the range's end, and still tie them to their tasks' lives.
+    let dir = temp_dir("otlp-cut-poll");
+    let log = write_log(&dir, "awaits.fdr", &awaits_log());
+    let (_, v) = export_file(&dir, &log, "cut.pb", &["--from", "0ns", "--to", "20ns"]);
+    let spans = v["spans"].as_array().unwrap();
+    let polls: Vec<(&str, u64, u64, u64, &str, u64)> = spans
+        .iter()
+        .filter(|s| s["attributes"]["fdr.kind"] == "poll")
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap(),
+                s["start"].as_u64().unwrap(),
+                s["end"].as_u64().unwrap(),
+                s["attributes"]["fdr.task"].as_u64().unwrap(),
+                s["parent"]["name"].as_str().unwrap(),
+                s["parent"]["start"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        polls,
+        [
+            ("app::get_quote", 1000, 1020, 7, "app::get_quote", 1000),
+            (
+                "app::downstream_discount",
+                1010,
+                1020,
+                8,
+                "app::downstream_discount",
+                1010
+            ),
+        ],
+        "{v}"
+    );
+    // Every span is a task's life or a poll: none is left without its task.
+    assert_eq!(spans.len(), 4, "{v}");
+    assert!(spans.iter().all(|s| s["attributes"]["fdr.open"] == true));
+}
