@@ -30,7 +30,7 @@ use crate::model::engine::Report;
 use crate::model::filter::Filter;
 use crate::model::input::Log;
 use crate::model::pass::{plan_shared, replay_shared};
-use crate::model::tasks::{add_link, Awaits, Links, TaskSpan, TaskTree, Tasks};
+use crate::model::tasks::{add_link, Awaits, Links, TaskSpan, TaskTree, TaskWaits, Tasks};
 use crate::CliError;
 
 /// What `fdr calls` shows.
@@ -527,6 +527,24 @@ pub(crate) struct Slowest {
 }
 
 impl Slowest {
+    /// The tree of listed task `root`, depth first: each task's life, what is kept of it, and
+    /// its depth under `root` (at most [`MAX_CALLS_UNDER_ONE`] tasks).
+    pub(crate) fn task_tree(&self, root: &TaskSpan) -> Vec<(TaskSpan, Option<&TaskWaits>, usize)> {
+        self.tree
+            .subtree(root.task, MAX_CALLS_UNDER_ONE)
+            .into_iter()
+            .filter_map(|(task, depth)| {
+                let kept = self.awaits.by_task.get(&task);
+                let span = if depth == 0 {
+                    Some(*root)
+                } else {
+                    kept.and_then(|w| w.span)
+                };
+                span.map(|s| (s, kept, depth))
+            })
+            .collect()
+    }
+
     /// The number of calls listed.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {

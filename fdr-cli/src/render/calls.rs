@@ -9,7 +9,6 @@ use fdr_format::LinkKind;
 
 use crate::commands::calls::{CallNode, Key, Slowest, NONE};
 use crate::escape::{json_string, shown};
-use crate::limits::MAX_CALLS_UNDER_ONE;
 use crate::model::engine::Plan;
 use crate::model::names::Names;
 use crate::model::tasks::{TaskSpan, TaskWaits};
@@ -83,15 +82,7 @@ fn write_tasks(
         }
     )?;
     for (i, root) in s.tasks.iter().enumerate() {
-        for (task, depth) in s.tree.subtree(root.task, MAX_CALLS_UNDER_ONE) {
-            let kept = s.awaits.by_task.get(&task);
-            let span = if depth == 0 {
-                *root
-            } else if let Some(span) = kept.and_then(|w| w.span) {
-                span
-            } else {
-                continue;
-            };
+        for (span, kept, depth) in s.task_tree(root) {
             let head = if depth == 0 {
                 format!("{}. ", i + 1)
             } else {
@@ -655,15 +646,7 @@ fn write_json(
         // Depth first; each task's object is open while the tasks under it are written.
         let mut open = 0;
         let mut last = 0;
-        for (task, depth) in s.tree.subtree(root.task, MAX_CALLS_UNDER_ONE) {
-            let kept = s.awaits.by_task.get(&task);
-            let span = if depth == 0 {
-                *root
-            } else if let Some(span) = kept.and_then(|w| w.span) {
-                span
-            } else {
-                continue;
-            };
+        for (span, kept, depth) in s.task_tree(root) {
             while open > depth {
                 write!(out, "]}}")?;
                 open -= 1;
