@@ -120,7 +120,7 @@ mod tests {
                 vec![n(MAX_OPEN_TASKS)],
             ),
             (
-                "tasks whose links `calls` keeps (16 links each at most), and whose parent it finds",
+                "tasks whose links `calls` keeps (16 links each at most), and whose parent `calls` and `convert` find",
                 vec![n(MAX_LINKED_TASKS)],
             ),
             (

@@ -561,3 +561,69 @@ fn calls_shows_a_task_and_the_tasks_made_or_awaited_in_it_as_one_tree() {
         .to_string();
     assert!(e.contains("no task 77"), "{e}");
 }
+
+#[test]
+fn timelines_mark_each_task_s_parent_at_its_creation() {
+    let dir = temp_dir("awaits-tree-timelines");
+    let log = write_log(&dir, "tree.fdr", &tree_log());
+    let json = fdr(&["convert", &log, "--format", "chrome", "-o", "-"]).unwrap();
+    let v: Value = serde_json::from_str(&json).unwrap();
+    let marks: Vec<(String, &str, f64, u64, Value)> = v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "n")
+        .map(|e| {
+            (
+                e["name"].as_str().unwrap().to_string(),
+                e["id"].as_str().unwrap(),
+                e["ts"].as_f64().unwrap(),
+                e["tid"].as_u64().unwrap(),
+                e["args"].clone(),
+            )
+        })
+        .collect();
+    let args = serde_json::json!({"parent_task": 1, "parent": "app::handle"});
+    let mark = |id, ts, tid| {
+        (
+            "in app::handle task 1".to_string(),
+            id,
+            ts,
+            tid,
+            args.clone(),
+        )
+    };
+    // Task 3 made in a callee of task 1's poll, task 2 awaited in it, task 5 linked to it.
+    assert_eq!(
+        marks,
+        [
+            mark("0x3", 0.016, 11),
+            mark("0x2", 0.020, 11),
+            mark("0x5", 0.070, 12)
+        ]
+    );
+    let out = dir.join("tree.fxt");
+    fdr(&[
+        "convert",
+        &log,
+        "--format",
+        "fxt",
+        "-o",
+        out.to_str().unwrap(),
+    ])
+    .unwrap();
+    let trace = common::fxt::parse(&std::fs::read(&out).unwrap()).unwrap();
+    let instants = common::fxt::async_instants(&trace);
+    let parent = vec![("parent_task".to_string(), common::fxt::Value::U64(1))];
+    let name = "in app::handle task 1".to_string();
+    assert_eq!(
+        instants,
+        [
+            (3, name.clone(), 16, parent.clone()),
+            (2, name.clone(), 20, parent.clone()),
+            (5, name, 70, parent),
+        ]
+    );
+    // The slices still pair up around them.
+    assert_eq!(common::fxt::async_spans(&trace).unwrap().len(), 4);
+}

@@ -408,15 +408,17 @@ impl TaskParents {
         &mut self.threads[t]
     }
 
-    fn set(&mut self, task: u64, parent: u64) {
-        if task == parent || self.linked.contains(&task) {
-            return;
+    /// Gives `task` its parent, unless it has one; true if it is new.
+    fn set(&mut self, task: u64, parent: u64) -> bool {
+        if task == parent || self.linked.contains(&task) || self.parents.contains_key(&task) {
+            return false;
         }
-        if self.parents.len() >= self.max && !self.parents.contains_key(&task) {
+        if self.parents.len() >= self.max {
             self.left_out += 1;
-            return;
+            return false;
         }
-        self.parents.entry(task).or_insert(parent);
+        self.parents.insert(task, parent);
+        true
     }
 
     /// A call entered on `thread` at `depth` (its index in the thread's stack).
@@ -445,19 +447,20 @@ impl TaskParents {
     }
 
     /// The poll that just exited served task `p.task`: the tasks met in it are its children,
-    /// and it is met in the call around the poll.
-    pub fn polled(&mut self, p: &PollSeen) {
+    /// and it is met in the call around the poll. Returns the children given their parent now.
+    pub fn polled(&mut self, p: &PollSeen) -> Vec<u64> {
         let Some(th) = self.threads.get_mut(p.thread as usize) else {
-            return;
+            return Vec::new();
         };
         let children = std::mem::take(&mut th.exited);
         th.held -= children.len();
         if !th.meet(p.task) {
             self.left_out += 1;
         }
-        for c in children {
-            self.set(c, p.task);
-        }
+        children
+            .into_iter()
+            .filter(|&c| self.set(c, p.task))
+            .collect()
     }
 
     /// A task event: a creation inside a call is a task met there.
@@ -469,18 +472,19 @@ impl TaskParents {
         }
     }
 
-    /// A link event: a parent given by the program.
-    pub fn link(&mut self, l: &LinkSeen) {
+    /// A link event: a parent given by the program. True if it is one (and kept).
+    pub fn link(&mut self, l: &LinkSeen) -> bool {
         let link = l.link;
         if link.kind != LinkKind::Parent || link.task == link.other_task {
-            return;
+            return false;
         }
         if self.parents.len() >= self.max && !self.parents.contains_key(&link.task) {
             self.left_out += 1;
-            return;
+            return false;
         }
         self.parents.insert(link.task, link.other_task);
         self.linked.insert(link.task);
+        true
     }
 
     /// Task `task`'s parent, if one was found.
@@ -520,6 +524,101 @@ impl TaskParents {
     /// Tasks whose parent was not kept (past the limits).
     pub fn left_out(&self) -> u64 {
         self.left_out
+    }
+}
+
+/// A parent found for a task whose creation was read (see [`ParentsFound`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParentFound {
+    /// The task.
+    pub task: u64,
+    /// Its parent.
+    pub parent: u64,
+    /// The parent's async function.
+    pub parent_function: u32,
+    /// The thread (index) that created the task.
+    pub thread: u32,
+    /// When the task was created (ticks).
+    pub created: u64,
+}
+
+/// [`TaskParents`] for a timeline: each parent as it is found, with the creation of its child
+/// (where a viewer can mark it). Memory: [`TaskParents`]'s, and the creations of at most `max`
+/// tasks whose parent is not known yet (a task created past that gets no [`ParentFound`]).
+///
+/// ```
+/// use fdr_format::sink::{PollSeen, TaskEvent, TaskSeen};
+/// use fdr_format::tasks::ParentsFound;
+/// use fdr_format::TaskKind;
+/// let mut p = ParentsFound::new(100);
+/// p.enter(0, 0);
+/// let created = TaskEvent { kind: TaskKind::Created, id: 3, task: 8 };
+/// p.task(&TaskSeen { thread: 0, tsc: 10, window: 0, event: created });
+/// p.exit(0, 0);
+/// let found = p.polled(&PollSeen { thread: 0, id: 2, task: 7 });
+/// assert_eq!((found[0].task, found[0].parent, found[0].parent_function, found[0].created), (8, 7, 2, 10));
+/// ```
+#[derive(Debug)]
+pub struct ParentsFound {
+    parents: TaskParents,
+    created: HashMap<u64, (u32, u64)>,
+    max: usize,
+}
+
+impl ParentsFound {
+    /// At most `max` parents, and as many creations held.
+    pub fn new(max: usize) -> ParentsFound {
+        ParentsFound {
+            parents: TaskParents::new(max),
+            created: HashMap::new(),
+            max,
+        }
+    }
+
+    /// See [`TaskParents::enter`].
+    pub fn enter(&mut self, thread: u32, depth: usize) {
+        self.parents.enter(thread, depth);
+    }
+
+    /// See [`TaskParents::exit`].
+    pub fn exit(&mut self, thread: u32, depth: usize) {
+        self.parents.exit(thread, depth);
+    }
+
+    /// See [`TaskParents::task`]; a creation is held for the task's parent.
+    pub fn task(&mut self, t: &TaskSeen) {
+        self.parents.task(t);
+        if t.event.kind == TaskKind::Created && self.created.len() < self.max {
+            self.created.insert(t.event.task, (t.thread, t.tsc));
+        }
+    }
+
+    fn found(&mut self, task: u64, parent: u64, parent_function: u32) -> Option<ParentFound> {
+        let (thread, created) = self.created.remove(&task)?;
+        Some(ParentFound {
+            task,
+            parent,
+            parent_function,
+            thread,
+            created,
+        })
+    }
+
+    /// See [`TaskParents::polled`]: the parents found now.
+    pub fn polled(&mut self, p: &PollSeen) -> Vec<ParentFound> {
+        self.parents
+            .polled(p)
+            .into_iter()
+            .filter_map(|c| self.found(c, p.task, p.id))
+            .collect()
+    }
+
+    /// See [`TaskParents::link`]: the parent a link gives.
+    pub fn link(&mut self, l: &LinkSeen) -> Option<ParentFound> {
+        if !self.parents.link(l) {
+            return None;
+        }
+        self.found(l.link.task, l.link.other_task, l.link.other_id)
     }
 }
 

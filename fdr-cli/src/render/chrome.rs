@@ -14,12 +14,18 @@
 //! `function`, `polls` and `dropped` in `args`), and each wake-up that led to a poll a flow
 //! (`s` on the waking thread when the waker was called, `f` bound to the poll it asked for,
 //! category `wake`, with `task` and `scheduled_ns`; none when the waking thread is unknown).
+//! A task made or awaited in another (see [`fdr_format::tasks::TaskParents`]) has an async
+//! instant (`n`) at its creation on its own track, `in FUNCTION task ID`, with `parent_task`
+//! and `parent` in `args`.
 
 use std::io::Write;
 use std::ops::ControlFlow;
 
 use fdr_format::awaits::{TaskAwait, TaskWake, Ties};
-use fdr_format::sink::{AwaitSeen, Close, Enter, Exit, PollSeen, Sink, TaskSeen, WokenSeen, GO_ON};
+use fdr_format::sink::{
+    AwaitSeen, Close, Enter, Exit, LinkSeen, PollSeen, Sink, TaskSeen, WokenSeen, GO_ON,
+};
+use fdr_format::tasks::{ParentFound, ParentsFound};
 use fdr_format::TaskKind;
 
 use crate::escape::json_string;
@@ -54,6 +60,7 @@ pub(crate) struct Chrome<'a> {
     pid: i32,
     /// Flows (wake-ups) written so far: the next one's id.
     flows: u64,
+    parents: ParentsFound,
 }
 
 impl Chrome<'_> {
@@ -169,6 +176,18 @@ impl Chrome<'_> {
         self.emit()
     }
 
+    /// A task's parent, found: an instant at its creation on its track.
+    fn parent_mark(&mut self, f: &ParentFound) -> Result<(), CliError> {
+        let function = self.names.function(f.parent_function);
+        let name = json(&format!("in {function} task {}", f.parent));
+        let args = format!(
+            "\"parent_task\":{},\"parent\":{}",
+            f.parent,
+            json(&function)
+        );
+        self.async_named('n', f.thread, &name, f.task, f.created, &args)
+    }
+
     /// The ends of the tasks cut by the window, once the log is read (`end`: the log's end).
     fn finish_tasks(&mut self, end: u64) -> Result<(), CliError> {
         for t in std::mem::take(&mut self.tasks).finish(end) {
@@ -200,7 +219,17 @@ impl Sink for Chrome<'_> {
         Ok(GO_ON)
     }
 
+    fn link(&mut self, l: &LinkSeen) -> Result<ControlFlow<()>, CliError> {
+        if let Some(f) = self.parents.link(l) {
+            self.parent_mark(&f)?;
+        }
+        Ok(GO_ON)
+    }
+
     fn polled(&mut self, p: &PollSeen) -> Result<ControlFlow<()>, CliError> {
+        for f in self.parents.polled(p) {
+            self.parent_mark(&f)?;
+        }
         let (waits, wakes) = self.ties.polled(p);
         for w in &wakes {
             self.wake_flow(w)?;
@@ -215,6 +244,7 @@ impl Sink for Chrome<'_> {
         let (thread, tsc, ev) = (t.thread, t.tsc, t.event);
         self.tasks.event(thread, tsc, t.window, ev)?;
         self.ties.task(t);
+        self.parents.task(t);
         match ev.kind {
             TaskKind::Created => self.async_event('b', thread, ev.id, ev.task, tsc, ""),
             TaskKind::Completed => self.async_event('e', thread, ev.id, ev.task, tsc, ""),
@@ -227,6 +257,7 @@ impl Sink for Chrome<'_> {
 
     fn enter(&mut self, e: &Enter<'_>) -> Result<ControlFlow<()>, CliError> {
         let f = e.frame;
+        self.parents.enter(e.thread, e.depth);
         // A call whose begin is known is one complete event, written at its end.
         if !f.inferred {
             return Ok(GO_ON);
@@ -247,6 +278,7 @@ impl Sink for Chrome<'_> {
             ..
         } = *e;
         self.ties.exit(thread, f.id);
+        self.parents.exit(thread, e.depth);
         let mark = match how {
             Close::WindowEnd => "\"open_at_end\":true",
             Close::Unwound => "\"closed_by_caller_exit\":true",
@@ -414,6 +446,7 @@ pub(crate) fn write(
         tids: p.threads.iter().map(|t| t.tid).collect(),
         pid: pid_of(p, 0),
         flows: 0,
+        parents: ParentsFound::new(crate::limits::MAX_LINKED_TASKS),
     };
     let end = replay(&mut sink)?;
     sink.finish_tasks(end).map_err(|e| e.in_log(log_name))?;

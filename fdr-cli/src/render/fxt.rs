@@ -18,14 +18,19 @@
 //! `dropped = 1` for a wait ended by dropping the task), and each wake-up that led to a poll a
 //! flow (category `wake`, name `wake`): a flow begin on the waking thread when the waker was
 //! called, a flow end at the start of the poll (arguments `task`, `scheduled_ns`); none when
-//! the waking thread is unknown.
+//! the waking thread is unknown. A task made or awaited in another (see
+//! [`fdr_format::tasks::TaskParents`]) has an async instant at its creation (same category and
+//! id, name `in FUNCTION task ID`, argument `parent_task`).
 
 use std::collections::HashMap;
 use std::io::Write;
 use std::ops::ControlFlow;
 
 use fdr_format::awaits::{TaskAwait, TaskWake, Ties};
-use fdr_format::sink::{AwaitSeen, Close, Enter, Exit, PollSeen, Sink, TaskSeen, WokenSeen, GO_ON};
+use fdr_format::sink::{
+    AwaitSeen, Close, Enter, Exit, LinkSeen, PollSeen, Sink, TaskSeen, WokenSeen, GO_ON,
+};
+use fdr_format::tasks::{ParentFound, ParentsFound};
 use fdr_format::TaskKind;
 
 use crate::model::engine::Plan;
@@ -49,6 +54,7 @@ const EV_INSTANT: u64 = 0;
 const EV_BEGIN: u64 = 2;
 const EV_END: u64 = 3;
 const EV_ASYNC_BEGIN: u64 = 5;
+const EV_ASYNC_INSTANT: u64 = 6;
 const EV_ASYNC_END: u64 = 7;
 const EV_FLOW_BEGIN: u64 = 8;
 const EV_FLOW_END: u64 = 10;
@@ -187,6 +193,7 @@ pub(crate) struct Fxt<'a> {
     /// Flows (wake-ups) written so far: the next one's id.
     flows: u64,
     clock: TickRate,
+    parents: ParentsFound,
 }
 
 impl Fxt<'_> {
@@ -341,6 +348,24 @@ impl Fxt<'_> {
         self.record(EV_FLOW_END, to, &cat, &name, w.end, &args, Some(id))
     }
 
+    /// A task's parent, found: an async instant at its creation.
+    fn parent_mark(&mut self, f: &ParentFound) -> Result<(), CliError> {
+        let function = self.names.function(f.parent_function);
+        let name = self.w.string(&format!("in {function} task {}", f.parent));
+        let t = self.threads[f.thread as usize];
+        let cat = self.task_category.clone();
+        let args = [(self.w.string("parent_task"), ARG_U64, f.parent)];
+        self.record(
+            EV_ASYNC_INSTANT,
+            t,
+            &cat,
+            &name,
+            f.created,
+            &args,
+            Some(f.task),
+        )
+    }
+
     /// The ends of the tasks cut by the window, once the log is read (`end`: the log's end).
     fn finish_tasks(&mut self, end: u64) -> Result<(), CliError> {
         for t in std::mem::take(&mut self.tasks).finish(end) {
@@ -374,7 +399,17 @@ impl Sink for Fxt<'_> {
         Ok(GO_ON)
     }
 
+    fn link(&mut self, l: &LinkSeen) -> Result<ControlFlow<()>, CliError> {
+        if let Some(f) = self.parents.link(l) {
+            self.parent_mark(&f)?;
+        }
+        Ok(GO_ON)
+    }
+
     fn polled(&mut self, p: &PollSeen) -> Result<ControlFlow<()>, CliError> {
+        for f in self.parents.polled(p) {
+            self.parent_mark(&f)?;
+        }
         let (waits, wakes) = self.ties.polled(p);
         for w in &wakes {
             self.wake_flow(w)?;
@@ -389,6 +424,7 @@ impl Sink for Fxt<'_> {
         let (thread, tsc, ev) = (t.thread, t.tsc, t.event);
         self.tasks.event(thread, tsc, t.window, ev)?;
         self.ties.task(t);
+        self.parents.task(t);
         match ev.kind {
             TaskKind::Created => self.async_event(EV_ASYNC_BEGIN, thread, ev.id, ev.task, tsc, &[]),
             TaskKind::Completed => self.async_event(EV_ASYNC_END, thread, ev.id, ev.task, tsc, &[]),
@@ -402,6 +438,7 @@ impl Sink for Fxt<'_> {
 
     fn enter(&mut self, e: &Enter<'_>) -> Result<ControlFlow<()>, CliError> {
         let (thread, f, args) = (e.thread, e.frame, e.args);
+        self.parents.enter(thread, e.depth);
         if args.is_empty() && !f.inferred {
             self.event(EV_BEGIN, thread, f.id, f.start, &[])?;
             return Ok(GO_ON);
@@ -421,6 +458,7 @@ impl Sink for Fxt<'_> {
     fn exit(&mut self, e: &Exit<'_>) -> Result<ControlFlow<()>, CliError> {
         let (thread, id, end) = (e.thread, e.frame.id, e.end);
         self.ties.exit(thread, id);
+        self.parents.exit(thread, e.depth);
         if e.how == Close::WindowEnd {
             let a = [(self.open.clone(), ARG_U32, 1)];
             self.event(EV_END, thread, id, end, &a)?;
@@ -532,6 +570,7 @@ pub(crate) fn write(
         pid: u64::from(pid_of(p, 0) as u32),
         flows: 0,
         clock: TickRate::new(p.info.header.cycle_frequency),
+        parents: ParentsFound::new(crate::limits::MAX_LINKED_TASKS),
     };
     let end = replay(&mut sink)?;
     sink.finish_tasks(end).map_err(|e| e.in_log(log_name))?;

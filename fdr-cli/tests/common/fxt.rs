@@ -345,7 +345,6 @@ pub fn async_spans(t: &Trace) -> Result<Vec<AsyncSpan>, String> {
         let map = match e.event_type {
             5 => &mut begins,
             7 => &mut ends,
-            6 => return Err("unexpected async instant".into()),
             _ => continue,
         };
         let key = (
@@ -396,6 +395,25 @@ pub fn async_spans(t: &Trace) -> Result<Vec<AsyncSpan>, String> {
     }
     out.sort_by(|a, b| (a.id, a.start, &a.name).cmp(&(b.id, b.start, &b.name)));
     Ok(out)
+}
+
+/// An async instant: correlation id, name, time in ns, arguments.
+pub type AsyncInstant = (u64, String, u64, Vec<(String, Value)>);
+
+/// The async instants (event type 6), in file order.
+pub fn async_instants(t: &Trace) -> Vec<AsyncInstant> {
+    t.events
+        .iter()
+        .filter(|e| e.event_type == 6)
+        .map(|e| {
+            (
+                e.extra.unwrap_or(0),
+                e.name.clone(),
+                t.ns(e.ts),
+                e.args.clone(),
+            )
+        })
+        .collect()
 }
 
 /// A flow: a flow begin and a flow end event of one id (times in nanoseconds).
