@@ -627,3 +627,40 @@ fn timelines_mark_each_task_s_parent_at_its_creation() {
     // The slices still pair up around them.
     assert_eq!(common::fxt::async_spans(&trace).unwrap().len(), 4);
 }
+
+#[test]
+fn replay_says_which_task_each_poll_served_and_the_tasks_made_or_awaited_in_it() {
+    let dir = temp_dir("awaits-tree-replay");
+    let log = write_log(&dir, "tree.fdr", &tree_log());
+    let replay = fdr(&["replay", &log]).unwrap();
+    let lines: Vec<&str> = replay
+        .lines()
+        .filter(|l| l.contains(" | "))
+        .map(|l| l.split(" | ").nth(1).unwrap())
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "FUNCTION",
+            "app::serve() {",
+            "  app::handle(id=42) {",
+            "    app::helper();",
+            "    app::fetch();",
+            "    /* task 2 */",
+            "  } /* app::handle */",
+            "  /* task 1; made or awaited in it: task 3, task 2 */",
+            "  app::handle() {",
+            "    app::fetch();",
+            "    /* task 2 */",
+            "  } /* app::handle */",
+            "  /* task 1 */",
+            "} /* app::serve */",
+            "app::spawned();",
+            "/* task 3 */",
+            "/* task 5 (app::traced) made inside task 1 (app::handle) */",
+            "app::traced();",
+            "/* task 5 */",
+        ],
+        "{replay}"
+    );
+}
