@@ -225,6 +225,22 @@ fn account_by_await_gives_each_site_s_waits() {
 }
 
 #[test]
+fn logs_with_waits_and_trees_and_their_bit_flips_go_through_every_command_cleanly() {
+    let dir = temp_dir("awaits-fuzz");
+    for (name, bytes) in [("awaits.fdr", awaits_log()), ("tree.fdr", tree_log())] {
+        let log = write_log(&dir, name, &bytes);
+        common::fuzz_check::every_command_is_clean(std::path::Path::new(&log));
+        // One bit flipped in each of a spread of the events' bytes (deterministic).
+        for at in (0..bytes.len()).step_by(37) {
+            let mut b = bytes.clone();
+            b[at] ^= 1 << (at % 8);
+            std::fs::write(&log, &b).unwrap();
+            common::fuzz_check::every_command_is_clean(std::path::Path::new(&log));
+        }
+    }
+}
+
+#[test]
 fn every_truncation_of_a_log_with_waits_reads_without_a_panic() {
     let dir = temp_dir("awaits-cut");
     let bytes = awaits_log();
