@@ -133,7 +133,7 @@ mod tests {
                 vec![n(fdr_format::tasks::MAX_CHILDREN_HELD)],
             ),
             (
-                "tasks whose waits, polls and wake-ups `calls` keeps (64 waits each at most)",
+                "tasks whose life, waits, polls and wake-ups `calls` keeps (64 waits each at most, about 200 bytes a task besides its waits)",
                 vec![n(MAX_AWAITING_TASKS)],
             ),
             (
