@@ -680,3 +680,47 @@ fn replay_says_which_task_each_poll_served_and_the_tasks_made_or_awaited_in_it()
         "{replay}"
     );
 }
+
+#[test]
+fn parent_links_in_a_cycle_neither_hang_nor_hide_the_tasks() {
+    // Tasks 1 and 2 each linked as the other's parent, task 3 as its own (a hostile log).
+    let mut log = LogBuilder::new(1_000_000_000);
+    log.function_of_kind(1, "app::a", &[], FunctionKind::Async);
+    let mut b = log.block(11, 0, 100);
+    let link = |task, other_task| TaskLink {
+        kind: LinkKind::Parent,
+        id: 1,
+        task,
+        other_id: 1,
+        other_task,
+    };
+    for (task, start) in [(1, 100), (2, 110), (3, 120)] {
+        b.task(TaskKind::Created, 1, task, start);
+    }
+    b.link(link(1, 2), 130);
+    b.link(link(2, 1), 130);
+    b.link(link(3, 3), 130);
+    for (task, end) in [(1, 200), (2, 300), (3, 400)] {
+        b.task(TaskKind::Completed, 1, task, end);
+    }
+    b.finish();
+    let dir = temp_dir("awaits-cycle");
+    let log = write_log(&dir, "cycle.fdr", &log.finish());
+    let json = fdr(&["calls", "--format", "json", &log]).unwrap();
+    let rows: Vec<Value> = serde_json::from_str(&json).unwrap();
+    // Each of 1 and 2 has the other as an ancestor: both stay at the top, each once more under
+    // the other; 3 is its own parent in no way.
+    let top: Vec<(u64, Vec<u64>)> = rows
+        .iter()
+        .map(|t| {
+            let kids = t["tasks"].as_array().unwrap();
+            (
+                t["task"].as_u64().unwrap(),
+                kids.iter().map(|k| k["task"].as_u64().unwrap()).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(top, [(3, vec![]), (2, vec![1]), (1, vec![2])], "{json}");
+    let text = fdr(&["calls", "--task", "1", &log]).unwrap();
+    assert_eq!(text.matches(" task ").count(), 3, "{text}");
+}

@@ -595,13 +595,14 @@ pub(crate) fn slowest(
         })?];
         top.heap.clear();
     } else {
-        // A listed task under another listed one is shown there.
+        // A listed task under another listed one is shown there (but for parents in a cycle).
         let listed: HashSet<u64> = tasks.iter().map(|s| s.task).collect();
         tasks.retain(|s| {
-            !tree
-                .ancestors(s.task, MAX_CALLS_DEPTH)
-                .iter()
-                .any(|a| listed.contains(a))
+            tree.on_a_cycle(s.task, MAX_CALLS_DEPTH)
+                || !tree
+                    .ancestors(s.task, MAX_CALLS_DEPTH)
+                    .iter()
+                    .any(|a| listed.contains(a))
         });
     }
     // What is kept of the tasks shown, and of the parents of those at the top.

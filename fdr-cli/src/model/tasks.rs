@@ -190,6 +190,24 @@ impl TaskTree {
         out
     }
 
+    /// True if `task`'s ancestors (at most `max`) lead back to one of them or to it: parents in
+    /// a cycle (a hostile log), where no task is under another.
+    pub(crate) fn on_a_cycle(&self, task: u64, max: usize) -> bool {
+        let mut seen = vec![task];
+        let mut at = task;
+        while let Some(&p) = self.parents.get(&at) {
+            if seen.contains(&p) {
+                return true;
+            }
+            if seen.len() > max {
+                return false;
+            }
+            seen.push(p);
+            at = p;
+        }
+        false
+    }
+
     /// `root` and the tasks under it, depth first in order, at most `max` (each once).
     pub(crate) fn subtree(&self, root: u64, max: usize) -> Vec<(u64, usize)> {
         let mut out = Vec::new();
@@ -248,5 +266,6 @@ mod tests_from_docs {
         assert_eq!(tree.subtree(1, 2), [(1, 0), (3, 1)]);
         assert_eq!(tree.ancestors(4, 100), [3, 1]);
         assert_eq!(tree.ancestors(5, 100), [6]);
+        assert!(tree.on_a_cycle(5, 100) && !tree.on_a_cycle(4, 100));
     }
 }
