@@ -238,6 +238,18 @@ impl Ties {
     }
 
     /// Events no task could be found for.
+    ///
+    /// ```
+    /// use fdr_format::awaits::Ties;
+    /// use fdr_format::sink::WokenSeen;
+    /// use fdr_format::WakeEvent;
+    /// let mut ties = Ties::default();
+    /// let event = WakeEvent { function: 3, woken_at: 850, waker_tid: 4 };
+    /// ties.woken(&WokenSeen { thread: 0, tsc: 900, event });
+    /// ties.exit(0, 3);
+    /// ties.exit(0, 3); // no poll event came: the wake-up is no task's
+    /// assert_eq!(ties.untied(), 1);
+    /// ```
     pub fn untied(&self) -> u64 {
         self.awaits.untied() + self.wakes.untied()
     }

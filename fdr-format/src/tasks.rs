@@ -297,6 +297,10 @@ fn pair(task: u64, c: Created, e: Ended) -> TaskSpan {
 
 /// Children held at once on one thread, in the calls open there, for the end of the poll they
 /// belong to (see [`TaskParents`]); more are left without a parent and counted.
+///
+/// ```
+/// assert_eq!(fdr_format::tasks::MAX_CHILDREN_HELD, 4096);
+/// ```
 pub const MAX_CHILDREN_HELD: usize = 1 << 12;
 
 /// Each task's parent: the task it was made or awaited in, as a `tracing` span's parent.
@@ -473,6 +477,18 @@ impl TaskParents {
     }
 
     /// A link event: a parent given by the program. True if it is one (and kept).
+    ///
+    /// ```
+    /// use fdr_format::sink::LinkSeen;
+    /// use fdr_format::tasks::TaskParents;
+    /// use fdr_format::{LinkKind, TaskLink};
+    /// let mut p = TaskParents::new(10);
+    /// let link = TaskLink { kind: LinkKind::Parent, id: 2, task: 9, other_id: 1, other_task: 8 };
+    /// assert!(p.link(&LinkSeen { thread: 0, tsc: 5, link }));
+    /// assert_eq!(p.parent(9), Some(8));
+    /// let follows = TaskLink { kind: LinkKind::FollowsFrom, ..link };
+    /// assert!(!p.link(&LinkSeen { thread: 0, tsc: 5, link: follows }));
+    /// ```
     pub fn link(&mut self, l: &LinkSeen) -> bool {
         let link = l.link;
         if link.kind != LinkKind::Parent || link.task == link.other_task {
@@ -493,6 +509,17 @@ impl TaskParents {
     }
 
     /// Takes in the parents another share found (of other threads): a link's wins.
+    ///
+    /// ```
+    /// use fdr_format::sink::LinkSeen;
+    /// use fdr_format::tasks::TaskParents;
+    /// use fdr_format::{LinkKind, TaskLink};
+    /// let (mut a, mut b) = (TaskParents::new(10), TaskParents::new(10));
+    /// let link = TaskLink { kind: LinkKind::Parent, id: 2, task: 9, other_id: 1, other_task: 8 };
+    /// b.link(&LinkSeen { thread: 1, tsc: 5, link });
+    /// a.merge(b);
+    /// assert_eq!(a.into_map().get(&9), Some(&8));
+    /// ```
     pub fn merge(&mut self, other: TaskParents) {
         for (task, parent) in other.parents {
             if other.linked.contains(&task) {
