@@ -771,7 +771,38 @@ fn a_poll_cut_by_the_range_keeps_its_task() {
         ],
         "{v}"
     );
-    // Every span is a task's life or a poll: none is left without its task.
+    // Every span is a task's life or a poll: none is left without its task. The tasks not
+    // completed by the range's end end there, as the calls cut by it do.
     assert_eq!(spans.len(), 4, "{v}");
     assert!(spans.iter().all(|s| s["attributes"]["fdr.open"] == true));
+    let lives: Vec<(u64, u64, u64)> = spans
+        .iter()
+        .filter(|s| s["attributes"]["fdr.kind"] == "task")
+        .map(|s| {
+            (
+                s["attributes"]["fdr.task"].as_u64().unwrap(),
+                s["start"].as_u64().unwrap(),
+                s["end"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(lives, [(7, 1000, 1020), (8, 1010, 1020)], "{v}");
+    // So in calls: task 7 ran at least the 20 ns to --to.
+    let json = fdr(&[
+        "calls",
+        &log,
+        "--format",
+        "json",
+        "--to",
+        "20ns",
+        "--function",
+        "get_quote",
+    ])
+    .unwrap();
+    let rows: Vec<Value> = serde_json::from_str(&json).unwrap();
+    let t7 = rows.iter().find(|r| r["task"] == 7).unwrap();
+    assert_eq!(
+        (t7["duration_ns"].as_u64(), t7["open_at_end"].as_bool()),
+        (Some(20), Some(true))
+    );
 }

@@ -543,13 +543,34 @@ impl Collector {
     /// The calls in entry order, in nanoseconds, with their names, once the replay of the log
     /// whose tables and threads are `info` and `threads` is over.
     pub fn finish(
-        mut self,
+        self,
         info: &LogInfo,
         threads: &[ThreadStats],
     ) -> Result<WindowCalls, FormatError> {
+        self.finish_at(info, threads, log_end(info, threads))
+    }
+
+    /// [`Collector::finish`], the tasks not completed closed at `end` (ticks) rather than at
+    /// the log's end: behind a filter whose time range ends before it.
+    ///
+    /// ```
+    /// use fdr_format::events::EventDecoder;
+    /// use fdr_format::window::Collector;
+    /// let log = fdr_format::FileHeader::default().encode();
+    /// let dec = EventDecoder::new(&log[..])?;
+    /// let w = Collector::new(Default::default()).finish_at(dec.info(), dec.threads(), 500)?;
+    /// assert!(w.tasks.is_empty());
+    /// # Ok::<(), fdr_format::FormatError>(())
+    /// ```
+    pub fn finish_at(
+        mut self,
+        info: &LogInfo,
+        threads: &[ThreadStats],
+        end: u64,
+    ) -> Result<WindowCalls, FormatError> {
         let mut f = Finishing::new(info, threads);
         let calls = self.calls(&mut f);
-        let spans = self.task_spans(info, threads);
+        let spans = self.task_spans(end);
         let tasks = self.tasks(&spans, &mut f);
         let shown = self.threads_shown(&spans, info, &f);
         let awaits = self
@@ -614,14 +635,10 @@ impl Collector {
 
     /// The tasks whose two ends were read, then those cut by the window: those whose creation
     /// is missing (dated at the start of the window of the thread that ended them) and those
-    /// never completed (closed at the log's end, under the call that created them).
-    fn task_spans(
-        &mut self,
-        info: &LogInfo,
-        threads: &[ThreadStats],
-    ) -> Vec<(TaskSpan, Option<u32>)> {
+    /// never completed (closed at `end`, under the call that created them).
+    fn task_spans(&mut self, end: u64) -> Vec<(TaskSpan, Option<u32>)> {
         let mut spans = std::mem::take(&mut self.spans);
-        for s in std::mem::take(&mut self.tasks).finish(log_end(info, threads)) {
+        for s in std::mem::take(&mut self.tasks).finish(end) {
             let caller = if s.open {
                 self.created_in.get(&s.task).copied()
             } else {

@@ -383,7 +383,7 @@ impl Account {
                 Err(e) => return Err(e.in_log(name)),
             }
         };
-        let end = fdr_format::replay::log_end(&d.info, &d.threads);
+        let end = filter.tasks_end(fdr_format::replay::log_end(&d.info, &d.threads));
         acc.finish_tasks(end).map_err(|e| e.in_log(name))?;
         Ok((acc, d))
     }

@@ -571,7 +571,7 @@ pub(crate) fn slowest(
         (plan_shared(log, filter, progress, &mut tops)?, 1)
     };
     let mut top = Top::new(opts.top.min(MAX_CALLS_TOP));
-    let end = log_end(&p.info, &p.threads);
+    let end = filter.tasks_end(log_end(&p.info, &p.threads));
     top.merge(tops, end)?;
     if top.heap.is_empty() && !filter.needs_plan() {
         // No call to list: the first pass (which reads no task) left out the tasks of async

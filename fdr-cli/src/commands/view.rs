@@ -531,7 +531,7 @@ pub(crate) fn view(
     };
     let s = slowest(log, filter, &opts, progress)?;
     let p = &s.plan;
-    let end = log_end(&p.info, &p.threads);
+    let end = filter.tasks_end(log_end(&p.info, &p.threads));
     let mut tl = timeline_for(&s, p, end, limits);
     let mut trie = Trie::default();
     let pass = 2 + u64::from(filter.needs_plan());

@@ -210,6 +210,12 @@ impl Filter {
         self.function.is_some() || self.range.is_some()
     }
 
+    /// Where the tasks not completed end, in ticks: the range's end when it is before
+    /// `log_end` (the log's end), as the calls cut by it end there.
+    pub(crate) fn tasks_end(&self, log_end: u64) -> u64 {
+        self.range.map_or(log_end, |r| r.1.min(log_end))
+    }
+
     /// The start of the time range, in ticks, if there is one.
     pub(crate) fn range_start(&self) -> Option<u64> {
         self.range.map(|r| r.0)
