@@ -149,6 +149,16 @@ pub(crate) struct DumpArgs {
     pub verify: bool,
 }
 
+/// What a row of `fdr account` is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum AccountBy {
+    /// A function: its calls (an async fn's polls) and tasks.
+    Function,
+    /// An await site: the waits there (`FILE:LINE:COLUMN`, the async fn, waits, dropped,
+    /// min..max and total waited).
+    Await,
+}
+
 #[derive(Args, Debug)]
 pub(crate) struct AccountArgs {
     /// The log (.fdr; `-` for standard input).
@@ -159,6 +169,9 @@ pub(crate) struct AccountArgs {
     /// Show only the first N functions.
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
+    /// What a row is: a function, or an await site of an async fn (its waits).
+    #[arg(long, value_enum, default_value_t = AccountBy::Function)]
+    pub by: AccountBy,
     /// Output format.
     #[arg(long, value_enum, default_value_t = account::AccountFormat::Text)]
     pub format: account::AccountFormat,
@@ -276,6 +289,10 @@ pub(crate) struct CallsArgs {
     #[arg(long, value_name = "N", default_value_t = 8,
           value_parser = clap::value_parser!(u16).range(0..=MAX_CALLS_DEPTH as i64))]
     pub depth: u16,
+    /// Show the tree of async task ID alone: the task, the tasks made or awaited in it, their
+    /// waits and polls (no call).
+    #[arg(long, value_name = "ID")]
+    pub task: Option<u64>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = calls::CallsFormat::Text)]
     pub format: calls::CallsFormat,
@@ -490,7 +507,14 @@ the window starts at the window start of the thread that ended it (*); one not c
 log ends is closed there ('(N open)'). At most {MAX_OPEN_TASKS} tasks may wait for their other end at one
 point of the log. A function culled by the recorder (while culled, a call is recorded only when a
 probe lets it through) is marked '~', and \"culled\": true in JSON; the text lists when each was
-culled."
+culled.
+
+--by await: a row per await site of an instrumented async fn instead, from the waits the log
+holds (an .await that returned Pending, timed from that poll to the poll that passed it): the
+site (FILE:LINE:COLUMN), the async fn, waits, dropped (waits ended by dropping the task) and
+min, p50, p90, p99, max and total waited, from the same histograms. JSON: one object per site
+with at, function, id, waits, dropped, min_ns, p50_ns, p90_ns, p99_ns, max_ns, total_ns; CSV the
+same columns. --sort count sorts by waits, self by total, name by site."
     )
 }
 
@@ -507,7 +531,16 @@ array of {{name, value}}) and children (an array of the same objects).
 At most {MAX_CALLS_UNDER_ONE} calls are shown under one call, and {MAX_CALLS_SHOWN} under all the listed calls together
 (each listed call gets an equal share, at least 16); past that a line (text) says how many more
 there were and their time, and JSON leaves them out. The log is read twice (three times with
---function, --from, --to or --around)."
+--function, --from, --to or --around).
+
+Tasks (listed after the calls when --function chose some, or when there is no call): each with
+its waits at await sites, where its time went (ran: its polls; awaited; waited to be polled
+after its wake-ups), and under it the tasks made or awaited in it: a task created in one of its
+polls, or polled inside one (an instrumented async fn awaited in another), or tied to it by a
+parent link (fdr-tracing's). JSON: each task an object with the keys of a call and task,
+cancelled, end_thread, links, awaits, polls, running_ns, awaited_ns, wake_ups, scheduled_ns,
+parent_task (null at a root) and tasks (the tasks under it, the same objects). --task ID shows
+that task's tree alone. At most {MAX_CALLS_UNDER_ONE} tasks are shown under one."
     )
 }
 

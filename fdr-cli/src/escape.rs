@@ -50,6 +50,17 @@ pub(crate) fn shown(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// A name from a log as a CSV field: escaped for the terminal like every text output ([`shown`],
+/// so it holds no line break), then quoted if it has a comma or a quote.
+pub(crate) fn csv_field(s: &str) -> String {
+    let s = shown(s);
+    if s.contains([',', '"']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.into_owned()
+    }
+}
+
 /// `s` as a JSON string, quotes included. Nothing is lost, and nothing a terminal acts on is
 /// left raw: besides what JSON requires (`"`, `\`, C0 controls), DEL, C1 controls and
 /// bidirectional controls are written as `\uXXXX` too.
@@ -98,6 +109,13 @@ mod tests_from_docs {
         assert_eq!(shown("app::main"), "app::main");
         assert_eq!(shown("a\u{1b}]0;x\u{7}\nb"), "a\\x1b]0;x\\x07\\nb");
         assert_eq!(shown("\u{9b}1m\u{202e}"), "\\u{9b}1m\\u{202e}");
+    }
+
+    #[test]
+    fn csv_field() {
+        use crate::escape::csv_field;
+        assert_eq!(csv_field("a,\"b\""), "\"a,\"\"b\"\"\"");
+        assert_eq!(csv_field("x\ny"), "x\\ny");
     }
 
     #[test]

@@ -42,11 +42,12 @@
 //! | `runner` | runs a parsed command: open, filter, progress once; the command; its renderer |
 //! | `cli` | the commands' arguments and help, as clap parses them |
 //! | `progress` | the progress bar: how far a pass got (the model's `Report`), drawn |
+//! | `render::await_sites` | `account --by await`'s table, in `account`'s formats |
 //! | `render::account`, `render::calls`, `render::diff`, `render::dump`, `render::flame`, `render::fxt`, `render::info`, `render::pprof`, `render::profile`, `render::recover`, `render::replay`, `render::stack`, `render::view` | each command's output: text, CSV, JSON, SVG, FXT, pprof protobuf, the `view` page (HTML); what `recover` did |
 //! | `render::chrome`, `render::culls` | Chrome JSON (and the process ids FXT shares); the culled functions' list |
 //! | `render::reason` | why the log was written (the call that fired a trigger, how a crashed process died) |
 //! | `render::labels`, `render::dates` | thread labels and times relative to the window's start, which every renderer uses; dates as a person reads them, in UTC and the local time zone |
-//! | `commands::diff`, `commands::profile`, `commands::view` | two logs accounted and compared; a profile file per function, per call path, around a function; what the `view` page shows (the table, the slowest calls, the flame graph's paths and a timeline bounded in size) |
+//! | `commands::diff`, `commands::profile`, `commands::view`, `commands::await_sites` | two logs accounted and compared; a profile file per function, per call path, around a function; what the `view` page shows (the table, the slowest calls, the flame graph's paths and a timeline bounded in size); the waits at each await site (`account --by await`, tallied as `account` tallies tasks) |
 //! | `commands::account`, `commands::calls`, `commands::convert`, `commands::dump`, `commands::export`, `commands::flame`, `commands::info`, `commands::recover`, `commands::replay`, `commands::stack` | what each command shows, from the model (`export`: the window as OTLP spans, sent; `recover`: crash boxes turned into logs, written) |
 //! | `model::trie` | the call trie (`stack`, flame graphs) |
 //! | `model::pass` | a pass over a log behind the filter, in shares; the plan |

@@ -39,11 +39,13 @@ pub(crate) const MAX_CALLS_SHOWN: usize = 1 << 18;
 pub(crate) const MAX_CALLS_TOP: usize = 100_000;
 /// The most levels `fdr calls --depth` shows under a call.
 pub(crate) const MAX_CALLS_DEPTH: usize = 1024;
-/// The most tasks whose links `fdr calls` keeps; later ones are not shown.
+/// The most tasks whose links `fdr calls` keeps, and whose parents it finds; later ones are not
+/// shown.
 pub(crate) const MAX_LINKED_TASKS: usize = 1 << 20;
 /// Links of a task past this many are not shown.
 pub(crate) const MAX_LINKS_PER_TASK: usize = 16;
-/// The most tasks whose waits at await sites `fdr calls` keeps; later ones are not shown.
+/// The most tasks whose waits at await sites, polls and wake-ups `fdr calls` keeps; later ones
+/// are not shown.
 pub(crate) const MAX_AWAITING_TASKS: usize = 1 << 20;
 /// Waits of a task past this many are counted, not listed one by one.
 pub(crate) const MAX_AWAITS_PER_TASK: usize = 64;
@@ -112,13 +114,13 @@ mod tests {
             ("custom or typed event payload", vec![n(MAX_EVENT_PAYLOAD)]),
             ("records and payloads", vec![]),
             ("calls nested on one thread", vec![n(MAX_CALL_DEPTH)]),
-            ("distinct function ids in one log's calls", vec![n(MAX_LOG_FUNCTIONS)]),
+            ("distinct function ids in one log's calls (await sites for `account --by await`)", vec![n(MAX_LOG_FUNCTIONS)]),
             (
                 "async tasks whose other end (creation or completion) has not been read yet",
                 vec![n(MAX_OPEN_TASKS)],
             ),
             (
-                "tasks whose links `calls` keeps (16 links each at most)",
+                "tasks whose links `calls` keeps (16 links each at most), and whose parent `calls` and `convert` find",
                 vec![n(MAX_LINKED_TASKS)],
             ),
             (
@@ -126,7 +128,12 @@ mod tests {
                 vec![n(fdr_format::limits::MAX_AWAITS_IN_POLL)],
             ),
             (
-                "tasks whose waits `calls` keeps (64 waits each at most)",
+                "tasks made or polled in the calls open on a thread, held for the end of the poll \
+                 they belong to",
+                vec![n(fdr_format::tasks::MAX_CHILDREN_HELD)],
+            ),
+            (
+                "tasks whose life, waits, polls and wake-ups `calls` keeps (64 waits each at most, about 200 bytes a task besides its waits)",
                 vec![n(MAX_AWAITING_TASKS)],
             ),
             (
@@ -153,6 +160,10 @@ mod tests {
             (
                 "argument values of a window read whole, all calls together",
                 vec![n(MAX_WINDOW_ARG_VALUES)],
+            ),
+            (
+                "waits at await sites a window read whole keeps (span events of `export`)",
+                vec![n(MAX_WINDOW_CALLS)],
             ),
             ("calls one `fdr export` sends", vec![n(MAX_EXPORT_CALLS)]),
             ("levels `fdr calls --depth` shows under a call", vec![n(MAX_CALLS_DEPTH)]),

@@ -5,8 +5,9 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::cli::{
-    AccountArgs, CallsArgs, Command, ConvertArgs, ConvertFormat, DiffArgs, DumpArgs, ExportArgs,
-    FilterOptions, FlameArgs, InfoArgs, ProfileArgs, RecoverArgs, ReplayArgs, StackArgs, ViewArgs,
+    AccountArgs, AccountBy, CallsArgs, Command, ConvertArgs, ConvertFormat, DiffArgs, DumpArgs,
+    ExportArgs, FilterOptions, FlameArgs, InfoArgs, ProfileArgs, RecoverArgs, ReplayArgs,
+    StackArgs, ViewArgs,
 };
 use crate::commands;
 use crate::error::shown_path;
@@ -125,6 +126,12 @@ fn dump(a: DumpArgs, out: &mut dyn Write) -> Result<(), CliError> {
 fn account(a: AccountArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let job = Job::open(&a.log, &a.filter, |f| 1 + u64::from(f.needs_plan()))?;
     let readers = job.readers(a.threads);
+    if a.by == AccountBy::Await {
+        let t = job.run(|j| {
+            commands::await_sites::table(&j.log, &j.filter, readers, a.sort, a.top, &j.progress)
+        })?;
+        return render::await_sites::report(&t, a.format, out).map_err(written);
+    }
     let t = job.run(|j| {
         commands::account::table(&j.log, &j.filter, readers, a.sort, a.top, &j.progress)
     })?;
@@ -180,6 +187,7 @@ fn calls(a: CallsArgs, out: &mut dyn Write) -> Result<(), CliError> {
         depth: usize::from(a.depth),
         merge: a.format == render::calls::CallsFormat::Text,
         readers: job.readers(a.threads),
+        task: a.task,
     };
     let s = job.run(|j| commands::calls::slowest(&j.log, &j.filter, &opts, &j.progress))?;
     render::calls::write(&s, a.format, opts.depth, out).map_err(written)

@@ -12,10 +12,11 @@ fn all_commands(path: &str) -> Vec<(String, fdr_cli::CliError)> {
     commands(path, &ALL)
 }
 
-const ALL: [&[&str]; 14] = [
+const ALL: [&[&str]; 15] = [
     &["info"],
     &["dump", "--verify"],
     &["account"],
+    &["account", "--by", "await", "--threads", "2"],
     &["account", "--format", "json", "--threads", "3"],
     &["stack", "--format", "folded"],
     &["convert", "--format", "chrome", "-o", "-"],

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 
-use common::{basic_log, fdr, midstack_log, temp_dir, triggered_log, write_log};
+use common::{awaits_log, basic_log, fdr, midstack_log, temp_dir, triggered_log, write_log};
 use fdr_format::{ClockSource, Mode, Reason, ReasonInfo, RunInfo};
 use fdr_testkit::otlp::{
     otlp_check, read_request, spans_of_calls, spans_of_otlp as from_otlp, Received, Span as S,
@@ -681,5 +681,128 @@ fn export_takes_the_same_headers_compression_and_variables() {
             "fdr: export: OTEL_EXPORTER_OTLP_TIMEOUT: expected a whole number of milliseconds"
         ),
         "{stderr}"
+    );
+}
+
+#[test]
+fn each_wait_of_a_task_is_an_await_event_on_the_span_of_its_life() {
+    let dir = temp_dir("otlp-awaits");
+    let log = write_log(&dir, "awaits.fdr", &awaits_log());
+    let (_, v) = export_file(&dir, &log, "awaits.pb", &[]);
+    let spans = v["spans"].as_array().unwrap();
+    // The window starts at Unix time 1000 ns (the run's wall clock), at the first block.
+    let events = |task: u64| -> Vec<(u64, String, u64, u64, bool)> {
+        let life = spans
+            .iter()
+            .find(|s| s["attributes"]["fdr.task"] == task && s["attributes"]["fdr.kind"] == "task")
+            .unwrap_or_else(|| panic!("task {task}: {v}"));
+        life["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                assert_eq!(e["name"], "await");
+                let a = &e["attributes"];
+                (
+                    e["time"].as_u64().unwrap(),
+                    a["code.location"].as_str().unwrap().to_string(),
+                    a["fdr.await.waited_ns"].as_u64().unwrap(),
+                    a["fdr.await.polls"].as_u64().unwrap(),
+                    a.get("fdr.await.dropped").is_some_and(|d| d == true),
+                )
+            })
+            .collect()
+    };
+    let e = |t, at: &str, waited, polls, dropped| (t, at.to_string(), waited, polls, dropped);
+    assert_eq!(
+        events(7),
+        [
+            e(1045, "src/app.rs:20:9", 1000, 1, false),
+            e(2200, "src/app.rs:24:13", 450, 2, false),
+        ]
+    );
+    assert_eq!(events(8), [e(1030, "src/app.rs:40:5", 980, 1, false)]);
+    assert_eq!(
+        events(9),
+        [
+            e(2996, "#99", 5, u64::from(u32::MAX), false),
+            e(3010, "src/app.rs:20:9", 300, 1, true),
+        ]
+    );
+    // Only the tasks' lives carry events; the polls do not.
+    let with_events = spans.iter().filter(|s| s.get("events").is_some()).count();
+    assert_eq!(with_events, 3);
+}
+
+#[test]
+fn a_poll_cut_by_the_range_keeps_its_task() {
+    // --to 20ns cuts task 7's first poll (1000-1050) and task 8's inside it (1010-1030): their
+    // poll events come after the range's end, and still tie them to their tasks' lives.
+    let dir = temp_dir("otlp-cut-poll");
+    let log = write_log(&dir, "awaits.fdr", &awaits_log());
+    let (_, v) = export_file(&dir, &log, "cut.pb", &["--from", "0ns", "--to", "20ns"]);
+    let spans = v["spans"].as_array().unwrap();
+    let polls: Vec<(&str, u64, u64, u64, &str, u64)> = spans
+        .iter()
+        .filter(|s| s["attributes"]["fdr.kind"] == "poll")
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap(),
+                s["start"].as_u64().unwrap(),
+                s["end"].as_u64().unwrap(),
+                s["attributes"]["fdr.task"].as_u64().unwrap(),
+                s["parent"]["name"].as_str().unwrap(),
+                s["parent"]["start"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        polls,
+        [
+            ("app::get_quote", 1000, 1020, 7, "app::get_quote", 1000),
+            (
+                "app::downstream_discount",
+                1010,
+                1020,
+                8,
+                "app::downstream_discount",
+                1010
+            ),
+        ],
+        "{v}"
+    );
+    // Every span is a task's life or a poll: none is left without its task. The tasks not
+    // completed by the range's end end there, as the calls cut by it do.
+    assert_eq!(spans.len(), 4, "{v}");
+    assert!(spans.iter().all(|s| s["attributes"]["fdr.open"] == true));
+    let lives: Vec<(u64, u64, u64)> = spans
+        .iter()
+        .filter(|s| s["attributes"]["fdr.kind"] == "task")
+        .map(|s| {
+            (
+                s["attributes"]["fdr.task"].as_u64().unwrap(),
+                s["start"].as_u64().unwrap(),
+                s["end"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(lives, [(7, 1000, 1020), (8, 1010, 1020)], "{v}");
+    // So in calls: task 7 ran at least the 20 ns to --to.
+    let json = fdr(&[
+        "calls",
+        &log,
+        "--format",
+        "json",
+        "--to",
+        "20ns",
+        "--function",
+        "get_quote",
+    ])
+    .unwrap();
+    let rows: Vec<Value> = serde_json::from_str(&json).unwrap();
+    let t7 = rows.iter().find(|r| r["task"] == 7).unwrap();
+    assert_eq!(
+        (t7["duration_ns"].as_u64(), t7["open_at_end"].as_bool()),
+        (Some(20), Some(true))
     );
 }

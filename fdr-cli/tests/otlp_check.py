@@ -15,7 +15,8 @@ the same resource and scope.
 
 Output: {"requests": n, "spans_per_request": [n, ...], "resource": {key: value},
 "scope": {"name": s, "version": s}, "trace_id": hex, "spans": [{"name", "start", "end",
-"kind", "flags", "span_id", "parent", "attributes"}]}, the spans in file order. "parent" is
+"kind", "flags", "span_id", "parent", "attributes"}, and "events": [{"name", "time",
+"attributes"}] when the span has events]}, the spans in file order. "parent" is
 null for a span without one, {"name", "start", "thread"} of the parent when it is among the
 spans (in any of the files), else {"remote": hex}. Values: strings, ints, bools and doubles as
 JSON values; bytes as {"bytes": hex}; arrays as lists; key-value lists as {"kvlist": {...}}.
@@ -167,18 +168,26 @@ def main(paths):
             }
         else:
             parent = {"remote": s.parent_span_id.hex()}
-        out_spans.append(
-            {
-                "name": s.name,
-                "start": s.start_time_unix_nano,
-                "end": s.end_time_unix_nano,
-                "kind": trace_pb2.Span.SpanKind.Name(s.kind),
-                "flags": s.flags,
-                "span_id": s.span_id.hex(),
-                "parent": parent,
-                "attributes": attrs,
-            }
-        )
+        out = {
+            "name": s.name,
+            "start": s.start_time_unix_nano,
+            "end": s.end_time_unix_nano,
+            "kind": trace_pb2.Span.SpanKind.Name(s.kind),
+            "flags": s.flags,
+            "span_id": s.span_id.hex(),
+            "parent": parent,
+            "attributes": attrs,
+        }
+        if s.events:
+            out["events"] = [
+                {
+                    "name": e.name,
+                    "time": e.time_unix_nano,
+                    "attributes": attributes(e.attributes, f"span {s.name!r} event {e.name!r}"),
+                }
+                for e in s.events
+            ]
+        out_spans.append(out)
     json.dump(
         {
             "requests": len(paths),

@@ -305,22 +305,30 @@ fn calls_replay_and_dump_show_what_each_task_is_tied_to() {
         .skip_while(|line| !line.starts_with("tasks, slowest first"))
         .skip(1)
         .collect();
-    assert_eq!(tasks.len(), 5, "{calls}");
+    // Task 9, made inside task 8 (its parent link), is shown under it (issue 58).
+    assert_eq!(tasks.len(), 4, "{calls}");
+    assert!(tasks[0].starts_with("1. app::request task 8 on"), "{calls}");
     assert!(
-        tasks[0].starts_with("1. app::fetch task 9 on thread 11 (main), created at"),
+        tasks[1].starts_with("   \u{2514} app::fetch task 9 on thread 11 (main), created at"),
         "{calls}"
     );
     assert!(
-        tasks[0].ends_with("completed after 250 ns on thread 12 (worker)"),
+        tasks[1].ends_with("completed after 250 ns on thread 12 (worker)"),
         "{calls}"
     );
-    assert_eq!(tasks[1], "   made inside app::request task 8");
-    assert!(tasks[2].starts_with("2. app::request task 8 on"), "{calls}");
     assert!(
-        tasks[3].starts_with("3. app::request task 10 on"),
+        tasks[2].starts_with("2. app::request task 10 on"),
         "{calls}"
     );
-    assert_eq!(tasks[4], "   follows from app::request task 8");
+    assert_eq!(tasks[3], "   follows from app::request task 8");
+    // Asked for alone, it names its parent link.
+    let alone = out(&["calls", "--task", "9", l], l);
+    assert!(
+        alone
+            .lines()
+            .any(|line| line == "   made inside app::request task 8"),
+        "{alone}"
+    );
     // Where each link was made, in the thread's calls.
     let replay = out(&["replay", l], l);
     let main: Vec<&str> = replay

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::{fdr, tasks_log, temp_dir, triggered_log, write_log};
+use common::{awaits_log, fdr, tasks_log, temp_dir, triggered_log, write_log};
 use fdr_format::{ClockSource, Mode, RunInfo};
 use fdr_runtime::{testing, CallGuard};
 use fdr_testkit::synth::LogBuilder;
@@ -39,12 +39,18 @@ fn chromium() -> PathBuf {
 /// What the browser saw of `page`; with `click`, after hovering and clicking the widest slice
 /// of that function.
 fn look(page: &Path, click: Option<&str>) -> Value {
+    look_with(page, click, &[])
+}
+
+/// [`look`], with more arguments for `view_check.py` (`--await SITE`).
+fn look_with(page: &Path, click: Option<&str>, more: &[&str]) -> Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/view_check.py");
     let mut cmd = Command::new("python3");
     cmd.arg(&script).arg(page).arg("--chromium").arg(chromium());
     if let Some(f) = click {
         cmd.arg("--click").arg(f);
     }
+    cmd.args(more);
     let shot = page.with_extension("png");
     cmd.arg("--screenshot").arg(&shot);
     let out = cmd
@@ -194,6 +200,37 @@ fn async_tasks_are_drawn_above_their_polls() {
     );
     let hover = r["hover"].as_str().expect("a tooltip over a poll");
     assert!(hover.starts_with("app::requestduration 100 ns"), "{hover}");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn waits_are_drawn_on_their_tasks_with_where_and_how_long_in_the_hover() {
+    let dir = temp_dir("view-awaits");
+    let log = write_log(&dir, "awaits.fdr", &awaits_log());
+    let (page, html) = view(&log, &dir, "awaits.html");
+    assert_self_contained(&html);
+    let r = look_with(&page, None, &["--await", "src/app.rs:24:13"]);
+    assert_loaded(&r, &page);
+    let text = r["dom"]["text"].as_str().unwrap();
+    // Thread 11 drew tasks 7 and 8 with their three waits; thread 12 task 9 with its two.
+    assert!(
+        text.contains("thread 11 (worker): 5 calls in detail, 2 tasks, 3 waits"),
+        "{text}"
+    );
+    assert!(
+        text.contains("thread 12 (io): 1 calls in detail, 1 task, 2 waits"),
+        "{text}"
+    );
+    assert!(
+        text.contains("orange: woken, waiting to be polled"),
+        "{text}"
+    );
+    let hover = r["await_hover"].as_str().expect("a tooltip over the wait");
+    assert_eq!(
+        hover,
+        "awaited src/app.rs:24:13for 450 ns, woken 2 timesby the task of app::get_quote, from \
+         +1.20 \u{b5}s on thread 11 (worker)"
+    );
     std::fs::remove_dir_all(dir).ok();
 }
 

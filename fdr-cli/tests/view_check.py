@@ -2,7 +2,8 @@
 """Drives headless Chromium over the DevTools protocol to look at an `fdr view` page, and prints
 what it saw as one JSON object (tests/view.rs asserts on it).
 
-    view_check.py PAGE.html [--click FUNCTION] [--screenshot OUT.png] [--chromium PATH]
+    view_check.py PAGE.html [--click FUNCTION] [--await SITE] [--screenshot OUT.png]
+                  [--chromium PATH]
 
 Chromium runs with --remote-debugging-pipe (DevTools messages are JSON separated by NUL bytes on
 file descriptors 3, its input, and 4, its output), a proxy that goes nowhere, and the page's
@@ -17,6 +18,8 @@ network emulated offline; it loads the page from its file:// URL. The report hol
   script effects a hostile name would have made if it were read as HTML);
 - hover and click (with --click F): the tooltip's text over F's slice, and the tree panel's
   title and text after a real mouse click on it;
+- await_hover (with --await SITE): the tooltip's text over the longest wait at that await site
+  (`FILE:LINE:COLUMN`), drawn on its task;
 - screenshot: distinct colours in a screenshot of the viewport (1 for a blank page).
 
 Standard library only: the PNG is decoded with zlib.
@@ -224,6 +227,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("page")
     ap.add_argument("--click")
+    ap.add_argument("--await", dest="await_site")
     ap.add_argument("--screenshot")
     ap.add_argument("--chromium")
     a = ap.parse_args()
@@ -277,6 +281,14 @@ def main():
                     "({hidden: document.getElementById('tree-panel').hidden,"
                     " title: document.getElementById('tree-title').textContent,"
                     " tree: document.getElementById('tree').innerText})",
+                )
+        if a.await_site:
+            pt = evaluate(cdp, session, f"fdrView.awaitPoint({json.dumps(a.await_site)})")
+            report["await_point"] = pt
+            if pt:
+                cdp.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": pt["x"], "y": pt["y"]}, session)
+                report["await_hover"] = evaluate(
+                    cdp, session, "document.getElementById('tooltip').hidden ? null : document.getElementById('tooltip').textContent"
                 )
         shot = cdp.call("Page.captureScreenshot", {"format": "png"}, session)
         png = base64.b64decode(shot["data"])

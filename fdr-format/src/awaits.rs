@@ -184,6 +184,77 @@ impl WakeTies {
     }
 }
 
+/// Both kinds of events written in polls, tied to their tasks at once: what a [`crate::sink::Sink`]
+/// that shows waits and wake-ups hands over (a task event, an exit, an await, a wake-up, a
+/// poll event) and what it gets back.
+///
+/// ```
+/// use fdr_format::awaits::Ties;
+/// use fdr_format::sink::{AwaitSeen, PollSeen, WokenSeen};
+/// use fdr_format::{AwaitEvent, WakeEvent};
+/// let mut ties = Ties::default();
+/// ties.woken(&WokenSeen { thread: 0, tsc: 900, event: WakeEvent { function: 3, woken_at: 850, waker_tid: 4 } });
+/// let event = AwaitEvent { site: 9, function: 3, waited: 400, polls: 1, dropped: false };
+/// assert!(ties.awaited(&AwaitSeen { thread: 0, tsc: 1000, event, in_poll: true }).is_none());
+/// ties.exit(0, 3);
+/// let (waits, wakes) = ties.polled(&PollSeen { thread: 0, id: 3, task: 77 });
+/// assert_eq!((waits[0].task, waits[0].start()), (77, 600));
+/// assert_eq!((wakes[0].task, wakes[0].scheduled()), (77, 50));
+/// ```
+#[derive(Debug, Default)]
+pub struct Ties {
+    /// The waits.
+    pub awaits: AwaitTies,
+    /// The wake-ups.
+    pub wakes: WakeTies,
+}
+
+impl Ties {
+    /// A task event (see [`AwaitTies::task`]).
+    pub fn task(&mut self, t: &TaskSeen) {
+        self.awaits.task(t);
+    }
+
+    /// A call of function `id` exited on `thread` (see [`PollTies::exit`]).
+    pub fn exit(&mut self, thread: u32, id: u32) {
+        self.awaits.exit(thread, id);
+        self.wakes.exit(thread, id);
+    }
+
+    /// A wait ended (see [`AwaitTies::awaited`]).
+    pub fn awaited(&mut self, a: &AwaitSeen) -> Option<TaskAwait> {
+        self.awaits.awaited(a)
+    }
+
+    /// A woken poll began (see [`WakeTies::woken`]).
+    pub fn woken(&mut self, w: &WokenSeen) {
+        self.wakes.woken(w);
+    }
+
+    /// The poll that just exited served task `p.task`: its waits and its wake-up, in the order
+    /// they came.
+    pub fn polled(&mut self, p: &PollSeen) -> (Vec<TaskAwait>, Vec<TaskWake>) {
+        (self.awaits.polled(p), self.wakes.polled(p))
+    }
+
+    /// Events no task could be found for.
+    ///
+    /// ```
+    /// use fdr_format::awaits::Ties;
+    /// use fdr_format::sink::WokenSeen;
+    /// use fdr_format::WakeEvent;
+    /// let mut ties = Ties::default();
+    /// let event = WakeEvent { function: 3, woken_at: 850, waker_tid: 4 };
+    /// ties.woken(&WokenSeen { thread: 0, tsc: 900, event });
+    /// ties.exit(0, 3);
+    /// ties.exit(0, 3); // no poll event came: the wake-up is no task's
+    /// assert_eq!(ties.untied(), 1);
+    /// ```
+    pub fn untied(&self) -> u64 {
+        self.awaits.untied() + self.wakes.untied()
+    }
+}
+
 impl<E: InPoll> PollTies<E> {
     fn thread(&mut self, thread: u32) -> &mut Thread<E> {
         let t = thread as usize;

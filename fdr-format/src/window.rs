@@ -19,7 +19,9 @@
 //! Memory is bounded by [`WindowLimits`], not by the log: the calls themselves (about 100 bytes
 //! each, plus 8 bytes per argument), at most [`MAX_WINDOW_CALLS`] of them and [`MAX_WINDOW_ARG_VALUES`]
 //! argument values by default, past which the read stops with an error naming the limit; the
-//! replay's open calls.
+//! replay's open calls; the waits at await sites tied to tasks ([`WindowCalls::awaits`], about
+//! 100 bytes each with their site's location, at most [`WindowLimits::calls`], the rest
+//! counted), and those of the polls still open on each thread.
 //!
 //! ```
 //! use fdr_format::window::calls;
@@ -56,11 +58,12 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::ops::ControlFlow;
 
+use crate::awaits::{AwaitTies, TaskAwait};
 use crate::events::{EventDecoder, LogInfo, ThreadStats};
 use crate::first_pass::{origin, unix_ns, window_stacks};
 use crate::limits::{MAX_WINDOW_ARG_VALUES, MAX_WINDOW_CALLS};
 use crate::replay::{log_end, replay, Replay, ReplayError};
-use crate::sink::{Close, Enter, Exit, PollSeen, Sink, TaskSeen, WindowStart, GO_ON};
+use crate::sink::{AwaitSeen, Close, Enter, Exit, PollSeen, Sink, TaskSeen, WindowStart, GO_ON};
 use crate::tasks::{TaskSpan, Tasks};
 use crate::units::ticks_to_ns;
 use crate::{FormatError, FunctionInfo, ReasonInfo, RunInfo, TaskKind};
@@ -190,6 +193,37 @@ pub struct WindowTask {
     pub end_tsc: u64,
 }
 
+/// One wait of a task at an await site, tied to its task.
+///
+/// ```
+/// use fdr_format::window::WindowAwait;
+/// let a = WindowAwait { task: 9, function: 3, site: 12, at: "src/app.rs:20:9".into(),
+///                       thread: 7, start_ns: 40, waited_ns: 60, polls: 1, dropped: false };
+/// assert_eq!(a.start_ns + a.waited_ns, 100);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WindowAwait {
+    /// The task that waited.
+    pub task: u64,
+    /// The async function's id.
+    pub function: u32,
+    /// The await site's id in the function table.
+    pub site: u32,
+    /// Where the site is, `FILE:LINE:COLUMN` (`#SITE` for an id the table does not have).
+    pub at: String,
+    /// The thread that ended the wait (its poll, or the task's drop).
+    pub thread: i32,
+    /// The wait's start (the poll that found the awaited future pending), ns after
+    /// [`WindowCalls::origin_tsc`] (0 when that is later).
+    pub start_ns: u64,
+    /// How long it waited, ns.
+    pub waited_ns: u64,
+    /// Polls of the await that returned `Pending`.
+    pub polls: u32,
+    /// Ended by dropping the task.
+    pub dropped: bool,
+}
+
 /// A window's calls, with what is needed to name and date them.
 ///
 /// ```
@@ -232,6 +266,12 @@ pub struct WindowCalls {
     /// Every async task with an end in the window, in the order of the task ids (as `fdr`
     /// lists them). At most [`WindowLimits::calls`].
     pub tasks: Vec<WindowTask>,
+    /// The waits at await sites tied to a task, in the order they ended on each thread (threads
+    /// interleaved as their blocks are). At most [`WindowLimits::calls`]: those past it are
+    /// counted in [`WindowCalls::awaits_left_out`].
+    pub awaits: Vec<WindowAwait>,
+    /// Waits not kept: past the limit, or not tied to a task (their poll was not kept).
+    pub awaits_left_out: u64,
 }
 
 impl WindowCalls {
@@ -440,6 +480,10 @@ pub struct Collector {
     spans: Vec<(TaskSpan, Option<u32>)>,
     /// Tasks waiting for their end: the call open on the creating thread at the creation.
     created_in: HashMap<u64, u32>,
+    /// Waits at await sites, tied to their tasks as the poll events come.
+    ties: AwaitTies,
+    awaits: Vec<TaskAwait>,
+    awaits_past_limit: u64,
 }
 
 impl Collector {
@@ -459,6 +503,18 @@ impl Collector {
             tasks: Tasks::new(usize::MAX),
             spans: Vec::new(),
             created_in: HashMap::new(),
+            ties: AwaitTies::default(),
+            awaits: Vec::new(),
+            awaits_past_limit: 0,
+        }
+    }
+
+    /// Keeps a wait tied to its task, within the limit.
+    fn wait(&mut self, a: TaskAwait) {
+        if self.awaits.len() < self.limits.calls {
+            self.awaits.push(a);
+        } else {
+            self.awaits_past_limit += 1;
         }
     }
 
@@ -487,15 +543,54 @@ impl Collector {
     /// The calls in entry order, in nanoseconds, with their names, once the replay of the log
     /// whose tables and threads are `info` and `threads` is over.
     pub fn finish(
-        mut self,
+        self,
         info: &LogInfo,
         threads: &[ThreadStats],
     ) -> Result<WindowCalls, FormatError> {
+        self.finish_at(info, threads, log_end(info, threads))
+    }
+
+    /// [`Collector::finish`], the tasks not completed closed at `end` (ticks) rather than at
+    /// the log's end: behind a filter whose time range ends before it.
+    ///
+    /// ```
+    /// use fdr_format::events::EventDecoder;
+    /// use fdr_format::window::Collector;
+    /// let log = fdr_format::FileHeader::default().encode();
+    /// let dec = EventDecoder::new(&log[..])?;
+    /// let w = Collector::new(Default::default()).finish_at(dec.info(), dec.threads(), 500)?;
+    /// assert!(w.tasks.is_empty());
+    /// # Ok::<(), fdr_format::FormatError>(())
+    /// ```
+    pub fn finish_at(
+        mut self,
+        info: &LogInfo,
+        threads: &[ThreadStats],
+        end: u64,
+    ) -> Result<WindowCalls, FormatError> {
         let mut f = Finishing::new(info, threads);
         let calls = self.calls(&mut f);
-        let spans = self.task_spans(info, threads);
+        let spans = self.task_spans(end);
         let tasks = self.tasks(&spans, &mut f);
         let shown = self.threads_shown(&spans, info, &f);
+        let awaits = self
+            .awaits
+            .iter()
+            .map(|a| WindowAwait {
+                task: a.task,
+                function: a.event.function,
+                site: a.event.site,
+                at: f
+                    .table
+                    .get(&a.event.site)
+                    .map_or_else(|| format!("#{}", a.event.site), |s| s.location()),
+                thread: f.tid(a.thread),
+                start_ns: f.ns(a.start().saturating_sub(f.origin)),
+                waited_ns: f.ns(a.event.waited),
+                polls: a.event.polls,
+                dropped: a.event.dropped,
+            })
+            .collect();
         Ok(WindowCalls {
             origin_tsc: f.origin,
             origin_unix_ns: unix_ns(info, threads, f.origin),
@@ -507,6 +602,8 @@ impl Collector {
             threads: shown,
             calls,
             tasks,
+            awaits,
+            awaits_left_out: self.awaits_past_limit + self.ties.untied(),
         })
     }
 
@@ -538,14 +635,10 @@ impl Collector {
 
     /// The tasks whose two ends were read, then those cut by the window: those whose creation
     /// is missing (dated at the start of the window of the thread that ended them) and those
-    /// never completed (closed at the log's end, under the call that created them).
-    fn task_spans(
-        &mut self,
-        info: &LogInfo,
-        threads: &[ThreadStats],
-    ) -> Vec<(TaskSpan, Option<u32>)> {
+    /// never completed (closed at `end`, under the call that created them).
+    fn task_spans(&mut self, end: u64) -> Vec<(TaskSpan, Option<u32>)> {
         let mut spans = std::mem::take(&mut self.spans);
-        for s in std::mem::take(&mut self.tasks).finish(log_end(info, threads)) {
+        for s in std::mem::take(&mut self.tasks).finish(end) {
             let caller = if s.open {
                 self.created_in.get(&s.task).copied()
             } else {
@@ -749,6 +842,7 @@ impl Sink for Collector {
                 args,
             })?,
         };
+        self.ties.exit(thread, f.id);
         let th = self.thread(thread);
         th.stack.truncate(depth);
         th.last_exit = Some(i);
@@ -760,7 +854,17 @@ impl Sink for Collector {
         Ok(GO_ON)
     }
 
+    fn awaited(&mut self, a: &AwaitSeen) -> Result<ControlFlow<()>, LimitPassed> {
+        if let Some(a) = self.ties.awaited(a) {
+            self.wait(a);
+        }
+        Ok(GO_ON)
+    }
+
     fn polled(&mut self, p: &PollSeen) -> Result<ControlFlow<()>, LimitPassed> {
+        for a in self.ties.polled(p) {
+            self.wait(a);
+        }
         let last = self.thread(p.thread).last_exit;
         if let Some(r) = last.and_then(|i| self.recs.get_mut(i as usize)) {
             if r.id == p.id {
@@ -777,6 +881,7 @@ impl Sink for Collector {
             window,
             event: ev,
         } = *t;
+        self.ties.task(t);
         if self.spans.len() + self.tasks.waiting() >= self.limits.calls {
             return Err(LimitPassed::Tasks(self.limits.calls));
         }

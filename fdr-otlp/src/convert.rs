@@ -10,7 +10,7 @@ use fdr_format::units::ticks_to_ns;
 use fdr_format::window::{calls_with, WindowCalls, WindowLimits};
 use fdr_format::{FormatError, Reason, ReasonInfo};
 
-use crate::spans::{Call, Window, WindowReason};
+use crate::spans::{Call, Wait, Window, WindowReason};
 
 /// What a log does not say about the process that wrote it, or what the sender wants instead.
 ///
@@ -194,10 +194,22 @@ pub fn convert(w: &WindowCalls, about: &About) -> Window {
                 task: c.task,
                 life: false,
                 cancelled: false,
+                waits: Vec::new(),
             }
         })
         .collect();
     let lives = calls.len();
+    // Each task's waits go on its life (the first, should a hostile log hold the id twice).
+    let mut waits: std::collections::HashMap<u64, Vec<Wait>> = std::collections::HashMap::new();
+    for a in &w.awaits {
+        waits.entry(a.task).or_default().push(Wait {
+            at: a.at.clone(),
+            start_unix_ns: base.saturating_add(a.start_ns),
+            waited_ns: a.waited_ns,
+            polls: a.polls,
+            dropped: a.dropped,
+        });
+    }
     // Each task's life after the calls, under the call that created it.
     calls.extend(w.tasks.iter().map(|t| {
         let start = base.saturating_add(t.start_ns);
@@ -214,6 +226,7 @@ pub fn convert(w: &WindowCalls, about: &About) -> Window {
             task: Some(t.task),
             life: true,
             cancelled: t.cancelled,
+            waits: waits.remove(&t.task).unwrap_or_default(),
         }
     }));
     // A poll that served a task of the window hangs under the task's life (the first, should

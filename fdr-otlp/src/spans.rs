@@ -25,6 +25,11 @@
 //!   `fdr.trigger.limit_ns`, `fdr.trigger.duration_ns`, `fdr.trigger.cpu_wait_ns` (those the
 //!   window has).
 //!
+//! - events: on the span of an async task's life, one event `await` per wait of the task at an
+//!   await site ([`Call::waits`]), at the wait's start, with `code.location` (`FILE:LINE:COLUMN`
+//!   of the `.await`), `fdr.await.waited_ns`, `fdr.await.polls` and `fdr.await.dropped` (a
+//!   wait ended by dropping the task).
+//!
 //! Every request carries the resource (`service.name`, `host.name`, `process.pid`,
 //! `process.executable.name`, `telemetry.sdk.name` = `fdr`, `telemetry.sdk.language` = `rust`,
 //! `telemetry.sdk.version`) and the instrumentation scope `fdr`.
@@ -52,7 +57,7 @@
 use prost::Message;
 
 use crate::proto::{
-    span::SpanKind, span_flags, ExportTraceServiceRequest, InstrumentationScope, KeyValue,
+    span, span::SpanKind, span_flags, ExportTraceServiceRequest, InstrumentationScope, KeyValue,
     Resource, ResourceSpans, ScopeSpans, Span,
 };
 
@@ -93,6 +98,16 @@ pub mod attr {
     pub const KIND: &str = "fdr.kind";
     /// Span: true on a task dropped before completing.
     pub const CANCELLED: &str = "fdr.cancelled";
+    /// Span event: a wait of a task at an await site.
+    pub const AWAIT_EVENT: &str = "await";
+    /// `await` event: where the `.await` is, `FILE:LINE:COLUMN` (string).
+    pub const CODE_LOCATION: &str = "code.location";
+    /// `await` event: how long the task waited there, nanoseconds (int).
+    pub const AWAIT_WAITED_NS: &str = "fdr.await.waited_ns";
+    /// `await` event: polls of the await that returned `Pending` (int).
+    pub const AWAIT_POLLS: &str = "fdr.await.polls";
+    /// `await` event: true on a wait ended by dropping the task.
+    pub const AWAIT_DROPPED: &str = "fdr.await.dropped";
     /// Root spans: why the window was written (`slow call`, `still running`, `signal` ...).
     pub const REASON: &str = "fdr.reason";
     /// Root spans: the function whose call fired the trigger.
@@ -214,6 +229,29 @@ pub struct Call {
     pub life: bool,
     /// The task was dropped before completing: `fdr.cancelled = true`.
     pub cancelled: bool,
+    /// On a task's life, its waits at await sites: one span event each.
+    pub waits: Vec<Wait>,
+}
+
+/// One wait of an async task at an await site: an `await` event on the task's span.
+///
+/// ```
+/// let w = fdr_otlp::spans::Wait { at: "src/api.rs:41:9".into(), start_unix_ns: 5, waited_ns: 50,
+///                                 polls: 1, dropped: false };
+/// assert_eq!(w.start_unix_ns + w.waited_ns, 55);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Wait {
+    /// Where the `.await` is, `FILE:LINE:COLUMN`: `code.location`.
+    pub at: String,
+    /// When the wait began, Unix nanoseconds: the event's time.
+    pub start_unix_ns: u64,
+    /// How long it waited: `fdr.await.waited_ns`.
+    pub waited_ns: u64,
+    /// Polls of the await that returned `Pending`: `fdr.await.polls`.
+    pub polls: u32,
+    /// Ended by dropping the task: `fdr.await.dropped = true`.
+    pub dropped: bool,
 }
 
 /// A parsed W3C `traceparent` header value.
@@ -470,6 +508,26 @@ impl<'a> Converter<'a> {
         if parent.is_none() {
             a.extend(self.on_roots.iter().cloned());
         }
+        let events = c
+            .waits
+            .iter()
+            .map(|w| {
+                let mut a = vec![
+                    KeyValue::string(attr::CODE_LOCATION, &w.at),
+                    KeyValue::int(attr::AWAIT_WAITED_NS, int(w.waited_ns)),
+                    KeyValue::int(attr::AWAIT_POLLS, i64::from(w.polls)),
+                ];
+                if w.dropped {
+                    a.push(KeyValue::bool(attr::AWAIT_DROPPED, true));
+                }
+                span::Event {
+                    time_unix_nano: w.start_unix_ns,
+                    name: attr::AWAIT_EVENT.to_string(),
+                    attributes: a,
+                    ..span::Event::default()
+                }
+            })
+            .collect();
         Span {
             trace_id: self.trace.to_vec(),
             span_id: span_id_salted(self.salt, i).to_vec(),
@@ -480,6 +538,7 @@ impl<'a> Converter<'a> {
             start_time_unix_nano: c.start_unix_ns,
             end_time_unix_nano: c.end_unix_ns.max(c.start_unix_ns),
             attributes: a,
+            events,
             ..Span::default()
         }
     }

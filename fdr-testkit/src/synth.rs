@@ -16,10 +16,11 @@
 //! ```
 
 use fdr_format::{
-    block_preamble, cull_payload, function_record, lead_block, link_payload, meta, meta_bytes,
-    task_payload, BlockStart, CullKind, Extension, FileHeader, FnKind, FunctionInfo, FunctionKind,
-    LeadStart, MetaWords, ReasonInfo, RunInfo, TaskKind, TaskLink, ThreadInfo,
-    BLOCK_PREAMBLE_AFTER_EXTENTS, BLOCK_PREAMBLE_WORDS,
+    await_payload, block_preamble, cull_payload, function_record, lead_block, link_payload, meta,
+    meta_bytes, polled_payload, task_payload, wake_payload, AwaitEvent, BlockStart, CullKind,
+    Extension, FileHeader, FnKind, FunctionInfo, FunctionKind, LeadStart, MetaWords, ReasonInfo,
+    RunInfo, TaskKind, TaskLink, ThreadInfo, WakeEvent, BLOCK_PREAMBLE_AFTER_EXTENTS,
+    BLOCK_PREAMBLE_WORDS,
 };
 
 /// A log under construction.
@@ -121,6 +122,32 @@ impl LogBuilder {
             args: args.iter().map(|a| a.to_string()).collect(),
             arg_kinds: Vec::new(),
             column: 0,
+        }));
+    }
+
+    /// Adds an await site of the async function named `function`: a function-table entry of
+    /// kind [`FunctionKind::Await`] at `file:line:column`.
+    ///
+    /// ```
+    /// use fdr_testkit::synth::LogBuilder;
+    /// use fdr_format::events::EventDecoder;
+    /// let mut log = LogBuilder::new(1_000_000_000);
+    /// log.await_site(9, "app::request", "src/app.rs", 12, 30);
+    /// let bytes = log.finish();
+    /// let mut d = EventDecoder::new(&bytes[..]).unwrap();
+    /// while d.next_event().unwrap().is_some() {}
+    /// assert_eq!(d.info().functions[0].location(), "src/app.rs:12:30");
+    /// ```
+    pub fn await_site(&mut self, id: u32, function: &str, file: &str, line: u32, column: u32) {
+        self.extension(&Extension::Function(FunctionInfo {
+            id,
+            name: function.to_string(),
+            file: file.to_string(),
+            line,
+            kind: FunctionKind::Await,
+            args: Vec::new(),
+            arg_kinds: Vec::new(),
+            column,
         }));
     }
 
@@ -255,6 +282,51 @@ impl BlockBuilder<'_> {
     /// ```
     pub fn task(&mut self, kind: TaskKind, id: u32, task: u64, tsc: u64) {
         self.custom(&task_payload(kind, id, task), tsc);
+    }
+
+    /// A poll event at `tsc`: the poll of the async function `id` that just exited served task
+    /// `task` (the runtime writes it right after the poll's exit).
+    ///
+    /// ```
+    /// use fdr_testkit::synth::LogBuilder;
+    /// let mut log = LogBuilder::new(1_000_000_000);
+    /// let mut b = log.block(7, 0, 100);
+    /// b.polled(3, 42, 150);
+    /// assert_eq!(b.len(), 64 + 16 + 16); // preamble, the event and its payload
+    /// ```
+    pub fn polled(&mut self, id: u32, task: u64, tsc: u64) {
+        self.custom(&polled_payload(id, task), tsc);
+    }
+
+    /// An await event at `tsc`: a wait at an await site ended (written inside the poll that
+    /// passed the await, or right after the task's cancellation when `dropped`).
+    ///
+    /// ```
+    /// use fdr_testkit::synth::LogBuilder;
+    /// use fdr_format::AwaitEvent;
+    /// let mut log = LogBuilder::new(1_000_000_000);
+    /// let mut b = log.block(7, 0, 100);
+    /// b.awaited(AwaitEvent { site: 9, function: 3, waited: 40, polls: 1, dropped: false }, 150);
+    /// assert_eq!(b.len(), 64 + 16 + 32); // preamble, the event and its payload
+    /// ```
+    pub fn awaited(&mut self, event: AwaitEvent, tsc: u64) {
+        self.custom(&await_payload(event), tsc);
+    }
+
+    /// A wake event at `tsc`: the poll that began just before (its entry at `tsc`) was asked for
+    /// by a wake-up at `event.woken_at`.
+    ///
+    /// ```
+    /// use fdr_testkit::synth::LogBuilder;
+    /// use fdr_format::WakeEvent;
+    /// let mut log = LogBuilder::new(1_000_000_000);
+    /// let mut b = log.block(7, 0, 100);
+    /// b.enter(3, 150);
+    /// b.woken(WakeEvent { function: 3, woken_at: 120, waker_tid: 8 }, 150);
+    /// assert_eq!(b.len(), 64 + 8 + 16 + 32); // preamble, the entry, the event and its payload
+    /// ```
+    pub fn woken(&mut self, event: WakeEvent, tsc: u64) {
+        self.custom(&wake_payload(event), tsc);
     }
 
     /// A cull event: function `id` stopped (or started again) being recorded on this thread

@@ -78,9 +78,10 @@ impl Tally {
     }
 }
 
-/// Per-function task tallies, in ticks.
+/// Per-function task tallies, in ticks (and per await site, its waits: see
+/// [`crate::commands::await_sites`]).
 #[derive(Clone, Debug, Default)]
-struct TaskTally {
+pub(crate) struct TaskTally {
     tasks: u64,
     cancelled: u64,
     total: u64,
@@ -93,21 +94,44 @@ struct TaskTally {
 
 impl TaskTally {
     fn count(&mut self, s: &TaskSpan) {
-        let dur = s.end.saturating_sub(s.start);
-        if self.tasks == 0 {
-            self.min = u64::MAX;
-        }
-        self.tasks += 1;
-        self.cancelled += u64::from(s.cancelled);
-        self.total = self.total.saturating_add(dur);
-        self.min = self.min.min(dur);
-        self.max = self.max.max(dur);
-        self.hist.record(dur);
+        self.record(s.end.saturating_sub(s.start), s.cancelled);
         self.inferred += u64::from(s.inferred);
         self.open += u64::from(s.open);
     }
 
-    fn merge(&mut self, other: &TaskTally) {
+    /// One more span of `dur` ticks (a task's latency, a wait at an await site), `cancelled`
+    /// if it ended by a drop.
+    pub(crate) fn record(&mut self, dur: u64, cancelled: bool) {
+        if self.tasks == 0 {
+            self.min = u64::MAX;
+        }
+        self.tasks += 1;
+        self.cancelled += u64::from(cancelled);
+        self.total = self.total.saturating_add(dur);
+        self.min = self.min.min(dur);
+        self.max = self.max.max(dur);
+        self.hist.record(dur);
+    }
+
+    /// Its figures, in nanoseconds.
+    pub(crate) fn row(&self, clock: &TickRate) -> TaskRow {
+        let min = if self.tasks == 0 { 0 } else { self.min };
+        let pct = |q: f64| clock.ns(self.hist.quantile(q).clamp(min, self.max));
+        TaskRow {
+            tasks: self.tasks,
+            cancelled: self.cancelled,
+            min_ns: clock.ns(min),
+            p50_ns: pct(0.50),
+            p90_ns: pct(0.90),
+            p99_ns: pct(0.99),
+            max_ns: clock.ns(self.max),
+            total_ns: clock.ns(self.total),
+            inferred: self.inferred,
+            open: self.open,
+        }
+    }
+
+    pub(crate) fn merge(&mut self, other: &TaskTally) {
         if other.tasks == 0 {
             return;
         }
@@ -359,7 +383,7 @@ impl Account {
                 Err(e) => return Err(e.in_log(name)),
             }
         };
-        let end = fdr_format::replay::log_end(&d.info, &d.threads);
+        let end = filter.tasks_end(fdr_format::replay::log_end(&d.info, &d.threads));
         acc.finish_tasks(end).map_err(|e| e.in_log(name))?;
         Ok((acc, d))
     }
@@ -411,22 +435,7 @@ impl Account {
                 let pct = |q: f64| clock.ns(t.hist.quantile(q).clamp(min, t.max));
                 let info = names.info(id);
                 let is_async = info.is_some_and(|f| f.kind == FunctionKind::Async);
-                let task = (is_async || tt.tasks > 0).then(|| {
-                    let tmin = if tt.tasks == 0 { 0 } else { tt.min };
-                    let tpct = |q: f64| clock.ns(tt.hist.quantile(q).clamp(tmin, tt.max));
-                    TaskRow {
-                        tasks: tt.tasks,
-                        cancelled: tt.cancelled,
-                        min_ns: clock.ns(tmin),
-                        p50_ns: tpct(0.50),
-                        p90_ns: tpct(0.90),
-                        p99_ns: tpct(0.99),
-                        max_ns: clock.ns(tt.max),
-                        total_ns: clock.ns(tt.total),
-                        inferred: tt.inferred,
-                        open: tt.open,
-                    }
-                });
+                let task = (is_async || tt.tasks > 0).then(|| tt.row(clock));
                 AccountRow {
                     function: names.function(id).into_owned(),
                     id,

@@ -8,28 +8,29 @@
 //! [`crate::render::calls`] prints them.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap, HashSet};
 
 use std::convert::Infallible;
 use std::ops::ControlFlow;
 
-use fdr_format::awaits::{AwaitTies, TaskAwait};
+use fdr_format::awaits::Ties;
 use fdr_format::replay::log_end;
 use fdr_format::sink::{
-    AwaitSeen, Close, Enter, Exit, Frame, Ignore, LinkSeen, PollSeen, Sink, TaskSeen, GO_ON,
+    AwaitSeen, Close, Enter, Exit, Frame, Ignore, LinkSeen, PollSeen, Sink, TaskSeen, WokenSeen,
+    GO_ON,
 };
-use fdr_format::TaskLink;
+
+use fdr_format::tasks::TaskParents;
 
 use crate::limits::{
-    MAX_AWAITING_TASKS, MAX_AWAITS_PER_TASK, MAX_CALLS_SHOWN, MAX_CALLS_TOP, MAX_CALLS_UNDER_ONE,
-    MAX_LINKED_TASKS, MAX_LINKS_PER_TASK,
+    MAX_CALLS_DEPTH, MAX_CALLS_SHOWN, MAX_CALLS_TOP, MAX_CALLS_UNDER_ONE, MAX_LINKED_TASKS,
 };
 use crate::model::engine::Plan;
 use crate::model::engine::Report;
 use crate::model::filter::Filter;
 use crate::model::input::Log;
 use crate::model::pass::{plan_shared, replay_shared};
-use crate::model::tasks::{TaskSpan, Tasks};
+use crate::model::tasks::{add_link, Awaits, Links, TaskSpan, TaskTree, TaskWaits, Tasks};
 use crate::CliError;
 
 /// What `fdr calls` shows.
@@ -44,6 +45,8 @@ pub(crate) struct CallsOptions {
     pub merge: bool,
     /// Reader threads, each reading a share of the log's threads.
     pub readers: usize,
+    /// Show this task's tree alone (no call).
+    pub task: Option<u64>,
 }
 
 /// Calls shown under each listed call always, even past [`MAX_CALLS_SHOWN`] in all.
@@ -81,65 +84,12 @@ struct Top {
     tasks: Tasks,
     spans: SlowTasks,
     links: Links,
-    ties: AwaitTies,
+    ties: Ties,
+    /// Each thread's last exit (function, ticks, logged arguments): a poll, when a poll event
+    /// follows.
+    last_exit: Vec<(u32, u64, Vec<u64>)>,
     awaits: Awaits,
-}
-
-/// What each task is tied to (its parent, tasks it follows from), by task id.
-pub(crate) type Links = HashMap<u64, Vec<TaskLink>>;
-
-fn add_link(links: &mut Links, link: TaskLink) {
-    if links.len() >= MAX_LINKED_TASKS && !links.contains_key(&link.task) {
-        return;
-    }
-    let l = links.entry(link.task).or_default();
-    if l.len() < MAX_LINKS_PER_TASK && !l.contains(&link) {
-        l.push(link);
-    }
-}
-
-/// Where each task waited: its waits at await sites, in the order they ended, by task id.
-#[derive(Debug, Default)]
-pub(crate) struct Awaits {
-    pub(crate) by_task: HashMap<u64, TaskWaits>,
-}
-
-/// One task's waits.
-#[derive(Debug, Default)]
-pub(crate) struct TaskWaits {
-    /// The first [`MAX_AWAITS_PER_TASK`], in order.
-    pub(crate) listed: Vec<TaskAwait>,
-    /// Those past them: how many, and the ticks they waited.
-    pub(crate) more: u64,
-    pub(crate) more_ticks: u64,
-}
-
-impl Awaits {
-    fn add(&mut self, a: TaskAwait) {
-        if self.by_task.len() >= MAX_AWAITING_TASKS && !self.by_task.contains_key(&a.task) {
-            return;
-        }
-        let w = self.by_task.entry(a.task).or_default();
-        if w.listed.len() < MAX_AWAITS_PER_TASK {
-            w.listed.push(a);
-        } else {
-            w.more += 1;
-            w.more_ticks = w.more_ticks.saturating_add(a.event.waited);
-        }
-    }
-
-    /// Takes in another share's waits (of other threads): a task polled on threads of both
-    /// shares has its waits in time order.
-    fn merge(&mut self, other: Awaits) {
-        for (_, w) in other.by_task {
-            for a in w.listed {
-                self.add(a);
-            }
-        }
-        for w in self.by_task.values_mut() {
-            w.listed.sort_by_key(|a| (a.end, a.thread));
-        }
-    }
+    parents: TaskParents,
 }
 
 impl Sink for Top {
@@ -153,21 +103,47 @@ impl Sink for Top {
     }
 
     fn polled(&mut self, p: &PollSeen) -> Result<ControlFlow<()>, CliError> {
-        for a in self.ties.polled(p) {
+        let (waits, wakes) = self.ties.polled(p);
+        for a in waits {
             self.awaits.add(a);
         }
+        for w in wakes {
+            self.awaits.wake(w);
+        }
+        if let Some((id, ticks, args)) = self.last_exit.get(p.thread as usize) {
+            if *id == p.id {
+                self.awaits.poll(p.task, *ticks);
+                if !args.is_empty() {
+                    self.awaits.args(p.task, args);
+                }
+            }
+        }
+        self.parents.polled(p);
+        Ok(GO_ON)
+    }
+
+    #[inline]
+    fn enter(&mut self, e: &Enter<'_>) -> Result<ControlFlow<()>, CliError> {
+        self.parents.enter(e.thread, e.depth);
+        Ok(GO_ON)
+    }
+
+    fn woken(&mut self, w: &WokenSeen) -> Result<ControlFlow<()>, CliError> {
+        self.ties.woken(w);
         Ok(GO_ON)
     }
 
     fn link(&mut self, l: &LinkSeen) -> Result<ControlFlow<()>, CliError> {
         add_link(&mut self.links, l.link);
+        self.parents.link(l);
         Ok(GO_ON)
     }
 
     fn task(&mut self, t: &TaskSeen) -> Result<ControlFlow<()>, CliError> {
         self.ties.task(t);
+        self.parents.task(t);
         if let Some(s) = self.tasks.event(t.thread, t.tsc, t.window, t.event)? {
-            self.spans.add(s);
+            self.span(s);
         }
         Ok(GO_ON)
     }
@@ -181,6 +157,15 @@ impl Sink for Top {
             end: e.end,
         };
         self.ties.exit(e.thread, e.frame.id);
+        self.parents.exit(e.thread, e.depth);
+        let t = e.thread as usize;
+        if t >= self.last_exit.len() {
+            self.last_exit.resize_with(t + 1, || (NONE, 0, Vec::new()));
+        }
+        let last = &mut self.last_exit[t];
+        (last.0, last.1) = (e.frame.id, e.end.saturating_sub(e.frame.start));
+        last.2.clear();
+        last.2.extend_from_slice(e.args);
         self.add((rank(&k), e.thread, e.frame.id));
         Ok(GO_ON)
     }
@@ -232,9 +217,17 @@ impl Top {
                 ..SlowTasks::default()
             },
             links: Links::new(),
-            ties: AwaitTies::default(),
+            ties: Ties::default(),
+            last_exit: Vec::new(),
             awaits: Awaits::default(),
+            parents: TaskParents::new(MAX_LINKED_TASKS),
         }
+    }
+
+    /// A task whose two ends were read.
+    fn span(&mut self, s: TaskSpan) {
+        self.spans.add(s);
+        self.awaits.span(s);
     }
 
     /// Takes in the calls and tasks the shares kept; closes the tasks still open at `end`,
@@ -251,12 +244,13 @@ impl Top {
                 add_link(&mut self.links, link);
             }
             self.awaits.merge(t.awaits);
+            self.parents.merge(t.parents);
             for s in self.tasks.merge(t.tasks)? {
-                self.spans.add(s);
+                self.span(s);
             }
         }
         for s in std::mem::take(&mut self.tasks).finish(end) {
-            self.spans.add(s);
+            self.span(s);
         }
         Ok(())
     }
@@ -520,8 +514,12 @@ pub(crate) struct Slowest {
     pub tasks: Vec<TaskSpan>,
     /// What the listed tasks are tied to.
     pub links: Links,
-    /// Where the listed tasks waited.
+    /// Where the listed tasks and those under them waited, and what else is kept of them.
     pub awaits: Awaits,
+    /// Each task's parent and children.
+    pub tree: TaskTree,
+    /// The task asked for alone (`--task`): no call is listed.
+    pub one_task: bool,
     /// Whether the report lists the tasks: a function was chosen, or there is no call to list.
     pub show_tasks: bool,
     /// The first pass: tables, threads, time zero.
@@ -529,6 +527,24 @@ pub(crate) struct Slowest {
 }
 
 impl Slowest {
+    /// The tree of listed task `root`, depth first: each task's life, what is kept of it, and
+    /// its depth under `root` (at most [`MAX_CALLS_UNDER_ONE`] tasks).
+    pub(crate) fn task_tree(&self, root: &TaskSpan) -> Vec<(TaskSpan, Option<&TaskWaits>, usize)> {
+        self.tree
+            .subtree(root.task, MAX_CALLS_UNDER_ONE)
+            .into_iter()
+            .filter_map(|(task, depth)| {
+                let kept = self.awaits.by_task.get(&task);
+                let span = if depth == 0 {
+                    Some(*root)
+                } else {
+                    kept.and_then(|w| w.span)
+                };
+                span.map(|s| (s, kept, depth))
+            })
+            .collect()
+    }
+
     /// The number of calls listed.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
@@ -555,7 +571,7 @@ pub(crate) fn slowest(
         (plan_shared(log, filter, progress, &mut tops)?, 1)
     };
     let mut top = Top::new(opts.top.min(MAX_CALLS_TOP));
-    let end = log_end(&p.info, &p.threads);
+    let end = filter.tasks_end(log_end(&p.info, &p.threads));
     top.merge(tops, end)?;
     if top.heap.is_empty() && !filter.needs_plan() {
         // No call to list: the first pass (which reads no task) left out the tasks of async
@@ -566,13 +582,39 @@ pub(crate) fn slowest(
         replay_shared(log, &mut tops, Some(&p), filter, progress, 1)?;
         top.merge(tops, end)?;
     }
-    let tasks = std::mem::take(&mut top.spans).into_sorted();
-    let mut links = std::mem::take(&mut top.links);
-    links.retain(|task, _| tasks.iter().any(|s| s.task == *task));
+    let mut tasks = std::mem::take(&mut top.spans).into_sorted();
     let mut awaits = std::mem::take(&mut top.awaits);
-    awaits
-        .by_task
-        .retain(|task, _| tasks.iter().any(|s| s.task == *task));
+    let parents = std::mem::replace(&mut top.parents, TaskParents::new(0));
+    let tree = TaskTree::new(parents.into_map(), &awaits);
+    if let Some(id) = opts.task {
+        // One task's tree, and no call.
+        let span = awaits.by_task.get(&id).and_then(|w| w.span);
+        tasks = vec![span.ok_or_else(|| CliError::Empty {
+            path: log.name().to_string(),
+            what: format!("no task {id} whose creation or end is in the log (behind the filters)"),
+        })?];
+        top.heap.clear();
+    } else {
+        // A listed task under another listed one is shown there (but for parents in a cycle).
+        let listed: HashSet<u64> = tasks.iter().map(|s| s.task).collect();
+        tasks.retain(|s| {
+            tree.on_a_cycle(s.task, MAX_CALLS_DEPTH)
+                || !tree
+                    .ancestors(s.task, MAX_CALLS_DEPTH)
+                    .iter()
+                    .any(|a| listed.contains(a))
+        });
+    }
+    // What is kept of the tasks shown, and of the parents of those at the top.
+    let mut shown: HashSet<u64> = tasks
+        .iter()
+        .flat_map(|s| tree.subtree(s.task, MAX_CALLS_UNDER_ONE))
+        .map(|(t, _)| t)
+        .collect();
+    shown.extend(tasks.iter().filter_map(|s| tree.parents.get(&s.task)));
+    let mut links = std::mem::take(&mut top.links);
+    links.retain(|task, _| shown.contains(task));
+    awaits.by_task.retain(|task, _| shown.contains(task));
     let keys = top.keys();
     let mut want: HashMap<(u32, u32, u64), Vec<u64>> = HashMap::new();
     for k in &keys {
@@ -610,6 +652,8 @@ pub(crate) fn slowest(
         tasks,
         links,
         awaits,
+        tree,
+        one_task: opts.task.is_some(),
         show_tasks,
         plan: p,
     })
@@ -633,6 +677,7 @@ mod tests_from_docs {
             depth: 3,
             merge: true,
             readers: 1,
+            task: None,
         };
         let s = slowest(&log, &Filter::none(), &opts, &Silent)?;
         println!("{} calls", s.len());

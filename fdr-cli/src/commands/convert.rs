@@ -20,8 +20,8 @@ pub(crate) fn timeline_plan(
     plan(log, filter, progress)
 }
 
-/// Replays `log` into `sink` behind `filter`, after the plan `p`; returns when the log was
-/// taken, where tasks not completed end.
+/// Replays `log` into `sink` behind `filter`, after the plan `p`; returns where tasks not
+/// completed end: when the log was taken, or the time range's end before it.
 pub(crate) fn timeline<S: Sink<Error = E>, E>(
     log: &Log,
     filter: &Filter,
@@ -33,7 +33,7 @@ where
     CliError: From<E>,
 {
     let d = replay(log, sink, Some(p), filter, progress, 1)?;
-    Ok(d.threads.iter().map(|t| t.last_tsc).max().unwrap_or(0))
+    Ok(filter.tasks_end(d.threads.iter().map(|t| t.last_tsc).max().unwrap_or(0)))
 }
 
 #[cfg(test)]

@@ -55,8 +55,9 @@ pub(crate) fn window(
     }
     let mut c = Collector::new(limits);
     let d = replay(log, &mut c, Some(&p), filter, progress, 1)?;
+    let end = filter.tasks_end(fdr_format::replay::log_end(&d.info, &d.threads));
     let w = c
-        .finish(&d.info, &d.threads)
+        .finish_at(&d.info, &d.threads, end)
         .map_err(|err| CliError::Input {
             path: log.name().to_string(),
             err,

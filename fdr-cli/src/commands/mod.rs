@@ -6,6 +6,7 @@
 //! window to [`fdr_otlp`], which sends it.
 
 pub(crate) mod account;
+pub(crate) mod await_sites;
 pub(crate) mod calls;
 pub(crate) mod convert;
 pub(crate) mod diff;

@@ -16,12 +16,13 @@
 //! with `--function`, `--from`, `--to` or `--around`), one pass for the timeline and the flame
 //! graph together, and one for the CPU migrations when a thread has any.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
 
+use fdr_format::awaits::{TaskAwait, TaskWake, Ties};
 use fdr_format::events::EventKind;
 use fdr_format::replay::log_end;
-use fdr_format::sink::{Both, Close, Exit, PollSeen, Sink, TaskSeen, GO_ON};
+use fdr_format::sink::{AwaitSeen, Both, Close, Exit, PollSeen, Sink, TaskSeen, WokenSeen, GO_ON};
 
 use crate::commands::account::{Account, AccountRow, SortKey};
 use crate::commands::calls::{slowest, CallsOptions, Slowest};
@@ -150,6 +151,10 @@ pub(crate) struct Lane {
     pub bars: Vec<Bar>,
     /// Async tasks created on this thread (creation to completion), the longest kept.
     pub tasks: Vec<TaskSpan>,
+    /// The waits at await sites of the lane's tasks: (the task's index in `tasks`, the wait).
+    pub awaits: Vec<(usize, TaskAwait)>,
+    /// The wake-ups of the lane's tasks and the polls they led to: (the task's index, it).
+    pub wakes: Vec<(usize, TaskWake)>,
     /// CPU migrations: when (ticks), to which CPU.
     pub migrations: Vec<(u64, u16)>,
     /// The bar being extended at each depth.
@@ -176,6 +181,9 @@ pub(crate) struct LeftOut {
     pub bars_dropped: u64,
     /// Tasks not drawn, past [`MAX_VIEW_TASKS`].
     pub tasks_dropped: u64,
+    /// Waits at await sites and wake-ups not drawn: past [`MAX_VIEW_TASKS`] of each, or of a
+    /// task not drawn.
+    pub waits_dropped: u64,
     /// CPU migrations not marked, past [`MAX_VIEW_MIGRATIONS`].
     pub migrations_dropped: u64,
     /// Functions not in the table, past [`MAX_VIEW_FUNCTIONS`].
@@ -200,6 +208,10 @@ struct Timeline {
     bars: usize,
     tasks: Tasks,
     spans: Vec<TaskSpan>,
+    /// Waits and wake-ups tied to their tasks, at most [`MAX_VIEW_TASKS`] of each.
+    ties: Ties,
+    waits: Vec<TaskAwait>,
+    wakes: Vec<TaskWake>,
     left: LeftOut,
 }
 
@@ -321,9 +333,43 @@ impl Timeline {
         for lane in &mut self.lanes {
             lane.tasks.sort_unstable_by_key(|s| (s.start, s.task));
         }
+        self.place_waits();
         self.left.detail_ticks = self.detail;
         self.left.gap_ticks = self.gap;
         Ok(())
+    }
+}
+
+impl Timeline {
+    /// Each wait and wake-up on the lane of its task, beside it (those of a task not drawn are
+    /// counted).
+    fn place_waits(&mut self) {
+        let mut at: HashMap<u64, (usize, usize)> = HashMap::new();
+        for (l, lane) in self.lanes.iter().enumerate() {
+            for (k, s) in lane.tasks.iter().enumerate() {
+                at.entry(s.task).or_insert((l, k));
+            }
+        }
+        for a in std::mem::take(&mut self.waits) {
+            match at.get(&a.task) {
+                Some(&(l, k)) => self.lanes[l].awaits.push((k, a)),
+                None => self.left.waits_dropped += 1,
+            }
+        }
+        for w in std::mem::take(&mut self.wakes) {
+            match at.get(&w.task) {
+                Some(&(l, k)) => self.lanes[l].wakes.push((k, w)),
+                None => self.left.waits_dropped += 1,
+            }
+        }
+    }
+
+    fn wait(&mut self, a: TaskAwait) {
+        if self.waits.len() < MAX_VIEW_TASKS {
+            self.waits.push(a);
+        } else {
+            self.left.waits_dropped += 1;
+        }
     }
 }
 
@@ -347,6 +393,7 @@ impl Sink for Timeline {
 
     fn exit(&mut self, e: &Exit<'_>) -> Result<ControlFlow<()>, CliError> {
         let f = e.frame;
+        self.ties.exit(e.thread, f.id);
         let (start, end) = (f.start, e.end.max(f.start));
         let slow = self.slow.contains(&(e.thread, f.id, start));
         let near = self.around.is_some_and(|(a, b)| start < b && end > a);
@@ -387,7 +434,30 @@ impl Sink for Timeline {
         Ok(GO_ON)
     }
 
+    fn awaited(&mut self, a: &AwaitSeen) -> Result<ControlFlow<()>, CliError> {
+        if let Some(a) = self.ties.awaited(a) {
+            self.wait(a);
+        }
+        Ok(GO_ON)
+    }
+
+    fn woken(&mut self, w: &WokenSeen) -> Result<ControlFlow<()>, CliError> {
+        self.ties.woken(w);
+        Ok(GO_ON)
+    }
+
     fn polled(&mut self, p: &PollSeen) -> Result<ControlFlow<()>, CliError> {
+        let (waits, wakes) = self.ties.polled(p);
+        for a in waits {
+            self.wait(a);
+        }
+        for w in wakes {
+            if self.wakes.len() < MAX_VIEW_TASKS {
+                self.wakes.push(w);
+            } else {
+                self.left.waits_dropped += 1;
+            }
+        }
         let lane = self.lane(p.thread);
         if let Some(s) = lane.last.and_then(|i| lane.slices.get_mut(i)) {
             s.task = Some(p.task);
@@ -396,6 +466,7 @@ impl Sink for Timeline {
     }
 
     fn task(&mut self, t: &TaskSeen) -> Result<ControlFlow<()>, CliError> {
+        self.ties.task(t);
         if let Some(span) = self.tasks.event(t.thread, t.tsc, t.window, t.event)? {
             self.spans.push(span);
         }
@@ -456,10 +527,11 @@ pub(crate) fn view(
         depth: VIEW_TREE_DEPTH,
         merge: true,
         readers,
+        task: None,
     };
     let s = slowest(log, filter, &opts, progress)?;
     let p = &s.plan;
-    let end = log_end(&p.info, &p.threads);
+    let end = filter.tasks_end(log_end(&p.info, &p.threads));
     let mut tl = timeline_for(&s, p, end, limits);
     let mut trie = Trie::default();
     let pass = 2 + u64::from(filter.needs_plan());
@@ -562,6 +634,9 @@ fn timeline_for(s: &Slowest, p: &Plan, end: u64, limits: ViewLimits) -> Timeline
         bars: 0,
         tasks: Tasks::new(MAX_OPEN_TASKS),
         spans: Vec::new(),
+        ties: Ties::default(),
+        waits: Vec::new(),
+        wakes: Vec::new(),
         left: LeftOut::default(),
     }
 }
@@ -617,6 +692,9 @@ mod tests {
             bars: 0,
             tasks: Tasks::new(16),
             spans: Vec::new(),
+            ties: Ties::default(),
+            waits: Vec::new(),
+            wakes: Vec::new(),
             left: LeftOut::default(),
         }
     }

@@ -210,6 +210,12 @@ impl Filter {
         self.function.is_some() || self.range.is_some()
     }
 
+    /// Where the tasks not completed end, in ticks: the range's end when it is before
+    /// `log_end` (the log's end), as the calls cut by it end there.
+    pub(crate) fn tasks_end(&self, log_end: u64) -> u64 {
+        self.range.map_or(log_end, |r| r.1.min(log_end))
+    }
+
     /// The start of the time range, in ticks, if there is one.
     pub(crate) fn range_start(&self) -> Option<u64> {
         self.range.map(|r| r.0)
@@ -387,6 +393,13 @@ struct ThreadFilter {
     /// Index of the lowest pending call in `stack` (its length when none): pending calls are
     /// the top of the stack, since a call lasts at least as long as those it makes.
     pending_from: usize,
+    /// Past the range's end, the calls open at it (still in `stack`) that have exited since,
+    /// by depth; the depth of the last one, if the thread's last event was its exit; and the
+    /// poll events that followed those exits, handed on when the calls are closed at the
+    /// range's end (so a poll cut by the range keeps its task). At most one per depth.
+    cut_exited: Vec<bool>,
+    cut_last: Option<usize>,
+    cut_polls: Vec<(usize, PollSeen)>,
 }
 
 impl ThreadFilter {
@@ -700,8 +713,18 @@ where
         // Right after the exit it ties to a task, which the filter handed on or not: a poll
         // event after an exit kept back finds no exit of its function to tie, and ties nothing.
         let t = self.thread(p.thread);
-        if self.threads[t].phase == Phase::In {
-            return answer(passed(self.inner.polled(p)));
+        let th = &mut self.threads[t];
+        match th.phase {
+            Phase::In => return answer(passed(self.inner.polled(p))),
+            // The exit of a call open at the range's end: held for its close there.
+            Phase::After => {
+                if let Some(d) = th.cut_last.take() {
+                    if th.stack.get(d).is_some_and(|o| o.id == p.id) {
+                        th.cut_polls.push((d, *p));
+                    }
+                }
+            }
+            Phase::Before => {}
         }
         Ok(fdr_format::sink::GO_ON)
     }
@@ -752,6 +775,7 @@ where
         // window start, so its time is not the event's: its exit follows at once.
         let late = f.inferred && depth == 0 && self.threads[t].phase == Phase::In;
         if !late && !self.advance(thread, f.start)? {
+            self.threads[t].cut_last = None;
             if self.threads[t].phase == Phase::Before {
                 self.threads[t].truncate(depth);
                 self.threads[t].push(Open {
@@ -799,8 +823,20 @@ where
     ) -> Result<(), Halt> {
         let t = self.thread(thread);
         if !self.advance(thread, end)? {
-            if self.threads[t].phase == Phase::Before {
-                self.threads[t].truncate(depth);
+            let th = &mut self.threads[t];
+            th.cut_last = None;
+            match th.phase {
+                Phase::Before => th.truncate(depth),
+                Phase::After if depth < th.stack.len() => {
+                    if th.cut_exited.len() < th.stack.len() {
+                        th.cut_exited.resize(th.stack.len(), false);
+                    }
+                    if !th.cut_exited[depth] {
+                        th.cut_exited[depth] = true;
+                        th.cut_last = Some(depth);
+                    }
+                }
+                _ => {}
             }
             return Ok(());
         }
@@ -844,8 +880,17 @@ where
             // Cut by the range's end: the calls open then were running until it at least.
             let last = self.f.range.map_or(self.threads[t].last, |r| r.1);
             self.settle(thread, last)?;
-            while !self.threads[t].stack.is_empty() {
+            while let Some(top) = self.threads[t].stack.last() {
+                let handed = top.state == State::In;
                 self.close_top(thread, last, Close::WindowEnd, &[])?;
+                let th = &mut self.threads[t];
+                let depth = th.stack.len();
+                if let Some(i) = th.cut_polls.iter().position(|(d, _)| *d == depth) {
+                    let (_, p) = th.cut_polls.swap_remove(i);
+                    if handed {
+                        passed(self.inner.polled(&p))?;
+                    }
+                }
             }
         }
         passed(self.inner.end(d))

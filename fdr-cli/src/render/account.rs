@@ -6,7 +6,7 @@ use clap::ValueEnum;
 use fdr_format::first_pass::origin;
 
 use crate::commands::account::{AccountRow, Table, TaskRow};
-use crate::escape::{json_string, shown};
+use crate::escape::{csv_field, json_string, shown};
 use crate::model::names::Names;
 use crate::model::thin_window;
 use crate::render::{culls, reason};
@@ -246,17 +246,6 @@ fn write_legend(marks: &Marks, with_open: bool, out: &mut dyn Write) -> std::io:
         )?;
     }
     Ok(())
-}
-
-/// A CSV field: escaped for the terminal like every text output (so it holds no line break),
-/// then quoted if it has a comma or a quote.
-fn csv_field(s: &str) -> String {
-    let s = shown(s);
-    if s.contains([',', '"']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.into_owned()
-    }
 }
 
 /// The task keys of an async function's JSON object and CSV row, in order.

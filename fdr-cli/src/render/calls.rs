@@ -7,11 +7,11 @@ use std::io::Write;
 use clap::ValueEnum;
 use fdr_format::LinkKind;
 
-use crate::commands::calls::{Awaits, CallNode, Key, Links, Slowest, NONE};
+use crate::commands::calls::{CallNode, Key, Slowest, NONE};
 use crate::escape::{json_string, shown};
 use crate::model::engine::Plan;
 use crate::model::names::Names;
-use crate::model::tasks::TaskSpan;
+use crate::model::tasks::{TaskSpan, TaskWaits};
 use crate::model::thin_window;
 use crate::render::labels::{relative, thread_label};
 use crate::units::{human, lasted, open_human, TickRate};
@@ -38,9 +38,11 @@ pub(crate) fn write(
     let mut o = std::io::BufWriter::with_capacity(1 << 16, out);
     match format {
         CallsFormat::Text => {
-            write_text(&s.calls, p, &names, &clock, depth, &mut o)?;
+            if !s.one_task {
+                write_text(&s.calls, p, &names, &clock, depth, &mut o)?;
+            }
             if s.show_tasks {
-                write_tasks(&s.tasks, &s.links, &s.awaits, p, &names, &clock, &mut o)?;
+                write_tasks(s, &names, &clock, &mut o)?;
             }
             if let Some(n) = thin_window::note(&p.info, &p.threads) {
                 writeln!(o, "{n}")?;
@@ -48,50 +50,97 @@ pub(crate) fn write(
         }
         CallsFormat::Json => {
             let tasks: &[TaskSpan] = if s.show_tasks { &s.tasks } else { &[] };
-            write_json(
-                &s.calls, tasks, &s.links, &s.awaits, p, &names, &clock, &mut o,
-            )?
+            write_json(s, tasks, &names, &clock, &mut o)?
         }
     }
     o.flush()
 }
 
-/// The slowest tasks, after the calls.
+/// The slowest tasks, after the calls, each with the tasks made or awaited in it under it.
 fn write_tasks(
-    tasks: &[TaskSpan],
-    links: &Links,
-    awaits: &Awaits,
-    p: &Plan,
+    s: &Slowest,
     names: &Names,
     clock: &TickRate,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
-    if tasks.is_empty() {
+    if s.tasks.is_empty() {
         return Ok(());
     }
-    let tid = |t: u32| p.threads.get(t as usize).map_or(0, |t| t.tid);
     writeln!(out)?;
+    let nested = s
+        .tasks
+        .iter()
+        .any(|t| s.tree.children.contains_key(&t.task));
     writeln!(
         out,
         "tasks, slowest first: each call of an async fn, from its creation to its completion or \
-         drop (its calls above are its polls; fdr account has their table)"
+         drop (its calls above are its polls; fdr account has their table){}",
+        if nested {
+            ", with the tasks made or awaited in it under it (\u{2514})"
+        } else {
+            ""
+        }
     )?;
-    for (i, s) in tasks.iter().enumerate() {
-        let dur = clock.ns(s.end.saturating_sub(s.start));
+    for (i, root) in s.tasks.iter().enumerate() {
+        for (span, kept, depth) in s.task_tree(root) {
+            let head = if depth == 0 {
+                format!("{}. ", i + 1)
+            } else {
+                format!("{:w$}\u{2514} ", "", w = 3 + 4 * (depth - 1))
+            };
+            let indent = 3 + 4 * depth;
+            let t = TaskText {
+                s,
+                names,
+                clock,
+                indent,
+            };
+            t.write(&span, &head, kept, depth > 0, out)?;
+            if depth == 0 {
+                t.write_parent(&span, out)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a task's lines are written with.
+struct TaskText<'a> {
+    s: &'a Slowest,
+    names: &'a Names,
+    clock: &'a TickRate,
+    /// Spaces before its detail lines.
+    indent: usize,
+}
+
+impl TaskText<'_> {
+    /// The task's line (after `head`), its links (but its parent's when it is shown `under`
+    /// it), its waits and where its time went.
+    fn write(
+        &self,
+        t: &TaskSpan,
+        head: &str,
+        kept: Option<&TaskWaits>,
+        under: bool,
+        out: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        let (p, names, clock) = (&self.s.plan, self.names, self.clock);
+        let tid = |t: u32| p.threads.get(t as usize).map_or(0, |t| t.tid);
+        let args = kept.map_or(&[][..], |w| w.args.as_slice());
+        let dur = clock.ns(t.end.saturating_sub(t.start));
         let mut line = format!(
-            "{}. {} task {} on {}, created at {}{}, ",
-            i + 1,
-            shown(&names.function(s.function)),
-            s.task,
-            thread_label(names, tid(s.start_thread)),
-            relative(s.start, p.origin, clock),
-            if s.inferred {
+            "{head}{} task {} on {}, created at {}{}, ",
+            call_name(names, t.function, args),
+            t.task,
+            thread_label(names, tid(t.start_thread)),
+            relative(t.start, p.origin, clock),
+            if t.inferred {
                 " (before the window: its start)"
             } else {
                 ""
             },
         );
-        if s.open {
+        if t.open {
             let _ = write!(
                 line,
                 "ran {}, open: not completed when the log was taken",
@@ -101,55 +150,250 @@ fn write_tasks(
             let _ = write!(
                 line,
                 "{} after {}",
-                if s.cancelled { "dropped" } else { "completed" },
+                if t.cancelled { "dropped" } else { "completed" },
                 human(dur)
             );
-            if s.end_thread != s.start_thread {
-                let _ = write!(line, " on {}", thread_label(names, tid(s.end_thread)));
+            if t.end_thread != t.start_thread {
+                let _ = write!(line, " on {}", thread_label(names, tid(t.end_thread)));
             }
         }
         writeln!(out, "{line}")?;
-        for l in links.get(&s.task).map_or(&[][..], Vec::as_slice) {
+        let pad = " ".repeat(self.indent);
+        let parent = self.s.tree.parents.get(&t.task);
+        for l in self.s.links.get(&t.task).map_or(&[][..], Vec::as_slice) {
+            if under && l.kind == LinkKind::Parent && Some(&l.other_task) == parent {
+                continue;
+            }
             let how = match l.kind {
                 LinkKind::Parent => "made inside",
                 LinkKind::FollowsFrom => "follows from",
             };
             writeln!(
                 out,
-                "   {how} {} task {}",
+                "{pad}{how} {} task {}",
                 shown(&names.function(l.other_id)),
                 l.other_task
             )?;
         }
-        if let Some(w) = awaits.by_task.get(&s.task) {
-            for a in &w.listed {
-                let polls = match a.event.polls {
-                    1 => String::new(),
-                    n => format!(", woken {n} times"),
-                };
-                writeln!(
-                    out,
-                    "   awaited {} for {}{polls}{}",
-                    shown(&names.site(a.event.site)),
-                    human(clock.ns(a.event.waited)),
-                    if a.event.dropped {
-                        ", dropped while waiting"
-                    } else {
-                        ""
-                    }
-                )?;
-            }
-            if w.more > 0 {
-                writeln!(
-                    out,
-                    "   and {} more waits, {} in all",
-                    w.more,
-                    human(clock.ns(w.more_ticks))
-                )?;
-            }
+        let Some(w) = kept else {
+            return Ok(());
+        };
+        for a in &w.listed {
+            let polls = match a.event.polls {
+                1 => String::new(),
+                n => format!(", woken {n} times"),
+            };
+            writeln!(
+                out,
+                "{pad}awaited {} for {}{polls}{}",
+                shown(&names.site(a.event.site)),
+                human(clock.ns(a.event.waited)),
+                if a.event.dropped {
+                    ", dropped while waiting"
+                } else {
+                    ""
+                }
+            )?;
         }
+        if w.more > 0 {
+            writeln!(
+                out,
+                "{pad}and {} more waits, {} in all",
+                w.more,
+                human(clock.ns(w.more_ticks))
+            )?;
+        }
+        if let Some(line) = split_line(w, clock) {
+            writeln!(out, "{pad}{line}")?;
+        }
+        Ok(())
     }
-    Ok(())
+
+    /// `inside app::get_quote task 7`: the parent of a task at the top, unless a link said it.
+    fn write_parent(&self, t: &TaskSpan, out: &mut dyn Write) -> std::io::Result<()> {
+        let Some(&parent) = self.s.tree.parents.get(&t.task) else {
+            return Ok(());
+        };
+        let linked = self.s.links.get(&t.task).is_some_and(|l| {
+            l.iter()
+                .any(|l| l.kind == LinkKind::Parent && l.other_task == parent)
+        });
+        if linked {
+            return Ok(());
+        }
+        let function = self
+            .s
+            .awaits
+            .by_task
+            .get(&parent)
+            .and_then(|w| w.span)
+            .map(|p| format!("{} ", shown(&self.names.function(p.function))))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "{:w$}inside {function}task {parent} (made or awaited in it)",
+            "",
+            w = self.indent
+        )
+    }
+}
+
+/// A call's name with its logged arguments: `app::get(key=7, ttl=30)`.
+fn call_name(names: &Names, id: u32, args: &[u64]) -> String {
+    let mut name = shown(&names.function(id)).into_owned();
+    if !args.is_empty() {
+        let args: Vec<String> = args
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                format!(
+                    "{}={}",
+                    shown(&names.arg(id, i)),
+                    shown(&names.arg_value(id, i, v))
+                )
+            })
+            .collect();
+        let _ = write!(name, "({})", args.join(", "));
+    }
+    name
+}
+
+/// Where a task's time went: `ran 1.20 ms in 3 polls, awaited 50.9 ms, waited 55.1 ms to be
+/// polled after 2 wake-ups` (`None` when no poll, wait or wake-up of it was tied).
+fn split_line(w: &TaskWaits, clock: &TickRate) -> Option<String> {
+    let mut parts = Vec::new();
+    if w.polls > 0 {
+        parts.push(format!(
+            "ran {} in {}",
+            human(clock.ns(w.running)),
+            plural(w.polls, "poll")
+        ));
+    }
+    if !w.listed.is_empty() {
+        parts.push(format!("awaited {}", human(clock.ns(awaited(w)))));
+    }
+    if w.wakes > 0 {
+        parts.push(format!(
+            "waited {} to be polled after {}",
+            human(clock.ns(w.scheduled)),
+            plural(w.wakes, "wake-up")
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// A task's JSON object, open: its keys, then `"tasks": [` for the tasks under it.
+fn task_object(
+    s: &Slowest,
+    t: &TaskSpan,
+    kept: Option<&TaskWaits>,
+    names: &Names,
+    clock: &TickRate,
+) -> String {
+    let p = &s.plan;
+    let tid = |t: u32| p.threads.get(t as usize).map_or(0, |t| t.tid);
+    let links: Vec<String> = s
+        .links
+        .get(&t.task)
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .map(|l| {
+            format!(
+                "{{\"kind\": \"{}\", \"function\": {}, \"task\": {}}}",
+                match l.kind {
+                    LinkKind::Parent => "made_inside",
+                    LinkKind::FollowsFrom => "follows_from",
+                },
+                json_string(&names.function(l.other_id)),
+                l.other_task
+            )
+        })
+        .collect();
+    let waits: Vec<String> = kept
+        .map_or(&[][..], |w| w.listed.as_slice())
+        .iter()
+        .map(|a| {
+            format!(
+                "{{\"at\": {}, \"waited_ns\": {}, \"polls\": {}, \"start_ns\": {}, \
+                 \"dropped\": {}}}",
+                json_string(&names.site(a.event.site)),
+                clock.ns(a.event.waited),
+                a.event.polls,
+                clock.ns(a.start().saturating_sub(p.origin)),
+                a.event.dropped
+            )
+        })
+        .collect();
+    let dur = clock.ns(t.end.saturating_sub(t.start));
+    let parent = s
+        .tree
+        .parents
+        .get(&t.task)
+        .map_or_else(|| "null".to_string(), u64::to_string);
+    format!(
+        "{{\"function\": {}, \"id\": {}, \"thread\": {}, \"start_ns\": {}, \
+         \"duration_ns\": {dur}, \"self_ns\": {dur}, \"inferred_start\": {}, \
+         \"open_at_end\": {}, {}\"children\": [], \"task\": {}, \"cancelled\": {}, \
+         \"end_thread\": {}, \"links\": [{}], \"awaits\": [{}], \"polls\": {}, \
+         \"running_ns\": {}, \"awaited_ns\": {}, \"wake_ups\": {}, \"scheduled_ns\": {}, \
+         \"parent_task\": {parent}, \"tasks\": [",
+        json_string(&names.function(t.function)),
+        t.function,
+        tid(t.start_thread),
+        clock.ns(t.start.saturating_sub(p.origin)),
+        t.inferred,
+        t.open,
+        args_json(
+            names,
+            t.function,
+            kept.map_or(&[][..], |w| w.args.as_slice())
+        ),
+        t.task,
+        t.cancelled,
+        tid(t.end_thread),
+        links.join(", "),
+        waits.join(", "),
+        kept.map_or(0, |w| w.polls),
+        clock.ns(kept.map_or(0, |w| w.running)),
+        clock.ns(kept.map_or(0, awaited)),
+        kept.map_or(0, |w| w.wakes),
+        clock.ns(kept.map_or(0, |w| w.scheduled)),
+    )
+}
+
+/// `"args": [...], ` for a call with logged arguments (each its name, its bits as a number,
+/// and as its kind reads when that is not a number); empty without.
+fn args_json(names: &Names, id: u32, args: &[u64]) -> String {
+    if args.is_empty() {
+        return String::new();
+    }
+    let args: Vec<String> = args
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            let shown = match names.arg_kind(id, i) {
+                fdr_format::args::ArgKind::Unsigned => String::new(),
+                kind => format!(", \"shown\": {}", json_string(&kind.show(v))),
+            };
+            format!(
+                "{{\"name\": {}, \"value\": {v}{shown}}}",
+                json_string(&names.arg(id, i))
+            )
+        })
+        .collect();
+    format!("\"args\": [{}], ", args.join(", "))
+}
+
+/// Ticks a task waited at await sites, in all.
+fn awaited(w: &TaskWaits) -> u64 {
+    w.listed
+        .iter()
+        .fold(w.more_ticks, |t, a| t.saturating_add(a.event.waited))
+}
+
+/// `1 poll`, `2 polls`.
+fn plural(n: u64, what: &str) -> String {
+    format!("{} {what}{}", thousands(n), if n == 1 { "" } else { "s" })
 }
 
 /// `4,096`.
@@ -276,22 +520,7 @@ impl Text<'_> {
     fn node_line(&self, node: &CallNode, depth: usize, marks: &mut Marks) -> String {
         let (names, clock) = (self.names, self.clock);
         let mut line = String::new();
-        let mut name = shown(&names.function(node.id)).into_owned();
-        if !node.args.is_empty() {
-            let args: Vec<String> = node
-                .args
-                .iter()
-                .enumerate()
-                .map(|(i, &v)| {
-                    format!(
-                        "{}={}",
-                        shown(&names.arg(node.id, i)),
-                        shown(&names.arg_value(node.id, i, v))
-                    )
-                })
-                .collect();
-            let _ = write!(name, "({})", args.join(", "));
-        }
+        let name = call_name(names, node.id, &node.args);
         let _ = write!(
             line,
             "  {:>10} {:>10}  {:indent$}{name}",
@@ -358,18 +587,19 @@ fn write_legend(marks: &Marks, depth: usize, out: &mut dyn Write) -> std::io::Re
 /// above, so it has no children here and its self time is its duration) and `task`,
 /// `cancelled`, `end_thread`, `links` (`{"kind": "made_inside" | "follows_from",
 /// "function", "task"}`) and `awaits` (`{"at": "FILE:LINE:COLUMN", "waited_ns", "polls",
-/// "start_ns", "dropped"}`, in the order the waits ended).
+/// "start_ns", "dropped"}`, in the order the waits ended), and where its time went: `polls`
+/// and `running_ns` (its polls kept in the log and their time), `awaited_ns` (the sum of its
+/// waits, those past the listed ones too), `wake_ups` and `scheduled_ns` (from each wake-up
+/// to the poll it asked for).
 #[allow(clippy::too_many_arguments)]
 fn write_json(
-    trees: &[(Key, Vec<CallNode>)],
+    s: &Slowest,
     tasks: &[TaskSpan],
-    links: &Links,
-    awaits: &Awaits,
-    p: &Plan,
     names: &Names,
     clock: &TickRate,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
+    let (trees, p) = (&s.calls, &s.plan);
     write!(out, "[")?;
     for (i, (key, nodes)) in trees.iter().enumerate() {
         let tid = p.threads.get(key.thread as usize).map_or(0, |t| t.tid);
@@ -390,26 +620,7 @@ fn write_json(
                 n.inferred,
                 n.open
             )?;
-            if !n.args.is_empty() {
-                let args: Vec<String> = n
-                    .args
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &v)| {
-                        // The bits as a number, and as their kind reads when that is not one.
-                        let shown = match names.arg_kind(n.id, i) {
-                            fdr_format::args::ArgKind::Unsigned => String::new(),
-                            kind => format!(", \"shown\": {}", json_string(&kind.show(v))),
-                        };
-                        format!(
-                            "{{\"name\": {}, \"value\": {v}{shown}}}",
-                            json_string(&names.arg(n.id, i))
-                        )
-                    })
-                    .collect();
-                write!(out, "\"args\": [{}], ", args.join(", "))?;
-            }
-            write!(out, "\"children\": [")
+            write!(out, "{}\"children\": [", args_json(names, n.id, &n.args))
         };
         object(&nodes[0], out)?;
         while let Some((n, c, first)) = todo.pop() {
@@ -426,61 +637,30 @@ fn write_json(
             todo.push((c, callee.first, true));
         }
     }
-    let tid = |t: u32| p.threads.get(t as usize).map_or(0, |t| t.tid);
-    for (i, s) in tasks.iter().enumerate() {
-        let links: Vec<String> = links
-            .get(&s.task)
-            .map_or(&[][..], Vec::as_slice)
-            .iter()
-            .map(|l| {
-                format!(
-                    "{{\"kind\": \"{}\", \"function\": {}, \"task\": {}}}",
-                    match l.kind {
-                        LinkKind::Parent => "made_inside",
-                        LinkKind::FollowsFrom => "follows_from",
-                    },
-                    json_string(&names.function(l.other_id)),
-                    l.other_task
-                )
-            })
-            .collect();
-        let waits: Vec<String> = awaits
-            .by_task
-            .get(&s.task)
-            .map_or(&[][..], |w| w.listed.as_slice())
-            .iter()
-            .map(|a| {
-                format!(
-                    "{{\"at\": {}, \"waited_ns\": {}, \"polls\": {}, \"start_ns\": {}, \
-                     \"dropped\": {}}}",
-                    json_string(&names.site(a.event.site)),
-                    clock.ns(a.event.waited),
-                    a.event.polls,
-                    clock.ns(a.start().saturating_sub(p.origin)),
-                    a.event.dropped
-                )
-            })
-            .collect();
-        let dur = clock.ns(s.end.saturating_sub(s.start));
+    for (i, root) in tasks.iter().enumerate() {
         write!(
             out,
-            "{}\n  {{\"function\": {}, \"id\": {}, \"thread\": {}, \"start_ns\": {}, \
-             \"duration_ns\": {dur}, \"self_ns\": {dur}, \"inferred_start\": {}, \
-             \"open_at_end\": {}, \"children\": [], \"task\": {}, \"cancelled\": {}, \
-             \"end_thread\": {}, \"links\": [{}], \"awaits\": [{}]}}",
-            if i == 0 && trees.is_empty() { "" } else { "," },
-            json_string(&names.function(s.function)),
-            s.function,
-            tid(s.start_thread),
-            clock.ns(s.start.saturating_sub(p.origin)),
-            s.inferred,
-            s.open,
-            s.task,
-            s.cancelled,
-            tid(s.end_thread),
-            links.join(", "),
-            waits.join(", ")
+            "{}\n  ",
+            if i == 0 && trees.is_empty() { "" } else { "," }
         )?;
+        // Depth first; each task's object is open while the tasks under it are written.
+        let mut open = 0;
+        let mut last = 0;
+        for (span, kept, depth) in s.task_tree(root) {
+            while open > depth {
+                write!(out, "]}}")?;
+                open -= 1;
+            }
+            if depth > 0 && last >= depth {
+                write!(out, ", ")?;
+            }
+            write!(out, "{}", task_object(s, &span, kept, names, clock))?;
+            open += 1;
+            last = depth;
+        }
+        for _ in 0..open {
+            write!(out, "]}}")?;
+        }
     }
     let any = !trees.is_empty() || !tasks.is_empty();
     writeln!(out, "{}]", if any { "\n" } else { "" })

@@ -8,12 +8,24 @@
 //! `"inferred_start": true` on its `B`, a call closed at the window's end `"open_at_end": true`.
 //! Each async task is an async slice (`b` and `e` events of category `task` whose `id` is the
 //! task's id, on the threads that created and ended it) from its creation to its completion
-//! (`"cancelled": true` when it was dropped first), over its polls' `B`/`E` slices.
+//! (`"cancelled": true` when it was dropped first), over its polls' `B`/`E` slices; each wait
+//! of a task at an await site is an async slice inside it (`await FILE:LINE:COLUMN`, same
+//! category and id, from the poll that found the future pending to the end of the wait, with
+//! `function`, `polls` and `dropped` in `args`), and each wake-up that led to a poll a flow
+//! (`s` on the waking thread when the waker was called, `f` bound to the poll it asked for,
+//! category `wake`, with `task` and `scheduled_ns`; none when the waking thread is unknown).
+//! A task made or awaited in another (see [`fdr_format::tasks::TaskParents`]) has an async
+//! instant (`n`) at its creation on its own track, `in FUNCTION task ID`, with `parent_task`
+//! and `parent` in `args`.
 
 use std::io::Write;
 use std::ops::ControlFlow;
 
-use fdr_format::sink::{Close, Enter, Exit, Sink, TaskSeen, GO_ON};
+use fdr_format::awaits::{TaskAwait, TaskWake, Ties};
+use fdr_format::sink::{
+    AwaitSeen, Close, Enter, Exit, LinkSeen, PollSeen, Sink, TaskSeen, WokenSeen, GO_ON,
+};
+use fdr_format::tasks::{ParentFound, ParentsFound};
 use fdr_format::TaskKind;
 
 use crate::escape::json_string;
@@ -42,6 +54,13 @@ pub(crate) struct Chrome<'a> {
     origin: u64,
     line: String,
     tasks: Tasks,
+    ties: Ties,
+    /// The log's threads' ids, by index, and the pid a waking thread outside them is shown in.
+    tids: Vec<i32>,
+    pid: i32,
+    /// Flows (wake-ups) written so far: the next one's id.
+    flows: u64,
+    parents: ParentsFound,
 }
 
 impl Chrome<'_> {
@@ -80,10 +99,24 @@ impl Chrome<'_> {
         args: &str,
     ) -> Result<(), CliError> {
         let s = self.name(func)?;
-        self.line.push_str(&format!("{{\"ph\":\"{ph}\",\"name\":"));
         let q = std::mem::take(&mut self.quoted[s]);
-        self.line.push_str(&q);
+        let r = self.async_named(ph, thread, &q, task, tsc, args);
         self.quoted[s] = q;
+        r
+    }
+
+    /// A `b` or `e` event named `quoted` (a JSON string) on the async track of `task`.
+    fn async_named(
+        &mut self,
+        ph: char,
+        thread: u32,
+        quoted: &str,
+        task: u64,
+        tsc: u64,
+        args: &str,
+    ) -> Result<(), CliError> {
+        self.line.push_str(&format!("{{\"ph\":\"{ph}\",\"name\":"));
+        self.line.push_str(quoted);
         self.line
             .push_str(&format!(",\"cat\":\"task\",\"id\":\"0x{task:x}\",\"ts\":"));
         self.ts(tsc);
@@ -95,6 +128,64 @@ impl Chrome<'_> {
             self.line.push('}');
         }
         self.emit()
+    }
+
+    /// A wait of a task: an async slice inside the task's.
+    fn await_slice(&mut self, a: &TaskAwait) -> Result<(), CliError> {
+        let name = json(&format!("await {}", self.names.site(a.event.site)));
+        let args = format!(
+            "\"function\":{},\"polls\":{},\"dropped\":{}",
+            json(&self.names.function(a.event.function)),
+            a.event.polls,
+            a.event.dropped
+        );
+        self.async_named('b', a.thread, &name, a.task, a.start(), &args)?;
+        self.async_named('e', a.thread, &name, a.task, a.end, "")
+    }
+
+    /// A wake-up: a flow from the waking thread, when it is known, to the poll it led to.
+    fn wake_flow(&mut self, w: &TaskWake) -> Result<(), CliError> {
+        let waker = w.event.waker_tid;
+        if waker == 0 {
+            return Ok(());
+        }
+        let from = match self.tids.iter().position(|&t| t == waker) {
+            Some(t) => self.ids[t].clone(),
+            None => format!("\"pid\":{},\"tid\":{waker}", self.pid),
+        };
+        let id = self.flows;
+        self.flows += 1;
+        self.line.push_str(&format!(
+            "{{\"ph\":\"s\",\"name\":\"wake\",\"cat\":\"wake\",\"id\":{id},\"ts\":"
+        ));
+        self.ts(w.event.woken_at);
+        self.line.push(',');
+        self.line.push_str(&from);
+        self.emit()?;
+        self.line.push_str(&format!(
+            "{{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"wake\",\"cat\":\"wake\",\"id\":{id},\"ts\":"
+        ));
+        self.ts(w.end);
+        self.line.push(',');
+        self.line.push_str(&self.ids[w.thread as usize]);
+        let scheduled = self.clock.ns(w.scheduled());
+        self.line.push_str(&format!(
+            ",\"args\":{{\"task\":{},\"scheduled_ns\":{scheduled}}}",
+            w.task
+        ));
+        self.emit()
+    }
+
+    /// A task's parent, found: an instant at its creation on its track.
+    fn parent_mark(&mut self, f: &ParentFound) -> Result<(), CliError> {
+        let function = self.names.function(f.parent_function);
+        let name = json(&format!("in {function} task {}", f.parent));
+        let args = format!(
+            "\"parent_task\":{},\"parent\":{}",
+            f.parent,
+            json(&function)
+        );
+        self.async_named('n', f.thread, &name, f.task, f.created, &args)
     }
 
     /// The ends of the tasks cut by the window, once the log is read (`end`: the log's end).
@@ -116,9 +207,44 @@ impl Chrome<'_> {
 impl Sink for Chrome<'_> {
     type Error = CliError;
 
+    fn awaited(&mut self, a: &AwaitSeen) -> Result<ControlFlow<()>, CliError> {
+        if let Some(a) = self.ties.awaited(a) {
+            self.await_slice(&a)?;
+        }
+        Ok(GO_ON)
+    }
+
+    fn woken(&mut self, w: &WokenSeen) -> Result<ControlFlow<()>, CliError> {
+        self.ties.woken(w);
+        Ok(GO_ON)
+    }
+
+    fn link(&mut self, l: &LinkSeen) -> Result<ControlFlow<()>, CliError> {
+        if let Some(f) = self.parents.link(l) {
+            self.parent_mark(&f)?;
+        }
+        Ok(GO_ON)
+    }
+
+    fn polled(&mut self, p: &PollSeen) -> Result<ControlFlow<()>, CliError> {
+        for f in self.parents.polled(p) {
+            self.parent_mark(&f)?;
+        }
+        let (waits, wakes) = self.ties.polled(p);
+        for w in &wakes {
+            self.wake_flow(w)?;
+        }
+        for a in &waits {
+            self.await_slice(a)?;
+        }
+        Ok(GO_ON)
+    }
+
     fn task(&mut self, t: &TaskSeen) -> Result<ControlFlow<()>, CliError> {
         let (thread, tsc, ev) = (t.thread, t.tsc, t.event);
         self.tasks.event(thread, tsc, t.window, ev)?;
+        self.ties.task(t);
+        self.parents.task(t);
         match ev.kind {
             TaskKind::Created => self.async_event('b', thread, ev.id, ev.task, tsc, ""),
             TaskKind::Completed => self.async_event('e', thread, ev.id, ev.task, tsc, ""),
@@ -131,6 +257,7 @@ impl Sink for Chrome<'_> {
 
     fn enter(&mut self, e: &Enter<'_>) -> Result<ControlFlow<()>, CliError> {
         let f = e.frame;
+        self.parents.enter(e.thread, e.depth);
         // A call whose begin is known is one complete event, written at its end.
         if !f.inferred {
             return Ok(GO_ON);
@@ -150,6 +277,8 @@ impl Sink for Chrome<'_> {
             args,
             ..
         } = *e;
+        self.ties.exit(thread, f.id);
+        self.parents.exit(thread, e.depth);
         let mark = match how {
             Close::WindowEnd => "\"open_at_end\":true",
             Close::Unwound => "\"closed_by_caller_exit\":true",
@@ -313,6 +442,11 @@ pub(crate) fn write(
         origin: p.origin,
         line: String::with_capacity(256),
         tasks: Tasks::default(),
+        ties: Ties::default(),
+        tids: p.threads.iter().map(|t| t.tid).collect(),
+        pid: pid_of(p, 0),
+        flows: 0,
+        parents: ParentsFound::new(crate::limits::MAX_LINKED_TASKS),
     };
     let end = replay(&mut sink)?;
     sink.finish_tasks(end).map_err(|e| e.in_log(log_name))?;

@@ -12,13 +12,25 @@
 //! the argument `inferred_start = 1`, a call closed at the window's end `open_at_end = 1`.
 //! Each async task is an async begin and an async end event (category `task`, correlation id
 //! the task's id) from its creation to its completion (`cancelled = 1` when it was dropped
-//! first), on the threads that created and ended it.
+//! first), on the threads that created and ended it. Each wait of a task at an await site is
+//! an async slice of the same category and id inside it (`await FILE:LINE:COLUMN`, from the
+//! poll that found the future pending to the end of the wait; arguments `polls`, and
+//! `dropped = 1` for a wait ended by dropping the task), and each wake-up that led to a poll a
+//! flow (category `wake`, name `wake`): a flow begin on the waking thread when the waker was
+//! called, a flow end at the start of the poll (arguments `task`, `scheduled_ns`); none when
+//! the waking thread is unknown. A task made or awaited in another (see
+//! [`fdr_format::tasks::TaskParents`]) has an async instant at its creation (same category and
+//! id, name `in FUNCTION task ID`, argument `parent_task`).
 
 use std::collections::HashMap;
 use std::io::Write;
 use std::ops::ControlFlow;
 
-use fdr_format::sink::{Close, Enter, Exit, Sink, TaskSeen, GO_ON};
+use fdr_format::awaits::{TaskAwait, TaskWake, Ties};
+use fdr_format::sink::{
+    AwaitSeen, Close, Enter, Exit, LinkSeen, PollSeen, Sink, TaskSeen, WokenSeen, GO_ON,
+};
+use fdr_format::tasks::{ParentFound, ParentsFound};
 use fdr_format::TaskKind;
 
 use crate::model::engine::Plan;
@@ -42,7 +54,10 @@ const EV_INSTANT: u64 = 0;
 const EV_BEGIN: u64 = 2;
 const EV_END: u64 = 3;
 const EV_ASYNC_BEGIN: u64 = 5;
+const EV_ASYNC_INSTANT: u64 = 6;
 const EV_ASYNC_END: u64 = 7;
+const EV_FLOW_BEGIN: u64 = 8;
+const EV_FLOW_END: u64 = 10;
 /// Argument types.
 const ARG_U32: u64 = 2;
 const ARG_U64: u64 = 4;
@@ -171,6 +186,14 @@ pub(crate) struct Fxt<'a> {
     task_category: StrRef,
     cancelled: StrRef,
     tasks: Tasks,
+    ties: Ties,
+    /// The log's threads' ids, by index, and the pid a waking thread outside them is shown in.
+    tids: Vec<i32>,
+    pid: u64,
+    /// Flows (wake-ups) written so far: the next one's id.
+    flows: u64,
+    clock: TickRate,
+    parents: ParentsFound,
 }
 
 impl Fxt<'_> {
@@ -270,6 +293,79 @@ impl Fxt<'_> {
         self.record(kind, t, &cat, &name, tsc, args, Some(task))
     }
 
+    /// A wait of a task: an async slice inside the task's.
+    fn await_slice(&mut self, a: &TaskAwait) -> Result<(), CliError> {
+        let name = self
+            .w
+            .string(&format!("await {}", self.names.site(a.event.site)));
+        let t = self.threads[a.thread as usize];
+        let cat = self.task_category.clone();
+        let polls = self.w.string("polls");
+        let mut args = vec![(polls, ARG_U64, u64::from(a.event.polls))];
+        if a.event.dropped {
+            args.push((self.w.string("dropped"), ARG_U32, 1));
+        }
+        let start = a.start();
+        self.record(EV_ASYNC_BEGIN, t, &cat, &name, start, &args, Some(a.task))?;
+        self.record(EV_ASYNC_END, t, &cat, &name, a.end, &[], Some(a.task))
+    }
+
+    /// A wake-up: a flow from the waking thread, when it is known, to the poll it led to.
+    fn wake_flow(&mut self, w: &TaskWake) -> Result<(), CliError> {
+        let waker = w.event.waker_tid;
+        if waker == 0 {
+            return Ok(());
+        }
+        let from = match self.tids.iter().position(|&t| t == waker) {
+            Some(t) => self.threads[t],
+            None => ThreadRef {
+                id: 0,
+                pid: self.pid,
+                tid: u64::from(waker as u32),
+            },
+        };
+        let (cat, name) = (self.w.string("wake"), self.w.string("wake"));
+        let id = self.flows;
+        self.flows += 1;
+        self.record(
+            EV_FLOW_BEGIN,
+            from,
+            &cat,
+            &name,
+            w.event.woken_at,
+            &[],
+            Some(id),
+        )?;
+        let args = [
+            (self.w.string("task"), ARG_U64, w.task),
+            (
+                self.w.string("scheduled_ns"),
+                ARG_U64,
+                self.clock.ns(w.scheduled()),
+            ),
+        ];
+        let to = self.threads[w.thread as usize];
+        self.record(EV_FLOW_END, to, &cat, &name, w.end, &args, Some(id))
+    }
+
+    /// A task's parent, found: an async instant at its creation.
+    fn parent_mark(&mut self, f: &ParentFound) -> Result<(), CliError> {
+        let function = self.names.function(f.parent_function);
+        let name = self.w.string(&format!("in {function} task {}", f.parent));
+        let t = self.threads[f.thread as usize];
+        let cat = self.task_category.clone();
+        let args = [(self.w.string("parent_task"), ARG_U64, f.parent)];
+        self.record(
+            EV_ASYNC_INSTANT,
+            t,
+            &cat,
+            &name,
+            f.created,
+            &args,
+            Some(f.task),
+        )
+    }
+
     /// The ends of the tasks cut by the window, once the log is read (`end`: the log's end).
     fn finish_tasks(&mut self, end: u64) -> Result<(), CliError> {
         for t in std::mem::take(&mut self.tasks).finish(end) {
@@ -291,9 +387,44 @@ impl Fxt<'_> {
 impl Sink for Fxt<'_> {
     type Error = CliError;
 
+    fn awaited(&mut self, a: &AwaitSeen) -> Result<ControlFlow<()>, CliError> {
+        if let Some(a) = self.ties.awaited(a) {
+            self.await_slice(&a)?;
+        }
+        Ok(GO_ON)
+    }
+
+    fn woken(&mut self, w: &WokenSeen) -> Result<ControlFlow<()>, CliError> {
+        self.ties.woken(w);
+        Ok(GO_ON)
+    }
+
+    fn link(&mut self, l: &LinkSeen) -> Result<ControlFlow<()>, CliError> {
+        if let Some(f) = self.parents.link(l) {
+            self.parent_mark(&f)?;
+        }
+        Ok(GO_ON)
+    }
+
+    fn polled(&mut self, p: &PollSeen) -> Result<ControlFlow<()>, CliError> {
+        for f in self.parents.polled(p) {
+            self.parent_mark(&f)?;
+        }
+        let (waits, wakes) = self.ties.polled(p);
+        for w in &wakes {
+            self.wake_flow(w)?;
+        }
+        for a in &waits {
+            self.await_slice(a)?;
+        }
+        Ok(GO_ON)
+    }
+
     fn task(&mut self, t: &TaskSeen) -> Result<ControlFlow<()>, CliError> {
         let (thread, tsc, ev) = (t.thread, t.tsc, t.event);
         self.tasks.event(thread, tsc, t.window, ev)?;
+        self.ties.task(t);
+        self.parents.task(t);
         match ev.kind {
             TaskKind::Created => self.async_event(EV_ASYNC_BEGIN, thread, ev.id, ev.task, tsc, &[]),
             TaskKind::Completed => self.async_event(EV_ASYNC_END, thread, ev.id, ev.task, tsc, &[]),
@@ -307,6 +438,7 @@ impl Sink for Fxt<'_> {
 
     fn enter(&mut self, e: &Enter<'_>) -> Result<ControlFlow<()>, CliError> {
         let (thread, f, args) = (e.thread, e.frame, e.args);
+        self.parents.enter(thread, e.depth);
         if args.is_empty() && !f.inferred {
             self.event(EV_BEGIN, thread, f.id, f.start, &[])?;
             return Ok(GO_ON);
@@ -325,6 +457,8 @@ impl Sink for Fxt<'_> {
 
     fn exit(&mut self, e: &Exit<'_>) -> Result<ControlFlow<()>, CliError> {
         let (thread, id, end) = (e.thread, e.frame.id, e.end);
+        self.ties.exit(thread, id);
+        self.parents.exit(thread, e.depth);
         if e.how == Close::WindowEnd {
             let a = [(self.open.clone(), ARG_U32, 1)];
             self.event(EV_END, thread, id, end, &a)?;
@@ -431,6 +565,12 @@ pub(crate) fn write(
         task_category,
         cancelled,
         tasks: Tasks::default(),
+        ties: Ties::default(),
+        tids: p.threads.iter().map(|t| t.tid).collect(),
+        pid: u64::from(pid_of(p, 0) as u32),
+        flows: 0,
+        clock: TickRate::new(p.info.header.cycle_frequency),
+        parents: ParentsFound::new(crate::limits::MAX_LINKED_TASKS),
     };
     let end = replay(&mut sink)?;
     sink.finish_tasks(end).map_err(|e| e.in_log(log_name))?;

@@ -5,6 +5,7 @@
 //! zone).
 
 pub(crate) mod account;
+pub(crate) mod await_sites;
 pub(crate) mod calls;
 pub(crate) mod chrome;
 pub(crate) mod culls;

@@ -10,6 +10,10 @@
 //!     800 ns    [    11] |   } /* app::Worker::step */
 //! ```
 //!
+//! A poll of an async task is followed by the task it served and the tasks made or awaited in
+//! it (their polls are nested in it, or they were created in it: see
+//! [`fdr_format::tasks::TaskParents`]): `/* task 7; made or awaited in it: task 8 */`.
+//!
 //! A call is one line when it made no call (its entry is held until the thread's next event
 //! says whether one follows). Each thread's window is shown whole, one thread after another:
 //! after a first pass (the plan), each thread is replayed on its own, the decoder seeking over
@@ -19,11 +23,12 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::ops::ControlFlow;
 
-use fdr_format::sink::{Close, Enter, Exit, Frame, LinkSeen, Sink, GO_ON};
+use fdr_format::sink::{Close, Enter, Exit, Frame, LinkSeen, PollSeen, Sink, TaskSeen, GO_ON};
+use fdr_format::tasks::TaskParents;
 use fdr_format::LinkKind;
 
 use crate::escape::shown;
-use crate::limits::MAX_SHOWN_FRAMES;
+use crate::limits::{MAX_LINKED_TASKS, MAX_SHOWN_FRAMES};
 use crate::model::engine::Plan;
 use crate::model::names::{Names, Slots};
 use crate::model::thin_window;
@@ -62,6 +67,8 @@ pub(crate) struct Lines<'a> {
     marks: Marks,
     /// The depth of the next entry: the calls open on the thread.
     depth: usize,
+    /// The tasks made or awaited in each poll of the thread.
+    parents: TaskParents,
 }
 
 /// Which marks appeared, for the notes at the end.
@@ -172,6 +179,7 @@ impl Sink for Lines<'_> {
     type Error = CliError;
 
     fn enter(&mut self, e: &Enter<'_>) -> Result<ControlFlow<()>, CliError> {
+        self.parents.enter(e.thread, e.depth);
         self.open_held()?;
         self.depth = e.depth + 1;
         self.held = Some((e.depth, *e.frame));
@@ -182,6 +190,7 @@ impl Sink for Lines<'_> {
 
     fn exit(&mut self, e: &Exit<'_>) -> Result<ControlFlow<()>, CliError> {
         let (depth, f, end, how) = (e.depth, e.frame, e.end, e.how);
+        self.parents.exit(e.thread, depth);
         self.depth = depth;
         let dur = end.saturating_sub(f.start);
         let s = self.label(f.id)?;
@@ -203,6 +212,29 @@ impl Sink for Lines<'_> {
             self.line.push_str(" */");
         }
         self.close_marks(how);
+        self.flush()?;
+        Ok(GO_ON)
+    }
+
+    fn task(&mut self, t: &TaskSeen) -> Result<ControlFlow<()>, CliError> {
+        self.parents.task(t);
+        Ok(GO_ON)
+    }
+
+    /// The poll that just exited: `/* task 7; made or awaited in it: task 8, task 3 */`.
+    fn polled(&mut self, p: &PollSeen) -> Result<ControlFlow<()>, CliError> {
+        let children = self.parents.polled(p);
+        self.head(None, self.depth, false);
+        let _ = write!(self.line, "/* task {}", p.task);
+        for (i, c) in children.iter().enumerate() {
+            let sep = if i == 0 {
+                "; made or awaited in it:"
+            } else {
+                ","
+            };
+            let _ = write!(self.line, "{sep} task {c}");
+        }
+        self.line.push_str(" */");
         self.flush()?;
         Ok(GO_ON)
     }
@@ -264,6 +296,7 @@ pub(crate) fn write(
             scratch: String::new(),
             marks,
             depth: 0,
+            parents: TaskParents::new(MAX_LINKED_TASKS),
         };
         each(t, &mut lines)?;
         lines.open_held()?;

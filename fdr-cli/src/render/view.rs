@@ -17,7 +17,11 @@
 //! whatever its length); `polls`: [slice index, task id] of the slices that were polls; `bars`
 //! flat, six numbers a bar: start, duration, depth, calls, function of the longest, 1 if it
 //! holds several functions; `tasks` flat, four numbers a task: start, duration, function, flags
-//! (1 inferred, 2 open, 16 cancelled); `migrations` flat: time, CPU), `slowest` (each a call tree:
+//! (1 inferred, 2 open, 16 cancelled); `awaits` flat, six numbers a wait at an await site: the
+//! task's index in `tasks`, start, duration, site (an index in `sites`), polls, flags (1 dropped
+//! with its task); `wakes` flat, four numbers a wake-up: the task's index, when it was woken,
+//! the time until the poll it asked for, the waking thread's id (0 unknown); `migrations` flat:
+//! time, CPU), `sites` (every await site's `FILE:LINE:COLUMN`), `slowest` (each a call tree:
 //! `lane`, `tree`, nodes `{f, n, start, dur, self, fl, deeper, more, more_ns, c}`, and the root's
 //! `dur_text`, `self_text`), `table` (`fdr account`'s rows with `hist`: [lowest ns, highest ns,
 //! calls] per power of two), `flame` ([call path, self ns]), `flame_notes`, `left_out` (what the
@@ -55,11 +59,14 @@ pub(crate) fn write(v: &View, out: &mut dyn Write) -> std::io::Result<()> {
     out.write_all(tail.as_bytes())
 }
 
-/// Function ids as indexes into the page's `functions` list, each name once.
+/// Function ids as indexes into the page's `functions` list, each name once; await sites as
+/// indexes into its `sites` list.
 struct Functions<'a> {
     names: &'a Names,
     index: HashMap<u32, usize>,
     list: Vec<u32>,
+    site_index: HashMap<u32, usize>,
+    sites: Vec<u32>,
 }
 
 impl Functions<'_> {
@@ -67,6 +74,13 @@ impl Functions<'_> {
         *self.index.entry(id).or_insert_with(|| {
             self.list.push(id);
             self.list.len() - 1
+        })
+    }
+
+    fn site(&mut self, id: u32) -> usize {
+        *self.site_index.entry(id).or_insert_with(|| {
+            self.sites.push(id);
+            self.sites.len() - 1
         })
     }
 }
@@ -99,6 +113,8 @@ fn data(v: &View) -> String {
         names: &names,
         index: HashMap::new(),
         list: Vec::new(),
+        site_index: HashMap::new(),
+        sites: Vec::new(),
     };
     let mut o = String::with_capacity(1 << 20);
     o.push('{');
@@ -222,6 +238,13 @@ fn data(v: &View) -> String {
         }
         o.push_str(&js(&f.names.function(id)));
     }
+    o.push_str("],\"sites\":[");
+    for (k, &id) in f.sites.iter().enumerate() {
+        if k > 0 {
+            o.push(',');
+        }
+        o.push_str(&js(&f.names.site(id)));
+    }
     o.push_str("]}");
     o
 }
@@ -245,7 +268,9 @@ fn lane(o: &mut String, v: &View, t: usize, c: &Clock, f: &mut Functions<'_>) {
         js(&thread_label(f.names, th.tid))
     );
     let Some(l) = v.lanes.get(t) else {
-        o.push_str("],\"polls\":[],\"bars\":[],\"tasks\":[],\"migrations\":[]}");
+        o.push_str(
+            "],\"polls\":[],\"bars\":[],\"tasks\":[],\"awaits\":[],\"wakes\":[],\"migrations\":[]}",
+        );
         return;
     };
     let mut polls = String::new();
@@ -301,6 +326,34 @@ fn lane(o: &mut String, v: &View, t: usize, c: &Clock, f: &mut Functions<'_>) {
             c.at(s.start),
             c.len(s.start, s.end),
             f.of(s.function)
+        );
+    }
+    o.push_str("],\"awaits\":[");
+    for (k, (task, a)) in l.awaits.iter().enumerate() {
+        if k > 0 {
+            o.push(',');
+        }
+        let _ = write!(
+            o,
+            "{task},{},{},{},{},{}",
+            c.at(a.start()),
+            c.len(a.start(), a.end),
+            f.site(a.event.site),
+            a.event.polls,
+            u8::from(a.event.dropped)
+        );
+    }
+    o.push_str("],\"wakes\":[");
+    for (k, (task, w)) in l.wakes.iter().enumerate() {
+        if k > 0 {
+            o.push(',');
+        }
+        let _ = write!(
+            o,
+            "{task},{},{},{}",
+            c.at(w.event.woken_at.min(w.end)),
+            c.len(w.event.woken_at.min(w.end), w.end),
+            w.event.waker_tid
         );
     }
     o.push_str("],\"migrations\":[");
@@ -391,6 +444,14 @@ fn left_out(l: &LeftOut, rate: &TickRate) -> Vec<String> {
         s.push(format!(
             "{} shorter tasks are not drawn (the {} longest are)",
             l.tasks_dropped,
+            crate::limits::MAX_VIEW_TASKS
+        ));
+    }
+    if l.waits_dropped > 0 {
+        s.push(format!(
+            "{} waits at await sites and wake-ups are not drawn (at most {} of each, of the \
+             tasks drawn)",
+            l.waits_dropped,
             crate::limits::MAX_VIEW_TASKS
         ));
     }

@@ -25,6 +25,18 @@ pub const COMMANDS: &[&[&str]] = &[
     &["replay"],
     // The tasks and their links are listed when a function is chosen.
     &["calls", "--function", "*"],
+    // Tasks as trees, in JSON; waits by await site.
+    &[
+        "calls",
+        "--format",
+        "json",
+        "--function",
+        "*",
+        "--threads",
+        "2",
+    ],
+    &["account", "--by", "await", "--format", "json"],
+    &["account", "--by", "await"],
     &["dump"],
     &[
         "account",

@@ -334,16 +334,17 @@ pub struct AsyncSpan {
     pub end_args: Vec<(String, Value)>,
 }
 
-/// Matches async begin and end events, in any order in the file: each id must have exactly one
-/// of each, and the end may not come before the begin in time.
+/// Matches async begin and end events, in any order in the file: the begins and the ends of
+/// each (category, name, id) are paired in time order (a task's waits at one await site share
+/// them), each must have its other end, and an end may not come before its begin.
 pub fn async_spans(t: &Trace) -> Result<Vec<AsyncSpan>, String> {
-    let mut begins: HashMap<(String, String, u64), &Event> = HashMap::new();
-    let mut ends: HashMap<(String, String, u64), &Event> = HashMap::new();
+    type Key = (String, String, u64);
+    let mut begins: HashMap<Key, Vec<&Event>> = HashMap::new();
+    let mut ends: HashMap<Key, Vec<&Event>> = HashMap::new();
     for e in &t.events {
         let map = match e.event_type {
             5 => &mut begins,
             7 => &mut ends,
-            6 => return Err("unexpected async instant".into()),
             _ => continue,
         };
         let key = (
@@ -351,39 +352,116 @@ pub fn async_spans(t: &Trace) -> Result<Vec<AsyncSpan>, String> {
             e.name.clone(),
             e.extra.ok_or("no async id")?,
         );
-        if map.insert(key, e).is_some() {
-            return Err(format!(
-                "two async events of the same kind for {} {:?}",
-                e.name, e.extra
-            ));
-        }
+        map.entry(key).or_default().push(e);
     }
     let mut out = Vec::new();
-    for (key, b) in &begins {
-        let e = ends
-            .remove(key)
+    for (key, mut b) in begins {
+        let mut e = ends
+            .remove(&key)
             .ok_or_else(|| format!("async begin of {} {} has no end", key.1, key.2))?;
-        if e.ts < b.ts {
+        if e.len() != b.len() {
             return Err(format!(
-                "async slice {} {} ends before it begins",
-                key.1, key.2
+                "{} async begins and {} ends of {} {}",
+                b.len(),
+                e.len(),
+                key.1,
+                key.2
             ));
         }
-        out.push(AsyncSpan {
-            id: key.2,
-            name: key.1.clone(),
-            category: key.0.clone(),
-            begin_tid: b.tid,
-            end_tid: e.tid,
-            start: t.ns(b.ts),
-            end: t.ns(e.ts),
-            begin_args: b.args.clone(),
-            end_args: e.args.clone(),
-        });
+        b.sort_by_key(|x| x.ts);
+        e.sort_by_key(|x| x.ts);
+        for (b, e) in b.iter().zip(&e) {
+            if e.ts < b.ts {
+                return Err(format!(
+                    "async slice {} {} ends before it begins",
+                    key.1, key.2
+                ));
+            }
+            out.push(AsyncSpan {
+                id: key.2,
+                name: key.1.clone(),
+                category: key.0.clone(),
+                begin_tid: b.tid,
+                end_tid: e.tid,
+                start: t.ns(b.ts),
+                end: t.ns(e.ts),
+                begin_args: b.args.clone(),
+                end_args: e.args.clone(),
+            });
+        }
     }
     if let Some(k) = ends.keys().next() {
         return Err(format!("async end of {} {} has no begin", k.1, k.2));
     }
-    out.sort_by_key(|s| s.id);
+    out.sort_by(|a, b| (a.id, a.start, &a.name).cmp(&(b.id, b.start, &b.name)));
+    Ok(out)
+}
+
+/// An async instant: correlation id, name, time in ns, arguments.
+pub type AsyncInstant = (u64, String, u64, Vec<(String, Value)>);
+
+/// The async instants (event type 6), in file order.
+pub fn async_instants(t: &Trace) -> Vec<AsyncInstant> {
+    t.events
+        .iter()
+        .filter(|e| e.event_type == 6)
+        .map(|e| {
+            (
+                e.extra.unwrap_or(0),
+                e.name.clone(),
+                t.ns(e.ts),
+                e.args.clone(),
+            )
+        })
+        .collect()
+}
+
+/// A flow: a flow begin and a flow end event of one id (times in nanoseconds).
+#[derive(Clone, Debug)]
+pub struct Flow {
+    pub id: u64,
+    pub category: String,
+    pub name: String,
+    pub from_tid: u64,
+    pub to_tid: u64,
+    pub start: u64,
+    pub end: u64,
+    pub end_args: Vec<(String, Value)>,
+}
+
+/// Matches flow begin (8) and flow end (10) events by id: each id must have one of each, and
+/// no flow step (9) is expected. In the order of their ids.
+pub fn flows(t: &Trace) -> Result<Vec<Flow>, String> {
+    let mut begins: HashMap<u64, &Event> = HashMap::new();
+    let mut out = Vec::new();
+    for e in &t.events {
+        let id = || e.extra.ok_or_else(|| "no flow id".to_string());
+        match e.event_type {
+            8 if begins.insert(id()?, e).is_some() => {
+                return Err(format!("two flow begins of id {:?}", e.extra));
+            }
+            9 => return Err("unexpected flow step".into()),
+            10 => {
+                let b = begins
+                    .remove(&id()?)
+                    .ok_or_else(|| format!("flow end of id {:?} has no begin", e.extra))?;
+                out.push(Flow {
+                    id: id()?,
+                    category: e.category.clone(),
+                    name: e.name.clone(),
+                    from_tid: b.tid,
+                    to_tid: e.tid,
+                    start: t.ns(b.ts),
+                    end: t.ns(e.ts),
+                    end_args: e.args.clone(),
+                });
+            }
+            _ => {}
+        }
+    }
+    if let Some(id) = begins.keys().next() {
+        return Err(format!("flow begin of id {id} has no end"));
+    }
+    out.sort_by_key(|f| f.id);
     Ok(out)
 }

@@ -298,6 +298,111 @@ pub fn tasks_log() -> Vec<u8> {
     log.finish()
 }
 
+/// A request that waited (issue 58), at 1 GHz (ticks are nanoseconds), as the runtime writes
+/// it: await events inside the poll that passed the await, wake events right after the entry of
+/// the poll a wake-up asked for, a poll event after each kept poll's exit.
+///
+/// Functions: `app::serve` (1), the async fns `app::get_quote` (2) and
+/// `app::downstream_discount` (3); await sites 10 (`src/app.rs:20:9`) and 11
+/// (`src/app.rs:24:13`) of `get_quote`, 12 (`src/app.rs:40:5`) of `downstream_discount`.
+///
+/// Thread 11 (`worker`): task 7 of `get_quote`, created at 1000, polled 1000-1050 (inside it,
+/// task 8 of `downstream_discount` is created at 1010 and polled 1010-1030); woken at 1800 by
+/// thread 12, polled 2000-2100 (task 8 polled inside, 2010-2040, passing site 12 after 980 and
+/// completing; task 7 passes site 10 at 2045 after 1000); woken at 2500 by thread 0, polled
+/// 2600-2700, passing site 11 at 2650 after 450 in 2 polls, and completed at 2700.
+/// Thread 12 (`io`): task 9 of `get_quote`, created at 3000, polled 3000-3010, dropped at 3310
+/// while it waited at site 10 (300). Hostile events are inside task 9's poll: a wake-up dated
+/// after the poll began (5000), an await event of an unknown site (99) with `u32::MAX` polls,
+/// and a wake event of an unknown function (98).
+pub fn awaits_log() -> Vec<u8> {
+    use fdr_format::{AwaitEvent, FunctionKind, TaskKind, WakeEvent};
+    let wait = |site, function, waited, polls, dropped| AwaitEvent {
+        site,
+        function,
+        waited,
+        polls,
+        dropped,
+    };
+    let mut log = LogBuilder::new(1_000_000_000);
+    log.leading_block(11, 900);
+    log.run(run_info("awaits"));
+    log.function(1, "app::serve", &[]);
+    log.function_of_kind(2, "app::get_quote", &[], FunctionKind::Async);
+    log.function_of_kind(3, "app::downstream_discount", &[], FunctionKind::Async);
+    log.await_site(10, "app::get_quote", "src/app.rs", 20, 9);
+    log.await_site(11, "app::get_quote", "src/app.rs", 24, 13);
+    log.await_site(12, "app::downstream_discount", "src/app.rs", 40, 5);
+    log.thread(11, "worker");
+    log.thread(12, "io");
+    let mut b = log.block(11, 0, 1000);
+    b.task(TaskKind::Created, 2, 7, 1000);
+    b.enter(2, 1000);
+    b.task(TaskKind::Created, 3, 8, 1010);
+    b.enter(3, 1010);
+    b.exit(3, 1030);
+    b.polled(3, 8, 1030);
+    b.exit(2, 1050);
+    b.polled(2, 7, 1050);
+    b.enter(2, 2000);
+    b.woken(
+        WakeEvent {
+            function: 2,
+            woken_at: 1800,
+            waker_tid: 12,
+        },
+        2000,
+    );
+    b.enter(3, 2010);
+    b.awaited(wait(12, 3, 980, 1, false), 2010);
+    b.exit(3, 2040);
+    b.polled(3, 8, 2040);
+    b.task(TaskKind::Completed, 3, 8, 2040);
+    b.awaited(wait(10, 2, 1000, 1, false), 2045);
+    b.exit(2, 2100);
+    b.polled(2, 7, 2100);
+    b.enter(2, 2600);
+    b.woken(
+        WakeEvent {
+            function: 2,
+            woken_at: 2500,
+            waker_tid: 0,
+        },
+        2600,
+    );
+    b.awaited(wait(11, 2, 450, 2, false), 2650);
+    b.exit(2, 2700);
+    b.polled(2, 7, 2700);
+    b.task(TaskKind::Completed, 2, 7, 2700);
+    b.finish();
+    let mut b = log.block(12, 1, 3000);
+    b.task(TaskKind::Created, 2, 9, 3000);
+    b.enter(2, 3000);
+    b.woken(
+        WakeEvent {
+            function: 2,
+            woken_at: 5000,
+            waker_tid: 12,
+        },
+        3000,
+    );
+    b.awaited(wait(99, 2, 5, u32::MAX, false), 3001);
+    b.woken(
+        WakeEvent {
+            function: 98,
+            woken_at: 2990,
+            waker_tid: 77,
+        },
+        3002,
+    );
+    b.exit(2, 3010);
+    b.polled(2, 9, 3010);
+    b.task(TaskKind::Cancelled, 2, 9, 3310);
+    b.awaited(wait(10, 2, 300, 1, true), 3310);
+    b.finish();
+    log.finish()
+}
+
 /// Culled functions (issue 14), at 1 GHz: `app::len` (2) is culled by thread 11 at 2000 and
 /// restored by thread 12 at 6000; `app::lower` (3) is culled by thread 12 at 3000 and still
 /// culled at the end; `app::upper` (4) was culled before the window and is restored by thread

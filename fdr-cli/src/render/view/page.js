@@ -118,6 +118,16 @@
       L.tasks.push({ start: ts, dur: td, fn: tk[4 * k + 2], flags: tk[4 * k + 3], row: r });
     }
     L.taskRows = Math.min(rowEnd.length, MAXTASKROWS);
+    // Waits at await sites and wake-ups, each on its task's row.
+    var aw = t.awaits || [], wk = t.wakes || [];
+    L.awaits = [];
+    for (k = 0; k + 5 < aw.length; k += 6) {
+      if (L.tasks[aw[k]]) L.awaits.push({ task: aw[k], start: aw[k + 1], dur: aw[k + 2], site: aw[k + 3], polls: aw[k + 4], flags: aw[k + 5] });
+    }
+    L.wakes = [];
+    for (k = 0; k + 3 < wk.length; k += 4) {
+      if (L.tasks[wk[k]]) L.wakes.push({ task: wk[k], start: wk[k + 1], dur: wk[k + 2], waker: wk[k + 3] });
+    }
     L.mig = t.migrations;
     L.height = LABEL + L.taskRows * TASKROW + L.rows * ROW + (L.mig.length ? MIG : 0) + 6;
     return L;
@@ -134,6 +144,7 @@
     var parts = [L.n + ' calls in detail'];
     if (merged) parts.push(merged + ' merged');
     if (L.tasks.length) parts.push(L.tasks.length + (L.tasks.length === 1 ? ' task' : ' tasks'));
+    if (L.awaits.length) parts.push(L.awaits.length + (L.awaits.length === 1 ? ' wait' : ' waits'));
     if (L.mig.length) parts.push(L.mig.length / 2 + ' CPU migrations');
     if (L.maxDepth > MAXROWS) parts.push('calls deeper than ' + MAXROWS + ' levels not drawn');
     var li = el('li');
@@ -144,7 +155,9 @@
   var legend = $('legend');
   [['\u25ae', 'call (colour by function)'], ['\u2592', 'calls merged (shorter than a pixel)'],
    ['\u25c0', 'entry before the window'], ['\u25b6', 'still running when the window was written'],
-   ['|', 'red: the trigger fired'], ['\u2506', 'CPU migration']].forEach(function (x) {
+   ['|', 'red: the trigger fired'], ['\u2506', 'CPU migration'],
+   ['\u2584', 'a task\'s wait at an await site (under its task)'],
+   ['\u2581', 'orange: woken, waiting to be polled']].forEach(function (x) {
     legend.appendChild(el('span', x[0] + ' ' + x[1]));
   });
 
@@ -239,6 +252,21 @@
       ctx.fillStyle = '#333';
       drawText('task ' + fname(k.fn), x0, ty + TASKROW / 2, x1 - x0);
     });
+    // Each wait in the lower half of its task's bar; each wake-up a thin mark at its bottom.
+    L.awaits.forEach(function (a) {
+      if (a.start > view.t1 || a.start + a.dur < view.t0) return;
+      var x0 = Math.max(xOf(a.start), -1), x1 = Math.min(xOf(a.start + a.dur), W + 1);
+      var ty = y0 + LABEL + L.tasks[a.task].row * TASKROW;
+      ctx.fillStyle = a.flags & 1 ? 'rgba(192,57,43,0.55)' : 'rgba(40,44,52,0.45)';
+      ctx.fillRect(x0, ty + TASKROW / 2, Math.max(1, x1 - x0), TASKROW / 2 - 1);
+    });
+    L.wakes.forEach(function (w) {
+      if (w.start > view.t1 || w.start + w.dur < view.t0) return;
+      var x0 = Math.max(xOf(w.start), -1), x1 = Math.min(xOf(w.start + w.dur), W + 1);
+      var ty = y0 + LABEL + L.tasks[w.task].row * TASKROW;
+      ctx.fillStyle = '#e67e22';
+      ctx.fillRect(x0, ty + TASKROW - 3, Math.max(2, x1 - x0), 2);
+    });
     for (var d = 0; d < L.rows; d++) {
       var ry = rowY(L, d);
       // Merged calls first: detail drawn over them.
@@ -300,6 +328,16 @@
     var t = tOf(x), tol = (view.t1 - view.t0) / W * 2, top = L.y + LABEL;
     if (y >= top && y < top + L.taskRows * TASKROW) {
       var row = Math.floor((y - top) / TASKROW), best = null;
+      var lower = (y - top) - row * TASKROW >= TASKROW / 2;
+      if (lower) {
+        L.wakes.forEach(function (w, i) {
+          if (!best && L.tasks[w.task].row === row && w.start - tol <= t && w.start + w.dur + tol >= t) best = { kind: 'wake', lane: L.index, i: i };
+        });
+        L.awaits.forEach(function (a, i) {
+          if (!best && L.tasks[a.task].row === row && a.start - tol <= t && a.start + a.dur + tol >= t) best = { kind: 'await', lane: L.index, i: i };
+        });
+        if (best) return best;
+      }
       L.tasks.forEach(function (k, i) {
         if (k.row === row && k.start - tol <= t && k.start + k.dur + tol >= t) best = { kind: 'task', lane: L.index, i: i };
       });
@@ -347,6 +385,16 @@
       lines.push(['name', 'task of ' + fname(k.fn)]);
       lines.push(['', 'from creation to ' + (k.flags & 16 ? 'cancellation' : 'completion') + ': ' + lasted(k.dur, k.flags & 2)]);
       lines.push(['', 'created at ' + rel(k.start) + ' on ' + L.label + (k.flags & 1 ? ' (before the window)' : '')]);
+    } else if (h.kind === 'await') {
+      var a = L.awaits[h.i], at = D.sites[a.site] === undefined ? '?' : D.sites[a.site];
+      lines.push(['name', 'awaited ' + at]);
+      lines.push(['', 'for ' + human(a.dur) + (a.polls > 1 ? ', woken ' + a.polls + ' times' : '') + (a.flags & 1 ? ', dropped while waiting' : '')]);
+      lines.push(['', 'by the task of ' + fname(L.tasks[a.task].fn) + ', from ' + rel(a.start) + ' on ' + L.label]);
+    } else if (h.kind === 'wake') {
+      var w = L.wakes[h.i];
+      lines.push(['name', 'scheduled: woken, waiting to be polled']);
+      lines.push(['', human(w.dur) + ' from the wake-up at ' + rel(w.start) + (w.waker ? ' (by thread ' + w.waker + ')' : '') + ' to the poll']);
+      lines.push(['', 'the task of ' + fname(L.tasks[w.task].fn) + ' on ' + L.label]);
     } else if (h.kind === 'migration') {
       lines.push(['name', 'moved to CPU ' + L.mig[h.i + 1]]);
       lines.push(['', 'at ' + rel(L.mig[h.i]) + ' on ' + L.label]);
@@ -798,6 +846,25 @@
       cv.parentNode.scrollTop = Math.max(0, yy - 40);
       var r = cv.getBoundingClientRect();
       return { x: r.left + (xOf(L.start[k]) + xOf(L.start[k] + L.dur[k])) / 2, y: r.top + yy };
+    },
+    // The centre of the longest wait at await site `site` (FILE:LINE:COLUMN), zoomed to be
+    // visible, in the viewport's coordinates; null if none.
+    awaitPoint: function (site) {
+      var best = null;
+      lanes.forEach(function (L) {
+        L.awaits.forEach(function (a) {
+          if (D.sites[a.site] === site && (!best || a.dur > best.a.dur)) best = { L: L, a: a };
+        });
+      });
+      if (!best) return null;
+      var L = best.L, a = best.a, m = Math.max(a.dur * 0.25, 10);
+      zoomTo(a.start - m, a.start + a.dur + m);
+      draw();
+      var yy = L.y + LABEL + L.tasks[a.task].row * TASKROW + TASKROW * 3 / 4;
+      cv.parentNode.scrollIntoView({ block: 'start' });
+      cv.parentNode.scrollTop = Math.max(0, yy - 40);
+      var r = cv.getBoundingClientRect();
+      return { x: r.left + (xOf(a.start) + xOf(a.start + a.dur)) / 2, y: r.top + yy };
     },
     readyMs: 0,
   };
