@@ -1,7 +1,7 @@
-//! What the key-value service (`kv_service`) loses to fdr, configuration by configuration: builds
-//! it without fdr and with it, then runs each configuration once per round, the rounds
-//! interleaved so every configuration sees the machine in the same states, and prints the
-//! medians against the service built without fdr.
+//! What the key-value service (`kv_service`) loses to fdr, configuration by configuration, and to
+//! dial9 beside it: builds it without either, with fdr and with dial9, then runs each
+//! configuration once per round, the rounds interleaved so every configuration sees the machine
+//! in the same states, and prints the medians against the service built without fdr.
 //!
 //! ```sh
 //! cargo run --release -p fdr-bench-service --bin compare                 # 7 rounds of 3 s
@@ -17,43 +17,71 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Which build of `kv_service` a row runs.
+#[derive(Clone, Copy, PartialEq)]
+enum Build {
+    /// Neither fdr nor dial9 compiled in.
+    Without,
+    /// The `fdr` feature: every function annotated.
+    Fdr,
+    /// The `dial9` feature: the server's runtime recorded by dial9, no fdr.
+    Dial9,
+}
+
+impl Build {
+    const ALL: [Build; 3] = [Build::Without, Build::Fdr, Build::Dial9];
+
+    fn feature(self) -> Option<&'static str> {
+        match self {
+            Build::Without => None,
+            Build::Fdr => Some("fdr"),
+            Build::Dial9 => Some("dial9"),
+        }
+    }
+}
+
 /// One configuration: which build, and `FDR_OPTIONS` (`{dir}` is a scratch directory).
 struct Row {
     name: &'static str,
-    with_fdr: bool,
+    build: Build,
     options: Option<&'static str>,
 }
 
-const ROWS: [Row; 6] = [
+const ROWS: [Row; 7] = [
     Row {
         name: "without fdr",
-        with_fdr: false,
+        build: Build::Without,
         options: None,
     },
     Row {
         name: "compiled in, not recording",
-        with_fdr: true,
+        build: Build::Fdr,
         options: None,
     },
     Row {
         name: "recording, default configuration",
-        with_fdr: true,
+        build: Build::Fdr,
         options: Some("out={dir}/kv.fdr"),
     },
     Row {
         name: "a 10 ms trigger on the handler",
-        with_fdr: true,
+        build: Build::Fdr,
         options: Some("out={dir}/kv.fdr trigger=kv_service::handle_line:10ms"),
     },
     Row {
         name: "a learned trigger on the handler",
-        with_fdr: true,
+        build: Build::Fdr,
         options: Some("out={dir}/kv.fdr trigger=kv_service::handle_line:auto"),
     },
     Row {
         name: "profile mode",
-        with_fdr: true,
+        build: Build::Fdr,
         options: Some("mode=profile out={dir}/kv.fdrprof"),
+    },
+    Row {
+        name: "dial9 recording, in memory (no fdr)",
+        build: Build::Dial9,
+        options: None,
     },
 ];
 
@@ -85,8 +113,8 @@ fn parse(line: &str) -> Option<Figures> {
     (f.rps > 0.0).then_some(f)
 }
 
-/// Builds `kv_service` with or without fdr and copies it to `to`.
-fn build(with_fdr: bool, to: &Path) -> Result<(), String> {
+/// Builds `kv_service` as `build` says and copies it to `to`.
+fn build(build: Build, to: &Path) -> Result<(), String> {
     let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cargo.args([
         "build",
@@ -97,12 +125,15 @@ fn build(with_fdr: bool, to: &Path) -> Result<(), String> {
         "--bin",
         "kv_service",
     ]);
-    if with_fdr {
-        cargo.args(["--features", "fdr"]);
+    if let Some(feature) = build.feature() {
+        cargo.args(["--features", feature]);
     }
     let status = cargo.status().map_err(|e| format!("cargo: {e}"))?;
     if !status.success() {
-        return Err(format!("building kv_service (fdr: {with_fdr}) failed"));
+        return Err(format!(
+            "building kv_service (features: {:?}) failed",
+            build.feature()
+        ));
     }
     let built = target_dir().join("release/kv_service");
     std::fs::copy(&built, to)
@@ -191,10 +222,13 @@ fn compare() -> Result<(), String> {
     }
     let dir = std::env::temp_dir().join(format!("fdr-service-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let without = dir.with_extension("without");
-    let with = dir.with_extension("with");
-    build(false, &without)?;
-    build(true, &with)?;
+    let bins: Vec<PathBuf> = Build::ALL
+        .iter()
+        .map(|b| dir.with_extension(b.feature().unwrap_or("without")))
+        .collect();
+    for (b, bin) in Build::ALL.iter().zip(&bins) {
+        build(*b, bin)?;
+    }
     let closed = vec!["--seconds".to_string(), seconds.clone()];
     let open = rate.as_ref().map(|r| {
         vec![
@@ -209,7 +243,7 @@ fn compare() -> Result<(), String> {
     for round in 0..rounds {
         eprint!("round {} of {rounds}\r", round + 1);
         for (i, row) in ROWS.iter().enumerate() {
-            let bin = if row.with_fdr { &with } else { &without };
+            let bin = &bins[Build::ALL.iter().position(|b| *b == row.build).unwrap_or(0)];
             figures[i].push(run(bin, row.options, &dir, &closed)?);
             if let Some(open) = &open {
                 open_figures[i].push(run(bin, row.options, &dir, open)?);
@@ -272,7 +306,8 @@ fn compare() -> Result<(), String> {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
-    let _ = std::fs::remove_file(&without);
-    let _ = std::fs::remove_file(&with);
+    for bin in &bins {
+        let _ = std::fs::remove_file(bin);
+    }
     Ok(())
 }
