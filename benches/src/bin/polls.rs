@@ -22,6 +22,8 @@
 //!   the default configuration (`fdr::Config::default()`: 5 us threshold, culling, `long_poll`
 //!   100 ms, 8 MiB ring), finished into a byte counter after the timed run.
 //! - **fdr, threshold 0**: the same with every record kept.
+//! - **fdr, long_poll off**: the default configuration with `long_poll` off
+//!   (`Config::long_poll(Duration::ZERO)`): what timing every poll against the limit costs.
 //! - **dial9**: the async fns without annotation, spawned with `dial9::spawn` on a runtime attached
 //!   to a dial9 recorder (`TokioAttachOptions::default()`), writing into a `MemoryBuffer` of 8 MiB,
 //!   its sealed segments counted by a pipeline processor that drops them. Built without
@@ -185,10 +187,17 @@ enum Config {
     Plain,
     Fdr,
     FdrZero,
+    FdrNoLongPoll,
     Dial9,
 }
 
-const CONFIGS: [Config; 4] = [Config::Plain, Config::Fdr, Config::FdrZero, Config::Dial9];
+const CONFIGS: [Config; 5] = [
+    Config::Plain,
+    Config::Fdr,
+    Config::FdrZero,
+    Config::FdrNoLongPoll,
+    Config::Dial9,
+];
 
 impl Config {
     fn name(self) -> &'static str {
@@ -196,6 +205,7 @@ impl Config {
             Config::Plain => "plain (no recorder)",
             Config::Fdr => "fdr, default configuration",
             Config::FdrZero => "fdr, threshold 0",
+            Config::FdrNoLongPoll => "fdr, default but long_poll off",
             Config::Dial9 => "dial9, in memory",
         }
     }
@@ -287,12 +297,13 @@ fn run(config: Config, workload: Workload, n: u64) -> Result<Run, String> {
                 bytes: 0,
             })
         }
-        Config::Fdr | Config::FdrZero => {
+        Config::Fdr | Config::FdrZero | Config::FdrNoLongPoll => {
             let rt = builder().build().map_err(|e| format!("runtime: {e}"))?;
-            let mut c = fdr::Config::default();
-            if config == Config::FdrZero {
-                c = c.threshold(Duration::ZERO);
-            }
+            let c = match config {
+                Config::FdrZero => fdr::Config::default().threshold(Duration::ZERO),
+                Config::FdrNoLongPoll => fdr::Config::default().long_poll(Duration::ZERO),
+                _ => fdr::Config::default(),
+            };
             let rec = fdr::start(c).map_err(|e| format!("starting fdr: {e}"))?;
             let (ns, polls, _) = go(&rt, Spawner::Tokio);
             drop(rt);
@@ -422,8 +433,12 @@ fn main() {
                 bytes[w][c]
             );
         }
-        let d = above[3];
-        for (c, label) in [(1, "fdr default"), (2, "fdr threshold 0")] {
+        let d = above[CONFIGS.len() - 1];
+        for (c, label) in [
+            (1, "fdr default"),
+            (2, "fdr threshold 0"),
+            (3, "fdr long_poll off"),
+        ] {
             let f = above[c];
             println!(
                 "{label} / dial9, cost above plain: {:.2} (medians), {:.2} (paired), {:.2} (best)",
