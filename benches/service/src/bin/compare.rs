@@ -6,6 +6,8 @@
 //! ```sh
 //! cargo run --release -p fdr-bench-service --bin compare                 # 7 rounds of 3 s
 //! cargo run --release -p fdr-bench-service --bin compare -- --rounds 11 --seconds 5
+//! # Only some rows (numbered from 0 as printed; the first, without fdr, always runs).
+//! cargo run --release -p fdr-bench-service --bin compare -- --rows 2,6
 //! ```
 //!
 //! Each run is a fresh process: the closed loop (16 connections, as fast as answers come) gives
@@ -201,6 +203,8 @@ fn compare() -> Result<(), String> {
     let mut rounds = 7;
     let mut seconds = "3".to_string();
     let mut rate: Option<String> = None;
+    // The rows to run (indices into ROWS, the first always): all unless `--rows` says.
+    let mut only: Option<Vec<usize>> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -213,9 +217,22 @@ fn compare() -> Result<(), String> {
             }
             "--seconds" => seconds = args.next().ok_or("--seconds takes a number")?,
             "--rate" => rate = Some(args.next().ok_or("--rate takes requests per second")?),
+            "--rows" => {
+                let list = args.next().ok_or("--rows takes row numbers, 0,2,6")?;
+                let rows = list
+                    .split(',')
+                    .map(|r| r.trim().parse::<usize>().ok().filter(|&i| i < ROWS.len()))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or(format!(
+                        "--rows takes row numbers from 0 to {}",
+                        ROWS.len() - 1
+                    ))?;
+                only = Some(rows);
+            }
             other => {
                 return Err(format!(
-                    "unknown argument {other:?}: compare [--rounds N] [--seconds S] [--rate R]"
+                    "unknown argument {other:?}: compare [--rounds N] [--seconds S] [--rate R] \
+                     [--rows 0,2,6]"
                 ))
             }
         }
@@ -238,11 +255,12 @@ fn compare() -> Result<(), String> {
             r.clone(),
         ]
     });
+    let runs = |i: usize| i == 0 || only.as_ref().map_or(true, |o| o.contains(&i));
     let mut figures: Vec<Vec<Figures>> = vec![Vec::new(); ROWS.len()];
     let mut open_figures: Vec<Vec<Figures>> = vec![Vec::new(); ROWS.len()];
     for round in 0..rounds {
         eprint!("round {} of {rounds}\r", round + 1);
-        for (i, row) in ROWS.iter().enumerate() {
+        for (i, row) in ROWS.iter().enumerate().filter(|(i, _)| runs(*i)) {
             let bin = &bins[Build::ALL.iter().position(|b| *b == row.build).unwrap_or(0)];
             figures[i].push(run(bin, row.options, &dir, &closed)?);
             if let Some(open) = &open {
@@ -271,7 +289,7 @@ fn compare() -> Result<(), String> {
              p99 paired | p99.9 µs | server CPU ns/req | CPU paired |"
         );
         println!("|---|---|---|---|---|---|---|---|---|---|---|");
-        for (i, row) in ROWS.iter().enumerate() {
+        for (i, row) in ROWS.iter().enumerate().filter(|(i, _)| runs(*i)) {
             let (r, p50, p99, p999) = (
                 med(i, |f| f.rps),
                 med(i, |f| f.p50),
