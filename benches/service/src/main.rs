@@ -17,8 +17,11 @@
 //! (`server_cpu_ns_per_req`: the server's workers and fdr's writer; on Linux, from each thread's
 //! `schedstat`, 0 elsewhere), which moves less with the host than requests per second do. Built
 //! with the `fdr` feature, it records as `FDR_OPTIONS` says (nothing when it is unset); built
-//! without, the annotations compile to nothing. `compare` runs both builds in every
-//! configuration, round by round.
+//! without, the annotations compile to nothing. Built with the `dial9` feature (and without
+//! `fdr`), the server's runtime is attached to a dial9 recorder writing into 8 MiB of memory (its
+//! sealed segments counted, the count printed on stderr at exit) and every server task is
+//! spawned through dial9, which records each poll and wake-up. `compare` runs the builds in
+//! every configuration, round by round.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -151,7 +154,105 @@ async fn connection(stream: TcpStream, store: Arc<Store>) -> std::io::Result<()>
 #[instrument_fdr]
 async fn serve(listener: TcpListener, store: Arc<Store>) {
     while let Ok((stream, _)) = listener.accept().await {
-        tokio::spawn(connection(stream, Arc::clone(&store)));
+        spawn(connection(stream, Arc::clone(&store)));
+    }
+}
+
+/// Spawns a server task: through dial9 in the `dial9` build, so that its polls are recorded.
+fn spawn<F>(task: F)
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    #[cfg(feature = "dial9")]
+    dial9::spawn(task);
+    #[cfg(not(feature = "dial9"))]
+    tokio::spawn(task);
+}
+
+/// The server's runtime, with two worker threads; in the `dial9` build, attached to a dial9
+/// recorder.
+struct Server {
+    runtime: tokio::runtime::Runtime,
+    #[cfg(feature = "dial9")]
+    recorder: dial9::Recorder,
+}
+
+impl Server {
+    fn new() -> Server {
+        let mut builder = tokio::runtime::Builder::new_multi_thread();
+        builder.worker_threads(2).thread_name("server").enable_all();
+        #[cfg(not(feature = "dial9"))]
+        return Server {
+            runtime: builder.build().expect("the server's runtime"),
+        };
+        #[cfg(feature = "dial9")]
+        {
+            use dial9::{Dial9HandleTokioExt, RecorderPipelineExt};
+            let writer = dial9::MemoryBuffer::new(8 << 20).expect("dial9's buffer");
+            let recorder = dial9::recorder(writer)
+                .with_custom_pipeline(|p| p.pipe(dial9_count::CountSegments))
+                .build();
+            let runtime = recorder
+                .handle()
+                .attach_tokio_runtime(builder, dial9::TokioAttachOptions::default())
+                .expect("the server's runtime, attached to dial9");
+            Server { runtime, recorder }
+        }
+    }
+
+    /// Spawns the first task from outside the runtime.
+    fn spawn_root<F>(&self, task: F)
+    where
+        F: std::future::Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        #[cfg(feature = "dial9")]
+        dial9::spawn_in(self.runtime.handle(), task);
+        #[cfg(not(feature = "dial9"))]
+        self.runtime.spawn(task);
+    }
+
+    fn shutdown(self) {
+        self.runtime.shutdown_timeout(Duration::from_millis(100));
+        #[cfg(feature = "dial9")]
+        {
+            self.recorder.graceful_shutdown(Duration::from_secs(1));
+            eprintln!(
+                "kv_service: dial9 sealed {} bytes of trace",
+                dial9_count::BYTES.load(std::sync::atomic::Ordering::Relaxed)
+            );
+        }
+    }
+}
+
+/// Counts what dial9 recorded: a pipeline stage that adds up the bytes of each sealed segment
+/// and passes it on.
+#[cfg(feature = "dial9")]
+mod dial9_count {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use dial9::core::pipeline::{ProcessError, SegmentData, SegmentProcessor};
+
+    pub static BYTES: AtomicU64 = AtomicU64::new(0);
+
+    #[derive(Debug)]
+    pub struct CountSegments;
+
+    impl SegmentProcessor for CountSegments {
+        fn name(&self) -> &'static str {
+            "count"
+        }
+
+        fn process(
+            &mut self,
+            data: SegmentData,
+        ) -> Pin<Box<dyn Future<Output = Result<SegmentData, ProcessError>> + Send + '_>> {
+            BYTES.fetch_add(data.payload().len() as u64, Ordering::Relaxed);
+            Box::pin(async move { Ok(data) })
+        }
     }
 }
 
@@ -289,20 +390,16 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let server = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name("server")
-        .enable_all()
-        .build()
-        .expect("the server's runtime");
+    let server = Server::new();
     let store = Arc::new(Store {
         map: Mutex::new(HashMap::new()),
     });
     let listener = server
+        .runtime
         .block_on(TcpListener::bind("127.0.0.1:0"))
         .expect("a port on the loopback interface");
     let addr = listener.local_addr().expect("the listener's address");
-    server.spawn(serve(listener, store));
+    server.spawn_root(serve(listener, store));
 
     let clients = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -362,5 +459,5 @@ fn main() {
         server_cpu as f64 / latencies.len().max(1) as f64,
     );
     drop(clients);
-    server.shutdown_timeout(Duration::from_millis(100));
+    server.shutdown();
 }

@@ -1,11 +1,13 @@
-//! What the key-value service (`kv_service`) loses to fdr, configuration by configuration: builds
-//! it without fdr and with it, then runs each configuration once per round, the rounds
-//! interleaved so every configuration sees the machine in the same states, and prints the
-//! medians against the service built without fdr.
+//! What the key-value service (`kv_service`) loses to fdr, configuration by configuration, and to
+//! dial9 beside it: builds it without either, with fdr and with dial9, then runs each
+//! configuration once per round, the rounds interleaved so every configuration sees the machine
+//! in the same states, and prints the medians against the service built without fdr.
 //!
 //! ```sh
 //! cargo run --release -p fdr-bench-service --bin compare                 # 7 rounds of 3 s
 //! cargo run --release -p fdr-bench-service --bin compare -- --rounds 11 --seconds 5
+//! # Only some rows (numbered from 0 as printed; the first, without fdr, always runs).
+//! cargo run --release -p fdr-bench-service --bin compare -- --rows 2,6
 //! ```
 //!
 //! Each run is a fresh process: the closed loop (16 connections, as fast as answers come) gives
@@ -17,43 +19,71 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Which build of `kv_service` a row runs.
+#[derive(Clone, Copy, PartialEq)]
+enum Build {
+    /// Neither fdr nor dial9 compiled in.
+    Without,
+    /// The `fdr` feature: every function annotated.
+    Fdr,
+    /// The `dial9` feature: the server's runtime recorded by dial9, no fdr.
+    Dial9,
+}
+
+impl Build {
+    const ALL: [Build; 3] = [Build::Without, Build::Fdr, Build::Dial9];
+
+    fn feature(self) -> Option<&'static str> {
+        match self {
+            Build::Without => None,
+            Build::Fdr => Some("fdr"),
+            Build::Dial9 => Some("dial9"),
+        }
+    }
+}
+
 /// One configuration: which build, and `FDR_OPTIONS` (`{dir}` is a scratch directory).
 struct Row {
     name: &'static str,
-    with_fdr: bool,
+    build: Build,
     options: Option<&'static str>,
 }
 
-const ROWS: [Row; 6] = [
+const ROWS: [Row; 7] = [
     Row {
         name: "without fdr",
-        with_fdr: false,
+        build: Build::Without,
         options: None,
     },
     Row {
         name: "compiled in, not recording",
-        with_fdr: true,
+        build: Build::Fdr,
         options: None,
     },
     Row {
         name: "recording, default configuration",
-        with_fdr: true,
+        build: Build::Fdr,
         options: Some("out={dir}/kv.fdr"),
     },
     Row {
         name: "a 10 ms trigger on the handler",
-        with_fdr: true,
+        build: Build::Fdr,
         options: Some("out={dir}/kv.fdr trigger=kv_service::handle_line:10ms"),
     },
     Row {
         name: "a learned trigger on the handler",
-        with_fdr: true,
+        build: Build::Fdr,
         options: Some("out={dir}/kv.fdr trigger=kv_service::handle_line:auto"),
     },
     Row {
         name: "profile mode",
-        with_fdr: true,
+        build: Build::Fdr,
         options: Some("mode=profile out={dir}/kv.fdrprof"),
+    },
+    Row {
+        name: "dial9 recording, in memory (no fdr)",
+        build: Build::Dial9,
+        options: None,
     },
 ];
 
@@ -85,8 +115,8 @@ fn parse(line: &str) -> Option<Figures> {
     (f.rps > 0.0).then_some(f)
 }
 
-/// Builds `kv_service` with or without fdr and copies it to `to`.
-fn build(with_fdr: bool, to: &Path) -> Result<(), String> {
+/// Builds `kv_service` as `build` says and copies it to `to`.
+fn build(build: Build, to: &Path) -> Result<(), String> {
     let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cargo.args([
         "build",
@@ -97,12 +127,15 @@ fn build(with_fdr: bool, to: &Path) -> Result<(), String> {
         "--bin",
         "kv_service",
     ]);
-    if with_fdr {
-        cargo.args(["--features", "fdr"]);
+    if let Some(feature) = build.feature() {
+        cargo.args(["--features", feature]);
     }
     let status = cargo.status().map_err(|e| format!("cargo: {e}"))?;
     if !status.success() {
-        return Err(format!("building kv_service (fdr: {with_fdr}) failed"));
+        return Err(format!(
+            "building kv_service (features: {:?}) failed",
+            build.feature()
+        ));
     }
     let built = target_dir().join("release/kv_service");
     std::fs::copy(&built, to)
@@ -170,6 +203,8 @@ fn compare() -> Result<(), String> {
     let mut rounds = 7;
     let mut seconds = "3".to_string();
     let mut rate: Option<String> = None;
+    // The rows to run (indices into ROWS, the first always): all unless `--rows` says.
+    let mut only: Option<Vec<usize>> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -182,19 +217,35 @@ fn compare() -> Result<(), String> {
             }
             "--seconds" => seconds = args.next().ok_or("--seconds takes a number")?,
             "--rate" => rate = Some(args.next().ok_or("--rate takes requests per second")?),
+            "--rows" => {
+                let list = args.next().ok_or("--rows takes row numbers, 0,2,6")?;
+                let rows = list
+                    .split(',')
+                    .map(|r| r.trim().parse::<usize>().ok().filter(|&i| i < ROWS.len()))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or(format!(
+                        "--rows takes row numbers from 0 to {}",
+                        ROWS.len() - 1
+                    ))?;
+                only = Some(rows);
+            }
             other => {
                 return Err(format!(
-                    "unknown argument {other:?}: compare [--rounds N] [--seconds S] [--rate R]"
+                    "unknown argument {other:?}: compare [--rounds N] [--seconds S] [--rate R] \
+                     [--rows 0,2,6]"
                 ))
             }
         }
     }
     let dir = std::env::temp_dir().join(format!("fdr-service-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let without = dir.with_extension("without");
-    let with = dir.with_extension("with");
-    build(false, &without)?;
-    build(true, &with)?;
+    let bins: Vec<PathBuf> = Build::ALL
+        .iter()
+        .map(|b| dir.with_extension(b.feature().unwrap_or("without")))
+        .collect();
+    for (b, bin) in Build::ALL.iter().zip(&bins) {
+        build(*b, bin)?;
+    }
     let closed = vec!["--seconds".to_string(), seconds.clone()];
     let open = rate.as_ref().map(|r| {
         vec![
@@ -204,12 +255,13 @@ fn compare() -> Result<(), String> {
             r.clone(),
         ]
     });
+    let runs = |i: usize| i == 0 || only.as_ref().map_or(true, |o| o.contains(&i));
     let mut figures: Vec<Vec<Figures>> = vec![Vec::new(); ROWS.len()];
     let mut open_figures: Vec<Vec<Figures>> = vec![Vec::new(); ROWS.len()];
     for round in 0..rounds {
         eprint!("round {} of {rounds}\r", round + 1);
-        for (i, row) in ROWS.iter().enumerate() {
-            let bin = if row.with_fdr { &with } else { &without };
+        for (i, row) in ROWS.iter().enumerate().filter(|(i, _)| runs(*i)) {
+            let bin = &bins[Build::ALL.iter().position(|b| *b == row.build).unwrap_or(0)];
             figures[i].push(run(bin, row.options, &dir, &closed)?);
             if let Some(open) = &open {
                 open_figures[i].push(run(bin, row.options, &dir, open)?);
@@ -233,11 +285,11 @@ fn compare() -> Result<(), String> {
         let base = (med(0, |f| f.rps), med(0, |f| f.p99));
         println!("\n{title}, medians of {rounds} rounds of {seconds} s:\n");
         println!(
-            "| configuration | requests/s | relative | paired | p50 µs | p99 µs | p99 relative | \
-             p99 paired | p99.9 µs | server CPU ns/req | CPU paired |"
+            "| configuration | requests/s | relative | paired | best round | p50 µs | p99 µs | \
+             p99 relative | p99 paired | p99.9 µs | server CPU ns/req | CPU paired | CPU best |"
         );
-        println!("|---|---|---|---|---|---|---|---|---|---|---|");
-        for (i, row) in ROWS.iter().enumerate() {
+        println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+        for (i, row) in ROWS.iter().enumerate().filter(|(i, _)| runs(*i)) {
             let (r, p50, p99, p999) = (
                 med(i, |f| f.rps),
                 med(i, |f| f.p50),
@@ -252,9 +304,15 @@ fn compare() -> Result<(), String> {
             } else {
                 ("-".into(), "-".into())
             };
+            // The best round: the most requests/s, the least CPU a request.
+            let most = figures[i].iter().map(|f| f.rps).fold(0.0, f64::max);
+            let least = figures[i]
+                .iter()
+                .map(|f| f.cpu)
+                .fold(f64::INFINITY, f64::min);
             println!(
-                "| {} | {r:.0} | {rel} | {rel_paired} | {p50:.1} | {p99:.1} | {:.3} | {:.3} | \
-                 {p999:.1} | {:.0} | {:.3} |",
+                "| {} | {r:.0} | {rel} | {rel_paired} | {most:.0} | {p50:.1} | {p99:.1} | {:.3} | \
+                 {:.3} | {p999:.1} | {:.0} | {:.3} | {least:.0} |",
                 row.name,
                 p99 / base.1,
                 paired(i, |f| f.p99),
@@ -272,7 +330,8 @@ fn compare() -> Result<(), String> {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
-    let _ = std::fs::remove_file(&without);
-    let _ = std::fs::remove_file(&with);
+    for bin in &bins {
+        let _ = std::fs::remove_file(bin);
+    }
     Ok(())
 }
