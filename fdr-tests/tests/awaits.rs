@@ -545,8 +545,18 @@ fn a_woken_task_s_next_poll_records_when_it_was_woken() {
     assert_eq!(fut.as_mut().poll(&mut cx), Poll::Ready(2));
     // The future kept one waker: the task lends the same one at every poll.
     assert_eq!(signal.clones(), 1);
-    let log = session.finish();
+    let bytes = session.finish_bytes();
+    let log = fdr_testkit::logs::decode(&bytes[..]).unwrap();
     let tid = log.tids()[0];
+    // `fdr calls` splits the task's latency: 40 ticks waiting, woken, to be polled.
+    let tasks = task_objects(&bytes, "woken");
+    assert_eq!(tasks.len(), 1, "{tasks:?}");
+    assert_eq!(
+        (&tasks[0]["scheduled_ns"], &tasks[0]["wake_ups"]),
+        (&serde_json::json!(40), &serde_json::json!(1)),
+        "{}",
+        tasks[0]
+    );
     assert_eq!(
         wakes(&log),
         [(
