@@ -49,6 +49,13 @@ fn a_worker_waiting_for_a_timer_is_parked_between_its_polls() {
     assert_eq!(enters, exits);
 }
 
+/// A task polled twice: it yields once.
+#[cfg(tokio_unstable)]
+async fn yields_once(i: u32) -> u32 {
+    tokio::task::yield_now().await;
+    i
+}
+
 #[cfg(tokio_unstable)]
 #[test]
 fn every_task_is_a_task_of_its_spawn_location_with_exact_counts() {
@@ -58,10 +65,7 @@ fn every_task_is_a_task_of_its_spawn_location_with_exact_counts() {
     let log = recorded(async {
         let mut handles = Vec::new();
         for i in 0..5u32 {
-            handles.push(tokio::spawn(async move {
-                tokio::task::yield_now().await;
-                i
-            })); // five
+            handles.push(tokio::spawn(yields_once(i))); // five
         }
         for i in 0..3u32 {
             handles.push(tokio::spawn(async move { i })); // three
