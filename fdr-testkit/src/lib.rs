@@ -6,6 +6,7 @@
 //! - logs made by hand: synthetic logs written with the format's own encoders ([`synth`]), the
 //!   named shapes of `genlog --shape` ([`shapes`]) and its large benchmark log ([`bench_log`]),
 //!   profiles ([`profile`]) and crash boxes ([`crash_box`]);
+//! - futures polled by hand, one poll at a time ([`futures`]);
 //! - logs a test recorded: a recorder on the injected clock that cleans up after itself, and
 //!   descriptors declared without the macros ([`recording`]); the logs decoded into records that
 //!   compare whole, and found in a test's own directory ([`logs`]);
@@ -49,6 +50,7 @@ pub mod bench_log;
 pub mod child;
 pub mod collector;
 pub mod crash_box;
+pub mod futures;
 pub mod llvm_xray;
 pub mod logs;
 pub mod otlp;

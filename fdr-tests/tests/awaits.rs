@@ -11,6 +11,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use fdr_format::{AwaitEvent, FunctionKind, TaskKind};
 use fdr_runtime::testing;
+use fdr_testkit::futures::poll_once;
 use fdr_testkit::logs::{DecodedLog, Rec};
 use fdr_testkit::recording::{every_call, MockSession};
 
@@ -39,16 +40,6 @@ impl Future for GateWait {
             Poll::Pending
         }
     }
-}
-
-struct NoopWake;
-impl Wake for NoopWake {
-    fn wake(self: Arc<Self>) {}
-}
-
-fn poll_once<F: Future>(fut: Pin<&mut F>) -> Poll<F::Output> {
-    let waker = Waker::from(Arc::new(NoopWake));
-    fut.poll(&mut Context::from_waker(&waker))
 }
 
 /// Where the line of this file holding `marker` is, and the column where `expr` begins on it:

@@ -2,27 +2,16 @@
 //! executor's worker, and every task waiting for it. One that ends past the limit fires at its
 //! exit (exact, on the injected clock); one still running fires from the watchdog while it runs.
 
-use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::pin;
-use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use fdr_format::Reason;
 use fdr_runtime::testing;
+use fdr_testkit::futures::poll_once;
 use fdr_testkit::logs::{decode, DecodedLog};
 use fdr_testkit::recording::{every_call, MockSession};
-
-struct NoopWake;
-impl Wake for NoopWake {
-    fn wake(self: Arc<Self>) {}
-}
-
-fn poll_once<F: Future>(fut: std::pin::Pin<&mut F>) -> Poll<F::Output> {
-    let waker = Waker::from(Arc::new(NoopWake));
-    fut.poll(&mut Context::from_waker(&waker))
-}
 
 fn fresh_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("fdr-long-polls-{}-{name}", std::process::id()));

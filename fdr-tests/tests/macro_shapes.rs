@@ -8,13 +8,13 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::pin::{pin, Pin};
 use std::rc::Rc;
-use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use fdr::{fdr_scope, instrument_fdr};
 use fdr_format::reader::{Reader, Record};
 use fdr_format::{Extension, FnKind};
+use fdr_testkit::futures::poll_once;
 
 // ---------------------------------------------------------------------------------------------
 // The shapes.
@@ -520,17 +520,6 @@ impl Future for Yield {
             Poll::Pending
         }
     }
-}
-
-struct NoopWake;
-impl Wake for NoopWake {
-    fn wake(self: Arc<Self>) {}
-}
-
-/// Polls `fut` once.
-fn poll_once<F: Future>(fut: Pin<&mut F>) -> Poll<F::Output> {
-    let waker = Waker::from(Arc::new(NoopWake));
-    fut.poll(&mut Context::from_waker(&waker))
 }
 
 /// Polls `fut` until it is ready.

@@ -28,11 +28,6 @@ async fn short_task(x: u32) -> u32 {
     std::hint::black_box(x)
 }
 
-struct NoopWake;
-impl std::task::Wake for NoopWake {
-    fn wake(self: Arc<Self>) {}
-}
-
 /// An outer call around an inner call around `leaves` leaf calls (and with `tasks`, a task
 /// polled to its end and one dropped unpolled, each erased whole when short). The inner call
 /// lasts at least 400 ns (3 us with tasks), so with the ring tests' 300 ns threshold (2 us) the
@@ -48,7 +43,7 @@ fn one_call(leaves: u32, tasks: bool) {
             std::hint::black_box(());
         }
         if tasks {
-            let waker = std::task::Waker::from(Arc::new(NoopWake));
+            let waker = fdr_testkit::futures::noop_waker();
             let mut fut = std::pin::pin!(short_task(leaves));
             let ready = fut
                 .as_mut()

@@ -3,13 +3,14 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::pin::{pin, Pin};
+use std::pin::pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use fdr_format::{FnKind, TaskKind};
 use fdr_runtime::{testing, Mode};
+use fdr_testkit::futures::poll_once;
 use fdr_testkit::logs::{decode, DecodedLog, Rec};
 use fdr_testkit::recording::{every_call, MockSession};
 
@@ -436,17 +437,6 @@ async fn takes(ticks: u64) -> u64 {
     // One poll, `ticks` long.
     testing::advance(ticks);
     ticks
-}
-
-struct NoopWake;
-impl Wake for NoopWake {
-    fn wake(self: Arc<Self>) {}
-}
-
-/// Polls `fut` once.
-fn poll_once<F: Future>(fut: Pin<&mut F>) -> Poll<F::Output> {
-    let waker = Waker::from(Arc::new(NoopWake));
-    fut.poll(&mut Context::from_waker(&waker))
 }
 
 /// The id of the function whose name ends with `name`.
