@@ -143,3 +143,95 @@ fn a_poll_that_blocks_its_worker_is_caught_while_it_still_runs() {
     assert_eq!(files, 1);
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// [`computes`] with its argument logged: its first poll's entry carries it, a record of its
+/// own kind, which the long-poll timing must see as any entry.
+#[fdr::instrument_fdr(log_args)]
+async fn computes_logged(ticks: u64) -> u64 {
+    testing::advance(ticks);
+    std::future::ready(()).await;
+    ticks
+}
+
+/// [`computes`] under a trigger of its own, which applies to its tasks: its polls are timed
+/// against the long-poll limit all the same.
+#[fdr::instrument_fdr]
+async fn computes_triggered(ticks: u64) -> u64 {
+    testing::advance(ticks);
+    std::future::ready(()).await;
+    ticks
+}
+
+/// The one snapshot a poll of `run` writes past a 300-tick limit, its reason checked.
+fn one_long_poll(name: &str, suffix: &str, run: impl FnOnce()) {
+    let dir = fresh_dir(name);
+    let session = MockSession::start(
+        every_call()
+            .out(dir.join("t.fdr"))
+            .long_poll(Duration::from_nanos(300))
+            .trigger("*::computes_triggered", Duration::from_secs(3600))
+            .trigger_cooldown(Duration::from_nanos(1)),
+    );
+    run();
+    let logs = snapshots(&dir, 1);
+    drop(session);
+    assert_eq!(logs.len(), 1, "{name}: one snapshot");
+    let why = logs[0].reason.clone().unwrap();
+    assert_eq!(why.reason, Reason::LongPoll, "{name}");
+    assert_eq!(
+        logs[0].name(why.function).map(|n| n.ends_with(suffix)),
+        Some(true),
+        "{name}: {:?}",
+        logs[0].name(why.function)
+    );
+    assert_eq!((why.start_tsc, why.duration_ticks), (1200, 500), "{name}");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn a_first_poll_with_logged_arguments_is_timed_as_any() {
+    one_long_poll("args", "::computes_logged", || {
+        assert_eq!(
+            poll_once(pin!(computes_logged(200)).as_mut()),
+            Poll::Ready(200)
+        );
+        assert_eq!(
+            poll_once(pin!(computes_logged(500)).as_mut()),
+            Poll::Ready(500)
+        );
+    });
+}
+
+#[test]
+fn an_async_fn_with_a_trigger_of_its_own_has_its_polls_timed_too() {
+    one_long_poll("triggered", "::computes_triggered", || {
+        assert_eq!(
+            poll_once(pin!(computes_triggered(200)).as_mut()),
+            Poll::Ready(200)
+        );
+        assert_eq!(
+            poll_once(pin!(computes_triggered(500)).as_mut()),
+            Poll::Ready(500)
+        );
+    });
+}
+
+/// Awaits [`computes`] after its own `ticks`: the inner poll runs inside this one's.
+#[fdr::instrument_fdr]
+async fn awaits_computes(ticks: u64, inner: u64) -> u64 {
+    testing::advance(ticks);
+    computes(inner).await
+}
+
+#[test]
+fn a_nested_poll_past_the_limit_is_named_and_its_outer_poll_not_written_again() {
+    // The outer poll (1000..1700) holds the inner one (1200..1700): the inner ends first,
+    // past the limit, and fires; the outer ends past it by no clearly larger factor, so the
+    // storm rule keeps it out.
+    one_long_poll("nested", "::computes", || {
+        assert_eq!(
+            poll_once(pin!(awaits_computes(200, 500)).as_mut()),
+            Poll::Ready(500)
+        );
+    });
+}

@@ -184,7 +184,6 @@ pub struct TaskPoll {
     f: &'static FnDesc,
     mark: Option<hot_path::PollMark>,
     guard: Option<CallGuard>,
-    timer: PollTimer,
 }
 
 impl TaskPoll {
@@ -196,26 +195,22 @@ impl TaskPoll {
                 f,
                 mark: None,
                 guard: None,
-                timer: PollTimer(false),
             };
         }
         let mark = hot_path::poll_mark(f);
-        let guard = CallGuard::enter(f);
-        let timed = f.flags() & crate::tables::flags::LONG_POLL != 0 && hot_path::poll_opened(f);
         TaskPoll {
             f,
             mark,
-            guard: Some(guard),
-            timer: PollTimer(timed),
+            guard: Some(CallGuard::enter(f)),
         }
     }
 
     /// The poll ends; it served task `task` (an id of [`task_created`] or [`task_created_as`]).
     #[inline]
     pub fn end(mut self, task: u64) {
-        // The exit first, then the long-poll judgement of it, then the event that follows it.
+        // The exit (judged against the long-poll limit as it is recorded), then the event that
+        // follows it.
         drop(self.guard.take());
-        drop(std::mem::replace(&mut self.timer, PollTimer(false)));
         if let Some(m) = self.mark {
             if hot_path::poll_kept(m) {
                 hot_path::record_polled(self.f, task, false);
@@ -469,12 +464,9 @@ impl<F: Future, A: PollEntry> Future for Instrumented<F, A> {
         let polled = if skip {
             inner.poll(cx)
         } else {
-            // Declared before the entry's guard, so dropped after it, however the poll ends:
-            // the poll is judged by the time of the exit the guard records.
-            let mut timer = PollTimer(false);
+            // The entry and the exit time the poll against the long-poll limit as they are
+            // recorded, the exit however the poll ends.
             let _guard = this.entry.enter(this.f);
-            timer.0 = this.f.flags() & crate::tables::flags::LONG_POLL != 0
-                && crate::record::hot_path::poll_opened(this.f);
             let mut on_stack = std::mem::MaybeUninit::uninit();
             // SAFETY: the waker is used for this poll only: `body` is dropped at the end of
             // this block, before `this.waker`, `cx` and `on_stack` move or die.
@@ -498,19 +490,6 @@ impl<F: Future, A: PollEntry> Future for Instrumented<F, A> {
             }
         }
         polled
-    }
-}
-
-/// Ends the long-poll timing of a poll that began it (`true`), when dropped: after the poll's
-/// exit is recorded, also when the poll unwinds.
-struct PollTimer(bool);
-
-impl Drop for PollTimer {
-    #[inline(always)]
-    fn drop(&mut self) {
-        if self.0 {
-            crate::record::hot_path::poll_closed();
-        }
     }
 }
 

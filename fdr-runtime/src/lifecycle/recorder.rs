@@ -106,7 +106,8 @@ pub(crate) fn start_with(config: Config, autostarted: bool) -> Result<Recorder, 
     let windows = session.setup().config.get_mode() != crate::Mode::Profile;
     let profile = session.profile_flags();
     let memory = &session.setup().learned_culls;
-    let long_poll = session.triggers().long_poll() != 0;
+    // Nor does it time polls against the long-poll limit, which would fire as triggers do.
+    let long_poll = windows && session.triggers().long_poll() != 0;
     flags::open(
         session.setup().epoch,
         |id| {

@@ -4,7 +4,8 @@
 //!
 //! Function events are here; each other concept of the path has its file: async tasks
 //! (`tasks`), custom events and taking the next buffer (`custom`), the timing of functions with
-//! a trigger (`trigger_timing`), the profile's path (`profiled`).
+//! a trigger (`trigger_timing`) and of polls against the long-poll limit (`long_polls`), the
+//! profile's path (`profiled`).
 //!
 //! The fast path is one thread-local access, one bounds check against the buffer's published
 //! limit, one timestamp read and one 8-byte store, plus the bookkeeping the rewind needs.
@@ -21,7 +22,7 @@
 //! | culling (the default) | the function's run, once per 128 erased calls | the thread's table of counts; the run, once per 128 erased calls of the thread, or when a kept call finds it not 0 |
 //! | a trigger | its limit | the thread's registry entry (its open calls); the CPU's shard of a learned limit's histogram; the mailbox, when it fires |
 //! | profile mode | | the thread's call trie |
-//! | async tasks | | the thread's batch of task ids (a shared counter once per 4,096 tasks); for a task with a trigger, its entry in the open tasks' table |
+//! | async tasks | the long-poll limit | the thread's batch of task ids (a shared counter once per 4,096 tasks); the thread's registry entry (a poll's open call, while a long-poll limit is set); for a task with a trigger, its entry in the open tasks' table |
 //!
 //! Changes to the shared lines are rare by construction: a cull, a probe or a restore writes the
 //! flags once; a learned limit moves every 64 calls of its function at first, then every
@@ -48,7 +49,7 @@ mod trigger_timing;
 
 pub(crate) use custom::When;
 use custom::{next_buffer, Event};
-pub(crate) use long_polls::{poll_closed, poll_opened};
+use long_polls::{poll_enter, poll_exit, poll_timed_after};
 use profiled::profile_event;
 pub(crate) use tasks::{
     erase_created, poll_kept, poll_mark, record_await, record_created, record_link, record_polled,
@@ -140,7 +141,10 @@ hook_call::preserving_call!(fn call_exit(&'static FnDesc) -> Entry = guarded_exi
 #[inline(never)]
 extern "C" fn guarded_entry(f: &'static FnDesc) -> Entry {
     let flags = f.flags();
-    if flags & SPECIAL != 0 {
+    if flags & (SPECIAL | flags::LONG_POLL) != 0 {
+        if flags & SPECIAL == 0 {
+            return poll_enter(f);
+        }
         if flags == PROFILE_ONLY {
             return profile_event(f, FnKind::Enter);
         }
@@ -156,7 +160,10 @@ extern "C" fn guarded_entry(f: &'static FnDesc) -> Entry {
 #[inline(never)]
 extern "C" fn guarded_exit(f: &'static FnDesc) -> Entry {
     let flags = f.flags();
-    if flags & SPECIAL != 0 {
+    if flags & (SPECIAL | flags::LONG_POLL) != 0 {
+        if flags & SPECIAL == 0 {
+            return poll_exit(f);
+        }
         if flags == PROFILE_ONLY {
             return profile_event(f, FnKind::Exit);
         }
@@ -306,10 +313,16 @@ pub(crate) fn record_args(f: &'static FnDesc, args: &[u64]) -> Entry {
     if !session::may_record() {
         return SKIPPED;
     }
-    if f.flags() & SPECIAL != 0 {
+    let flags = f.flags();
+    if flags & SPECIAL != 0 {
         return special(f, FnKind::EnterArgs, args);
     }
-    record_args_one(f, args, false)
+    let entry = record_args_one(f, args, false);
+    if flags & flags::LONG_POLL != 0 && entry == USUAL {
+        // The first poll of an async function with logged arguments.
+        poll_timed_after(f, FnKind::EnterArgs);
+    }
+    entry
 }
 
 #[inline(always)]

@@ -117,10 +117,14 @@ pub(super) fn time_event(
     now: u64,
     cpu: u32,
 ) -> Timed {
-    // An async function's trigger applies to its tasks (see `task`), not to one poll. (A
-    // forked child's calls do not come here: the fork handler clears every function's flags,
-    // the trigger's with them; `settle` asks again before it fires.)
+    // An async function's trigger applies to its tasks (see `task`), not to one poll; its polls
+    // are timed against the long-poll limit, if they are armed for it. (A forked child's calls
+    // do not come here: the fork handler clears every function's flags, the trigger's with
+    // them; `settle` asks again before it fires.)
     if f.kind() == crate::FnKindTag::Async {
+        if f.flags() & flags::LONG_POLL != 0 {
+            super::long_polls::time_poll(s, l, id, kind, now);
+        }
         return Timed::Done;
     }
     // SAFETY: the caller's session is the membership's (its strong count keeps it), and the
