@@ -308,6 +308,10 @@ pub(crate) struct CallsArgs {
 pub(crate) struct ReplayArgs {
     /// The log (.fdr; `-` for standard input).
     pub log: PathBuf,
+    /// Show only the polls of async task ID and of the tasks made or awaited in it (theirs,
+    /// and so on), each with the calls in it, on whichever thread ran it.
+    #[arg(long, value_name = "ID")]
+    pub task: Option<u64>,
     /// Reader threads for the first pass, each decoding the blocks of a share of the log's
     /// threads [default: 2 on a log over 32 MiB with two cores, else 1].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=MAX_READERS as i64))]

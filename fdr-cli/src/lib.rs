@@ -50,6 +50,7 @@
 //! | `commands::diff`, `commands::profile`, `commands::view`, `commands::await_sites` | two logs accounted and compared; a profile file per function, per call path, around a function; what the `view` page shows (the table, the slowest calls, the flame graph's paths and a timeline bounded in size); the waits at each await site (`account --by await`, tallied as `account` tallies tasks) |
 //! | `commands::account`, `commands::calls`, `commands::convert`, `commands::dump`, `commands::export`, `commands::flame`, `commands::info`, `commands::recover`, `commands::replay`, `commands::stack` | what each command shows, from the model (`export`: the window as OTLP spans, sent; `recover`: crash boxes turned into logs, written) |
 //! | `model::trie` | the call trie (`stack`, flame graphs) |
+//! | `model::task_polls` | the polls of one async task's tree (`replay --task`) |
 //! | `model::pass` | a pass over a log behind the filter, in shares; the plan |
 //! | `model::filter` | `--thread`, `--function`, `--from`/`--to`/`--around`, `--min` |
 //! | `model::engine`, `model::tasks`, `model::culls`, `model::thin_window`, `model::trigger`, `model::profile_file` | the replay engine as the commands run it (errors, progress, the plan); async tasks; culled functions; what to say of a window empty or thinned by the threshold; the call that fired a trigger; a profile file and its call paths |

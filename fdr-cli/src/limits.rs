@@ -42,6 +42,9 @@ pub(crate) const MAX_CALLS_DEPTH: usize = 1024;
 /// The most tasks whose links `fdr calls` keeps, and whose parents it finds; later ones are not
 /// shown.
 pub(crate) const MAX_LINKED_TASKS: usize = 1 << 20;
+/// The most polls whose task `fdr replay --task` looks at to find the polls of a tree; later
+/// ones are counted and not shown.
+pub(crate) const MAX_REPLAY_POLLS: usize = 1 << 22;
 /// Links of a task past this many are not shown.
 pub(crate) const MAX_LINKS_PER_TASK: usize = 16;
 /// The most tasks whose waits at await sites, polls and wake-ups `fdr calls` keeps; later ones
@@ -122,6 +125,10 @@ mod tests {
             (
                 "tasks whose links `calls` keeps (16 links each at most), and whose parent `calls` and `convert` find",
                 vec![n(MAX_LINKED_TASKS)],
+            ),
+            (
+                "polls whose task `replay --task` looks at (about 40 bytes each)",
+                vec![n(MAX_REPLAY_POLLS)],
             ),
             (
                 "waits held for the end of their poll, per thread",

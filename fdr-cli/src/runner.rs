@@ -200,7 +200,15 @@ fn replay(a: ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
     job.run(|j| {
         let p = commands::replay::plan(&j.log, &j.filter, readers, &j.progress)?;
         let order = commands::replay::order(&p);
-        render::replay::write(&p, &order, out, &mut |t, lines| {
+        let tree = match a.task {
+            Some(root) => Some((
+                root,
+                commands::replay::tree_polls(&j.log, &j.filter, &p, root, &j.progress)?,
+            )),
+            None => None,
+        };
+        let only = tree.as_ref().map(|(root, t)| (*root, t));
+        render::replay::write(&p, &order, only, out, &mut |t, lines| {
             commands::replay::thread(&j.log, &j.filter, &p, t, lines, &j.progress)
         })
     })

@@ -681,6 +681,79 @@ fn replay_says_which_task_each_poll_served_and_the_tasks_made_or_awaited_in_it()
     );
 }
 
+/// The lines of a replay after its `FUNCTION` header, the thread breaks as `#` and the
+/// duration column dropped.
+fn replay_lines(replay: &str) -> Vec<String> {
+    replay
+        .lines()
+        .skip_while(|l| !l.contains("| FUNCTION"))
+        .skip(1)
+        .map(|l| match l.split_once(" | ") {
+            Some((_, f)) => f.to_string(),
+            None => l.to_string(),
+        })
+        .collect()
+}
+
+#[test]
+fn replay_task_shows_the_polls_of_one_task_s_tree_alone_on_every_thread() {
+    let dir = temp_dir("awaits-tree-replay-task");
+    let log = write_log(&dir, "tree.fdr", &tree_log());
+    // Task 1: its two polls (task 2's nested in them), task 3 made in its first poll and
+    // polled on the worker, task 5 linked to it; app::serve, which is no poll, is left out.
+    let replay = fdr(&["replay", "--task", "1", &log]).unwrap();
+    assert!(
+        replay.contains(
+            "# task 1 and the tasks made or awaited in it: 4 task(s) polled in the window"
+        ),
+        "{replay}"
+    );
+    assert_eq!(
+        replay_lines(&replay),
+        [
+            "# thread 11 (main)",
+            "  app::handle(id=42) {",
+            "    app::helper();",
+            "    app::fetch();",
+            "    /* task 2 */",
+            "  } /* app::handle */",
+            "  /* task 1; made or awaited in it: task 3, task 2 */",
+            "  app::handle() {",
+            "    app::fetch();",
+            "    /* task 2 */",
+            "  } /* app::handle */",
+            "  /* task 1 */",
+            "#",
+            "# thread 12 (worker)",
+            "app::spawned();",
+            "/* task 3 */",
+            "app::traced();",
+            "/* task 5 */",
+        ],
+        "{replay}"
+    );
+    // Task 2, awaited inside task 1's polls: its own polls, at their depth, nothing of task 1.
+    let replay = fdr(&["replay", "--task", "2", &log]).unwrap();
+    assert_eq!(
+        replay_lines(&replay),
+        [
+            "# thread 11 (main)",
+            "    app::fetch();",
+            "    /* task 2 */",
+            "    app::fetch();",
+            "    /* task 2 */"
+        ],
+        "{replay}"
+    );
+    // A task without a poll in the window says so.
+    let replay = fdr(&["replay", "--task", "77", &log]).unwrap();
+    assert_eq!(
+        replay_lines(&replay),
+        ["no poll of task 77 in the window"],
+        "{replay}"
+    );
+}
+
 #[test]
 fn parent_links_in_a_cycle_neither_hang_nor_hide_the_tasks() {
     // Tasks 1 and 2 each linked as the other's parent, task 3 as its own (a hostile log).

@@ -12,7 +12,7 @@ fn all_commands(path: &str) -> Vec<(String, fdr_cli::CliError)> {
     commands(path, &ALL)
 }
 
-const ALL: [&[&str]; 15] = [
+const ALL: [&[&str]; 16] = [
     &["info"],
     &["dump", "--verify"],
     &["account"],
@@ -25,6 +25,7 @@ const ALL: [&[&str]; 15] = [
     &["flame", "-o", "-"],
     &["calls", "--format", "json", "--threads", "2"],
     &["replay"],
+    &["replay", "--task", "1"],
     &[
         "account",
         "--from",

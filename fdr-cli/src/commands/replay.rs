@@ -6,7 +6,8 @@ use fdr_format::sink::{Ignore, Sink};
 use crate::model::engine::{Plan, Report};
 use crate::model::filter::Filter;
 use crate::model::input::Log;
-use crate::model::pass::{plan_shared, replay_behind};
+use crate::model::pass::{plan_shared, replay, replay_behind};
+use crate::model::task_polls::{PollsOf, TreePolls};
 use crate::CliError;
 
 /// The first pass, with `readers` reader threads: which frames were open when each window
@@ -25,6 +26,21 @@ pub(crate) fn order(p: &Plan) -> Vec<usize> {
     let mut order: Vec<usize> = (0..p.threads.len()).filter(|&t| p.shows(t)).collect();
     order.sort_by_key(|&t| (p.threads[t].first_tsc, p.threads[t].tid));
     order
+}
+
+/// The polls of the tree of async task `root` (`--task`): one more pass over the whole log,
+/// behind `filter`, with the plan `p`, so that each poll is named as the threads' replays will
+/// meet it.
+pub(crate) fn tree_polls(
+    log: &Log,
+    filter: &Filter,
+    p: &Plan,
+    root: u64,
+    progress: &dyn Report,
+) -> Result<TreePolls, CliError> {
+    let mut polls = PollsOf::default();
+    replay(log, &mut polls, Some(p), filter, progress, 2)?;
+    Ok(polls.tree(root))
 }
 
 /// Replays thread index `t`'s window of `log` into `sink`, behind `filter`.

@@ -5,7 +5,8 @@
 //! prints.
 //!
 //! Inside, modules use only those above them in this list: `input`, `names`, `hist`,
-//! `trigger`, `thin_window`, `tasks`, `culls`, `profile_file`, `engine`, `filter`, `pass`, `trie`.
+//! `trigger`, `thin_window`, `tasks`, `culls`, `profile_file`, `engine`, `filter`, `pass`, `trie`,
+//! `task_polls`.
 
 pub(crate) mod culls;
 pub(crate) mod engine;
@@ -15,6 +16,7 @@ pub(crate) mod input;
 pub(crate) mod names;
 pub(crate) mod pass;
 pub(crate) mod profile_file;
+pub(crate) mod task_polls;
 pub(crate) mod tasks;
 pub(crate) mod thin_window;
 pub(crate) mod trie;

@@ -19,6 +19,7 @@
 //! after a first pass (the plan), each thread is replayed on its own, the decoder seeking over
 //! the other threads' blocks. Memory is the replay's: a frame per open call.
 
+use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::ops::ControlFlow;
@@ -28,9 +29,10 @@ use fdr_format::tasks::TaskParents;
 use fdr_format::LinkKind;
 
 use crate::escape::shown;
-use crate::limits::{MAX_LINKED_TASKS, MAX_SHOWN_FRAMES};
+use crate::limits::{MAX_LINKED_TASKS, MAX_REPLAY_POLLS, MAX_SHOWN_FRAMES};
 use crate::model::engine::Plan;
 use crate::model::names::{Names, Slots};
+use crate::model::task_polls::TreePolls;
 use crate::model::thin_window;
 use crate::render::labels::thread_label;
 use crate::render::reason;
@@ -69,6 +71,12 @@ pub(crate) struct Lines<'a> {
     depth: usize,
     /// The tasks made or awaited in each poll of the thread.
     parents: TaskParents,
+    /// With `--task`: the entry offsets of the polls to show, alone.
+    only: Option<&'a HashSet<u64>>,
+    /// The depth of the poll being shown, with `only`.
+    showing: Option<usize>,
+    /// The poll shown last has just exited: its poll event, next, is shown too.
+    tie_next: bool,
 }
 
 /// Which marks appeared, for the notes at the end.
@@ -80,6 +88,11 @@ struct Marks {
 }
 
 impl Lines<'_> {
+    /// Whether lines are written now: always, or with `only` inside a poll to show.
+    fn shows(&self) -> bool {
+        self.only.is_none() || self.showing.is_some()
+    }
+
     fn label(&mut self, id: u32) -> Result<usize, CliError> {
         let s = self.slots.slot(id)?;
         if s == self.labels.len() {
@@ -180,6 +193,14 @@ impl Sink for Lines<'_> {
 
     fn enter(&mut self, e: &Enter<'_>) -> Result<ControlFlow<()>, CliError> {
         self.parents.enter(e.thread, e.depth);
+        self.tie_next = false;
+        if let (Some(only), None) = (self.only, self.showing) {
+            if !only.contains(&e.frame.at) {
+                self.depth = e.depth + 1;
+                return Ok(GO_ON);
+            }
+            self.showing = Some(e.depth);
+        }
         self.open_held()?;
         self.depth = e.depth + 1;
         self.held = Some((e.depth, *e.frame));
@@ -192,6 +213,14 @@ impl Sink for Lines<'_> {
         let (depth, f, end, how) = (e.depth, e.frame, e.end, e.how);
         self.parents.exit(e.thread, depth);
         self.depth = depth;
+        self.tie_next = false;
+        if !self.shows() {
+            return Ok(GO_ON);
+        }
+        if self.showing == Some(depth) {
+            self.showing = None;
+            self.tie_next = true;
+        }
         let dur = end.saturating_sub(f.start);
         let s = self.label(f.id)?;
         if matches!(self.held, Some((d, _)) if d == depth) {
@@ -218,12 +247,16 @@ impl Sink for Lines<'_> {
 
     fn task(&mut self, t: &TaskSeen) -> Result<ControlFlow<()>, CliError> {
         self.parents.task(t);
+        self.tie_next = false;
         Ok(GO_ON)
     }
 
     /// The poll that just exited: `/* task 7; made or awaited in it: task 8, task 3 */`.
     fn polled(&mut self, p: &PollSeen) -> Result<ControlFlow<()>, CliError> {
         let children = self.parents.polled(p);
+        if !self.shows() && !std::mem::take(&mut self.tie_next) {
+            return Ok(GO_ON);
+        }
         self.head(None, self.depth, false);
         let _ = write!(self.line, "/* task {}", p.task);
         for (i, c) in children.iter().enumerate() {
@@ -243,6 +276,9 @@ impl Sink for Lines<'_> {
     /// `/* task 9 (app::fetch) made inside task 8 (app::request) */`.
     fn link(&mut self, l: &LinkSeen) -> Result<ControlFlow<()>, CliError> {
         let link = l.link;
+        if !self.shows() {
+            return Ok(GO_ON);
+        }
         self.open_held()?;
         let (task, other) = (self.label(link.id)?, self.label(link.other_id)?);
         self.head(None, self.depth, false);
@@ -265,6 +301,7 @@ impl Sink for Lines<'_> {
 pub(crate) fn write(
     p: &Plan,
     order: &[usize],
+    only: Option<(u64, &TreePolls)>,
     out: &mut dyn Write,
     each: &mut dyn FnMut(usize, &mut Lines<'_>) -> Result<(), CliError>,
 ) -> Result<(), CliError> {
@@ -275,8 +312,24 @@ pub(crate) fn write(
     if let Some(h) = reason::header(&p.info, &names, &clock, p.origin) {
         writeln!(out, "# {h}").map_err(w)?;
     }
+    if let Some((root, tree)) = only {
+        writeln!(
+            out,
+            "# task {root} and the tasks made or awaited in it: {} task(s) polled in the window, their polls alone",
+            tree.tasks
+        )
+        .map_err(w)?;
+    }
     writeln!(out, "#   DURATION      TID | FUNCTION").map_err(w)?;
     let mut marks = Marks::default();
+    let order: Vec<usize> = match only {
+        Some((_, tree)) => order
+            .iter()
+            .copied()
+            .filter(|&t| tree.threads.contains(&(t as u32)))
+            .collect(),
+        None => order.to_vec(),
+    };
     for (i, &t) in order.iter().enumerate() {
         let th = &p.threads[t];
         if i > 0 {
@@ -297,13 +350,36 @@ pub(crate) fn write(
             marks,
             depth: 0,
             parents: TaskParents::new(MAX_LINKED_TASKS),
+            only: only.map(|(_, tree)| &tree.at),
+            showing: None,
+            tie_next: false,
         };
         each(t, &mut lines)?;
         lines.open_held()?;
         marks = lines.marks;
     }
-    if order.is_empty() {
-        writeln!(out, "no calls").map_err(w)?;
+    match only {
+        Some((root, tree)) if order.is_empty() => {
+            writeln!(out, "no poll of task {root} in the window").map_err(w)?;
+            if tree.left_out > 0 {
+                writeln!(
+                    out,
+                    "({} polls past the first {MAX_REPLAY_POLLS} were not looked at)",
+                    tree.left_out
+                )
+                .map_err(w)?;
+            }
+        }
+        Some((_, tree)) if tree.left_out > 0 => {
+            writeln!(
+                out,
+                "({} polls past the first {MAX_REPLAY_POLLS} were not looked at)",
+                tree.left_out
+            )
+            .map_err(w)?;
+        }
+        _ if order.is_empty() => writeln!(out, "no calls").map_err(w)?,
+        _ => {}
     }
     if marks.inferred {
         writeln!(
@@ -350,9 +426,13 @@ mod tests_from_docs {
             Progress::hidden(),
         );
         let p = plan(&log, &filter, 1, &progress)?;
-        crate::render::replay::write(&p, &order(&p), &mut std::io::stdout(), &mut |t, lines| {
-            thread(&log, &filter, &p, t, lines, &progress)
-        })?;
+        crate::render::replay::write(
+            &p,
+            &order(&p),
+            None,
+            &mut std::io::stdout(),
+            &mut |t, lines| thread(&log, &filter, &p, t, lines, &progress),
+        )?;
         Ok::<(), crate::CliError>(())
     }
 }
