@@ -275,6 +275,7 @@ fn timelines_draw_each_wait_inside_its_task_and_each_wake_up_as_a_flow() {
     ])
     .unwrap();
     let trace = common::fxt::parse(&std::fs::read(&out).unwrap()).unwrap();
+    common::fxt::assert_read_alike_by_fxt_package(&out, &trace);
     use common::fxt::Value as V;
     let arg = |a: &[(String, V)], k: &str| {
         a.iter().find(|(n, _)| n == k).map(|(_, v)| match v {
@@ -629,6 +630,7 @@ fn timelines_mark_each_task_s_parent_at_its_creation() {
     ])
     .unwrap();
     let trace = common::fxt::parse(&std::fs::read(&out).unwrap()).unwrap();
+    common::fxt::assert_read_alike_by_fxt_package(&out, &trace);
     let instants = common::fxt::async_instants(&trace);
     let parent = vec![("parent_task".to_string(), common::fxt::Value::U64(1))];
     let name = "in app::handle task 1".to_string();

@@ -340,6 +340,7 @@ fn fxt_decodes_back_to_the_same_spans_threads_and_args() {
     ])
     .unwrap();
     let trace = common::fxt::parse(&std::fs::read(&out).unwrap()).expect("a valid FXT trace");
+    common::fxt::assert_read_alike_by_fxt_package(&out, &trace);
     assert_eq!(trace.ticks_per_second, 1_000_000_000);
     assert_eq!(trace.processes[&1], "demo");
     assert_eq!(trace.threads[&11], (1, "main".to_string()));
@@ -386,6 +387,7 @@ fn fxt_of_a_mid_stack_window_marks_inferred_and_open_calls() {
     ])
     .unwrap();
     let trace = common::fxt::parse(&std::fs::read(&out).unwrap()).unwrap();
+    common::fxt::assert_read_alike_by_fxt_package(&out, &trace);
     let spans = common::fxt::spans(&trace).unwrap();
     use common::fxt::Value;
     let flag =
@@ -460,6 +462,7 @@ fn fxt_and_chrome_agree_on_a_larger_log() {
     ])
     .unwrap();
     let trace = common::fxt::parse(&std::fs::read(&out).unwrap()).unwrap();
+    common::fxt::assert_read_alike_by_fxt_package(&out, &trace);
     assert_eq!(
         trace.ticks_per_second, 2_500_000_000,
         "the recording clock's rate"
@@ -827,6 +830,7 @@ fn fxt_with_more_threads_than_thread_slots_uses_inline_threads() {
     ])
     .unwrap();
     let trace = common::fxt::parse(&std::fs::read(&out).unwrap()).unwrap();
+    common::fxt::assert_read_alike_by_fxt_package(&out, &trace);
     assert_eq!(trace.threads.len(), 300);
     let f = common::fxt::spans(&trace).unwrap();
     let mut a: Vec<_> = c

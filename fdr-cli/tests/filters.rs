@@ -563,6 +563,7 @@ fn logged_arguments_stay_with_their_call_through_min() {
     ])
     .unwrap();
     let trace = common::fxt::parse(&std::fs::read(&out).unwrap()).unwrap();
+    common::fxt::assert_read_alike_by_fxt_package(&out, &trace);
     let spans = common::fxt::spans(&trace).unwrap();
     let parse = spans.iter().find(|s| s.name == "app::parse").unwrap();
     use common::fxt::Value as V;

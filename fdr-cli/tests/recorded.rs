@@ -146,6 +146,7 @@ fn golden_outputs_of_every_command_on_a_recorded_log() {
     let fxt = dir.join("rec.fxt");
     fdr(&["convert", l, "--format", "fxt", "-o", fxt.to_str().unwrap()]).unwrap();
     let trace = common::fxt::parse(&std::fs::read(&fxt).unwrap()).unwrap();
+    common::fxt::assert_read_alike_by_fxt_package(&fxt, &trace);
     let spans = common::fxt::spans(&trace).unwrap();
     let listing: String = spans
         .iter()

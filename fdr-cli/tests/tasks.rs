@@ -148,6 +148,7 @@ fn fxt_shows_every_task_as_one_async_slice_over_its_polls() {
     ])
     .unwrap();
     let trace = common::fxt::parse(&std::fs::read(&out).unwrap()).unwrap();
+    common::fxt::assert_read_alike_by_fxt_package(&out, &trace);
     let tasks = common::fxt::async_spans(&trace).unwrap();
     use common::fxt::Value as V;
     let flag = |a: &[(String, V)], k: &str| a.iter().any(|(n, v)| n == k && *v == V::U32(1));

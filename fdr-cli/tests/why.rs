@@ -103,6 +103,7 @@ fn convert_marks_the_triggering_call_with_an_instant_on_its_thread() {
     ])
     .unwrap();
     let trace = common::fxt::parse(&std::fs::read(&fxt).unwrap()).unwrap();
+    common::fxt::assert_read_alike_by_fxt_package(&fxt, &trace);
     let instants = common::fxt::instants(&trace);
     assert_eq!(instants.len(), 1);
     let i = instants[0];

@@ -465,3 +465,67 @@ pub fn flows(t: &Trace) -> Result<Vec<Flow>, String> {
     out.sort_by_key(|f| f.id);
     Ok(out)
 }
+
+/// Reads the FXT file at `path` with a reader fdr did not write (the PyPI package `fxt`, through
+/// `tests/fxt_check.py`) and asserts that it finds every event `trace` (this module's reading of
+/// the same file) holds, in the same order, with the same thread, category, name, time (in
+/// nanoseconds, both rounding down), arguments (compared as numbers or text) and trailing word
+/// (a correlation id; for a complete event, the word as a time). Fails, not skips, without
+/// python3 or the package: `scripts/test` installs it.
+pub fn assert_read_alike_by_fxt_package(path: &std::path::Path, trace: &Trace) {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fxt_check.py");
+    let out = std::process::Command::new("python3")
+        .arg(&script)
+        .arg(path)
+        .output()
+        .unwrap_or_else(|e| panic!("python3 is needed to read FXT with the fxt package ({e})"));
+    assert!(
+        out.status.success(),
+        "the fxt package could not read {}: {}\n(install it with `python3 -m pip install fxt`)",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let theirs: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|v: &serde_json::Value| v.get("type").is_some())
+        .collect();
+    let value = |v: &Value| match v {
+        Value::I32(x) => serde_json::json!(x),
+        Value::U32(x) => serde_json::json!(x),
+        Value::I64(x) => serde_json::json!(x),
+        Value::U64(x) | Value::Koid(x) | Value::Other(x) => serde_json::json!(x),
+        Value::F64(x) => serde_json::json!(x),
+        Value::Str(s) => serde_json::json!(s),
+        Value::Bool(b) => serde_json::json!(b),
+    };
+    let ours: Vec<serde_json::Value> = trace
+        .events
+        .iter()
+        .map(|e| {
+            let extra = match (e.event_type, e.extra) {
+                (4, Some(x)) => Some(trace.ns(x)),
+                (_, x) => x,
+            };
+            serde_json::json!({
+                "type": e.event_type,
+                "pid": e.pid,
+                "tid": e.tid,
+                "category": e.category,
+                "name": e.name,
+                "ts": trace.ns(e.ts),
+                "args": e.args.iter().map(|(k, v)| serde_json::json!([k, value(v)])).collect::<Vec<_>>(),
+                "extra": extra,
+            })
+        })
+        .collect();
+    assert_eq!(
+        theirs.len(),
+        ours.len(),
+        "events read by the fxt package and by ours"
+    );
+    for (i, (a, b)) in theirs.iter().zip(&ours).enumerate() {
+        assert_eq!(a, b, "event {i} of {}", path.display());
+    }
+}
