@@ -243,12 +243,24 @@ pub struct ReasonInfo {
     pub signal: i32,
     /// For a crash signal that names an address (a segfault, a bus error), that address.
     pub address: u64,
-    /// For a slow call, how long its thread waited for a CPU (runnable but not running:
-    /// preempted, or woken with no CPU free) during the call, in nanoseconds, as far as it was
-    /// measured: from when the watchdog found the call running long to its end, so at least
-    /// this much. `None`: not measured (a call that ended before the watchdog looked, a system
-    /// without the kernel's scheduler statistics, an older log).
+    /// For a slow call or a long poll, how long its thread waited for a CPU (runnable but not
+    /// running: preempted, or woken with no CPU free) during the call, in nanoseconds, as far
+    /// as it was measured: over the whole call when [`ReasonInfo::off_cpu_ns`] is known too
+    /// (the thread's context switches), else from when the watchdog found the call running
+    /// long to its end, so at least this much. `None`: not measured (a call that ended before
+    /// the watchdog looked on a system without context-switch records, a system without the
+    /// kernel's scheduler statistics, an older log).
     pub cpu_wait_ns: Option<u64>,
+    /// For a slow call or a long poll, how long its thread was off the CPU without waiting for
+    /// one (blocked: a sleep, a lock, I/O, a page fault) during the whole call, in nanoseconds,
+    /// from the thread's context switches; the call then ran on a CPU for its duration less
+    /// this and [`ReasonInfo::cpu_wait_ns`]. `None`: not measured (no context-switch records
+    /// on this system, an older log).
+    pub off_cpu_ns: Option<u64>,
+    /// Calls past a learned limit not written because the time their thread waited for a CPU
+    /// explains them (within the limit without it), so far in the recording; they are counted
+    /// in [`ReasonInfo::suppressed`] too. Absent from older logs: read as 0.
+    pub cpu_wait_suppressed: u64,
     /// For [`Reason::Crash`], how the process ended, as far as its box could tell. Absent from
     /// older logs: [`Ending::Unknown`], read from `signal`.
     pub ending: Ending,
@@ -631,6 +643,8 @@ impl Extension {
                 o.u64(r.end_within_ns);
                 o.i32(r.handled_signal);
                 o.u64(r.handled_before_ns);
+                o.u64(r.off_cpu_ns.map_or(0, |w| w.saturating_add(1)));
+                o.u64(r.cpu_wait_suppressed);
             }
             Extension::Options(words) => {
                 o.u8(TAG_OPTIONS);
@@ -772,6 +786,8 @@ impl Extension {
                 end_within_ns: i.u64_or_zero("end bound")?,
                 handled_signal: i.u64_or_zero_i32("handled signal")?,
                 handled_before_ns: i.u64_or_zero("handled signal time")?,
+                off_cpu_ns: i.u64_or_zero("off-CPU time")?.checked_sub(1),
+                cpu_wait_suppressed: i.u64_or_zero("triggers suppressed for CPU waits")?,
             }),
             TAG_OPTIONS => Extension::Options(i.str("options")?),
             tag => Extension::Unknown(tag),
@@ -852,9 +868,17 @@ mod tests {
                 end_within_ns: 1_000_000_000,
                 handled_signal: 15,
                 handled_before_ns: 31_000_000_000,
+                off_cpu_ns: Some(1),
+                cpu_wait_suppressed: 6,
             }),
             Extension::Reason(ReasonInfo {
                 cpu_wait_ns: Some(3_800_000),
+                ..ReasonInfo::default()
+            }),
+            Extension::Reason(ReasonInfo {
+                cpu_wait_ns: Some(0),
+                off_cpu_ns: Some(20_100_000),
+                cpu_wait_suppressed: 3,
                 ..ReasonInfo::default()
             }),
             Extension::Options("mode=ring trigger=svc::get_quote:20ms".into()),
@@ -880,7 +904,7 @@ mod tests {
         let b = Extension::Reason(r.clone()).encode();
         // The layout before: the same without the five fields after `p99_ticks`, and the
         // ending's five after those.
-        let old = &b[..b.len() - 36 - 25];
+        let old = &b[..b.len() - 36 - 25 - 16];
         let want = ReasonInfo {
             limit_ticks: 0,
             p99_ticks: 0,
@@ -888,6 +912,27 @@ mod tests {
         };
         assert_eq!(
             Extension::decode(old).unwrap(),
+            Some(Extension::Reason(want))
+        );
+    }
+
+    #[test]
+    fn a_reason_written_before_the_off_cpu_time_reads_as_not_measured() {
+        let r = ReasonInfo {
+            reason: Reason::SlowCall,
+            cpu_wait_ns: Some(5),
+            off_cpu_ns: Some(7),
+            cpu_wait_suppressed: 2,
+            ..ReasonInfo::default()
+        };
+        let b = Extension::Reason(r.clone()).encode();
+        let want = ReasonInfo {
+            off_cpu_ns: None,
+            cpu_wait_suppressed: 0,
+            ..r
+        };
+        assert_eq!(
+            Extension::decode(&b[..b.len() - 16]).unwrap(),
             Some(Extension::Reason(want))
         );
     }
@@ -916,7 +961,7 @@ mod tests {
             ..r
         };
         assert_eq!(
-            Extension::decode(&b[..b.len() - 25]).unwrap(),
+            Extension::decode(&b[..b.len() - 25 - 16]).unwrap(),
             Some(Extension::Reason(want))
         );
     }
