@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{fdr, golden, temp_dir, triggered_log, write_log};
+use common::{fdr, golden, temp_dir, triggered_log, triggered_log_with, write_log};
 use serde_json::Value;
 
 fn out(args: &[&str], log: &str) -> String {
@@ -48,6 +48,35 @@ fn info_says_why_the_log_was_written_and_how_big_the_pool_should_be() {
     assert!(
         info.contains("        12    1.00 µs           96   91.6 MiB/s  pool\n"),
         "{info}"
+    );
+}
+
+#[test]
+fn info_says_where_the_call_s_time_went_and_what_the_host_s_waits_held_back() {
+    let dir = temp_dir("why-went");
+    let log = write_log(
+        &dir,
+        "went.fdr",
+        &triggered_log_with(|r| fdr_format::ReasonInfo {
+            cpu_wait_ns: Some(1_000),
+            off_cpu_ns: Some(2_000),
+            cpu_wait_suppressed: 2,
+            ..r
+        }),
+    );
+    let info = out(&["info", &log], &log);
+    assert!(
+        info.contains(
+            "lasted 3.60 µs; it ran 600 ns, waited for a CPU 1.00 µs, was off the CPU 2.00 µs; \
+             3 triggers suppressed\n            2 calls past a learned limit only because their \
+             thread waited for a CPU: not written (the host's doing, not the function's)\n"
+        ),
+        "{info}"
+    );
+    let dump = out(&["dump", &log], &log);
+    assert!(
+        dump.contains(" cpu_wait_ns=1000 off_cpu_ns=2000 cpu_wait_suppressed=2"),
+        "{dump}"
     );
 }
 

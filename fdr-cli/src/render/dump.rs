@@ -121,7 +121,15 @@ impl Dumper for Printer<'_> {
                     r.address
                 ) + &r
                     .cpu_wait_ns
-                    .map_or(String::new(), |w| format!(" cpu_wait_ns={w}")),
+                    .map_or(String::new(), |w| format!(" cpu_wait_ns={w}"))
+                    + &r
+                        .off_cpu_ns
+                        .map_or(String::new(), |w| format!(" off_cpu_ns={w}"))
+                    + &if r.cpu_wait_suppressed > 0 {
+                        format!(" cpu_wait_suppressed={}", r.cpu_wait_suppressed)
+                    } else {
+                        String::new()
+                    },
                 Ok(Some(Extension::Options(o))) => format!("fdr options: {}", shown(&o)),
                 Ok(Some(Extension::Unknown(tag))) => format!("fdr record of unknown tag {tag}"),
                 Ok(None) => {

@@ -281,6 +281,13 @@ fn reason(c: &Ctx, s: &mut String) {
             "reason      {why}; {} suppressed",
             plural(r.suppressed, "trigger")
         );
+        if r.cpu_wait_suppressed > 0 {
+            let _ = writeln!(
+                s,
+                "            {} past a learned limit only because their thread waited for a CPU: not written (the host's doing, not the function's)",
+                plural(r.cpu_wait_suppressed, "call")
+            );
+        }
     }
 }
 

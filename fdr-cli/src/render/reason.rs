@@ -45,15 +45,25 @@ pub(crate) fn describe_call(
             human(clock.ns(p99))
         ),
     };
-    // Measured only for calls the watchdog saw running long; 0 is worth saying too: the call
-    // was slow on the CPU, not descheduled.
-    match r.cpu_wait_ns {
-        Some(0) => format!("{call}; its thread did not wait for a CPU"),
-        Some(w) => format!(
+    // Over the whole call from its thread's context switches; else only for calls the
+    // watchdog saw running long. 0 is worth saying too: the call was slow on the CPU, not
+    // descheduled.
+    match (r.cpu_wait_ns, r.off_cpu_ns) {
+        (Some(w), Some(off)) => {
+            let ran = clock.ns(r.duration_ticks).saturating_sub(w + off);
+            format!(
+                "{call}; it ran {}, waited for a CPU {}, was off the CPU {}",
+                human(ran),
+                human(w),
+                human(off)
+            )
+        }
+        (Some(0), None) => format!("{call}; its thread did not wait for a CPU"),
+        (Some(w), None) => format!(
             "{call}; its thread waited for a CPU for {} of it at least (descheduled)",
             human(w)
         ),
-        None => call,
+        (None, _) => call,
     }
 }
 
@@ -155,6 +165,15 @@ mod tests_from_docs {
             describe_call(&r, &Names::default(), &TickRate::new(1_000_000_000), 1_000).ends_with(
                 "; its thread waited for a CPU for 2.50 ms of it at least (descheduled)"
             )
+        );
+        // Over the whole call, from its thread's context switches: where all of it went.
+        let r = ReasonInfo {
+            off_cpu_ns: Some(300_000),
+            ..r
+        };
+        assert!(
+            describe_call(&r, &Names::default(), &TickRate::new(1_000_000_000), 1_000)
+                .ends_with("; it ran 200 µs, waited for a CPU 2.50 ms, was off the CPU 300 µs")
         );
     }
 

@@ -205,6 +205,13 @@ pub fn golden(name: &str, actual: &str) {
 /// (3 triggers suppressed before it), in a recording that keeps 1 ms by age with a pool of four
 /// 256-byte buffers; thread 11's window covers 4 µs in two blocks, thread 12's 1 µs in one.
 pub fn triggered_log() -> Vec<u8> {
+    triggered_log_with(|r| r)
+}
+
+/// [`triggered_log`] with its reason record as `edit` makes it.
+pub fn triggered_log_with(
+    edit: impl FnOnce(fdr_format::ReasonInfo) -> fdr_format::ReasonInfo,
+) -> Vec<u8> {
     use fdr_format::{Reason, ReasonInfo};
     let mut log = LogBuilder::new(1_000_000_000);
     log.leading_block(11, 500);
@@ -215,7 +222,7 @@ pub fn triggered_log() -> Vec<u8> {
         max_age_ns: 1_000_000,
         ..run_info("server")
     });
-    log.reason(ReasonInfo {
+    log.reason(edit(ReasonInfo {
         reason: Reason::SlowCall,
         function: 2,
         tid: 11,
@@ -223,7 +230,7 @@ pub fn triggered_log() -> Vec<u8> {
         duration_ticks: 3600,
         suppressed: 3,
         ..ReasonInfo::default()
-    });
+    }));
     log.function(1, "app::serve", &[]);
     log.function(2, "app::handle", &[]);
     log.function(3, "app::query", &[]);

@@ -333,6 +333,7 @@ fn mark(s: &Session, open: &[(u32, i32, u32, u64)], seen: &mut Seen) {
 /// turn. A failure is reported once per recording and does not stop recording.
 fn write(s: &Session, mut call: ReasonInfo, n: u32) {
     call.suppressed = s.triggers().suppressed.load(Ordering::Relaxed);
+    call.cpu_wait_suppressed = s.triggers().cpu_wait_suppressed.load(Ordering::Relaxed);
     let path = file_names::snapshot_path(
         s.outputs().out_template(),
         std::process::id(),

@@ -11,6 +11,7 @@
 //! | crash and snapshot signals | `sigaction`, on the alternate stack | the same | - |
 //! | waking the writer | `pipe2` | `pipe` and `fcntl` | none (the writer's timer) |
 //! | the writer threads' priority | nice 10 for the thread | the utility QoS class | - |
+//! | a thread's context switches (where a slow call's time went) | `perf_event_open` with `context_switch`, a ring read back at a slow call's end | none | - |
 //!
 //! Linux and macOS share the POSIX parts (`unix.rs`). Where recording is not supported the
 //! functions exist all the same and do nothing, so every hook compiles and costs what it costs
@@ -38,6 +39,16 @@ mod os;
 mod os;
 
 pub(crate) use os::*;
+
+pub(crate) mod switch_tally;
+/// The calling thread's context switches, where the kernel records them for it (Linux).
+#[cfg(all(target_os = "linux", not(fdr_unsupported)))]
+#[path = "switches_linux.rs"]
+pub(crate) mod switches;
+/// The calling thread's context switches, where the kernel records them for it (Linux).
+#[cfg(not(all(target_os = "linux", not(fdr_unsupported))))]
+#[path = "switches_none.rs"]
+pub(crate) mod switches;
 
 /// Whether this target records, and if not, what `start` answers: the platform's name.
 #[cfg(all(any(target_os = "linux", target_os = "macos"), not(fdr_unsupported)))]

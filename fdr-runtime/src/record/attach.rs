@@ -227,6 +227,7 @@ extern "C" fn on_thread_exit(_: *mut std::ffi::c_void) {
     thread_local::with(|l| {
         let t = &l.state;
         l.member.dead.set(true);
+        crate::platform::switches::close_this_thread();
         let len = t.len.get();
         if len == BUSY {
             return;

@@ -18,7 +18,14 @@ static NEXT_TID: AtomicI32 = AtomicI32::new(1);
 /// Every thread's time spent waiting for a CPU, in ns (the kernel's `run_delay`).
 static RUN_DELAY: AtomicU64 = AtomicU64::new(0);
 
+/// How many switched-out spans a test can give one thread.
+pub(crate) const MAX_SWITCHES: usize = 16;
+
 thread_local! {
+    /// This thread's switched-out spans, oldest first: (out, back in, preempted), in ticks.
+    static SWITCHES: [Cell<(u64, u64, bool)>; MAX_SWITCHES] =
+        const { [const { Cell::new((0, 0, false)) }; MAX_SWITCHES] };
+    static SWITCHED: Cell<usize> = const { Cell::new(0) };
     static ON_READ: Cell<Option<fn()>> = const { Cell::new(None) };
     static ON_COLD: Cell<Option<fn()>> = const { Cell::new(None) };
     static TIME: Cell<u64> = const { Cell::new(0) };
@@ -66,6 +73,40 @@ pub(crate) fn run_delay() -> u64 {
 
 pub(crate) fn add_run_delay(ns: u64) {
     RUN_DELAY.fetch_add(ns, Ordering::SeqCst);
+}
+
+/// Notes that this thread was switched out from `out` to `back` (ticks), preempted (waiting
+/// for a CPU) or by itself (blocked); past [`MAX_SWITCHES`] the oldest is forgotten.
+pub(crate) fn switched_out(out: u64, back: u64, preempted: bool) {
+    SWITCHED.with(|n| {
+        SWITCHES.with(|s| {
+            let k = n.get();
+            if k == MAX_SWITCHES {
+                for i in 1..MAX_SWITCHES {
+                    s[i - 1].set(s[i].get());
+                }
+                s[MAX_SWITCHES - 1].set((out, back, preempted));
+            } else {
+                s[k].set((out, back, preempted));
+                n.set(k + 1);
+            }
+        })
+    });
+}
+
+/// Whether a test gave this thread a switch (else it has no record of them).
+pub(crate) fn has_switches() -> bool {
+    SWITCHED.with(|n| n.get() > 0)
+}
+
+/// This thread's switches, newest first, in ticks, as a ring would give them.
+pub(crate) fn switches() -> impl Iterator<Item = crate::platform::switch_tally::Switch> {
+    use crate::platform::switch_tally::Switch;
+    let spans: Vec<(u64, u64, bool)> =
+        SWITCHED.with(|n| SWITCHES.with(|s| s[..n.get()].iter().map(Cell::get).rev().collect()));
+    spans.into_iter().flat_map(|(out, back, preempted)| {
+        [Switch::In { at: back }, Switch::Out { at: out, preempted }]
+    })
 }
 
 pub(crate) fn set_time(ticks: u64) {

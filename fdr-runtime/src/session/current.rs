@@ -254,6 +254,8 @@ fn at_fork() {
             // The parent's box is not the child's: its pages become the child's own before the
             // copy of the recording is stopped.
             crate::buffers::crash_box::after_fork();
+            // The parent's threads' context-switch rings watch the parent's threads.
+            crate::platform::switches::after_fork();
             if !p.is_null() {
                 // SAFETY: CURRENT's count keeps the session alive; it is leaked here on purpose
                 // (the child must not free, or touch the locks of, its parent's recording).

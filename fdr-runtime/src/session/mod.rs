@@ -444,6 +444,13 @@ impl Session {
     /// long-poll limit: it ended at `now` past it, or (`running`) the watchdog saw it running
     /// at `now`. Fires as [`Session::fire`] does, with the long-poll limit.
     pub(crate) fn long_poll(&self, running: bool, function: u32, tid: i32, start: u64, now: u64) {
+        // A poll that ended is judged on its own thread, whose switches say where its time went;
+        // the watchdog's view of a running one has none.
+        let spent = if running {
+            None
+        } else {
+            cpu_wait::over_call(start, now, self.setup.calibration.ticks_per_second)
+        };
         let call = ReasonInfo {
             reason: if running {
                 Reason::LongPollRunning
@@ -455,6 +462,8 @@ impl Session {
             start_tsc: start,
             duration_ticks: now.wrapping_sub(start),
             limit_ticks: self.triggers.long_poll(),
+            cpu_wait_ns: spent.map(|s| s.cpu_wait_ns),
+            off_cpu_ns: spent.filter(|s| s.whole).map(|s| s.off_cpu_ns),
             ..ReasonInfo::default()
         };
         if self.triggers.fire(call, now, true) {
@@ -462,23 +471,44 @@ impl Session {
         }
     }
 
-    /// A call of `function` on the thread of registry entry `key`, running since `start`, ended
-    /// at `now` past its limit, with the watchdog's `mark` (or 0): fires its trigger with how
-    /// long the thread waited for a CPU since the mark, unless the limit is learned and that
-    /// wait alone took the call past it (see `cpu_wait`; counted as suppressed).
+    /// A call of `function` on the thread of registry entry `key` (the calling thread),
+    /// running since `start`, ended at `now` past its limit, with the watchdog's `mark` (or 0):
+    /// fires its trigger with where its time went off the CPU (the thread's context switches
+    /// over the whole call, else its wait for a CPU since the mark), unless the limit is learned
+    /// and the wait for a CPU alone took the call past it (see `cpu_wait`; counted as
+    /// suppressed). Answers the call's own duration, in ticks: without the wait for a CPU
+    /// measured, which a learned limit does not learn from.
     #[cold]
     #[inline(never)]
-    pub(crate) fn slow_call(&self, function: u32, key: u32, start: u64, now: u64, mark: u64) {
+    pub(crate) fn slow_call(
+        &self,
+        function: u32,
+        key: u32,
+        start: u64,
+        now: u64,
+        mark: u64,
+    ) -> u64 {
         let tid = self.threads.tid(key);
-        let cpu_wait_ns = cpu_wait::since(mark, tid);
+        let hz = self.setup.calibration.ticks_per_second;
+        let marked = cpu_wait::since(mark, tid);
+        let (cpu_wait_ns, off_cpu_ns) = match cpu_wait::over_call(start, now, hz) {
+            Some(s) if s.whole => (Some(s.cpu_wait_ns), Some(s.off_cpu_ns)),
+            // Part of the call: at least that much, or what the mark measured if more.
+            Some(s) => (Some(s.cpu_wait_ns.max(marked.unwrap_or(0))), None),
+            None => (marked, None),
+        };
         let duration = now.wrapping_sub(start);
         let limit = self.triggers.limit(function);
         let learned = self.triggers.p99(function) != 0;
+        let own = duration
+            .saturating_sub(cpu_wait_ns.map_or(0, |w| fdr_format::units::ns_to_ticks(w, hz)));
         if let Some(w) = cpu_wait_ns {
-            let hz = self.setup.calibration.ticks_per_second;
             if learned && cpu_wait::only_the_wait(duration, limit, w, hz) {
                 self.triggers.suppressed.fetch_add(1, Ordering::Relaxed);
-                return;
+                self.triggers
+                    .cpu_wait_suppressed
+                    .fetch_add(1, Ordering::Relaxed);
+                return own;
             }
         }
         let call = ReasonInfo {
@@ -490,11 +520,13 @@ impl Session {
             limit_ticks: limit,
             p99_ticks: self.triggers.p99(function),
             cpu_wait_ns,
+            off_cpu_ns,
             ..ReasonInfo::default()
         };
         if self.triggers.fire(call, now, true) {
             self.wakeup.wake();
         }
+        own
     }
 
     /// True for the one caller that gets to start the background writer.

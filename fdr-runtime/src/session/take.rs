@@ -29,6 +29,7 @@ impl Session {
             age_cut::keep_newer(&mut copied, end_tsc.saturating_sub(ticks));
         }
         reason.suppressed = self.triggers().suppressed.load(Ordering::Relaxed);
+        reason.cpu_wait_suppressed = self.triggers().cpu_wait_suppressed.load(Ordering::Relaxed);
         let header = FileHeader {
             constant_tsc: true,
             nonstop_tsc: setup.calibration.source.is_counter(),

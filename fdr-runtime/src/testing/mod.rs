@@ -66,6 +66,21 @@ pub fn add_cpu_wait(ns: u64) {
     injected::add_run_delay(ns);
 }
 
+/// Tells the recorder that this thread was switched off its CPU from `out` to `back` (ticks of
+/// the injected clock): `preempted` (still runnable: waiting for a CPU) or by itself (blocked:
+/// a sleep, a lock, I/O), as the kernel's context-switch records would (see
+/// `fdr_format::ReasonInfo::off_cpu_ns`). A call past its limit that spans it reports it. A
+/// thread never given one has no record of its switches, as on a system that keeps none.
+///
+/// ```
+/// fdr_runtime::testing::use_mock_clock(1_000_000_000);
+/// fdr_runtime::testing::switched_out(1_100, 1_400, true);
+/// fdr_runtime::testing::use_real_clock();
+/// ```
+pub fn switched_out(out: u64, back: u64, preempted: bool) {
+    injected::switched_out(out, back, preempted);
+}
+
 /// How many open calls the watchdog has marked, in this process, to measure their thread's wait
 /// for a CPU from (see [`add_cpu_wait`]): a test waits for its call to be marked.
 ///

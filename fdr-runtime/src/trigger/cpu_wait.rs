@@ -1,28 +1,37 @@
-//! Telling a slow call from a descheduled thread: how long a call's thread waited for a CPU.
+//! Telling a slow call from a descheduled thread: where a call's time went while its thread was
+//! not running.
 //!
-//! A call that lasts past its limit may have run long, or may have been runnable and waiting:
-//! preempted by another thread on a loaded machine, or woken with no CPU free. A learned limit
-//! (a few times the function's p99) is passed by any such wait of a few hundred microseconds,
-//! so on a shared host it fires on the scheduler, not on the program.
+//! A call that lasts past its limit may have run long, been blocked (a sleep, a lock, I/O), or
+//! been runnable and waiting: preempted by another thread on a loaded machine, or woken with no
+//! CPU free. A learned limit (a few times the function's p99) is passed by any such wait of a
+//! few hundred microseconds, so on a shared host it would fire on the scheduler, not on the
+//! program.
 //!
-//! The kernel counts each thread's total wait for a CPU (`run_delay` in
-//! `/proc/PID/task/TID/schedstat`, added to when a wait ends). Reading it costs a few
-//! microseconds, a few hundred calls' worth, so a call's entry cannot afford it. The watchdog,
-//! which already looks at every open trigger call, reads it for the calls it finds open past
-//! half their limit, and leaves the value on the call (its *mark*); a call that ends past its
-//! limit with a mark reads it again, and the difference is what its thread waited from the mark
-//! on: at least that much of the call. Nothing is read for calls that end before the watchdog
-//! looks twice, which are all but the slow ones.
+//! The answer comes from the thread's context switches, which the kernel records for it
+//! (`platform::switches`): a thread that enters a function with a trigger (or a poll timed
+//! against the long-poll limit) opens its ring once; at the end of a call past its limit, on
+//! the call's own thread, [`over_call`] adds up the switches since the call began: switched out
+//! while runnable is waiting for a CPU, switched out by itself is blocked. Nothing is read for
+//! calls within their limit, so a call pays nothing for it; a switch costs the kernel a record.
+//! The log's reason says both ([`fdr_format::ReasonInfo::cpu_wait_ns`] and
+//! [`fdr_format::ReasonInfo::off_cpu_ns`]); the call ran for the rest.
 //!
-//! A call past a learned limit that would have been within it without that wait is not the
-//! function's doing: its trigger does not write (it is counted as suppressed). A limit written
-//! by hand is the user's word and fires all the same; both report the wait in the log
-//! ([`fdr_format::ReasonInfo::cpu_wait_ns`]), which `fdr info` shows beside the duration.
-//! Where the system keeps no such count (macOS, a kernel without `CONFIG_SCHED_INFO`), nothing is
-//! marked or reported.
+//! Where the kernel keeps no such records (macOS, a `perf_event_paranoid` of 3, a container
+//! that filters `perf_event_open`), the watchdog's marks measure what they can: it looks at
+//! every open trigger call, reads the thread's total wait for a CPU (`run_delay` in
+//! `/proc/PID/task/TID/schedstat`) for the calls it finds open past half their limit, and leaves
+//! it on the call (its *mark*); a call that ends past its limit with a mark reads it again, and
+//! the difference is at least its wait from the mark on. Calls shorter than the watchdog's
+//! period are not measured that way.
+//!
+//! A call past a learned limit that would have been within it without its wait for a CPU is not
+//! the function's doing: it does not write (it is counted as suppressed, and apart, so that
+//! `fdr info` says how many), and the learned limit learns its own time, not the wait. A limit
+//! written by hand is the user's word and fires all the same.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::platform::switch_tally::{tally, Spent};
 use crate::{platform, seams::injected};
 
 /// Marks made in this process (read by tests).
@@ -59,6 +68,33 @@ pub(crate) fn mark(tid: i32, leave: impl FnOnce(u64)) {
 pub(crate) fn since(mark: u64, tid: i32) -> Option<u64> {
     let then = mark.checked_sub(1)?;
     Some(run_delay(tid)?.saturating_sub(then))
+}
+
+/// Where the calling thread's time between ticks `start` and `end` (at most now) went off its
+/// CPU, from its context switches (`platform::switches`, or a test's injected ones), at
+/// `ticks_per_second`; `None` where the thread has no record of them. Called at the exit of a
+/// call past its limit, on its thread: async-signal-safe, no allocation (but under tests).
+pub(crate) fn over_call(start: u64, end: u64, ticks_per_second: u64) -> Option<Spent> {
+    let ns = |ticks: u64| fdr_format::units::ticks_to_ns(ticks, ticks_per_second);
+    if injected::on() {
+        // A thread a test gave no switch has no record of them, as on a system without.
+        if !injected::has_switches() {
+            return None;
+        }
+        let mut s = tally(&mut injected::switches(), start, end);
+        // A test's switches are all there are.
+        s.whole = true;
+        return Some(Spent {
+            cpu_wait_ns: ns(s.cpu_wait_ns),
+            off_cpu_ns: ns(s.off_cpu_ns),
+            whole: true,
+        });
+    }
+    // The records are dated by CLOCK_MONOTONIC: the call's ends are dated back from now.
+    let (now_ticks, _) = crate::platform::clock::now();
+    let now_ns = crate::platform::monotonic_ns();
+    let back = |t: u64| now_ns.saturating_sub(ns(now_ticks.saturating_sub(t)));
+    crate::platform::switches::spent(back(start), back(end), start)
 }
 
 /// Whether a call of `duration` ticks past a learned `limit` would have been within it without

@@ -59,6 +59,9 @@ pub(crate) struct Triggers {
     /// [`factor`]).
     worst: AtomicU64,
     pub suppressed: AtomicU64,
+    /// Of those, calls past a learned limit let off because their thread's wait for a CPU
+    /// explains them (`cpu_wait`).
+    pub cpu_wait_suppressed: AtomicU64,
     pub mailbox: Mailbox,
     /// Open tasks of async functions with a trigger.
     pub tasks: OpenTasks,
@@ -230,6 +233,7 @@ impl Triggers {
             last: AtomicU64::new(0),
             worst: AtomicU64::new(0),
             suppressed: AtomicU64::new(0),
+            cpu_wait_suppressed: AtomicU64::new(0),
             mailbox: Mailbox::default(),
             tasks: OpenTasks::new(open_tasks),
             long_poll,
@@ -649,6 +653,8 @@ pub(crate) struct Mailbox {
     p99: AtomicU64,
     /// `cpu_wait_ns` plus one (0: none).
     cpu_wait: AtomicU64,
+    /// `off_cpu_ns` plus one (0: none).
+    off_cpu: AtomicU64,
     n: AtomicU32,
     /// The writer is writing a snapshot (finish waits a little for it).
     pub writing: AtomicBool,
@@ -696,6 +702,10 @@ impl Mailbox {
             call.cpu_wait_ns.map_or(0, |w| w.saturating_add(1)),
             Ordering::Relaxed,
         );
+        self.off_cpu.store(
+            call.off_cpu_ns.map_or(0, |w| w.saturating_add(1)),
+            Ordering::Relaxed,
+        );
         self.state.store(FULL, Ordering::Release);
     }
 
@@ -724,6 +734,7 @@ impl Mailbox {
             limit_ticks: self.limit.load(Ordering::Relaxed),
             p99_ticks: self.p99.load(Ordering::Relaxed),
             cpu_wait_ns: self.cpu_wait.load(Ordering::Relaxed).checked_sub(1),
+            off_cpu_ns: self.off_cpu.load(Ordering::Relaxed).checked_sub(1),
             ..ReasonInfo::default()
         };
         let n = self.n.load(Ordering::Relaxed);

@@ -107,6 +107,7 @@ pub(super) fn time_poll(s: &session::Session, l: &Local, id: u32, kind: FnKind, 
     let thread = unsafe { &*l.member.entry.get() };
     if kind.is_entry() {
         thread.open_call(id, now);
+        watch_switches(now);
         return;
     }
     let Some((open, start)) = thread.close_call() else {
@@ -115,6 +116,15 @@ pub(super) fn time_poll(s: &session::Session, l: &Local, id: u32, kind: FnKind, 
     let limit = s.triggers().long_poll();
     if open == id && limit != 0 && now.wrapping_sub(start) > limit {
         fire(s, id, start, now);
+    }
+}
+
+/// Makes sure the thread's context switches are recorded, so that a call past its limit can say
+/// where its time went (`cpu_wait::over_call`): one thread-local load once they are.
+#[inline(always)]
+pub(super) fn watch_switches(now: u64) {
+    if !crate::platform::switches::watched() {
+        crate::platform::switches::watch_this_thread(now);
     }
 }
 

@@ -130,6 +130,9 @@ pub(super) fn time_event(
     // SAFETY: the caller's session is the membership's (its strong count keeps it), and the
     // entry was set with it, to one of its registry's entries (`attach::join`).
     let thread = unsafe { &*l.member.entry.get() };
+    if kind.is_entry() {
+        super::long_polls::watch_switches(now);
+    }
     let Some(end) = s.triggers().time_call(thread, id, kind, now) else {
         return Timed::Done;
     };
@@ -158,12 +161,15 @@ pub(super) fn settle(s: &session::Session, l: &Local, id: u32, timed: Timed, now
     match timed {
         Timed::Done => {}
         Timed::Slow { start } => {
+            let mut own = now.wrapping_sub(start);
             if s.in_this_process() {
                 // SAFETY: as in `time_event`, which closed the call.
                 let mark = unsafe { &*l.member.entry.get() }.closed_mark(start);
-                s.slow_call(id, l.member.key.get(), start, now, mark);
+                own = s.slow_call(id, l.member.key.get(), start, now, mark);
             }
-            s.triggers().observe(id, now.wrapping_sub(start), cpu, now);
+            // A learned limit learns the function's own time: what its thread waited for a CPU
+            // is the host's (see `cpu_wait`).
+            s.triggers().observe(id, own, cpu, now);
         }
         Timed::Recompute => s.triggers().recompute(id, now),
     }
