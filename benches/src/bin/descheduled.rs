@@ -8,8 +8,9 @@
 //!
 //! The function busy-waits 200 µs; SPINNERS threads (default 1) spin beside it for SECONDS
 //! (default 10), with the cooldown off so that every trigger that gets through is a file. Prints
-//! the calls made, the snapshots written with each one's duration, limit and measured wait, and
-//! the triggers suppressed (by the wait rule, or one already waiting for the writer).
+//! the calls made, the snapshots written with each one's duration, limit, wait for a CPU and
+//! time off it, and the triggers suppressed (by the wait rule, or one already waiting for the
+//! writer).
 
 use std::time::{Duration, Instant};
 
@@ -67,17 +68,23 @@ fn main() {
     println!("{calls} calls of 200 µs beside {spinners} spinning thread(s), {secs} s");
     println!("{} snapshot(s)", snapshots.len());
     for (r, hz) in snapshots.iter().filter_map(|p| reason(p)) {
+        let ms = |w: Option<u64>| {
+            w.map_or("(not measured)".into(), |w| {
+                format!("{:.2} ms", w as f64 / 1e6)
+            })
+        };
         println!(
-            "  lasted {:.2} ms, limit {:.2} ms, waited for a CPU {}",
+            "  lasted {:.2} ms, limit {:.2} ms, waited for a CPU {}, off the CPU {}",
             r.duration_ticks as f64 / hz,
             r.limit_ticks as f64 / hz,
-            r.cpu_wait_ns.map_or("(not measured)".into(), |w| format!(
-                "{:.2} ms",
-                w as f64 / 1e6
-            ))
+            ms(r.cpu_wait_ns),
+            ms(r.off_cpu_ns)
         );
     }
-    let suppressed = reason(&last).map_or(0, |(r, _)| r.suppressed);
-    println!("{suppressed} trigger(s) suppressed");
+    let (suppressed, waits) =
+        reason(&last).map_or((0, 0), |(r, _)| (r.suppressed, r.cpu_wait_suppressed));
+    println!(
+        "{suppressed} trigger(s) suppressed, {waits} of them calls that only waited for a CPU"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

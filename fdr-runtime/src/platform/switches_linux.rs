@@ -35,12 +35,11 @@ static FDS: [AtomicI32; MAX_RINGS] = [const { AtomicI32::new(-1) }; MAX_RINGS];
 static MAPS: [AtomicPtr<u8>; MAX_RINGS] =
     [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_RINGS];
 
-/// The calling thread's ring: its slot in [`FDS`] (`usize::MAX`: none), and the entry (in the
-/// recorder's ticks) of the call that opened it, which it covers but for the few microseconds
-/// its own opening took; `tried` is set once the thread asked, whether or not it got one.
+/// The calling thread's ring: its slot in [`FDS`] (`usize::MAX`: none); `tried` is set once
+/// the thread asked, whether or not it got one. A thread asks before the entry of the first
+/// call it times, so its ring covers every call it measures.
 struct Ring {
     slot: Cell<usize>,
-    opened_at: Cell<u64>,
     tried: Cell<bool>,
 }
 
@@ -50,7 +49,6 @@ thread_local! {
     static RING: Ring = const {
         Ring {
             slot: Cell::new(usize::MAX),
-            opened_at: Cell::new(0),
             tried: Cell::new(false),
         }
     };
@@ -62,18 +60,11 @@ fn page() -> usize {
     usize::try_from(p).unwrap_or(4096).max(4096)
 }
 
-/// Whether the calling thread has asked for its ring already: one thread-local load, for the
-/// recording path to test before [`watch_this_thread`].
-#[inline(always)]
-pub(crate) fn watched() -> bool {
-    RING.with(|r| r.tried.get())
-}
-
-/// Opens the calling thread's ring, once (later calls return at once), at the entry of a call
-/// at tick `at`. Async-signal-safe: a few system calls and no allocation.
+/// Opens the calling thread's ring, once (later calls return at once). Async-signal-safe: a
+/// few system calls and no allocation.
 #[cold]
 #[inline(never)]
-pub(crate) fn watch_this_thread(at: u64) {
+pub(crate) fn watch_this_thread() {
     RING.with(|r| {
         if r.tried.replace(true) {
             return;
@@ -90,7 +81,6 @@ pub(crate) fn watch_this_thread(at: u64) {
                 MAPS[slot].store(map, Ordering::Release);
                 FDS[slot].store(fd, Ordering::Release);
                 r.slot.set(slot);
-                r.opened_at.set(at);
             }
             None => FDS[slot].store(-1, Ordering::Release),
         }
@@ -235,10 +225,10 @@ fn open() -> Option<(i32, *mut u8)> {
 }
 
 /// How the calling thread's time between `start` and `end` (`CLOCK_MONOTONIC` ns, `end` at
-/// most now) was spent off its CPU, from its ring; `None` when it has none. `start_at` is the
-/// start in the recorder's ticks, to tell whether the ring was open then. Async-signal-safe.
-pub(crate) fn spent(start: u64, end: u64, start_at: u64) -> Option<Spent> {
-    let (slot, opened) = RING.with(|r| (r.slot.get(), r.opened_at.get()));
+/// most now) was spent off its CPU, from its ring; `None` when it has none. The ring was open
+/// before the call began (its thread asked before timing any call). Async-signal-safe.
+pub(crate) fn spent(start: u64, end: u64) -> Option<Spent> {
+    let slot = RING.with(|r| r.slot.get());
     if slot >= MAX_RINGS {
         return None;
     }
@@ -267,7 +257,7 @@ pub(crate) fn spent(start: u64, end: u64, start_at: u64) -> Option<Spent> {
     let mut spent = tally(&mut records, start, end);
     // Every record read without reaching the call's start: whole if the ring lost none since
     // it was opened, before the call began.
-    spent.whole |= !records.lost && opened <= start_at;
+    spent.whole |= !records.lost;
     // SAFETY: as above.
     unsafe { libc::ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0) };
     Some(spent)
@@ -341,12 +331,12 @@ mod tests {
     #[cfg_attr(miri, ignore = "asks the kernel for a ring")]
     fn a_sleep_is_seen_as_time_off_the_cpu() {
         let me = std::thread::spawn(|| {
-            watch_this_thread(0);
+            watch_this_thread();
             let start = crate::platform::monotonic_ns();
-            let got = spent(start, start, 0);
+            let got = spent(start, start);
             std::thread::sleep(std::time::Duration::from_millis(20));
             let end = crate::platform::monotonic_ns();
-            let s = spent(start, end, 0);
+            let s = spent(start, end);
             close_this_thread();
             (got, s, end - start)
         });

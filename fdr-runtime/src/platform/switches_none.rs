@@ -3,14 +3,8 @@
 
 pub(crate) use super::switch_tally::Spent;
 
-/// Always true: there is nothing to ask for.
-#[inline(always)]
-pub(crate) fn watched() -> bool {
-    true
-}
-
 /// Nothing to open.
-pub(crate) fn watch_this_thread(_at: u64) {}
+pub(crate) fn watch_this_thread() {}
 
 /// Nothing to close.
 pub(crate) fn close_this_thread() {}
@@ -19,6 +13,6 @@ pub(crate) fn close_this_thread() {}
 pub(crate) fn after_fork() {}
 
 /// Never known.
-pub(crate) fn spent(_start: u64, _end: u64, _start_at: u64) -> Option<Spent> {
+pub(crate) fn spent(_start: u64, _end: u64) -> Option<Spent> {
     None
 }

@@ -38,6 +38,9 @@ pub(crate) struct ThreadState {
     pub cull_on: Cell<bool>,
     /// Erased calls in a row after which a function is culled.
     pub cull_after: Cell<u32>,
+    /// The thread asked for its context-switch records (`platform::switches`): a flag here,
+    /// where the recording path already looks, rather than in the platform's thread-local.
+    pub switches_asked: Cell<bool>,
     /// The function table, where culling keeps each function's run of erased calls (see `cull`).
     pub functions: Cell<&'static [FnDesc]>,
     /// Erased calls this thread counted and has not yet added to their function's run, by
@@ -85,6 +88,7 @@ impl ThreadState {
             cpu_id: Cell::new(&crate::platform::clock::NOT_FAST),
             cull_on: Cell::new(false),
             cull_after: Cell::new(u32::MAX),
+            switches_asked: Cell::new(false),
             functions: Cell::new(&[]),
             runs: [const { LocalRun::new() }; LOCAL_RUNS],
         }

@@ -94,7 +94,7 @@ pub(crate) fn over_call(start: u64, end: u64, ticks_per_second: u64) -> Option<S
     let (now_ticks, _) = crate::platform::clock::now();
     let now_ns = crate::platform::monotonic_ns();
     let back = |t: u64| now_ns.saturating_sub(ns(now_ticks.saturating_sub(t)));
-    crate::platform::switches::spent(back(start), back(end), start)
+    crate::platform::switches::spent(back(start), back(end))
 }
 
 /// Whether a call of `duration` ticks past a learned `limit` would have been within it without

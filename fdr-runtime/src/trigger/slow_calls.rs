@@ -242,6 +242,11 @@ impl Triggers {
 
     /// The long-poll limit in ticks (0: none).
     #[inline(always)]
+    /// The least a learned limit can be, in ticks ([`AUTO_FLOOR`]).
+    pub(crate) fn floor(&self) -> u64 {
+        self.floor
+    }
+
     pub(crate) fn long_poll(&self) -> u64 {
         self.long_poll
     }

@@ -35,6 +35,9 @@ pub(super) extern "C" fn poll_exit(f: &'static FnDesc) -> Entry {
 #[inline(always)]
 fn poll_event(f: &'static FnDesc, kind: FnKind) -> Entry {
     let l = thread_local::get();
+    if switches_unasked(l, kind) {
+        return first_timed_entry(l, f, kind, poll_any_path);
+    }
     let t = &l.state;
     let len = t.len.get();
     let p = l.member.session.get();
@@ -70,7 +73,7 @@ fn poll_event(f: &'static FnDesc, kind: FnKind) -> Entry {
 /// record just written.
 #[cold]
 #[inline(never)]
-extern "C" fn poll_any_path(f: &'static FnDesc, kind: FnKind) -> Entry {
+fn poll_any_path(f: &'static FnDesc, kind: FnKind) -> Entry {
     let entry = record_one(f, kind, false);
     if entry == USUAL {
         poll_timed_after(f, kind);
@@ -90,6 +93,10 @@ pub(super) fn poll_timed_after(f: &'static FnDesc, kind: FnKind) {
     if len == BUSY || p.is_null() || l.member.entry.get().is_null() || l.member.dead.get() {
         return;
     }
+    if switches_unasked(l, kind) {
+        l.state.switches_asked.set(true);
+        crate::platform::switches::watch_this_thread();
+    }
     t.begin_write();
     // SAFETY: the membership's strong count keeps the session alive.
     let s = unsafe { &*p };
@@ -107,7 +114,6 @@ pub(super) fn time_poll(s: &session::Session, l: &Local, id: u32, kind: FnKind, 
     let thread = unsafe { &*l.member.entry.get() };
     if kind.is_entry() {
         thread.open_call(id, now);
-        watch_switches(now);
         return;
     }
     let Some((open, start)) = thread.close_call() else {
@@ -119,13 +125,27 @@ pub(super) fn time_poll(s: &session::Session, l: &Local, id: u32, kind: FnKind, 
     }
 }
 
-/// Makes sure the thread's context switches are recorded, so that a call past its limit can say
-/// where its time went (`cpu_wait::over_call`): one thread-local load once they are.
+/// Whether the thread has yet to ask for its context-switch records, which a call past its
+/// limit reads to say where its time went (`cpu_wait::over_call`): the entry of a timed call
+/// asks first ([`first_timed_entry`]), out of line, so that the usual entry makes no call.
 #[inline(always)]
-pub(super) fn watch_switches(now: u64) {
-    if !crate::platform::switches::watched() {
-        crate::platform::switches::watch_this_thread(now);
-    }
+pub(super) fn switches_unasked(l: &Local, kind: FnKind) -> bool {
+    kind.is_entry() && !l.state.switches_asked.get()
+}
+
+/// Asks for the thread's context-switch records (before the entry of `f` that found them not
+/// asked for, which they then cover), then records that entry as `then` does.
+#[cold]
+#[inline(never)]
+pub(super) fn first_timed_entry(
+    l: &Local,
+    f: &'static FnDesc,
+    kind: FnKind,
+    then: fn(&'static FnDesc, FnKind) -> Entry,
+) -> Entry {
+    l.state.switches_asked.set(true);
+    crate::platform::switches::watch_this_thread();
+    then(f, kind)
 }
 
 /// A poll of function `id` that began at `start` ended at `now`, past the long-poll limit.

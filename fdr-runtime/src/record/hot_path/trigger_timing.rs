@@ -30,6 +30,11 @@ pub(super) extern "C" fn special(f: &'static FnDesc, kind: FnKind, args: &[u64])
     if flags & flags::TRIGGER == 0 {
         return logged_and_profiled(f, flags, kind, args);
     }
+    let l = thread_local::get();
+    if super::long_polls::switches_unasked(l, kind) && l.state.len.get() != BUSY {
+        l.state.switches_asked.set(true);
+        crate::platform::switches::watch_this_thread();
+    }
     let (tsc, cpu) = clock::now();
     let entry = if flags & (flags::UNLOGGED | flags::PROFILED) != 0 {
         logged_and_profiled(f, flags, kind, args)
@@ -49,6 +54,9 @@ pub(super) extern "C" fn special(f: &'static FnDesc, kind: FnKind, args: &[u64])
 #[inline(always)]
 pub(super) fn trigger_event(f: &'static FnDesc, kind: FnKind) -> Entry {
     let l = thread_local::get();
+    if super::long_polls::switches_unasked(l, kind) {
+        return super::long_polls::first_timed_entry(l, f, kind, special_entry);
+    }
     let t = &l.state;
     let len = t.len.get();
     let p = l.member.session.get();
@@ -88,6 +96,7 @@ pub(super) fn trigger_event(f: &'static FnDesc, kind: FnKind) -> Entry {
         Timed::Done => {}
         Timed::Slow { start } => return timed_rest(l, pack(len, id), start, tsc, cpu),
         Timed::Recompute => return timed_rest(l, pack(len, id), 0, tsc, cpu | RECOMPUTE),
+        Timed::Learn { start } => return timed_rest(l, pack(len, id), start, tsc, cpu | LEARN),
     }
     t.end_write(len);
     USUAL
@@ -101,6 +110,10 @@ pub(super) enum Timed {
     Slow { start: u64 },
     /// The call was counted and its learned limit is due to be recomputed.
     Recompute,
+    /// A learned limit warms up, and the call that started at `start` lasted longer than any
+    /// limit can be: it is counted by its own time, without its thread's wait for a CPU (out of
+    /// line, [`settle`]), so that a busy host does not teach the limit its waits.
+    Learn { start: u64 },
 }
 
 /// Times an event of armed function `f` (id `id`) at `now` on `cpu` in session `s`, inside the
@@ -130,27 +143,24 @@ pub(super) fn time_event(
     // SAFETY: the caller's session is the membership's (its strong count keeps it), and the
     // entry was set with it, to one of its registry's entries (`attach::join`).
     let thread = unsafe { &*l.member.entry.get() };
-    if kind.is_entry() {
-        super::long_polls::watch_switches(now);
-    }
     let Some(end) = s.triggers().time_call(thread, id, kind, now) else {
         return Timed::Done;
     };
     if end.slow {
         return Timed::Slow { start: end.start };
     }
-    match end.learned {
-        Some(learned)
-            if learned.count_call(
-                now.wrapping_sub(end.start),
-                cpu,
-                now,
-                end.limit == slow_calls::LEARNING,
-            ) =>
-        {
-            Timed::Recompute
-        }
-        _ => Timed::Done,
+    let Some(learned) = end.learned else {
+        return Timed::Done;
+    };
+    let d = now.wrapping_sub(end.start);
+    let warming = end.limit == slow_calls::LEARNING;
+    if warming && d > s.triggers().floor() {
+        return Timed::Learn { start: end.start };
+    }
+    if learned.count_call(d, cpu, now, warming) {
+        Timed::Recompute
+    } else {
+        Timed::Done
     }
 }
 
@@ -172,7 +182,21 @@ pub(super) fn settle(s: &session::Session, l: &Local, id: u32, timed: Timed, now
             s.triggers().observe(id, own, cpu, now);
         }
         Timed::Recompute => s.triggers().recompute(id, now),
+        Timed::Learn { start } => {
+            let hz = s.setup().calibration.ticks_per_second;
+            let d = now.wrapping_sub(start);
+            let own = match crate::trigger::cpu_wait::over_call(start, now, hz) {
+                Some(w) => d.saturating_sub(fdr_format::units::ns_to_ticks(w.cpu_wait_ns, hz)),
+                None => d,
+            };
+            s.triggers().observe(id, own, cpu, now);
+        }
     }
+}
+
+/// [`special`] for an event without arguments.
+fn special_entry(f: &'static FnDesc, kind: FnKind) -> Entry {
+    special(f, kind, &[])
 }
 
 /// [`trigger_event`] for an entry.
@@ -191,6 +215,10 @@ pub(super) extern "C" fn trigger_exit(f: &'static FnDesc) -> Entry {
 /// rather than past its limit. CPU numbers are 12 bits.
 pub(super) const RECOMPUTE: u32 = 1 << 31;
 
+/// Set in [`timed_rest`]'s `cpu` for a call a warming learned limit counts by its own time
+/// ([`Timed::Learn`]).
+pub(super) const LEARN: u32 = 1 << 30;
+
 /// The end of [`trigger_event`]'s exit (of function `id`, with the buffer at `len`, packed as
 /// `len_id`) when timing it left more to do than count the call: [`settle`] a call past its
 /// limit that started at `start`, or the learned limit's recompute (`RECOMPUTE`
@@ -205,10 +233,12 @@ pub(super) fn timed_rest(l: &Local, len_id: u64, start: u64, now: u64, cpu: u32)
     let s = unsafe { &*p };
     let timed = if cpu & RECOMPUTE != 0 {
         Timed::Recompute
+    } else if cpu & LEARN != 0 {
+        Timed::Learn { start }
     } else {
         Timed::Slow { start }
     };
-    settle(s, l, id, timed, now, cpu & !RECOMPUTE);
+    settle(s, l, id, timed, now, cpu & !(RECOMPUTE | LEARN));
     l.state.end_write(len);
     USUAL
 }
