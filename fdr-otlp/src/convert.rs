@@ -92,6 +92,7 @@ pub fn reason_of(
         limit_ns: call.and_then(|c| c.limit_ns(ticks_per_second)),
         duration_ns: call.map(|c| ticks_to_ns(c.duration_ticks, ticks_per_second)),
         cpu_wait_ns: call.and_then(|c| c.cpu_wait_ns),
+        off_cpu_ns: call.and_then(|c| c.off_cpu_ns),
     })
 }
 

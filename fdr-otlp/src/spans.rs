@@ -22,8 +22,8 @@
 //!   `fdr.kind = task` and `fdr.cancelled` when it was dropped before completing, and on a poll
 //!   of a known task `fdr.task` and `fdr.kind = poll`; and on every
 //!   root span the window's attributes: `fdr.reason`, `fdr.trigger.function`,
-//!   `fdr.trigger.limit_ns`, `fdr.trigger.duration_ns`, `fdr.trigger.cpu_wait_ns` (those the
-//!   window has).
+//!   `fdr.trigger.limit_ns`, `fdr.trigger.duration_ns`, `fdr.trigger.cpu_wait_ns`,
+//!   `fdr.trigger.off_cpu_ns` (those the window has).
 //!
 //! - events: on the span of an async task's life, one event `await` per wait of the task at an
 //!   await site ([`Call::waits`]), at the wait's start, with `code.location` (`FILE:LINE:COLUMN`
@@ -119,6 +119,9 @@ pub mod attr {
     /// Root spans: how long, at least, the triggering call's thread waited for a CPU while the
     /// call ran (descheduled, not slow), nanoseconds (int); only when the log measured it.
     pub const TRIGGER_CPU_WAIT_NS: &str = "fdr.trigger.cpu_wait_ns";
+    /// Root spans: how long the triggering call's thread was off the CPU without waiting for
+    /// one (blocked: a sleep, a lock, I/O), nanoseconds (int); only when the log measured it.
+    pub const TRIGGER_OFF_CPU_NS: &str = "fdr.trigger.off_cpu_ns";
 }
 
 /// The instrumentation scope's name, and `telemetry.sdk.name`.
@@ -173,7 +176,7 @@ pub struct Window {
 /// ```
 /// let r = fdr_otlp::spans::WindowReason { kind: "slow call".into(), function: Some("app::handle".into()),
 ///                                         limit_ns: Some(1_000_000), duration_ns: Some(3_600_000),
-///                                         cpu_wait_ns: None };
+///                                         cpu_wait_ns: None, off_cpu_ns: None };
 /// assert_eq!(r.kind, "slow call");
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -186,9 +189,12 @@ pub struct WindowReason {
     pub limit_ns: Option<u64>,
     /// `fdr.trigger.duration_ns`: how long that call lasted, or had run when still running.
     pub duration_ns: Option<u64>,
-    /// `fdr.trigger.cpu_wait_ns`: how long, at least, that call's thread waited for a CPU
-    /// while it ran, when the runtime measured it (a call watched past half its limit).
+    /// `fdr.trigger.cpu_wait_ns`: how long that call's thread waited for a CPU while it ran
+    /// (at least, without [`WindowReason::off_cpu_ns`]), when the runtime measured it.
     pub cpu_wait_ns: Option<u64>,
+    /// `fdr.trigger.off_cpu_ns`: how long that call's thread was off the CPU without waiting
+    /// for one (blocked), over the whole call, when the runtime measured it.
+    pub off_cpu_ns: Option<u64>,
 }
 
 /// One recorded call.
@@ -432,6 +438,9 @@ fn window_attributes(w: &Window) -> Vec<KeyValue> {
         }
         if let Some(w) = r.cpu_wait_ns {
             a.push(KeyValue::int(attr::TRIGGER_CPU_WAIT_NS, int(w)));
+        }
+        if let Some(w) = r.off_cpu_ns {
+            a.push(KeyValue::int(attr::TRIGGER_OFF_CPU_NS, int(w)));
         }
     }
     a
@@ -772,6 +781,7 @@ mod tests {
                 limit_ns: Some(1_000),
                 duration_ns: Some(u64::MAX),
                 cpu_wait_ns: Some(400),
+                off_cpu_ns: Some(300),
             }),
             traceparent: None,
             resource: Vec::new(),
@@ -870,6 +880,7 @@ mod tests {
                 assert_eq!(a["fdr.trigger.limit_ns"], Value::IntValue(1_000));
                 assert_eq!(a["fdr.trigger.duration_ns"], Value::IntValue(i64::MAX));
                 assert_eq!(a["fdr.trigger.cpu_wait_ns"], Value::IntValue(400));
+                assert_eq!(a["fdr.trigger.off_cpu_ns"], Value::IntValue(300));
             }
         }
         let parse = attrs(&spans[1].attributes);
