@@ -355,3 +355,109 @@ fn a_learned_limit_stays_quiet_beside_busy_loops_and_fires_once_on_a_true_outlie
     );
     std::fs::remove_dir_all(dir).ok();
 }
+
+#[test]
+fn threads_that_come_and_go_give_their_rings_back_and_a_forked_child_gets_its_own() {
+    let _turn = testing::exclusive();
+    let dir = scratch("went-churn");
+    let rec = fdr_runtime::start(
+        fdr::Config::default()
+            .trigger("*::sleeps_for", Duration::from_millis(1))
+            .out(dir.join("c.fdr")),
+    )
+    .unwrap();
+    let before = testing::switch_rings_open();
+    // Twice as many threads as there are rings, eight at a time, each timing a call.
+    for _ in 0..256 {
+        let batch: Vec<_> = (0..8)
+            .map(|_| std::thread::spawn(|| sleeps_for(Duration::ZERO)))
+            .collect();
+        for t in batch {
+            t.join().unwrap();
+        }
+    }
+    // Each exited thread closed its ring (the exit hook runs as the thread ends; give the last
+    // ones a moment).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while testing::switch_rings_open() > before && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(testing::switch_rings_open(), before);
+    // A thread after them all still gets a ring: its sleep is seen off the CPU.
+    std::thread::spawn(|| sleeps_for(Duration::from_millis(20)))
+        .join()
+        .unwrap();
+    let logs = wait_for_logs(&dir, 1);
+    let r = read_log(&logs[0]).reason.unwrap();
+    rec.finish_to(&mut std::io::sink()).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    if r.off_cpu_ns.is_none() {
+        eprintln!("skipped: no context-switch records for this thread here");
+        return;
+    }
+    assert!(r.off_cpu_ns.unwrap() >= 19_000_000, "{r:?}");
+}
+
+#[test]
+#[ignore = "a child process of a_forked_child_closes_its_parent_s_rings_and_measures_with_its_own"]
+fn child_forks_with_a_ring() {
+    if !fdr_testkit::child::spawned() {
+        return;
+    }
+    let dir = std::path::PathBuf::from(std::env::var("WENT_DIR").unwrap());
+    let config = || fdr::Config::default().trigger("*::sleeps_for", Duration::from_millis(1));
+    let rec = fdr_runtime::start(config().out(dir.join("parent.fdr"))).unwrap();
+    sleeps_for(Duration::ZERO);
+    let parent = testing::switch_rings_open();
+    // SAFETY: the child records, reads its own snapshot and exits; the test process runs its
+    // tests on this one thread.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0);
+    if pid == 0 {
+        // The parent's rings watch the parent's threads: closed here.
+        let inherited = testing::switch_rings_open();
+        let own = fdr_runtime::start(config().out(dir.join("child.fdr"))).unwrap();
+        sleeps_for(Duration::from_millis(20));
+        let logs = wait_for_logs(&dir, 1);
+        let r = read_log(&logs[0]).reason.unwrap();
+        own.finish_to(&mut std::io::sink()).unwrap();
+        let ok = inherited == 0
+            && testing::switch_rings_open() == 1
+            && r.off_cpu_ns.is_some_and(|o| o >= 19_000_000);
+        std::fs::write(dir.join("verdict"), format!("{ok} {inherited} {r:?}")).unwrap();
+        // SAFETY: ends the child without running the parent's exit handlers or test harness.
+        unsafe { libc::_exit(0) };
+    }
+    let mut status = 0;
+    // SAFETY: waits for the child just forked.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    assert!(libc::WIFEXITED(status));
+    assert_eq!(
+        testing::switch_rings_open(),
+        parent,
+        "the parent keeps its own"
+    );
+    rec.finish_to(&mut std::io::sink()).unwrap();
+}
+
+#[test]
+#[cfg_attr(
+    fdr_emulated,
+    ignore = "qemu-user aborts in a child forked from a process with threads once the child starts a thread"
+)]
+fn a_forked_child_closes_its_parent_s_rings_and_measures_with_its_own() {
+    let dir = scratch("went-fork");
+    let child = fdr_testkit::child::command("child_forks_with_a_ring")
+        .env("WENT_DIR", &dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&child.stderr);
+    assert!(child.status.success(), "{stderr}");
+    let verdict = std::fs::read_to_string(dir.join("verdict")).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    if verdict.contains("off_cpu_ns: None") && verdict.starts_with("false 0 ") {
+        eprintln!("skipped: no context-switch records here ({verdict})");
+        return;
+    }
+    assert!(verdict.starts_with("true "), "{verdict}");
+}

@@ -87,6 +87,14 @@ pub(crate) fn watch_this_thread() {
     });
 }
 
+/// How many threads hold a ring now.
+#[cfg_attr(not(feature = "testing"), allow(dead_code))] // read by `testing` only
+pub(crate) fn rings_open() -> usize {
+    FDS.iter()
+        .filter(|f| f.load(Ordering::Relaxed) >= 0)
+        .count()
+}
+
 /// Closes the calling thread's ring, at its exit.
 pub(crate) fn close_this_thread() {
     RING.with(|r| {

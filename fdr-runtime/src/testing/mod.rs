@@ -81,6 +81,16 @@ pub fn switched_out(out: u64, back: u64, preempted: bool) {
     injected::switched_out(out, back, preempted);
 }
 
+/// How many threads hold a ring of their context switches now (each thread that timed a call
+/// opens one; its exit closes it).
+///
+/// ```
+/// let _ = fdr_runtime::testing::switch_rings_open();
+/// ```
+pub fn switch_rings_open() -> usize {
+    crate::platform::switches::rings_open()
+}
+
 /// How many open calls the watchdog has marked, in this process, to measure their thread's wait
 /// for a CPU from (see [`add_cpu_wait`]): a test waits for its call to be marked.
 ///
