@@ -382,7 +382,9 @@ fn threads_that_come_and_go_give_their_rings_back_and_a_forked_child_gets_its_ow
     while testing::switch_rings_open() > before && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(5));
     }
-    assert_eq!(testing::switch_rings_open(), before);
+    // At most as many as before: a thread of an earlier test may still have been exiting then.
+    let after = testing::switch_rings_open();
+    assert!(after <= before, "{after} rings open, {before} before");
     // A thread after them all still gets a ring: its sleep is seen off the CPU.
     std::thread::spawn(|| sleeps_for(Duration::from_millis(20)))
         .join()
