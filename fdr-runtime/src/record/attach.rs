@@ -56,6 +56,9 @@ fn join(l: &Local, epoch: u64) -> bool {
     arm_exit_hook();
     let t = &l.state;
     t.threshold.set(s.setup().threshold_ticks);
+    // Asked again, once per recording: in a forked child the ring was the parent's thread's
+    // (`platform::switches` forgot it), and asking again costs nothing where it was not.
+    t.switches_asked.set(false);
     let cull = s.culling();
     t.cull_on.set(cull);
     t.cull_after.set(if cull {

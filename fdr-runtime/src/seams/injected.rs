@@ -99,14 +99,9 @@ pub(crate) fn has_switches() -> bool {
     SWITCHED.with(|n| n.get() > 0)
 }
 
-/// This thread's switches, newest first, in ticks, as a ring would give them.
-pub(crate) fn switches() -> impl Iterator<Item = crate::platform::switch_tally::Switch> {
-    use crate::platform::switch_tally::Switch;
-    let spans: Vec<(u64, u64, bool)> =
-        SWITCHED.with(|n| SWITCHES.with(|s| s[..n.get()].iter().map(Cell::get).rev().collect()));
-    spans.into_iter().flat_map(|(out, back, preempted)| {
-        [Switch::In { at: back }, Switch::Out { at: out, preempted }]
-    })
+/// This thread's switched-out spans, newest first, in ticks: (out, back in, preempted).
+pub(crate) fn switched_spans() -> Vec<(u64, u64, bool)> {
+    SWITCHED.with(|n| SWITCHES.with(|s| s[..n.get()].iter().map(Cell::get).rev().collect()))
 }
 
 pub(crate) fn set_time(ticks: u64) {

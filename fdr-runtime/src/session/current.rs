@@ -255,12 +255,8 @@ fn at_fork() {
             // copy of the recording is stopped.
             crate::buffers::crash_box::after_fork();
             // The parent's threads' context-switch rings watch the parent's threads; this one
-            // asks for its own.
+            // asks for its own when it joins a recording of the child's.
             crate::platform::switches::after_fork();
-            crate::record::thread_local::get()
-                .state
-                .switches_asked
-                .set(false);
             if !p.is_null() {
                 // SAFETY: CURRENT's count keeps the session alive; it is leaked here on purpose
                 // (the child must not free, or touch the locks of, its parent's recording).

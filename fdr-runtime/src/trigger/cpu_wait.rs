@@ -31,7 +31,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::platform::switch_tally::{tally, Spent};
+use crate::platform::switch_tally::{tally, Spent, Switch};
 use crate::{platform, seams::injected};
 
 /// Marks made in this process (read by tests).
@@ -81,7 +81,13 @@ pub(crate) fn over_call(start: u64, end: u64, ticks_per_second: u64) -> Option<S
         if !injected::has_switches() {
             return None;
         }
-        let mut s = tally(&mut injected::switches(), start, end);
+        let mut switches =
+            injected::switched_spans()
+                .into_iter()
+                .flat_map(|(out, back, preempted)| {
+                    [Switch::In { at: back }, Switch::Out { at: out, preempted }]
+                });
+        let mut s = tally(&mut switches, start, end);
         // A test's switches are all there are.
         s.whole = true;
         return Some(Spent {
