@@ -77,10 +77,76 @@ fn rank(k: &Key) -> Rank {
     )
 }
 
-/// Keeps the `n` slowest calls, and the tasks of async functions that pass the filters.
-struct Top {
+/// The keys of the `n` slowest calls handed to it, in a heap of that size.
+#[derive(Debug, Default)]
+pub(crate) struct TopKeys {
     n: usize,
     heap: BinaryHeap<Reverse<(Rank, u32, u32)>>,
+}
+
+impl TopKeys {
+    /// Room for `n` calls.
+    pub(crate) fn new(n: usize) -> TopKeys {
+        TopKeys {
+            n,
+            heap: BinaryHeap::new(),
+        }
+    }
+
+    /// A call: kept if it is among the `n` slowest so far.
+    pub(crate) fn add(&mut self, k: &Key) {
+        self.add_ranked((rank(k), k.thread, k.id));
+    }
+
+    fn add_ranked(&mut self, r: (Rank, u32, u32)) {
+        if self.n == 0 {
+            return;
+        }
+        if self.heap.len() < self.n {
+            self.heap.push(Reverse(r));
+        } else if self.heap.peek().is_some_and(|w| r > w.0) {
+            self.heap.pop();
+            self.heap.push(Reverse(r));
+        }
+    }
+
+    /// Takes in the calls another share kept (the room becomes the larger of the two).
+    pub(crate) fn merge(&mut self, other: TopKeys) {
+        self.n = self.n.max(other.n);
+        for Reverse(r) in other.heap {
+            self.add_ranked(r);
+        }
+    }
+
+    /// True if no call was kept.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+
+    /// The calls kept, slowest first (then earlier, then by thread and function).
+    pub(crate) fn keys(self) -> Vec<Key> {
+        let mut keys: Vec<(Rank, Key)> = self
+            .heap
+            .into_iter()
+            .map(|Reverse((r, thread, id))| {
+                let start = (r.1).0;
+                let key = Key {
+                    thread,
+                    id,
+                    start,
+                    end: start.saturating_add(r.0),
+                };
+                (r, key)
+            })
+            .collect();
+        keys.sort_by_key(|k| Reverse(k.0));
+        keys.into_iter().map(|(_, k)| k).collect()
+    }
+}
+
+/// Keeps the `n` slowest calls, and the tasks of async functions that pass the filters.
+struct Top {
+    heap: TopKeys,
     tasks: Tasks,
     spans: SlowTasks,
     links: Links,
@@ -166,7 +232,7 @@ impl Sink for Top {
         (last.0, last.1) = (e.frame.id, e.end.saturating_sub(e.frame.start));
         last.2.clear();
         last.2.extend_from_slice(e.args);
-        self.add((rank(&k), e.thread, e.frame.id));
+        self.heap.add(&k);
         Ok(GO_ON)
     }
 }
@@ -209,8 +275,7 @@ impl SlowTasks {
 impl Top {
     fn new(n: usize) -> Top {
         Top {
-            n,
-            heap: BinaryHeap::new(),
+            heap: TopKeys::new(n),
             tasks: Tasks::default(),
             spans: SlowTasks {
                 n,
@@ -234,9 +299,7 @@ impl Top {
     /// when the log was taken.
     fn merge(&mut self, shares: Vec<Top>, end: u64) -> Result<(), CliError> {
         for t in shares {
-            for Reverse(r) in t.heap {
-                self.add(r);
-            }
+            self.heap.merge(t.heap);
             for s in t.spans.spans.into_values() {
                 self.spans.add(s);
             }
@@ -253,37 +316,6 @@ impl Top {
             self.span(s);
         }
         Ok(())
-    }
-
-    fn add(&mut self, r: (Rank, u32, u32)) {
-        if self.n == 0 {
-            return;
-        }
-        if self.heap.len() < self.n {
-            self.heap.push(Reverse(r));
-        } else if self.heap.peek().is_some_and(|w| r > w.0) {
-            self.heap.pop();
-            self.heap.push(Reverse(r));
-        }
-    }
-
-    fn keys(self) -> Vec<Key> {
-        let mut keys: Vec<(Rank, Key)> = self
-            .heap
-            .into_iter()
-            .map(|Reverse((r, thread, id))| {
-                let start = (r.1).0;
-                let key = Key {
-                    thread,
-                    id,
-                    start,
-                    end: start.saturating_add(r.0),
-                };
-                (r, key)
-            })
-            .collect();
-        keys.sort_by_key(|k| Reverse(k.0));
-        keys.into_iter().map(|(_, k)| k).collect()
     }
 }
 
@@ -355,7 +387,7 @@ struct Build {
 }
 
 /// Builds the trees of the selected calls.
-struct Capture {
+pub(crate) struct Capture {
     /// The selected calls' starts, sorted: most entries are not one of them, and a binary
     /// search over a few starts says so faster than hashing.
     starts: Vec<u64>,
@@ -369,6 +401,34 @@ struct Capture {
 }
 
 impl Capture {
+    /// Builds the trees of the calls `keys`, down to `depth` levels, at most `cap` nodes each;
+    /// `merge`: runs of calls of one function under one caller are one node.
+    pub(crate) fn of_keys(keys: &[Key], merge: bool, depth: usize, cap: usize) -> Capture {
+        let mut want: HashMap<(u32, u32, u64), Vec<u64>> = HashMap::new();
+        for k in keys {
+            want.entry((k.thread, k.id, k.start))
+                .or_default()
+                .push(k.end);
+        }
+        let mut starts: Vec<u64> = keys.iter().map(|k| k.start).collect();
+        starts.sort_unstable();
+        starts.dedup();
+        Capture {
+            starts,
+            want,
+            active: Vec::new(),
+            done: Vec::new(),
+            merge,
+            limit: depth,
+            cap,
+        }
+    }
+
+    /// The trees built, each with its call's key, in no order.
+    pub(crate) fn into_trees(self) -> Vec<(Key, Vec<CallNode>)> {
+        self.done
+    }
+
     fn enter_build(&self, b: &mut Build, depth: usize, f: &Frame, args: &[u64]) {
         let Some(rel) = depth.checked_sub(b.root_depth).filter(|&r| r > 0) else {
             return;
@@ -504,6 +564,12 @@ impl Sink for Capture {
     }
 }
 
+/// Nodes per tree when `trees` calls are listed: an equal share of [`MAX_CALLS_SHOWN`], at least
+/// [`MIN_TREE`] and at most [`MAX_CALLS_UNDER_ONE`].
+pub(crate) fn tree_cap(trees: usize) -> usize {
+    (MAX_CALLS_SHOWN / trees.max(1)).clamp(MIN_TREE, MAX_CALLS_UNDER_ONE)
+}
+
 /// What `fdr calls` shows: the slowest calls, each with the tree of calls it made, and the
 /// slowest tasks of async functions.
 #[derive(Debug)]
@@ -593,7 +659,7 @@ pub(crate) fn slowest(
             path: log.name().to_string(),
             what: format!("no task {id} whose creation or end is in the log (behind the filters)"),
         })?];
-        top.heap.clear();
+        top.heap = TopKeys::new(0);
     } else {
         // A listed task under another listed one is shown there (but for parents in a cycle).
         let listed: HashSet<u64> = tasks.iter().map(|s| s.task).collect();
@@ -615,31 +681,16 @@ pub(crate) fn slowest(
     let mut links = std::mem::take(&mut top.links);
     links.retain(|task, _| shown.contains(task));
     awaits.by_task.retain(|task, _| shown.contains(task));
-    let keys = top.keys();
-    let mut want: HashMap<(u32, u32, u64), Vec<u64>> = HashMap::new();
-    for k in &keys {
-        want.entry((k.thread, k.id, k.start))
-            .or_default()
-            .push(k.end);
-    }
-    let mut starts: Vec<u64> = keys.iter().map(|k| k.start).collect();
-    starts.sort_unstable();
-    starts.dedup();
+    let keys = top.heap.keys();
+    let cap = tree_cap(keys.len());
     let mut caps: Vec<Capture> = (0..readers)
-        .map(|_| Capture {
-            starts: starts.clone(),
-            want: want.clone(),
-            active: Vec::new(),
-            done: Vec::new(),
-            merge: opts.merge,
-            limit: opts.depth,
-            cap: (MAX_CALLS_SHOWN / keys.len().max(1)).clamp(MIN_TREE, MAX_CALLS_UNDER_ONE),
-        })
+        .map(|_| Capture::of_keys(&keys, opts.merge, opts.depth, cap))
         .collect();
     if !keys.is_empty() {
         replay_shared(log, &mut caps, Some(&p), filter, progress, pass)?;
     }
-    let mut trees: HashMap<Key, Vec<CallNode>> = caps.into_iter().flat_map(|c| c.done).collect();
+    let mut trees: HashMap<Key, Vec<CallNode>> =
+        caps.into_iter().flat_map(Capture::into_trees).collect();
     let ordered: Vec<(Key, Vec<CallNode>)> = keys
         .iter()
         .filter_map(|k| trees.remove(k).map(|t| (*k, t)))
