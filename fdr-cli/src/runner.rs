@@ -6,8 +6,8 @@ use std::path::Path;
 
 use crate::cli::{
     AccountArgs, AccountBy, CallsArgs, Command, ConvertArgs, ConvertFormat, DiffArgs, DumpArgs,
-    ExportArgs, FilterOptions, FlameArgs, InfoArgs, ProfileArgs, RecoverArgs, ReplayArgs,
-    StackArgs, ViewArgs,
+    ExplainArgs, ExportArgs, FilterOptions, FlameArgs, InfoArgs, ProfileArgs, RecoverArgs,
+    ReplayArgs, StackArgs, ViewArgs,
 };
 use crate::commands;
 use crate::error::shown_path;
@@ -80,6 +80,7 @@ pub(crate) fn run(command: Command, out: &mut dyn Write) -> Result<(), CliError>
         Command::Profile(a) => profile(a, out),
         Command::Diff(a) => diff(a, out),
         Command::View(a) => view(a, out),
+        Command::Explain(a) => explain(a, out),
     }
 }
 
@@ -292,6 +293,39 @@ fn view(a: ViewArgs, out: &mut dyn Write) -> Result<(), CliError> {
         writeln!(out, "{shown}").map_err(written)?;
     }
     Ok(())
+}
+
+/// `fdr explain`: why the trigger's call (or the call or function asked for) was slow.
+fn explain(a: ExplainArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let baseline = match &a.baseline {
+        Some(_) if a.log.as_os_str() == "-" && a.baseline.as_deref() == Some(Path::new("-")) => {
+            return Err(CliError::Usage(
+                "fdr: explain: only one of the log and the baseline can be standard input (-)"
+                    .into(),
+            ))
+        }
+        Some(b) => {
+            let file = Log::open_any(b)?;
+            let readers = a
+                .threads
+                .map_or_else(|| readers_for(file.len()), usize::from);
+            let progress = Progress::new(file.len(), 1);
+            let b = commands::explain::baseline(&file, readers, &progress);
+            progress.finish();
+            Some(b?)
+        }
+        None => None,
+    };
+    let job = Job::open(&a.log, &FilterOptions::default(), |_| 2)?;
+    let opts = commands::explain::ExplainOptions {
+        call: a.call,
+        function: a.function,
+        top: a.top as usize,
+        readers: job.readers(a.threads),
+    };
+    let e =
+        job.run(|j| commands::explain::explain(&j.log, &opts, baseline.as_ref(), &j.progress))?;
+    render::explain::write(&e, a.format, out).map_err(written)
 }
 
 /// `fdr flame` of a profile: its trees merged by call path; no chart, no filter.

@@ -145,7 +145,7 @@ impl TopKeys {
 }
 
 /// Keeps the `n` slowest calls, and the tasks of async functions that pass the filters.
-struct Top {
+pub(crate) struct Top {
     heap: TopKeys,
     tasks: Tasks,
     spans: SlowTasks,
@@ -317,6 +317,23 @@ impl Top {
         }
         Ok(())
     }
+
+    /// A sink that lists no call and keeps what `fdr calls` keeps of every task: its life,
+    /// waits, polls, wake-ups, links and parent ([`kept_tasks`] takes them out).
+    pub(crate) fn tasks_only() -> Top {
+        Top::new(0)
+    }
+}
+
+/// What [`Top::tasks_only`] sinks kept of a log's tasks, their shares merged and the tasks still
+/// open closed at `end`: each task's life, waits, polls and wake-ups (at most
+/// [`crate::limits::MAX_AWAITING_TASKS`] tasks), and the tasks as trees.
+pub(crate) fn kept_tasks(shares: Vec<Top>, end: u64) -> Result<(Awaits, TaskTree), CliError> {
+    let mut top = Top::tasks_only();
+    top.merge(shares, end)?;
+    let awaits = std::mem::take(&mut top.awaits);
+    let tree = TaskTree::new(top.parents.into_map(), &awaits);
+    Ok((awaits, tree))
 }
 
 /// No node: a call past [`MAX_CALLS_UNDER_ONE`], or inside one.
@@ -347,7 +364,8 @@ pub(crate) struct CallNode {
 }
 
 impl CallNode {
-    fn new(id: u32, start: u64) -> CallNode {
+    /// A call of `id` that started at `start`, not yet ended.
+    pub(crate) fn new(id: u32, start: u64) -> CallNode {
         CallNode {
             id,
             count: 0,
@@ -367,7 +385,8 @@ impl CallNode {
         }
     }
 
-    fn count(&mut self, f: &Frame, end: u64, how: Close) {
+    /// Counts the call `f` that ended at `end`, as `how`.
+    pub(crate) fn count(&mut self, f: &Frame, end: u64, how: Close) {
         self.count += 1;
         self.total = self.total.saturating_add(end.saturating_sub(f.start));
         self.self_ = self.self_.saturating_add(f.self_ticks(end));
@@ -380,10 +399,37 @@ impl CallNode {
 /// The tree of one selected call, built while it runs.
 struct Build {
     key: (u32, u32, u64),
+    /// Picked by where it starts ([`Starting`]): kept however it ends.
+    any_end: bool,
     root_depth: usize,
     nodes: Vec<CallNode>,
     /// The node of each open call, by depth below the root (up to the depth shown).
     path: Vec<u32>,
+}
+
+/// Calls picked by where they start rather than by their key (what `fdr explain` looks for):
+/// every call of one of `functions` (of any function when it is empty) entered on one of
+/// `threads` at a tick in `from..=to`, the first `max` of them.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Starting {
+    /// Thread indices.
+    pub(crate) threads: Vec<u32>,
+    /// The first tick.
+    pub(crate) from: u64,
+    /// The last tick.
+    pub(crate) to: u64,
+    /// Function ids, sorted (empty: any).
+    pub(crate) functions: Vec<u32>,
+    /// The most calls picked.
+    pub(crate) max: usize,
+}
+
+impl Starting {
+    fn picks(&self, thread: u32, f: &Frame) -> bool {
+        (self.from..=self.to).contains(&f.start)
+            && self.threads.contains(&thread)
+            && (self.functions.is_empty() || self.functions.binary_search(&f.id).is_ok())
+    }
 }
 
 /// Builds the trees of the selected calls.
@@ -392,6 +438,9 @@ pub(crate) struct Capture {
     /// search over a few starts says so faster than hashing.
     starts: Vec<u64>,
     want: HashMap<(u32, u32, u64), Vec<u64>>,
+    /// Calls picked by where they start, and how many were.
+    starting: Option<Starting>,
+    picked: usize,
     active: Vec<Vec<Build>>,
     done: Vec<(Key, Vec<CallNode>)>,
     merge: bool,
@@ -416,11 +465,22 @@ impl Capture {
         Capture {
             starts,
             want,
+            starting: None,
+            picked: 0,
             active: Vec::new(),
             done: Vec::new(),
             merge,
             limit: depth,
             cap,
+        }
+    }
+
+    /// Builds the trees of the calls `s` picks, one node per call, down to `depth` levels, at
+    /// most `cap` nodes each.
+    pub(crate) fn starting(s: Starting, depth: usize, cap: usize) -> Capture {
+        Capture {
+            starting: Some(s),
+            ..Capture::of_keys(&[], false, depth, cap)
         }
     }
 
@@ -499,12 +559,18 @@ impl Sink for Capture {
             self.active[t] = builds;
         }
         let key = (thread, f.id, f.start);
-        if self.starts.binary_search(&f.start).is_ok() && self.want.contains_key(&key) {
+        let picked = self
+            .starting
+            .as_ref()
+            .is_some_and(|s| self.picked < s.max && s.picks(thread, f));
+        if picked || self.starts.binary_search(&f.start).is_ok() && self.want.contains_key(&key) {
+            self.picked += usize::from(picked);
             if t >= self.active.len() {
                 self.active.resize_with(t + 1, Vec::new);
             }
             self.active[t].push(Build {
                 key,
+                any_end: picked,
                 root_depth: depth,
                 nodes: vec![CallNode {
                     args: args.to_vec(),
@@ -531,6 +597,17 @@ impl Sink for Capture {
             if rel == 0 {
                 let mut b = builds.remove(i);
                 b.nodes[0].count(f, end, how);
+                if b.any_end {
+                    let (thread, id, start) = b.key;
+                    let key = Key {
+                        thread,
+                        id,
+                        start,
+                        end,
+                    };
+                    self.done.push((key, b.nodes));
+                    continue;
+                }
                 let ends = self.want.get_mut(&b.key);
                 if let Some(ends) = ends {
                     if let Some(at) = ends.iter().position(|&e| e == end) {
