@@ -390,7 +390,7 @@ pub(crate) struct ExplainArgs {
     /// of an async fn); with --call, the call named must be of one of them.
     #[arg(long, value_name = "PATTERN")]
     pub function: Option<String>,
-    #[arg(long, value_name = "N", default_value_t = 1,
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "function",
           help = format!("With --function, explain its N slowest calls (at most {MAX_CALLS_TOP})"),
           value_parser = clap::value_parser!(u32).range(1..=MAX_CALLS_TOP as i64))]
     pub top: u32,

@@ -556,3 +556,490 @@ fn function_explains_its_slowest_calls_in_an_array() {
         serde_json::json!([])
     );
 }
+
+/// [`common::awaits_log`]'s tasks, written by a trigger on task 7 of `app::get_quote` (an async
+/// fn, created on thread 11 at 1000, completed at 2700): polls 1000-1050, 2000-2100 and
+/// 2600-2700 (250 ns running), waits of 1000 ns at src/app.rs:20:9 and 450 ns at
+/// src/app.rs:24:13, woken at 1800 and 2500 and polled 200 and 100 ns later; it made task 8
+/// of `app::downstream_discount` (1010 to 2040: polls 1010-1030 and 2010-2040, a wait of 980 ns
+/// at src/app.rs:40:5). Task 9 of `app::get_quote` (thread 12, 3000 to 3310, dropped) is its
+/// function's other task.
+fn slow_task_log(reason: ReasonInfo) -> Vec<u8> {
+    use fdr_format::{AwaitEvent, FunctionKind, TaskKind, WakeEvent};
+    let wait = |site, function, waited, polls, dropped| AwaitEvent {
+        site,
+        function,
+        waited,
+        polls,
+        dropped,
+    };
+    let woken = |woken_at, waker_tid| WakeEvent {
+        function: 2,
+        woken_at,
+        waker_tid,
+    };
+    let mut log = LogBuilder::new(1_000_000_000);
+    log.leading_block(11, 900);
+    log.reason(reason);
+    log.function(1, "app::serve", &[]);
+    log.function_of_kind(2, "app::get_quote", &[], FunctionKind::Async);
+    log.function_of_kind(3, "app::downstream_discount", &[], FunctionKind::Async);
+    log.await_site(10, "app::get_quote", "src/app.rs", 20, 9);
+    log.await_site(11, "app::get_quote", "src/app.rs", 24, 13);
+    log.await_site(12, "app::downstream_discount", "src/app.rs", 40, 5);
+    log.thread(11, "worker");
+    log.thread(12, "io");
+    let mut b = log.block(11, 0, 1000);
+    b.task(TaskKind::Created, 2, 7, 1000);
+    b.enter(2, 1000);
+    b.task(TaskKind::Created, 3, 8, 1010);
+    b.enter(3, 1010);
+    b.exit(3, 1030);
+    b.polled(3, 8, 1030);
+    b.exit(2, 1050);
+    b.polled(2, 7, 1050);
+    b.enter(2, 2000);
+    b.woken(woken(1800, 12), 2000);
+    b.enter(3, 2010);
+    b.awaited(wait(12, 3, 980, 1, false), 2010);
+    b.exit(3, 2040);
+    b.polled(3, 8, 2040);
+    b.task(TaskKind::Completed, 3, 8, 2040);
+    b.awaited(wait(10, 2, 1000, 1, false), 2045);
+    b.exit(2, 2100);
+    b.polled(2, 7, 2100);
+    b.enter(2, 2600);
+    b.woken(woken(2500, 0), 2600);
+    b.awaited(wait(11, 2, 450, 2, false), 2650);
+    b.exit(2, 2700);
+    b.polled(2, 7, 2700);
+    b.task(TaskKind::Completed, 2, 7, 2700);
+    b.finish();
+    let mut b = log.block(12, 1, 3000);
+    b.task(TaskKind::Created, 2, 9, 3000);
+    b.enter(2, 3000);
+    b.exit(2, 3010);
+    b.polled(2, 9, 3010);
+    b.task(TaskKind::Cancelled, 2, 9, 3310);
+    b.finish();
+    log.finish()
+}
+
+#[test]
+fn an_async_task_is_split_into_running_awaiting_and_scheduled_and_followed_through_its_tasks() {
+    let dir = temp_dir("explain-task");
+    let reason = ReasonInfo {
+        reason: Reason::SlowCall,
+        function: 2,
+        tid: 11,
+        start_tsc: 1000,
+        duration_ticks: 1700,
+        ..ReasonInfo::default()
+    };
+    let log = write_log(&dir, "task.fdr", &slow_task_log(reason));
+    let v = json(&["explain", "--format", "json", &log]);
+    assert_eq!(
+        (
+            v["function"].as_str(),
+            v["task"].as_u64(),
+            v["thread"].as_i64()
+        ),
+        (Some("app::get_quote"), Some(7), Some(11))
+    );
+    // Times count from thread 11's first block, at 1000.
+    assert_eq!(
+        (v["start_ns"].as_u64(), v["duration_ns"].as_u64()),
+        (Some(0), Some(1700))
+    );
+    // Its usual: task 9's 310 ns, the function's one other task.
+    assert_eq!(
+        (v["usual_ns"].as_u64(), v["usual_of"].as_u64()),
+        (Some(310), Some(1))
+    );
+    assert_eq!(v["excess_ns"], 1390);
+    // Where its time went, as fdr calls reckons it.
+    assert_eq!(
+        (v["polls"].as_u64(), v["running_ns"].as_u64()),
+        (Some(3), Some(250))
+    );
+    assert_eq!(v["awaited_ns"], 1450);
+    assert_eq!(
+        (v["wake_ups"].as_u64(), v["scheduled_ns"].as_u64()),
+        (Some(2), Some(300))
+    );
+    let waits: Vec<(&str, u64)> = v["awaits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["at"].as_str().unwrap(), a["waited_ns"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        waits,
+        [("src/app.rs:20:9", 1000), ("src/app.rs:24:13", 450)]
+    );
+    // Task 8, made in it, has no other task to compare with: its 1030 ns are all excess, more
+    // than half of task 7's.
+    assert_eq!(path(&v), ["app::get_quote", "app::downstream_discount"]);
+    assert_eq!(
+        (v["culprit_task"].as_u64(), v["culprit_excess_ns"].as_u64()),
+        (Some(8), Some(1030))
+    );
+    close(&v["share"], 1030.0 / 1390.0);
+    assert_eq!(v["verdict"], "own_time");
+    assert_eq!(v["measured"], "not_measured");
+    let text = fdr(&["explain", &log]).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[..4],
+        [
+            "app::get_quote task 7: 1.70 µs, usually 310 ns; 74% of the excess is in \
+             app::downstream_discount task 8 (1.03 µs, its only task in the window)",
+            "app::downstream_discount task 8: 1.03 µs, its only task in the window; 100% of the \
+             excess is in the task itself, not in a task made or awaited in it",
+            "  call      app::get_quote task 7 on thread 11 (worker), created at +0 ns, \
+             completed after 1.70 µs; it fired the trigger (slow call)",
+            "  usual     310 ns: the only other task of app::get_quote in the window",
+        ],
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "\n  time      ran 250 ns in 3 polls, awaited 1.45 µs, waited 300 ns to be polled \
+             after 2 wake-ups\n  awaited   src/app.rs:20:9 1.00 µs, src/app.rs:24:13 450 ns\n  \
+             culprit   app::downstream_discount task 8:\n    time      ran 50 ns in 2 polls, \
+             awaited 980 ns\n    awaited   src/app.rs:40:5 980 ns\n"
+        ),
+        "{text}"
+    );
+    // The function's slowest tasks: task 7, then task 9, no slower than usual (1700 ns).
+    let v = json(&[
+        "explain",
+        "--format",
+        "json",
+        "--function",
+        "get_quote",
+        "--top",
+        "5",
+        &log,
+    ]);
+    let tasks: Vec<(u64, &str)> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (x["task"].as_u64().unwrap(), x["verdict"].as_str().unwrap()))
+        .collect();
+    assert_eq!(tasks, [(7, "own_time"), (9, "no_excess")]);
+    assert_eq!(v[1]["usual_ns"], 1700);
+    // A task is named as calls lists it: by the thread and time it was created at.
+    let v = json(&["explain", "--format", "json", "--call", "io@+2.00µs", &log]);
+    assert_eq!(
+        (v["task"].as_u64(), v["trigger"].as_bool()),
+        (Some(9), Some(false))
+    );
+}
+
+#[test]
+fn a_long_poll_is_explained_as_the_poll_it_is() {
+    let dir = temp_dir("explain-poll");
+    let reason = ReasonInfo {
+        reason: Reason::LongPoll,
+        function: 2,
+        tid: 11,
+        start_tsc: 2000,
+        duration_ticks: 100,
+        ..ReasonInfo::default()
+    };
+    let log = write_log(&dir, "poll.fdr", &slow_task_log(reason));
+    let v = json(&["explain", "--format", "json", &log]);
+    // The poll 2000-2100, against the function's other polls (50, 100, 10 ns): 50 ns.
+    assert_eq!(
+        (
+            v["task"].is_null(),
+            v["duration_ns"].as_u64(),
+            v["usual_ns"].as_u64()
+        ),
+        (true, Some(100), Some(50))
+    );
+    // The task 8 poll in it, 30 ns, against its other (20 ns): 10 ns of the 50 over.
+    assert_eq!(
+        (v["verdict"].as_str(), v["trigger"].as_bool()),
+        (Some("own_time"), Some(true))
+    );
+    close(&v["own_share"], 0.8);
+}
+
+/// A process that died of a segfault on thread `tid` (7, `main`, when not 0: then no thread is
+/// named) inside app::parse. Thread 7 entered app::main at 1000, ran app::handle twice (200 ns
+/// each) and app::parse once (20 ns), then entered app::handle at 2000 and app::parse at 3000,
+/// all three open when the log ended at 10000; thread 8 (pool) has app::fetch open from 1500
+/// and app::lookup from 4000 in it; thread 9 ran one call and had nothing open.
+fn crash_log(tid: i32) -> Vec<u8> {
+    let mut log = LogBuilder::new(1_000_000_000);
+    log.leading_block(7, 900);
+    log.run(RunInfo {
+        ticks_per_second: 1_000_000_000,
+        program: "app".into(),
+        pid: 1,
+        end_tsc: 10_000,
+        ..RunInfo::default()
+    });
+    log.reason(ReasonInfo {
+        reason: Reason::Crash,
+        tid,
+        signal: 11,
+        address: 0x10,
+        ending: fdr_format::Ending::Signal,
+        ..ReasonInfo::default()
+    });
+    for (id, name) in [
+        (HANDLE, "app::handle"),
+        (PARSE, "app::parse"),
+        (LOOKUP, "app::lookup"),
+        (FETCH, "app::fetch"),
+        (8, "app::main"),
+    ] {
+        log.function(id, name, &[]);
+    }
+    log.thread(7, "main");
+    log.thread(8, "pool");
+    let mut b = log.block(7, 0, 1000);
+    b.enter(8, 1000);
+    emit(
+        &mut b,
+        &C(HANDLE, 1100, 1300, vec![C(PARSE, 1150, 1170, vec![])]),
+    );
+    emit(&mut b, &C(HANDLE, 1400, 1600, vec![]));
+    b.enter(HANDLE, 2000);
+    b.enter(PARSE, 3000);
+    b.finish();
+    let mut b = log.block(8, 1, 1500);
+    b.enter(FETCH, 1500);
+    b.enter(LOOKUP, 4000);
+    b.finish();
+    let mut b = log.block(9, 2, 1200);
+    emit(&mut b, &C(LOOKUP, 1200, 1300, vec![]));
+    b.finish();
+    log.finish()
+}
+
+#[test]
+fn a_crash_shows_the_open_stack_of_the_thread_that_died_and_what_the_others_had_open() {
+    let dir = temp_dir("explain-crash");
+    let log = write_log(&dir, "crash.fdr", &crash_log(7));
+    let text = fdr(&["explain", &log]).unwrap();
+    assert_eq!(
+        text,
+        "the process died: SIGSEGV (segmentation fault) at address 0x10 on thread 7, inside \
+         app::parse (≥ 7.00 µs, usually 20 ns)\n  \
+         thread 7 (main) died with these calls open at the window's end (+9.00 µs), outermost \
+         first:\n     \
+         ≥ 9.00 µs  app::main, its only call in the window\n     \
+         ≥ 8.00 µs    app::handle, usually 200 ns\n     \
+         ≥ 7.00 µs      app::parse, usually 20 ns\n  \
+         the other threads, their calls open at the end (outermost first):\n    \
+         thread 8 (pool): app::fetch ≥ 8.50 µs > app::lookup ≥ 6.00 µs\n  \
+         1 other thread had no call open\n"
+    );
+    let v = json(&["explain", "--format", "json", &log]);
+    assert_eq!(
+        (v["thread"].as_i64(), v["function"].as_str()),
+        (Some(7), Some("app::parse"))
+    );
+    assert_eq!(
+        (v["duration_ns"].as_u64(), v["usual_ns"].as_u64()),
+        (Some(7000), Some(20))
+    );
+    assert_eq!(v["excess_ns"], 6980);
+    assert!(v["culprit"].is_null() && v["share"].is_null() && v["running_ns"].is_null());
+    let stack: Vec<(&str, u64, u64)> = v["stack"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["function"].as_str().unwrap(),
+                s["start_ns"].as_u64().unwrap(),
+                s["duration_ns"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        stack,
+        [
+            ("app::main", 0, 9000),
+            ("app::handle", 1000, 8000),
+            ("app::parse", 2000, 7000)
+        ]
+    );
+    assert_eq!(v["threads"][0]["thread"], 8);
+    assert_eq!(v["threads"][0]["stack"][1]["duration_ns"], 6000);
+    assert_eq!(v["idle_threads"], 1);
+    // Killed with no handler: no thread named, every thread's open calls listed.
+    let log = write_log(&dir, "killed.fdr", &crash_log(0));
+    let text = fdr(&["explain", &log]).unwrap();
+    assert!(text.contains("\n  the log names no thread that died\n  the threads, their calls open at the end (outermost first):\n    thread 7 (main): app::main ≥ 9.00 µs > app::handle ≥ 8.00 µs > app::parse ≥ 7.00 µs\n    thread 8 (pool): "), "{text}");
+}
+
+#[test]
+fn baseline_takes_the_usual_from_another_log_or_a_profile() {
+    let dir = temp_dir("explain-baseline");
+    let slow = slow_lookup();
+    let log = write_log(&dir, "now.fdr", &requests(Some(fired_by(&slow)), slow));
+    // Before: requests of 200 µs with lookups of 150 µs.
+    let mut before = log_with(None);
+    let mut b = before.block(11, 0, 1_000);
+    for i in 0..3 {
+        emit(
+            &mut b,
+            &request(1_000 + i * 1_000_000, [10_000, 150_000, 20_000], 5_000),
+        );
+    }
+    b.finish();
+    let before = write_log(&dir, "before.fdr", &before.finish());
+    let v = json(&["explain", "--format", "json", "--baseline", &before, &log]);
+    assert_eq!(v["usual_from"], before.as_str());
+    assert_eq!(
+        (v["usual_ns"].as_u64(), v["usual_of"].as_u64()),
+        (Some(200_000), Some(3))
+    );
+    assert_eq!(v["excess_ns"], 20_045_000 - 200_000);
+    assert_eq!(
+        (v["culprit"].as_str(), v["culprit_usual_ns"].as_u64()),
+        (Some("app::lookup"), Some(150_000))
+    );
+    assert_eq!(v["culprit_excess_ns"], 20_000_000 - 150_000);
+    let text = fdr(&["explain", "--baseline", &before, &log]).unwrap();
+    assert!(
+        text.contains(&format!(
+            "\n  usual     200 µs: the median of the 3 calls of app::handle in {before}\n"
+        )),
+        "{text}"
+    );
+    // A function the baseline does not have: usually 0.
+    let mut other = log_with(None);
+    let mut b = other.block(11, 0, 1_000);
+    emit(&mut b, &C(PARSE, 1_000, 2_000, vec![]));
+    b.finish();
+    let other = write_log(&dir, "other.fdr", &other.finish());
+    let v = json(&["explain", "--format", "json", "--baseline", &other, &log]);
+    assert_eq!(
+        (v["usual_ns"].as_u64(), v["usual_of"].as_u64()),
+        (Some(0), Some(0))
+    );
+    assert_eq!(v["excess_ns"], 20_045_000);
+    assert!(fdr(&["explain", "--baseline", &other, &log])
+        .unwrap()
+        .starts_with(
+            "app::handle: 20.0 ms, not in the baseline; 100% of the excess is in app::lookup"
+        ));
+
+    // A profile: each function's p50 there.
+    let mut t = fdr_testkit::profile::TreeBuilder::new(0, "");
+    let h = t.calls(None, 1, &[300_000, 300_000, 300_000], 90_000);
+    t.calls(Some(h), 2, &[250_000, 250_000, 250_000], 750_000);
+    let profile = fdr_format::profile::Profile {
+        flags: 0,
+        ticks_per_second: 1_000_000_000,
+        start_unix_ns: 0,
+        elapsed_ticks: 1_000_000,
+        lost: 0,
+        pid: 1,
+        program: "app".into(),
+        functions: vec![(1, "app::handle".into()), (2, "app::lookup".into())],
+        trees: vec![t.finish()],
+    };
+    let p = dir.join("before.fdrprof");
+    std::fs::write(&p, profile.encode()).unwrap();
+    let p = p.to_str().unwrap();
+    let v = json(&["explain", "--format", "json", "--baseline", p, &log]);
+    assert_eq!(
+        (v["usual_ns"].as_u64(), v["usual_of"].as_u64()),
+        (Some(300_000), Some(3))
+    );
+    assert_eq!(v["culprit_usual_ns"], 250_000);
+    assert!(fdr(&["explain", "--baseline", p, &log])
+        .unwrap()
+        .contains(&format!(
+            "\n  usual     300 µs: the p50 of the 3 calls of app::handle in the profile {p}\n"
+        )));
+}
+
+#[test]
+fn errors_say_what_to_pass() {
+    let dir = temp_dir("explain-errors");
+    // A log no trigger wrote names no call.
+    let log = write_log(&dir, "plain.fdr", &requests(None, slow_lookup()));
+    let e = fdr(&["explain", &log]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "fdr: {log}: no call to explain: the log was not written by a trigger (it does not \
+             say why it was written); name one with --call TID@START (a thread and a start as \
+             `fdr calls` prints them), or explain a function's slowest calls with --function NAME"
+        )
+    );
+    assert_eq!(e.exit_code(), 1);
+    let signal = ReasonInfo {
+        reason: Reason::Signal,
+        ..ReasonInfo::default()
+    };
+    let log2 = write_log(&dir, "sig.fdr", &requests(Some(signal), slow_lookup()));
+    assert!(fdr(&["explain", &log2])
+        .unwrap_err()
+        .to_string()
+        .contains("(it was written for: signal)"));
+    // --call naming no call, no thread.
+    let e = fdr(&["explain", "--call", "11@+7ms", &log]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "fdr: {log}: --call: no call on thread 11 started at +7.00 ms (`fdr calls` lists \
+             calls with their thread and start; JSON's start_ns names one to the nanosecond)"
+        )
+    );
+    let e = fdr(&["explain", "--call", "nosuch@0", &log]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!("fdr: {log}: --call: no thread nosuch in the log (`fdr info` lists its threads)")
+    );
+    // A malformed --call, --top without --function: usage errors.
+    for args in [
+        &["explain", "--call", "11", &log][..],
+        &["explain", "--call", "11@soon", &log],
+        &["explain", "--call", "@5ms", &log],
+        &["explain", "--top", "3", &log],
+        &["explain", "--function", "handle", "--top", "0", &log],
+    ] {
+        let e = fdr(args).unwrap_err();
+        assert_eq!(e.exit_code(), 2, "{args:?}: {e}");
+    }
+    assert!(fdr(&["explain", "--call", "11", &log])
+        .unwrap_err()
+        .to_string()
+        .contains("expected TID@START"));
+    // A function the log does not have, with the closest names.
+    let e = fdr(&["explain", "--function", "lokup", &log]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "fdr: {log}: no function in the log matches --function lokup; the closest: app::lookup"
+        )
+    );
+    // Corrupt: as every other command.
+    let mut bytes = requests(None, slow_lookup());
+    bytes.truncate(bytes.len() - 3);
+    let cut = write_log(&dir, "cut.fdr", &bytes);
+    let e = fdr(&["explain", "--function", "handle", &cut]).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with(&format!("fdr: {cut}: at byte offset ")),
+        "{e}"
+    );
+    // Both from standard input: refused.
+    assert_eq!(
+        fdr(&["explain", "--baseline", "-", "-"])
+            .unwrap_err()
+            .exit_code(),
+        2
+    );
+}

@@ -18,7 +18,7 @@ use crate::model::names::Names;
 use crate::model::tasks::TaskWaits;
 use crate::render::calls::{await_json, awaited, split_line, thousands};
 use crate::render::labels::{relative, thread_label};
-use crate::render::reason::death;
+use crate::render::reason::{death, died};
 use crate::units::{human, lasted, TickRate};
 
 /// Output format of `fdr explain`.
@@ -236,23 +236,31 @@ fn usual_text(c: &Ctx<'_>, s: &Step) -> String {
         (0, UsualFrom::Baseline) => {
             format!("none: {f} is not in {file}, so its whole time counts as excess")
         }
+        (1, UsualFrom::Window) => format!(
+            "{}: the only other {what} of {f} in the window{no_task_latency}",
+            human(u.ns)
+        ),
         (n, UsualFrom::Window) => format!(
-            "{}: the median of the {} other {what}{} of {f} in the window{no_task_latency}",
+            "{}: the median of the {} other {what}s of {f} in the window{no_task_latency}",
             human(u.ns),
-            thousands(n),
-            if n == 1 { "" } else { "s" }
+            thousands(n)
         ),
+        (1, UsualFrom::Baseline) if profile => {
+            format!(
+                "{}: the only call of {f} in the profile {file}",
+                human(u.ns)
+            )
+        }
         (n, UsualFrom::Baseline) if profile => format!(
-            "{}: the p50 of the {} call{} of {f} in the profile {file}",
+            "{}: the p50 of the {} calls of {f} in the profile {file}",
             human(u.ns),
-            thousands(n),
-            if n == 1 { "" } else { "s" }
+            thousands(n)
         ),
+        (1, UsualFrom::Baseline) => format!("{}: the only {what} of {f} in {file}", human(u.ns)),
         (n, UsualFrom::Baseline) => format!(
-            "{}: the median of the {} {what}{} of {f} in {file}",
+            "{}: the median of the {} {what}s of {f} in {file}",
             human(u.ns),
-            thousands(n),
-            if n == 1 { "" } else { "s" }
+            thousands(n)
         ),
     }
 }
@@ -427,12 +435,12 @@ fn item_text(c: &Ctx<'_>, x: &Explanation, o: &mut String) {
         }
     }
     if call.task.is_some() {
-        task_text(c, call, "time", o);
+        task_text(c, call, 2, o);
         if x.path.len() > 1 {
             let culprit = x.culprit();
             if culprit.task.is_some() {
                 let _ = writeln!(o, "  culprit   {}:", name(&c.names, culprit));
-                task_text(c, culprit, "  time", o);
+                task_text(c, culprit, 4, o);
             }
         }
         if let Some(w) = where_text(&x.time, true) {
@@ -443,18 +451,20 @@ fn item_text(c: &Ctx<'_>, x: &Explanation, o: &mut String) {
     }
 }
 
-/// A task's split (running, awaiting, scheduled) and its longest waits by site.
-fn task_text(c: &Ctx<'_>, s: &Step, label: &str, o: &mut String) {
+/// A task's split (running, awaiting, scheduled) and its longest waits by site, `indent`
+/// spaces in.
+fn task_text(c: &Ctx<'_>, s: &Step, indent: usize, o: &mut String) {
     let w = c.waits(s);
     let split = w.and_then(|w| split_line(w, &c.clock));
     let _ = writeln!(
         o,
-        "  {label:<9} {}",
+        "{:indent$}{:<9} {}",
+        "",
+        "time",
         split.unwrap_or_else(|| "none of its polls, waits or wake-ups is in the log".into())
     );
     if let Some(sites) = w.and_then(|w| sites_text(c, w)) {
-        let pad = " ".repeat(label.len().saturating_sub(4));
-        let _ = writeln!(o, "  {pad}{:<9} {sites}", "awaited");
+        let _ = writeln!(o, "{:indent$}{:<9} {sites}", "", "awaited");
     }
 }
 
@@ -533,7 +543,11 @@ fn crash_text(c: &Ctx<'_>, k: &Crash, o: &mut String) {
 /// The first line for a crash: how the process died, and the call its thread was in.
 fn crash_summary(c: &Ctx<'_>, k: &Crash) -> String {
     let how = death(&k.reason).unwrap_or_default();
-    let mut line = format!("{}: {how}", k.reason.reason.describe());
+    let mut line = if died(&k.reason) {
+        format!("the process died: {how}")
+    } else {
+        format!("the process ended: {how}")
+    };
     if let Some(inner) = k.died.as_ref().and_then(|d| d.calls.last()) {
         let _ = write!(
             line,
