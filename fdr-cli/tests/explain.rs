@@ -1043,3 +1043,53 @@ fn errors_say_what_to_pass() {
         2
     );
 }
+
+#[test]
+fn info_of_a_log_a_trigger_wrote_ends_with_explain_s_first_line() {
+    let dir = temp_dir("explain-info");
+    let slow = slow_lookup();
+    let task = ReasonInfo {
+        reason: Reason::SlowCall,
+        function: 2,
+        tid: 11,
+        start_tsc: 1000,
+        duration_ticks: 1700,
+        ..ReasonInfo::default()
+    };
+    let poll = ReasonInfo {
+        reason: Reason::LongPoll,
+        start_tsc: 2000,
+        duration_ticks: 100,
+        ..task.clone()
+    };
+    for (name, bytes) in [
+        ("call.fdr", requests(Some(fired_by(&slow)), slow)),
+        ("task.fdr", slow_task_log(task)),
+        ("poll.fdr", slow_task_log(poll)),
+    ] {
+        let log = write_log(&dir, name, &bytes);
+        let info = fdr(&["info", &log]).unwrap();
+        let explain = fdr(&["explain", &log]).unwrap();
+        let first = explain.lines().next().unwrap();
+        assert_eq!(
+            info.lines().last(),
+            Some(format!("explain     {first}").as_str()),
+            "{name}: {info}"
+        );
+    }
+    // The call's own line, as the trigger's log has it.
+    let log = dir.join("call.fdr");
+    assert!(fdr(&["info", log.to_str().unwrap()]).unwrap().ends_with(
+        "\nexplain     app::handle: 20.0 ms, usually 95.0 µs; 100% of the excess is in \
+         app::lookup (20.0 ms, usually 50.0 µs)\n"
+    ));
+    // Logs no trigger wrote have no such line.
+    let plain = write_log(&dir, "plain.fdr", &requests(None, slow_lookup()));
+    let crash = write_log(&dir, "crash.fdr", &crash_log(7));
+    for log in [plain, crash] {
+        assert!(
+            !fdr(&["info", &log]).unwrap().contains("\nexplain "),
+            "{log}"
+        );
+    }
+}

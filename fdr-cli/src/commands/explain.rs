@@ -46,7 +46,7 @@ use crate::model::filter::{no_function_matches, parse_duration, tables, thread_c
 use crate::model::hist::Durations;
 use crate::model::input::Log;
 use crate::model::names::{Names, Slots};
-use crate::model::pass::{plan_shared, replay_shared};
+use crate::model::pass::{plan_shared, replay, replay_shared};
 use crate::model::profile_file::Functions;
 use crate::model::tasks::{Awaits, TaskSpan, TaskTree};
 use crate::model::trigger::fired;
@@ -831,7 +831,7 @@ fn nothing_named(log: &str, info: &LogInfo) -> CliError {
 /// The trigger's call as a target: its task (a slow task of an async fn), else where its call
 /// starts.
 fn trigger_target(r: &ReasonInfo, names: &Names, threads: &[ThreadStats], g: &Gathered) -> Target {
-    if is_async(names, r.function) && !is_poll_reason(r.reason) {
+    if is_task_trigger(r, names) {
         let task = g.awaits.by_task.values().filter_map(|w| w.span).find(|s| {
             s.function == r.function
                 && s.start == r.start_tsc
@@ -841,7 +841,17 @@ fn trigger_target(r: &ReasonInfo, names: &Names, threads: &[ThreadStats], g: &Ga
             return Target::Task(s);
         }
     }
-    Target::Starting(Starting {
+    Target::Starting(trigger_start(r, threads))
+}
+
+/// The trigger was on the task of an async fn (its latency), not on a poll.
+fn is_task_trigger(r: &ReasonInfo, names: &Names) -> bool {
+    is_async(names, r.function) && !is_poll_reason(r.reason)
+}
+
+/// Where the trigger's call starts: its function, on its thread, at its start.
+fn trigger_start(r: &ReasonInfo, threads: &[ThreadStats]) -> Starting {
+    Starting {
         threads: threads
             .iter()
             .enumerate()
@@ -852,7 +862,7 @@ fn trigger_target(r: &ReasonInfo, names: &Names, threads: &[ThreadStats], g: &Ga
         to: r.start_tsc,
         functions: vec![r.function],
         max: MAX_EXPLAIN_CANDIDATES,
-    })
+    }
 }
 
 /// What is explained, before the second pass.
@@ -1201,4 +1211,48 @@ pub(crate) fn baseline(
             clock: TickRate::new(d.info.header.cycle_frequency),
         },
     })
+}
+
+/// For `fdr info` of a log written by a trigger: its call explained, the usuals from the window,
+/// in one pass over `log` (whose tables and threads `info` and `threads` are, as a pass over it
+/// read them); `None` for a log no trigger wrote.
+pub(crate) fn trigger_call(
+    log: &Log,
+    info: &LogInfo,
+    threads: &[ThreadStats],
+    progress: &dyn Report,
+    pass: u64,
+) -> Result<Option<Explanation>, CliError> {
+    let Some(r) = fired(info) else {
+        return Ok(None);
+    };
+    let names = Names::new(info);
+    // A slow task is found among the tasks; a call by where it starts, its tree built in the
+    // same pass (its entry is in the window, so no plan is needed to see it).
+    let starting = if is_task_trigger(r, &names) {
+        Starting::default()
+    } else {
+        trigger_start(r, threads)
+    };
+    let thread = starting.threads.first().copied().unwrap_or(0);
+    let capture = Capture::starting(starting, MAX_CALLS_DEPTH, MAX_CALLS_UNDER_ONE);
+    let mut sink = Both(Both(Top::tasks_only(), Tally::new(Vec::new(), 0)), capture);
+    let d = replay(log, &mut sink, None, &Filter::none(), progress, pass)?;
+    let Both(gather, capture) = sink;
+    let g = Gathered::of(vec![gather], log_end(&d.info, &d.threads))?;
+    let ctx = Ctx {
+        names: &names,
+        clock: TickRate::new(info.header.cycle_frequency),
+        g: &g,
+        baseline: None,
+        fired: Some(r),
+        threads,
+    };
+    Ok(Some(match trigger_target(r, &names, threads, &g) {
+        Target::Task(s) => ctx.explain_task(&s),
+        Target::Starting(_) => match longest(capture.into_trees()) {
+            Some((k, t)) => ctx.explain_call(&k, &t),
+            None => ctx.explain_unseen(r, thread),
+        },
+    }))
 }
