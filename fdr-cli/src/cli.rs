@@ -28,7 +28,9 @@ inferred entry at the window's start; calls still running at the end are closed 
 marked in the outputs.
 A log written by a trigger (a slow call, or one still running past its limit) names that call:
 `info` prints why the log was written, `account` and `stack` name the call in their first line,
-`convert` marks the moment the trigger fired with an instant event on the call's thread.
+`convert` marks the moment the trigger fired with an instant event on the call's thread, and
+`explain` says why it was slow (its excess over its usual, the callee that holds it, where the
+time went), which `info` ends with.
 Filters, on account, stack, calls, replay, convert, flame, export and view: --thread TID|NAME (repeatable) keeps
 those threads; --from TIME and --to TIME (after the window start) cut every thread's window to
 that range, as a recording window would (calls running at its start start there, marked

@@ -1093,3 +1093,51 @@ fn info_of_a_log_a_trigger_wrote_ends_with_explain_s_first_line() {
         );
     }
 }
+
+#[test]
+fn triggered_task_and_crash_logs_and_their_bit_flips_go_through_every_command_cleanly() {
+    let dir = temp_dir("explain-fuzz");
+    let slow = slow_lookup();
+    let task = ReasonInfo {
+        reason: Reason::SlowCall,
+        function: 2,
+        tid: 11,
+        start_tsc: 1000,
+        duration_ticks: 1700,
+        ..ReasonInfo::default()
+    };
+    for (name, bytes) in [
+        ("call.fdr", requests(Some(fired_by(&slow)), slow)),
+        ("task.fdr", slow_task_log(task)),
+        ("crash.fdr", crash_log(7)),
+    ] {
+        let log = write_log(&dir, name, &bytes);
+        common::fuzz_check::every_command_is_clean(std::path::Path::new(&log));
+        // One bit flipped in each of a spread of the bytes (deterministic): the reason record,
+        // the tables and the events.
+        for at in (0..bytes.len()).step_by(29) {
+            let mut b = bytes.clone();
+            b[at] ^= 1 << (at % 8);
+            std::fs::write(&log, &b).unwrap();
+            common::fuzz_check::every_command_is_clean(std::path::Path::new(&log));
+        }
+    }
+}
+
+#[test]
+fn the_help_lists_explain_and_says_what_it_reads_and_prints() {
+    let top = fdr(&["--help"]).unwrap();
+    assert!(top.contains("\n  explain  Why a call was slow"), "{top}");
+    let help = fdr(&["explain", "--help"]).unwrap();
+    for part in [
+        "--call <TID@START>",
+        "--baseline <LOG|PROFILE>",
+        "--baseline PROFILE (.fdrprof) its p50",
+        "a profile keeps no task latency",
+        "culprit_duration_ns",
+        "exact while a function has at most\n64 calls",
+        "At most 64 calls\nstarting then are looked at",
+    ] {
+        assert!(help.contains(part), "{part}: {help}");
+    }
+}
