@@ -610,9 +610,12 @@ no usual (no other call; not in the baseline) counts as usually 0: its whole tim
 The excess (duration less usual) is followed down the calls it made: as long as one callee's
 excess (its duration less its own function's usual) is more than half of the excess left, the
 culprit moves to it; a task's excess is followed through the tasks made or awaited in it. Where no
-callee holds most, the culprit is the call reached, and its excess is either its own time (the
-part no callee's excess holds) or shared among its callees (the two with most are named, with
-their shares). The first line says it all; `fdr info` ends with it for a log a trigger wrote.
+callee holds most, the culprit is the call reached, and its excess is mostly its own time (what
+no callee's excess holds, at most its self time), or mostly in callees that each took their usual
+time (calls it does not usually make, or more of them: the two longest are named), or shared (the
+two callees with most excess are named, with their shares). A function whose calls take two paths
+(a cache hit, a miss) has the usual of the more frequent one. The first line says it all;
+`fdr info` ends with it for a log a trigger wrote.
 
 Where the time went: for the call that fired the trigger, what the runtime measured (Linux): time
 on a CPU, waiting for a CPU (runnable, descheduled) and off the CPU (blocked: a syscall, a lock, a
@@ -635,8 +638,9 @@ duration_ns, open_at_end, inferred_start, usual_ns, usual_of (how many calls the
 median of; 0: none), usual_from (\"window\", or the baseline's file), excess_ns, trigger, culprit
 (its function), culprit_id, culprit_task, culprit_duration_ns, culprit_usual_ns, culprit_excess_ns,
 share (the culprit's excess as a part of the call's, 0 to 1), verdict (no_excess, own_time,
-shared, unseen_calls, not_followed), own_share (the culprit's own time's part of its excess),
-shared (the two callees holding most, when shared), path (the calls from the call explained down
+usual_calls, shared, unseen_calls, not_followed), own_share (the culprit's own time's part of its
+excess), usual_calls_share (the part in callees that took their usual time), shared (the two
+callees with most excess, each with its share, when shared; the two longest, when usual_calls), path (the calls from the call explained down
 to the culprit, each with the step keys and share), measured (whole_call, cpu_wait_at_least,
 not_measured, not_the_trigger), running_ns, cpu_wait_ns, off_cpu_ns; for a task running_ns is
 its polls' time, and polls, awaited_ns, wake_ups, scheduled_ns and awaits (fdr calls' objects)

@@ -332,6 +332,59 @@ fn an_excess_in_the_call_s_own_time_says_so() {
 }
 
 #[test]
+fn an_excess_in_calls_that_took_their_usual_time_names_them() {
+    let dir = temp_dir("explain-usual-calls");
+    // The slow request also fetched (5 ms, as fetch always takes: on thread 12 three times),
+    // which requests do not usually do: no callee is slower than usual, and its own time is
+    // its usual 15 µs.
+    let mut slow = usual(SLOW_AT);
+    let end = slow.2;
+    slow.3.push(C(FETCH, end, end + 5_000_000, vec![]));
+    slow.2 = end + 5_000_000;
+    let mut log = log_with(Some(fired_by(&slow)));
+    let mut b = log.block(11, 0, 1_000);
+    for i in 0..5 {
+        let s = 1_000 + i * 100_000_000;
+        emit(&mut b, &if s == SLOW_AT { slow.clone() } else { usual(s) });
+    }
+    b.finish();
+    let mut b = log.block(12, 1, 1_000);
+    for i in 0..3 {
+        let s = 2_000 + i * 10_000_000;
+        emit(&mut b, &C(FETCH, s, s + 5_000_000, vec![]));
+    }
+    b.finish();
+    let log = write_log(&dir, "usual.fdr", &log.finish());
+    let v = json(&["explain", "--format", "json", &log]);
+    assert_eq!(v["excess_ns"], 5_000_000);
+    assert_eq!(
+        (v["culprit"].as_str(), v["verdict"].as_str()),
+        (Some("app::handle"), Some("usual_calls"))
+    );
+    // Its own time is at most its self time (15 µs); the rest is in the fetch.
+    close(&v["usual_calls_share"], 4_985_000.0 / 5_000_000.0);
+    assert!(v["own_share"].is_null());
+    assert_eq!(v["shared"][0]["function"], "app::fetch");
+    assert_eq!(
+        (
+            v["shared"][0]["duration_ns"].as_u64(),
+            v["shared"][0]["usual_ns"].as_u64()
+        ),
+        (Some(5_000_000), Some(5_000_000))
+    );
+    let text = fdr(&["explain", &log]).unwrap();
+    assert_eq!(
+        text.lines().next(),
+        Some(
+            "app::handle: 5.09 ms, usually 95.0 µs; 100% of the excess is in calls it made that \
+             took their usual time (calls it does not usually make, or more of them): app::fetch \
+             (5.00 ms, usually 5.00 ms), app::lookup (50.0 µs, usually 50.0 µs)"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
 fn where_the_time_went_comes_from_the_reason_record_for_the_trigger_s_call_only() {
     let dir = temp_dir("explain-where");
     let slow = slow_lookup();

@@ -203,15 +203,28 @@ pub(crate) struct Step {
 pub(crate) enum Verdict {
     /// The call is not slower than its usual.
     NoExcess,
-    /// Mostly the culprit's own time: this share of its excess (at least half) is not in its
-    /// callees (for a task: not in the tasks made or awaited in it).
+    /// Mostly the culprit's own time: this share of its excess (at least half) is in its self
+    /// time and not in its callees' excesses (for a task: not in the tasks made or awaited in
+    /// it).
     Own(f64),
-    /// No callee holds more than half of it, nor its own time: the two callees holding most,
-    /// with their shares of the culprit's excess; `own` is its own time's share.
+    /// Mostly in callees that each took their usual time (calls it does not usually make, or
+    /// more of them): this share of its excess (at least half), and the two callees that took
+    /// longest.
+    UsualCalls {
+        /// The share.
+        share: f64,
+        /// At most two callees, longest first.
+        top: Vec<Step>,
+    },
+    /// Neither a callee, nor its own time, nor calls at their usual time hold half of it: the
+    /// two callees whose excesses are largest, with their shares of the culprit's excess, and
+    /// the shares of its own time and of calls at their usual time.
     Shared {
         /// The own time's share.
         own: f64,
-        /// At most two callees, most first, with their shares.
+        /// The share in callees that took their usual time.
+        usual_calls: f64,
+        /// At most two callees, most excess first, with their shares.
         top: Vec<(Step, f64)>,
     },
     /// The calls it made past [`MAX_CALLS_UNDER_ONE`] under the call explained (not kept) may
@@ -620,7 +633,9 @@ impl Ctx<'_> {
                     ns: unseen,
                 };
             }
-            break made_up(excess, kids.into_iter().map(|k| k.1).collect(), unseen);
+            let kids = kids.into_iter().map(|k| k.1).collect();
+            let self_ns = self.clock.ns(nodes[at].self_);
+            break made_up(excess, kids, unseen, Some(self_ns));
         };
         let trigger = self.is_trigger(key.id, key.thread, key.start);
         finish(path, verdict, self.time(trigger), trigger)
@@ -652,7 +667,7 @@ impl Ctx<'_> {
                 path.push(kids.swap_remove(i));
                 continue;
             }
-            break made_up(excess, kids, 0);
+            break made_up(excess, kids, 0, None);
         };
         let trigger = self.fired.is_some_and(|r| !is_poll_reason(r.reason))
             && self.is_trigger(span.function, span.start_thread, span.start);
@@ -737,14 +752,27 @@ fn holder<'a>(kids: impl Iterator<Item = &'a Step>, excess: u64) -> Option<usize
 }
 
 /// How an `excess` no callee holds most of is made up: the callees' excesses (and `unseen`, the
-/// time of calls not kept), the rest the call's own.
-fn made_up(excess: u64, mut kids: Vec<Step>, unseen: u64) -> Verdict {
+/// time of calls not kept), then the call's own time, at most its self time `self_ns` (a task
+/// has none: the rest is its own), then the callees that took their usual time (the rest: a
+/// call made calls it does not usually make, or more of them).
+fn made_up(excess: u64, mut kids: Vec<Step>, unseen: u64, self_ns: Option<u64>) -> Verdict {
     let in_kids = kids
         .iter()
         .fold(unseen, |sum, k| sum.saturating_add(k.excess_ns));
-    let own = part(excess.saturating_sub(in_kids), excess);
-    if own >= 0.5 {
-        return Verdict::Own(own);
+    let rest = excess.saturating_sub(in_kids);
+    let own = self_ns.map_or(rest, |s| s.min(rest));
+    let usual = rest - own;
+    if own.saturating_mul(2) >= excess {
+        return Verdict::Own(part(own, excess));
+    }
+    if usual.saturating_mul(2) >= excess {
+        // The longest first; the earlier of two alike (a stable sort).
+        kids.sort_by_key(|k| Reverse(k.duration_ns));
+        kids.truncate(2);
+        return Verdict::UsualCalls {
+            share: part(usual, excess),
+            top: kids,
+        };
     }
     // Most excess first; the earlier of two alike (a stable sort).
     kids.sort_by_key(|k| Reverse(k.excess_ns));
@@ -757,7 +785,11 @@ fn made_up(excess: u64, mut kids: Vec<Step>, unseen: u64) -> Verdict {
             (k, share)
         })
         .collect();
-    Verdict::Shared { own, top }
+    Verdict::Shared {
+        own: part(own, excess),
+        usual_calls: part(usual, excess),
+        top,
+    }
 }
 
 /// `a / b`, within 0..1 (0 when `b` is 0).

@@ -117,11 +117,38 @@ fn verdict_words(names: &Names, culprit: &Step, v: &Verdict) -> String {
             pct(*share),
             shown(&names.function(culprit.function))
         ),
-        Verdict::Shared { own, top } => {
+        Verdict::UsualCalls { share, top } => {
+            let calls: Vec<String> = top
+                .iter()
+                .map(|s| format!("{} ({}, {})", name(names, s), took(s), usually(s, false)))
+                .collect();
+            format!(
+                "{} of the excess is in calls it made that took their usual time (calls it does \
+                 not usually make, or more of them){}{}",
+                pct(*share),
+                if calls.is_empty() { "" } else { ": " },
+                calls.join(", ")
+            )
+        }
+        Verdict::Shared {
+            own,
+            usual_calls,
+            top,
+        } => {
             let parts: Vec<String> = top
                 .iter()
                 .map(|(s, share)| format!("{} {}", name(names, s), pct(*share)))
                 .collect();
+            let mut rest = Vec::new();
+            if *own > 0.0 {
+                rest.push(format!("its own time {}", pct(*own)));
+            }
+            if *usual_calls > 0.0 {
+                rest.push(format!(
+                    "calls that took their usual time {}",
+                    pct(*usual_calls)
+                ));
+            }
             format!(
                 "the excess is shared among {}: {}{}",
                 if task {
@@ -134,10 +161,10 @@ fn verdict_words(names: &Names, culprit: &Step, v: &Verdict) -> String {
                 } else {
                     parts.join(", ")
                 },
-                if *own > 0.0 {
-                    format!(" (its own time {})", pct(*own))
-                } else {
+                if rest.is_empty() {
                     String::new()
+                } else {
+                    format!(" ({})", rest.join(", "))
                 }
             )
         }
@@ -610,18 +637,31 @@ fn item_json(c: &Ctx<'_>, x: &Explanation) -> String {
             )
         })
         .collect();
-    let (verdict, own, shared) = match &x.verdict {
-        Verdict::NoExcess => ("no_excess", None, Vec::new()),
-        Verdict::Own(s) => ("own_time", Some(*s), Vec::new()),
-        Verdict::Shared { own, top } => (
-            "shared",
-            Some(*own),
+    let with_share =
+        |s: &Step, share: f64| format!("{{{}, \"share\": {}}}", step_keys(c, s), float(share));
+    let (verdict, own, usual_calls, shared) = match &x.verdict {
+        Verdict::NoExcess => ("no_excess", None, None, Vec::new()),
+        Verdict::Own(s) => ("own_time", Some(*s), None, Vec::new()),
+        Verdict::UsualCalls { share, top } => (
+            "usual_calls",
+            None,
+            Some(*share),
             top.iter()
-                .map(|(s, share)| format!("{{{}, \"share\": {}}}", step_keys(c, s), float(*share)))
+                .map(|s| format!("{{{}}}", step_keys(c, s)))
                 .collect(),
         ),
-        Verdict::Unseen { .. } => ("unseen_calls", None, Vec::new()),
-        Verdict::NoTree => ("not_followed", None, Vec::new()),
+        Verdict::Shared {
+            own,
+            usual_calls,
+            top,
+        } => (
+            "shared",
+            Some(*own),
+            Some(*usual_calls),
+            top.iter().map(|(s, share)| with_share(s, *share)).collect(),
+        ),
+        Verdict::Unseen { .. } => ("unseen_calls", None, None, Vec::new()),
+        Verdict::NoTree => ("not_followed", None, None, Vec::new()),
     };
     let (running, wait, off, measured) = match x.time {
         Where::Whole {
@@ -647,7 +687,7 @@ fn item_json(c: &Ctx<'_>, x: &Explanation) -> String {
         "{{{}, \"usual_from\": {usual_from}, \"trigger\": {}, \"culprit\": {}, \"culprit_id\": {}, \
          \"culprit_task\": {}, \"culprit_duration_ns\": {}, \"culprit_usual_ns\": {}, \
          \"culprit_excess_ns\": {}, \"share\": {}, \"verdict\": \"{verdict}\", \"own_share\": {}, \
-         \"shared\": [{}], \"path\": [{}], \"measured\": \"{measured}\"",
+         \"usual_calls_share\": {}, \"shared\": [{}], \"path\": [{}], \"measured\": \"{measured}\"",
         step_keys(c, call),
         x.trigger,
         json_string(&c.names.function(culprit.function)),
@@ -658,6 +698,7 @@ fn item_json(c: &Ctx<'_>, x: &Explanation) -> String {
         culprit.excess_ns,
         float(x.share),
         own.map_or_else(|| "null".into(), float),
+        usual_calls.map_or_else(|| "null".into(), float),
         shared.join(", "),
         path.join(", "),
     );
