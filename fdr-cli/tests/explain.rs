@@ -197,6 +197,92 @@ fn the_culprit_one_level_down_is_the_slow_callee_among_normal_siblings() {
     assert_eq!(v["path"][1]["start_ns"], 300_020_000);
 }
 
+/// The keys of an explanation's JSON object, in the order written.
+const KEYS: [&str; 34] = [
+    "function",
+    "id",
+    "task",
+    "thread",
+    "start_ns",
+    "duration_ns",
+    "open_at_end",
+    "inferred_start",
+    "usual_ns",
+    "usual_of",
+    "excess_ns",
+    "usual_from",
+    "trigger",
+    "culprit",
+    "culprit_id",
+    "culprit_task",
+    "culprit_duration_ns",
+    "culprit_usual_ns",
+    "culprit_excess_ns",
+    "share",
+    "verdict",
+    "own_share",
+    "usual_calls_share",
+    "shared",
+    "path",
+    "measured",
+    "cpu_wait_ns",
+    "off_cpu_ns",
+    "running_ns",
+    "polls",
+    "awaited_ns",
+    "wake_ups",
+    "scheduled_ns",
+    "awaits",
+];
+
+#[test]
+fn json_has_every_documented_key_and_two_readers_explain_alike() {
+    let dir = temp_dir("explain-keys");
+    let slow = slow_lookup();
+    let log = write_log(&dir, "k.fdr", &requests(Some(fired_by(&slow)), slow));
+    let out = fdr(&["explain", "--format", "json", &log]).unwrap();
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+    let mut expected = KEYS.to_vec();
+    expected.sort_unstable();
+    assert_eq!(keys, expected, "{out}");
+    // Written in the documented order, one object on one line.
+    let mut at = 0;
+    for k in KEYS {
+        let found = out[at..]
+            .find(&format!("\"{k}\": "))
+            .unwrap_or_else(|| panic!("{k} after {at} in {out}"));
+        at += found;
+    }
+    assert_eq!(out.lines().count(), 1);
+    // A step of the path has the keys of a call, and its share.
+    let step: Vec<&String> = v["path"][0].as_object().unwrap().keys().collect();
+    let mut expected: Vec<&str> = KEYS[..11].to_vec();
+    expected.push("share");
+    expected.sort_unstable();
+    assert_eq!(step, expected);
+    // Two reader threads: the same explanation.
+    for args in [
+        &["explain", "--format", "json", &log][..],
+        &[
+            "explain",
+            "--format",
+            "json",
+            "--function",
+            "*",
+            "--top",
+            "7",
+            &log,
+        ],
+        &["explain", "--format", "json", "--call", "main@+300ms", &log],
+    ] {
+        let one = fdr(args).unwrap();
+        let mut two_args = args.to_vec();
+        two_args.extend(["--threads", "2"]);
+        assert_eq!(fdr(&two_args).unwrap(), one, "{args:?}");
+    }
+}
+
 /// `app::handle` calls parse, then query, which calls fetch then render, and fetch calls lookup
 /// then decode: 5 µs between calls and after the last. Usually parse takes 10 µs and decode
 /// 40 µs.
