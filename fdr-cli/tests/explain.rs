@@ -696,86 +696,43 @@ fn function_explains_its_slowest_calls_in_an_array() {
     );
 }
 
-/// [`common::awaits_log`]'s tasks, written by a trigger on task 7 of `app::get_quote` (an async
-/// fn, created on thread 11 at 1000, completed at 2700): polls 1000-1050, 2000-2100 and
+/// [`common::awaits_log`], written for `reason`: task 7 of `app::get_quote` (an async fn,
+/// created on thread 11 at 1000, completed at 2700) has polls 1000-1050, 2000-2100 and
 /// 2600-2700 (250 ns running), waits of 1000 ns at src/app.rs:20:9 and 450 ns at
-/// src/app.rs:24:13, woken at 1800 and 2500 and polled 200 and 100 ns later; it made task 8
+/// src/app.rs:24:13, was woken at 1800 and 2500 and polled 200 and 100 ns later; it made task 8
 /// of `app::downstream_discount` (1010 to 2040: polls 1010-1030 and 2010-2040, a wait of 980 ns
 /// at src/app.rs:40:5). Task 9 of `app::get_quote` (thread 12, 3000 to 3310, dropped) is its
 /// function's other task.
 fn slow_task_log(reason: ReasonInfo) -> Vec<u8> {
-    use fdr_format::{AwaitEvent, FunctionKind, TaskKind, WakeEvent};
-    let wait = |site, function, waited, polls, dropped| AwaitEvent {
-        site,
-        function,
-        waited,
-        polls,
-        dropped,
-    };
-    let woken = |woken_at, waker_tid| WakeEvent {
-        function: 2,
-        woken_at,
-        waker_tid,
-    };
-    let mut log = LogBuilder::new(1_000_000_000);
-    log.leading_block(11, 900);
-    log.reason(reason);
-    log.function(1, "app::serve", &[]);
-    log.function_of_kind(2, "app::get_quote", &[], FunctionKind::Async);
-    log.function_of_kind(3, "app::downstream_discount", &[], FunctionKind::Async);
-    log.await_site(10, "app::get_quote", "src/app.rs", 20, 9);
-    log.await_site(11, "app::get_quote", "src/app.rs", 24, 13);
-    log.await_site(12, "app::downstream_discount", "src/app.rs", 40, 5);
-    log.thread(11, "worker");
-    log.thread(12, "io");
-    let mut b = log.block(11, 0, 1000);
-    b.task(TaskKind::Created, 2, 7, 1000);
-    b.enter(2, 1000);
-    b.task(TaskKind::Created, 3, 8, 1010);
-    b.enter(3, 1010);
-    b.exit(3, 1030);
-    b.polled(3, 8, 1030);
-    b.exit(2, 1050);
-    b.polled(2, 7, 1050);
-    b.enter(2, 2000);
-    b.woken(woken(1800, 12), 2000);
-    b.enter(3, 2010);
-    b.awaited(wait(12, 3, 980, 1, false), 2010);
-    b.exit(3, 2040);
-    b.polled(3, 8, 2040);
-    b.task(TaskKind::Completed, 3, 8, 2040);
-    b.awaited(wait(10, 2, 1000, 1, false), 2045);
-    b.exit(2, 2100);
-    b.polled(2, 7, 2100);
-    b.enter(2, 2600);
-    b.woken(woken(2500, 0), 2600);
-    b.awaited(wait(11, 2, 450, 2, false), 2650);
-    b.exit(2, 2700);
-    b.polled(2, 7, 2700);
-    b.task(TaskKind::Completed, 2, 7, 2700);
-    b.finish();
-    let mut b = log.block(12, 1, 3000);
-    b.task(TaskKind::Created, 2, 9, 3000);
-    b.enter(2, 3000);
-    b.exit(2, 3010);
-    b.polled(2, 9, 3010);
-    b.task(TaskKind::Cancelled, 2, 9, 3310);
-    b.finish();
-    log.finish()
+    common::awaits_log_with(Some(reason))
 }
 
-#[test]
-fn an_async_task_is_split_into_running_awaiting_and_scheduled_and_followed_through_its_tasks() {
-    let dir = temp_dir("explain-task");
-    let reason = ReasonInfo {
+/// The reason of a trigger on task 7 (its latency).
+fn slow_task() -> ReasonInfo {
+    ReasonInfo {
         reason: Reason::SlowCall,
         function: 2,
         tid: 11,
         start_tsc: 1000,
         duration_ticks: 1700,
         ..ReasonInfo::default()
-    };
-    let log = write_log(&dir, "task.fdr", &slow_task_log(reason));
+    }
+}
+
+/// The reason of a long-poll trigger on task 7's poll 2000-2100.
+fn long_poll() -> ReasonInfo {
+    ReasonInfo {
+        reason: Reason::LongPoll,
+        start_tsc: 2000,
+        duration_ticks: 100,
+        ..slow_task()
+    }
+}
+
+#[test]
+fn an_async_task_is_split_into_running_awaiting_and_scheduled_and_followed_through_its_tasks() {
+    let dir = temp_dir("explain-task");
+    let log = write_log(&dir, "task.fdr", &slow_task_log(slow_task()));
     let v = json(&["explain", "--format", "json", &log]);
     assert_eq!(
         (
@@ -880,15 +837,7 @@ fn an_async_task_is_split_into_running_awaiting_and_scheduled_and_followed_throu
 #[test]
 fn a_long_poll_is_explained_as_the_poll_it_is() {
     let dir = temp_dir("explain-poll");
-    let reason = ReasonInfo {
-        reason: Reason::LongPoll,
-        function: 2,
-        tid: 11,
-        start_tsc: 2000,
-        duration_ticks: 100,
-        ..ReasonInfo::default()
-    };
-    let log = write_log(&dir, "poll.fdr", &slow_task_log(reason));
+    let log = write_log(&dir, "poll.fdr", &slow_task_log(long_poll()));
     let v = json(&["explain", "--format", "json", &log]);
     // The poll 2000-2100, against the function's other polls (50, 100, 10 ns): 50 ns.
     assert_eq!(
@@ -1187,24 +1136,10 @@ fn errors_say_what_to_pass() {
 fn info_of_a_log_a_trigger_wrote_ends_with_explain_s_first_line() {
     let dir = temp_dir("explain-info");
     let slow = slow_lookup();
-    let task = ReasonInfo {
-        reason: Reason::SlowCall,
-        function: 2,
-        tid: 11,
-        start_tsc: 1000,
-        duration_ticks: 1700,
-        ..ReasonInfo::default()
-    };
-    let poll = ReasonInfo {
-        reason: Reason::LongPoll,
-        start_tsc: 2000,
-        duration_ticks: 100,
-        ..task.clone()
-    };
     for (name, bytes) in [
         ("call.fdr", requests(Some(fired_by(&slow)), slow)),
-        ("task.fdr", slow_task_log(task)),
-        ("poll.fdr", slow_task_log(poll)),
+        ("task.fdr", slow_task_log(slow_task())),
+        ("poll.fdr", slow_task_log(long_poll())),
     ] {
         let log = write_log(&dir, name, &bytes);
         let info = fdr(&["info", &log]).unwrap();
@@ -1237,17 +1172,9 @@ fn info_of_a_log_a_trigger_wrote_ends_with_explain_s_first_line() {
 fn triggered_task_and_crash_logs_and_their_bit_flips_go_through_every_command_cleanly() {
     let dir = temp_dir("explain-fuzz");
     let slow = slow_lookup();
-    let task = ReasonInfo {
-        reason: Reason::SlowCall,
-        function: 2,
-        tid: 11,
-        start_tsc: 1000,
-        duration_ticks: 1700,
-        ..ReasonInfo::default()
-    };
     for (name, bytes) in [
         ("call.fdr", requests(Some(fired_by(&slow)), slow)),
-        ("task.fdr", slow_task_log(task)),
+        ("task.fdr", slow_task_log(slow_task())),
         ("crash.fdr", crash_log(7)),
     ] {
         let log = write_log(&dir, name, &bytes);

@@ -597,7 +597,14 @@ impl Sink for Capture {
             if rel == 0 {
                 let mut b = builds.remove(i);
                 b.nodes[0].count(f, end, how);
-                if b.any_end {
+                // A call picked by its start is kept however it ends; one picked by its key,
+                // when it ends as that key says.
+                let wanted = b.any_end
+                    || self.want.get_mut(&b.key).is_some_and(|ends| {
+                        let at = ends.iter().position(|&e| e == end);
+                        at.map(|at| ends.swap_remove(at)).is_some()
+                    });
+                if wanted {
                     let (thread, id, start) = b.key;
                     let key = Key {
                         thread,
@@ -606,21 +613,6 @@ impl Sink for Capture {
                         end,
                     };
                     self.done.push((key, b.nodes));
-                    continue;
-                }
-                let ends = self.want.get_mut(&b.key);
-                if let Some(ends) = ends {
-                    if let Some(at) = ends.iter().position(|&e| e == end) {
-                        ends.swap_remove(at);
-                        let (thread, id, start) = b.key;
-                        let key = Key {
-                            thread,
-                            id,
-                            start,
-                            end,
-                        };
-                        self.done.push((key, b.nodes));
-                    }
                 }
                 continue;
             }

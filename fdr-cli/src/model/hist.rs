@@ -192,14 +192,27 @@ impl LogLinear {
     /// The value at quantile `q` (0 to 1) by nearest rank, as its bucket's midpoint; 0 when
     /// empty. Callers clamp it to the exact minimum and maximum they keep.
     pub(crate) fn quantile(&self, q: f64) -> u64 {
-        if self.total == 0 {
+        self.quantile_skipping(q, None)
+    }
+
+    /// [`LogLinear::quantile`] with one count taken from bucket `skip` (when it has one).
+    fn quantile_skipping(&self, q: f64, skip: Option<usize>) -> u64 {
+        let mut present = false;
+        if let Some(skip) = skip {
+            self.buckets.each(|i, _| {
+                present |= i == skip;
+                i < skip
+            });
+        }
+        let total = self.total - u64::from(present);
+        if total == 0 {
             return 0;
         }
-        let rank = ((q * self.total as f64).ceil() as u64).clamp(1, self.total);
+        let rank = ((q * total as f64).ceil() as u64).clamp(1, total);
         let mut seen = 0;
         let mut found = 0;
         self.buckets.each(|i, c| {
-            seen += c;
+            seen += if present && Some(i) == skip { c - 1 } else { c };
             if seen >= rank {
                 let (lo, w) = bounds(i);
                 found = lo + (w - 1) / 2;
@@ -215,29 +228,7 @@ impl LogLinear {
     /// [`LogLinear::quantile`] of the values recorded but one value `left_out` (one count
     /// taken from its bucket, when that bucket has one); 0 when nothing is left.
     pub(crate) fn quantile_without(&self, q: f64, left_out: u64) -> u64 {
-        let skip = index(left_out);
-        let mut present = false;
-        self.buckets.each(|i, _| {
-            present |= i == skip;
-            i < skip
-        });
-        let total = self.total - u64::from(present);
-        if total == 0 {
-            return 0;
-        }
-        let rank = ((q * total as f64).ceil() as u64).clamp(1, total);
-        let mut seen = 0;
-        let mut found = 0;
-        self.buckets.each(|i, c| {
-            seen += if present && i == skip { c - 1 } else { c };
-            if seen >= rank {
-                let (lo, w) = bounds(i);
-                found = lo + (w - 1) / 2;
-                return false;
-            }
-            true
-        });
-        found
+        self.quantile_skipping(q, Some(index(left_out)))
     }
 
     /// The counts per power of two, as [`Log2`] buckets them: entry `k` counts the values from
