@@ -612,8 +612,9 @@ excess (its duration less its own function's usual) is more than half of the exc
 culprit moves to it; a task's excess is followed through the tasks made or awaited in it. Where no
 callee holds most, the culprit is the call reached, and its excess is mostly its own time (what
 no callee's excess holds, at most its self time), or mostly in callees that each took their usual
-time (calls it does not usually make, or more of them: the two longest are named), or shared (the
-two callees with most excess are named, with their shares). A function whose calls take two paths
+time (calls it does not usually make, or more of them: the two functions whose calls took longest
+are named, `app::query ×50 (50.0 ms in all, usually 1.00 ms each)`), or shared (the two callees
+with most excess are named, with their shares). A function whose calls take two paths
 (a cache hit, a miss) has the usual of the more frequent one. The first line says it all;
 `fdr info` ends with it for a log a trigger wrote.
 
@@ -640,8 +641,10 @@ median of; 0: none), usual_from (\"window\", or the baseline's file), excess_ns,
 share (the culprit's excess as a part of the call's, 0 to 1), verdict (no_excess, own_time,
 usual_calls, shared, unseen_calls, not_followed), own_share (the culprit's own time's part of its
 excess), usual_calls_share (the part in callees that took their usual time), shared (the two
-callees with most excess, each with its share, when shared; the two longest, when usual_calls), path (the calls from the call explained down
-to the culprit, each with the step keys and share), measured (whole_call, cpu_wait_at_least,
+callees with most excess, each with its share, when shared), usual_calls (when usual_calls, the
+two functions whose calls took longest: function, id, calls, duration_ns in all, usual_ns and
+usual_of of one call), path (the calls from the call explained down to the culprit, each with the
+step keys and share), measured (whole_call, cpu_wait_at_least,
 not_measured, not_the_trigger), running_ns, cpu_wait_ns, off_cpu_ns; for a task running_ns is
 its polls' time, and polls, awaited_ns, wake_ups, scheduled_ns and awaits (fdr calls' objects)
 are set (null for a call). Unknown values are null. With --function: an array of such objects,

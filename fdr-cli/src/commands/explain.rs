@@ -208,13 +208,13 @@ pub(crate) enum Verdict {
     /// it).
     Own(f64),
     /// Mostly in callees that each took their usual time (calls it does not usually make, or
-    /// more of them): this share of its excess (at least half), and the two callees that took
-    /// longest.
+    /// more of them): this share of its excess (at least half), and the two functions whose
+    /// calls took longest in all.
     UsualCalls {
         /// The share.
         share: f64,
-        /// At most two callees, longest first.
-        top: Vec<Step>,
+        /// At most two functions, longest first.
+        top: Vec<CallsOf>,
     },
     /// Neither a callee, nor its own time, nor calls at their usual time hold half of it: the
     /// two callees whose excesses are largest, with their shares of the culprit's excess, and
@@ -238,6 +238,19 @@ pub(crate) enum Verdict {
     /// The call's entry is not in the window, so neither are the calls it made: nothing to
     /// follow.
     NoTree,
+}
+
+/// The calls of one function a call made.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct CallsOf {
+    /// The function.
+    pub function: u32,
+    /// How many calls.
+    pub calls: u64,
+    /// Their time in all, ns.
+    pub duration_ns: u64,
+    /// The function's usual (of one call).
+    pub usual: Usual,
 }
 
 /// Where the time of the call went, as the reason record measured it.
@@ -766,12 +779,27 @@ fn made_up(excess: u64, mut kids: Vec<Step>, unseen: u64, self_ns: Option<u64>) 
         return Verdict::Own(part(own, excess));
     }
     if usual.saturating_mul(2) >= excess {
-        // The longest first; the earlier of two alike (a stable sort).
-        kids.sort_by_key(|k| Reverse(k.duration_ns));
-        kids.truncate(2);
+        // By function, in the order first called; the longest in all first (a stable sort).
+        let mut top: Vec<CallsOf> = Vec::new();
+        for k in &kids {
+            match top.iter_mut().find(|c| c.function == k.function) {
+                Some(c) => {
+                    c.calls += 1;
+                    c.duration_ns = c.duration_ns.saturating_add(k.duration_ns);
+                }
+                None => top.push(CallsOf {
+                    function: k.function,
+                    calls: 1,
+                    duration_ns: k.duration_ns,
+                    usual: k.usual,
+                }),
+            }
+        }
+        top.sort_by_key(|c| Reverse(c.duration_ns));
+        top.truncate(2);
         return Verdict::UsualCalls {
             share: part(usual, excess),
-            top: kids,
+            top,
         };
     }
     // Most excess first; the earlier of two alike (a stable sort).

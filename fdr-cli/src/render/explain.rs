@@ -10,7 +10,7 @@ use std::io::Write;
 use clap::ValueEnum;
 
 use crate::commands::explain::{
-    Crash, Explained, Explanation, OpenStack, Step, Usual, UsualFrom, Verdict, Where,
+    CallsOf, Crash, Explained, Explanation, OpenStack, Step, Usual, UsualFrom, Verdict, Where,
 };
 use crate::escape::{json_string, shown};
 use crate::limits::MAX_CALLS_UNDER_ONE;
@@ -103,6 +103,25 @@ fn pct(x: f64) -> String {
     format!("{}%", (x * 100.0).round() as u64)
 }
 
+/// `app::query ×50 (50.0 ms in all, usually 1.00 ms each)`, `app::fetch (5.00 ms, usually
+/// 5.00 ms)`: the calls of one function a call made.
+fn calls_of(names: &Names, c: &CallsOf) -> String {
+    let f = shown(&names.function(c.function)).into_owned();
+    let usual = match c.usual.of {
+        0 => "no usual".to_string(),
+        _ => format!("usually {}", human(c.usual.ns)),
+    };
+    if c.calls == 1 {
+        format!("{f} ({}, {usual})", human(c.duration_ns))
+    } else {
+        format!(
+            "{f} \u{d7}{} ({} in all, {usual} each)",
+            thousands(c.calls),
+            human(c.duration_ns)
+        )
+    }
+}
+
 /// How the culprit's excess is made up, as the end of a line.
 fn verdict_words(names: &Names, culprit: &Step, v: &Verdict) -> String {
     let task = culprit.task.is_some();
@@ -118,10 +137,7 @@ fn verdict_words(names: &Names, culprit: &Step, v: &Verdict) -> String {
             shown(&names.function(culprit.function))
         ),
         Verdict::UsualCalls { share, top } => {
-            let calls: Vec<String> = top
-                .iter()
-                .map(|s| format!("{} ({}, {})", name(names, s), took(s), usually(s, false)))
-                .collect();
+            let calls: Vec<String> = top.iter().map(|c| calls_of(names, c)).collect();
             format!(
                 "{} of the excess is in calls it made that took their usual time (calls it does \
                  not usually make, or more of them){}{}",
@@ -616,6 +632,20 @@ fn step_keys(c: &Ctx<'_>, s: &Step) -> String {
     )
 }
 
+/// The calls of one function a call made, as JSON.
+fn calls_of_json(c: &Ctx<'_>, k: &CallsOf) -> String {
+    format!(
+        "{{\"function\": {}, \"id\": {}, \"calls\": {}, \"duration_ns\": {}, \"usual_ns\": {}, \
+         \"usual_of\": {}}}",
+        json_string(&c.names.function(k.function)),
+        k.function,
+        k.calls,
+        k.duration_ns,
+        k.usual.ns,
+        k.usual.of
+    )
+}
+
 fn item_json(c: &Ctx<'_>, x: &Explanation) -> String {
     let call = x.call();
     let culprit = x.culprit();
@@ -639,16 +669,15 @@ fn item_json(c: &Ctx<'_>, x: &Explanation) -> String {
         .collect();
     let with_share =
         |s: &Step, share: f64| format!("{{{}, \"share\": {}}}", step_keys(c, s), float(share));
-    let (verdict, own, usual_calls, shared) = match &x.verdict {
-        Verdict::NoExcess => ("no_excess", None, None, Vec::new()),
-        Verdict::Own(s) => ("own_time", Some(*s), None, Vec::new()),
+    let (verdict, own, usual_share, shared, usual_calls) = match &x.verdict {
+        Verdict::NoExcess => ("no_excess", None, None, Vec::new(), Vec::new()),
+        Verdict::Own(s) => ("own_time", Some(*s), None, Vec::new(), Vec::new()),
         Verdict::UsualCalls { share, top } => (
             "usual_calls",
             None,
             Some(*share),
-            top.iter()
-                .map(|s| format!("{{{}}}", step_keys(c, s)))
-                .collect(),
+            Vec::new(),
+            top.iter().map(|k| calls_of_json(c, k)).collect(),
         ),
         Verdict::Shared {
             own,
@@ -659,9 +688,10 @@ fn item_json(c: &Ctx<'_>, x: &Explanation) -> String {
             Some(*own),
             Some(*usual_calls),
             top.iter().map(|(s, share)| with_share(s, *share)).collect(),
+            Vec::new(),
         ),
-        Verdict::Unseen { .. } => ("unseen_calls", None, None, Vec::new()),
-        Verdict::NoTree => ("not_followed", None, None, Vec::new()),
+        Verdict::Unseen { .. } => ("unseen_calls", None, None, Vec::new(), Vec::new()),
+        Verdict::NoTree => ("not_followed", None, None, Vec::new(), Vec::new()),
     };
     let (running, wait, off, measured) = match x.time {
         Where::Whole {
@@ -687,7 +717,8 @@ fn item_json(c: &Ctx<'_>, x: &Explanation) -> String {
         "{{{}, \"usual_from\": {usual_from}, \"trigger\": {}, \"culprit\": {}, \"culprit_id\": {}, \
          \"culprit_task\": {}, \"culprit_duration_ns\": {}, \"culprit_usual_ns\": {}, \
          \"culprit_excess_ns\": {}, \"share\": {}, \"verdict\": \"{verdict}\", \"own_share\": {}, \
-         \"usual_calls_share\": {}, \"shared\": [{}], \"path\": [{}], \"measured\": \"{measured}\"",
+         \"usual_calls_share\": {}, \"shared\": [{}], \"usual_calls\": [{}], \"path\": [{}], \
+         \"measured\": \"{measured}\"",
         step_keys(c, call),
         x.trigger,
         json_string(&c.names.function(culprit.function)),
@@ -698,8 +729,9 @@ fn item_json(c: &Ctx<'_>, x: &Explanation) -> String {
         culprit.excess_ns,
         float(x.share),
         own.map_or_else(|| "null".into(), float),
-        usual_calls.map_or_else(|| "null".into(), float),
+        usual_share.map_or_else(|| "null".into(), float),
         shared.join(", "),
+        usual_calls.join(", "),
         path.join(", "),
     );
     let _ = write!(
