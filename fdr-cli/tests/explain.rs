@@ -1206,3 +1206,101 @@ fn the_help_lists_explain_and_says_what_it_reads_and_prints() {
         assert!(help.contains(part), "{part}: {help}");
     }
 }
+
+#[test]
+fn a_call_still_running_and_one_entered_before_the_window_are_explained_as_far_as_the_log_goes() {
+    let dir = temp_dir("explain-open");
+    // Still running: the fifth request's lookup had run 9.9 ms when the log was taken (at
+    // +10 ms after it started); the trigger fired at 6 ms.
+    let s = 1_000 + 4 * 100_000_000;
+    let mut log = log_with(Some(ReasonInfo {
+        reason: Reason::StillRunning,
+        cpu_wait_ns: Some(1_000_000),
+        off_cpu_ns: Some(4_000_000),
+        ..slow(HANDLE, s, 6_000_000)
+    }));
+    log.run(RunInfo {
+        ticks_per_second: 1_000_000_000,
+        end_tsc: s + 10_000_000,
+        ..RunInfo::default()
+    });
+    let mut b = log.block(11, 0, 1_000);
+    for i in 0..4 {
+        emit(&mut b, &usual(1_000 + i * 100_000_000));
+    }
+    b.enter(HANDLE, s);
+    emit(&mut b, &C(PARSE, s + 5_000, s + 15_000, vec![]));
+    b.enter(LOOKUP, s + 100_000);
+    b.finish();
+    let log = write_log(&dir, "open.fdr", &log.finish());
+    let v = json(&["explain", "--format", "json", &log]);
+    assert_eq!(
+        (
+            v["open_at_end"].as_bool(),
+            v["duration_ns"].as_u64(),
+            v["usual_ns"].as_u64()
+        ),
+        (Some(true), Some(10_000_000), Some(95_000))
+    );
+    // The lookup, open too: 9.9 ms against its 50 µs.
+    assert_eq!(
+        (v["culprit"].as_str(), v["culprit_excess_ns"].as_u64()),
+        (Some("app::lookup"), Some(9_850_000))
+    );
+    // Where the time went: of the 6 ms the reason record measured.
+    assert_eq!(
+        (
+            v["running_ns"].as_u64(),
+            v["cpu_wait_ns"].as_u64(),
+            v["off_cpu_ns"].as_u64()
+        ),
+        (Some(1_000_000), Some(1_000_000), Some(4_000_000))
+    );
+    let text = fdr(&["explain", &log]).unwrap();
+    assert!(
+        text.starts_with(
+            "app::handle: ≥ 10.0 ms, usually 95.0 µs; 99% of the excess is in app::lookup \
+             (≥ 9.90 ms, usually 50.0 µs)\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            ", still running at the end: ≥ 10.0 ms; it fired the trigger (call still running \
+             past its limit, limit 1.00 ms)\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "\n  time      on a CPU 1.00 ms, waiting for a CPU 1.00 ms, off the CPU 4.00 ms \
+             (blocked: a syscall, a lock, a sleep, a page fault), in the first 6.00 ms (when the \
+             trigger fired)\n"
+        ),
+        "{text}"
+    );
+
+    // Entered before the window (a ring recycled the block of its entry): its exit alone is
+    // in the log; the reason record says how long it took, and nothing under it is followed.
+    let mut log = log_with(Some(slow(HANDLE, 500, 3_000_000)));
+    let mut b = log.block(11, 0, 1_000);
+    b.exit(HANDLE, 3_000_500);
+    for i in 1..4 {
+        emit(&mut b, &usual(i * 100_000_000));
+    }
+    b.finish();
+    let log = write_log(&dir, "ring.fdr", &log.finish());
+    let v = json(&["explain", "--format", "json", &log]);
+    assert_eq!(
+        (
+            v["duration_ns"].as_u64(),
+            v["verdict"].as_str(),
+            v["culprit"].as_str()
+        ),
+        (Some(3_000_000), Some("not_followed"), Some("app::handle"))
+    );
+    assert!(fdr(&["explain", &log]).unwrap().starts_with(
+        "app::handle: 3.00 ms, usually 95.0 µs; its entry is before the window, so the calls \
+         it made are not in the log\n"
+    ));
+}

@@ -490,7 +490,24 @@ fn item_text(c: &Ctx<'_>, x: &Explanation, o: &mut String) {
             let _ = writeln!(o, "  measured  {w}");
         }
     } else if let Some(w) = where_text(&x.time, false) {
-        let _ = writeln!(o, "  time      {w}");
+        // A call still running was measured up to when the trigger fired.
+        let measured = match x.time {
+            Where::Whole {
+                running_ns,
+                cpu_wait_ns,
+                off_cpu_ns,
+            } => running_ns + cpu_wait_ns + off_cpu_ns,
+            _ => call.duration_ns,
+        };
+        let part = if measured < call.duration_ns {
+            format!(
+                ", in the first {} (when the trigger fired)",
+                human(measured)
+            )
+        } else {
+            String::new()
+        };
+        let _ = writeln!(o, "  time      {w}{part}");
     }
 }
 
