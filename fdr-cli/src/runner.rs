@@ -101,19 +101,25 @@ fn info(a: InfoArgs, out: &mut dyn Write) -> Result<(), CliError> {
         return render::info::write_box(&s?, out).map_err(written);
     }
     let log = file.only_log()?;
-    let progress = Progress::new(log.len(), 2);
+    let progress = Progress::new(log.len(), 1);
     let s = commands::info::summary(&log, &progress);
-    // A log a trigger wrote ends with why its call was slow: one more pass.
-    let explained = s.as_ref().ok().map(|s| {
-        commands::explain::trigger_call(&log, &s.info, &s.threads, &progress, 1)
-            .map(|e| e.map(|e| (e, crate::model::names::Names::new(&s.info))))
-    });
     progress.finish();
     let s = s?;
-    let line = match explained {
-        Some(Ok(Some((e, names)))) => Some(render::explain::summary(&e, &names, false)),
-        Some(Err(e)) => Some(format!("not worked out: {e}")),
-        _ => None,
+    // A log a trigger wrote ends with why its call was slow: one more pass.
+    let line = if crate::model::trigger::fired(&s.info).is_some() {
+        let progress = Progress::new(log.len(), 1);
+        let e = commands::explain::trigger_call(&log, &s.info, &s.threads, &progress, 0);
+        progress.finish();
+        match e {
+            Ok(Some(e)) => {
+                let names = crate::model::names::Names::new(&s.info);
+                Some(render::explain::summary(&e, &names, false))
+            }
+            Ok(None) => None,
+            Err(e) => Some(format!("not worked out: {e}")),
+        }
+    } else {
+        None
     };
     render::info::write(&s, line.as_deref(), out).map_err(written)
 }
