@@ -6,16 +6,18 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::commands::account::SortKey;
+use crate::commands::explain::CallAt;
 use crate::limits::{
     MAX_CALLS_DEPTH, MAX_CALLS_SHOWN, MAX_CALLS_TOP, MAX_CALLS_UNDER_ONE, MAX_CALL_DEPTH,
-    MAX_CALL_PATHS, MAX_CHROME_JSON_BYTES, MAX_EXPORT_CALLS, MAX_FLAME_BYTES, MAX_FLAME_FRAMES,
-    MAX_LOG_FUNCTIONS, MAX_OPEN_TASKS, MAX_READERS, MAX_SHOWN_FRAMES, MAX_VIEW_BARS,
-    MAX_VIEW_FLAME_FRAMES, MAX_VIEW_FUNCTIONS, MAX_VIEW_KEPT, MAX_VIEW_MIGRATIONS, MAX_VIEW_SLICES,
-    MAX_VIEW_TASKS, VIEW_SLOWEST, VIEW_WIDTH_PX,
+    MAX_CALL_PATHS, MAX_CHROME_JSON_BYTES, MAX_EXACT_DURATIONS, MAX_EXPLAIN_CANDIDATES,
+    MAX_EXPORT_CALLS, MAX_FLAME_BYTES, MAX_FLAME_FRAMES, MAX_LOG_FUNCTIONS, MAX_OPEN_TASKS,
+    MAX_READERS, MAX_SHOWN_FRAMES, MAX_VIEW_BARS, MAX_VIEW_FLAME_FRAMES, MAX_VIEW_FUNCTIONS,
+    MAX_VIEW_KEPT, MAX_VIEW_MIGRATIONS, MAX_VIEW_SLICES, MAX_VIEW_TASKS, VIEW_SLOWEST,
+    VIEW_WIDTH_PX,
 };
 use crate::model::filter::parse_duration;
 use crate::model::filter::FilterArgs;
-use crate::render::{account, calls, diff, profile, stack};
+use crate::render::{account, calls, diff, explain, profile, stack};
 
 fn after_help() -> String {
     format!(
@@ -26,7 +28,9 @@ inferred entry at the window's start; calls still running at the end are closed 
 marked in the outputs.
 A log written by a trigger (a slow call, or one still running past its limit) names that call:
 `info` prints why the log was written, `account` and `stack` name the call in their first line,
-`convert` marks the moment the trigger fired with an instant event on the call's thread.
+`convert` marks the moment the trigger fired with an instant event on the call's thread, and
+`explain` says why it was slow (its excess over its usual, the callee that holds it, where the
+time went), which `info` ends with.
 Filters, on account, stack, calls, replay, convert, flame, export and view: --thread TID|NAME (repeatable) keeps
 those threads; --from TIME and --to TIME (after the window start) cut every thread's window to
 that range, as a recording window would (calls running at its start start there, marked
@@ -108,6 +112,11 @@ pub(crate) enum Command {
     /// Per function, count, p50, p99, total and self time in two logs, and the change.
     #[command(after_help = DIFF_HELP)]
     Diff(DiffArgs),
+    /// Why a call was slow: the call that fired the trigger (or --call, or --function's
+    /// slowest), its excess over its function's usual, the callee that accounts for it, and
+    /// where the time went; for a log recovered from a crash, the calls open at the death.
+    #[command(after_help = explain_help())]
+    Explain(ExplainArgs),
     /// One self-contained HTML page to look at in any browser, offline: why the log was
     /// written, a zoomable timeline per thread, the slowest calls and their trees, the
     /// per-function table with histograms, the flame graph.
@@ -371,6 +380,37 @@ pub(crate) struct DiffArgs {
 }
 
 #[derive(Args, Debug)]
+pub(crate) struct ExplainArgs {
+    /// The log (.fdr; `-` for standard input).
+    pub log: PathBuf,
+    /// Explain this call instead of the trigger's: its thread (id or name) and its start as
+    /// `fdr calls` prints it: `11@+1.20ms` (any call starting at a time printed so; the
+    /// longest), or `11@1203456` (JSON's start_ns, to the nanosecond).
+    #[arg(long, value_name = "TID@START", value_parser = CallAt::parse)]
+    pub call: Option<CallAt>,
+    /// Explain the slowest calls of the functions whose full name matches PATTERN (the tasks
+    /// of an async fn); with --call, the call named must be of one of them.
+    #[arg(long, value_name = "PATTERN")]
+    pub function: Option<String>,
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "function",
+          help = format!("With --function, explain its N slowest calls (at most {MAX_CALLS_TOP})"),
+          value_parser = clap::value_parser!(u32).range(1..=MAX_CALLS_TOP as i64))]
+    pub top: u32,
+    /// Take each function's usual from this log's same-named function (its median), or from
+    /// this profile's (.fdrprof: its p50), instead of from the function's other calls in the
+    /// window.
+    #[arg(long, value_name = "LOG|PROFILE")]
+    pub baseline: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = explain::ExplainFormat::Text)]
+    pub format: explain::ExplainFormat,
+    /// Reader threads, each decoding the blocks of a share of the log's threads
+    /// [default: 2 on a log over 32 MiB with two cores, else 1].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=MAX_READERS as i64))]
+    pub threads: Option<u16>,
+}
+
+#[derive(Args, Debug)]
 pub(crate) struct ViewArgs {
     /// The log (.fdr; `-` for standard input).
     pub log: PathBuf,
@@ -545,6 +585,78 @@ parent link (fdr-tracing's). JSON: each task an object with the keys of a call a
 cancelled, end_thread, links, awaits, polls, running_ns, awaited_ns, wake_ups, scheduled_ns,
 parent_task (null at a root) and tasks (the tasks under it, the same objects). --task ID shows
 that task's tree alone. At most {MAX_CALLS_UNDER_ONE} tasks are shown under one."
+    )
+}
+
+fn explain_help() -> String {
+    format!(
+        "\
+Which call: by default the one that fired the trigger of a log a trigger wrote (its reason
+record names it: `fdr info`); --call TID@START names another; --function PATTERN its slowest
+(--top N of them); for a log recovered from a crash (`fdr recover`), the calls open at the death.
+A log written for another reason (a signal, the API, exit) names no call: give --call or
+--function. An async fn's call is a task (creation to completion): --function explains its
+slowest tasks; --call names a task by the thread and time it was created at, as `fdr calls`
+lists tasks; a long-poll trigger's call is the poll.
+
+Its usual: the median duration of its function's other calls in the window (the call itself left
+out; calls still running at the end are not counted), exact while a function has at most
+{MAX_EXACT_DURATIONS} calls in the window, else from a log-linear histogram (within 0.8%); for a task, the
+median latency of its function's other tasks. --baseline LOG takes the median of the same-named
+function in another log instead (all its calls); --baseline PROFILE (.fdrprof) its p50 there
+(within 1/16; a profile keeps no task latency, so tasks keep the window's usual). A function with
+no usual (no other call; not in the baseline) counts as usually 0: its whole time is excess.
+
+The excess (duration less usual) is followed down the calls it made: as long as one callee's
+excess (its duration less its own function's usual) is more than half of the excess left, the
+culprit moves to it; a task's excess is followed through the tasks made or awaited in it. Where no
+callee holds most, the culprit is the call reached, and its excess is mostly its own time (what
+no callee's excess holds, at most its self time), or mostly in callees that each took their usual
+time (calls it does not usually make, or more of them: the two functions whose calls took longest
+are named, `app::query ×50 (50.0 ms in all, usually 1.00 ms each)`), or shared (the two callees
+with most excess are named, with their shares). A function whose calls take two paths
+(a cache hit, a miss) has the usual of the more frequent one. The first line says it all;
+`fdr info` ends with it for a log a trigger wrote.
+
+Where the time went: for the call that fired the trigger, what the runtime measured (Linux): time
+on a CPU, waiting for a CPU (runnable, descheduled) and off the CPU (blocked: a syscall, a lock, a
+sleep), over the whole call when the thread's context switches were read, else the wait for a CPU
+alone from when the watchdog looked (at least that much). Other calls are not measured. For a
+task: its polls (running), its waits by await site (FILE:LINE:COLUMN) and its waits to be polled
+after a wake-up (scheduled), as `fdr calls` reckons them.
+
+A crash: how the process died (as `fdr info` says it), the calls the thread that died had open at
+the window's end with their time so far and their usual, and what every other thread had open,
+a line each.
+
+--call: when several calls start at a time printed alike (a call and the calls it made first, to
+three digits), the longest is explained, or the one starting at that very nanosecond when the
+start is given as digits alone; add --function to name the function. At most {MAX_EXPLAIN_CANDIDATES} calls
+starting then are looked at.
+
+JSON: one object, with the keys function, id, task (null for a call), thread, start_ns,
+duration_ns, open_at_end, inferred_start, usual_ns, usual_of (how many calls the usual is the
+median of; 0: none), usual_from (\"window\", or the baseline's file), excess_ns, trigger, culprit
+(its function), culprit_id, culprit_task, culprit_duration_ns, culprit_usual_ns, culprit_excess_ns,
+share (the culprit's excess as a part of the call's, 0 to 1), verdict (no_excess, own_time,
+usual_calls, shared, unseen_calls, not_followed), own_share (the culprit's own time's part of its
+excess), usual_calls_share (the part in callees that took their usual time), shared (the two
+callees with most excess, each with its share, when shared), usual_calls (when usual_calls, the
+two functions whose calls took longest: function, id, calls, duration_ns in all, usual_ns and
+usual_of of one call), path (the calls from the call explained down to the culprit, each with the
+step keys and share), measured (whole_call, cpu_wait_at_least,
+not_measured, not_the_trigger), running_ns, cpu_wait_ns, off_cpu_ns; for a task running_ns is
+its polls' time, and polls, awaited_ns, wake_ups, scheduled_ns and awaits (fdr calls' objects)
+are set (null for a call). Unknown values are null. With --function: an array of such objects,
+slowest first (empty when none of its calls is in the window). A crash: one object with reason,
+death, thread, function (the innermost open call of the thread that died), duration_ns, usual_ns,
+excess_ns, stack (its open calls, outermost first) and threads (the others', each with thread and
+stack), idle_threads; culprit, share and the times null.
+
+Memory: per function its call durations (at most {MAX_EXACT_DURATIONS} exactly, then a histogram of at most
+~30 KiB), the tasks `fdr calls` keeps, and the trees of the calls explained, at most
+{MAX_CALLS_UNDER_ONE} calls each (calls past it are counted: when they could hold most of the excess the
+report says so). The log is read twice (plus once for --baseline LOG)."
     )
 }
 

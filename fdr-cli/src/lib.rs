@@ -2,7 +2,7 @@
 //! logs fdr records, and reports and pprof exports of the profiles its profile mode writes;
 //! `fdr export` sends a log's window to an OpenTelemetry collector (OTLP/HTTP); `fdr recover`
 //! turns the crash boxes of processes that died into logs; `fdr view` writes one self-contained
-//! HTML page to look at a log in a browser, offline.
+//! HTML page to look at a log in a browser, offline; `fdr explain` says why a call was slow.
 //!
 //! [`run`] is the whole command behind a function, so that programs (and tests) can call it:
 //!
@@ -43,10 +43,12 @@
 //! | `cli` | the commands' arguments and help, as clap parses them |
 //! | `progress` | the progress bar: how far a pass got (the model's `Report`), drawn |
 //! | `render::await_sites` | `account --by await`'s table, in `account`'s formats |
+//! | `render::explain` | `explain`'s report: each call's verdict line (which `info` ends with), its culprit, its usual, the way down, where the time went; a crash's open stacks |
 //! | `render::account`, `render::calls`, `render::diff`, `render::dump`, `render::flame`, `render::fxt`, `render::info`, `render::pprof`, `render::profile`, `render::recover`, `render::replay`, `render::stack`, `render::view` | each command's output: text, CSV, JSON, SVG, FXT, pprof protobuf, the `view` page (HTML); what `recover` did |
 //! | `render::chrome`, `render::culls` | Chrome JSON (and the process ids FXT shares); the culled functions' list |
 //! | `render::reason` | why the log was written (the call that fired a trigger, how a crashed process died) |
 //! | `render::labels`, `render::dates` | thread labels and times relative to the window's start, which every renderer uses; dates as a person reads them, in UTC and the local time zone |
+//! | `commands::explain` | why a call was slow: its usual (the window's other calls, or a baseline log's or profile's), its excess followed down to the callee that holds it, where its time went; a crash's open calls |
 //! | `commands::diff`, `commands::profile`, `commands::view`, `commands::await_sites` | two logs accounted and compared; a profile file per function, per call path, around a function; what the `view` page shows (the table, the slowest calls, the flame graph's paths and a timeline bounded in size); the waits at each await site (`account --by await`, tallied as `account` tallies tasks) |
 //! | `commands::account`, `commands::calls`, `commands::convert`, `commands::dump`, `commands::export`, `commands::flame`, `commands::info`, `commands::recover`, `commands::replay`, `commands::stack` | what each command shows, from the model (`export`: the window as OTLP spans, sent; `recover`: crash boxes turned into logs, written) |
 //! | `model::trie` | the call trie (`stack`, flame graphs) |

@@ -53,6 +53,14 @@ pub(crate) const MAX_AWAITING_TASKS: usize = 1 << 20;
 /// Waits of a task past this many are counted, not listed one by one.
 pub(crate) const MAX_AWAITS_PER_TASK: usize = 64;
 
+/// Durations of one function's calls `fdr explain` keeps exactly, for the function's usual (their
+/// median, the call explained left out): past this many, they are counted in a log-linear
+/// histogram and the usual is within 0.8 % (see [`crate::model::hist::Durations`]).
+pub(crate) const MAX_EXACT_DURATIONS: usize = 64;
+/// Calls `fdr explain --call` considers when several start at the time it is given (as
+/// `fdr calls` prints it, to three digits): the first this many entered, each with its tree.
+pub(crate) const MAX_EXPLAIN_CANDIDATES: usize = 64;
+
 /// The most calls one `fdr export` holds (each becomes a span): past it, the command stops
 /// with an error that suggests a filter (`--thread`, `--from`/`--to`, `--function`, `--min`).
 /// Memory is about 200 bytes per call, and a request being encoded.
@@ -140,12 +148,20 @@ mod tests {
                 vec![n(fdr_format::tasks::MAX_CHILDREN_HELD)],
             ),
             (
-                "tasks whose life, waits, polls and wake-ups `calls` keeps (64 waits each at most, about 200 bytes a task besides its waits)",
+                "tasks whose life, waits, polls and wake-ups `calls` and `explain` keep (64 waits each at most, about 200 bytes a task besides its waits)",
                 vec![n(MAX_AWAITING_TASKS)],
             ),
             (
-                "calls shown under one call by `fdr calls`",
+                "calls shown under one call by `fdr calls`, and followed under one call by `explain`",
                 vec![n(MAX_CALLS_UNDER_ONE), n(MAX_CALLS_SHOWN), n(MAX_CALLS_TOP)],
+            ),
+            (
+                "durations of one function's calls `explain` keeps exactly (its usual is their median)",
+                vec![n(MAX_EXACT_DURATIONS)],
+            ),
+            (
+                "calls `explain --call` looks at when several start at the time given (to three digits, as text prints it)",
+                vec![n(MAX_EXPLAIN_CANDIDATES)],
             ),
             ("cull events listed by `info` and `account`", vec![n(MAX_CULL_EVENTS)]),
             ("call paths in `stack` and `flame`", vec![n(MAX_CALL_PATHS)]),

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use crate::cli::{
     AccountArgs, AccountBy, CallsArgs, Command, ConvertArgs, ConvertFormat, DiffArgs, DumpArgs,
-    ExportArgs, FilterOptions, FlameArgs, InfoArgs, ProfileArgs, RecoverArgs, ReplayArgs,
-    StackArgs, ViewArgs,
+    ExplainArgs, ExportArgs, FilterOptions, FlameArgs, InfoArgs, ProfileArgs, RecoverArgs,
+    ReplayArgs, StackArgs, ViewArgs,
 };
 use crate::commands;
 use crate::error::shown_path;
@@ -80,6 +80,7 @@ pub(crate) fn run(command: Command, out: &mut dyn Write) -> Result<(), CliError>
         Command::Profile(a) => profile(a, out),
         Command::Diff(a) => diff(a, out),
         Command::View(a) => view(a, out),
+        Command::Explain(a) => explain(a, out),
     }
 }
 
@@ -103,7 +104,24 @@ fn info(a: InfoArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let progress = Progress::new(log.len(), 1);
     let s = commands::info::summary(&log, &progress);
     progress.finish();
-    render::info::write(&s?, out).map_err(written)
+    let s = s?;
+    // A log a trigger wrote ends with why its call was slow: one more pass.
+    let line = if crate::model::trigger::fired(&s.info).is_some() {
+        let progress = Progress::new(log.len(), 1);
+        let e = commands::explain::trigger_call(&log, &s.info, &s.threads, &progress, 0);
+        progress.finish();
+        match e {
+            Ok(Some(e)) => {
+                let names = crate::model::names::Names::new(&s.info);
+                Some(render::explain::summary(&e, &names, false))
+            }
+            Ok(None) => None,
+            Err(e) => Some(format!("not worked out: {e}")),
+        }
+    } else {
+        None
+    };
+    render::info::write(&s, line.as_deref(), out).map_err(written)
 }
 
 /// `fdr recover`: crash boxes turned into logs, a line for each.
@@ -292,6 +310,39 @@ fn view(a: ViewArgs, out: &mut dyn Write) -> Result<(), CliError> {
         writeln!(out, "{shown}").map_err(written)?;
     }
     Ok(())
+}
+
+/// `fdr explain`: why the trigger's call (or the call or function asked for) was slow.
+fn explain(a: ExplainArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let baseline = match &a.baseline {
+        Some(_) if a.log.as_os_str() == "-" && a.baseline.as_deref() == Some(Path::new("-")) => {
+            return Err(CliError::Usage(
+                "fdr: explain: only one of the log and the baseline can be standard input (-)"
+                    .into(),
+            ))
+        }
+        Some(b) => {
+            let file = Log::open_any(b)?;
+            let readers = a
+                .threads
+                .map_or_else(|| readers_for(file.len()), usize::from);
+            let progress = Progress::new(file.len(), 1);
+            let b = commands::explain::baseline(&file, readers, &progress);
+            progress.finish();
+            Some(b?)
+        }
+        None => None,
+    };
+    let job = Job::open(&a.log, &FilterOptions::default(), |_| 2)?;
+    let opts = commands::explain::ExplainOptions {
+        call: a.call,
+        function: a.function,
+        top: a.top as usize,
+        readers: job.readers(a.threads),
+    };
+    let e =
+        job.run(|j| commands::explain::explain(&j.log, &opts, baseline.as_ref(), &j.progress))?;
+    render::explain::write(&e, a.format, out).map_err(written)
 }
 
 /// `fdr flame` of a profile: its trees merged by call path; no chart, no filter.

@@ -12,7 +12,7 @@ fn all_commands(path: &str) -> Vec<(String, fdr_cli::CliError)> {
     commands(path, &ALL)
 }
 
-const ALL: [&[&str]; 16] = [
+const ALL: [&[&str]; 18] = [
     &["info"],
     &["dump", "--verify"],
     &["account"],
@@ -39,6 +39,16 @@ const ALL: [&[&str]; 16] = [
     ],
     &["calls", "--thread", "main", "--min", "1ns"],
     &["view", "-o", "-"],
+    &[
+        "explain",
+        "--function",
+        "*",
+        "--top",
+        "3",
+        "--format",
+        "json",
+    ],
+    &["explain", "--function", "*p*", "--threads", "2"],
 ];
 
 /// One command per way of reading: raw records and grammar, one pass, two passes.

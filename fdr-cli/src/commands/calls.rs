@@ -77,10 +77,76 @@ fn rank(k: &Key) -> Rank {
     )
 }
 
-/// Keeps the `n` slowest calls, and the tasks of async functions that pass the filters.
-struct Top {
+/// The keys of the `n` slowest calls handed to it, in a heap of that size.
+#[derive(Debug, Default)]
+pub(crate) struct TopKeys {
     n: usize,
     heap: BinaryHeap<Reverse<(Rank, u32, u32)>>,
+}
+
+impl TopKeys {
+    /// Room for `n` calls.
+    pub(crate) fn new(n: usize) -> TopKeys {
+        TopKeys {
+            n,
+            heap: BinaryHeap::new(),
+        }
+    }
+
+    /// A call: kept if it is among the `n` slowest so far.
+    pub(crate) fn add(&mut self, k: &Key) {
+        self.add_ranked((rank(k), k.thread, k.id));
+    }
+
+    fn add_ranked(&mut self, r: (Rank, u32, u32)) {
+        if self.n == 0 {
+            return;
+        }
+        if self.heap.len() < self.n {
+            self.heap.push(Reverse(r));
+        } else if self.heap.peek().is_some_and(|w| r > w.0) {
+            self.heap.pop();
+            self.heap.push(Reverse(r));
+        }
+    }
+
+    /// Takes in the calls another share kept (the room becomes the larger of the two).
+    pub(crate) fn merge(&mut self, other: TopKeys) {
+        self.n = self.n.max(other.n);
+        for Reverse(r) in other.heap {
+            self.add_ranked(r);
+        }
+    }
+
+    /// True if no call was kept.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+
+    /// The calls kept, slowest first (then earlier, then by thread and function).
+    pub(crate) fn keys(self) -> Vec<Key> {
+        let mut keys: Vec<(Rank, Key)> = self
+            .heap
+            .into_iter()
+            .map(|Reverse((r, thread, id))| {
+                let start = (r.1).0;
+                let key = Key {
+                    thread,
+                    id,
+                    start,
+                    end: start.saturating_add(r.0),
+                };
+                (r, key)
+            })
+            .collect();
+        keys.sort_by_key(|k| Reverse(k.0));
+        keys.into_iter().map(|(_, k)| k).collect()
+    }
+}
+
+/// Keeps the `n` slowest calls, and the tasks of async functions that pass the filters.
+pub(crate) struct Top {
+    heap: TopKeys,
     tasks: Tasks,
     spans: SlowTasks,
     links: Links,
@@ -166,7 +232,7 @@ impl Sink for Top {
         (last.0, last.1) = (e.frame.id, e.end.saturating_sub(e.frame.start));
         last.2.clear();
         last.2.extend_from_slice(e.args);
-        self.add((rank(&k), e.thread, e.frame.id));
+        self.heap.add(&k);
         Ok(GO_ON)
     }
 }
@@ -209,8 +275,7 @@ impl SlowTasks {
 impl Top {
     fn new(n: usize) -> Top {
         Top {
-            n,
-            heap: BinaryHeap::new(),
+            heap: TopKeys::new(n),
             tasks: Tasks::default(),
             spans: SlowTasks {
                 n,
@@ -234,9 +299,7 @@ impl Top {
     /// when the log was taken.
     fn merge(&mut self, shares: Vec<Top>, end: u64) -> Result<(), CliError> {
         for t in shares {
-            for Reverse(r) in t.heap {
-                self.add(r);
-            }
+            self.heap.merge(t.heap);
             for s in t.spans.spans.into_values() {
                 self.spans.add(s);
             }
@@ -255,36 +318,22 @@ impl Top {
         Ok(())
     }
 
-    fn add(&mut self, r: (Rank, u32, u32)) {
-        if self.n == 0 {
-            return;
-        }
-        if self.heap.len() < self.n {
-            self.heap.push(Reverse(r));
-        } else if self.heap.peek().is_some_and(|w| r > w.0) {
-            self.heap.pop();
-            self.heap.push(Reverse(r));
-        }
+    /// A sink that lists no call and keeps what `fdr calls` keeps of every task: its life,
+    /// waits, polls, wake-ups, links and parent ([`kept_tasks`] takes them out).
+    pub(crate) fn tasks_only() -> Top {
+        Top::new(0)
     }
+}
 
-    fn keys(self) -> Vec<Key> {
-        let mut keys: Vec<(Rank, Key)> = self
-            .heap
-            .into_iter()
-            .map(|Reverse((r, thread, id))| {
-                let start = (r.1).0;
-                let key = Key {
-                    thread,
-                    id,
-                    start,
-                    end: start.saturating_add(r.0),
-                };
-                (r, key)
-            })
-            .collect();
-        keys.sort_by_key(|k| Reverse(k.0));
-        keys.into_iter().map(|(_, k)| k).collect()
-    }
+/// What [`Top::tasks_only`] sinks kept of a log's tasks, their shares merged and the tasks still
+/// open closed at `end`: each task's life, waits, polls and wake-ups (at most
+/// [`crate::limits::MAX_AWAITING_TASKS`] tasks), and the tasks as trees.
+pub(crate) fn kept_tasks(shares: Vec<Top>, end: u64) -> Result<(Awaits, TaskTree), CliError> {
+    let mut top = Top::tasks_only();
+    top.merge(shares, end)?;
+    let awaits = std::mem::take(&mut top.awaits);
+    let tree = TaskTree::new(top.parents.into_map(), &awaits);
+    Ok((awaits, tree))
 }
 
 /// No node: a call past [`MAX_CALLS_UNDER_ONE`], or inside one.
@@ -315,7 +364,8 @@ pub(crate) struct CallNode {
 }
 
 impl CallNode {
-    fn new(id: u32, start: u64) -> CallNode {
+    /// A call of `id` that started at `start`, not yet ended.
+    pub(crate) fn new(id: u32, start: u64) -> CallNode {
         CallNode {
             id,
             count: 0,
@@ -335,7 +385,8 @@ impl CallNode {
         }
     }
 
-    fn count(&mut self, f: &Frame, end: u64, how: Close) {
+    /// Counts the call `f` that ended at `end`, as `how`.
+    pub(crate) fn count(&mut self, f: &Frame, end: u64, how: Close) {
         self.count += 1;
         self.total = self.total.saturating_add(end.saturating_sub(f.start));
         self.self_ = self.self_.saturating_add(f.self_ticks(end));
@@ -348,18 +399,48 @@ impl CallNode {
 /// The tree of one selected call, built while it runs.
 struct Build {
     key: (u32, u32, u64),
+    /// Picked by where it starts ([`Starting`]): kept however it ends.
+    any_end: bool,
     root_depth: usize,
     nodes: Vec<CallNode>,
     /// The node of each open call, by depth below the root (up to the depth shown).
     path: Vec<u32>,
 }
 
+/// Calls picked by where they start rather than by their key (what `fdr explain` looks for):
+/// every call of one of `functions` (of any function when it is empty) entered on one of
+/// `threads` at a tick in `from..=to`, the first `max` of them.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Starting {
+    /// Thread indices.
+    pub(crate) threads: Vec<u32>,
+    /// The first tick.
+    pub(crate) from: u64,
+    /// The last tick.
+    pub(crate) to: u64,
+    /// Function ids, sorted (empty: any).
+    pub(crate) functions: Vec<u32>,
+    /// The most calls picked.
+    pub(crate) max: usize,
+}
+
+impl Starting {
+    fn picks(&self, thread: u32, f: &Frame) -> bool {
+        (self.from..=self.to).contains(&f.start)
+            && self.threads.contains(&thread)
+            && (self.functions.is_empty() || self.functions.binary_search(&f.id).is_ok())
+    }
+}
+
 /// Builds the trees of the selected calls.
-struct Capture {
+pub(crate) struct Capture {
     /// The selected calls' starts, sorted: most entries are not one of them, and a binary
     /// search over a few starts says so faster than hashing.
     starts: Vec<u64>,
     want: HashMap<(u32, u32, u64), Vec<u64>>,
+    /// Calls picked by where they start, and how many were.
+    starting: Option<Starting>,
+    picked: usize,
     active: Vec<Vec<Build>>,
     done: Vec<(Key, Vec<CallNode>)>,
     merge: bool,
@@ -369,6 +450,45 @@ struct Capture {
 }
 
 impl Capture {
+    /// Builds the trees of the calls `keys`, down to `depth` levels, at most `cap` nodes each;
+    /// `merge`: runs of calls of one function under one caller are one node.
+    pub(crate) fn of_keys(keys: &[Key], merge: bool, depth: usize, cap: usize) -> Capture {
+        let mut want: HashMap<(u32, u32, u64), Vec<u64>> = HashMap::new();
+        for k in keys {
+            want.entry((k.thread, k.id, k.start))
+                .or_default()
+                .push(k.end);
+        }
+        let mut starts: Vec<u64> = keys.iter().map(|k| k.start).collect();
+        starts.sort_unstable();
+        starts.dedup();
+        Capture {
+            starts,
+            want,
+            starting: None,
+            picked: 0,
+            active: Vec::new(),
+            done: Vec::new(),
+            merge,
+            limit: depth,
+            cap,
+        }
+    }
+
+    /// Builds the trees of the calls `s` picks, one node per call, down to `depth` levels, at
+    /// most `cap` nodes each.
+    pub(crate) fn starting(s: Starting, depth: usize, cap: usize) -> Capture {
+        Capture {
+            starting: Some(s),
+            ..Capture::of_keys(&[], false, depth, cap)
+        }
+    }
+
+    /// The trees built, each with its call's key, in no order.
+    pub(crate) fn into_trees(self) -> Vec<(Key, Vec<CallNode>)> {
+        self.done
+    }
+
     fn enter_build(&self, b: &mut Build, depth: usize, f: &Frame, args: &[u64]) {
         let Some(rel) = depth.checked_sub(b.root_depth).filter(|&r| r > 0) else {
             return;
@@ -439,12 +559,18 @@ impl Sink for Capture {
             self.active[t] = builds;
         }
         let key = (thread, f.id, f.start);
-        if self.starts.binary_search(&f.start).is_ok() && self.want.contains_key(&key) {
+        let picked = self
+            .starting
+            .as_ref()
+            .is_some_and(|s| self.picked < s.max && s.picks(thread, f));
+        if picked || self.starts.binary_search(&f.start).is_ok() && self.want.contains_key(&key) {
+            self.picked += usize::from(picked);
             if t >= self.active.len() {
                 self.active.resize_with(t + 1, Vec::new);
             }
             self.active[t].push(Build {
                 key,
+                any_end: picked,
                 root_depth: depth,
                 nodes: vec![CallNode {
                     args: args.to_vec(),
@@ -471,19 +597,22 @@ impl Sink for Capture {
             if rel == 0 {
                 let mut b = builds.remove(i);
                 b.nodes[0].count(f, end, how);
-                let ends = self.want.get_mut(&b.key);
-                if let Some(ends) = ends {
-                    if let Some(at) = ends.iter().position(|&e| e == end) {
-                        ends.swap_remove(at);
-                        let (thread, id, start) = b.key;
-                        let key = Key {
-                            thread,
-                            id,
-                            start,
-                            end,
-                        };
-                        self.done.push((key, b.nodes));
-                    }
+                // A call picked by its start is kept however it ends; one picked by its key,
+                // when it ends as that key says.
+                let wanted = b.any_end
+                    || self.want.get_mut(&b.key).is_some_and(|ends| {
+                        let at = ends.iter().position(|&e| e == end);
+                        at.map(|at| ends.swap_remove(at)).is_some()
+                    });
+                if wanted {
+                    let (thread, id, start) = b.key;
+                    let key = Key {
+                        thread,
+                        id,
+                        start,
+                        end,
+                    };
+                    self.done.push((key, b.nodes));
                 }
                 continue;
             }
@@ -502,6 +631,12 @@ impl Sink for Capture {
         }
         Ok(GO_ON)
     }
+}
+
+/// Nodes per tree when `trees` calls are listed: an equal share of [`MAX_CALLS_SHOWN`], at least
+/// [`MIN_TREE`] and at most [`MAX_CALLS_UNDER_ONE`].
+pub(crate) fn tree_cap(trees: usize) -> usize {
+    (MAX_CALLS_SHOWN / trees.max(1)).clamp(MIN_TREE, MAX_CALLS_UNDER_ONE)
 }
 
 /// What `fdr calls` shows: the slowest calls, each with the tree of calls it made, and the
@@ -593,7 +728,7 @@ pub(crate) fn slowest(
             path: log.name().to_string(),
             what: format!("no task {id} whose creation or end is in the log (behind the filters)"),
         })?];
-        top.heap.clear();
+        top.heap = TopKeys::new(0);
     } else {
         // A listed task under another listed one is shown there (but for parents in a cycle).
         let listed: HashSet<u64> = tasks.iter().map(|s| s.task).collect();
@@ -615,31 +750,16 @@ pub(crate) fn slowest(
     let mut links = std::mem::take(&mut top.links);
     links.retain(|task, _| shown.contains(task));
     awaits.by_task.retain(|task, _| shown.contains(task));
-    let keys = top.keys();
-    let mut want: HashMap<(u32, u32, u64), Vec<u64>> = HashMap::new();
-    for k in &keys {
-        want.entry((k.thread, k.id, k.start))
-            .or_default()
-            .push(k.end);
-    }
-    let mut starts: Vec<u64> = keys.iter().map(|k| k.start).collect();
-    starts.sort_unstable();
-    starts.dedup();
+    let keys = top.heap.keys();
+    let cap = tree_cap(keys.len());
     let mut caps: Vec<Capture> = (0..readers)
-        .map(|_| Capture {
-            starts: starts.clone(),
-            want: want.clone(),
-            active: Vec::new(),
-            done: Vec::new(),
-            merge: opts.merge,
-            limit: opts.depth,
-            cap: (MAX_CALLS_SHOWN / keys.len().max(1)).clamp(MIN_TREE, MAX_CALLS_UNDER_ONE),
-        })
+        .map(|_| Capture::of_keys(&keys, opts.merge, opts.depth, cap))
         .collect();
     if !keys.is_empty() {
         replay_shared(log, &mut caps, Some(&p), filter, progress, pass)?;
     }
-    let mut trees: HashMap<Key, Vec<CallNode>> = caps.into_iter().flat_map(|c| c.done).collect();
+    let mut trees: HashMap<Key, Vec<CallNode>> =
+        caps.into_iter().flat_map(Capture::into_trees).collect();
     let ordered: Vec<(Key, Vec<CallNode>)> = keys
         .iter()
         .filter_map(|k| trees.remove(k).map(|t| (*k, t)))

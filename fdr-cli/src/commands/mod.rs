@@ -11,6 +11,7 @@ pub(crate) mod calls;
 pub(crate) mod convert;
 pub(crate) mod diff;
 pub(crate) mod dump;
+pub(crate) mod explain;
 #[cfg(feature = "otlp")]
 pub(crate) mod export;
 pub(crate) mod flame;

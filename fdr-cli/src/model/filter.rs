@@ -176,14 +176,7 @@ impl Filter {
     /// The tables of `log`, and time zero of the threads `--thread` keeps: each thread's
     /// blocks are read only until its window starts ([`EventDecoder::starts_only`]).
     fn tables_and_origin(&self, log: &Log) -> Result<(LogInfo, u64), CliError> {
-        let input = |err| CliError::Input {
-            path: log.name().to_string(),
-            err,
-        };
-        let mut dec = log.decoder()?;
-        self.select_threads(&mut dec);
-        dec.starts_only();
-        while dec.next_event().map_err(input)?.is_some() {}
+        let dec = starts(log, |dec| self.select_threads(dec))?;
         let info = dec.info().clone();
         // The thread of the file's first block is read whatever `--thread` says.
         let chosen =
@@ -323,10 +316,32 @@ impl Filter {
     }
 }
 
+/// The tables of `log` (header, functions, threads, why it was written), read without its
+/// calls: each thread's blocks are read only until its window starts.
+pub(crate) fn tables(log: &Log) -> Result<LogInfo, CliError> {
+    Ok(starts(log, |_| {})?.info().clone())
+}
+
+/// A decoder that has read `log` up to each thread's window start, set up by `select` first.
+fn starts(
+    log: &Log,
+    select: impl FnOnce(&mut EventDecoder<std::fs::File>),
+) -> Result<EventDecoder<std::fs::File>, CliError> {
+    let input = |err| CliError::Input {
+        path: log.name().to_string(),
+        err,
+    };
+    let mut dec = log.decoder()?;
+    select(&mut dec);
+    dec.starts_only();
+    while dec.next_event().map_err(input)?.is_some() {}
+    Ok(dec)
+}
+
 /// True if a `--thread` value names thread `tid`: its id, its name in the log's table (every
 /// thread of that name), or the numbered name that tells it from others named alike
 /// (`tokio-rt-worker#2`, see [`crate::model::names::thread_names`]).
-fn thread_chosen(specs: &[String], tid: i32, info: &LogInfo) -> bool {
+pub(crate) fn thread_chosen(specs: &[String], tid: i32, info: &LogInfo) -> bool {
     let numbered = || crate::model::names::thread_names(&info.threads);
     specs.iter().any(|s| {
         s.trim().parse::<i32>().ok() == Some(tid)

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 use clap::ValueEnum;
+use fdr_format::awaits::TaskAwait;
 use fdr_format::LinkKind;
 
 use crate::commands::calls::{CallNode, Key, Slowest, NONE};
@@ -260,7 +261,7 @@ fn call_name(names: &Names, id: u32, args: &[u64]) -> String {
 
 /// Where a task's time went: `ran 1.20 ms in 3 polls, awaited 50.9 ms, waited 55.1 ms to be
 /// polled after 2 wake-ups` (`None` when no poll, wait or wake-up of it was tied).
-fn split_line(w: &TaskWaits, clock: &TickRate) -> Option<String> {
+pub(crate) fn split_line(w: &TaskWaits, clock: &TickRate) -> Option<String> {
     let mut parts = Vec::new();
     if w.polls > 0 {
         parts.push(format!(
@@ -312,17 +313,7 @@ fn task_object(
     let waits: Vec<String> = kept
         .map_or(&[][..], |w| w.listed.as_slice())
         .iter()
-        .map(|a| {
-            format!(
-                "{{\"at\": {}, \"waited_ns\": {}, \"polls\": {}, \"start_ns\": {}, \
-                 \"dropped\": {}}}",
-                json_string(&names.site(a.event.site)),
-                clock.ns(a.event.waited),
-                a.event.polls,
-                clock.ns(a.start().saturating_sub(p.origin)),
-                a.event.dropped
-            )
-        })
+        .map(|a| await_json(a, names, clock, p.origin))
         .collect();
     let dur = clock.ns(t.end.saturating_sub(t.start));
     let parent = s
@@ -361,6 +352,19 @@ fn task_object(
     )
 }
 
+/// A wait at an await site as JSON: `{"at": "FILE:LINE:COLUMN", "waited_ns", "polls",
+/// "start_ns", "dropped"}`, its start counted from `origin`.
+pub(crate) fn await_json(a: &TaskAwait, names: &Names, clock: &TickRate, origin: u64) -> String {
+    format!(
+        "{{\"at\": {}, \"waited_ns\": {}, \"polls\": {}, \"start_ns\": {}, \"dropped\": {}}}",
+        json_string(&names.site(a.event.site)),
+        clock.ns(a.event.waited),
+        a.event.polls,
+        clock.ns(a.start().saturating_sub(origin)),
+        a.event.dropped
+    )
+}
+
 /// `"args": [...], ` for a call with logged arguments (each its name, its bits as a number,
 /// and as its kind reads when that is not a number); empty without.
 fn args_json(names: &Names, id: u32, args: &[u64]) -> String {
@@ -385,7 +389,7 @@ fn args_json(names: &Names, id: u32, args: &[u64]) -> String {
 }
 
 /// Ticks a task waited at await sites, in all.
-fn awaited(w: &TaskWaits) -> u64 {
+pub(crate) fn awaited(w: &TaskWaits) -> u64 {
     w.listed
         .iter()
         .fold(w.more_ticks, |t, a| t.saturating_add(a.event.waited))
@@ -397,7 +401,7 @@ fn plural(n: u64, what: &str) -> String {
 }
 
 /// `4,096`.
-fn thousands(n: u64) -> String {
+pub(crate) fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::with_capacity(s.len() + s.len() / 3);
     for (i, c) in s.chars().enumerate() {

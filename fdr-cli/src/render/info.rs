@@ -33,8 +33,13 @@ fn bytes(n: u64) -> String {
     fdr_format::units::bytes_text(n)
 }
 
-/// Prints the summary.
-pub(crate) fn write(s: &LogSummary, out: &mut dyn Write) -> std::io::Result<()> {
+/// Prints the summary; a log a trigger wrote ends with `explained`, the first line of `fdr
+/// explain` (its call against its usual, and where its excess is).
+pub(crate) fn write(
+    s: &LogSummary,
+    explained: Option<&str>,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     let recording: Vec<&ThreadStats> = s
         .threads
         .iter()
@@ -58,6 +63,9 @@ pub(crate) fn write(s: &LogSummary, out: &mut dyn Write) -> std::io::Result<()> 
     culled(&c, &mut o);
     if let Some(r) = s.info.run.as_ref().filter(|r| r.max_age_ns > 0) {
         let _ = writeln!(o, "{}", sizing(r, &c.recording, &c.clock));
+    }
+    if let Some(line) = explained {
+        let _ = writeln!(o, "explain     {line}");
     }
     out.write_all(o.as_bytes())
 }
@@ -120,7 +128,7 @@ pub(crate) fn write_box(b: &BoxSummary, out: &mut dyn Write) -> std::io::Result<
         "\nthe log recovered from it, in memory (what `fdr recover` writes):"
     );
     out.write_all(o.as_bytes())?;
-    write(&b.log, out)
+    write(&b.log, None, out)
 }
 
 /// The file, its format and (without a run record) its clock.

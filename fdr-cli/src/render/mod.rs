@@ -12,6 +12,7 @@ pub(crate) mod culls;
 pub(crate) mod dates;
 pub(crate) mod diff;
 pub(crate) mod dump;
+pub(crate) mod explain;
 pub(crate) mod flame;
 pub(crate) mod fxt;
 pub(crate) mod info;

@@ -36,6 +36,18 @@ pub const COMMANDS: &[&[&str]] = &[
         "2",
     ],
     &["account", "--by", "await", "--format", "json"],
+    // The trigger's call (or a crash's open calls; else the error that names no call), and a
+    // function's slowest calls and tasks, in JSON.
+    &["explain"],
+    &[
+        "explain",
+        "--function",
+        "*",
+        "--top",
+        "4",
+        "--format",
+        "json",
+    ],
     &["account", "--by", "await"],
     &["dump"],
     &[

@@ -323,6 +323,11 @@ pub fn tasks_log() -> Vec<u8> {
 /// after the poll began (5000), an await event of an unknown site (99) with `u32::MAX` polls,
 /// and a wake event of an unknown function (98).
 pub fn awaits_log() -> Vec<u8> {
+    awaits_log_with(None)
+}
+
+/// [`awaits_log`], written for `reason` (a trigger on one of its tasks or polls).
+pub fn awaits_log_with(reason: Option<fdr_format::ReasonInfo>) -> Vec<u8> {
     use fdr_format::{AwaitEvent, FunctionKind, TaskKind, WakeEvent};
     let wait = |site, function, waited, polls, dropped| AwaitEvent {
         site,
@@ -334,6 +339,9 @@ pub fn awaits_log() -> Vec<u8> {
     let mut log = LogBuilder::new(1_000_000_000);
     log.leading_block(11, 900);
     log.run(run_info("awaits"));
+    if let Some(r) = reason {
+        log.reason(r);
+    }
     log.function(1, "app::serve", &[]);
     log.function_of_kind(2, "app::get_quote", &[], FunctionKind::Async);
     log.function_of_kind(3, "app::downstream_discount", &[], FunctionKind::Async);
