@@ -314,6 +314,31 @@ fn dies(test: &str, signal: i32) {
         "{test}: the crashing call is open at the end of thread {}",
         info.crash_tid
     );
+    // fdr explain says which thread died in which call, and what the others had open.
+    let recovered =
+        std::env::temp_dir().join(format!("fdr-explain-{}-{test}.fdr", std::process::id()));
+    std::fs::write(&recovered, &bytes).unwrap();
+    let mut explained = Vec::new();
+    fdr_cli::run(
+        &["explain", recovered.to_str().unwrap(), "--format", "json"],
+        &mut explained,
+    )
+    .unwrap();
+    std::fs::remove_file(&recovered).ok();
+    let e: serde_json::Value = serde_json::from_slice(&explained).unwrap();
+    assert_eq!(e["thread"], info.crash_tid, "{test}: {e}");
+    assert_eq!(e["function"], log.name(CRASH.id()).unwrap(), "{test}: {e}");
+    assert_eq!(e["open_at_end"], true, "{test}: {e}");
+    let others = e["threads"].as_array().unwrap();
+    let hanging = others
+        .iter()
+        .filter(|t| {
+            t["stack"].as_array().is_some_and(|s| {
+                s.len() == 1 && s[0]["function"] == "crash::hang" && s[0]["open_at_end"] == true
+            })
+        })
+        .count();
+    assert_eq!(hanging, THREADS, "{test}: the workers' open calls: {e}");
     if signal == libc::SIGSEGV && test == "child_segfaults" {
         assert_eq!(info.address, 0, "a write through a null pointer");
     }
