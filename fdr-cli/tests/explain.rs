@@ -781,7 +781,8 @@ fn an_async_task_is_split_into_running_awaiting_and_scheduled_and_followed_throu
     );
     close(&v["share"], 1030.0 / 1390.0);
     assert_eq!(v["verdict"], "own_time");
-    assert_eq!(v["measured"], "not_measured");
+    // A task's latency is not measured on and off the CPU: its split says where it went.
+    assert_eq!(v["measured"], "not_measured_for_a_task");
     let text = fdr(&["explain", &log]).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
@@ -1303,4 +1304,34 @@ fn a_call_still_running_and_one_entered_before_the_window_are_explained_as_far_a
         "app::handle: 3.00 ms, usually 95.0 µs; its entry is before the window, so the calls \
          it made are not in the log\n"
     ));
+}
+
+#[test]
+fn a_task_created_before_the_window_is_weighed_against_tasks_and_says_what_is_missing() {
+    // A trigger on a task of app::get_quote created at 500, before the window (which starts at
+    // 1000), lasting 5000: none of its life from before is in the log.
+    let dir = temp_dir("explain-task-before");
+    let reason = ReasonInfo {
+        start_tsc: 500,
+        duration_ticks: 5000,
+        ..slow_task()
+    };
+    let log = write_log(&dir, "task.fdr", &slow_task_log(reason));
+    let v = json(&["explain", "--format", "json", &log]);
+    // Its usual is its function's tasks' (7 and 9), not its polls'.
+    assert_eq!(v["usual_of"], 2, "{v}");
+    assert_eq!(v["verdict"], "task_before_window", "{v}");
+    assert_eq!(v["measured"], "not_measured_for_a_task", "{v}");
+    let text = fdr(&["explain", &log]).unwrap();
+    assert!(
+        text.lines().next().unwrap().ends_with(
+            "it is a task created before the window: its polls, waits and the tasks made in it \
+             are not all in the log"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("  time      not measured for a task's latency"),
+        "{text}"
+    );
 }

@@ -238,6 +238,9 @@ pub(crate) enum Verdict {
     /// The call's entry is not in the window, so neither are the calls it made: nothing to
     /// follow.
     NoTree,
+    /// The trigger's task (an async fn's latency) was created before the window: its polls,
+    /// waits and the tasks made in it are not all in the log.
+    TaskBeforeWindow,
 }
 
 /// The calls of one function a call made.
@@ -272,6 +275,9 @@ pub(crate) enum Where {
     NotMeasured,
     /// Not the call that fired the trigger: fdr measures that one only.
     NotTheTrigger,
+    /// The trigger was on a task's latency, which moves between threads: fdr measures a call's
+    /// or a poll's time on and off the CPU, not a task's.
+    TaskNotMeasured,
 }
 
 /// One call (or task) explained.
@@ -601,6 +607,9 @@ impl Ctx<'_> {
         let Some(r) = self.fired.filter(|_| trigger) else {
             return Where::NotTheTrigger;
         };
+        if is_task_trigger(r, self.names) && r.off_cpu_ns.is_none() && r.cpu_wait_ns.is_none() {
+            return Where::TaskNotMeasured;
+        }
         match (r.off_cpu_ns, r.cpu_wait_ns) {
             (Some(off), wait) => {
                 let wait = wait.unwrap_or(0);
@@ -691,7 +700,13 @@ impl Ctx<'_> {
     fn explain_unseen(&self, r: &ReasonInfo, thread: u32) -> Explanation {
         let duration_ns = self.clock.ns(r.duration_ticks);
         let open = matches!(r.reason, Reason::StillRunning | Reason::LongPollRunning);
-        let usual = self.usual_call(r.function, r.duration_ticks, true);
+        // A task's latency against its function's other tasks, not against its polls.
+        let task = is_task_trigger(r, self.names);
+        let usual = if task {
+            self.usual_task(r.function, r.duration_ticks, true)
+        } else {
+            self.usual_call(r.function, r.duration_ticks, true)
+        };
         let step = Step {
             function: r.function,
             task: None,
@@ -705,6 +720,8 @@ impl Ctx<'_> {
         };
         let verdict = if step.excess_ns == 0 {
             Verdict::NoExcess
+        } else if task {
+            Verdict::TaskBeforeWindow
         } else {
             Verdict::NoTree
         };

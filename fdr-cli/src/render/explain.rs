@@ -194,6 +194,9 @@ fn verdict_words(names: &Names, culprit: &Step, v: &Verdict) -> String {
         Verdict::NoTree => {
             "its entry is before the window, so the calls it made are not in the log".into()
         }
+        Verdict::TaskBeforeWindow => "it is a task created before the window: its polls, waits \
+                                      and the tasks made in it are not all in the log"
+            .into(),
     }
 }
 
@@ -373,6 +376,10 @@ fn where_text(w: &Where, task: bool) -> Option<String> {
             .into(),
         Where::NotTheTrigger => "not measured: fdr measures the time on and off the CPU of the \
                                  call that fired a trigger only"
+            .into(),
+        Where::TaskNotMeasured => "not measured for a task's latency, whose polls may run on \
+                                   several threads between its waits (fdr measures it for a slow \
+                                   call and a long poll)"
             .into(),
     })
 }
@@ -709,6 +716,7 @@ fn item_json(c: &Ctx<'_>, x: &Explanation) -> String {
         ),
         Verdict::Unseen { .. } => ("unseen_calls", None, None, Vec::new(), Vec::new()),
         Verdict::NoTree => ("not_followed", None, None, Vec::new(), Vec::new()),
+        Verdict::TaskBeforeWindow => ("task_before_window", None, None, Vec::new(), Vec::new()),
     };
     let (running, wait, off, measured) = match x.time {
         Where::Whole {
@@ -724,6 +732,7 @@ fn item_json(c: &Ctx<'_>, x: &Explanation) -> String {
         Where::CpuWaitAtLeast(w) => (None, Some(w), None, "cpu_wait_at_least"),
         Where::NotMeasured => (None, None, None, "not_measured"),
         Where::NotTheTrigger => (None, None, None, "not_the_trigger"),
+        Where::TaskNotMeasured => (None, None, None, "not_measured_for_a_task"),
     };
     let usual_from = match (&c.e.baseline, call.usual.from) {
         (_, UsualFrom::Window) => "\"window\"".to_string(),

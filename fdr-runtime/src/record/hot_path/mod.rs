@@ -20,7 +20,7 @@
 //! |---|---|---|
 //! | every call | the descriptor's flags; the process state | the thread-local; the thread's buffer and its slot |
 //! | culling (the default) | the function's run, once per 128 erased calls | the thread's table of counts; the run, once per 128 erased calls of the thread, or when a kept call finds it not 0 |
-//! | a trigger | its limit | the thread's registry entry (its open calls); the CPU's shard of a learned limit's histogram; the mailbox, when it fires |
+//! | a trigger | its limit | the thread's registry entry (its open calls); the CPU's shard of a learned limit's histogram; the mailbox, when it fires (the thread's context-switch ring is the kernel's to write, at each switch, and read only at the end of a call past its limit) |
 //! | profile mode | | the thread's call trie |
 //! | async tasks | the long-poll limit | the thread's batch of task ids (a shared counter once per 4,096 tasks); the thread's registry entry (a poll's open call, while a long-poll limit is set); for a task with a trigger, its entry in the open tasks' table |
 //!
