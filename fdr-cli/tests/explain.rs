@@ -1335,3 +1335,28 @@ fn a_task_created_before_the_window_is_weighed_against_tasks_and_says_what_is_mi
         "{text}"
     );
 }
+
+#[test]
+fn a_task_trigger_is_found_by_its_creation_and_length_as_the_runtime_times_them() {
+    // The runtime times a task's trigger by clock readings of its own, a few ticks after the
+    // records of its creation and completion, and names the thread it completed on.
+    let dir = temp_dir("explain-task-near");
+    let reason = ReasonInfo {
+        tid: 12,
+        start_tsc: 1003,
+        duration_ticks: 1705,
+        ..slow_task()
+    };
+    let log = write_log(&dir, "task.fdr", &slow_task_log(reason));
+    let v = json(&["explain", "--format", "json", &log]);
+    assert_eq!(
+        (
+            v["function"].as_str(),
+            v["task"].as_u64(),
+            v["duration_ns"].as_u64()
+        ),
+        (Some("app::get_quote"), Some(7), Some(1700)),
+        "{v}"
+    );
+    assert_eq!(v["trigger"], true, "{v}");
+}

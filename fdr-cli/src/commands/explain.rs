@@ -691,8 +691,9 @@ impl Ctx<'_> {
             }
             break made_up(excess, kids, 0, None);
         };
-        let trigger = self.fired.is_some_and(|r| !is_poll_reason(r.reason))
-            && self.is_trigger(span.function, span.start_thread, span.start);
+        let trigger = self.fired.is_some_and(|r| {
+            !is_poll_reason(r.reason) && task_nearness(r, span, self.clock.freq()).is_some()
+        });
         finish(path, verdict, self.time(trigger), trigger)
     }
 
@@ -907,18 +908,43 @@ fn nothing_named(log: &str, info: &LogInfo) -> CliError {
 
 /// The trigger's call as a target: its task (a slow task of an async fn), else where its call
 /// starts.
-fn trigger_target(r: &ReasonInfo, names: &Names, threads: &[ThreadStats], g: &Gathered) -> Target {
+fn trigger_target(
+    r: &ReasonInfo,
+    names: &Names,
+    threads: &[ThreadStats],
+    g: &Gathered,
+    rate: u64,
+) -> Target {
     if is_task_trigger(r, names) {
-        let task = g.awaits.by_task.values().filter_map(|w| w.span).find(|s| {
-            s.function == r.function
-                && s.start == r.start_tsc
-                && threads.get(s.start_thread as usize).map(|t| t.tid) == Some(r.tid)
-        });
+        let task = g
+            .awaits
+            .by_task
+            .values()
+            .filter_map(|w| w.span)
+            .filter_map(|s| task_nearness(r, &s, rate).map(|off| (off, s)))
+            .min_by_key(|(off, s)| (*off, s.task))
+            .map(|(_, s)| s);
         if let Some(s) = task {
             return Target::Task(s);
         }
     }
     Target::Starting(trigger_start(r, threads))
+}
+
+/// How far task `s` is from the task whose latency fired trigger `r` (ticks off in its creation
+/// and its length), if it may be that task, at `rate` ticks a second. The runtime times a task's
+/// trigger by clock readings of its own, a little after the records of its creation and
+/// completion, and names the thread it ended on, which need not be the one it was made on: the
+/// task is the one of the function whose creation and length are nearest the reason's, within
+/// a microsecond and a thousandth of its length.
+fn task_nearness(r: &ReasonInfo, s: &TaskSpan, rate: u64) -> Option<u64> {
+    if s.function != r.function {
+        return None;
+    }
+    let slack = rate / 1_000_000 + r.duration_ticks / 1_000;
+    let off =
+        s.start.abs_diff(r.start_tsc) + s.end.saturating_sub(s.start).abs_diff(r.duration_ticks);
+    (off <= slack).then_some(off)
 }
 
 /// The trigger was on the task of an async fn (its latency), not on a poll.
@@ -1039,7 +1065,8 @@ pub(crate) fn explain(
     } else if let Some(ids) = &chosen {
         items = slowest(log, &ctx, &plan, ids, keys, top, readers, progress)?;
     } else if let Some(r) = ctx.fired {
-        items.push(match trigger_target(r, &names, &plan.threads, &g) {
+        let rate = plan.info.header.cycle_frequency;
+        items.push(match trigger_target(r, &names, &plan.threads, &g, rate) {
             Target::Task(s) => ctx.explain_task(&s),
             Target::Starting(s) => {
                 let thread = s.threads.first().copied().unwrap_or(0);
@@ -1325,11 +1352,13 @@ pub(crate) fn trigger_call(
         fired: Some(r),
         threads,
     };
-    Ok(Some(match trigger_target(r, &names, threads, &g) {
-        Target::Task(s) => ctx.explain_task(&s),
-        Target::Starting(_) => match longest(capture.into_trees()) {
-            Some((k, t)) => ctx.explain_call(&k, &t),
-            None => ctx.explain_unseen(r, thread),
+    Ok(Some(
+        match trigger_target(r, &names, threads, &g, info.header.cycle_frequency) {
+            Target::Task(s) => ctx.explain_task(&s),
+            Target::Starting(_) => match longest(capture.into_trees()) {
+                Some((k, t)) => ctx.explain_call(&k, &t),
+                None => ctx.explain_unseen(r, thread),
+            },
         },
-    }))
+    ))
 }
