@@ -298,6 +298,10 @@ fn steady(d: Duration) -> u64 {
 }
 
 #[test]
+#[cfg_attr(
+    fdr_emulated,
+    ignore = "under qemu-user a 30 µs loop is not 30 µs and the kernel's switch records are not the guest's"
+)]
 fn a_learned_limit_stays_quiet_beside_busy_loops_and_fires_once_on_a_true_outlier() {
     // A steady 30 µs function on a CPU shared with a busy loop: many of its calls are preempted
     // for a time slice, a hundred times their length. None is its doing; then one call that
@@ -354,7 +358,10 @@ fn a_learned_limit_stays_quiet_beside_busy_loops_and_fires_once_on_a_true_outlie
         .reason
         .unwrap();
     eprintln!("{calls} steady calls; final reason {last:?}");
-    if last.cpu_wait_suppressed == 0 && read_log(&logs[0]).reason.unwrap().off_cpu_ns.is_none() {
+    let measured = logs
+        .first()
+        .is_some_and(|l| read_log(l).reason.unwrap().off_cpu_ns.is_some());
+    if last.cpu_wait_suppressed == 0 && !measured {
         eprintln!("skipped: no context-switch records for this thread here");
         std::fs::remove_dir_all(dir).ok();
         return;
