@@ -73,8 +73,9 @@ pub(crate) struct Cli {
 // path takes 32 bytes, `export`'s arguments outweigh the others past clippy's bound).
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Command {
-    /// Header, calibration, threads, blocks, time span, functions, losses and threshold; of a
-    /// crash box, what it says of its process, then the same of the log it recovers to.
+    /// Header, calibration, threads, blocks, time span, functions, losses and threshold, the
+    /// culled functions and what the cost budget did; of a crash box, what it says of its
+    /// process, then the same of the log it recovers to.
     Info(InfoArgs),
     /// Turns the crash boxes of processes that died into logs, says how each died, and removes
     /// the boxes; a running process's box is left alone.
@@ -551,7 +552,10 @@ the window starts at the window start of the thread that ended it (*); one not c
 log ends is closed there ('(N open)'). At most {MAX_OPEN_TASKS} tasks may wait for their other end at one
 point of the log. A function culled by the recorder (while culled, a call is recorded only when a
 probe lets it through) is marked '~', and \"culled\": true in JSON; the text lists when each was
-culled.
+culled. A function the recorder's cost budget stopped timing at some point of the window (its
+calls then were skipped: budget=PERCENT) is marked '[untimed by budget]', and
+\"untimed_by_budget\": true in JSON; the text lists from when to when (fdr info gives the budget
+and its estimates).
 
 --by await: a row per await site of an instrumented async fn instead, from the waits the log
 holds (an .await that returned Pending, timed from that poll to the poll that passed it): the

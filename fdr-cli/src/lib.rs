@@ -45,7 +45,7 @@
 //! | `render::await_sites` | `account --by await`'s table, in `account`'s formats |
 //! | `render::explain` | `explain`'s report: each call's verdict line (which `info` ends with), its culprit, its usual, the way down, where the time went; a crash's open stacks |
 //! | `render::account`, `render::calls`, `render::diff`, `render::dump`, `render::flame`, `render::fxt`, `render::info`, `render::pprof`, `render::profile`, `render::recover`, `render::replay`, `render::stack`, `render::view` | each command's output: text, CSV, JSON, SVG, FXT, pprof protobuf, the `view` page (HTML); what `recover` did |
-//! | `render::chrome`, `render::culls` | Chrome JSON (and the process ids FXT shares); the culled functions' list |
+//! | `render::chrome`, `render::culls`, `render::budget` | Chrome JSON (and the process ids FXT shares); the culled functions' list; what the cost budget did, and the functions it untimed |
 //! | `render::reason` | why the log was written (the call that fired a trigger, how a crashed process died) |
 //! | `render::labels`, `render::dates` | thread labels and times relative to the window's start, which every renderer uses; dates as a person reads them, in UTC and the local time zone |
 //! | `commands::explain` | why a call was slow: its usual (the window's other calls, or a baseline log's or profile's), its excess followed down to the callee that holds it, where its time went; a crash's open calls |
@@ -55,7 +55,7 @@
 //! | `model::task_polls` | the polls of one async task's tree (`replay --task`) |
 //! | `model::pass` | a pass over a log behind the filter, in shares; the plan |
 //! | `model::filter` | `--thread`, `--function`, `--from`/`--to`/`--around`, `--min` |
-//! | `model::engine`, `model::tasks`, `model::culls`, `model::thin_window`, `model::trigger`, `model::profile_file` | the replay engine as the commands run it (errors, progress, the plan); async tasks; culled functions; what to say of a window empty or thinned by the threshold; the call that fired a trigger; a profile file and its call paths |
+//! | `model::engine`, `model::tasks`, `model::culls`, `model::budget`, `model::thin_window`, `model::trigger`, `model::profile_file` | the replay engine as the commands run it (errors, progress, the plan); async tasks; culled functions; the functions the cost budget untimed; what to say of a window empty or thinned by the threshold; the call that fired a trigger; a profile file and its call paths |
 //! | `model::names`, `model::input`, `model::hist` | names from the log's tables; opening a log; histograms |
 //! | `output` | output files written atomically |
 //! | `units`, `error`, `limits` | durations as shown and ticks to nanoseconds; errors; the limits of the command and of its reader, each once |

@@ -131,6 +131,71 @@ fn float_side(ns: u64, scale: u128) -> Option<bool> {
     }
 }
 
+/// A share given in millionths (`10_000` is 1 %) as a percentage with at most two decimals:
+/// `1%`, `0.42%`, `2.8%`; `<0.01%` for a share too small to show, `0%` for none.
+pub(crate) fn percent_ppm(ppm: u32) -> String {
+    if ppm == 0 {
+        return "0%".into();
+    }
+    // Hundredths of a per cent, rounded half up.
+    let hundredths = (u64::from(ppm) + 50) / 100;
+    if hundredths == 0 {
+        return "<0.01%".into();
+    }
+    let (whole, frac) = (hundredths / 100, hundredths % 100);
+    match frac {
+        0 => format!("{whole}%"),
+        f if f % 10 == 0 => format!("{whole}.{}%", f / 10),
+        f => format!("{whole}.{f:02}%"),
+    }
+}
+
+/// A duration in picoseconds, with three significant digits: `18.2 ns`, `5.00 ns`, `950 ps`;
+/// from a microsecond on, as [`human`] writes it.
+pub(crate) fn human_ps(ps: u64) -> String {
+    if ps < 1_000 {
+        return format!("{ps} ps");
+    }
+    if ps >= 999_500 {
+        // To the nearest nanosecond: `human` shows three digits of it.
+        return human(ps / 1_000 + u64::from(ps % 1_000 >= 500));
+    }
+    let ns = ps as f64 / 1e3;
+    let digits = if ns < 9.995 {
+        2
+    } else if ns < 99.95 {
+        1
+    } else {
+        0
+    };
+    format!("{ns:.digits$} ns")
+}
+
+/// A count with three significant digits and a `k`, `M` or `G` for thousands, millions or
+/// billions: `850`, `12.5 k`, `2.10 M`.
+pub(crate) fn human_count(n: u64) -> String {
+    if n < 1_000 {
+        return n.to_string();
+    }
+    let (mut v, mut unit) = (n as f64 / 1e3, "k");
+    for next in ["M", "G", "T", "P", "E"] {
+        // Past 999.5 the three digits round to the next unit.
+        if v < 999.5 {
+            break;
+        }
+        v /= 1e3;
+        unit = next;
+    }
+    let digits = if v < 9.995 {
+        2
+    } else if v < 99.95 {
+        1
+    } else {
+        0
+    };
+    format!("{v:.digits$} {unit}")
+}
+
 fn float_human(out: &mut String, ns: u64) {
     use std::fmt::Write as _;
     let (v, unit) = if ns < 1_000_000 {
@@ -221,6 +286,37 @@ mod tests_from_docs {
         assert_eq!(
             (lasted(1_500, false), lasted(1_500, true)),
             ("1.50 µs".into(), "≥ 1.50 µs".into())
+        );
+    }
+
+    #[test]
+    fn percent_ppm() {
+        use crate::units::percent_ppm;
+        let shown: Vec<String> = [10_000, 4_200, 28_000, 3_100, 5_000, 1, 49, 50, 0, 12_345]
+            .into_iter()
+            .map(percent_ppm)
+            .collect();
+        assert_eq!(
+            shown,
+            ["1%", "0.42%", "2.8%", "0.31%", "0.5%", "<0.01%", "<0.01%", "0.01%", "0%", "1.23%"]
+        );
+    }
+
+    #[test]
+    fn human_ps() {
+        use crate::units::human_ps;
+        assert_eq!(
+            [18_200, 5_000, 950, 123_456, 999_400, 999_600, 2_500_000].map(human_ps),
+            ["18.2 ns", "5.00 ns", "950 ps", "123 ns", "999 ns", "1.00 µs", "2.50 µs"]
+        );
+    }
+
+    #[test]
+    fn human_count() {
+        use crate::units::human_count;
+        assert_eq!(
+            [850, 12_500, 2_100_000, 999_499, 999_500, 7_000_000_000].map(human_count),
+            ["850", "12.5 k", "2.10 M", "999 k", "1.00 M", "7.00 G"]
         );
     }
 

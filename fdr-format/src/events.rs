@@ -160,6 +160,8 @@ pub struct LogInfo {
     pub reason: Option<ReasonInfo>,
     /// The configuration the recording ran with, as `FDR_OPTIONS` words, if the log says.
     pub options: Option<String>,
+    /// What the cost budget did, if the recording had one.
+    pub budget: Option<crate::BudgetInfo>,
     /// Custom events that are not fdr's, and typed events.
     pub foreign_events: u64,
 }
@@ -748,6 +750,7 @@ fn custom(
         Ok(Some(Extension::Thread(t))) => info.threads.push(t),
         Ok(Some(Extension::Reason(r))) => info.reason = Some(r),
         Ok(Some(Extension::Options(o))) => info.options = Some(o),
+        Ok(Some(Extension::Budget(b))) => info.budget = Some(b),
         Ok(Some(Extension::Unknown(_))) => {}
         Ok(None) => info.foreign_events += 1,
         Err(msg) => return Err(FormatError::new(at, format!("malformed fdr record: {msg}"))),

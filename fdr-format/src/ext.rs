@@ -17,6 +17,7 @@ const TAG_FUNCTION: u8 = 2;
 const TAG_THREAD: u8 = 3;
 const TAG_REASON: u8 = 4;
 const TAG_OPTIONS: u8 = 5;
+const TAG_BUDGET: u8 = 6;
 
 /// Where the timestamps came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -159,6 +160,59 @@ pub struct RunInfo {
     /// them culled (`cull_memory`). Appended later: 0 in older logs.
     pub culled_at_start: u64,
 }
+
+/// What the cost budget did (`budget=PERCENT`): the recorder's estimate of its own cost and
+/// the functions it stopped timing to keep under the budget, from when to when. Written only
+/// when a budget was set.
+///
+/// ```
+/// use fdr_format::{BudgetInfo, BudgetSpan, Extension};
+/// let b = BudgetInfo {
+///     budget_ppm: 10_000,
+///     call_cost_ps: 18_000,
+///     untimed: vec![BudgetSpan { function: 3, from_tsc: 100, to_tsc: None, calls_per_second: 2_000_000 }],
+///     ..BudgetInfo::default()
+/// };
+/// let e = Extension::Budget(b);
+/// assert_eq!(Extension::decode(&e.encode()).unwrap(), Some(e));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct BudgetInfo {
+    /// The budget, in millionths of the process's CPU time (10,000: 1 %).
+    pub budget_ppm: u32,
+    /// What one timed call costs, measured at start, in picoseconds.
+    pub call_cost_ps: u64,
+    /// The recorder's estimate of its cost over its last look, in millionths of the process's
+    /// CPU time over that look.
+    pub estimate_ppm: u32,
+    /// The highest estimate of any look.
+    pub peak_ppm: u32,
+    /// The estimate over the whole recording: the cost of every timed call and record so far
+    /// against the process's CPU time since the budget's first look, in millionths.
+    pub overall_ppm: u32,
+    /// Looks the budget took (about ten a second).
+    pub looks: u64,
+    /// The functions the budget stopped timing, oldest first.
+    pub untimed: Vec<BudgetSpan>,
+    /// Spans left out, the oldest, to keep the record within its size.
+    pub spans_dropped: u64,
+}
+
+/// One function the budget stopped timing, and for how long.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct BudgetSpan {
+    /// Its function id.
+    pub function: u32,
+    /// When it stopped being timed (ticks).
+    pub from_tsc: u64,
+    /// When it was timed again (ticks); `None` if it was still untimed when the log was taken.
+    pub to_tsc: Option<u64>,
+    /// Its calls timed a second when it was stopped: what it cost.
+    pub calls_per_second: u64,
+}
+
+/// The size of one [`BudgetSpan`] in a budget record: what bounds how many a record holds.
+pub const BUDGET_SPAN_BYTES: usize = 28;
 
 /// Why a log was written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -446,6 +500,8 @@ pub enum Extension {
     /// (`mode=ring buffer_size=16384 ... trigger=svc::get_quote:20ms`), whether it came from
     /// there or from `Config`.
     Options(String),
+    /// What the cost budget did.
+    Budget(BudgetInfo),
     /// A tag this reader does not know (written by a newer fdr).
     Unknown(u8),
 }
@@ -650,6 +706,23 @@ impl Extension {
                 o.u8(TAG_OPTIONS);
                 o.str(words);
             }
+            Extension::Budget(b) => {
+                o.u8(TAG_BUDGET);
+                o.u32(b.budget_ppm);
+                o.u64(b.call_cost_ps);
+                o.u32(b.estimate_ppm);
+                o.u32(b.peak_ppm);
+                o.u32(b.overall_ppm);
+                o.u64(b.looks);
+                o.u64(b.spans_dropped);
+                o.u32(b.untimed.len() as u32);
+                for span in &b.untimed {
+                    o.u32(span.function);
+                    o.u64(span.from_tsc);
+                    o.u64(span.to_tsc.map_or(0, |t| t.saturating_add(1)));
+                    o.u64(span.calls_per_second);
+                }
+            }
             Extension::Unknown(tag) => o.u8(*tag),
         }
         o.0
@@ -790,6 +863,34 @@ impl Extension {
                 cpu_wait_suppressed: i.u64_or_zero("triggers suppressed for CPU waits")?,
             }),
             TAG_OPTIONS => Extension::Options(i.str("options")?),
+            TAG_BUDGET => {
+                let mut b = BudgetInfo {
+                    budget_ppm: i.u32("budget")?,
+                    call_cost_ps: i.u64("call cost")?,
+                    estimate_ppm: i.u32("cost estimate")?,
+                    peak_ppm: i.u32("peak cost estimate")?,
+                    overall_ppm: i.u32("overall cost estimate")?,
+                    looks: i.u64("budget looks")?,
+                    spans_dropped: i.u64("dropped budget spans")?,
+                    untimed: Vec::new(),
+                };
+                let n = i.u32("count of untimed functions")? as usize;
+                // Each span is BUDGET_SPAN_BYTES: the payload bounds n.
+                if n > (payload.len() - i.at) / BUDGET_SPAN_BYTES {
+                    return Err(format!(
+                        "the budget record claims {n} untimed functions, more than it holds"
+                    ));
+                }
+                for _ in 0..n {
+                    b.untimed.push(BudgetSpan {
+                        function: i.u32("untimed function id")?,
+                        from_tsc: i.u64("untimed since")?,
+                        to_tsc: i.u64("untimed until")?.checked_sub(1),
+                        calls_per_second: i.u64("untimed function's calls a second")?,
+                    });
+                }
+                Extension::Budget(b)
+            }
             tag => Extension::Unknown(tag),
         };
         Ok(Some(ext))

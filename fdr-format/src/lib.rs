@@ -49,8 +49,8 @@ pub mod window;
 
 pub use error::FormatError;
 pub use ext::{
-    ClockSource, Ending, Extension, FunctionInfo, FunctionKind, Mode, Reason, ReasonInfo, RunInfo,
-    ThreadInfo, EXT_MAGIC,
+    BudgetInfo, BudgetSpan, ClockSource, Ending, Extension, FunctionInfo, FunctionKind, Mode,
+    Reason, ReasonInfo, RunInfo, ThreadInfo, BUDGET_SPAN_BYTES, EXT_MAGIC,
 };
 pub use header::{FileHeader, FDR_LOG_TYPE, FDR_VERSION, HEADER_SIZE};
 pub use lead::{lead_block, LeadStart};

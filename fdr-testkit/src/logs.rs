@@ -117,6 +117,8 @@ pub struct DecodedLog {
     pub reason: Option<fdr_format::ReasonInfo>,
     /// The configuration the recording ran with, as `FDR_OPTIONS` words.
     pub options: Option<String>,
+    /// What the cost budget did, if the recording had one.
+    pub budget: Option<fdr_format::BudgetInfo>,
     /// The blocks after the leading one, in file order.
     pub blocks: Vec<Block>,
 }
@@ -144,6 +146,7 @@ impl DecodedLog {
     ///     threads: Vec::new(),
     ///     reason: None,
     ///     options: None,
+    ///     budget: None,
     ///     blocks: vec![Block {
     ///         tid: 7,
     ///         pid: 1,
@@ -214,6 +217,7 @@ pub fn decode(bytes: impl Read) -> Result<DecodedLog, String> {
     let mut threads = Vec::new();
     let mut reason = None;
     let mut options = None;
+    let mut budget = None;
     let mut blocks: Vec<Block> = Vec::new();
     let mut preamble = 0usize;
     let mut leading = true;
@@ -275,6 +279,7 @@ pub fn decode(bytes: impl Read) -> Result<DecodedLog, String> {
                         Some(Extension::Thread(t)) => threads.push(t),
                         Some(Extension::Reason(r)) => reason = Some(r),
                         Some(Extension::Options(o)) => options = Some(o),
+                        Some(Extension::Budget(b)) => budget = Some(b),
                         _ => return Err(format!("at {at}: unexpected custom event")),
                     }
                 }
@@ -331,6 +336,7 @@ pub fn decode(bytes: impl Read) -> Result<DecodedLog, String> {
         threads,
         reason,
         options,
+        budget,
         blocks,
     })
 }

@@ -7,6 +7,9 @@
 //! | `plain` | the pristine crate (or an annotated one with no recorder: the cost compiled in) |
 //! | `zero` | fdr, threshold 0: every call kept |
 //! | `default` | fdr, `Config::default()`: 5 µs, culling on (starting from the functions the last `default` run of the build culled) |
+//! | `nobudget` | `default` with the cost budget off (`budget=off`): what it recorded before the budget |
+//! | `budget0.5` | `default` with a budget of 0.5 % |
+//! | `estimate` | `default` with a budget of 100 %, which it never reaches: its estimate, with no function untimed |
 //! | `fresh` | `default` learning from nothing (`cull_memory(false)`): a first run |
 //! | `nocull` | fdr, 5 µs, culling off |
 //! | `nobox` | `default` with the buffer pool in anonymous memory, not the crash box |
@@ -70,6 +73,10 @@ fn named_config(mode: &str) -> Option<fdr::Config> {
     match mode {
         "zero" => Some(fdr::Config::default().threshold(std::time::Duration::ZERO)),
         "default" => Some(fdr::Config::default()),
+        "nobudget" => Some(fdr::Config::default().budget(None)),
+        "budget0.5" => Some(fdr::Config::default().budget(Some(0.5))),
+        // The budget's estimate without its acts: a budget no recorder reaches.
+        "estimate" => Some(fdr::Config::default().budget(Some(100.0))),
         "fresh" => Some(fdr::Config::default().cull_memory(false)),
         // The default with a pool that holds the whole run, so the check of the slow call
         // finds the culls and restores from its start.

@@ -265,8 +265,14 @@ fn main() {
         std::process::exit(1);
     }
     server.shutdown_timeout(Duration::from_millis(100));
+    // The recorder's own estimate of its cost (with a budget), to set beside the measured one.
+    #[allow(unused_mut)]
+    let mut estimate = -1.0;
     #[cfg(feature = "fdr")]
     if let Some(rec) = rec {
+        if let Some(ppm) = rec.stats().cost_estimate_ppm {
+            estimate = f64::from(ppm) / 10_000.0;
+        }
         common::finish(rec);
     }
     let snapshots = std::fs::read_dir(&scratch).map_or(0, |d| d.count());
@@ -278,7 +284,7 @@ fn main() {
     let n = latencies.len().max(1) as f64;
     println!(
         "requests {} rps {:.0} p50_us {:.1} p99_us {:.1} p999_us {:.1} cpu_ns_per_req {:.0} \
-         server_cpu_ns_per_req {:.0} snapshots {snapshots}",
+         server_cpu_ns_per_req {:.0} snapshots {snapshots} estimate_pct {estimate:.3}",
         latencies.len(),
         latencies.len() as f64 / load.seconds,
         percentile(&latencies, 0.50),

@@ -449,8 +449,14 @@ fn main() {
         (all, meter.await.expect("the meter"))
     });
     latencies.sort_unstable();
+    // The recorder's own estimate of its cost (with a budget, the default), in percent of the
+    // process's CPU time: -1 without one.
+    let estimate = fdr::recorder()
+        .and_then(|r| r.stats().cost_estimate_ppm)
+        .map_or(-1.0, |ppm| f64::from(ppm) / 10_000.0);
     println!(
-        "requests {} rps {:.0} p50_us {:.1} p99_us {:.1} p999_us {:.1} server_cpu_ns_per_req {:.0}",
+        "requests {} rps {:.0} p50_us {:.1} p99_us {:.1} p999_us {:.1} server_cpu_ns_per_req {:.0} \
+         estimate_pct {estimate:.3}",
         latencies.len(),
         latencies.len() as f64 / load.seconds,
         percentile(&latencies, 0.50),

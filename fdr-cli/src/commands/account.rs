@@ -9,14 +9,17 @@
 //! cancellation, see [`crate::model::tasks`]) get figures of their own beside them.
 //! [`crate::render::account`] prints the table.
 
+use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use clap::ValueEnum;
 
 use fdr_format::events::{LogInfo, ThreadStats};
+use fdr_format::first_pass::origin;
 use fdr_format::sink::{Close, CullSeen, Exit, Sink, TaskSeen, GO_ON};
 use fdr_format::FunctionKind;
 
+use crate::model::budget::{untimed_during, Untimed};
 use crate::model::culls::Culls;
 use crate::model::engine::Decoded;
 use crate::model::engine::Report;
@@ -276,6 +279,9 @@ pub(crate) struct AccountRow {
     pub task: Option<TaskRow>,
     /// The function was culled during the recording: its counts are a sample.
     pub culled: bool,
+    /// The cost budget stopped timing the function at some point of the window: its calls
+    /// then are not counted (see [`Table::untimed`]).
+    pub untimed: bool,
 }
 
 /// An async function's tasks: creation to completion or cancellation, in nanoseconds.
@@ -454,6 +460,7 @@ impl Account {
                     open_max_ns: clock.ns(t.open_max),
                     task,
                     culled: self.culls.is_culled(id),
+                    untimed: false,
                 }
             })
             .collect();
@@ -480,14 +487,21 @@ impl Account {
     }
 }
 
-/// What `fdr account` shows: the table's rows, the culled functions, and the log's tables
-/// and threads (for the trigger's line and the window's note).
+/// What `fdr account` shows: the table's rows, the culled functions, the functions the cost
+/// budget untimed, and the log's tables and threads (for the trigger's line and the window's
+/// note).
 #[derive(Debug)]
 pub(crate) struct Table {
     /// One row per function, sorted.
     pub rows: Vec<AccountRow>,
     /// Functions culled during the recording.
     pub culls: Culls,
+    /// Functions the cost budget untimed at some point of the window (and, with `--function`,
+    /// chosen by it or called in the calls it kept), with when.
+    pub untimed: Vec<Untimed>,
+    /// Those of [`Table::untimed`] with no call counted (none in the window, or none kept by
+    /// the filters).
+    pub untimed_uncalled: Vec<u32>,
     /// Header and tables.
     pub info: LogInfo,
     /// Threads, with complete windows.
@@ -507,10 +521,36 @@ pub(crate) fn table(
     let (mut acc, d) = Account::of_log(log, readers, filter, progress)?;
     let names = Names::new(&d.info);
     let clock = TickRate::new(d.info.header.cycle_frequency);
-    let rows = acc.rows(&names, &clock, sort, top);
+    let mut rows = acc.rows(&names, &clock, sort, top);
+    // The window the table counts: from time zero (or `--from`) to the log's end (or `--to`).
+    let from = filter.range_start().unwrap_or_else(|| origin(&d.threads));
+    let to = filter.tasks_end(fdr_format::replay::log_end(&d.info, &d.threads));
+    let mut untimed: Vec<Untimed> = d
+        .info
+        .budget
+        .as_ref()
+        .map(|b| untimed_during(b, from, to))
+        .unwrap_or_default();
+    let mut untimed_uncalled = Vec::new();
+    if !untimed.is_empty() {
+        let called: HashSet<u32> = acc.slots.ids().iter().copied().collect();
+        // With `--function`, the functions it chooses and those called in their calls.
+        untimed.retain(|u| called.contains(&u.id) || filter.function_chosen(&names.function(u.id)));
+        untimed_uncalled = untimed
+            .iter()
+            .map(|u| u.id)
+            .filter(|id| !called.contains(id))
+            .collect();
+        let ids: HashSet<u32> = untimed.iter().map(|u| u.id).collect();
+        for r in &mut rows {
+            r.untimed = ids.contains(&r.id);
+        }
+    }
     Ok(Table {
         rows,
         culls: std::mem::take(&mut acc.culls),
+        untimed,
+        untimed_uncalled,
         info: d.info,
         threads: d.threads,
     })

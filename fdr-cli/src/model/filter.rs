@@ -185,6 +185,11 @@ impl Filter {
         Ok((info, origin))
     }
 
+    /// True if `--function` chooses the function named `name`, or if it is not given.
+    pub(crate) fn function_chosen(&self, name: &str) -> bool {
+        self.function.as_ref().map_or(true, |p| p.matches(name))
+    }
+
     /// True if `--function` chooses functions.
     pub(crate) fn selects_functions(&self) -> bool {
         self.function.is_some()

@@ -9,7 +9,7 @@ use crate::commands::account::{AccountRow, Table, TaskRow};
 use crate::escape::{csv_field, json_string, shown};
 use crate::model::names::Names;
 use crate::model::thin_window;
-use crate::render::{culls, reason};
+use crate::render::{budget, culls, reason};
 use crate::units::{human, open_human, TickRate};
 
 /// Output format of `fdr account`.
@@ -24,7 +24,7 @@ pub(crate) enum AccountFormat {
 }
 
 /// Writes `t` in `format`: in text, the triggering call's line first, then the table, the
-/// culled functions and the window's note.
+/// functions the cost budget untimed, the culled functions and the window's note.
 pub(crate) fn report(t: &Table, format: AccountFormat, out: &mut dyn Write) -> std::io::Result<()> {
     if format != AccountFormat::Text {
         return write(&t.rows, format, out);
@@ -36,6 +36,10 @@ pub(crate) fn report(t: &Table, format: AccountFormat, out: &mut dyn Write) -> s
         writeln!(out, "{h}")?;
     }
     write(&t.rows, format, out)?;
+    let called = |id: u32| !t.untimed_uncalled.contains(&id);
+    for l in budget::account_lines(&t.untimed, called, &names, &clock, origin) {
+        writeln!(out, "{l}")?;
+    }
     if !t.culls.is_empty() {
         let tids: Vec<i32> = t.threads.iter().map(|t| t.tid).collect();
         writeln!(out, "culled functions:")?;
@@ -136,6 +140,11 @@ fn write_row(
     if r.culled {
         mark.push_str(" ~");
         marks.culled = true;
+    }
+    // Explained by the list `report` prints under the table.
+    if r.untimed {
+        mark.push(' ');
+        mark.push_str(budget::UNTIMED_MARK);
     }
     // Without a completed call there is no distribution: only the open calls' lower bound.
     let stat = |ns: u64| {
@@ -328,6 +337,9 @@ fn write_json(rows: &[AccountRow], out: &mut dyn Write) -> std::io::Result<()> {
         }
         if r.culled {
             extra.push_str(", \"culled\": true");
+        }
+        if r.untimed {
+            extra.push_str(", \"untimed_by_budget\": true");
         }
         write!(
             out,

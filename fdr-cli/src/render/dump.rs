@@ -131,6 +131,18 @@ impl Dumper for Printer<'_> {
                         String::new()
                     },
                 Ok(Some(Extension::Options(o))) => format!("fdr options: {}", shown(&o)),
+                Ok(Some(Extension::Budget(b))) => format!(
+                    "fdr budget: budget_ppm={} call_cost_ps={} estimate_ppm={} peak_ppm={} \
+                     overall_ppm={} looks={} untimed={} spans_dropped={}",
+                    b.budget_ppm,
+                    b.call_cost_ps,
+                    b.estimate_ppm,
+                    b.peak_ppm,
+                    b.overall_ppm,
+                    b.looks,
+                    b.untimed.len(),
+                    b.spans_dropped
+                ),
                 Ok(Some(Extension::Unknown(tag))) => format!("fdr record of unknown tag {tag}"),
                 Ok(None) => {
                     let name = |id: u32| match self.names.get(&id) {

@@ -1,7 +1,8 @@
 //! The `fdr info` report, one function per part: the file and its clock, the recording's
 //! settings and losses, why the log was written, the records and the window, the functions,
-//! the threads, their windows, the culled functions and, with max_age, sizing help. For a crash
-//! box, what the box says of its process first ([`write_box`]).
+//! the threads, their windows, the culled functions, what the cost budget did and, with
+//! max_age, sizing help. For a crash box, what the box says of its process first
+//! ([`write_box`]).
 
 use std::fmt::Write as _;
 use std::io::Write;
@@ -15,7 +16,7 @@ use crate::escape::shown;
 use crate::model::names::Names;
 use crate::model::thin_window::thin_window;
 use crate::model::trigger::fired;
-use crate::render::{culls, reason};
+use crate::render::{budget, culls, reason};
 use crate::units::{human, TickRate};
 
 /// What the parts need besides the summary.
@@ -61,6 +62,7 @@ pub(crate) fn write(
     threads(&c, &mut o);
     windows(&c, &mut o);
     culled(&c, &mut o);
+    cost_budget(&c, &mut o);
     if let Some(r) = s.info.run.as_ref().filter(|r| r.max_age_ns > 0) {
         let _ = writeln!(o, "{}", sizing(r, &c.recording, &c.clock));
     }
@@ -491,6 +493,22 @@ fn culled(c: &Ctx, s: &mut String) {
         for l in culls::lines(culls, &c.names, &c.clock, &tids, c.origin) {
             let _ = writeln!(s, "{l}");
         }
+    }
+}
+
+/// What the cost budget did, when the recording had one: its estimates and the functions it
+/// untimed. Times count from time zero, as the culled functions' do (from the start of
+/// recording when no thread recorded a call).
+fn cost_budget(c: &Ctx, s: &mut String) {
+    let Some(b) = &c.s.info.budget else {
+        return;
+    };
+    let origin = match (&c.s.info.run, c.recording.is_empty()) {
+        (Some(r), true) => r.start_tsc,
+        _ => c.origin,
+    };
+    for l in budget::info_lines(b, &c.names, &c.clock, origin) {
+        let _ = writeln!(s, "{l}");
     }
 }
 

@@ -1,11 +1,12 @@
 //! One module per output: the text, CSV and JSON reports of each command, the flame graph SVG,
 //! the Chrome JSON and FXT timelines, the pprof export of a profile (with the `otlp` feature),
 //! the `fdr view` page (HTML), what `fdr recover` did with each crash box, and the parts they share (why the log was
-//! written, thread labels and relative times, the culled functions, dates, the local time
-//! zone).
+//! written, thread labels and relative times, the culled functions, what the cost budget did,
+//! dates, the local time zone).
 
 pub(crate) mod account;
 pub(crate) mod await_sites;
+pub(crate) mod budget;
 pub(crate) mod calls;
 pub(crate) mod chrome;
 pub(crate) mod culls;

@@ -29,6 +29,9 @@ pub(crate) struct Pool {
     pub stopped: AtomicBool,
     /// Buffers overwritten to make room for newer ones.
     pub recycled: AtomicU64,
+    /// Words in the buffers retired so far, at their retirement: with the lengths of the
+    /// buffers owned now, what the cost budget counts the records written by.
+    words_retired: AtomicU64,
     /// In a crash box, the first buffer whose room is not reserved yet (`slot_count`: none
     /// left). Buffers from here on are reserved and handed out by [`Pool::grow`], or by
     /// [`Pool::acquire`] one at a time when it finds no other.
@@ -173,6 +176,7 @@ impl Pool {
             mode,
             stopped: AtomicBool::new(false),
             recycled: AtomicU64::new(0),
+            words_retired: AtomicU64::new(0),
             pending: AtomicUsize::new(ready),
             reserve_failed: AtomicBool::new(false),
             reserved: AtomicUsize::new(ready),
@@ -405,6 +409,10 @@ impl Pool {
     pub(crate) fn retire(&self, index: u32) {
         let slot = &self.slots()[index as usize];
         slot.limit.store(0, Ordering::SeqCst);
+        self.words_retired.fetch_add(
+            u64::from(slot.len.load(Ordering::Relaxed)),
+            Ordering::Relaxed,
+        );
         slot.state.store(RETIRED, Ordering::Release);
         self.retired.push(index);
     }
@@ -415,6 +423,18 @@ impl Pool {
             .iter()
             .map(|s| s.rewinds.load(Ordering::Relaxed))
             .fold(0, u64::wrapping_add)
+    }
+
+    /// Words written so far, in every buffer, by every owner (erased words not counted once
+    /// their buffer is retired): the buffers retired, then those owned now. A buffer retired
+    /// between the two reads is counted at the next call, never twice.
+    pub(crate) fn words_written(&self) -> u64 {
+        let retired = self.words_retired.load(Ordering::Relaxed);
+        self.slots()
+            .iter()
+            .filter(|s| s.state.load(Ordering::Relaxed) == super::published::OWNED)
+            .map(|s| u64::from(s.len.load(Ordering::Relaxed)))
+            .fold(retired, u64::wrapping_add)
     }
 
     /// Stops every owner at its next record. Only atomic stores: also safe in a forked child.

@@ -128,6 +128,14 @@ pub(crate) const OPTIONS: &[OptionSpec] = &[
         default: |c| if c.cull { "on".into() } else { "off".into() },
     },
     OptionSpec {
+        key: "budget",
+        form: Form::Text("a percentage of the process's CPU time the recorder may cost (above 0, at most 100, such as 0.5), or off"),
+        default: |c| match c.budget_ppm {
+            Some(p) => format!("{}", f64::from(p) / 10_000.0),
+            None => "off".into(),
+        },
+    },
+    OptionSpec {
         key: "cull_after",
         form: Form::Count("a number of calls", ranges::CULL_AFTER),
         default: |c| c.cull_after.to_string(),

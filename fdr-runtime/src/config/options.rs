@@ -134,6 +134,29 @@ impl<'a> Item<'a> {
         }
     }
 
+    /// A share of CPU time in percent (`0.5`, `2`, `1%`), 0.0001 to 100, or `off`: in
+    /// millionths.
+    fn budget(&self) -> Result<Option<u32>, Error> {
+        if self.value == "off" {
+            return Ok(None);
+        }
+        let text = self.value.strip_suffix('%').unwrap_or(self.value);
+        let percent: f64 = text.parse().map_err(|_| {
+            self.bad(format!(
+                "expected a percentage of CPU time such as 1 or 0.5, or off, found `{}`",
+                self.value
+            ))
+        })?;
+        if !(percent.is_finite() && (0.0001..=100.0).contains(&percent)) {
+            return Err(self.bad(format!(
+                "{} is out of range: a budget is a percentage of CPU time above 0 (at least \
+                 0.0001) and at most 100, or off",
+                self.value
+            )));
+        }
+        Ok(Some((percent * 10_000.0).round() as u32))
+    }
+
     fn on_off(&self) -> Result<bool, Error> {
         match self.value {
             "on" => Ok(true),
@@ -236,6 +259,7 @@ fn read_recording(c: &mut Config, item: &Item) -> Result<bool, Error> {
             }
         }
         "cull" => c.cull = item.on_off()?,
+        "budget" => c.budget_ppm = item.budget()?,
         "cull_memory" => c.cull_memory = item.on_off()?,
         "cull_after" => {
             c.cull_after = item.in_range("a number of calls", ranges::CULL_AFTER)? as u32
@@ -490,6 +514,9 @@ mod tests {
             ("max_age_ms=0", "max_age_ms"),
             ("cull=maybe", "cull"),
             ("cull_after=0", "cull_after"),
+            ("budget=lots", "budget"),
+            ("budget=0", "budget"),
+            ("budget=150", "budget"),
             ("out=\"open", "out"),
         ] {
             match Config::from_options(opts) {

@@ -146,6 +146,8 @@ pub struct Config {
     pub(crate) cull: bool,
     pub(crate) cull_after: u32,
     pub(crate) cull_memory: bool,
+    /// The cost budget in millionths of the process's CPU time (`None`: off).
+    pub(crate) budget_ppm: Option<u32>,
     pub(crate) profile: bool,
     pub(crate) profile_nodes: u32,
     pub(crate) profile_threads: bool,
@@ -177,6 +179,15 @@ pub const PROFILE_DEPTH: u32 = 512;
 /// The largest [`Config::profile_nodes`].
 pub const MAX_PROFILE_NODES: u32 = 1 << 20;
 
+/// The cost budget of [`Config::default`], in millionths of the process's CPU time: 1 %.
+///
+/// The recorder's estimate of its own cost counts its clock reads and records at what they
+/// cost in a loop; in a real program a recorded call costs more (its cache lines, the code it
+/// adds around a small function), up to about twice as much on the services measured (see
+/// `benches/README.md`, "A cost budget"). A budget of 1 % keeps the real cost under 2 % with
+/// that margin.
+pub const DEFAULT_BUDGET_PPM: u32 = 10_000;
+
 /// The rewind threshold of [`Config::default`].
 pub const DEFAULT_THRESHOLD: Duration = Duration::from_micros(5);
 
@@ -207,6 +218,7 @@ impl Default for Config {
             cull: true,
             cull_after: 10_000,
             cull_memory: true,
+            budget_ppm: Some(DEFAULT_BUDGET_PPM),
             profile: false,
             profile_nodes: DEFAULT_PROFILE_NODES,
             profile_threads: false,
@@ -415,6 +427,34 @@ impl Config {
     /// ```
     pub fn cull(mut self, on: bool) -> Self {
         self.cull = on;
+        self
+    }
+
+    /// The cost budget, in percent of the process's CPU time (1 % by default; `None` turns it
+    /// off; `FDR_OPTIONS` `budget=PERCENT|off`). The background writer estimates, ten times a
+    /// second, what recording costs (the calls timed and the records written since its last
+    /// look, each at the cost of a timed call measured at start) against the CPU time the
+    /// process spent meanwhile. Over budget, it stops timing the functions whose calls tell the
+    /// least for what they cost: the most frequent among those whose calls are erased (shorter
+    /// than the threshold), never a function with a trigger or logged arguments and never an
+    /// `async fn` (whose polls are a worker's outermost calls). With room again (under half the
+    /// budget for a second) it times them again, the last stopped first. The log says which
+    /// functions were untimed, from when to when, and the estimate; `fdr info` prints it. The
+    /// budget needs culling's counts: with [`Config::cull`] off it is off too.
+    ///
+    /// ```
+    /// let c = fdr_runtime::Config::default().budget(Some(0.5));
+    /// assert_eq!(c.get_budget(), Some(0.5));
+    /// assert_eq!(fdr_runtime::Config::default().budget(None).get_budget(), None);
+    /// ```
+    pub fn budget(mut self, percent: Option<f64>) -> Self {
+        self.budget_ppm = percent.map(|p| {
+            if p.is_finite() && p > 0.0 {
+                (p * 10_000.0).round().clamp(1.0, 1_000_000.0) as u32
+            } else {
+                0
+            }
+        });
         self
     }
 
@@ -692,6 +732,16 @@ impl Config {
         self.cull
     }
 
+    /// The cost budget in percent of the process's CPU time, or `None` when off (see
+    /// [`Config::budget`]).
+    ///
+    /// ```
+    /// assert_eq!(fdr_runtime::Config::default().get_budget(), Some(1.0));
+    /// ```
+    pub fn get_budget(&self) -> Option<f64> {
+        self.budget_ppm.map(|p| f64::from(p) / 10_000.0)
+    }
+
     /// The run of erased calls that culls a function.
     pub fn get_cull_after(&self) -> u32 {
         self.cull_after
@@ -769,8 +819,8 @@ impl Config {
     /// let c = fdr_runtime::Config::default().trigger("svc::get_quote", Duration::from_millis(20));
     /// assert_eq!(
     ///     c.to_options(),
-    ///     "mode=ring buffer_size=16384 buffer_count=512 threshold_us=5 cull=on long_poll=100ms \
-    ///      trigger=svc::get_quote:20ms trigger_cooldown_ms=10000 max_snapshots=20"
+    ///     "mode=ring buffer_size=16384 buffer_count=512 threshold_us=5 cull=on budget=1 \
+    ///      long_poll=100ms trigger=svc::get_quote:20ms trigger_cooldown_ms=10000 max_snapshots=20"
     /// );
     /// ```
     pub fn to_options(&self) -> String {
@@ -794,6 +844,10 @@ impl Config {
             format!("threshold_us={}", ns as f64 / 1000.0)
         });
         w.push(format!("cull={}", if self.cull { "on" } else { "off" }));
+        w.push(match self.budget_ppm {
+            Some(p) => format!("budget={}", f64::from(p) / 10_000.0),
+            None => "budget=off".to_string(),
+        });
         w.push(match self.long_poll {
             Some(d) => format!("long_poll={}", Limit::After(d)),
             None => "long_poll=off".to_string(),
@@ -846,6 +900,12 @@ impl Config {
                     ),
                 });
             }
+        }
+        if self.budget_ppm == Some(0) {
+            return Err(option_error(
+                "budget",
+                "a budget must be a share of CPU time above 0 (such as 1 for 1 %), or off".into(),
+            ));
         }
         if !ranges::PROFILE_NODES.contains(u64::from(self.profile_nodes)) {
             return Err(option_error(

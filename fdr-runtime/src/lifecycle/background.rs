@@ -6,6 +6,8 @@
 //! own trigger); and it probes culled functions (`cull::probe`), so that culled calls need no
 //! bookkeeping of their own.
 //!
+//! With a cost budget it looks ten times a second at what recording costs (`session::budget`).
+//!
 //! It sleeps on the wake-up pipe; with triggers it also wakes every quarter of the shortest limit
 //! (between 1 ms and 100 ms) to look at the open trigger calls, and with culling at least every
 //! `cull::PROBE_PERIOD_MS`. Each job keeps its own period whatever wakes the writer: the probes
@@ -20,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use fdr_format::{Reason, ReasonInfo};
 
-use crate::session::{Session, State};
+use crate::session::{budget, Session, State};
 use crate::{
     lifecycle::snapshot, output::file_names, platform::clock, platform::host, record::cull,
     trigger::cpu_wait, trigger::signal, trigger::slow_calls, Error,
@@ -78,15 +80,31 @@ fn period(s: &Session, probe_ms: Option<i32>) -> i32 {
     let calibrate_ms = (!s.calibrated())
         .then_some(crate::platform::clock::CALIBRATION_WINDOW.as_millis() as i32 + 1);
     let box_ms = s.pool().crash_box().map(|_| 1000);
-    [watch_ms, probe_ms, collect_ms, calibrate_ms, box_ms]
-        .into_iter()
-        .flatten()
-        .min()
-        .unwrap_or(-1)
+    let budget_ms = budget_looks(s).then_some(budget::LOOK_MS);
+    [
+        watch_ms,
+        probe_ms,
+        collect_ms,
+        calibrate_ms,
+        box_ms,
+        budget_ms,
+    ]
+    .into_iter()
+    .flatten()
+    .min()
+    .unwrap_or(-1)
+}
+
+/// Whether this recording's writer takes the cost budget's looks: with a budget, except with
+/// the injected clock of tests, which look by hand (`testing::budget_look`) with the CPU time
+/// they inject.
+fn budget_looks(s: &Session) -> bool {
+    s.budget_on() && s.setup().calibration.source != fdr_format::ClockSource::Injected
 }
 
 fn run(s: &Session) {
     let probe_ms = probes(s).then_some(cull::PROBE_PERIOD_MS as i32);
+    let mut next_look = Instant::now();
     let mut cursor = 0;
     let mut reported: HashSet<(u32, u64)> = HashSet::new();
     let mut open = Vec::new();
@@ -157,6 +175,9 @@ fn run(s: &Session) {
             if due(&mut next_probe, now, ms) {
                 s.counters().add_probes(cull::probe(&mut cursor));
             }
+        }
+        if budget_looks(s) && due(&mut next_look, now, budget::LOOK_MS) {
+            s.budget_look();
         }
         // The calibration is finished once its window has passed.
         if !s.calibrated() && crate::platform::clock::refine(s.setup().cal_start).is_some() {

@@ -300,6 +300,7 @@ impl Recorder {
     pub fn stats(&self) -> Stats {
         let s = &self.session;
         let sent = s.exporter().map(|e| e.counts()).unwrap_or_default();
+        let budget = s.budget_info();
         Stats {
             threads: s.threads().len(),
             records_dropped: s.threads().dropped_total(),
@@ -310,6 +311,16 @@ impl Recorder {
             ),
             windows_sent: sent.sent,
             windows_dropped: sent.dropped,
+            cost_estimate_ppm: budget
+                .as_ref()
+                .filter(|b| b.looks > 1)
+                .map(|b| b.overall_ppm),
+            untimed_by_budget: budget.map_or(0, |b| {
+                b.untimed
+                    .iter()
+                    .filter(|span| span.to_tsc.is_none())
+                    .count()
+            }),
         }
     }
 

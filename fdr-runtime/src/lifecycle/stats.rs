@@ -25,4 +25,12 @@ pub struct Stats {
     /// Windows meant for the collector that were dropped: the queue was full, the collector
     /// did not accept them within the retry budget, or the recording ended first.
     pub windows_dropped: u64,
+    /// The recorder's estimate of its own cost so far, in millionths of the process's CPU time
+    /// since the cost budget's first look ([`Config::budget`]; `None` without a budget, or
+    /// before its second look).
+    ///
+    /// [`Config::budget`]: crate::Config::budget
+    pub cost_estimate_ppm: Option<u32>,
+    /// Functions the cost budget does not time now.
+    pub untimed_by_budget: usize,
 }

@@ -47,3 +47,21 @@ pub(crate) fn wall_time() -> (i64, u32) {
     }
     platform::wall_time()
 }
+
+/// The process's CPU time so far, every thread's, in nanoseconds (what the cost budget weighs the
+/// recorder against); a test's injected figure while it injects values.
+pub(crate) fn process_cpu_ns() -> u64 {
+    if injected::on() {
+        return injected::process_cpu_ns();
+    }
+    platform::process_cpu_ns()
+}
+
+/// The calling thread's CPU time so far, in nanoseconds (the background writer's, which the cost
+/// budget counts as the recorder's); 0 while a test injects values.
+pub(crate) fn thread_cpu_ns() -> u64 {
+    if injected::on() {
+        return 0;
+    }
+    platform::thread_cpu_ns()
+}

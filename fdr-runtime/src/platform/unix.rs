@@ -33,6 +33,18 @@ pub(crate) fn monotonic_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// Nanoseconds of `CLOCK_PROCESS_CPUTIME_ID`: the CPU time of every thread of the process.
+pub(crate) fn process_cpu_ns() -> u64 {
+    let ts = timespec(libc::CLOCK_PROCESS_CPUTIME_ID);
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Nanoseconds of `CLOCK_THREAD_CPUTIME_ID`: the calling thread's CPU time.
+pub(crate) fn thread_cpu_ns() -> u64 {
+    let ts = timespec(libc::CLOCK_THREAD_CPUTIME_ID);
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// Wall-clock time as (seconds, nanoseconds) since the Unix epoch.
 pub(crate) fn wall_time() -> (i64, u32) {
     let ts = timespec(libc::CLOCK_REALTIME);

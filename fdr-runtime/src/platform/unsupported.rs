@@ -30,6 +30,16 @@ pub(crate) fn monotonic_ns() -> u64 {
         .as_nanos() as u64
 }
 
+/// No CPU time where nothing records.
+pub(crate) fn process_cpu_ns() -> u64 {
+    0
+}
+
+/// No CPU time where nothing records.
+pub(crate) fn thread_cpu_ns() -> u64 {
+    0
+}
+
 pub(crate) fn wall_time() -> (i64, u32) {
     let d = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

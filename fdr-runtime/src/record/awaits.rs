@@ -21,7 +21,7 @@ use crate::tables::functions::FnDesc;
 /// it (no recorder, `f` culled, or profile mode: then its polls are not recorded either).
 #[inline]
 pub(crate) fn begin(f: &'static FnDesc) -> u64 {
-    if f.flags() & (flags::OFF | flags::CULLED | flags::UNLOGGED) != 0 {
+    if f.flags() & (flags::UNTIMED | flags::UNLOGGED) != 0 {
         return 0;
     }
     begin_now()

@@ -89,6 +89,10 @@
 //! with the run started over at each, a request paid 18 to 21 erased calls; with this, 9.5 to
 //! 11.8.
 //!
+//! Each hand-in also adds the thread's count to the function's total of erased calls
+//! (`FnDesc::erased`, never reset, one atomic add per [`LOOK_EVERY`] erased calls): what the cost
+//! budget (`lifecycle::budget`) ranks functions by.
+//!
 //! Whether a call's exit is recorded is decided by its entry, which the guard of the call
 //! remembers (see `hooks::CallGuard`): a call entered while its function was culled records no
 //! exit, a call entered before keeps its exit, whatever happens to the flag in between.
@@ -206,6 +210,7 @@ pub(crate) fn erased_out(t: &ThreadState, id_field: u32) -> Option<u32> {
 #[cold]
 #[inline(never)]
 fn probed_erased(f: &FnDesc) -> Option<u32> {
+    f.erased().fetch_add(1, Relaxed);
     let n = f.run().load(Relaxed).wrapping_add(1);
     f.run().store(n, Relaxed);
     // Past `PROBE` (which is past any `cull_after`): `controller::cull_now` counts the calls.
@@ -246,6 +251,12 @@ fn look_after(t: &ThreadState, run: u32) -> u32 {
 fn look(t: &ThreadState, f: &FnDesc, s: &LocalRun) -> Option<u32> {
     let run = f.run().load(Relaxed);
     let mine = s.count.replace(0);
+    f.erased().fetch_add(u64::from(mine), Relaxed);
+    // An entry still erasable at the buffer's end is a recorded call around this one: the
+    // function has a timed caller (the cost budget stops only such functions).
+    if t.enters.get() > 0 {
+        f.note_placement(false);
+    }
     // A probe came (its calls count in the run itself) or a kept call reset the run since the
     // thread last looked: its count is dropped.
     let sum = if run >= PROBE || run < s.base.get() {
@@ -278,6 +289,7 @@ fn hand_in(t: &ThreadState, s: &LocalRun) {
     let Some(f) = t.functions.get().get(index as usize - 1) else {
         return;
     };
+    f.erased().fetch_add(u64::from(mine), Relaxed);
     let run = f.run().load(Relaxed);
     if run < PROBE && run >= s.base.get() {
         f.run()
@@ -373,7 +385,7 @@ pub(crate) fn candidate(t: &ThreadState, id_field: u32) -> Option<&'static FnDes
     let f = function(t, id_field)?;
     f.run().store(0, Relaxed);
     let flags = f.flags();
-    (f.args().is_empty() && flags & (flags::TRIGGER | CULLED) == 0).then_some(f)
+    (f.args().is_empty() && flags & (flags::TRIGGER | CULLED | flags::SHED) == 0).then_some(f)
 }
 
 /// The function with id field `id_field`, to restore after a probe's call was kept; `None` if

@@ -73,7 +73,7 @@ pub(crate) fn created(f: &'static FnDesc) -> u64 {
 #[inline(always)]
 pub(crate) fn created_marked(f: &'static FnDesc) -> (u64, Made) {
     let flags = f.flags();
-    if flags & (flags::CULLED | flags::OFF) != 0 && flags & flags::TRIGGER == 0 {
+    if flags & flags::UNTIMED != 0 && flags & flags::TRIGGER == 0 {
         return (0, Made::Skipped);
     }
     created_recorded(f)

@@ -18,6 +18,11 @@ static NEXT_TID: AtomicI32 = AtomicI32::new(1);
 /// Every thread's time spent waiting for a CPU, in ns (the kernel's `run_delay`).
 static RUN_DELAY: AtomicU64 = AtomicU64::new(0);
 
+/// The process's CPU time, in ns, as the cost budget reads it.
+static CPU_TIME: AtomicU64 = AtomicU64::new(0);
+/// What a timed call costs, in ps, as the cost budget counts it (measured on a real clock).
+static CALL_COST: AtomicU64 = AtomicU64::new(10_000);
+
 /// How many switched-out spans a test can give one thread.
 pub(crate) const MAX_SWITCHES: usize = 16;
 
@@ -43,6 +48,8 @@ pub(crate) fn turn_on(ticks_per_second: u64) {
     FREQUENCY.store(ticks_per_second.max(1), Ordering::Relaxed);
     NEXT_TID.store(1, Ordering::Relaxed);
     RUN_DELAY.store(0, Ordering::Relaxed);
+    CPU_TIME.store(0, Ordering::Relaxed);
+    CALL_COST.store(10_000, Ordering::Relaxed);
     ON.store(true, Ordering::SeqCst);
 }
 
@@ -65,6 +72,22 @@ pub(crate) fn now() -> (u64, u32) {
 
 pub(crate) fn values() -> (u64, u32) {
     (TIME.with(Cell::get), CPU.with(Cell::get))
+}
+
+pub(crate) fn process_cpu_ns() -> u64 {
+    CPU_TIME.load(Ordering::SeqCst)
+}
+
+pub(crate) fn set_process_cpu_ns(ns: u64) {
+    CPU_TIME.store(ns, Ordering::SeqCst);
+}
+
+pub(crate) fn call_cost_ps() -> u64 {
+    CALL_COST.load(Ordering::SeqCst)
+}
+
+pub(crate) fn set_call_cost_ps(ps: u64) {
+    CALL_COST.store(ps, Ordering::SeqCst);
 }
 
 pub(crate) fn run_delay() -> u64 {

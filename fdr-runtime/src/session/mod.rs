@@ -11,6 +11,7 @@
 //! an `atfork` handler stops that copy (atomic stores only) and forgets it, so the child records
 //! nothing of it and writes none of it; it may start its own (see `autostart`).
 
+pub(crate) mod budget;
 mod current;
 pub(crate) mod learned_culls;
 mod setup;
@@ -171,6 +172,8 @@ pub(crate) struct Session {
     final_hz: AtomicU64,
     /// The recovery of what earlier processes left, while it runs ([`Session::recovered`]).
     recovery: Mutex<Option<JoinHandle<()>>>,
+    /// The cost budget, from its first look (`budget`).
+    budget: Mutex<Option<budget::Budget>>,
 }
 
 impl Session {
@@ -273,6 +276,7 @@ impl Session {
             profiles: config_profiles,
             exporter,
             final_hz: AtomicU64::new(0),
+            budget: Mutex::new(None),
         })
     }
 

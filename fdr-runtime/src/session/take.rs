@@ -52,6 +52,7 @@ impl Session {
             Extension::Reason(reason),
             Extension::Options(setup.config.to_options()),
         ];
+        records.extend(self.budget_info().map(Extension::Budget));
         records.extend(functions::records());
         for t in self.threads().threads() {
             records.push(Extension::Thread(ThreadInfo {

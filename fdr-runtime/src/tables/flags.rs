@@ -47,6 +47,14 @@ pub(crate) const PROBING: u8 = 32;
 /// An async function whose polls are timed against the recording's long-poll limit.
 pub(crate) const LONG_POLL: u8 = 64;
 
+/// The cost budget stopped timing the function (`lifecycle::budget`): its calls are skipped,
+/// as a culled function's are, until the budget has room again. Not probed.
+pub(crate) const SHED: u8 = 128;
+
+/// The flags under which a hook records nothing for its function: no recorder, culled, or
+/// untimed by the budget. One test, as one flag was.
+pub(crate) const UNTIMED: u8 = OFF | CULLED | SHED;
+
 /// Held while a sweep writes the table.
 static SWEEPING: AtomicBool = AtomicBool::new(false);
 
@@ -99,6 +107,21 @@ pub(crate) fn arm(epoch: u64, f: &functions::FnDesc, running: fn() -> u64) {
     if running() == epoch {
         f.add_flags(TRIGGER);
     }
+}
+
+/// The cost budget of the recording with epoch `epoch` stops timing `f` (`on`) or times it
+/// again; false if that recording stopped meanwhile (its flags are no longer its own).
+pub(crate) fn shed(epoch: u64, f: &functions::FnDesc, on: bool, running: fn() -> u64) -> bool {
+    let _sweep = Sweep::lock();
+    if running() != epoch {
+        return false;
+    }
+    if on {
+        f.add_flags(SHED);
+    } else {
+        f.clear_flags(SHED);
+    }
+    true
 }
 
 /// The recording with epoch `stopping` stops, or (with 0) the first hook found that nothing

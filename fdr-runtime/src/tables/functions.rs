@@ -7,7 +7,7 @@
 //! an async function share one.
 
 use std::borrow::Cow;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 use fdr_format::args::ArgKind;
 use std::time::Duration;
@@ -72,9 +72,19 @@ pub struct FnDesc {
     arg_kinds: &'static [AtomicU8],
     /// The function's erased calls in a row, on all threads together (see `cull`).
     run: Run,
+    /// The function's erased calls so far, as threads handed their counts in (see `cull`): what
+    /// the cost budget (`lifecycle::budget`) weighs the function by. Never reset.
+    erased: AtomicU64,
+    /// Where its calls were seen ([`INSIDE`], [`OUTERMOST`]): what the cost budget may stop.
+    placement: AtomicU8,
     /// Column of an await site ([`FnKindTag::Await`]), from 1; 0 for a function.
     column: u32,
 }
+
+/// A call of the function was seen inside another recorded call ([`FnDesc::placement`]).
+pub(crate) const INSIDE: u8 = 1;
+/// A call of the function was seen as its thread's outermost timed call.
+pub(crate) const OUTERMOST: u8 = 2;
 
 /// Where a descriptor's name comes from.
 #[derive(Debug, Clone, Copy)]
@@ -143,6 +153,8 @@ impl FnDesc {
             kind,
             flags: AtomicU8::new(0),
             run: Run::new(0),
+            erased: AtomicU64::new(0),
+            placement: AtomicU8::new(0),
             column: 0,
         }
     }
@@ -247,6 +259,27 @@ impl FnDesc {
     #[inline(always)]
     pub(crate) fn run(&self) -> &Run {
         &self.run
+    }
+
+    /// The function's erased calls handed in so far, on every thread together (see `cull`).
+    #[inline(always)]
+    pub(crate) fn erased(&self) -> &AtomicU64 {
+        &self.erased
+    }
+
+    /// Notes that a call of the function was seen as its thread's outermost timed call
+    /// (`outermost`), or inside another: one store the first time each is seen, a load after.
+    #[inline(always)]
+    pub(crate) fn note_placement(&self, outermost: bool) {
+        let bit = if outermost { OUTERMOST } else { INSIDE };
+        if self.placement.load(Ordering::Relaxed) & bit == 0 {
+            self.placement.fetch_or(bit, Ordering::Relaxed);
+        }
+    }
+
+    /// Where the function's calls were seen so far: [`INSIDE`] and [`OUTERMOST`] bits.
+    pub(crate) fn placement(&self) -> u8 {
+        self.placement.load(Ordering::Relaxed)
     }
 
     /// A descriptor named after the function that `path` is nested in, as a backtrace shows it

@@ -70,8 +70,9 @@ pub(crate) struct ThreadEntry {
 }
 
 impl ThreadEntry {
-    /// The thread entered a call of trigger function `id` at `start` (owner only).
-    pub(crate) fn open_call(&self, id: u32, start: u64) {
+    /// The thread entered a call of trigger function `id` at `start` (owner only); returns how
+    /// many such calls (and long-poll-timed polls) were open around it.
+    pub(crate) fn open_call(&self, id: u32, start: u64) -> u32 {
         let depth = self.depth.load(Ordering::Relaxed);
         if let Some(call) = self.open.get(depth as usize) {
             let seq = call.seq.load(Ordering::Relaxed);
@@ -84,6 +85,7 @@ impl ThreadEntry {
             call.seq.store(seq.wrapping_add(2), Ordering::Release);
         }
         self.depth.store(depth + 1, Ordering::Release);
+        depth
     }
 
     /// The thread left its innermost open trigger call: returns (id, start) if it was tracked

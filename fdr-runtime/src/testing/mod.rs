@@ -155,6 +155,59 @@ pub fn culling_memory(functions: usize, threads: usize) -> usize {
     crate::record::cull::memory(functions, threads)
 }
 
+/// Sets the process's CPU time, in nanoseconds, as the cost budget reads it while the injected
+/// clock is on (0 when it was turned on).
+///
+/// ```
+/// fdr_runtime::testing::set_process_cpu_ns(5_000_000);
+/// ```
+pub fn set_process_cpu_ns(ns: u64) {
+    crate::seams::injected::set_process_cpu_ns(ns);
+}
+
+/// Sets what the cost budget counts a timed call at, in picoseconds, while the injected clock is
+/// on (10,000 when it was turned on: its own measurement would time the injected clock).
+///
+/// ```
+/// fdr_runtime::testing::set_call_cost_ps(20_000);
+/// ```
+pub fn set_call_cost_ps(ps: u64) {
+    crate::seams::injected::set_call_cost_ps(ps);
+}
+
+/// What one look of the cost budget decided ([`budget_look`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BudgetLook {
+    /// The recorder's estimate of its cost since the last look, in millionths of the CPU time.
+    pub estimate_ppm: u32,
+    /// Names of the functions it stopped timing.
+    pub stopped: Vec<String>,
+    /// Names of the functions it timed again.
+    pub restored: Vec<String>,
+}
+
+/// Takes one look of the running recording's cost budget now (recordings on the injected clock
+/// do not look by themselves, so that tests decide when, with the CPU time they set). `None`
+/// when no recording runs or it keeps no budget.
+///
+/// ```
+/// assert_eq!(fdr_runtime::testing::budget_look(), None);
+/// ```
+pub fn budget_look() -> Option<BudgetLook> {
+    let rec = crate::lifecycle::recorder::recorder()?;
+    let d = rec.session().budget_look()?;
+    let name = |id: &u32| {
+        crate::tables::functions::function(*id)
+            .map(|f| f.name().to_string())
+            .unwrap_or_default()
+    };
+    Some(BudgetLook {
+        estimate_ppm: d.estimate_ppm,
+        stopped: d.shed.iter().map(name).collect(),
+        restored: d.restored.iter().map(name).collect(),
+    })
+}
+
 /// Lets the next [`PROBE_CALLS`] calls of every culled function through, to be timed, as the
 /// background writer's probing rounds do every 10 ms (recordings with the
 /// injected clock do not probe by themselves, so that tests decide when). Returns how many functions it probed,

@@ -366,7 +366,7 @@ impl Triggers {
         now: u64,
     ) -> Option<Ended<'_>> {
         if kind.is_entry() {
-            thread.open_call(id, now);
+            let _ = thread.open_call(id, now);
             return None;
         }
         let (open, start) = thread.close_call()?;

@@ -282,7 +282,7 @@ fn run() -> Result<(), String> {
     }
     for c in chosen {
         if service {
-            service_table(&p, c, rounds.unwrap_or(11), seconds)?;
+            service_table(&p, c, rounds.unwrap_or(11), seconds, modes.as_deref())?;
         } else if check {
             check_slow(&p, c)?;
         } else if let Some(n) = short {
@@ -625,7 +625,7 @@ fn table(p: &Paths, c: &Crate, rounds: usize, modes: Option<&[String]>) -> Resul
 }
 
 /// The `--service` rows: a copy of the service and the driver's `MODE`.
-const SERVICE_CONFIGS: [(&str, Way, &str); 8] = [
+const SERVICE_CONFIGS: [(&str, Way, &str); 11] = [
     ("pristine", Way::None, "plain"),
     (
         "fdr each, compiled in, no recorder (idle)",
@@ -633,6 +633,13 @@ const SERVICE_CONFIGS: [(&str, Way, &str); 8] = [
         "plain",
     ),
     ("fdr each, default", Way::Each, "default"),
+    ("fdr each, default without a budget", Way::Each, "nobudget"),
+    ("fdr each, budget=0.5", Way::Each, "budget0.5"),
+    (
+        "fdr each, budget=100 (its estimate, nothing untimed)",
+        Way::Each,
+        "estimate",
+    ),
     (
         "fdr each, a 10 ms trigger on the handler",
         Way::Each,
@@ -666,6 +673,8 @@ struct Served {
     /// The same less the clients' thread.
     server_cpu: f64,
     snapshots: f64,
+    /// The recorder's estimate of its cost, in percent of the CPU time (-1: no budget).
+    estimate: f64,
 }
 
 /// One run of a service driver for `seconds`, after its warm-up.
@@ -697,6 +706,7 @@ fn run_service(
             "cpu_ns_per_req" => f.cpu = v,
             "server_cpu_ns_per_req" => f.server_cpu = v,
             "snapshots" => f.snapshots = v,
+            "estimate_pct" => f.estimate = v,
             _ => {}
         }
     }
@@ -713,7 +723,17 @@ fn run_service(
 /// `--service`: every configuration of [`SERVICE_CONFIGS`] once per round, a fresh process
 /// each, `rounds` rounds interleaved, medians against the pristine service; then a check that
 /// the annotated copy records the service's functions.
-fn service_table(p: &Paths, c: &Crate, rounds: usize, seconds: f64) -> Result<(), String> {
+fn service_table(
+    p: &Paths,
+    c: &Crate,
+    rounds: usize,
+    seconds: f64,
+    modes: Option<&[String]>,
+) -> Result<(), String> {
+    // `--modes plain,default,...`: the pristine row and the rows of those modes (idle is `plain`).
+    let chosen: Vec<usize> = (0..SERVICE_CONFIGS.len())
+        .filter(|&i| i == 0 || modes.is_none_or(|m| m.iter().any(|x| x == SERVICE_CONFIGS[i].2)))
+        .collect();
     let mut bins = std::collections::BTreeMap::new();
     let mut annotated = Vec::new();
     for way in [Way::None, Way::Each, Way::Bulk] {
@@ -734,6 +754,9 @@ fn service_table(p: &Paths, c: &Crate, rounds: usize, seconds: f64) -> Result<()
     for round in 0..=rounds {
         eprint!("round {round} of {rounds}\r");
         for (i, (_, way, mode)) in SERVICE_CONFIGS.iter().enumerate() {
+            if !chosen.contains(&i) {
+                continue;
+            }
             let s = if round == 0 {
                 seconds.min(0.5)
             } else {
@@ -765,12 +788,15 @@ fn service_table(p: &Paths, c: &Crate, rounds: usize, seconds: f64) -> Result<()
         |f: &Served| f.p99,
     );
     println!(
-        "\n| configuration | req/s | x req/s | x req/s paired | CPU ns/req | x CPU | x CPU paired | server CPU ns/req | x server CPU paired | p50 µs | p99 µs | x p99 | x p99 paired | p99.9 µs | snapshots |"
+        "\n| configuration | req/s | x req/s | x req/s paired | CPU ns/req | x CPU | x CPU paired | server CPU ns/req | x server CPU paired | p50 µs | p99 µs | x p99 | x p99 paired | p99.9 µs | snapshots | recorder's estimate % |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (i, (name, _, _)) in SERVICE_CONFIGS.iter().enumerate() {
+        if !chosen.contains(&i) {
+            continue;
+        }
         println!(
-            "| {name} | {:.0} | {:.3} | **{:.3}** | {:.0} | {:.3} | **{:.3}** | {:.0} | {:.3} | {:.1} | {:.1} | {:.3} | {:.3} | {:.1} | {:.0} |",
+            "| {name} | {:.0} | {:.3} | **{:.3}** | {:.0} | {:.3} | **{:.3}** | {:.0} | {:.3} | {:.1} | {:.1} | {:.3} | {:.3} | {:.1} | {:.0} | {:.2} |",
             med(i, rps),
             med(i, rps) / med(0, rps),
             paired(i, rps),
@@ -785,14 +811,16 @@ fn service_table(p: &Paths, c: &Crate, rounds: usize, seconds: f64) -> Result<()
             paired(i, p99),
             med(i, |f| f.p999),
             med(i, |f| f.snapshots),
+            med(i, |f| f.estimate),
         );
     }
     // The annotated copy records: a default run's log holds the service's functions, the
     // handler the triggers are set on among them.
     let log = p.work.join(format!("{}-service.fdr", c.name));
+    // Without a budget: with one, the service's short handlers are untimed.
     run_service(
         &bins["each"],
-        "default",
+        "nobudget",
         seconds.min(1.0),
         &[("OUT", log.display().to_string())],
     )?;

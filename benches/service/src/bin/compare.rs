@@ -49,7 +49,7 @@ struct Row {
     options: Option<&'static str>,
 }
 
-const ROWS: [Row; 7] = [
+const ROWS: [Row; 10] = [
     Row {
         name: "without fdr",
         build: Build::Without,
@@ -64,6 +64,21 @@ const ROWS: [Row; 7] = [
         name: "recording, default configuration",
         build: Build::Fdr,
         options: Some("out={dir}/kv.fdr"),
+    },
+    Row {
+        name: "recording, the budget off (before the budget)",
+        build: Build::Fdr,
+        options: Some("out={dir}/kv.fdr budget=off"),
+    },
+    Row {
+        name: "recording, budget=0.5",
+        build: Build::Fdr,
+        options: Some("out={dir}/kv.fdr budget=0.5"),
+    },
+    Row {
+        name: "recording, budget=100 (its estimate, nothing untimed)",
+        build: Build::Fdr,
+        options: Some("out={dir}/kv.fdr budget=100"),
     },
     Row {
         name: "a 10 ms trigger on the handler",
@@ -96,6 +111,8 @@ struct Figures {
     p999: f64,
     /// CPU time of the server's threads and fdr's per request, ns.
     cpu: f64,
+    /// The recorder's estimate of its cost, percent of the process's CPU time (-1: none).
+    estimate: f64,
 }
 
 fn parse(line: &str) -> Option<Figures> {
@@ -109,6 +126,7 @@ fn parse(line: &str) -> Option<Figures> {
             "p99_us" => f.p99 = v,
             "p999_us" => f.p999 = v,
             "server_cpu_ns_per_req" => f.cpu = v,
+            "estimate_pct" => f.estimate = v,
             _ => {}
         }
     }
@@ -286,9 +304,10 @@ fn compare() -> Result<(), String> {
         println!("\n{title}, medians of {rounds} rounds of {seconds} s:\n");
         println!(
             "| configuration | requests/s | relative | paired | best round | p50 µs | p99 µs | \
-             p99 relative | p99 paired | p99.9 µs | server CPU ns/req | CPU paired | CPU best |"
+             p99 relative | p99 paired | p99.9 µs | server CPU ns/req | CPU paired | CPU best | \
+             recorder's estimate % |"
         );
-        println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+        println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
         for (i, row) in ROWS.iter().enumerate().filter(|(i, _)| runs(*i)) {
             let (r, p50, p99, p999) = (
                 med(i, |f| f.rps),
@@ -312,12 +331,13 @@ fn compare() -> Result<(), String> {
                 .fold(f64::INFINITY, f64::min);
             println!(
                 "| {} | {r:.0} | {rel} | {rel_paired} | {most:.0} | {p50:.1} | {p99:.1} | {:.3} | \
-                 {:.3} | {p999:.1} | {:.0} | {:.3} | {least:.0} |",
+                 {:.3} | {p999:.1} | {:.0} | {:.3} | {least:.0} | {:.2} |",
                 row.name,
                 p99 / base.1,
                 paired(i, |f| f.p99),
                 med(i, |f| f.cpu),
                 paired(i, |f| f.cpu),
+                med(i, |f| f.estimate),
             );
         }
     };

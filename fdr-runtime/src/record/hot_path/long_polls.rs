@@ -113,7 +113,14 @@ pub(super) fn time_poll(s: &session::Session, l: &Local, id: u32, kind: FnKind, 
     // entry was set with it, to one of its registry's entries (`attach::join`).
     let thread = unsafe { &*l.member.entry.get() };
     if kind.is_entry() {
-        thread.open_call(id, now);
+        // Whether the poll runs inside another timed call (a poll that awaits it) or is its
+        // thread's outermost (a task's root, polled by the executor): the cost budget never
+        // stops timing an outermost one.
+        let depth = thread.open_call(id, now);
+        let index = id.wrapping_sub(1) as usize;
+        if let Some(f) = l.state.functions.get().get(index) {
+            f.note_placement(depth == 0);
+        }
         return;
     }
     let Some((open, start)) = thread.close_call() else {

@@ -101,10 +101,11 @@ pub(crate) fn enter_guarded(f: &'static FnDesc) -> Entry {
     call_entry(f)
 }
 
-/// Whether a guarded entry of `f` now would record nothing: no recorder runs, or `f` is culled.
+/// Whether a guarded entry of `f` now would record nothing: no recorder runs, or `f` is culled
+/// or untimed by the budget.
 #[inline(always)]
 pub(crate) fn skips(f: &'static FnDesc) -> bool {
-    f.flags() & (flags::OFF | flags::CULLED) != 0
+    f.flags() & flags::UNTIMED != 0
 }
 
 /// Records the exit of a call entered through [`enter_guarded`], exactly when its entry was: a

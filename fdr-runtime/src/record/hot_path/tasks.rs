@@ -151,7 +151,7 @@ pub(crate) struct PollMark {
 /// `f` culled, or profile mode).
 #[inline(always)]
 pub(crate) fn poll_mark(f: &'static FnDesc) -> Option<PollMark> {
-    if f.flags() & (flags::OFF | flags::CULLED | flags::UNLOGGED) != 0 {
+    if f.flags() & (flags::UNTIMED | flags::UNLOGGED) != 0 {
         return None;
     }
     let t = &thread_local::get().state;

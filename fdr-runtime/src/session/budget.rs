@@ -1,0 +1,708 @@
+//! The cost budget (`budget=PERCENT`): the recorder keeps its own cost under a share of the
+//! process's CPU time by itself, and says where that made it blind.
+//!
+//! # What it counts, and where
+//!
+//! Nothing on the recording path. Ten times a second the background writer takes a look
+//! ([`Budget::look`]): the calls erased so far (each buffer counts its rewinds), the words
+//! written so far (the buffers retired, and the lengths of those owned), the erased calls each
+//! function handed in (culling's counts, `FnDesc::erased`), and the process's CPU time (one
+//! system call). What the recorder spent since the last look is its timed calls (an erased call,
+//! or a kept one: its two words) and its records (a task event, a poll's event: each two words
+//! or more, each at half the cost of a timed call, [`word_cost`]), at the cost of one timed call
+//! [`measure_call_cost`] at start, and the background writer's own CPU time (its wake-ups, the
+//! probes of culled functions, these looks); the program's time is the CPU time the process
+//! spent meanwhile, the recorder's included.
+//!
+//! # What it does over budget
+//!
+//! It stops timing functions (their descriptor's `SHED` flag: their hooks skip them as a culled
+//! function's are skipped) until the estimate, less what they cost, is under four fifths of the
+//! budget: the functions whose calls tell the least for what they cost first, that is the most
+//! erased calls since the last look (erased calls are the short ones, and leave nothing in the
+//! window). Never a function with a trigger or logged arguments (culling never takes them
+//! either), never an `async fn` (its polls are a worker's outermost calls, and its tasks the
+//! window's structure), never one culled or being probed (it costs nothing, or is being
+//! checked). A function whose calls are all kept is never taken: each of its calls is in the
+//! window, which is what it is for.
+//!
+//! # And with room again
+//!
+//! An untimed function costs nothing, so what it would cost now cannot be seen: only timing it
+//! again tells. Once the estimate has stayed under half the budget for a second, the function
+//! stopped last is timed again, and the second starts over for the next. One stopped again
+//! within two of its dwells waits twice as long before its next try (up to 64 s), so a load
+//! that stays high costs a try now and then, not one every second. The two bounds (over the
+//! budget to stop, under half of it to try) and the dwell are the hysteresis.
+//!
+//! # What the log says
+//!
+//! Each function stopped and timed again, with when and what it cost when stopped
+//! ([`fdr_format::BudgetSpan`]), the budget, the measured cost of a call, the last and highest
+//! estimate and the estimate over the whole recording ([`fdr_format::BudgetInfo`]).
+
+use std::sync::atomic::Ordering::Relaxed;
+
+use fdr_format::{BudgetInfo, BudgetSpan};
+
+use crate::platform::{clock, host};
+use crate::tables::flags;
+use crate::tables::functions::{self, FnDesc};
+use crate::FnKindTag;
+
+/// What a poll of an `async fn` costs, in timed calls: its entry and exit, and what goes with
+/// them in a program that awaits (the task's waker, wrapped to see its wake-ups; the clock read
+/// at each await that waits; the poll's place on its thread's open calls, for the long-poll
+/// limit). Measured on mini-redis and checked on `kv_service` (`benches/README.md`, "A cost
+/// budget").
+pub(crate) const POLL_CALLS: u64 = 3;
+
+/// A process whose CPU time over a look is under `1 / IDLE_SHARE` of the look's time is idle:
+/// nothing is untimed for it, and it counts as room.
+const IDLE_SHARE: u64 = 100;
+
+/// How often the writer looks, in milliseconds.
+pub(crate) const LOOK_MS: i32 = 100;
+
+/// The estimate a budget sheds down to, in fifths of the budget.
+const TARGET_FIFTHS: u64 = 4;
+
+/// How long the estimate stays under half the budget before a function is timed again, in
+/// nanoseconds.
+const QUIET_NS: u64 = 1_000_000_000;
+
+/// The longest a function waits for its next try, in nanoseconds.
+const MAX_DWELL_NS: u64 = 64 * QUIET_NS;
+
+/// Spans the log keeps, the newest (a budget record's payload must stay within
+/// `fdr_format::limits::MAX_EXT_PAYLOAD`).
+pub(crate) const MAX_SPANS: usize = 2048;
+
+/// What one look reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Reading {
+    /// Monotonic time, in nanoseconds.
+    pub now_ns: u64,
+    /// The time in the recording's ticks (what spans are dated by).
+    pub now_tsc: u64,
+    /// The process's CPU time, in nanoseconds.
+    pub cpu_ns: u64,
+    /// The background writer's own CPU time, in nanoseconds: the recorder's, all of it.
+    pub writer_ns: u64,
+    /// Calls erased so far, on every thread.
+    pub erased: u64,
+    /// Words written so far, in every buffer.
+    pub words: u64,
+    /// What a word written costs, in thousandths of a timed call, from the records the buffers
+    /// hold now ([`word_cost`]).
+    pub word_milli: u64,
+}
+
+/// A function the budget stopped timing.
+struct Shed {
+    index: usize,
+    /// How long the estimate must stay under half the budget before it is tried again.
+    dwell_ns: u64,
+    /// Its span in `spans`, by number since the first.
+    span: u64,
+}
+
+/// One recording's budget: its settings, its last reading, and what it did.
+pub(crate) struct Budget {
+    ppm: u32,
+    call_cost_ps: u64,
+    first: Option<Reading>,
+    last: Option<Reading>,
+    /// Each function's erased calls at the last look.
+    seen: Vec<u64>,
+    shed: Vec<Shed>,
+    /// Functions timed again lately: (index, when, the dwell they had).
+    tried: Vec<(usize, u64, u64)>,
+    quiet_ns: u64,
+    /// What the erased polls of async functions cost beyond a call each, so far, in calls.
+    extra_polls: u64,
+    spans: std::collections::VecDeque<BudgetSpan>,
+    spans_dropped: u64,
+    estimate_ppm: u32,
+    peak_ppm: u32,
+    overall_ppm: u32,
+    looks: u64,
+}
+
+/// What one look decided.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Decision {
+    /// The estimate over the look, in millionths of the CPU time.
+    pub estimate_ppm: u32,
+    /// Function ids stopped.
+    pub shed: Vec<u32>,
+    /// Function ids timed again.
+    pub restored: Vec<u32>,
+}
+
+impl Budget {
+    /// A budget of `ppm` millionths of the process's CPU time, a timed call costing
+    /// `call_cost_ps` picoseconds.
+    pub(crate) fn new(ppm: u32, call_cost_ps: u64) -> Budget {
+        Budget {
+            ppm,
+            call_cost_ps: call_cost_ps.max(1),
+            first: None,
+            last: None,
+            seen: Vec::new(),
+            shed: Vec::new(),
+            tried: Vec::new(),
+            quiet_ns: 0,
+            extra_polls: 0,
+            spans: std::collections::VecDeque::new(),
+            spans_dropped: 0,
+            estimate_ppm: 0,
+            peak_ppm: 0,
+            overall_ppm: 0,
+            looks: 0,
+        }
+    }
+
+    /// The recorder's cost between readings `a` and `b`, in millionths of the process's CPU
+    /// time between them: the timed calls and records at the cost of a timed call, and the
+    /// writer's own CPU time.
+    fn cost_ppm(&self, a: &Reading, b: &Reading) -> u64 {
+        let cpu = b.cpu_ns.saturating_sub(a.cpu_ns).max(1);
+        let writer_ps = u128::from(b.writer_ns.saturating_sub(a.writer_ns)) * 1000;
+        let writer = (writer_ps * 1000 / u128::from(cpu)).min(u128::from(u32::MAX)) as u64;
+        self.calls_ppm(a, b).saturating_add(writer)
+    }
+
+    /// The part of [`Budget::cost_ppm`] that the calls make: what untiming functions changes.
+    fn calls_ppm(&self, a: &Reading, b: &Reading) -> u64 {
+        let events = b.erased.saturating_sub(a.erased)
+            + b.words.saturating_sub(a.words) * b.word_milli / 1000;
+        self.share_ppm(events, b.cpu_ns.saturating_sub(a.cpu_ns))
+    }
+
+    /// The cost of `events` timed calls in millionths of `cpu_ns`.
+    fn share_ppm(&self, events: u64, cpu_ns: u64) -> u64 {
+        let cost_ps = u128::from(events) * u128::from(self.call_cost_ps);
+        // ps * 1e6 / (ns * 1000) = ps * 1000 / ns.
+        (cost_ps * 1000 / u128::from(cpu_ns.max(1))).min(u128::from(u32::MAX)) as u64
+    }
+
+    /// One look at `r`, over `table` (each function is stopped and timed again through
+    /// `set_shed`, which says whether it could: the recording may have stopped).
+    pub(crate) fn look(
+        &mut self,
+        r: Reading,
+        table: &[FnDesc],
+        set_shed: &mut dyn FnMut(&FnDesc, bool) -> bool,
+    ) -> Decision {
+        self.looks += 1;
+        if self.seen.len() != table.len() {
+            self.seen = table.iter().map(|f| f.erased().load(Relaxed)).collect();
+        }
+        let Some(last) = self.last.replace(r) else {
+            self.first = Some(r);
+            return Decision::default();
+        };
+        let first = self.first.unwrap_or(last);
+        let cpu = r.cpu_ns.saturating_sub(last.cpu_ns);
+        let elapsed = r.now_ns.saturating_sub(last.now_ns).max(1);
+        // Each function's erased calls since the last look; an async function's erased polls
+        // cost more than a call's (see `POLL_CALLS`).
+        let mut erased: Vec<(u64, usize)> = Vec::new();
+        let mut polls = 0;
+        for (i, f) in table.iter().enumerate() {
+            let now = f.erased().load(Relaxed);
+            let since = now.saturating_sub(self.seen[i]);
+            self.seen[i] = now;
+            if f.kind() == FnKindTag::Async {
+                polls += since;
+            }
+            if since > 0 && sheddable(f) {
+                let cost = if f.kind() == FnKindTag::Async {
+                    since * POLL_CALLS
+                } else {
+                    since
+                };
+                erased.push((cost, i));
+            }
+        }
+        self.extra_polls += polls * (POLL_CALLS - 1);
+        let mut r = r;
+        r.erased += self.extra_polls;
+        self.last = Some(r);
+        let estimate = self.cost_ppm(&last, &r);
+        self.overall_ppm = self.cost_ppm(&first, &r) as u32;
+        let mut decision = Decision {
+            estimate_ppm: estimate as u32,
+            ..Decision::default()
+        };
+        self.estimate_ppm = estimate as u32;
+        self.peak_ppm = self.peak_ppm.max(estimate as u32);
+        let ppm = u64::from(self.ppm);
+        self.tried
+            .retain(|t| r.now_ns.saturating_sub(t.1) < t.2.saturating_mul(2));
+        // What the budget acts on: the calls' cost, which untiming functions changes. The
+        // writer's own (its wake-ups, the probes, these looks) is in the estimate the log gives,
+        // but untiming a function does not lower it; and a process that hardly runs (under a
+        // hundredth of a CPU over the look) costs nothing worth untiming anything for, however
+        // large a share of its little time the recorder's is.
+        let calls = if cpu.saturating_mul(IDLE_SHARE) < elapsed {
+            0
+        } else {
+            self.calls_ppm(&last, &r)
+        };
+        if calls > ppm {
+            self.quiet_ns = 0;
+            erased.sort_unstable_by(|a, b| b.cmp(a));
+            let target = ppm * TARGET_FIFTHS / 5;
+            let mut left = calls;
+            for (calls, i) in erased {
+                if left <= target {
+                    break;
+                }
+                let f = &table[i];
+                if !set_shed(f, true) {
+                    break;
+                }
+                left = left.saturating_sub(self.share_ppm(calls, cpu));
+                let per_second = (u128::from(calls) * 1_000_000_000 / u128::from(elapsed)) as u64;
+                let span = self.open_span(i as u32 + 1, r.now_tsc, per_second);
+                // Tried again not long ago, and too costly still: it waits twice as long.
+                let dwell_ns = match self.tried.iter().find(|t| t.0 == i) {
+                    Some(&(_, at, dwell)) if r.now_ns.saturating_sub(at) < dwell * 2 => {
+                        (dwell * 2).min(MAX_DWELL_NS)
+                    }
+                    _ => QUIET_NS,
+                };
+                self.shed.push(Shed {
+                    index: i,
+                    dwell_ns,
+                    span,
+                });
+                decision.shed.push(i as u32 + 1);
+            }
+        } else if calls * 2 < ppm {
+            self.quiet_ns += elapsed;
+            // A function untimed costs nothing and so cannot be seen: whether it fits again is
+            // only known by timing it. The last one stopped is tried once the estimate has been
+            // under half the budget for its dwell; stopped again soon after, it waits twice as
+            // long before its next try.
+            let due = self
+                .shed
+                .last()
+                .is_some_and(|s| self.quiet_ns >= s.dwell_ns);
+            if due {
+                let s = self.shed.pop().expect("looked at just above");
+                if set_shed(&table[s.index], false) {
+                    self.close_span(s.span, r.now_tsc);
+                    self.tried.push((s.index, r.now_ns, s.dwell_ns));
+                    decision.restored.push(s.index as u32 + 1);
+                }
+                self.quiet_ns = 0;
+            }
+        } else {
+            self.quiet_ns = 0;
+        }
+        decision
+    }
+
+    /// Notes that function `id` stopped being timed at `tsc`; returns the span's number.
+    fn open_span(&mut self, id: u32, tsc: u64, per_second: u64) -> u64 {
+        if self.spans.len() == MAX_SPANS {
+            self.spans.pop_front();
+            self.spans_dropped += 1;
+        }
+        self.spans.push_back(BudgetSpan {
+            function: id,
+            from_tsc: tsc,
+            to_tsc: None,
+            calls_per_second: per_second,
+        });
+        self.spans_dropped + self.spans.len() as u64 - 1
+    }
+
+    /// Span number `n` ended at `tsc` (if still kept).
+    fn close_span(&mut self, n: u64, tsc: u64) {
+        if let Some(i) = n.checked_sub(self.spans_dropped) {
+            if let Some(span) = self.spans.get_mut(i as usize) {
+                span.to_tsc = Some(tsc);
+            }
+        }
+    }
+
+    /// What the log says of the budget.
+    pub(crate) fn info(&self) -> BudgetInfo {
+        BudgetInfo {
+            budget_ppm: self.ppm,
+            call_cost_ps: self.call_cost_ps,
+            estimate_ppm: self.estimate_ppm,
+            peak_ppm: self.peak_ppm,
+            overall_ppm: self.overall_ppm,
+            looks: self.looks,
+            untimed: self.spans.iter().copied().collect(),
+            spans_dropped: self.spans_dropped,
+        }
+    }
+}
+
+/// Whether the budget may stop timing `f`: a function, scope or `async fn` seen inside another
+/// timed call and never as its thread's outermost, not one with a trigger or logged arguments,
+/// and not culled, probed or stopped already.
+fn sheddable(f: &FnDesc) -> bool {
+    let untouchable = flags::TRIGGER | flags::CULLED | flags::PROBING | flags::SHED | flags::OFF;
+    f.flags() & untouchable == 0
+        && f.args().is_empty()
+        && f.placement() == functions::INSIDE
+        && matches!(
+            f.kind(),
+            FnKindTag::Function | FnKindTag::Scope | FnKindTag::Async
+        )
+}
+
+/// How many buffers [`word_cost`] reads at most, the ones owned now (a thread's current one).
+const SAMPLED_BUFFERS: usize = 16;
+
+/// What a word the buffers hold costs, in thousandths of a timed call, from the records of up to
+/// [`SAMPLED_BUFFERS`] buffers being written now: a kept call is two words and costs one timed
+/// call (its two clock readings and stores); an event (a task's creation or end, a poll's event,
+/// a wait at an await site, a wake-up: two to five words) half of one, as it reads the clock
+/// once or not at all; any other metadata record (a CPU change, an argument) a quarter. 500 (a
+/// kept call's) when nothing is there to read.
+pub(crate) fn word_cost(pool: &crate::buffers::pool::Pool, table: &[FnDesc]) -> u64 {
+    use crate::buffers::published::OWNED;
+    let mut mix = Mix::default();
+    let mut read = Vec::new();
+    for (i, slot) in pool.slots().iter().enumerate() {
+        if mix.buffers == SAMPLED_BUFFERS {
+            break;
+        }
+        if slot.state.load(std::sync::atomic::Ordering::Acquire) != OWNED {
+            continue;
+        }
+        let stable = slot.stable.load(std::sync::atomic::Ordering::Acquire) as usize;
+        let words = pool.buffer(i as u32);
+        read.clear();
+        read.extend(
+            words[..stable.min(words.len())]
+                .iter()
+                .map(|w| w.load(Relaxed)),
+        );
+        // A buffer another owner took meanwhile reads as nonsense here and there: the walk
+        // stops at a record it cannot make sense of, and the sample is a sample.
+        mix.walk(&read, table);
+    }
+    mix.word_milli()
+}
+
+/// Records of a sample of buffers, by kind.
+#[derive(Default, Debug, PartialEq, Eq)]
+struct Mix {
+    buffers: usize,
+    function_words: u64,
+    /// Of those, the polls' of async functions.
+    poll_words: u64,
+    events: u64,
+    metadata: u64,
+    words: u64,
+}
+
+impl Mix {
+    /// Counts the records of one block's words, from after its preamble.
+    fn walk(&mut self, words: &[u64], table: &[FnDesc]) {
+        use fdr_format::reader::{meta_head, MetaHead};
+        let pre = fdr_format::BLOCK_PREAMBLE_WORDS as usize;
+        if words.len() <= pre {
+            return;
+        }
+        self.buffers += 1;
+        let mut i = pre;
+        while i < words.len() {
+            let w = words[i];
+            if !fdr_format::is_metadata(w) {
+                self.function_words += 1;
+                let index = fdr_format::decode_function_record(w)
+                    .map_or(0, |(id, _, _)| id as usize)
+                    .wrapping_sub(1);
+                if table
+                    .get(index)
+                    .is_some_and(|f| f.kind() == FnKindTag::Async)
+                {
+                    self.poll_words += 1;
+                }
+                i += 1;
+                continue;
+            }
+            let rec = [w, words.get(i + 1).copied().unwrap_or(0)];
+            let step = match meta_head(rec) {
+                Some(MetaHead::Event { size, .. }) if (0..=4096).contains(&size) => {
+                    self.events += 1;
+                    2 + (size as usize).div_ceil(8)
+                }
+                Some(MetaHead::Record(_)) => {
+                    self.metadata += 1;
+                    2
+                }
+                _ => break,
+            };
+            i += step;
+        }
+        self.words += (i.min(words.len()) - pre) as u64;
+    }
+
+    /// The cost of a word of the sample, in thousandths of a timed call.
+    fn word_milli(&self) -> u64 {
+        if self.words == 0 {
+            return 500;
+        }
+        (self.function_words * 500
+            + self.poll_words * 500 * (POLL_CALLS - 1)
+            + self.events * 500
+            + self.metadata * 250)
+            / self.words
+    }
+}
+
+/// What one timed call costs on this machine, in picoseconds: two readings of the recording's
+/// clock and a record's store, timed over a loop at start (the best of a few rounds, as the
+/// cost on a warm path).
+pub(crate) fn measure_call_cost(now: impl Fn() -> u64) -> u64 {
+    const CALLS: u32 = 4096;
+    let mut sink = [0u64; 64];
+    let mut best = u64::MAX;
+    for _ in 0..5 {
+        let start = std::time::Instant::now();
+        for i in 0..CALLS {
+            let a = now();
+            let b = now();
+            sink[i as usize % 64] = std::hint::black_box(b.wrapping_sub(a));
+        }
+        let ps = start.elapsed().as_nanos() as u64 * 1000 / u64::from(CALLS);
+        best = best.min(ps);
+    }
+    std::hint::black_box(&sink);
+    best.max(1)
+}
+
+impl super::Session {
+    /// Whether this recording keeps a cost budget: one was set, and culling runs (the budget
+    /// weighs functions by culling's counts).
+    pub(crate) fn budget_on(&self) -> bool {
+        self.setup().config.budget_ppm.is_some() && self.culling()
+    }
+
+    /// One look of the budget (the writer's, ten times a second; a test's by hand): `None` when
+    /// the recording keeps none.
+    pub(crate) fn budget_look(&self) -> Option<Decision> {
+        let ppm = self
+            .setup()
+            .config
+            .budget_ppm
+            .filter(|_| self.budget_on())?;
+        let mut guard = self.budget.lock().unwrap_or_else(|e| e.into_inner());
+        let budget = guard.get_or_insert_with(|| {
+            let cost = if crate::seams::injected::on() {
+                crate::seams::injected::call_cost_ps()
+            } else {
+                measure_call_cost(|| clock::now().0)
+            };
+            Budget::new(ppm, cost)
+        });
+        let now_tsc = clock::now().0;
+        let hz = u128::from(self.setup().calibration.ticks_per_second.max(1));
+        let reading = Reading {
+            now_ns: (u128::from(now_tsc) * 1_000_000_000 / hz) as u64,
+            now_tsc,
+            cpu_ns: host::process_cpu_ns(),
+            writer_ns: host::thread_cpu_ns(),
+            erased: self.pool().erased_total(),
+            words: self.pool().words_written(),
+            word_milli: word_cost(self.pool(), functions::table()),
+        };
+        let epoch = self.setup().epoch;
+        Some(budget.look(reading, functions::table(), &mut |f, on| {
+            flags::shed(epoch, f, on, super::epoch)
+        }))
+    }
+
+    /// What the log says of the budget, if the recording keeps one and it looked once.
+    pub(crate) fn budget_info(&self) -> Option<BudgetInfo> {
+        let guard = self.budget.lock().unwrap_or_else(|e| e.into_inner());
+        guard.as_ref().map(Budget::info)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(n: usize) -> Vec<FnDesc> {
+        (0..n)
+            .map(|_| {
+                let f = FnDesc::new("t::f", "t.rs", 1, FnKindTag::Function, &[]);
+                f.note_placement(false);
+                f
+            })
+            .collect()
+    }
+
+    fn reading(s: u64, cpu_ms: u64, erased: u64) -> Reading {
+        Reading {
+            now_ns: s * 100_000_000,
+            now_tsc: s,
+            cpu_ns: cpu_ms * 1_000_000,
+            writer_ns: 0,
+            erased,
+            words: 0,
+            word_milli: 500,
+        }
+    }
+
+    #[test]
+    fn a_word_costs_by_the_record_it_belongs_to() {
+        use fdr_format::{function_record, meta, FnKind};
+        let mut words: Vec<u64> = vec![0; fdr_format::BLOCK_PREAMBLE_WORDS as usize];
+        // Two kept calls (four words), a CPU change (two), an event of 16 bytes (four).
+        for _ in 0..2 {
+            words.push(function_record(1, FnKind::Enter, 1));
+            words.push(function_record(1, FnKind::Exit, 1));
+        }
+        words.extend(meta::new_cpu_id(1, 5));
+        words.extend(meta::custom_event(16, 0));
+        words.extend([7, 7]);
+        let mut mix = Mix::default();
+        mix.walk(&words, &[]);
+        assert_eq!(
+            mix,
+            Mix {
+                buffers: 1,
+                function_words: 4,
+                poll_words: 0,
+                events: 1,
+                metadata: 1,
+                words: 10
+            }
+        );
+        // (4 * 500 + 500 + 250) / 10 words.
+        assert_eq!(mix.word_milli(), 275);
+        // Function 1 an async one: its two polls cost POLL_CALLS calls each.
+        let table = [FnDesc::new("t::a", "t.rs", 1, FnKindTag::Async, &[])];
+        let mut mix = Mix::default();
+        mix.walk(&words, &table);
+        assert_eq!(mix.poll_words, 4);
+        assert_eq!(mix.word_milli(), (4 * 500 * POLL_CALLS + 500 + 250) / 10);
+        assert_eq!(Mix::default().word_milli(), 500);
+    }
+
+    #[test]
+    fn over_budget_the_most_erased_function_goes_first_and_comes_back_after_a_quiet_second() {
+        // 1 % of CPU, 10 ns a call: 100 ms of CPU a look pays for 100,000 calls.
+        let mut b = Budget::new(10_000, 10_000);
+        let t = table(3);
+        let flagged: Vec<std::cell::Cell<bool>> = (0..3).map(|_| Default::default()).collect();
+        let mut set = |f: &FnDesc, on: bool| {
+            let i = t.iter().position(|g| std::ptr::eq(g, f)).unwrap();
+            flagged[i].set(on);
+            true
+        };
+        assert_eq!(b.look(reading(0, 0, 0), &t, &mut set).estimate_ppm, 0);
+        // 300,000 calls in 100 ms of CPU: 3 %. Function 2 made 250,000, 1 made 40,000.
+        t[1].erased().store(250_000, Relaxed);
+        t[0].erased().store(40_000, Relaxed);
+        let d = b.look(reading(1, 100, 300_000), &t, &mut set);
+        assert_eq!(d.estimate_ppm, 30_000);
+        // Stopping function 2 leaves 0.5 %: under 0.8 %, so function 1 stays.
+        assert_eq!(d.shed, vec![2]);
+        // Quiet: 0.02 % for nine looks is not yet a second.
+        let mut erased = 300_000;
+        for s in 2..11 {
+            erased += 2_000;
+            let d = b.look(reading(s, 100 * s, erased), &t, &mut set);
+            assert_eq!((d.shed.len(), d.restored.len()), (0, 0), "look {s}");
+        }
+        // The tenth quiet look: function 2 is tried again.
+        erased += 2_000;
+        let d = b.look(reading(11, 1100, erased), &t, &mut set);
+        assert_eq!(d.restored, vec![2]);
+        assert!(!flagged[1].get());
+        // Still as costly: stopped again at once, and it now waits two seconds.
+        erased += 250_000;
+        t[1].erased().store(500_000, Relaxed);
+        let d = b.look(reading(12, 1200, erased), &t, &mut set);
+        assert_eq!(d.shed, vec![2]);
+        assert!(flagged[1].get());
+        for s in 13..32 {
+            erased += 1_000;
+            let d = b.look(reading(s, 100 * s, erased), &t, &mut set);
+            assert!(d.restored.is_empty(), "look {s}");
+        }
+        erased += 1_000;
+        let d = b.look(reading(32, 3200, erased), &t, &mut set);
+        assert_eq!(d.restored, vec![2]);
+        let info = b.info();
+        assert_eq!(info.untimed.len(), 2);
+        assert_eq!(info.untimed[0].function, 2);
+        assert_eq!(
+            (info.untimed[0].from_tsc, info.untimed[0].to_tsc),
+            (1, Some(11))
+        );
+        assert_eq!(info.untimed[0].calls_per_second, 2_500_000);
+        assert_eq!(
+            (info.untimed[1].from_tsc, info.untimed[1].to_tsc),
+            (12, Some(32))
+        );
+        assert_eq!(info.peak_ppm, 30_000);
+    }
+
+    #[test]
+    fn an_outermost_function_and_one_never_seen_inside_another_stay_timed() {
+        let mut b = Budget::new(10_000, 10_000);
+        // 0: seen inside and outermost (a task's root, awaited elsewhere); 1: never seen
+        // inside a timed call; 2: inside only.
+        let t = [
+            FnDesc::new("t::a", "t.rs", 1, FnKindTag::Async, &[]),
+            FnDesc::new("t::g", "t.rs", 1, FnKindTag::Function, &[]),
+            FnDesc::new("t::c", "t.rs", 1, FnKindTag::Async, &[]),
+        ];
+        t[0].note_placement(true);
+        t[0].note_placement(false);
+        t[2].note_placement(false);
+        let mut set = |_: &FnDesc, _: bool| true;
+        b.look(reading(0, 0, 0), &t, &mut set);
+        for f in &t {
+            f.erased().store(100_000, Relaxed);
+        }
+        let d = b.look(reading(1, 100, 300_000), &t, &mut set);
+        assert_eq!(d.shed, vec![3]);
+    }
+
+    #[test]
+    fn a_program_under_budget_is_left_alone() {
+        let mut b = Budget::new(10_000, 10_000);
+        let t = table(2);
+        let mut set = |_: &FnDesc, _: bool| -> bool { panic!("nothing to stop") };
+        b.look(reading(0, 0, 0), &t, &mut set);
+        for s in 1..30 {
+            t[0].erased().store(s * 50_000, Relaxed);
+            let d = b.look(reading(s, 100 * s, s * 50_000), &t, &mut set);
+            assert_eq!(d.estimate_ppm, 5_000);
+        }
+        assert!(b.info().untimed.is_empty());
+    }
+
+    #[test]
+    fn spans_past_the_bound_drop_the_oldest_and_are_counted() {
+        let mut b = Budget::new(10_000, 10_000);
+        for i in 0..MAX_SPANS as u64 + 3 {
+            let n = b.open_span(1, i, 0);
+            b.close_span(n, i + 1);
+        }
+        let info = b.info();
+        assert_eq!(info.untimed.len(), MAX_SPANS);
+        assert_eq!(info.spans_dropped, 3);
+        assert_eq!(info.untimed[0].from_tsc, 3);
+        assert_eq!(
+            info.untimed.last().unwrap().to_tsc,
+            Some(MAX_SPANS as u64 + 3)
+        );
+    }
+}

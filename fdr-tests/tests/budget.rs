@@ -1,0 +1,402 @@
+//! The cost budget, driven by the injected clock and CPU time: over budget, the recorder stops
+//! timing the functions with the most erased calls first, never one with a trigger or logged
+//! arguments; with the load gone it times them again, the last stopped first; the log says
+//! which were untimed and when, and `fdr info` and `fdr account` say so. A recording under its
+//! budget records exactly what it records without one.
+
+use std::time::Duration;
+
+use fdr_runtime::{testing, CallGuard, Config, FnDesc, FnKindTag, Mode};
+use fdr_testkit::logs::{DecodedLog, Rec};
+use fdr_testkit::recording::{record_log, MockSession};
+use fdr_testkit::{desc, desc_with_trigger};
+
+desc!(OUTER, "budget::outer");
+desc!(TINY, "budget::tiny");
+desc!(SMALL, "budget::small");
+desc!(RARE, "budget::rare");
+desc_with_trigger!(ARMED, "budget::armed", 1_000_000_000);
+
+#[fdr_runtime::linkme::distributed_slice(fdr_runtime::FUNCTIONS)]
+#[linkme(crate = fdr_runtime::linkme)]
+static LOGGED: FnDesc = FnDesc::new(
+    "budget::logged",
+    file!(),
+    line!(),
+    FnKindTag::Function,
+    &["x"],
+);
+
+/// Ticks (nanoseconds) between two looks: the writer's period.
+const LOOK: u64 = 100_000_000;
+
+fn config(budget: Option<f64>) -> Config {
+    Config::default()
+        .buffer_size(1 << 20)
+        .buffer_count(8)
+        .mode(Mode::Fill)
+        .threshold(Duration::from_nanos(100))
+        .cull_memory(false)
+        // Nothing is culled here: only the budget stops timing.
+        .cull_after(u32::MAX)
+        .budget(budget)
+}
+
+/// `n` calls of `f`, each `ticks` long, one tick apart.
+fn calls(f: &'static FnDesc, n: u64, ticks: u64) {
+    for _ in 0..n {
+        let g = CallGuard::enter(f);
+        testing::advance(ticks);
+        drop(g);
+        testing::advance(1);
+    }
+}
+
+fn logged_calls(n: u64) {
+    for i in 0..n {
+        let g = CallGuard::enter_args(&LOGGED, &[i]);
+        testing::advance(5);
+        drop(g);
+        testing::advance(1);
+    }
+}
+
+/// One look of the budget after `cpu_ms` more of the process's CPU time and one look's time.
+fn look(cpu_ns: &mut u64, cpu_ms: u64) -> testing::BudgetLook {
+    *cpu_ns += cpu_ms * 1_000_000;
+    testing::set_process_cpu_ns(*cpu_ns);
+    testing::advance(LOOK);
+    testing::budget_look().expect("the recording keeps a budget")
+}
+
+/// The kept calls of `f` (entries and exits) in the thread's records, with their exit deltas.
+fn kept(log: &DecodedLog, f: &'static FnDesc) -> Vec<u32> {
+    log.thread_records(log.tids()[0])
+        .iter()
+        .filter_map(|r| match *r {
+            Rec::Exit(id, d) if id == f.id() => Some(d),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn over_budget_the_cheapest_functions_stop_first_and_come_back_when_the_load_drops() {
+    let session = MockSession::start(config(Some(1.0)));
+    testing::set_call_cost_ps(10_000);
+    let mut cpu = 0;
+    // One slow call of tiny before the budget acts: kept.
+    calls(&TINY, 1, 500);
+    assert_eq!(look(&mut cpu, 0).estimate_ppm, 0);
+    // The calls below are inside outer's: each function is seen with a timed caller, which
+    // makes it one the budget may stop.
+    let outer = CallGuard::enter(&OUTER);
+    // 40,000 erased calls of tiny, 5,000 of small, 300 of rare (a thread hands its counts in
+    // every 128), 40,000 of the armed one and 30,000 of the logged one: 115,300 timed calls at
+    // 10 ns in 10 ms of CPU, 11.5 %.
+    calls(&TINY, 40_000, 5);
+    calls(&SMALL, 5_000, 5);
+    calls(&RARE, 300, 5);
+    calls(&ARMED, 40_000, 5);
+    logged_calls(30_000);
+    let first = look(&mut cpu, 10);
+    // At least the 11.5 % of the timed calls (records and a logged call's argument cost more).
+    assert!(
+        (115_000..150_000).contains(&first.estimate_ppm),
+        "{first:?}"
+    );
+    // The most erased first; the armed and logged ones, which cost more, never.
+    assert_eq!(
+        first.stopped,
+        vec!["budget::tiny", "budget::small", "budget::rare"]
+    );
+    // Untimed: a slow call of tiny is not seen.
+    calls(&TINY, 1, 700);
+    // The load drops: a few calls a look, 100 ms of CPU each. Ten quiet looks bring back the
+    // last one stopped, ten more the next.
+    let mut restored = Vec::new();
+    for i in 0..30 {
+        calls(&ARMED, 100, 5);
+        let l = look(&mut cpu, 100);
+        assert!(l.stopped.is_empty(), "look {i}: {l:?}");
+        for name in l.restored {
+            restored.push((i, name));
+        }
+    }
+    assert_eq!(
+        restored,
+        vec![
+            (9, "budget::rare".to_string()),
+            (19, "budget::small".to_string()),
+            (29, "budget::tiny".to_string())
+        ]
+    );
+    // Timed again: a slow call of tiny is kept.
+    calls(&TINY, 1, 900);
+    drop(outer);
+    let log = session.finish();
+    assert_eq!(kept(&log, &TINY), vec![500, 900]);
+    let budget = log.budget.clone().expect("a budget record");
+    assert_eq!(budget.budget_ppm, 10_000);
+    assert_eq!(budget.call_cost_ps, 10_000);
+    assert_eq!(budget.looks, 32);
+    assert!(budget.peak_ppm >= 110_000, "{budget:?}");
+    let spans: Vec<(&str, bool)> = budget
+        .untimed
+        .iter()
+        .map(|s| (log.name(s.function).unwrap(), s.to_tsc.is_some()))
+        .collect();
+    assert_eq!(
+        spans,
+        vec![
+            ("budget::tiny", true),
+            ("budget::small", true),
+            ("budget::rare", true)
+        ]
+    );
+    // Tiny and small were stopped at the first look, and tiny timed again thirty looks later:
+    // its span covers the slow call that is missing, and not the one that is there.
+    let tiny = budget.untimed[0];
+    let small = budget.untimed[1];
+    assert_eq!(tiny.from_tsc, small.from_tsc);
+    assert!(tiny.to_tsc.unwrap() > small.to_tsc.unwrap());
+    assert!(tiny.calls_per_second > small.calls_per_second);
+    assert_eq!(
+        tiny.to_tsc.unwrap() - tiny.from_tsc,
+        701 + 30 * (LOOK + 600),
+        "the slow call, then thirty looks with a hundred calls of six ticks before each"
+    );
+}
+
+#[test]
+fn the_cli_names_the_untimed_functions() {
+    let session = MockSession::start(config(Some(1.0)));
+    testing::set_call_cost_ps(10_000);
+    let mut cpu = 0;
+    calls(&TINY, 1, 500);
+    look(&mut cpu, 0);
+    let outer = CallGuard::enter(&OUTER);
+    calls(&TINY, 50_000, 5);
+    calls(&SMALL, 100, 500);
+    let l = look(&mut cpu, 10);
+    assert_eq!(l.stopped, vec!["budget::tiny"]);
+    drop(outer);
+    let bytes = session.finish_bytes();
+    let path = std::env::temp_dir().join(format!("fdr-budget-cli-{}.fdr", std::process::id()));
+    std::fs::write(&path, &bytes).unwrap();
+    let mut info = Vec::new();
+    fdr_cli::run(&["info", path.to_str().unwrap()], &mut info).unwrap();
+    let info = String::from_utf8(info).unwrap();
+    let mut account = Vec::new();
+    fdr_cli::run(
+        &["account", path.to_str().unwrap(), "--format", "json"],
+        &mut account,
+    )
+    .unwrap();
+    std::fs::remove_file(&path).ok();
+    assert!(info.contains("budget"), "{info}");
+    let line = info
+        .lines()
+        .find(|l| l.contains("budget::tiny"))
+        .unwrap_or_else(|| panic!("fdr info names tiny: {info}"));
+    assert!(line.contains("to the end"), "{line}");
+    assert!(!info
+        .lines()
+        .any(|l| l.contains("budget::small") && l.contains("from")));
+    let account: serde_json::Value = serde_json::from_slice(&account).unwrap();
+    let rows = account.as_array().unwrap();
+    let marked = |name: &str| {
+        rows.iter()
+            .find(|r| r["function"] == name)
+            .map(|r| r["untimed_by_budget"] == true)
+    };
+    assert_eq!(marked("budget::tiny"), Some(true));
+    assert_eq!(marked("budget::small"), Some(false));
+}
+
+#[test]
+fn a_recording_under_its_budget_records_exactly_what_it_records_without_one() {
+    let run = |budget: Option<f64>| {
+        record_log(config(budget), || {
+            testing::set_call_cost_ps(10_000);
+            let mut cpu = 0;
+            let outer = CallGuard::enter(&OUTER);
+            if budget.is_some() {
+                look(&mut cpu, 0);
+            } else {
+                testing::advance(LOOK);
+            }
+            for round in 0..20u64 {
+                calls(&TINY, 500, 5 + round % 3);
+                calls(&SMALL, 3, 200 * round);
+                logged_calls(10);
+                calls(&ARMED, 2, 300);
+                if budget.is_some() {
+                    // 0.5 ms of recording against a second of CPU: far under 1 %.
+                    let l = look(&mut cpu, 1000);
+                    assert!(l.stopped.is_empty() && l.restored.is_empty(), "{l:?}");
+                } else {
+                    testing::advance(LOOK);
+                }
+            }
+            drop(outer);
+        })
+    };
+    let with = run(Some(1.0));
+    let without = run(None);
+    let records = |log: &DecodedLog| log.thread_records(log.tids()[0]);
+    assert_eq!(records(&with), records(&without));
+    assert!(with.budget.as_ref().unwrap().untimed.is_empty());
+    assert_eq!(without.budget, None);
+}
+
+desc!(MID, "budget::mid");
+desc!(LEAF, "budget::leaf");
+
+/// One call of mid with four leaf calls inside: leaf is seen with a timed caller.
+#[inline(never)]
+fn mid() {
+    let _g = CallGuard::enter(&MID);
+    for _ in 0..4 {
+        drop(CallGuard::enter(&LEAF));
+    }
+}
+
+/// The budget stops and restores a function while threads keep calling it, starting and
+/// exiting, with snapshots and looks of its own racing the writer's, on the real clock: every
+/// log nests, and says when leaf was untimed.
+#[test]
+#[cfg_attr(
+    fdr_emulated,
+    ignore = "timed on the machine's CPU clocks: under qemu-user a call's cost is the emulator's"
+)]
+fn the_budget_stops_and_restores_while_threads_record_start_and_exit() {
+    use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+    use std::sync::Arc;
+    let _turn = testing::exclusive();
+    testing::use_real_clock();
+    let dir = fdr_testkit::logs::scratch("budget-race");
+    // 2 %: tight loops of calls cost far more, calls a millisecond apart far less.
+    let rec = fdr_runtime::start(
+        Config::default()
+            .cull_memory(false)
+            .budget(Some(2.0))
+            .buffer_count(64),
+    )
+    .unwrap();
+    // 0: busy, 1: quiet, 2: stop.
+    let phase = Arc::new(AtomicU8::new(0));
+    let workers: Vec<_> = (0..3)
+        .map(|_| {
+            let phase = Arc::clone(&phase);
+            std::thread::spawn(move || loop {
+                // Short-lived threads: each makes a few thousand calls and ends.
+                let phase = Arc::clone(&phase);
+                let t = std::thread::spawn(move || {
+                    for _ in 0..2000 {
+                        match phase.load(Ordering::Relaxed) {
+                            0 => mid(),
+                            1 => {
+                                mid();
+                                std::thread::sleep(Duration::from_millis(2));
+                            }
+                            _ => return true,
+                        }
+                    }
+                    false
+                });
+                if t.join().unwrap() {
+                    return;
+                }
+            })
+        })
+        .collect();
+    let looking = Arc::new(AtomicBool::new(true));
+    let looker = {
+        let looking = Arc::clone(&looking);
+        std::thread::spawn(move || {
+            while looking.load(Ordering::Relaxed) {
+                testing::budget_look();
+                std::thread::sleep(Duration::from_millis(7));
+            }
+        })
+    };
+    let snapshot = |n: usize| {
+        let path = dir.join(format!("snap-{n}.fdr"));
+        rec.write_snapshot(&path).unwrap();
+        fdr_testkit::logs::read_log(&path)
+    };
+    let mut logs = Vec::new();
+    // Busy: leaf is stopped within a few looks.
+    let until_shed = std::time::Instant::now();
+    while rec.stats().untimed_by_budget == 0 {
+        assert!(
+            until_shed.elapsed() < Duration::from_secs(20),
+            "never stopped"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    logs.push(snapshot(0));
+    // Quiet: timed again after a second under half the budget.
+    phase.store(1, Ordering::Relaxed);
+    let until_restored = std::time::Instant::now();
+    while rec.stats().untimed_by_budget != 0 {
+        assert!(
+            until_restored.elapsed() < Duration::from_secs(20),
+            "never timed again"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    logs.push(snapshot(1));
+    // Busy again, then the end while threads record.
+    phase.store(0, Ordering::Relaxed);
+    std::thread::sleep(Duration::from_millis(300));
+    let path = dir.join("final.fdr");
+    rec.finish(&path).unwrap();
+    phase.store(2, Ordering::Relaxed);
+    looking.store(false, Ordering::Relaxed);
+    for w in workers {
+        w.join().unwrap();
+    }
+    looker.join().unwrap();
+    logs.push(fdr_testkit::logs::read_log(&path));
+    for log in &logs {
+        for tid in log.tids() {
+            let mut stack = Vec::new();
+            for r in log.thread_records(tid) {
+                match r {
+                    Rec::Enter(id, _) => stack.push(id),
+                    Rec::Exit(id, _) => {
+                        if let Some(top) = stack.pop() {
+                            assert_eq!(top, id, "thread {tid}: exit of {id} closes {top}");
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    let last = logs
+        .last()
+        .unwrap()
+        .budget
+        .clone()
+        .expect("a budget record");
+    let leaf: Vec<_> = last
+        .untimed
+        .iter()
+        .filter(|s| s.function == LEAF.id())
+        .collect();
+    // Stopped, timed again, and (almost surely) stopped again in the last busy phase.
+    assert!(!leaf.is_empty(), "{last:?}");
+    assert!(
+        leaf[0].to_tsc.is_some_and(|t| t > leaf[0].from_tsc),
+        "{last:?}"
+    );
+    // Mid, every thread's outermost call, is never stopped.
+    assert!(
+        last.untimed.iter().all(|s| s.function != MID.id()),
+        "{last:?}"
+    );
+    std::fs::remove_dir_all(dir).ok();
+}
