@@ -432,15 +432,18 @@ impl Config {
 
     /// The cost budget, in percent of the process's CPU time (1 % by default; `None` turns it
     /// off; `FDR_OPTIONS` `budget=PERCENT|off`). The background writer estimates, ten times a
-    /// second, what recording costs (the calls timed and the records written since its last
-    /// look, each at the cost of a timed call measured at start) against the CPU time the
-    /// process spent meanwhile. Over budget, it stops timing the functions whose calls tell the
-    /// least for what they cost: the most frequent among those whose calls are erased (shorter
-    /// than the threshold), never a function with a trigger or logged arguments and never an
-    /// `async fn` (whose polls are a worker's outermost calls). With room again (under half the
-    /// budget for a second) it times them again, the last stopped first. The log says which
-    /// functions were untimed, from when to when, and the estimate; `fdr info` prints it. The
-    /// budget needs culling's counts: with [`Config::cull`] off it is off too.
+    /// second, what recording cost since its last look (the calls timed and the records
+    /// written, each at the cost of a timed call measured at start, twice what it costs in that
+    /// loop; an async function's poll at three calls; and the writer's own CPU time) against the
+    /// CPU time the process spent meanwhile. Over budget, it stops timing the functions whose
+    /// calls tell the least for what they cost: the ones with the most calls shorter than the
+    /// threshold among those seen inside another timed call, never a function with a trigger or
+    /// logged arguments, and never one seen as its thread's outermost timed call (a task's root
+    /// poll). Once the estimate has stayed under half the budget for a second, it times the last
+    /// one again (and, if that one is stopped again soon, waits twice as long before the next
+    /// try). The log says which functions were untimed, from when to when, and the estimate;
+    /// `fdr info` prints it and `fdr account` marks them. The budget needs culling's counts:
+    /// with [`Config::cull`] off (or a threshold of 0, or a profile) it is off too.
     ///
     /// ```
     /// let c = fdr_runtime::Config::default().budget(Some(0.5));

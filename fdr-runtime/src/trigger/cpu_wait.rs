@@ -8,8 +8,10 @@
 //! program.
 //!
 //! The answer comes from the thread's context switches, which the kernel records for it
-//! (`platform::switches`): a thread that enters a function with a trigger (or a poll timed
-//! against the long-poll limit) opens its ring once; at the end of a call past its limit, on
+//! (`platform::switches`): a thread that enters a function with a trigger opens its ring once
+//! (a poll timed against the long-poll limit does not: the records cost the kernel at every
+//! switch of every worker, and a long poll is measured by the marks below unless its thread
+//! has a ring already); at the end of a call past its limit, on
 //! the call's own thread, [`over_call`] adds up the switches since the call began: switched out
 //! while runnable is waiting for a CPU, switched out by itself is blocked. Nothing is read for
 //! calls within their limit, so a call pays nothing for it; a switch costs the kernel a record.

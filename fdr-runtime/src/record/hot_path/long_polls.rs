@@ -3,6 +3,14 @@
 //! the watchdog sees it run, and comes off as its exit is; one that lasted longer than the
 //! long-poll limit fires.
 //!
+//! A poll does not open its thread's ring of context switches (`platform::switches`), which a
+//! call of a function with a trigger does: the kernel writes a record into it at every switch
+//! of the thread, and an executor's workers switch at every wait for the network (on
+//! `kv_service`, the rings cost 5 to 8 % of the server's CPU a request and 12 % of its p99:
+//! `benches/README.md`, "A cost budget"). A long poll says where its time went from the ring
+//! when its thread has one (it also runs trigger calls), else from the watchdog's marks
+//! (`trigger::cpu_wait`), as where the kernel refuses rings.
+//!
 //! The timing shares the record's look at the thread and its clock reading: a poll's entry and
 //! exit are each one pass, as a trigger's are (see `trigger_timing`). A poll that does not take
 //! the fast path (no buffer yet, another clock, a metadata record first) is recorded the usual
@@ -35,9 +43,6 @@ pub(super) extern "C" fn poll_exit(f: &'static FnDesc) -> Entry {
 #[inline(always)]
 fn poll_event(f: &'static FnDesc, kind: FnKind) -> Entry {
     let l = thread_local::get();
-    if switches_unasked(l, kind) {
-        return first_timed_entry(l, f, kind, poll_any_path);
-    }
     let t = &l.state;
     let len = t.len.get();
     let p = l.member.session.get();
@@ -92,10 +97,6 @@ pub(super) fn poll_timed_after(f: &'static FnDesc, kind: FnKind) {
     let p = l.member.session.get();
     if len == BUSY || p.is_null() || l.member.entry.get().is_null() || l.member.dead.get() {
         return;
-    }
-    if switches_unasked(l, kind) {
-        l.state.switches_asked.set(true);
-        crate::platform::switches::watch_this_thread();
     }
     t.begin_write();
     // SAFETY: the membership's strong count keeps the session alive.
