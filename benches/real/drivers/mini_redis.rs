@@ -233,14 +233,21 @@ fn main() {
     let start = Instant::now();
     let measure_from = start + Duration::from_secs_f64(load.warm_up);
     let end = measure_from + Duration::from_secs_f64(load.seconds);
-    let (mut latencies, (cpu, client_cpu)) = clients.block_on(async {
+    let (mut latencies, (cpu, client_cpu, server_user)) = clients.block_on(async {
         // The CPU time over the measured interval, the process's and this thread's (the
-        // clients': a current-thread runtime runs its tasks on the thread that blocks on it).
+        // clients': a current-thread runtime runs its tasks on the thread that blocks on it),
+        // and the user CPU time of every thread but this one.
         let meter = tokio::spawn(async move {
             tokio::time::sleep_until(measure_from.into()).await;
             let (p, t) = (common::cpu_ns(), common::thread_cpu_ns());
+            let (up, ut) = common::user_cpu_ns();
             tokio::time::sleep_until(end.into()).await;
-            (common::cpu_ns() - p, common::thread_cpu_ns() - t)
+            let (up2, ut2) = common::user_cpu_ns();
+            (
+                common::cpu_ns() - p,
+                common::thread_cpu_ns() - t,
+                (up2 - up).saturating_sub(ut2 - ut),
+            )
         });
         let tasks: Vec<_> = (0..load.connections as u64)
             .map(|i| tokio::spawn(client(addr, i, load.keys, measure_from, end)))
@@ -284,7 +291,8 @@ fn main() {
     let n = latencies.len().max(1) as f64;
     println!(
         "requests {} rps {:.0} p50_us {:.1} p99_us {:.1} p999_us {:.1} cpu_ns_per_req {:.0} \
-         server_cpu_ns_per_req {:.0} snapshots {snapshots} estimate_pct {estimate:.3}",
+         server_cpu_ns_per_req {:.0} server_user_ns_per_req {:.0} snapshots {snapshots} \
+         estimate_pct {estimate:.3}",
         latencies.len(),
         latencies.len() as f64 / load.seconds,
         percentile(&latencies, 0.50),
@@ -292,5 +300,6 @@ fn main() {
         percentile(&latencies, 0.999),
         cpu as f64 / n,
         cpu.saturating_sub(client_cpu) as f64 / n,
+        server_user as f64 / n,
     );
 }

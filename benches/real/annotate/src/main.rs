@@ -675,6 +675,8 @@ struct Served {
     snapshots: f64,
     /// The recorder's estimate of its cost, in percent of the CPU time (-1: no budget).
     estimate: f64,
+    /// User CPU time of the server's threads (and fdr's) a request, ns.
+    server_user: f64,
 }
 
 /// One run of a service driver for `seconds`, after its warm-up.
@@ -707,6 +709,7 @@ fn run_service(
             "server_cpu_ns_per_req" => f.server_cpu = v,
             "snapshots" => f.snapshots = v,
             "estimate_pct" => f.estimate = v,
+            "server_user_ns_per_req" => f.server_user = v,
             _ => {}
         }
     }
@@ -788,15 +791,15 @@ fn service_table(
         |f: &Served| f.p99,
     );
     println!(
-        "\n| configuration | req/s | x req/s | x req/s paired | CPU ns/req | x CPU | x CPU paired | server CPU ns/req | x server CPU paired | p50 µs | p99 µs | x p99 | x p99 paired | p99.9 µs | snapshots | recorder's estimate % |"
+        "\n| configuration | req/s | x req/s | x req/s paired | CPU ns/req | x CPU | x CPU paired | server CPU ns/req | x server CPU paired | p50 µs | p99 µs | x p99 | x p99 paired | p99.9 µs | snapshots | recorder's estimate % | server user CPU ns/req | x server user CPU paired |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (i, (name, _, _)) in SERVICE_CONFIGS.iter().enumerate() {
         if !chosen.contains(&i) {
             continue;
         }
         println!(
-            "| {name} | {:.0} | {:.3} | **{:.3}** | {:.0} | {:.3} | **{:.3}** | {:.0} | {:.3} | {:.1} | {:.1} | {:.3} | {:.3} | {:.1} | {:.0} | {:.2} |",
+            "| {name} | {:.0} | {:.3} | **{:.3}** | {:.0} | {:.3} | **{:.3}** | {:.0} | {:.3} | {:.1} | {:.1} | {:.3} | {:.3} | {:.1} | {:.0} | {:.2} | {:.0} | {:.3} |",
             med(i, rps),
             med(i, rps) / med(0, rps),
             paired(i, rps),
@@ -812,6 +815,8 @@ fn service_table(
             med(i, |f| f.p999),
             med(i, |f| f.snapshots),
             med(i, |f| f.estimate),
+            med(i, |f| f.server_user),
+            paired(i, |f| f.server_user),
         );
     }
     // The annotated copy records: a default run's log holds the service's functions, the
