@@ -29,7 +29,20 @@ fn sometimes_slow(x: u64) -> u64 {
     std::hint::black_box(x.wrapping_mul(31))
 }
 
+/// A descriptor named while the recording runs, as `tracing` callsites are.
+static LATE_NAME: std::sync::OnceLock<fdr_runtime::Named> = std::sync::OnceLock::new();
+
+fn late_info() -> &'static fdr_runtime::Named {
+    LATE_NAME.get().unwrap_or(&fdr_runtime::Named::UNNAMED)
+}
+
+#[fdr_runtime::linkme::distributed_slice(fdr_runtime::FUNCTIONS)]
+#[linkme(crate = fdr_runtime::linkme)]
+static LATE: fdr_runtime::FnDesc =
+    fdr_runtime::FnDesc::named(late_info, fdr_runtime::FnKindTag::Scope);
+
 /// The child: `FDR_TEST_CALLS` calls of each function, then the exit writer writes the log.
+/// With `FDR_TEST_LATE`, `LATE` is named once the recording runs, and called as often.
 #[test]
 #[ignore = "a child process of the cull_memory tests"]
 fn child_calls() {
@@ -37,11 +50,54 @@ fn child_calls() {
         return;
     }
     let n: u64 = std::env::var("FDR_TEST_CALLS").unwrap().parse().unwrap();
-    let mut sum = 0u64;
+    let late = std::env::var_os("FDR_TEST_LATE").is_some();
+    let mut sum = 0;
+    if late {
+        // A first call starts the recording (from `FDR_OPTIONS`).
+        sum = short(0);
+        LATE_NAME
+            .set(fdr_runtime::Named {
+                name: "cull_memory::late",
+                file: file!(),
+                line: line!(),
+                args: &[],
+            })
+            .unwrap();
+        fdr_runtime::hooks::named(&LATE);
+    }
     for i in 0..n {
         sum = sum.wrapping_add(short(i)).wrapping_add(sometimes_slow(i));
+        if late {
+            drop(fdr_runtime::CallGuard::enter(&LATE));
+        }
     }
     std::hint::black_box(sum);
+}
+
+/// A function named while the recording runs (a `tracing` callsite) has no name when the next
+/// run starts: what the last run learned of it waits for its name, and the rest of the memory
+/// applies meanwhile. (Before, such a function made the whole file apply to nothing, so a
+/// program of `tracing` spans learned every culled callsite again on every run.)
+#[test]
+fn a_function_named_while_recording_starts_the_next_run_culled_once_named() {
+    let dir = scratch("cull-memory-late");
+    let late = [("FDR_TEST_LATE", "1")];
+    let (first, _) = run(&dir, "first", "", 20_000, &late);
+    assert_eq!(culls_of(&first, "::late")[0], CullKind::Culled);
+    let memory = std::fs::read_to_string(memory_file(&dir)).unwrap();
+    assert!(memory.contains(" culled cull_memory::late\n"), "{memory}");
+    let (second, _) = run(&dir, "second", "", 20_000, &late);
+    // The two named at build time start culled; the late one is culled as it is named.
+    assert_eq!(second.run.culled_at_start, 2);
+    assert_eq!(culls_of(&second, "::short"), []);
+    assert_eq!(culls_of(&second, "::late"), []);
+    // Besides the probes' calls, only the first call of short (it started the recording).
+    assert!(
+        second.run.calls_erased <= second.run.probes * 64 + 1,
+        "only probes' calls were timed: {:?}",
+        second.run
+    );
+    std::fs::remove_dir_all(dir).ok();
 }
 
 /// One run: `options` added to an `out` in `dir` and `dir` as the crash directory. Returns the

@@ -71,6 +71,20 @@ pub fn named(f: &'static FnDesc) {
             crate::tables::flags::arm(s.setup().epoch, f, crate::session::epoch);
             crate::lifecycle::background::start(&s);
         }
+        // What the last run of the build learned of this function, which the start could not
+        // give it without its name.
+        use crate::session::learned_culls::Learnt;
+        let learnt = s.setup().learned_culls.when_named(f.id(), &f.name());
+        match learnt {
+            Some(_) if !crate::record::cull::may_cull(f.id()) => {}
+            Some(Learnt::Culled) => {
+                crate::tables::flags::cull_named(s.setup().epoch, f, crate::session::epoch)
+            }
+            Some(Learnt::Erased(run)) => {
+                f.run().store(run, std::sync::atomic::Ordering::Relaxed);
+            }
+            None => {}
+        }
     }
     #[cfg(not(feature = "record"))]
     let _ = f;

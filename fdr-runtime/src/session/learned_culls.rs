@@ -70,6 +70,10 @@ pub(crate) struct LearnedCulls {
     build: String,
     /// What the recording starts with, by function id (from 1), sorted.
     functions: Vec<(u32, Learnt)>,
+    /// What the last run learned of descriptors named at run time (`tracing` callsites) that
+    /// have no name yet at this start: by id, with the name the id must get for it to apply
+    /// ([`LearnedCulls::when_named`]).
+    pending: Vec<(u32, Learnt, String)>,
 }
 
 impl LearnedCulls {
@@ -93,28 +97,32 @@ impl LearnedCulls {
                 match f.take(limit + 1).read_to_string(&mut text) {
                     Ok(n) if n as u64 > limit => {
                         warn(&path, &format!("larger than {limit} bytes"));
-                        Vec::new()
+                        Default::default()
                     }
                     Ok(_) => match parse(&text, functions::table()) {
-                        Ok(learned) if learned.applies(&build, config) => learned.functions,
-                        Ok(_) => Vec::new(),
+                        Ok(learned) if learned.applies(&build, config) => {
+                            (learned.functions, learned.pending)
+                        }
+                        Ok(_) => Default::default(),
                         Err(e) => {
                             warn(&path, &e);
-                            Vec::new()
+                            Default::default()
                         }
                     },
                     Err(e) => {
                         warn(&path, &e.to_string());
-                        Vec::new()
+                        Default::default()
                     }
                 }
             }
-            Err(_) => Vec::new(),
+            Err(_) => Default::default(),
         };
+        let (functions, pending) = functions;
         LearnedCulls {
             path: Some(path),
             build,
             functions,
+            pending,
         }
     }
 
@@ -131,6 +139,15 @@ impl LearnedCulls {
     pub(crate) fn at_start(&self, id: u32) -> Option<Learnt> {
         let i = self.functions.binary_search_by_key(&id, |f| f.0).ok()?;
         Some(self.functions[i].1)
+    }
+
+    /// What the function with id `id`, just named `name` while the recording runs, starts
+    /// with: what the last run learned of the function of that id, if it had that name.
+    pub(crate) fn when_named(&self, id: u32, name: &str) -> Option<Learnt> {
+        self.pending
+            .iter()
+            .find(|(i, _, n)| *i == id && n == name)
+            .map(|(_, learnt, _)| *learnt)
     }
 
     /// Whether the recording keeps a memory: its culls at the end are to be [`LearnedCulls::save`]d.
@@ -169,6 +186,8 @@ struct CullsFile {
     threshold_ns: u64,
     cull_after: u32,
     functions: Vec<(u32, Learnt)>,
+    /// Descriptors named at run time, not named yet: by id, with their name.
+    pending: Vec<(u32, Learnt, String)>,
 }
 
 impl CullsFile {
@@ -264,6 +283,7 @@ fn parse(text: &str, table: &[FnDesc]) -> Result<CullsFile, String> {
     let threshold_ns = number("threshold_ns", field("threshold_ns")?)?;
     let cull_after = number("cull_after", field("cull_after")?)?;
     let mut functions = Vec::new();
+    let mut pending = Vec::new();
     for (n, line) in lines {
         let mut words = line.splitn(3, ' ');
         let (Some(id), Some(learnt), Some(name)) = (words.next(), words.next(), words.next())
@@ -288,8 +308,13 @@ fn parse(text: &str, table: &[FnDesc]) -> Result<CullsFile, String> {
             })?),
         };
         // Another build's table (a file key that matched by chance): nothing of it is used.
+        // A descriptor named at run time (a `tracing` callsite) has no name yet when the
+        // recording starts: what was learned of it waits for its name.
         match table.get(id as usize - 1) {
             Some(f) if f.name() == name => functions.push((id, learnt)),
+            Some(f) if f.name().is_empty() && f.named_at_run_time() => {
+                pending.push((id, learnt, name.to_string()))
+            }
             _ => return Ok(CullsFile::default_for(build)),
         }
     }
@@ -300,6 +325,7 @@ fn parse(text: &str, table: &[FnDesc]) -> Result<CullsFile, String> {
         threshold_ns,
         cull_after: u32::try_from(cull_after).unwrap_or(u32::MAX),
         functions,
+        pending,
     })
 }
 
@@ -311,6 +337,7 @@ impl CullsFile {
             threshold_ns: u64::MAX,
             cull_after: 0,
             functions: Vec::new(),
+            pending: Vec::new(),
         }
     }
 }

@@ -109,6 +109,16 @@ pub(crate) fn arm(epoch: u64, f: &functions::FnDesc, running: fn() -> u64) {
     }
 }
 
+/// Function `f` of the recording with epoch `epoch` was named while it runs, and the last run
+/// of the build ended with it culled: culled from now, unless that recording stopped meanwhile
+/// or the function has a trigger.
+pub(crate) fn cull_named(epoch: u64, f: &functions::FnDesc, running: fn() -> u64) {
+    let _sweep = Sweep::lock();
+    if running() == epoch && f.flags() & TRIGGER == 0 {
+        f.add_flags(CULLED);
+    }
+}
+
 /// The cost budget of the recording with epoch `epoch` stops timing `f` (`on`) or times it
 /// again; false if that recording stopped meanwhile (its flags are no longer its own).
 pub(crate) fn shed(epoch: u64, f: &functions::FnDesc, on: bool, running: fn() -> u64) -> bool {

@@ -267,6 +267,11 @@ impl FnDesc {
         &self.erased
     }
 
+    /// Whether the descriptor is named at run time ([`FnDesc::named`]): it may have no name yet.
+    pub(crate) fn named_at_run_time(&self) -> bool {
+        matches!(self.source, Source::Named(_))
+    }
+
     /// Notes that a call of the function was seen as its thread's outermost timed call
     /// (`outermost`), or inside another: one store the first time each is seen, a load after.
     #[inline(always)]

@@ -487,11 +487,21 @@ fn run_driver(
 /// Short runs of the whole process (see the crate's doc, `--short`).
 fn short_runs(p: &Paths, c: &Crate, n: u32) -> Result<(), String> {
     let mut bins = std::collections::BTreeMap::new();
-    for way in [Way::None, Way::Each, Way::Bulk] {
+    for way in [Way::None, Way::Each, Way::Bulk, Way::Tracing] {
         bins.insert(way.name(), build(p, c, way, false)?.0);
     }
     let configs = [
         ("uninstrumented", "none", "plain"),
+        (
+            "tracing each, the cheapest in-memory subscriber",
+            "tracing",
+            "tracing",
+        ),
+        (
+            "tracing each, fdr_tracing::subscriber (default; next run)",
+            "tracing",
+            "tracing-sub",
+        ),
         ("fdr each, first run (culling learns)", "each", "fresh"),
         (
             "fdr each, next run (starts from the last run's culls)",
