@@ -124,6 +124,44 @@ pub struct DecodedLog {
 }
 
 impl DecodedLog {
+    /// Panics unless every exit closes the innermost open call of its thread, or one opened
+    /// before the window.
+    ///
+    /// ```
+    /// use fdr_testkit::logs::{Block, DecodedLog, Rec};
+    /// let log = DecodedLog {
+    ///     header: Default::default(),
+    ///     run: Default::default(),
+    ///     functions: Vec::new(),
+    ///     threads: Vec::new(),
+    ///     reason: None,
+    ///     options: None,
+    ///     budget: None,
+    ///     blocks: vec![Block {
+    ///         tid: 7,
+    ///         pid: 1,
+    ///         records: vec![Rec::Exit(3, 1), Rec::Enter(1, 5), Rec::Enter(2, 1), Rec::Exit(2, 1), Rec::Exit(1, 2)],
+    ///     }],
+    /// };
+    /// log.assert_nests();
+    /// ```
+    pub fn assert_nests(&self) {
+        for tid in self.tids() {
+            let mut stack = Vec::new();
+            for r in self.thread_records(tid) {
+                match r {
+                    Rec::Enter(id, _) => stack.push(id),
+                    Rec::Exit(id, _) => {
+                        if let Some(top) = stack.pop() {
+                            assert_eq!(top, id, "thread {tid}: exit of {id} closes {top}");
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
     /// Every record of thread `tid`, blocks concatenated in file order.
     pub fn thread_records(&self, tid: i32) -> Vec<Rec> {
         self.blocks

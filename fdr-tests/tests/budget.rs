@@ -370,20 +370,7 @@ fn the_budget_stops_and_restores_while_threads_record_start_and_exit() {
     looker.join().unwrap();
     logs.push(fdr_testkit::logs::read_log(&path));
     for log in &logs {
-        for tid in log.tids() {
-            let mut stack = Vec::new();
-            for r in log.thread_records(tid) {
-                match r {
-                    Rec::Enter(id, _) => stack.push(id),
-                    Rec::Exit(id, _) => {
-                        if let Some(top) = stack.pop() {
-                            assert_eq!(top, id, "thread {tid}: exit of {id} closes {top}");
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
+        log.assert_nests();
     }
     let last = logs
         .last()

@@ -10,7 +10,7 @@ use std::time::Duration;
 use fdr_format::Reason;
 use fdr_runtime::{testing, CallGuard, Config, Error, Mode};
 use fdr_testkit::desc;
-use fdr_testkit::logs::{decode, read_log, scratch, DecodedLog, Rec};
+use fdr_testkit::logs::{decode, read_log, scratch};
 use fdr_testkit::recording::every_call;
 
 desc!(MID, "life::mid");
@@ -23,24 +23,6 @@ fn mid() {
     let _g = CallGuard::enter(&MID);
     for _ in 0..4 {
         drop(CallGuard::enter(&LEAF));
-    }
-}
-
-/// Every exit closes the innermost open call of its thread, or one opened before the window.
-fn assert_nests(log: &DecodedLog) {
-    for tid in log.tids() {
-        let mut stack = Vec::new();
-        for r in log.thread_records(tid) {
-            match r {
-                Rec::Enter(id, _) => stack.push(id),
-                Rec::Exit(id, _) => {
-                    if let Some(top) = stack.pop() {
-                        assert_eq!(top, id, "thread {tid}: exit of {id} closes {top}");
-                    }
-                }
-                _ => {}
-            }
-        }
     }
 }
 
@@ -104,7 +86,7 @@ fn finish_races_recording_threads(mode: Mode) {
             log.run,
             log.threads
         );
-        assert_nests(&log);
+        log.assert_nests();
     }
     std::fs::remove_dir_all(dir).ok();
 }
@@ -147,7 +129,7 @@ fn finish_and_snapshot_racing_to_one_path_leave_the_final_log() {
             !log.run.snapshot,
             "round {round}: a snapshot replaced the final log"
         );
-        assert_nests(&log);
+        log.assert_nests();
     }
     let leftovers: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
@@ -385,7 +367,7 @@ fn exit_with_busy_threads_writes_a_valid_log() {
         assert!(child.status.success(), "run {run}: {stderr}");
         let log = read_log(&out);
         assert!(!log.run.snapshot);
-        assert_nests(&log);
+        log.assert_nests();
         assert!(log.tids().len() >= 2, "run {run}: {:?}", log.tids());
     }
     let names: Vec<String> = std::fs::read_dir(&dir)
@@ -440,7 +422,7 @@ fn panics_racing_the_exit_writer_leave_the_final_log() {
             !log.run.snapshot,
             "run {run}: a panic snapshot replaced the final log"
         );
-        assert_nests(&log);
+        log.assert_nests();
     }
     std::fs::remove_dir_all(dir).ok();
 }
@@ -800,7 +782,7 @@ fn finish_races_profiling_threads(config: fn() -> Config) {
         let profile = if config().get_mode() == Mode::Profile {
             path
         } else {
-            assert_nests(&read_log(&path));
+            read_log(&path).assert_nests();
             path.with_extension("fdrprof")
         };
         let counts = profile_counts(&std::fs::read(&profile).unwrap());

@@ -100,38 +100,46 @@ pub(crate) fn open(epoch: u64, start: impl Fn(u32) -> (u8, u32), running: fn() -
     }
 }
 
+/// Runs `change` under the sweep lock if the recording with epoch `epoch` still runs (else its
+/// flags are no longer its own); says whether it ran.
+fn while_running(epoch: u64, running: fn() -> u64, change: impl FnOnce()) -> bool {
+    let _sweep = Sweep::lock();
+    let runs = running() == epoch;
+    if runs {
+        change();
+    }
+    runs
+}
+
 /// Function `f` of the recording with epoch `epoch` got a trigger while it runs (a name given
 /// late): armed, unless that recording stopped meanwhile.
 pub(crate) fn arm(epoch: u64, f: &functions::FnDesc, running: fn() -> u64) {
-    let _sweep = Sweep::lock();
-    if running() == epoch {
+    while_running(epoch, running, || {
         f.add_flags(TRIGGER);
-    }
+    });
 }
 
 /// Function `f` of the recording with epoch `epoch` was named while it runs, and the last run
 /// of the build ended with it culled: culled from now, unless that recording stopped meanwhile
 /// or the function has a trigger.
 pub(crate) fn cull_named(epoch: u64, f: &functions::FnDesc, running: fn() -> u64) {
-    let _sweep = Sweep::lock();
-    if running() == epoch && f.flags() & TRIGGER == 0 {
-        f.add_flags(CULLED);
-    }
+    while_running(epoch, running, || {
+        if f.flags() & TRIGGER == 0 {
+            f.add_flags(CULLED);
+        }
+    });
 }
 
 /// The cost budget of the recording with epoch `epoch` stops timing `f` (`on`) or times it
-/// again; false if that recording stopped meanwhile (its flags are no longer its own).
+/// again; false if that recording stopped meanwhile.
 pub(crate) fn shed(epoch: u64, f: &functions::FnDesc, on: bool, running: fn() -> u64) -> bool {
-    let _sweep = Sweep::lock();
-    if running() != epoch {
-        return false;
-    }
-    if on {
-        f.add_flags(SHED);
-    } else {
-        f.clear_flags(SHED);
-    }
-    true
+    while_running(epoch, running, || {
+        if on {
+            f.add_flags(SHED);
+        } else {
+            f.clear_flags(SHED);
+        };
+    })
 }
 
 /// The recording with epoch `stopping` stops, or (with 0) the first hook found that nothing
