@@ -169,6 +169,47 @@ fn over_budget_the_cheapest_functions_stop_first_and_come_back_when_the_load_dro
 }
 
 #[test]
+fn still_over_the_frequent_function_whose_calls_are_kept_stops_next_never_a_trigger() {
+    let session = MockSession::start(config(Some(1.0)));
+    testing::set_call_cost_ps(10_000);
+    let mut cpu = 0;
+    look(&mut cpu, 0);
+    let outer = CallGuard::enter(&OUTER);
+    // 20,000 erased calls of tiny (2 % of 10 ms of CPU at 10 ns a call), then 30,000 kept calls
+    // of small and 10,000 of the armed one, each longer than the threshold: their records, 4 %
+    // more, are in the buffer the budget samples.
+    calls(&TINY, 20_000, 5);
+    calls(&SMALL, 30_000, 500);
+    calls(&ARMED, 10_000, 500);
+    let l = look(&mut cpu, 10);
+    assert!((60_000..70_000).contains(&l.estimate_ppm), "{l:?}");
+    // Tiny first (erased calls tell nothing), then small (the costliest kept, with a timed
+    // caller); the armed one, kept too, never.
+    assert_eq!(l.stopped, vec!["budget::tiny", "budget::small"]);
+    // Untimed: small's next slow call is not in the log.
+    calls(&SMALL, 1, 7_000);
+    drop(outer);
+    let log = session.finish();
+    let small = kept(&log, &SMALL);
+    assert_eq!(small.len(), 30_000);
+    assert!(!small.contains(&7_000));
+    let budget = log.budget.clone().expect("a budget record");
+    let spans: Vec<(&str, u64)> = budget
+        .untimed
+        .iter()
+        .map(|s| (log.name(s.function).unwrap(), s.calls_per_second))
+        .collect();
+    // Each at its calls a second over the look (a look's 100 ms and the calls' 20 ms): tiny's
+    // erased calls counted exactly, small's estimated from the sample, near one and a half
+    // times as many.
+    assert_eq!(spans[0].0, "budget::tiny");
+    assert!((160_000..170_000).contains(&spans[0].1), "{spans:?}");
+    assert_eq!(spans[1].0, "budget::small");
+    let ratio = spans[1].1 as f64 / spans[0].1 as f64;
+    assert!((1.45..1.55).contains(&ratio), "{spans:?}");
+}
+
+#[test]
 fn the_cli_names_the_untimed_functions() {
     let session = MockSession::start(config(Some(1.0)));
     testing::set_call_cost_ps(10_000);

@@ -9,7 +9,7 @@
 //! function handed in (culling's counts, `FnDesc::erased`), and the process's CPU time (one
 //! system call). What the recorder spent since the last look is its timed calls (an erased call,
 //! or a kept one: its two words) and its records (a task event, a poll's event: each two words
-//! or more, each at half the cost of a timed call, [`word_cost`]), at the cost of one timed call
+//! or more, each at half the cost of a timed call, [`sample`]), at the cost of one timed call
 //! [`measure_call_cost`] at start ([`IN_PROGRAM`] times the loop's), and the background
 //! writer's own CPU time (its wake-ups, the
 //! probes of culled functions, these looks); the program's time is the CPU time the process
@@ -21,11 +21,13 @@
 //! function's are skipped) until the estimate, less what they cost, is under four fifths of the
 //! budget: the functions whose calls tell the least for what they cost first, that is the most
 //! erased calls since the last look (erased calls are the short ones, and leave nothing in the
-//! window). Never a function with a trigger or logged arguments (culling never takes them
-//! either), never an `async fn` (its polls are a worker's outermost calls, and its tasks the
-//! window's structure), never one culled or being probed (it costs nothing, or is being
-//! checked). A function whose calls are all kept is never taken: each of its calls is in the
-//! window, which is what it is for.
+//! window). Still over, the functions whose kept records cost the most in a sample of the
+//! buffers being written ([`sample`]): frequent calls long enough to be kept, such as a
+//! connection's wait for its next request under a timed handler, whose time stays in the
+//! caller's. Only a function seen inside another timed call, never as its thread's outermost
+//! (a task's root: its polls are the worker's time), and never one with a trigger or logged
+//! arguments (culling never takes them either), nor one culled or being probed (it costs
+//! nothing, or is being checked).
 //!
 //! # And with room again
 //!
@@ -103,7 +105,7 @@ pub(crate) struct Reading {
     /// Words written so far, in every buffer.
     pub words: u64,
     /// What a word written costs, in thousandths of a timed call, from the records the buffers
-    /// hold now ([`word_cost`]).
+    /// hold now ([`sample`]).
     pub word_milli: u64,
 }
 
@@ -201,6 +203,7 @@ impl Budget {
     pub(crate) fn look(
         &mut self,
         r: Reading,
+        kept: &Kept,
         table: &[FnDesc],
         set_shed: &mut dyn FnMut(&FnDesc, bool) -> bool,
     ) -> Decision {
@@ -269,26 +272,36 @@ impl Budget {
                 if left <= target {
                     break;
                 }
-                let f = &table[i];
-                if !set_shed(f, true) {
+                let per_second = (u128::from(calls) * 1_000_000_000 / u128::from(elapsed)) as u64;
+                if !self.stop(i, table, set_shed, &r, per_second, &mut decision) {
                     break;
                 }
                 left = left.saturating_sub(self.share_ppm(calls, cpu));
-                let per_second = (u128::from(calls) * 1_000_000_000 / u128::from(elapsed)) as u64;
-                let span = self.open_span(i as u32 + 1, r.now_tsc, per_second);
-                // Tried again not long ago, and too costly still: it waits twice as long.
-                let dwell_ns = match self.tried.iter().find(|t| t.0 == i) {
-                    Some(&(_, at, dwell)) if r.now_ns.saturating_sub(at) < dwell * 2 => {
-                        (dwell * 2).min(MAX_DWELL_NS)
+            }
+            // Still over: the functions whose records cost the most, in the sample of the
+            // buffers being written, though their calls are kept (long enough to tell something,
+            // but frequent, like a wait for the next request under a timed handler).
+            if left > target {
+                let words = r.words.saturating_sub(last.words);
+                let mut costly: Vec<(u64, u64, usize)> = (0..table.len())
+                    .filter(|&i| sheddable(&table[i]) && !self.shed.iter().any(|s| s.index == i))
+                    .filter_map(|i| {
+                        let (cost, calls) = kept.since(i, words, r.word_milli);
+                        (cost > 0).then_some((cost, calls, i))
+                    })
+                    .collect();
+                costly.sort_unstable_by(|a, b| b.cmp(a));
+                for (cost, calls, i) in costly {
+                    if left <= target {
+                        break;
                     }
-                    _ => QUIET_NS,
-                };
-                self.shed.push(Shed {
-                    index: i,
-                    dwell_ns,
-                    span,
-                });
-                decision.shed.push(i as u32 + 1);
+                    let per_second =
+                        (u128::from(calls) * 1_000_000_000 / u128::from(elapsed)) as u64;
+                    if !self.stop(i, table, set_shed, &r, per_second, &mut decision) {
+                        break;
+                    }
+                    left = left.saturating_sub(self.share_ppm(cost, cpu));
+                }
             }
         } else if calls * 2 < ppm {
             self.quiet_ns += elapsed;
@@ -313,6 +326,37 @@ impl Budget {
             self.quiet_ns = 0;
         }
         decision
+    }
+
+    /// Stops timing function `i` (if `set_shed` could), called `per_second` times a second when
+    /// stopped; says whether it was.
+    fn stop(
+        &mut self,
+        i: usize,
+        table: &[FnDesc],
+        set_shed: &mut dyn FnMut(&FnDesc, bool) -> bool,
+        r: &Reading,
+        per_second: u64,
+        decision: &mut Decision,
+    ) -> bool {
+        if !set_shed(&table[i], true) {
+            return false;
+        }
+        let span = self.open_span(i as u32 + 1, r.now_tsc, per_second);
+        // Tried again not long ago, and too costly still: it waits twice as long.
+        let dwell_ns = match self.tried.iter().find(|t| t.0 == i) {
+            Some(&(_, at, dwell)) if r.now_ns.saturating_sub(at) < dwell * 2 => {
+                (dwell * 2).min(MAX_DWELL_NS)
+            }
+            _ => QUIET_NS,
+        };
+        self.shed.push(Shed {
+            index: i,
+            dwell_ns,
+            span,
+        });
+        decision.shed.push(i as u32 + 1);
+        true
     }
 
     /// Notes that function `id` stopped being timed at `tsc`; returns the span's number.
@@ -368,7 +412,7 @@ fn sheddable(f: &FnDesc) -> bool {
         )
 }
 
-/// How many buffers [`word_cost`] reads at most, the ones owned now (a thread's current one).
+/// How many buffers [`sample`] reads at most, the ones owned now (a thread's current one).
 const SAMPLED_BUFFERS: usize = 16;
 
 /// What a word the buffers hold costs, in thousandths of a timed call, from the records of up to
@@ -376,8 +420,9 @@ const SAMPLED_BUFFERS: usize = 16;
 /// call (its two clock readings and stores); an event (a task's creation or end, a poll's event,
 /// a wait at an await site, a wake-up: two to five words) half of one, as it reads the clock
 /// once or not at all; any other metadata record (a CPU change, an argument) a quarter. 500 (a
-/// kept call's) when nothing is there to read.
-pub(crate) fn word_cost(pool: &crate::buffers::pool::Pool, table: &[FnDesc]) -> u64 {
+/// kept call's) when nothing is there to read. With it, which functions those records are of
+/// ([`Kept`]).
+pub(crate) fn sample(pool: &crate::buffers::pool::Pool, table: &[FnDesc]) -> (u64, Kept) {
     use crate::buffers::published::OWNED;
     let mut mix = Mix::default();
     let mut read = Vec::new();
@@ -400,7 +445,52 @@ pub(crate) fn word_cost(pool: &crate::buffers::pool::Pool, table: &[FnDesc]) -> 
         // stops at a record it cannot make sense of, and the sample is a sample.
         mix.walk(&read, table);
     }
-    mix.word_milli()
+    (mix.word_milli(), mix.kept)
+}
+
+/// Which functions a sample's records are of: a function's calls and polls, and its tasks'
+/// creations and ends, by the function's index in the table.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Kept {
+    /// Each function's records, in thousandths of a timed call (as [`Mix::word_milli`] weighs
+    /// them).
+    milli: Vec<u64>,
+    /// Each function's call records (two words a call kept).
+    call_words: Vec<u64>,
+    /// The whole sample's words, and their cost in thousandths of a call.
+    words: u64,
+    total_milli: u64,
+}
+
+impl Kept {
+    fn add(&mut self, index: usize, len: usize, milli: u64, call_words: u64) {
+        if index >= len {
+            return;
+        }
+        if self.milli.len() < len {
+            self.milli.resize(len, 0);
+            self.call_words.resize(len, 0);
+        }
+        self.milli[index] += milli;
+        self.call_words[index] += call_words;
+    }
+
+    /// What function `index`'s records cost over an interval in which `words` words were
+    /// written at `word_milli` thousandths of a call each, in timed calls, and how many calls
+    /// of it they kept: its share of the sample, scaled to the interval.
+    fn since(&self, index: usize, words: u64, word_milli: u64) -> (u64, u64) {
+        let (Some(&milli), Some(&calls)) = (self.milli.get(index), self.call_words.get(index))
+        else {
+            return (0, 0);
+        };
+        if self.total_milli == 0 || self.words == 0 {
+            return (0, 0);
+        }
+        let interval = u128::from(words) * u128::from(word_milli) / 1000;
+        let cost = interval * u128::from(milli) / u128::from(self.total_milli);
+        let calls = u128::from(calls / 2) * u128::from(words) / u128::from(self.words);
+        (cost as u64, calls as u64)
+    }
 }
 
 /// Records of a sample of buffers, by kind.
@@ -413,7 +503,13 @@ struct Mix {
     events: u64,
     metadata: u64,
     words: u64,
+    kept: Kept,
 }
+
+/// A kept call's word, an event and a metadata record, in thousandths of a timed call.
+const CALL_WORD_MILLI: u64 = 500;
+const EVENT_MILLI: u64 = 500;
+const METADATA_MILLI: u64 = 250;
 
 impl Mix {
     /// Counts the records of one block's words, from after its preamble.
@@ -432,12 +528,17 @@ impl Mix {
                 let index = fdr_format::decode_function_record(w)
                     .map_or(0, |(id, _, _)| id as usize)
                     .wrapping_sub(1);
-                if table
+                let poll = table
                     .get(index)
-                    .is_some_and(|f| f.kind() == FnKindTag::Async)
-                {
+                    .is_some_and(|f| f.kind() == FnKindTag::Async);
+                let milli = if poll {
                     self.poll_words += 1;
-                }
+                    CALL_WORD_MILLI * POLL_CALLS
+                } else {
+                    CALL_WORD_MILLI
+                };
+                self.kept.add(index, table.len(), milli, 1);
+                self.kept.total_milli += milli;
                 i += 1;
                 continue;
             }
@@ -445,17 +546,31 @@ impl Mix {
             let step = match meta_head(rec) {
                 Some(MetaHead::Event { size, .. }) if (0..=4096).contains(&size) => {
                     self.events += 1;
+                    self.kept.total_milli += EVENT_MILLI;
+                    // A task's creation or end is its function's.
+                    if size as usize == fdr_format::TASK_PAYLOAD_SIZE && i + 3 < words.len() {
+                        let mut payload = [0u8; 16];
+                        payload[..8].copy_from_slice(&words[i + 2].to_le_bytes());
+                        payload[8..].copy_from_slice(&words[i + 3].to_le_bytes());
+                        if let Some((_, id, _)) = fdr_format::decode_task_event(&payload) {
+                            let index = (id as usize).wrapping_sub(1);
+                            self.kept.add(index, table.len(), EVENT_MILLI, 0);
+                        }
+                    }
                     2 + (size as usize).div_ceil(8)
                 }
                 Some(MetaHead::Record(_)) => {
                     self.metadata += 1;
+                    self.kept.total_milli += METADATA_MILLI;
                     2
                 }
                 _ => break,
             };
             i += step;
         }
-        self.words += (i.min(words.len()) - pre) as u64;
+        let walked = (i.min(words.len()) - pre) as u64;
+        self.words += walked;
+        self.kept.words += walked;
     }
 
     /// The cost of a word of the sample, in thousandths of a timed call.
@@ -463,10 +578,10 @@ impl Mix {
         if self.words == 0 {
             return 500;
         }
-        (self.function_words * 500
-            + self.poll_words * 500 * (POLL_CALLS - 1)
-            + self.events * 500
-            + self.metadata * 250)
+        (self.function_words * CALL_WORD_MILLI
+            + self.poll_words * CALL_WORD_MILLI * (POLL_CALLS - 1)
+            + self.events * EVENT_MILLI
+            + self.metadata * METADATA_MILLI)
             / self.words
     }
 }
@@ -516,6 +631,7 @@ impl super::Session {
             };
             Budget::new(ppm, cost)
         });
+        let (word_milli, kept) = sample(self.pool(), functions::table());
         let now_tsc = clock::now().0;
         let hz = u128::from(self.setup().calibration.ticks_per_second.max(1));
         let reading = Reading {
@@ -525,12 +641,14 @@ impl super::Session {
             writer_ns: host::thread_cpu_ns(),
             erased: self.pool().erased_total(),
             words: self.pool().words_written(),
-            word_milli: word_cost(self.pool(), functions::table()),
+            word_milli,
         };
         let epoch = self.setup().epoch;
-        Some(budget.look(reading, functions::table(), &mut |f, on| {
-            flags::shed(epoch, f, on, super::epoch)
-        }))
+        Some(
+            budget.look(reading, &kept, functions::table(), &mut |f, on| {
+                flags::shed(epoch, f, on, super::epoch)
+            }),
+        )
     }
 
     /// What the log says of the budget, if the recording keeps one and it looked once.
@@ -588,7 +706,13 @@ mod tests {
                 poll_words: 0,
                 events: 1,
                 metadata: 1,
-                words: 10
+                words: 10,
+                kept: Kept {
+                    milli: vec![],
+                    call_words: vec![],
+                    words: 10,
+                    total_milli: 4 * 500 + 500 + 250
+                },
             }
         );
         // (4 * 500 + 500 + 250) / 10 words.
@@ -613,11 +737,15 @@ mod tests {
             flagged[i].set(on);
             true
         };
-        assert_eq!(b.look(reading(0, 0, 0), &t, &mut set).estimate_ppm, 0);
+        assert_eq!(
+            b.look(reading(0, 0, 0), &Kept::default(), &t, &mut set)
+                .estimate_ppm,
+            0
+        );
         // 300,000 calls in 100 ms of CPU: 3 %. Function 2 made 250,000, 1 made 40,000.
         t[1].erased().store(250_000, Relaxed);
         t[0].erased().store(40_000, Relaxed);
-        let d = b.look(reading(1, 100, 300_000), &t, &mut set);
+        let d = b.look(reading(1, 100, 300_000), &Kept::default(), &t, &mut set);
         assert_eq!(d.estimate_ppm, 30_000);
         // Stopping function 2 leaves 0.5 %: under 0.8 %, so function 1 stays.
         assert_eq!(d.shed, vec![2]);
@@ -625,27 +753,27 @@ mod tests {
         let mut erased = 300_000;
         for s in 2..11 {
             erased += 2_000;
-            let d = b.look(reading(s, 100 * s, erased), &t, &mut set);
+            let d = b.look(reading(s, 100 * s, erased), &Kept::default(), &t, &mut set);
             assert_eq!((d.shed.len(), d.restored.len()), (0, 0), "look {s}");
         }
         // The tenth quiet look: function 2 is tried again.
         erased += 2_000;
-        let d = b.look(reading(11, 1100, erased), &t, &mut set);
+        let d = b.look(reading(11, 1100, erased), &Kept::default(), &t, &mut set);
         assert_eq!(d.restored, vec![2]);
         assert!(!flagged[1].get());
         // Still as costly: stopped again at once, and it now waits two seconds.
         erased += 250_000;
         t[1].erased().store(500_000, Relaxed);
-        let d = b.look(reading(12, 1200, erased), &t, &mut set);
+        let d = b.look(reading(12, 1200, erased), &Kept::default(), &t, &mut set);
         assert_eq!(d.shed, vec![2]);
         assert!(flagged[1].get());
         for s in 13..32 {
             erased += 1_000;
-            let d = b.look(reading(s, 100 * s, erased), &t, &mut set);
+            let d = b.look(reading(s, 100 * s, erased), &Kept::default(), &t, &mut set);
             assert!(d.restored.is_empty(), "look {s}");
         }
         erased += 1_000;
-        let d = b.look(reading(32, 3200, erased), &t, &mut set);
+        let d = b.look(reading(32, 3200, erased), &Kept::default(), &t, &mut set);
         assert_eq!(d.restored, vec![2]);
         let info = b.info();
         assert_eq!(info.untimed.len(), 2);
@@ -663,6 +791,69 @@ mod tests {
     }
 
     #[test]
+    fn still_over_the_function_whose_kept_records_cost_most_goes_next() {
+        use fdr_format::{function_record, task_payload, FnKind, TaskKind};
+        // 0: erased calls; 1: kept calls; 2: an async function's kept polls and tasks; 3: the
+        // outermost (kept too, never stopped).
+        let t = [
+            FnDesc::new("t::erased", "t.rs", 1, FnKindTag::Function, &[]),
+            FnDesc::new("t::kept", "t.rs", 1, FnKindTag::Function, &[]),
+            FnDesc::new("t::wait", "t.rs", 1, FnKindTag::Async, &[]),
+            FnDesc::new("t::root", "t.rs", 1, FnKindTag::Async, &[]),
+        ];
+        for f in &t[..3] {
+            f.note_placement(false);
+        }
+        t[3].note_placement(true);
+        // A buffer: for each request, one call of 1 (two words), a task of 2 (created, a poll,
+        // completed: two words and two events of four) and a poll of 3.
+        let mut words: Vec<u64> = vec![0; fdr_format::BLOCK_PREAMBLE_WORDS as usize];
+        for _ in 0..10 {
+            words.push(function_record(4, FnKind::Enter, 1));
+            words.push(function_record(2, FnKind::Enter, 1));
+            words.push(function_record(2, FnKind::Exit, 1));
+            for kind in [TaskKind::Created, TaskKind::Completed] {
+                words.extend(fdr_format::meta::custom_event(16, 0));
+                words.extend(task_payload(kind, 3, 9));
+                if kind == TaskKind::Created {
+                    words.push(function_record(3, FnKind::Enter, 1));
+                    words.push(function_record(3, FnKind::Exit, 1));
+                }
+            }
+            words.push(function_record(4, FnKind::Exit, 1));
+        }
+        let mut mix = Mix::default();
+        mix.walk(&words, &t);
+        // Per request: root's poll 2 * 1500, kept's call 2 * 500, wait's poll 2 * 1500 and its
+        // two events 2 * 500; 14 words.
+        assert_eq!(mix.kept.milli, vec![0, 10_000, 40_000, 30_000]);
+        assert_eq!(mix.kept.call_words, vec![0, 20, 20, 20]);
+        assert_eq!((mix.kept.words, mix.kept.total_milli), (140, 80_000));
+        let word_milli = mix.word_milli();
+        let kept = mix.kept;
+
+        let mut b = Budget::new(10_000, 10_000);
+        let mut set = |_: &FnDesc, _: bool| true;
+        b.look(reading(0, 0, 0), &kept, &t, &mut set);
+        // 100 ms of CPU: 100,000 calls are 1 %. 20,000 erased calls of 0, and 1,400,000 words
+        // (100,000 requests) at 571 thousandths of a call each (80,000 / 140, rounded down):
+        // 799,400 calls' worth, 8 %.
+        t[0].erased().store(20_000, Relaxed);
+        let mut r = reading(1, 100, 20_000);
+        r.words = 1_400_000;
+        r.word_milli = word_milli;
+        let d = b.look(r, &kept, &t, &mut set);
+        assert_eq!(d.estimate_ppm, 81_940);
+        // The erased one first (0.2 %), then the async wait (4 %, leaving 4 %) and the kept
+        // call (1 %, leaving 3 %); never the root, however costly.
+        assert_eq!(d.shed, vec![1, 3, 2]);
+        let info = b.info();
+        let per_second: Vec<u64> = info.untimed.iter().map(|s| s.calls_per_second).collect();
+        // 100,000 calls of each in a tenth of a second.
+        assert_eq!(per_second, vec![200_000, 1_000_000, 1_000_000]);
+    }
+
+    #[test]
     fn an_outermost_function_and_one_never_seen_inside_another_stay_timed() {
         let mut b = Budget::new(10_000, 10_000);
         // 0: seen inside and outermost (a task's root, awaited elsewhere); 1: never seen
@@ -676,11 +867,11 @@ mod tests {
         t[0].note_placement(false);
         t[2].note_placement(false);
         let mut set = |_: &FnDesc, _: bool| true;
-        b.look(reading(0, 0, 0), &t, &mut set);
+        b.look(reading(0, 0, 0), &Kept::default(), &t, &mut set);
         for f in &t {
             f.erased().store(100_000, Relaxed);
         }
-        let d = b.look(reading(1, 100, 300_000), &t, &mut set);
+        let d = b.look(reading(1, 100, 300_000), &Kept::default(), &t, &mut set);
         assert_eq!(d.shed, vec![3]);
     }
 
@@ -689,10 +880,15 @@ mod tests {
         let mut b = Budget::new(10_000, 10_000);
         let t = table(2);
         let mut set = |_: &FnDesc, _: bool| -> bool { panic!("nothing to stop") };
-        b.look(reading(0, 0, 0), &t, &mut set);
+        b.look(reading(0, 0, 0), &Kept::default(), &t, &mut set);
         for s in 1..30 {
             t[0].erased().store(s * 50_000, Relaxed);
-            let d = b.look(reading(s, 100 * s, s * 50_000), &t, &mut set);
+            let d = b.look(
+                reading(s, 100 * s, s * 50_000),
+                &Kept::default(),
+                &t,
+                &mut set,
+            );
             assert_eq!(d.estimate_ppm, 5_000);
         }
         assert!(b.info().untimed.is_empty());
