@@ -465,42 +465,58 @@ impl<F: Future, A: PollEntry> Future for Instrumented<F, A> {
         // are (the auto impl), so projecting the pin from the wrapper to the field upholds `F`'s
         // contract. The other fields are plain data, never pinned.
         let this = unsafe { self.get_unchecked_mut() };
-        // SAFETY: as above.
-        let inner = unsafe { Pin::new_unchecked(&mut this.inner) };
-        // Read once: when nothing records (the usual state of a service compiled with fdr and
-        // idle, or a culled function) the poll costs this load and a branch.
-        let skip = this.entry.skips(this.f);
-        let mark = if skip {
-            None
-        } else {
-            crate::record::hot_path::poll_mark(this.f)
-        };
-        let polled = if skip {
-            inner.poll(cx)
-        } else {
+        // When nothing records (the usual state of a service compiled with fdr and idle, or a
+        // culled or untimed function) the poll costs this load and a branch, and is small enough
+        // to be inlined into its caller's poll: the recorded poll is out of line, so that the
+        // registers and stack it needs are not set up for every poll of every wrapper.
+        if this.entry.skips(this.f) {
+            // SAFETY: as above.
+            let inner = unsafe { Pin::new_unchecked(&mut this.inner) };
+            let polled = inner.poll(cx);
+            if polled.is_ready() && !this.done {
+                this.done = true;
+                // Its creation may have been recorded before the function was culled or untimed.
+                crate::record::task::ended_marked(this.f, this.start.task, &this.start.made, true);
+            }
+            return polled;
+        }
+        this.poll_recorded(cx)
+    }
+}
+
+impl<F: Future, A: PollEntry> Instrumented<F, A> {
+    /// A poll that records: its entry and exit (timed against the long-poll limit), its waker
+    /// wrapped to see wake-ups, and the task's end when it completes.
+    #[inline(never)]
+    fn poll_recorded(&mut self, cx: &mut Context<'_>) -> Poll<F::Output> {
+        // SAFETY: `self` is the pinned wrapper `poll` projected (the same argument: `inner`
+        // is never moved out, the other fields are plain data).
+        let inner = unsafe { Pin::new_unchecked(&mut self.inner) };
+        let mark = crate::record::hot_path::poll_mark(self.f);
+        let polled = {
             // The entry and the exit time the poll against the long-poll limit as they are
             // recorded, the exit however the poll ends.
-            let _guard = this.entry.enter(this.f);
+            let _guard = self.entry.enter(self.f);
             let mut on_stack = std::mem::MaybeUninit::uninit();
             // SAFETY: the waker is used for this poll only: `body` is dropped at the end of
-            // this block, before `this.waker`, `cx` and `on_stack` move or die.
-            let body = unsafe { this.waker.for_poll(this.f, cx.waker(), &mut on_stack) };
+            // this block, before `self.waker`, `cx` and `on_stack` move or die.
+            let body = unsafe { self.waker.for_poll(self.f, cx.waker(), &mut on_stack) };
             inner.poll(&mut Context::from_waker(&body))
         };
         let ready = polled.is_ready();
         let ended = mark.is_some_and(|m| {
             crate::record::task::polled(
-                this.f,
-                &mut this.start.task,
-                &this.start.made,
+                self.f,
+                &mut self.start.task,
+                &self.start.made,
                 m,
-                ready && !this.done,
+                ready && !self.done,
             )
         });
-        if ready && !this.done {
-            this.done = true;
+        if ready && !self.done {
+            self.done = true;
             if !ended {
-                crate::record::task::ended_marked(this.f, this.start.task, &this.start.made, true);
+                crate::record::task::ended_marked(self.f, self.start.task, &self.start.made, true);
             }
         }
         polled
