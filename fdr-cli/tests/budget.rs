@@ -169,6 +169,34 @@ fn info_says_when_no_function_was_untimed_and_before_any_look() {
     assert!(!out(&["account", &log], &log).contains("untimed"));
 }
 
+#[test]
+fn info_says_why_a_recording_stayed_over_its_budget() {
+    let dir = temp_dir("budget-info-over");
+    // 2.3 % at the last look against 1 %: the rest was not the budget's to stop.
+    let over = BudgetInfo {
+        estimate_ppm: 23_000,
+        ..budget()
+    };
+    let log = write_log(&dir, "over.fdr", &budget_log(Some(over)));
+    let info = out(&["info", &log], &log);
+    assert!(
+        info.contains(
+            "last look 2.3%, highest 2.8%), a timed call 18.2 ns\n            over the budget at \
+             the last look: what it still timed it may not stop (a thread's outermost calls, \
+             functions with a trigger or logged arguments) or was the writer's own time; a \
+             larger budget= or fewer annotated functions lowers it\nuntimed     2 functions"
+        ),
+        "{info}"
+    );
+    // At the budget exactly, or under (the other tests' logs), nothing is said.
+    let at = BudgetInfo {
+        estimate_ppm: 10_000,
+        ..budget()
+    };
+    let log = write_log(&dir, "at.fdr", &budget_log(Some(at)));
+    assert!(!out(&["info", &log], &log).contains("over the budget"));
+}
+
 const FOOTNOTE: &str = "\
 [untimed by budget]: calls not timed, to keep the recorder within its cost budget (see fdr info), so missing from the counts:
   app::check: from +1.00 ms to +4.00 ms

@@ -60,6 +60,16 @@ pub(crate) fn info_lines(
         percent_ppm(b.budget_ppm),
         human_ps(b.call_cost_ps)
     )];
+    if b.looks > 0 && b.estimate_ppm > b.budget_ppm {
+        // What a reader asks first: why it stayed over. What is left is what the budget may not
+        // stop, or the writer's own time, which stopping functions does not lower.
+        out.push(
+            "            over the budget at the last look: what it still timed it may not stop (a \
+             thread's outermost calls, functions with a trigger or logged arguments) or was the \
+             writer's own time; a larger budget= or fewer annotated functions lowers it"
+                .into(),
+        );
+    }
     if b.untimed.is_empty() && b.spans_dropped == 0 {
         out.push("untimed     none: the budget stopped timing no function".into());
         return out;
