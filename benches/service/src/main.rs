@@ -382,6 +382,45 @@ fn others_cpu_ns() -> u64 {
     all.saturating_sub(on_cpu(std::path::Path::new("/proc/thread-self/schedstat")))
 }
 
+/// The process's CPU time and the user CPU time of its threads but the calling one, from
+/// `getrusage` (microseconds); 0 where there is no per-thread figure.
+mod rusage {
+    #[cfg(target_os = "linux")]
+    fn times(who: libc::c_int) -> (u64, u64) {
+        // SAFETY: getrusage fills the zeroed struct it is given, and reads nothing else.
+        let u = unsafe {
+            let mut u: libc::rusage = std::mem::zeroed();
+            libc::getrusage(who, &mut u);
+            u
+        };
+        let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+        (ns(u.ru_utime), ns(u.ru_stime))
+    }
+
+    /// The process's CPU time so far, user and system, in nanoseconds.
+    pub fn process_ns() -> u64 {
+        #[cfg(target_os = "linux")]
+        {
+            let (u, s) = times(libc::RUSAGE_SELF);
+            u + s
+        }
+        #[cfg(not(target_os = "linux"))]
+        0
+    }
+
+    /// The user CPU time so far of every thread but the calling one, in nanoseconds.
+    pub fn others_user_ns() -> u64 {
+        #[cfg(target_os = "linux")]
+        {
+            times(libc::RUSAGE_SELF)
+                .0
+                .saturating_sub(times(libc::RUSAGE_THREAD).0)
+        }
+        #[cfg(not(target_os = "linux"))]
+        0
+    }
+}
+
 fn main() {
     let load = match args() {
         Ok(l) => l,
@@ -417,14 +456,20 @@ fn main() {
     let interval = load
         .rate
         .map(|r| Duration::from_secs_f64(concurrency as f64 / r));
-    let (mut latencies, server_cpu): (Vec<u64>, u64) = clients.block_on(async {
+    let (mut latencies, (server_cpu, process_cpu, server_user)) = clients.block_on(async {
         // Every thread's CPU time but this one's (a current-thread runtime runs the clients on
-        // the thread that blocks on it), over the measured interval.
+        // the thread that blocks on it), over the measured interval; the process's, and the
+        // user CPU time of every thread but this one (what a recorder's own work shows in).
         let meter = tokio::spawn(async move {
             tokio::time::sleep_until(measure_from.into()).await;
             let before = others_cpu_ns();
+            let (p, u) = (rusage::process_ns(), rusage::others_user_ns());
             tokio::time::sleep_until(end.into()).await;
-            others_cpu_ns().saturating_sub(before)
+            (
+                others_cpu_ns().saturating_sub(before),
+                rusage::process_ns().saturating_sub(p),
+                rusage::others_user_ns().saturating_sub(u),
+            )
         });
         let tasks: Vec<_> = (0..concurrency as u64)
             .map(|i| {
@@ -456,13 +501,15 @@ fn main() {
         .map_or(-1.0, |ppm| f64::from(ppm) / 10_000.0);
     println!(
         "requests {} rps {:.0} p50_us {:.1} p99_us {:.1} p999_us {:.1} server_cpu_ns_per_req {:.0} \
-         estimate_pct {estimate:.3}",
+         estimate_pct {estimate:.3} cpu_ns_per_req {:.0} server_user_ns_per_req {:.0}",
         latencies.len(),
         latencies.len() as f64 / load.seconds,
         percentile(&latencies, 0.50),
         percentile(&latencies, 0.99),
         percentile(&latencies, 0.999),
         server_cpu as f64 / latencies.len().max(1) as f64,
+        process_cpu as f64 / latencies.len().max(1) as f64,
+        server_user as f64 / latencies.len().max(1) as f64,
     );
     drop(clients);
     server.shutdown();

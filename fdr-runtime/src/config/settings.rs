@@ -414,7 +414,8 @@ impl Config {
     /// Culling (on by default): a function whose calls were erased by the rewind for
     /// [`Config::cull_after`] calls (counted over all threads together, each kept call taking
     /// 1,000 off the count) stops being recorded on every thread: its calls cost one flag test, as with no recorder. Every 10 ms the
-    /// background writer lets the next 64 calls of each culled function through (a probe); a
+    /// background writer lets the next 64 calls of each culled function through (a probe; every
+    /// 100 ms while the cost budget untimes functions, as probes cost what it is short of); a
     /// probed call that reaches the threshold, on any thread, records the function again
     /// everywhere, as if that call had come before the cull: 1,000 more erased calls cull it
     /// again, unless more of its calls are kept. The log says which functions were

@@ -103,7 +103,7 @@ fn budget_looks(s: &Session) -> bool {
 }
 
 fn run(s: &Session) {
-    let probe_ms = probes(s).then_some(cull::PROBE_PERIOD_MS as i32);
+    let mut probe_ms = probes(s).then_some(cull::PROBE_PERIOD_MS as i32);
     let mut next_look = Instant::now();
     let mut cursor = 0;
     let mut reported: HashSet<(u32, u64)> = HashSet::new();
@@ -177,7 +177,10 @@ fn run(s: &Session) {
             }
         }
         if budget_looks(s) && due(&mut next_look, now, budget::LOOK_MS) {
-            s.budget_look();
+            if let (Some(d), Some(ms)) = (s.budget_look(), probe_ms.as_mut()) {
+                let factor = if d.short { cull::BUSY_PROBE_FACTOR } else { 1 };
+                *ms = (cull::PROBE_PERIOD_MS * factor) as i32;
+            }
         }
         // The calibration is finished once its window has passed.
         if !s.calibrated() && crate::platform::clock::refine(s.setup().cal_start).is_some() {

@@ -801,15 +801,35 @@ fn service_table(
         |f: &Served| f.p99,
     );
     println!(
-        "\n| configuration | req/s | x req/s | x req/s paired | CPU ns/req | x CPU | x CPU paired | server CPU ns/req | x server CPU paired | p50 µs | p99 µs | x p99 | x p99 paired | p99.9 µs | snapshots | recorder's estimate % | server user CPU ns/req | x server user CPU paired |"
+        "\n| configuration | req/s | x req/s | x req/s paired | CPU ns/req | x CPU | x CPU paired | server CPU ns/req | x server CPU paired | p50 µs | p99 µs | x p99 | x p99 paired | p99.9 µs | snapshots | recorder's estimate % | server user CPU ns/req | x server user CPU paired | measured recording cost % |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    // What recording measurably cost, to set beside the recorder's estimate: the server's user
+    // CPU a request over that of the idle row of the same build in the same round (the
+    // recorder's work is user time: its hooks on the server's threads, and its writer), as a
+    // share of the process's CPU a request (what the estimate is a share of), median of rounds.
+    let measured = |i: usize| -> Option<f64> {
+        let (_, way, mode) = SERVICE_CONFIGS[i];
+        if mode == "plain" {
+            return None;
+        }
+        let idle = (0..SERVICE_CONFIGS.len()).find(|&j| {
+            chosen.contains(&j) && SERVICE_CONFIGS[j].1 == way && SERVICE_CONFIGS[j].2 == "plain"
+        })?;
+        Some(median(
+            &mut runs[i]
+                .iter()
+                .zip(&runs[idle])
+                .map(|(r, b)| (r.server_user - b.server_user) / r.cpu * 100.0)
+                .collect::<Vec<_>>(),
+        ))
+    };
     for (i, (name, _, _)) in SERVICE_CONFIGS.iter().enumerate() {
         if !chosen.contains(&i) {
             continue;
         }
         println!(
-            "| {name} | {:.0} | {:.3} | **{:.3}** | {:.0} | {:.3} | **{:.3}** | {:.0} | {:.3} | {:.1} | {:.1} | {:.3} | {:.3} | {:.1} | {:.0} | {:.2} | {:.0} | {:.3} |",
+            "| {name} | {:.0} | {:.3} | **{:.3}** | {:.0} | {:.3} | **{:.3}** | {:.0} | {:.3} | {:.1} | {:.1} | {:.3} | {:.3} | {:.1} | {:.0} | {:.2} | {:.0} | {:.3} | {} |",
             med(i, rps),
             med(i, rps) / med(0, rps),
             paired(i, rps),
@@ -827,6 +847,7 @@ fn service_table(
             med(i, |f| f.estimate),
             med(i, |f| f.server_user),
             paired(i, |f| f.server_user),
+            measured(i).map_or("-".to_string(), |m| format!("{m:.2}")),
         );
     }
     // The annotated copy records: a default run's log holds the service's functions, the

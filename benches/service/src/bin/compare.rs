@@ -113,6 +113,10 @@ struct Figures {
     cpu: f64,
     /// The recorder's estimate of its cost, percent of the process's CPU time (-1: none).
     estimate: f64,
+    /// The process's CPU time per request (clients included), ns.
+    process_cpu: f64,
+    /// User CPU time of every thread but the clients' per request, ns.
+    server_user: f64,
 }
 
 fn parse(line: &str) -> Option<Figures> {
@@ -127,6 +131,8 @@ fn parse(line: &str) -> Option<Figures> {
             "p999_us" => f.p999 = v,
             "server_cpu_ns_per_req" => f.cpu = v,
             "estimate_pct" => f.estimate = v,
+            "cpu_ns_per_req" => f.process_cpu = v,
+            "server_user_ns_per_req" => f.server_user = v,
             _ => {}
         }
     }
@@ -305,9 +311,25 @@ fn compare() -> Result<(), String> {
         println!(
             "| configuration | requests/s | relative | paired | best round | p50 µs | p99 µs | \
              p99 relative | p99 paired | p99.9 µs | server CPU ns/req | CPU paired | CPU best | \
-             recorder's estimate % |"
+             recorder's estimate % | measured recording cost % |"
         );
-        println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+        println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+        // What recording measurably cost, beside the estimate: the server's user CPU a request
+        // over that of the build idle (row 1) in the same round, as a share of the process's CPU
+        // a request (what the estimate is a share of), median of rounds.
+        let measured = |i: usize| -> String {
+            if ROWS[i].build != Build::Fdr || ROWS[i].options.is_none() || !runs(1) {
+                return "-".into();
+            }
+            let cost = median(
+                figures[i]
+                    .iter()
+                    .zip(&figures[1])
+                    .map(|(r, idle)| (r.server_user - idle.server_user) / r.process_cpu * 100.0)
+                    .collect(),
+            );
+            format!("{cost:.2}")
+        };
         for (i, row) in ROWS.iter().enumerate().filter(|(i, _)| runs(*i)) {
             let (r, p50, p99, p999) = (
                 med(i, |f| f.rps),
@@ -331,13 +353,14 @@ fn compare() -> Result<(), String> {
                 .fold(f64::INFINITY, f64::min);
             println!(
                 "| {} | {r:.0} | {rel} | {rel_paired} | {most:.0} | {p50:.1} | {p99:.1} | {:.3} | \
-                 {:.3} | {p999:.1} | {:.0} | {:.3} | {least:.0} | {:.2} |",
+                 {:.3} | {p999:.1} | {:.0} | {:.3} | {least:.0} | {:.2} | {} |",
                 row.name,
                 p99 / base.1,
                 paired(i, |f| f.p99),
                 med(i, |f| f.cpu),
                 paired(i, |f| f.cpu),
                 med(i, |f| f.estimate),
+                measured(i),
             );
         }
     };
