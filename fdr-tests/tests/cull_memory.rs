@@ -92,11 +92,7 @@ fn a_function_named_while_recording_starts_the_next_run_culled_once_named() {
     assert_eq!(culls_of(&second, "::short"), []);
     assert_eq!(culls_of(&second, "::late"), []);
     // Besides the probes' calls, only the first call of short (it started the recording).
-    assert!(
-        second.run.calls_erased <= second.run.probes * 64 + 1,
-        "only probes' calls were timed: {:?}",
-        second.run
-    );
+    assert_only_probes_and_the_first_call_timed(&second);
     std::fs::remove_dir_all(dir).ok();
 }
 
@@ -137,6 +133,16 @@ fn id_of(log: &DecodedLog, name: &str) -> u32 {
         .find(|f| f.name.ends_with(name))
         .unwrap_or_else(|| panic!("{name} in the table"))
         .id
+}
+
+/// A run that started with every function it called culled timed only its probes' calls (64
+/// each) and its first call, which started the recording.
+fn assert_only_probes_and_the_first_call_timed(log: &DecodedLog) {
+    assert!(
+        log.run.calls_erased <= log.run.probes * 64 + 1,
+        "only probes' calls were timed: {:?}",
+        log.run
+    );
 }
 
 /// The cull events of function `name` in `log`: (kind, run).
@@ -198,11 +204,7 @@ fn the_next_run_of_the_build_starts_with_what_the_last_one_culled() {
     assert_eq!(culls_of(&second, "::sometimes_slow"), []);
     // Besides the probes' calls, only the first: it started the recording (from
     // `FDR_OPTIONS`, in its hook), which records it whatever its function's flags say.
-    assert!(
-        second.run.calls_erased <= second.run.probes * 64 + 1,
-        "only probes' calls were timed: {:?}",
-        second.run
-    );
+    assert_only_probes_and_the_first_call_timed(&second);
     std::fs::remove_dir_all(dir).ok();
 }
 

@@ -473,10 +473,9 @@ impl<F: Future, A: PollEntry> Future for Instrumented<F, A> {
             // SAFETY: as above.
             let inner = unsafe { Pin::new_unchecked(&mut this.inner) };
             let polled = inner.poll(cx);
-            if polled.is_ready() && !this.done {
-                this.done = true;
+            if polled.is_ready() {
                 // Its creation may have been recorded before the function was culled or untimed.
-                crate::record::task::ended_marked(this.f, this.start.task, &this.start.made, true);
+                this.completed(false);
             }
             return polled;
         }
@@ -513,13 +512,22 @@ impl<F: Future, A: PollEntry> Instrumented<F, A> {
                 ready && !self.done,
             )
         });
-        if ready && !self.done {
+        if ready {
+            self.completed(ended);
+        }
+        polled
+    }
+
+    /// The body returned `Ready`: the task's end is recorded once, unless the poll's own record
+    /// (`ended`) did it.
+    #[inline(always)]
+    fn completed(&mut self, ended: bool) {
+        if !self.done {
             self.done = true;
             if !ended {
                 crate::record::task::ended_marked(self.f, self.start.task, &self.start.made, true);
             }
         }
-        polled
     }
 }
 

@@ -582,16 +582,13 @@ impl Mix {
         self.kept.words += walked;
     }
 
-    /// The cost of a word of the sample, in thousandths of a timed call.
+    /// The cost of a word of the sample, in thousandths of a timed call: the records' cost as
+    /// `walk` weighed them, over their words.
     fn word_milli(&self) -> u64 {
         if self.words == 0 {
-            return 500;
+            return CALL_WORD_MILLI;
         }
-        (self.function_words * CALL_WORD_MILLI
-            + self.poll_words * CALL_WORD_MILLI * (POLL_CALLS - 1)
-            + self.events * EVENT_MILLI
-            + self.metadata * METADATA_MILLI)
-            / self.words
+        self.kept.total_milli / self.words
     }
 }
 
