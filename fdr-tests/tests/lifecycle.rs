@@ -316,6 +316,29 @@ fn the_log_reports_the_buffer_size_and_threshold_it_used() {
     assert_eq!(log.run.threshold_ns, u64::MAX);
 }
 
+#[test]
+fn a_recording_without_triggers_leaves_the_kernel_s_switch_hooks_alone() {
+    // No thread opens a switch ring without a trigger, so nothing turns the kernel's hooks on
+    // (`where_time_went.rs` has the recording with one).
+    let _turn = testing::exclusive();
+    let rec = fdr_runtime::start(every_call().buffer_count(2)).unwrap();
+    let mut threads = Vec::new();
+    for _ in 0..4 {
+        threads.push(std::thread::spawn(|| {
+            for _ in 0..100 {
+                mid();
+            }
+        }));
+    }
+    for t in threads {
+        t.join().unwrap();
+    }
+    let held = testing::switch_hooks_held();
+    rec.finish_to(&mut std::io::sink()).unwrap();
+    assert!(!held);
+    assert_eq!(testing::switch_rings_open(), 0);
+}
+
 // Child processes: exit with busy threads, fork, and a signal handler's first call.
 
 fn run_child(test: &str, options: Option<&str>) -> Output {

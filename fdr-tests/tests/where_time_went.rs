@@ -454,6 +454,48 @@ fn threads_that_come_and_go_give_their_rings_back_and_a_forked_child_gets_its_ow
 }
 
 #[test]
+fn a_recording_with_a_trigger_turns_the_kernel_s_switch_hooks_on_at_start_not_in_a_call() {
+    let _turn = testing::exclusive();
+    let dir = scratch("went-hooks");
+    // Not in profile mode, whose triggers are not armed (a recording without any trigger holds
+    // nothing either: `lifecycle.rs`, whose functions have none).
+    let rec = fdr_runtime::start(
+        fdr::Config::default()
+            .mode(fdr::Mode::Profile)
+            .trigger("*::sleeps_for", Duration::from_millis(1))
+            .out(dir.join("profile.fdr")),
+    )
+    .unwrap();
+    let profile = testing::switch_hooks_held();
+    rec.finish_to(&mut std::io::sink()).unwrap();
+    assert!(!profile);
+    // With one, the hooks are on when `start` returns, before any call, and let go at finish.
+    let rec = fdr_runtime::start(
+        fdr::Config::default()
+            .trigger("*::sleeps_for", Duration::from_millis(1))
+            .out(dir.join("h.fdr")),
+    )
+    .unwrap();
+    let at_start = testing::switch_hooks_held();
+    std::thread::spawn(|| sleeps_for(Duration::from_millis(20)))
+        .join()
+        .unwrap();
+    let logs = wait_for_logs(&dir, 1);
+    let r = read_log(&logs[0]).reason.unwrap();
+    let during = testing::switch_hooks_held();
+    rec.finish_to(&mut std::io::sink()).unwrap();
+    let after = testing::switch_hooks_held();
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(!after, "held after finish");
+    if r.off_cpu_ns.is_none() {
+        assert!(!at_start, "held where the kernel gives no ring");
+        eprintln!("skipped: no context-switch records for this thread here");
+        return;
+    }
+    assert!(at_start && during, "{at_start} {during}");
+}
+
+#[test]
 #[ignore = "a child process of a_forked_child_closes_its_parent_s_rings_and_measures_with_its_own"]
 fn child_forks_with_a_ring() {
     if !fdr_testkit::child::spawned() {
@@ -471,15 +513,23 @@ fn child_forks_with_a_ring() {
     if pid == 0 {
         // The parent's rings watch the parent's threads: closed here.
         let inherited = testing::switch_rings_open();
+        let hooks_inherited = testing::switch_hooks_held();
         let own = fdr_runtime::start(config().out(dir.join("child.fdr"))).unwrap();
+        let hooks_own = testing::switch_hooks_held();
         sleeps_for(Duration::from_millis(20));
         let logs = wait_for_logs(&dir, 1);
         let r = read_log(&logs[0]).reason.unwrap();
         own.finish_to(&mut std::io::sink()).unwrap();
         let ok = inherited == 0
+            && !hooks_inherited
+            && hooks_own
             && testing::switch_rings_open() == 1
             && r.off_cpu_ns.is_some_and(|o| o >= 19_000_000);
-        std::fs::write(dir.join("verdict"), format!("{ok} {inherited} {r:?}")).unwrap();
+        std::fs::write(
+            dir.join("verdict"),
+            format!("{ok} {inherited} {hooks_inherited} {hooks_own} {r:?}"),
+        )
+        .unwrap();
         // SAFETY: ends the child without running the parent's exit handlers or test harness.
         unsafe { libc::_exit(0) };
     }

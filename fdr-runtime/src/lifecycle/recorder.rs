@@ -108,6 +108,11 @@ pub(crate) fn start_with(config: Config, autostarted: bool) -> Result<Recorder, 
     let memory = &session.setup().learned_culls;
     // Nor does it time polls against the long-poll limit, which would fire as triggers do.
     let long_poll = windows && session.triggers().long_poll() != 0;
+    // A thread's first call with a trigger opens its switch ring: the kernel's switch hooks
+    // are turned on here, once, rather than inside that call.
+    if windows && session.triggers().on_functions() {
+        crate::platform::switches::hold_hooks();
+    }
     flags::open(
         session.setup().epoch,
         |id| {

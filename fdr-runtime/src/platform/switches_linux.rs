@@ -89,6 +89,54 @@ pub(crate) fn watch_this_thread() {
     });
 }
 
+/// The event that holds the kernel's switch hooks on for the recording (-1: none).
+static HOOKS: AtomicI32 = AtomicI32::new(-1);
+
+/// Turns the kernel's context-switch hooks on for the recording, by an event of the calling
+/// thread, until [`release_hooks`]; once (later calls return at once). Where the kernel
+/// refuses, its rings are refused too, and nothing is held.
+///
+/// The kernel calls its switch hooks only while some event in the system asks for switches,
+/// and turning them on waits for every CPU to see the change: the first ring opened when none
+/// was open anywhere (or a second after the last was closed) took 8 to 15 ms, the next 55 µs.
+/// A thread opens its ring inside the first call it times with a trigger, so that wait was a
+/// request's latency, counted in the task that called it: on the axum example a 1 ms
+/// downstream call lasted 21 ms and fired the 20 ms trigger meant for the slow one. Held from
+/// `start`, the turning-on is paid there. The event has no ring: the kernel writes nothing.
+#[cold]
+pub(crate) fn hold_hooks() {
+    if HOOKS.load(Ordering::Acquire) >= 0 {
+        return;
+    }
+    let Some(fd) = open_event() else {
+        return;
+    };
+    if HOOKS
+        .compare_exchange(-1, fd, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        // SAFETY: the descriptor just opened, which no one else has seen.
+        unsafe { libc::close(fd) };
+    }
+}
+
+/// Lets the kernel's switch hooks go at the end of the recording (or, in a forked child, its
+/// copy of the parent's event). Async-signal-safe.
+pub(crate) fn release_hooks() {
+    let fd = HOOKS.swap(-1, Ordering::AcqRel);
+    if fd >= 0 {
+        // SAFETY: the descriptor `hold_hooks` opened, taken out of the static so that it is
+        // closed once.
+        unsafe { libc::close(fd) };
+    }
+}
+
+/// Whether a recording holds the switch hooks on now.
+#[cfg_attr(not(feature = "testing"), allow(dead_code))] // read by `testing` only
+pub(crate) fn hooks_held() -> bool {
+    HOOKS.load(Ordering::Acquire) >= 0
+}
+
 /// How many threads hold a ring now.
 #[cfg_attr(not(feature = "testing"), allow(dead_code))] // read by `testing` only
 pub(crate) fn rings_open() -> usize {
@@ -114,6 +162,7 @@ pub(crate) fn after_fork() {
     for slot in 0..MAX_RINGS {
         release(slot);
     }
+    release_hooks();
     RING.with(|r| {
         r.slot.set(usize::MAX);
         r.tried.set(false);
@@ -182,7 +231,9 @@ struct Attr {
     reserved: u16,
 }
 
-fn open() -> Option<(i32, *mut u8)> {
+/// Opens the calling thread's context-switch event: its descriptor, or `None` where the kernel
+/// refuses.
+fn open_event() -> Option<i32> {
     if cfg!(miri) {
         return None;
     }
@@ -212,7 +263,12 @@ fn open() -> Option<(i32, *mut u8)> {
             PERF_FLAG_FD_CLOEXEC,
         )
     };
-    let fd = i32::try_from(fd).ok().filter(|&fd| fd >= 0)?;
+    i32::try_from(fd).ok().filter(|&fd| fd >= 0)
+}
+
+/// Opens the calling thread's event and maps its ring.
+fn open() -> Option<(i32, *mut u8)> {
+    let fd = open_event()?;
     let len = page() * (1 + DATA_PAGES);
     // SAFETY: maps `fd`'s ring read-only (which makes the kernel overwrite its oldest records
     // rather than wait for a reader); checked for failure below.

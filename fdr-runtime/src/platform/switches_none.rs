@@ -12,6 +12,18 @@ pub(crate) fn rings_open() -> usize {
 /// Nothing to open.
 pub(crate) fn watch_this_thread() {}
 
+/// Nothing to hold.
+pub(crate) fn hold_hooks() {}
+
+/// Nothing to let go.
+pub(crate) fn release_hooks() {}
+
+/// Never held.
+#[cfg_attr(not(feature = "testing"), allow(dead_code))] // read by `testing` only
+pub(crate) fn hooks_held() -> bool {
+    false
+}
+
 /// Nothing to close.
 pub(crate) fn close_this_thread() {}
 

@@ -416,6 +416,7 @@ impl Session {
                 if let Some(learnt) = learnt {
                     self.setup.learned_culls.save(&self.setup.config, &learnt);
                 }
+                crate::platform::switches::release_hooks();
                 if let Some(sig) = self.setup.config.get_signal() {
                     signal::uninstall(sig);
                 }

@@ -81,6 +81,17 @@ pub fn switched_out(out: u64, back: u64, preempted: bool) {
     injected::switched_out(out, back, preempted);
 }
 
+/// Whether a recording's writer holds the kernel's context-switch hooks on now: it does while
+/// a recording that writes windows has a trigger, where the kernel allows switch records, so
+/// that no thread's first timed call waits for the kernel to turn them on.
+///
+/// ```
+/// let _ = fdr_runtime::testing::switch_hooks_held();
+/// ```
+pub fn switch_hooks_held() -> bool {
+    crate::platform::switches::hooks_held()
+}
+
 /// How many threads hold a ring of their context switches now (each thread that timed a call
 /// opens one; its exit closes it).
 ///

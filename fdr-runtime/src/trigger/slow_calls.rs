@@ -68,6 +68,9 @@ pub(crate) struct Triggers {
     /// The long-poll limit in ticks (0: none): a poll of any async function longer than it
     /// fires (see `Config::long_poll`).
     long_poll: u64,
+    /// Whether some function has a trigger, or a pattern may give one to a function named
+    /// later.
+    functions: bool,
 }
 
 /// One function's trigger: its limit and, for a learned one, what it is learned from, side by
@@ -212,12 +215,9 @@ impl Triggers {
             .iter()
             .map(|t| (t.pattern.clone(), pattern_limit(t.limit)))
             .collect();
-        // Tasks of functions named later may be armed too when patterns are given.
-        let open_tasks = if limits.iter().any(|&l| l != 0) || !patterns.is_empty() {
-            1024
-        } else {
-            0
-        };
+        // Functions named later may be armed too when patterns are given.
+        let functions = limits.iter().any(|&l| l != 0) || !patterns.is_empty();
+        let open_tasks = if functions { 1024 } else { 0 };
         Triggers {
             armed,
             patterns,
@@ -237,6 +237,7 @@ impl Triggers {
             mailbox: Mailbox::default(),
             tasks: OpenTasks::new(open_tasks),
             long_poll,
+            functions,
         }
     }
 
@@ -249,6 +250,12 @@ impl Triggers {
 
     pub(crate) fn long_poll(&self) -> u64 {
         self.long_poll
+    }
+
+    /// True when some function has a trigger, or a pattern that a function named later may
+    /// match: the long-poll limit aside.
+    pub(crate) fn on_functions(&self) -> bool {
+        self.functions
     }
 
     /// True when some function has a trigger.
