@@ -1,3 +1,4 @@
+#[inline]
 pub unsafe extern "C" fn sum<'a, T, const N: usize>(
     items: &'a [T; N],
 ) -> impl Iterator<Item = &'a T>

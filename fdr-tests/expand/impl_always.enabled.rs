@@ -1,4 +1,5 @@
 impl Point {
+    #[inline]
     pub fn x(&self) -> i32 {
         #[::fdr::__private_v1::linkme::distributed_slice(::fdr::__private_v1::FUNCTIONS)]
         # [linkme (crate = :: fdr :: __private_v1 :: linkme)]

@@ -2,6 +2,7 @@ impl<T: Clone> Cache<T> {
     pub const fn new() -> Self {
         Cache { items: Vec::new() }
     }
+    #[inline]
     pub fn get(&self, i: usize) -> Option<T> {
         #[::fdr::__private_v1::linkme::distributed_slice(::fdr::__private_v1::FUNCTIONS)]
         # [linkme (crate = :: fdr :: __private_v1 :: linkme)]
@@ -20,6 +21,7 @@ impl<T: Clone> Cache<T> {
     pub fn len(&self) -> usize {
         self.items.len()
     }
+    #[inline]
     pub fn resize(&mut self, n: usize) {
         static __FDR_ARG_KINDS: [::fdr::__private_v1::AtomicU8; 1usize] =
             [::fdr::__private_v1::AtomicU8::new(0)];

@@ -15,6 +15,7 @@ impl Interval {
             None
         }
     }
+    #[inline]
     pub fn len(&self) -> u32 {
         #[::fdr::__private_v1::linkme::distributed_slice(::fdr::__private_v1::FUNCTIONS)]
         # [linkme (crate = :: fdr :: __private_v1 :: linkme)]
@@ -30,6 +31,7 @@ impl Interval {
             self.upper.saturating_sub(self.lower)
         }
     }
+    #[inline]
     pub fn upper(&self) -> u32 {
         #[::fdr::__private_v1::linkme::distributed_slice(::fdr::__private_v1::FUNCTIONS)]
         # [linkme (crate = :: fdr :: __private_v1 :: linkme)]

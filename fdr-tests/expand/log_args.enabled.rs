@@ -1,3 +1,4 @@
+#[inline]
 fn read(buf: &mut [u8], len: usize, r#type: u8) -> usize {
     static __FDR_ARG_KINDS: [::fdr::__private_v1::AtomicU8; 2usize] = [
         ::fdr::__private_v1::AtomicU8::new(0),

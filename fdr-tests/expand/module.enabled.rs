@@ -6,6 +6,7 @@ pub mod parser {
     pub fn is_digit(b: u8) -> bool {
         b >= b'0' && b <= b'9'
     }
+    #[inline]
     pub fn parse(input: &str) -> Vec<Token> {
         #[::fdr::__private_v1::linkme::distributed_slice(::fdr::__private_v1::FUNCTIONS)]
         # [linkme (crate = :: fdr :: __private_v1 :: linkme)]
@@ -21,6 +22,7 @@ pub mod parser {
             Parser { pos: 0 }.tokens(input)
         }
     }
+    #[inline]
     pub fn parse_all(inputs: &[&str]) -> usize {
         #[::fdr::__private_v1::linkme::distributed_slice(::fdr::__private_v1::FUNCTIONS)]
         # [linkme (crate = :: fdr :: __private_v1 :: linkme)]
@@ -44,6 +46,7 @@ pub mod parser {
         pub fn pos(&self) -> usize {
             self.pos
         }
+        #[inline]
         fn tokens(&mut self, input: &str) -> Vec<Token> {
             #[::fdr::__private_v1::linkme::distributed_slice(::fdr::__private_v1::FUNCTIONS)]
             # [linkme (crate = :: fdr :: __private_v1 :: linkme)]
@@ -61,6 +64,7 @@ pub mod parser {
         }
     }
     pub trait Visit {
+        #[inline]
         fn visit(&mut self, token: &Token) {
             #[::fdr::__private_v1::linkme::distributed_slice(::fdr::__private_v1::FUNCTIONS)]
             # [linkme (crate = :: fdr :: __private_v1 :: linkme)]
@@ -90,6 +94,7 @@ pub mod parser {
         }
     }
     mod nested {
+        #[inline]
         pub(super) fn helper(x: u32) -> u32 {
             #[::fdr::__private_v1::linkme::distributed_slice(::fdr::__private_v1::FUNCTIONS)]
             # [linkme (crate = :: fdr :: __private_v1 :: linkme)]

@@ -1,3 +1,4 @@
+#[inline]
 fn step(state: &mut State, n: u32) -> u32 {
     fn __fdr_path() -> &'static str {
         ::fdr::__private_v1::type_name_of(__fdr_path)

@@ -1,4 +1,5 @@
 impl crate::codec::Decode for Frame<'_> {
+    #[inline]
     fn decode(bytes: &[u8]) -> Self {
         #[::fdr::__private_v1::linkme::distributed_slice(::fdr::__private_v1::FUNCTIONS)]
         # [linkme (crate = :: fdr :: __private_v1 :: linkme)]

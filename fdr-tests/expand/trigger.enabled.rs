@@ -1,3 +1,4 @@
+#[inline]
 pub fn handle(request: u32, body: &[u8]) -> usize {
     fn __fdr_path() -> &'static str {
         ::fdr::__private_v1::type_name_of(__fdr_path)

@@ -141,8 +141,14 @@ fn recorded<F: WithBody>(f: Recorded<F>, outer: &[Attribute]) -> F {
                 #future
             }
         }
-        Body::Sync(block) => guarded(&static_, &desc, args, &guard, rebraced(&block)),
-        Body::Tail(tail) => guarded(&static_, &desc, args, &guard, tail_body(tail, &guard)),
+        Body::Sync(block) => {
+            hint_inline(&mut item);
+            guarded(&static_, &desc, args, &guard, rebraced(&block))
+        }
+        Body::Tail(tail) => {
+            hint_inline(&mut item);
+            guarded(&static_, &desc, args, &guard, tail_body(tail, &guard))
+        }
     };
     // The instrumented code goes in as tokens, inside the body's braces: it is never parsed
     // again, so no user code can make expansion fail.
@@ -151,6 +157,23 @@ fn recorded<F: WithBody>(f: Recorded<F>, outer: &[Attribute]) -> F {
         stmts: vec![Stmt::Expr(Expr::Verbatim(instrumented), None)],
     });
     item
+}
+
+/// Gives a recorded function the inlining hint, unless it says how it is inlined already. The
+/// guard makes a small function look bigger to the compiler than it is (its exit on the unwind
+/// path too), and without the hint such a function stopped being inlined into its callers,
+/// which cost more than its gate: mini-redis's `frame::get_line`, compiled in and not recording,
+/// was 389 instructions a request on its own (the server's 7,831 against 6,447 without fdr;
+/// 7,616 with the hint), and semver and regex-syntax annotated whole run 4 to 6 % fewer
+/// instructions with it.
+fn hint_inline<F: WithBody>(item: &mut F) {
+    if !item
+        .attrs()
+        .iter()
+        .any(|a| a.path().is_ident("inline") || a.path().is_ident("cold"))
+    {
+        item.attrs_mut().push(syn::parse_quote!(#[inline]));
+    }
 }
 
 /// Whether `attrs` hold an attribute that may be a macro still to run: anything but the
