@@ -680,7 +680,7 @@ mod option_errors {
         assert_eq!(
             error("cull_after=0"),
             "fdr: bad option `cull_after`: 0 is out of range; write cull_after=VALUE with VALUE \
-             a number of calls, 1 to 4294967295 (default 10000)"
+             a number of calls, 1 to 4294967295 (default 2000)"
         );
     }
 

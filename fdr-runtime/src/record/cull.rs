@@ -1,7 +1,7 @@
 //! Culling: calls that can never matter stop costing a clock read.
 //!
 //! A function whose calls were erased by the rewind for a long run of calls (`cull_after`,
-//! 10,000 by default, counted over all threads together) is culled: the `CULLED` flag in its
+//! 2,000 by default, counted over all threads together) is culled: the `CULLED` flag in its
 //! descriptor makes its hooks skip recording altogether, on every thread at once. A culled call
 //! costs what a call costs with no recorder running: the one flag test of the gate, which checks
 //! `OFF` and `CULLED` together. Now and then the background writer *probes* each culled

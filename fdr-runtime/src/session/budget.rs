@@ -27,7 +27,9 @@
 //! caller's. Only a function seen inside another timed call, never as its thread's outermost
 //! (a task's root: its polls are the worker's time), and never one with a trigger or logged
 //! arguments (culling never takes them either), nor one culled or being probed (it costs
-//! nothing, or is being checked).
+//! nothing, or is being checked), nor one called fewer than [`MIN_PER_SECOND`] times a second
+//! (it costs nothing worth its window). A function culling is about to take ([`culled_soon`]) is
+//! left to it, and its erased calls out of what the budget acts on: they stop by themselves.
 //!
 //! While it is short (over at a look, or still untiming functions), the writer probes culled
 //! functions ten times less often (`cull::BUSY_PROBE_FACTOR`): each probe times 64 calls of each.
@@ -76,6 +78,14 @@ const IDLE_SHARE: u64 = 100;
 /// untimed) that was 1.2 to 1.6 times the estimate made with the loop's cost alone
 /// (`benches/README.md`, "The estimate against the recorder's own CPU time").
 pub(crate) const IN_PROGRAM_PERCENT: u64 = 150;
+
+/// The fewest calls a second (erased ones in the first pass, kept ones in the second) of a
+/// function the budget stops timing: its calls are then frequent, and cost something (at 1,000
+/// a second, about 0.1 % of a program that keeps a twentieth of a CPU busy). Untiming rarer
+/// ones saves nothing and blinds the window where it is least crowded: semver's check of a
+/// culled function made slow (a 1 ms call in 50, 484 calls a second) lost 406 of its 500 slow
+/// calls to a budget that, over while the program mostly slept, went down its list to them.
+const MIN_PER_SECOND: u64 = 1_000;
 
 /// How often the writer looks, in milliseconds.
 pub(crate) const LOOK_MS: i32 = 100;
@@ -131,6 +141,10 @@ pub(crate) struct Budget {
     last: Option<Reading>,
     /// Each function's erased calls at the last look.
     seen: Vec<u64>,
+    /// Each function's run of erased calls (culling's) at the last look.
+    runs: Vec<u32>,
+    /// Culling's `cull_after`: how long a run gets before culling takes its function.
+    cull_after: u32,
     shed: Vec<Shed>,
     /// Functions timed again lately: (index, when, the dwell they had).
     tried: Vec<(usize, u64, u64)>,
@@ -161,14 +175,16 @@ pub(crate) struct Decision {
 
 impl Budget {
     /// A budget of `ppm` millionths of the process's CPU time, a timed call costing
-    /// `call_cost_ps` picoseconds.
-    pub(crate) fn new(ppm: u32, call_cost_ps: u64) -> Budget {
+    /// `call_cost_ps` picoseconds, beside culling that culls after `cull_after` erased calls.
+    pub(crate) fn new(ppm: u32, call_cost_ps: u64, cull_after: u32) -> Budget {
         Budget {
             ppm,
             call_cost_ps: call_cost_ps.max(1),
             first: None,
             last: None,
             seen: Vec::new(),
+            runs: Vec::new(),
+            cull_after,
             shed: Vec::new(),
             tried: Vec::new(),
             quiet_ns: 0,
@@ -218,6 +234,7 @@ impl Budget {
         self.looks += 1;
         if self.seen.len() != table.len() {
             self.seen = table.iter().map(|f| f.erased().load(Relaxed)).collect();
+            self.runs = table.iter().map(|f| f.run().load(Relaxed)).collect();
         }
         let Some(last) = self.last.replace(r) else {
             self.first = Some(r);
@@ -227,22 +244,32 @@ impl Budget {
         let cpu = r.cpu_ns.saturating_sub(last.cpu_ns);
         let elapsed = r.now_ns.saturating_sub(last.now_ns).max(1);
         // Each function's erased calls since the last look; an async function's erased polls
-        // cost more than a call's (see `POLL_CALLS`).
+        // cost more than a call's (see `POLL_CALLS`). Those of a function culling has taken
+        // or is about to take are culling's to stop, and soon stopped: what they cost is left
+        // out of what the budget acts on.
         let mut erased: Vec<(u64, usize)> = Vec::new();
         let mut polls = 0;
+        let mut culling = 0;
         for (i, f) in table.iter().enumerate() {
             let now = f.erased().load(Relaxed);
             let since = now.saturating_sub(self.seen[i]);
             self.seen[i] = now;
+            let run = f.run().load(Relaxed);
+            let before = std::mem::replace(&mut self.runs[i], run);
             if f.kind() == FnKindTag::Async {
                 polls += since;
             }
-            if since > 0 && sheddable(f) {
-                let cost = if f.kind() == FnKindTag::Async {
-                    since * POLL_CALLS
-                } else {
-                    since
-                };
+            if since == 0 {
+                continue;
+            }
+            let cost = if f.kind() == FnKindTag::Async {
+                since * POLL_CALLS
+            } else {
+                since
+            };
+            if culled_soon(f, since, before, run, self.cull_after) {
+                culling += cost;
+            } else if sheddable(f) {
                 erased.push((cost, i));
             }
         }
@@ -270,6 +297,7 @@ impl Budget {
             0
         } else {
             self.calls_ppm(&last, &r)
+                .saturating_sub(self.share_ppm(culling, cpu))
         };
         if calls > ppm {
             self.quiet_ns = 0;
@@ -281,6 +309,10 @@ impl Budget {
                     break;
                 }
                 let per_second = (u128::from(calls) * 1_000_000_000 / u128::from(elapsed)) as u64;
+                // The rest are rarer still (sorted).
+                if per_second < MIN_PER_SECOND {
+                    break;
+                }
                 if !self.stop(i, table, set_shed, &r, per_second, &mut decision) {
                     break;
                 }
@@ -305,6 +337,9 @@ impl Budget {
                     }
                     let per_second =
                         (u128::from(calls) * 1_000_000_000 / u128::from(elapsed)) as u64;
+                    if per_second < MIN_PER_SECOND {
+                        continue;
+                    }
                     if !self.stop(i, table, set_shed, &r, per_second, &mut decision) {
                         break;
                     }
@@ -410,6 +445,29 @@ impl Budget {
 /// Whether the budget may stop timing `f`: a function, scope or `async fn` seen inside another
 /// timed call and never as its thread's outermost, not one with a trigger or logged arguments,
 /// and not culled, probed or stopped already.
+/// Whether function `f`'s `since` erased calls since the last look are culling's business: it
+/// was culled meanwhile (or is being probed), or its run (`before`, now `run`) grew by at least
+/// half of them and, at that rate, reaches `cull_after` within the next [`SOON_LOOKS`] looks.
+/// While culling learns a function (its first `cull_after` calls, a short program's most) the
+/// budget did its work for it, and worse: an untimed function is not probed, so one untimed at
+/// its start that became slow later was blind until the budget tried it again, a second of
+/// room later (semver's check of a culled function made slow: 94 of its 500 slow calls).
+fn culled_soon(f: &FnDesc, since: u64, before: u32, run: u32, cull_after: u32) -> bool {
+    if f.flags() & (flags::CULLED | flags::PROBING) != 0 {
+        return true;
+    }
+    if f.flags() & flags::TRIGGER != 0 || !f.args().is_empty() || run >= crate::record::cull::PROBE
+    {
+        return false;
+    }
+    let grew = u64::from(run.saturating_sub(before));
+    let left = u64::from(cull_after.saturating_sub(run));
+    grew * 2 >= since && left <= grew.saturating_mul(SOON_LOOKS)
+}
+
+/// How many looks ahead a function's cull counts as soon ([`culled_soon`]): a second's.
+const SOON_LOOKS: u64 = 10;
+
 fn sheddable(f: &FnDesc) -> bool {
     let untouchable = flags::TRIGGER | flags::CULLED | flags::PROBING | flags::SHED | flags::OFF;
     f.flags() & untouchable == 0
@@ -635,7 +693,7 @@ impl super::Session {
             } else {
                 measure_call_cost(|| clock::now().0) * IN_PROGRAM_PERCENT / 100
             };
-            Budget::new(ppm, cost)
+            Budget::new(ppm, cost, self.setup().config.get_cull_after())
         });
         let (word_milli, kept) = sample(self.pool(), functions::table());
         let now_tsc = clock::now().0;
@@ -733,9 +791,41 @@ mod tests {
     }
 
     #[test]
+    fn what_culling_is_about_to_take_is_left_to_it() {
+        // 1 % of CPU, 10 ns a call, culling after 200,000 erased calls: 100 ms of CPU a look
+        // pays for 100,000 calls.
+        let mut b = Budget::new(10_000, 10_000, 200_000);
+        let t = table(4);
+        let mut set = |_: &FnDesc, _: bool| true;
+        b.look(reading(0, 0, 0), &Kept::default(), &t, &mut set);
+        // 300,000 erased calls in 100 ms of CPU, 3 %: 150,000 of function 1, culled meanwhile;
+        // 100,000 of function 2, whose run grew by as many (culled within the next look at that
+        // rate); 50,000 of function 3, whose kept calls keep its run at 0; and 40 of function 4,
+        // whose run grew by as many but is far from the cull at that rate.
+        t[0].erased().store(150_000, Relaxed);
+        t[0].set_flags(flags::CULLED);
+        t[1].erased().store(100_000, Relaxed);
+        t[1].run().store(100_000, Relaxed);
+        t[2].erased().store(50_000, Relaxed);
+        t[3].erased().store(40, Relaxed);
+        t[3].run().store(40, Relaxed);
+        let d = b.look(reading(1, 100, 300_000), &Kept::default(), &t, &mut set);
+        // The log's estimate is all of it; what the budget acts on, 0.5 %, is under 1 %.
+        assert_eq!(d.estimate_ppm, 30_000);
+        assert!(d.shed.is_empty(), "{:?}", d.shed);
+        assert!(!d.short);
+        // Then 300,000 calls of functions 3 and 4, whose kept calls keep culling off them: over
+        // the budget, both go, the one with more first.
+        t[2].erased().store(250_000, Relaxed);
+        t[3].erased().store(100_040, Relaxed);
+        let d = b.look(reading(2, 200, 600_000), &Kept::default(), &t, &mut set);
+        assert_eq!(d.shed, vec![3, 4]);
+    }
+
+    #[test]
     fn over_budget_the_most_erased_function_goes_first_and_comes_back_after_a_quiet_second() {
         // 1 % of CPU, 10 ns a call: 100 ms of CPU a look pays for 100,000 calls.
-        let mut b = Budget::new(10_000, 10_000);
+        let mut b = Budget::new(10_000, 10_000, u32::MAX);
         let t = table(3);
         let flagged: Vec<std::cell::Cell<bool>> = (0..3).map(|_| Default::default()).collect();
         let mut set = |f: &FnDesc, on: bool| {
@@ -841,7 +931,7 @@ mod tests {
         let word_milli = mix.word_milli();
         let kept = mix.kept;
 
-        let mut b = Budget::new(10_000, 10_000);
+        let mut b = Budget::new(10_000, 10_000, u32::MAX);
         let mut set = |_: &FnDesc, _: bool| true;
         b.look(reading(0, 0, 0), &kept, &t, &mut set);
         // 100 ms of CPU: 100,000 calls are 1 %. 20,000 erased calls of 0, and 1,400,000 words
@@ -863,8 +953,43 @@ mod tests {
     }
 
     #[test]
+    fn rare_kept_calls_stay_timed_however_over_the_budget() {
+        use fdr_format::{function_record, FnKind};
+        let t = table(2);
+        // A buffer of kept calls of function 1 and 2, one each a request.
+        let mut words: Vec<u64> = vec![0; fdr_format::BLOCK_PREAMBLE_WORDS as usize];
+        for _ in 0..10 {
+            for id in [1, 2] {
+                words.push(function_record(id, FnKind::Enter, 1));
+                words.push(function_record(id, FnKind::Exit, 1));
+            }
+        }
+        let mut mix = Mix::default();
+        mix.walk(&words, &t);
+        let word_milli = mix.word_milli();
+        let kept = mix.kept;
+        // 1 µs a timed call, a process that ran 2 ms of its 100: 1 % is 20 calls.
+        let mut b = Budget::new(10_000, 1_000_000, u32::MAX);
+        let mut set = |_: &FnDesc, _: bool| true;
+        b.look(reading(0, 0, 0), &kept, &t, &mut set);
+        // 90 requests (360 words): 90 kept calls of each, 900 a second; 180 calls' worth, 9 %.
+        let mut r = reading(1, 2, 0);
+        r.words = 360;
+        r.word_milli = word_milli;
+        let d = b.look(r, &kept, &t, &mut set);
+        assert_eq!(d.estimate_ppm, 90_000);
+        assert!(d.shed.is_empty() && d.short, "{d:?}");
+        // 110 requests a look, 1,100 kept calls a second of each: they go.
+        let mut r = reading(2, 4, 0);
+        r.words = 800;
+        r.word_milli = word_milli;
+        let d = b.look(r, &kept, &t, &mut set);
+        assert_eq!(d.shed.len(), 2, "{d:?}");
+    }
+
+    #[test]
     fn an_outermost_function_and_one_never_seen_inside_another_stay_timed() {
-        let mut b = Budget::new(10_000, 10_000);
+        let mut b = Budget::new(10_000, 10_000, u32::MAX);
         // 0: seen inside and outermost (a task's root, awaited elsewhere); 1: never seen
         // inside a timed call; 2: inside only.
         let t = [
@@ -886,7 +1011,7 @@ mod tests {
 
     #[test]
     fn a_program_under_budget_is_left_alone() {
-        let mut b = Budget::new(10_000, 10_000);
+        let mut b = Budget::new(10_000, 10_000, u32::MAX);
         let t = table(2);
         let mut set = |_: &FnDesc, _: bool| -> bool { panic!("nothing to stop") };
         b.look(reading(0, 0, 0), &Kept::default(), &t, &mut set);
@@ -905,7 +1030,7 @@ mod tests {
 
     #[test]
     fn spans_past_the_bound_drop_the_oldest_and_are_counted() {
-        let mut b = Budget::new(10_000, 10_000);
+        let mut b = Budget::new(10_000, 10_000, u32::MAX);
         for i in 0..MAX_SPANS as u64 + 3 {
             let n = b.open_span(1, i, 0);
             b.close_span(n, i + 1);

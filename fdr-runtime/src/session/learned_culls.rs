@@ -1,7 +1,7 @@
 //! What culling learned, kept for the next run of the same program.
 //!
 //! A function is culled only after [`Config::cull_after`](crate::Config::cull_after) erased
-//! calls in a row (10,000), and until then each of its calls costs a recorded and rewound call.
+//! calls in a row (2,000), and until then each of its calls costs a recorded and rewound call.
 //! A long-running program pays that once; a program that runs for a few milliseconds (a command,
 //! a test, a batch job) pays it on most of its calls, every run: semver annotated whole ran
 //! 4-5x slower over a short run against 1.35x in its steady state. So when a recording ends, what
@@ -371,7 +371,7 @@ mod tests {
         let text = render("id:ab12", &config(), &learnt, &TABLE);
         assert_eq!(
             text,
-            "fdr culls 1\nbuild id:ab12\nthreshold_ns 5000\ncull_after 10000\n1 culled app::a\n\
+            "fdr culls 1\nbuild id:ab12\nthreshold_ns 5000\ncull_after 2000\n1 culled app::a\n\
              3 42 app::c\n"
         );
         let l = parse(&text, &TABLE).unwrap();
@@ -396,13 +396,11 @@ mod tests {
 
     #[test]
     fn a_function_of_another_table_makes_the_whole_file_apply_to_nothing() {
-        let text =
-            "fdr culls 1\nbuild id:1\nthreshold_ns 5000\ncull_after 10000\n1 culled app::a\n\
+        let text = "fdr culls 1\nbuild id:1\nthreshold_ns 5000\ncull_after 2000\n1 culled app::a\n\
                     2 7 app::z\n";
         let l = parse(text, &TABLE).unwrap();
         assert!(l.functions.is_empty() && !l.applies("id:1", &config()));
-        let past =
-            "fdr culls 1\nbuild id:1\nthreshold_ns 5000\ncull_after 10000\n9 culled app::a\n";
+        let past = "fdr culls 1\nbuild id:1\nthreshold_ns 5000\ncull_after 2000\n9 culled app::a\n";
         assert!(!parse(past, &TABLE).unwrap().applies("id:1", &config()));
     }
 
