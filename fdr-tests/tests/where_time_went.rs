@@ -408,6 +408,16 @@ fn ticks_per_ns(path: &Path) -> f64 {
     log.header.cycle_frequency as f64 / 1e9
 }
 
+/// A new thread sleeps 20 ms in `sleeps_for` (1 ms trigger): the reason of the snapshot it
+/// fires, written into `dir`.
+fn a_thread_sleeps_past_its_trigger(dir: &Path) -> ReasonInfo {
+    std::thread::spawn(|| sleeps_for(Duration::from_millis(20)))
+        .join()
+        .unwrap();
+    let logs = wait_for_logs(dir, 1);
+    read_log(&logs[0]).reason.unwrap()
+}
+
 #[test]
 fn threads_that_come_and_go_give_their_rings_back_and_a_forked_child_gets_its_own() {
     let _turn = testing::exclusive();
@@ -439,11 +449,7 @@ fn threads_that_come_and_go_give_their_rings_back_and_a_forked_child_gets_its_ow
     let after = testing::switch_rings_open();
     assert!(after <= before, "{after} rings open, {before} before");
     // A thread after them all still gets a ring: its sleep is seen off the CPU.
-    std::thread::spawn(|| sleeps_for(Duration::from_millis(20)))
-        .join()
-        .unwrap();
-    let logs = wait_for_logs(&dir, 1);
-    let r = read_log(&logs[0]).reason.unwrap();
+    let r = a_thread_sleeps_past_its_trigger(&dir);
     rec.finish_to(&mut std::io::sink()).unwrap();
     std::fs::remove_dir_all(&dir).ok();
     if r.off_cpu_ns.is_none() {
@@ -477,11 +483,7 @@ fn a_recording_with_a_trigger_turns_the_kernel_s_switch_hooks_on_at_start_not_in
     )
     .unwrap();
     let at_start = testing::switch_hooks_held();
-    std::thread::spawn(|| sleeps_for(Duration::from_millis(20)))
-        .join()
-        .unwrap();
-    let logs = wait_for_logs(&dir, 1);
-    let r = read_log(&logs[0]).reason.unwrap();
+    let r = a_thread_sleeps_past_its_trigger(&dir);
     let during = testing::switch_hooks_held();
     rec.finish_to(&mut std::io::sink()).unwrap();
     let after = testing::switch_hooks_held();
