@@ -1,19 +1,23 @@
 //! The service: mini-redis's own server (`mini_redis::server::run`, pristine or annotated) in this
-//! process on a tokio runtime with two worker threads, and its load beside it: client tasks on a
-//! runtime of their own (this thread), each on its own connection, speaking RESP over a
-//! `TcpStream` (not mini-redis's client, which is annotated too and would charge its own calls
-//! to the server), as fast as answers come (a closed loop): a SET for one request in five, a GET
-//! for the others, on a few hundred keys.
+//! process on a tokio runtime with two worker threads, and its load in a process of its own (this
+//! program again, with `--clients-of ADDR`): client tasks, each on its own connection, speaking
+//! RESP over a `TcpStream` (not mini-redis's client, which is annotated too and would charge its
+//! own calls to the server), as fast as answers come (a closed loop): a SET for one request in
+//! five, a GET for the others, on a few hundred keys. The load is a process apart so that the
+//! server's process is what a deployed service's is: a recorder's budget, a share of its
+//! process's CPU time, is then a share of the server's, as it is in production, and not of a
+//! process that also carries its own load.
 //!
 //! ```sh
 //! MODE=default drv-mini-redis-each [--seconds 3] [--warm-up 0.5] [--connections 16] [--keys 300]
 //! ```
 //!
 //! It prints one line of `name value` pairs: the requests that began in the measured interval
-//! (after the warm-up), requests per second, their latency percentiles in µs, the process's CPU
-//! time per request (`getrusage(RUSAGE_SELF)`, user + system, over the measured interval: the
-//! server, fdr's threads and the clients) and the same less the clients' thread
-//! (`server_cpu_ns_per_req`), and the trigger snapshots written (`snapshots`).
+//! (after the warm-up), requests per second, their latency percentiles in µs (measured by the
+//! clients), the server process's CPU time per request (`getrusage(RUSAGE_SELF)`, user + system,
+//! over the measured interval: the server and fdr's threads; `cpu_ns_per_req` and
+//! `server_cpu_ns_per_req`, the same figure since the load moved out), its user CPU time per
+//! request, and the trigger snapshots written (`snapshots`).
 //!
 //! `MODE` as in `common.rs` (`plain`, `default`, `profile`, ...), and:
 //!
@@ -46,6 +50,8 @@ struct Load {
     warm_up: f64,
     connections: usize,
     keys: u64,
+    /// Set in the load's own process: the server to load.
+    clients_of: Option<std::net::SocketAddr>,
 }
 
 fn args() -> Result<Load, String> {
@@ -54,6 +60,7 @@ fn args() -> Result<Load, String> {
         warm_up: 0.5,
         connections: 16,
         keys: 300,
+        clients_of: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -68,6 +75,10 @@ fn args() -> Result<Load, String> {
             "--warm-up" => load.warm_up = value("--warm-up")?,
             "--connections" => load.connections = value("--connections")? as usize,
             "--keys" => load.keys = value("--keys")? as u64,
+            "--clients-of" => {
+                let addr = args.next().and_then(|a| a.parse().ok());
+                load.clients_of = Some(addr.ok_or("--clients-of takes an address")?);
+            }
             other => {
                 return Err(format!(
                     "unknown argument {other:?}: [--seconds S] [--warm-up S] [--connections N] \
@@ -175,6 +186,9 @@ fn main() {
         eprintln!("mini_redis driver: {e}");
         std::process::exit(2);
     });
+    if let Some(addr) = load.clients_of {
+        return clients(addr, &load);
+    }
     let mode = std::env::var("MODE").unwrap_or_else(|_| "plain".into());
     // Where trigger snapshots go, and whether it is ours to remove.
     let (scratch, ours) = match std::env::var_os("SNAPSHOTS") {
@@ -226,43 +240,48 @@ fn main() {
         let _ = stopped.await;
     }));
 
-    let clients = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("the clients' runtime");
+    // The load, in a process of its own: it says when its clients begin, and at the end what
+    // they measured.
+    let mut child = std::process::Command::new(std::env::current_exe().expect("this program"))
+        .args(["--clients-of", &addr.to_string()])
+        .args(["--seconds", &load.seconds.to_string()])
+        .args(["--warm-up", &load.warm_up.to_string()])
+        .args(["--connections", &load.connections.to_string()])
+        .args(["--keys", &load.keys.to_string()])
+        .env_remove("FDR_OPTIONS")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("the load's process");
+    let mut told = std::io::BufReader::new(child.stdout.take().expect("the load's output"));
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut told, &mut line).expect("the load's first line");
+    if line.trim() != "ready" {
+        eprintln!("mini_redis driver: the load did not start: {line:?}");
+        std::process::exit(1);
+    }
     let start = Instant::now();
     let measure_from = start + Duration::from_secs_f64(load.warm_up);
     let end = measure_from + Duration::from_secs_f64(load.seconds);
-    let (mut latencies, (cpu, client_cpu, server_user)) = clients.block_on(async {
-        // The CPU time over the measured interval, the process's and this thread's (the
-        // clients': a current-thread runtime runs its tasks on the thread that blocks on it),
-        // and the user CPU time of every thread but this one.
-        let meter = tokio::spawn(async move {
-            tokio::time::sleep_until(measure_from.into()).await;
-            let (p, t) = (common::cpu_ns(), common::thread_cpu_ns());
-            let (up, ut) = common::user_cpu_ns();
-            tokio::time::sleep_until(end.into()).await;
-            let (up2, ut2) = common::user_cpu_ns();
-            (
-                common::cpu_ns() - p,
-                common::thread_cpu_ns() - t,
-                (up2 - up).saturating_sub(ut2 - ut),
-            )
-        });
-        let tasks: Vec<_> = (0..load.connections as u64)
-            .map(|i| tokio::spawn(client(addr, i, load.keys, measure_from, end)))
-            .collect();
-        let mut all = Vec::new();
-        for t in tasks {
-            all.extend(
-                t.await
-                    .expect("a client task")
-                    .expect("a client's connection"),
-            );
-        }
-        (all, meter.await.expect("the meter"))
-    });
-    drop(clients);
+    // The server process's CPU time and user CPU time over the measured interval (its workers,
+    // fdr's threads, and this one, which sleeps).
+    std::thread::sleep(measure_from.saturating_duration_since(Instant::now()));
+    let (cpu0, user0) = (common::cpu_ns(), common::user_cpu_ns().0);
+    std::thread::sleep(end.saturating_duration_since(Instant::now()));
+    let (cpu, server_user) = (
+        common::cpu_ns() - cpu0,
+        common::user_cpu_ns().0 - user0,
+    );
+    line.clear();
+    std::io::Read::read_to_string(&mut told, &mut line).expect("the load's figures");
+    let status = child.wait().expect("the load's process");
+    let measured: Vec<f64> = line
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    let [requests, p50, p99, p999] = measured[..] else {
+        eprintln!("mini_redis driver: the load failed ({status}): {line:?}");
+        std::process::exit(1);
+    };
     // The clients' connections are closed: the server's handlers end, then the server.
     let _ = stop.send(());
     let result =
@@ -287,19 +306,50 @@ fn main() {
         let _ = std::fs::remove_dir_all(&scratch);
     }
 
-    latencies.sort_unstable();
-    let n = latencies.len().max(1) as f64;
+    let n = requests.max(1.0);
     println!(
-        "requests {} rps {:.0} p50_us {:.1} p99_us {:.1} p999_us {:.1} cpu_ns_per_req {:.0} \
-         server_cpu_ns_per_req {:.0} server_user_ns_per_req {:.0} snapshots {snapshots} \
-         estimate_pct {estimate:.3}",
+        "requests {requests} rps {:.0} p50_us {p50:.1} p99_us {p99:.1} p999_us {p999:.1} \
+         cpu_ns_per_req {:.0} server_cpu_ns_per_req {:.0} server_user_ns_per_req {:.0} \
+         snapshots {snapshots} estimate_pct {estimate:.3}",
+        requests / load.seconds,
+        cpu as f64 / n,
+        cpu as f64 / n,
+        server_user as f64 / n,
+    );
+}
+
+/// The load's process: its clients, on a runtime of this thread, against the server at `addr`;
+/// prints `ready` when they begin, then the requests that began in the measured interval and
+/// their latency percentiles in µs.
+fn clients(addr: std::net::SocketAddr, load: &Load) {
+    let clients = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("the clients' runtime");
+    println!("ready");
+    let start = Instant::now();
+    let measure_from = start + Duration::from_secs_f64(load.warm_up);
+    let end = measure_from + Duration::from_secs_f64(load.seconds);
+    let mut latencies = clients.block_on(async {
+        let tasks: Vec<_> = (0..load.connections as u64)
+            .map(|i| tokio::spawn(client(addr, i, load.keys, measure_from, end)))
+            .collect();
+        let mut all = Vec::new();
+        for t in tasks {
+            all.extend(
+                t.await
+                    .expect("a client task")
+                    .expect("a client's connection"),
+            );
+        }
+        all
+    });
+    latencies.sort_unstable();
+    println!(
+        "{} {:.1} {:.1} {:.1}",
         latencies.len(),
-        latencies.len() as f64 / load.seconds,
         percentile(&latencies, 0.50),
         percentile(&latencies, 0.99),
         percentile(&latencies, 0.999),
-        cpu as f64 / n,
-        cpu.saturating_sub(client_cpu) as f64 / n,
-        server_user as f64 / n,
     );
 }

@@ -1,21 +1,24 @@
 //! A key-value service written the way small services are: a tokio runtime with two worker
 //! threads, a task per connection, a line protocol, parsing and validation, a store behind a
 //! lock, a response; eight functions, every one annotated with `#[instrument_fdr]` (two of them
-//! async). Beside it, in the same process, its load: client tasks on a runtime of their own,
-//! each on its own connection, either as fast as answers come (`--concurrency`, a closed loop)
-//! or at a fixed rate whatever the answers do (`--rate`, an open loop, each request's latency
-//! counted from when it was due when the service made it late, so a stall delays every request
-//! behind it in the figures too).
+//! async). Beside it, in a process of its own (this program again, with `--clients-of ADDR`),
+//! its load: client tasks, each on its own connection, either as fast as answers come
+//! (`--concurrency`, a closed loop) or at a fixed rate whatever the answers do (`--rate`, an open
+//! loop, each request's latency counted from when it was due when the service made it late, so
+//! a stall delays every request behind it in the figures too). The load is a process apart so
+//! that the service's process is what a deployed one's is: a recorder's budget, a share of its
+//! process's CPU time, is a share of the service's, not of a process that carries its own load.
 //!
 //! ```sh
 //! kv_service --seconds 3 --concurrency 16          # closed loop
 //! kv_service --seconds 3 --concurrency 16 --rate 20000
 //! ```
 //!
-//! It prints one line: requests per second, the latency percentiles in microseconds, and the CPU
-//! time every thread but the clients' spent per request over the measured interval
-//! (`server_cpu_ns_per_req`: the server's workers and fdr's writer; on Linux, from each thread's
-//! `schedstat`, 0 elsewhere), which moves less with the host than requests per second do. Built
+//! It prints one line: requests per second, the latency percentiles in microseconds (measured by
+//! the clients), and the CPU time the service's threads spent per request over the measured
+//! interval (`server_cpu_ns_per_req`: the server's workers and fdr's writer; on Linux, from each
+//! thread's `schedstat`, 0 elsewhere), which moves less with the host than requests per second
+//! do; then the process's CPU time and user CPU time per request (`getrusage`). Built
 //! with the `fdr` feature, it records as `FDR_OPTIONS` says (nothing when it is unset); built
 //! without, the annotations compile to nothing. Built with the `dial9` feature (and without
 //! `fdr`), the server's runtime is attached to a dial9 recorder writing into 8 MiB of memory (its
@@ -263,6 +266,8 @@ struct Load {
     concurrency: usize,
     /// Requests per second over all clients (open loop), or `None` (closed loop).
     rate: Option<f64>,
+    /// Set in the load's own process: the service to load.
+    clients_of: Option<std::net::SocketAddr>,
 }
 
 fn args() -> Result<Load, String> {
@@ -271,6 +276,7 @@ fn args() -> Result<Load, String> {
         warm_up: 0.5,
         concurrency: 16,
         rate: None,
+        clients_of: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -285,6 +291,10 @@ fn args() -> Result<Load, String> {
             "--warm-up" => load.warm_up = value("--warm-up")?,
             "--concurrency" => load.concurrency = value("--concurrency")? as usize,
             "--rate" => load.rate = Some(value("--rate")?),
+            "--clients-of" => {
+                let addr = args.next().and_then(|a| a.parse().ok());
+                load.clients_of = Some(addr.ok_or("--clients-of takes an address")?);
+            }
             other => {
                 return Err(format!(
                     "unknown argument {other:?}: kv_service [--seconds S] [--warm-up S] \
@@ -382,8 +392,8 @@ fn others_cpu_ns() -> u64 {
     all.saturating_sub(on_cpu(std::path::Path::new("/proc/thread-self/schedstat")))
 }
 
-/// The process's CPU time and the user CPU time of its threads but the calling one, from
-/// `getrusage` (microseconds); 0 where there is no per-thread figure.
+/// The process's CPU time and user CPU time, from `getrusage` (microseconds); 0 elsewhere than
+/// Linux.
 mod rusage {
     #[cfg(target_os = "linux")]
     fn times(who: libc::c_int) -> (u64, u64) {
@@ -408,13 +418,11 @@ mod rusage {
         0
     }
 
-    /// The user CPU time so far of every thread but the calling one, in nanoseconds.
-    pub fn others_user_ns() -> u64 {
+    /// The process's user CPU time so far, in nanoseconds.
+    pub fn process_user_ns() -> u64 {
         #[cfg(target_os = "linux")]
         {
-            times(libc::RUSAGE_SELF)
-                .0
-                .saturating_sub(times(libc::RUSAGE_THREAD).0)
+            times(libc::RUSAGE_SELF).0
         }
         #[cfg(not(target_os = "linux"))]
         0
@@ -429,6 +437,9 @@ fn main() {
             std::process::exit(2);
         }
     };
+    if let Some(addr) = load.clients_of {
+        return clients(addr, &load);
+    }
     let server = Server::new();
     let store = Arc::new(Store {
         map: Mutex::new(HashMap::new()),
@@ -440,10 +451,82 @@ fn main() {
     let addr = listener.local_addr().expect("the listener's address");
     server.spawn_root(serve(listener, store));
 
+    // The load, in a process of its own: it says when its clients begin, and at the end what
+    // they measured.
+    let mut child = std::process::Command::new(std::env::current_exe().expect("this program"))
+        .args(["--clients-of", &addr.to_string()])
+        .args(["--seconds", &load.seconds.to_string()])
+        .args(["--warm-up", &load.warm_up.to_string()])
+        .args(["--concurrency", &load.concurrency.to_string()])
+        .args(
+            load.rate
+                .map(|r| ["--rate".to_string(), r.to_string()])
+                .into_iter()
+                .flatten(),
+        )
+        .env_remove("FDR_OPTIONS")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("the load's process");
+    let mut told = std::io::BufReader::new(child.stdout.take().expect("the load's output"));
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut told, &mut line).expect("the load's first line");
+    if line.trim() != "ready" {
+        eprintln!("kv_service: the load did not start: {line:?}");
+        std::process::exit(1);
+    }
+    let start = Instant::now();
+    let measure_from = start + Duration::from_secs_f64(load.warm_up);
+    let end = measure_from + Duration::from_secs_f64(load.seconds);
+    // The service's threads' CPU time (all but this one, which sleeps), the process's, and its
+    // user CPU time (what a recorder's own work shows in), over the measured interval.
+    std::thread::sleep(measure_from.saturating_duration_since(Instant::now()));
+    let before = others_cpu_ns();
+    let (p, u) = (rusage::process_ns(), rusage::process_user_ns());
+    std::thread::sleep(end.saturating_duration_since(Instant::now()));
+    let (server_cpu, process_cpu, server_user) = (
+        others_cpu_ns().saturating_sub(before),
+        rusage::process_ns().saturating_sub(p),
+        rusage::process_user_ns().saturating_sub(u),
+    );
+    line.clear();
+    std::io::Read::read_to_string(&mut told, &mut line).expect("the load's figures");
+    let status = child.wait().expect("the load's process");
+    let measured: Vec<f64> = line
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    let [requests, p50, p99, p999] = measured[..] else {
+        eprintln!("kv_service: the load failed ({status}): {line:?}");
+        std::process::exit(1);
+    };
+    // The recorder's own estimate of its cost (with a budget, the default), in percent of the
+    // process's CPU time: -1 without one.
+    let estimate = fdr::recorder()
+        .and_then(|r| r.stats().cost_estimate_ppm)
+        .map_or(-1.0, |ppm| f64::from(ppm) / 10_000.0);
+    let n = requests.max(1.0);
+    println!(
+        "requests {requests} rps {:.0} p50_us {p50:.1} p99_us {p99:.1} p999_us {p999:.1} \
+         server_cpu_ns_per_req {:.0} estimate_pct {estimate:.3} cpu_ns_per_req {:.0} \
+         server_user_ns_per_req {:.0}",
+        requests / load.seconds,
+        server_cpu as f64 / n,
+        process_cpu as f64 / n,
+        server_user as f64 / n,
+    );
+    server.shutdown();
+}
+
+/// The load's process: its clients, on a runtime of this thread, against the service at
+/// `addr`; prints `ready` when they begin, then the requests that began in the measured interval
+/// and their latency percentiles in µs.
+fn clients(addr: std::net::SocketAddr, load: &Load) {
     let clients = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("the clients' runtime");
+    println!("ready");
     let start = Instant::now();
     let measure_from = start + Duration::from_secs_f64(load.warm_up);
     let end = measure_from + Duration::from_secs_f64(load.seconds);
@@ -456,21 +539,7 @@ fn main() {
     let interval = load
         .rate
         .map(|r| Duration::from_secs_f64(concurrency as f64 / r));
-    let (mut latencies, (server_cpu, process_cpu, server_user)) = clients.block_on(async {
-        // Every thread's CPU time but this one's (a current-thread runtime runs the clients on
-        // the thread that blocks on it), over the measured interval; the process's, and the
-        // user CPU time of every thread but this one (what a recorder's own work shows in).
-        let meter = tokio::spawn(async move {
-            tokio::time::sleep_until(measure_from.into()).await;
-            let before = others_cpu_ns();
-            let (p, u) = (rusage::process_ns(), rusage::others_user_ns());
-            tokio::time::sleep_until(end.into()).await;
-            (
-                others_cpu_ns().saturating_sub(before),
-                rusage::process_ns().saturating_sub(p),
-                rusage::others_user_ns().saturating_sub(u),
-            )
-        });
+    let mut latencies = clients.block_on(async {
         let tasks: Vec<_> = (0..concurrency as u64)
             .map(|i| {
                 tokio::spawn(client(
@@ -491,26 +560,14 @@ fn main() {
                     .expect("a client's connection"),
             );
         }
-        (all, meter.await.expect("the meter"))
+        all
     });
     latencies.sort_unstable();
-    // The recorder's own estimate of its cost (with a budget, the default), in percent of the
-    // process's CPU time: -1 without one.
-    let estimate = fdr::recorder()
-        .and_then(|r| r.stats().cost_estimate_ppm)
-        .map_or(-1.0, |ppm| f64::from(ppm) / 10_000.0);
     println!(
-        "requests {} rps {:.0} p50_us {:.1} p99_us {:.1} p999_us {:.1} server_cpu_ns_per_req {:.0} \
-         estimate_pct {estimate:.3} cpu_ns_per_req {:.0} server_user_ns_per_req {:.0}",
+        "{} {:.1} {:.1} {:.1}",
         latencies.len(),
-        latencies.len() as f64 / load.seconds,
         percentile(&latencies, 0.50),
         percentile(&latencies, 0.99),
         percentile(&latencies, 0.999),
-        server_cpu as f64 / latencies.len().max(1) as f64,
-        process_cpu as f64 / latencies.len().max(1) as f64,
-        server_user as f64 / latencies.len().max(1) as f64,
     );
-    drop(clients);
-    server.shutdown();
 }

@@ -13,8 +13,9 @@
 //! Each run is a fresh process: the closed loop (16 connections, as fast as answers come) gives
 //! the requests per second and the latencies under full load; then, with `--rate`, an open loop
 //! at that rate gives the latencies at a load the service keeps up with. Beside requests per
-//! second, the CPU time of the server's threads and fdr's per request (the clients' thread left
-//! out), paired with the round's run without fdr: it moves less with the host than throughput.
+//! second, the CPU time of the server's threads and fdr's per request (the clients run in a
+//! process of their own), paired with the round's run without fdr: it moves less with the host
+//! than throughput.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
