@@ -51,7 +51,7 @@ fn budget() -> BudgetInfo {
     }
 }
 
-/// Two threads: `app::main` on 11 calls `app::check` before and after its span and
+/// Two threads (and `app::main`'s await site in the table): `app::main` on 11 calls `app::check` before and after its span and
 /// `app::hash` before its span; thread 12 calls `app::other`. With `budget`, its record.
 fn budget_log(budget: Option<BudgetInfo>) -> Vec<u8> {
     let mut log = LogBuilder::new(1_000_000_000);
@@ -79,6 +79,7 @@ fn budget_log(budget: Option<BudgetInfo>) -> Vec<u8> {
     log.function(OTHER, "app::other", &[]);
     log.function(EARLY, "app::early", &[]);
     log.function(IDLE, "app::idle", &[]);
+    log.await_site(MAIN_WAIT, "app::main", "src/main.rs", 40, 17);
     log.thread(11, "main");
     log.thread(12, "worker");
     let mut b = log.block(11, 0, ZERO);
@@ -332,6 +333,64 @@ fn info_lists_every_span_and_account_those_of_the_window() {
         ),
         "{text}"
     );
+}
+
+/// The await site of `app::main` the budget stopped recording the waits of.
+const MAIN_WAIT: u32 = 8;
+
+#[test]
+fn info_and_account_name_the_waits_and_wake_ups_stopped_apart_from_the_functions() {
+    let dir = temp_dir("budget-details");
+    // `app::check` untimed; the waits at `app::main`'s await site and `app::main`'s wake-ups
+    // stopped (a task's root: its polls stay timed).
+    let b = BudgetInfo {
+        untimed: vec![
+            budget().untimed[0],
+            span(MAIN_WAIT, ZERO + 2_000_000, None, 120_000),
+            span(
+                MAIN | fdr_format::BUDGET_WAKES_BIT,
+                ZERO + 2_000_000,
+                Some(ZERO + 6_000_000),
+                110_000,
+            ),
+        ],
+        ..budget()
+    };
+    let path = write_log(&dir, "details.fdr", &budget_log(Some(b)));
+    let info = out(&["info", &path], &path);
+    assert!(
+        info.contains(
+            "untimed     1 function, the waits at 1 await site and the wake-ups of 1 async \
+             function by the budget: none of these was recorded while stopped (where only a \
+             function's waits or wake-ups were, its polls were timed)
+  app::check: from +1.00 ms to +4.00 ms (2.10 M calls/s when stopped)
+  app::main, its waits at src/main.rs:40:17: from +2.00 ms to the end of the log (120 k waits/s when stopped)
+  app::main, its wake-ups: from +2.00 ms to +6.00 ms (110 k wake-ups/s when stopped)
+"
+        ),
+        "{info}"
+    );
+    let text = out(&["account", &path], &path);
+    assert!(
+        text.ends_with(
+            "missing from the counts:
+  app::check: from +1.00 ms to +4.00 ms
+  app::main, its waits at src/main.rs:40:17: from +2.00 ms to the end of the log (its polls are counted; these waits were not recorded)
+  app::main, its wake-ups: from +2.00 ms to +6.00 ms (its polls are counted; when its tasks were woken was not)
+"
+        ),
+        "{text}"
+    );
+    // Only the untimed function's row is marked: app::main's calls are all counted.
+    assert!(
+        text.contains("  app::check [untimed by budget]\n"),
+        "{text}"
+    );
+    assert!(!text.contains("app::main [untimed"), "{text}");
+    let json = fdr(&["account", "--format", "json", &path]).unwrap();
+    let rows: Vec<Value> = serde_json::from_str(&json).unwrap();
+    let main = rows.iter().find(|r| r["function"] == "app::main").unwrap();
+    assert!(main.get("untimed_by_budget").is_none(), "{main}");
 }
 
 #[test]

@@ -198,10 +198,20 @@ pub struct BudgetInfo {
     pub spans_dropped: u64,
 }
 
-/// One function the budget stopped timing, and for how long.
+/// One function the budget stopped timing, and for how long: its calls (`function` a
+/// function's id), the waits at one of an `async fn`'s await sites (an await site's id,
+/// [`FunctionKind::Await`]), or with [`BUDGET_WAKES_BIT`] an `async fn`'s wake-ups (its polls
+/// were timed, the wake events that say when its tasks were woken not written).
+///
+/// ```
+/// use fdr_format::{BudgetSpan, BUDGET_WAKES_BIT};
+/// let wakes = BudgetSpan { function: 7 | BUDGET_WAKES_BIT, ..BudgetSpan::default() };
+/// assert_eq!(wakes.function & !BUDGET_WAKES_BIT, 7);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct BudgetSpan {
-    /// Its function id.
+    /// Its function id (an await site's, for the waits there), with [`BUDGET_WAKES_BIT`] for
+    /// an `async fn`'s wake-ups.
     pub function: u32,
     /// When it stopped being timed (ticks).
     pub from_tsc: u64,
@@ -210,6 +220,10 @@ pub struct BudgetSpan {
     /// Its calls timed a second when it was stopped: what it cost.
     pub calls_per_second: u64,
 }
+
+/// The bit of [`BudgetSpan::function`] that says the span is of the function's wake-ups, not
+/// of its calls (function ids have 28 bits).
+pub const BUDGET_WAKES_BIT: u32 = 1 << 31;
 
 /// The size of one [`BudgetSpan`] in a budget record: what bounds how many a record holds.
 pub const BUDGET_SPAN_BYTES: usize = 28;

@@ -50,7 +50,7 @@ pub mod window;
 pub use error::FormatError;
 pub use ext::{
     BudgetInfo, BudgetSpan, ClockSource, Ending, Extension, FunctionInfo, FunctionKind, Mode,
-    Reason, ReasonInfo, RunInfo, ThreadInfo, BUDGET_SPAN_BYTES, EXT_MAGIC,
+    Reason, ReasonInfo, RunInfo, ThreadInfo, BUDGET_SPAN_BYTES, BUDGET_WAKES_BIT, EXT_MAGIC,
 };
 pub use header::{FileHeader, FDR_LOG_TYPE, FDR_VERSION, HEADER_SIZE};
 pub use lead::{lead_block, LeadStart};

@@ -437,3 +437,316 @@ fn the_budget_stops_and_restores_while_threads_record_start_and_exit() {
     );
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// A future pending at its first poll, which wakes the task through the waker it was given
+/// (as a socket's readiness does) before it returns, and ready at the next.
+struct Woken(bool);
+
+impl std::future::Future for Woken {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if std::mem::replace(&mut self.0, true) {
+            std::task::Poll::Ready(())
+        } else {
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }
+    }
+}
+
+/// A connection's task, as a service's root is: it waits for each request (an await that
+/// waits, then a wake-up), and answers in 200 ticks. Polled from the test's thread with no
+/// timed call around it, it is the thread's outermost: the budget never untimes it.
+#[fdr::instrument_fdr]
+async fn serve(requests: u64) {
+    for _ in 0..requests {
+        Woken(false).await; // the wait for the next request
+        testing::advance(200);
+    }
+}
+
+/// The same, with a trigger: the budget stops none of its waits and wake-ups either.
+#[fdr::instrument_fdr(trigger = "10s")]
+async fn serve_armed(requests: u64) {
+    for _ in 0..requests {
+        Woken(false).await; // the armed one's wait
+        testing::advance(200);
+    }
+}
+
+/// Polls `task` to its end, `wait` ticks between its polls (a request's wait for the next).
+fn drive(task: impl std::future::Future<Output = ()>, wait: u64) {
+    let mut task = std::pin::pin!(task);
+    while fdr_testkit::futures::poll_once(task.as_mut()).is_pending() {
+        testing::advance(wait);
+    }
+}
+
+/// Where `marker`'s await is in this file: `(line, column)` of its `Woken`.
+fn await_site(marker: &str) -> (u32, u32) {
+    let source = include_str!("budget.rs");
+    let (i, line) = source
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.contains(marker) && l.contains(".await"))
+        .unwrap_or_else(|| panic!("{marker} in the source"));
+    (i as u32 + 1, line.find("Woken").unwrap() as u32 + 1)
+}
+
+/// The id of the async function `name` in `log`'s table (its await sites share its name).
+fn async_id(log: &DecodedLog, name: &str) -> u32 {
+    log.functions
+        .iter()
+        .find(|f| f.name == name && f.kind == fdr_format::FunctionKind::Async)
+        .map(|f| f.id)
+        .unwrap_or_else(|| panic!("{name} in the table"))
+}
+
+/// The records of `log`'s one thread with their times.
+fn timed(log: &DecodedLog) -> Vec<(u64, Rec)> {
+    let mut t = 0u64;
+    log.thread_records(log.tids()[0])
+        .into_iter()
+        .map(|r| {
+            t = r.time_after(t);
+            (t, r)
+        })
+        .collect()
+}
+
+/// (polls, waits, wake events) of `f` among the records timed in `[from, to)`.
+fn shape(records: &[(u64, Rec)], f: u32, from: u64, to: u64) -> (usize, usize, usize) {
+    let within: Vec<&Rec> = records
+        .iter()
+        .filter(|(t, _)| (from..to).contains(t))
+        .map(|(_, r)| r)
+        .collect();
+    let polls = within
+        .iter()
+        .filter(|r| matches!(r, Rec::Exit(id, _) if *id == f))
+        .count();
+    let waits = within
+        .iter()
+        .filter(|r| matches!(r, Rec::Await(a, _) if a.function == f))
+        .count();
+    let wakes = within
+        .iter()
+        .filter(|r| matches!(r, Rec::Woken(w, _) if w.function == f))
+        .count();
+    (polls, waits, wakes)
+}
+
+#[test]
+fn a_roots_waits_and_wake_ups_stop_where_its_polls_may_not_and_come_back() {
+    let session = MockSession::start(config(Some(1.0)));
+    testing::set_call_cost_ps(10_000);
+    let mut cpu = 0;
+    look(&mut cpu, 0);
+    // 2,000 requests of each root (a poll, a wait and a wake-up each): their records cost
+    // more than 1 % of 2 ms of CPU at 10 ns a call.
+    drive(serve(2_000), 300);
+    drive(serve_armed(2_000), 300);
+    let l = look(&mut cpu, 2);
+    assert!(l.estimate_ppm > 10_000, "{l:?}");
+    let (line, column) = await_site("the wait for the next request");
+    let mut stopped = l.stopped.clone();
+    stopped.sort();
+    // The root's waits and wake-ups; never its polls, nor anything of the armed one.
+    assert_eq!(
+        stopped,
+        vec![
+            format!("budget::serve (waits at {line}:{column})"),
+            "budget::serve (wake-ups)".to_string(),
+        ]
+    );
+    // Stopped: 500 more requests record their polls only.
+    let stopped_at = testing::now().0;
+    drive(serve(500), 300);
+    drive(serve_armed(500), 300);
+    testing::advance(1);
+    let quiet_at = testing::now().0;
+    // The load drops: 1 ms of CPU a look is plenty for ten requests. After a quiet second the
+    // last one stopped comes back, after another the first.
+    let mut restored = Vec::new();
+    for i in 0..20 {
+        drive(serve(10), 300);
+        let l = look(&mut cpu, 100);
+        assert!(l.stopped.is_empty(), "look {i}: {l:?}");
+        restored.extend(l.restored.into_iter().map(|name| (i, name)));
+    }
+    assert_eq!(restored.len(), 2, "{restored:?}");
+    assert_eq!((restored[0].0, restored[1].0), (9, 19), "{restored:?}");
+    let back_at = testing::now().0;
+    drive(serve(100), 300);
+    let log = session.finish();
+    let f = async_id(&log, "budget::serve");
+    let armed = async_id(&log, "budget::serve_armed");
+    let records = timed(&log);
+    // While stopped: each request's poll is there (200 ticks; the task's first, which only
+    // reaches the first wait, is erased as short), nothing else of serve; the armed one records
+    // all of it.
+    assert_eq!(shape(&records, f, stopped_at, quiet_at), (500, 0, 0));
+    assert_eq!(
+        shape(&records, armed, stopped_at, quiet_at),
+        (500, 500, 500)
+    );
+    // Both back: every request's wait and wake-up again.
+    assert_eq!(shape(&records, f, back_at, u64::MAX), (100, 100, 100));
+    // No wake-up noted while its wake-ups were stopped is recorded late: every wake event is
+    // of the wait just before its poll (300 ticks).
+    for (t, r) in &records {
+        if let Rec::Woken(w, _) = r {
+            assert_eq!(t - w.woken_at, 300, "{w:?} at {t}");
+        }
+    }
+    let budget = log.budget.clone().expect("a budget record");
+    assert_eq!(budget.untimed.len(), 2);
+    assert!(budget.untimed.iter().all(|s| s.to_tsc.is_some()));
+    assert!(budget
+        .untimed
+        .iter()
+        .any(|s| s.function == f | fdr_format::BUDGET_WAKES_BIT));
+}
+
+/// A connection's task on the real clock: each request waits once (woken at once by the
+/// future itself, as a ready socket does); with `slow`, it then works for a millisecond (the
+/// recorder's cost is then a small share of the process's time).
+#[fdr::instrument_fdr]
+async fn connection(requests: u64, slow: bool) {
+    for _ in 0..requests {
+        Woken(false).await; // a connection's wait
+        if slow {
+            let t = std::time::Instant::now();
+            while t.elapsed() < Duration::from_millis(1) {
+                std::hint::spin_loop();
+            }
+        }
+    }
+}
+
+/// The budget stops and restores a task root's waits and wake-ups while threads keep polling
+/// such tasks, starting and exiting, with snapshots and looks of its own racing the writer's,
+/// on the real clock: every log nests, the root's polls are never untimed, and its wake-ups
+/// were stopped and noted again.
+#[test]
+#[cfg_attr(
+    fdr_emulated,
+    ignore = "timed on the machine's CPU clocks: under qemu-user a call's cost is the emulator's"
+)]
+fn a_roots_details_stop_and_come_back_while_threads_poll_start_and_exit() {
+    use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+    use std::sync::Arc;
+    let _turn = testing::exclusive();
+    testing::use_real_clock();
+    let dir = fdr_testkit::logs::scratch("budget-details-race");
+    // Nearly every poll, wait and wake-up kept (a service's are, being longer than the
+    // threshold): the waits and wake-ups cost records, which the budget finds in its sample. (A
+    // threshold of zero would turn culling off, and the budget with it.)
+    let rec = fdr_runtime::start(
+        Config::default()
+            .cull_memory(false)
+            .threshold(Duration::from_nanos(1))
+            .budget(Some(1.0))
+            .buffer_count(64),
+    )
+    .unwrap();
+    // 0: busy, 1: quiet, 2: stop.
+    let phase = Arc::new(AtomicU8::new(0));
+    let workers: Vec<_> = (0..3)
+        .map(|_| {
+            let phase = Arc::clone(&phase);
+            std::thread::spawn(move || loop {
+                // Short-lived threads: each polls a few tasks to their end and exits.
+                let phase = Arc::clone(&phase);
+                let t = std::thread::spawn(move || {
+                    for _ in 0..20 {
+                        match phase.load(Ordering::Relaxed) {
+                            0 => drive(connection(500, false), 0),
+                            1 => drive(connection(5, true), 0),
+                            _ => return true,
+                        }
+                    }
+                    false
+                });
+                if t.join().unwrap() {
+                    return;
+                }
+            })
+        })
+        .collect();
+    let looking = Arc::new(AtomicBool::new(true));
+    let looker = {
+        let looking = Arc::clone(&looking);
+        std::thread::spawn(move || {
+            while looking.load(Ordering::Relaxed) {
+                testing::budget_look();
+                std::thread::sleep(Duration::from_millis(7));
+            }
+        })
+    };
+    let snapshot = |n: usize| {
+        let path = dir.join(format!("snap-{n}.fdr"));
+        rec.write_snapshot(&path).unwrap();
+        fdr_testkit::logs::read_log(&path)
+    };
+    let wait_for = |what: &str, done: &dyn Fn() -> bool| {
+        let since = std::time::Instant::now();
+        while !done() {
+            assert!(since.elapsed() < Duration::from_secs(20), "never {what}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let mut logs = Vec::new();
+    // Busy: the waits and wake-ups stop within a few looks.
+    wait_for("stopped", &|| rec.stats().untimed_by_budget >= 2);
+    logs.push(snapshot(0));
+    // Quiet (requests of a millisecond's work): noted again after a second or two under half
+    // the budget.
+    phase.store(1, Ordering::Relaxed);
+    wait_for("noted again", &|| rec.stats().untimed_by_budget == 0);
+    logs.push(snapshot(1));
+    // Busy again, then the end while threads poll.
+    phase.store(0, Ordering::Relaxed);
+    std::thread::sleep(Duration::from_millis(300));
+    let path = dir.join("final.fdr");
+    rec.finish(&path).unwrap();
+    phase.store(2, Ordering::Relaxed);
+    looking.store(false, Ordering::Relaxed);
+    for w in workers {
+        w.join().unwrap();
+    }
+    looker.join().unwrap();
+    logs.push(fdr_testkit::logs::read_log(&path));
+    for log in &logs {
+        log.assert_nests();
+    }
+    let last = logs.last().unwrap();
+    let f = async_id(last, "budget::connection");
+    let budget = last.budget.clone().expect("a budget record");
+    // Its polls never stopped; its wake-ups stopped and were noted again.
+    assert!(budget.untimed.iter().all(|s| s.function != f), "{budget:?}");
+    let wakes: Vec<_> = budget
+        .untimed
+        .iter()
+        .filter(|s| s.function == f | fdr_format::BUDGET_WAKES_BIT)
+        .collect();
+    assert!(!wakes.is_empty(), "{budget:?}");
+    assert!(
+        wakes[0].to_tsc.is_some_and(|t| t > wakes[0].from_tsc),
+        "{budget:?}"
+    );
+    // The root's polls are in every log.
+    for log in &logs {
+        let polls = log
+            .tids()
+            .iter()
+            .flat_map(|&t| log.thread_records(t))
+            .filter(|r| matches!(r, Rec::Exit(id, _) if *id == f))
+            .count();
+        assert!(polls > 0, "no poll of the root in a log");
+    }
+    std::fs::remove_dir_all(dir).ok();
+}

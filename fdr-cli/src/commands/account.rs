@@ -19,7 +19,7 @@ use fdr_format::first_pass::origin;
 use fdr_format::sink::{Close, CullSeen, Exit, Sink, TaskSeen, GO_ON};
 use fdr_format::FunctionKind;
 
-use crate::model::budget::{untimed_during, Untimed};
+use crate::model::budget::{untimed_during, Stopped, Untimed};
 use crate::model::culls::Culls;
 use crate::model::engine::Decoded;
 use crate::model::engine::Report;
@@ -534,14 +534,26 @@ pub(crate) fn table(
     let mut untimed_uncalled = Vec::new();
     if !untimed.is_empty() {
         let called: HashSet<u32> = acc.slots.ids().iter().copied().collect();
-        // With `--function`, the functions it chooses and those called in their calls.
-        untimed.retain(|u| called.contains(&u.id) || filter.function_chosen(&names.function(u.id)));
-        untimed_uncalled = untimed
+        // With `--function`, the functions it chooses and those called in their calls (an
+        // await site is named after its function).
+        let entry = |id: u32| Stopped::in_log(&names, id).entry();
+        untimed.retain(|u| {
+            let id = entry(u.id);
+            called.contains(&id) || filter.function_chosen(&names.function(id))
+        });
+        // Of the functions untimed (not of the waits or wake-ups stopped, whose functions'
+        // polls are counted), which the table has no call of, and which rows to mark.
+        let calls: Vec<u32> = untimed
             .iter()
             .map(|u| u.id)
+            .filter(|&id| matches!(Stopped::in_log(&names, id), Stopped::Calls(_)))
+            .collect();
+        untimed_uncalled = calls
+            .iter()
+            .copied()
             .filter(|id| !called.contains(id))
             .collect();
-        let ids: HashSet<u32> = untimed.iter().map(|u| u.id).collect();
+        let ids: HashSet<u32> = calls.into_iter().collect();
         for r in &mut rows {
             r.untimed = ids.contains(&r.id);
         }

@@ -7,6 +7,49 @@ use std::collections::HashMap;
 
 use fdr_format::BudgetInfo;
 
+/// What a budget span stopped: a function's calls, the waits at one of an `async fn`'s await
+/// sites, or an `async fn`'s wake-ups (its polls stayed timed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stopped {
+    /// The calls of this function.
+    Calls(u32),
+    /// The waits at this await site.
+    Waits(u32),
+    /// The wake-ups of this `async fn`.
+    Wakes(u32),
+}
+
+impl Stopped {
+    /// What span id `id` stopped, by the log's table (`is_site`: whether an id is an await
+    /// site's).
+    pub(crate) fn of(id: u32, is_site: impl Fn(u32) -> bool) -> Stopped {
+        if id & fdr_format::BUDGET_WAKES_BIT != 0 {
+            Stopped::Wakes(id & !fdr_format::BUDGET_WAKES_BIT)
+        } else if is_site(id) {
+            Stopped::Waits(id)
+        } else {
+            Stopped::Calls(id)
+        }
+    }
+
+    /// What span id `id` stopped, by the log's table of functions.
+    pub(crate) fn in_log(names: &crate::model::names::Names, id: u32) -> Stopped {
+        Stopped::of(id, |id| {
+            names
+                .info(id)
+                .is_some_and(|f| f.kind == fdr_format::FunctionKind::Await)
+        })
+    }
+
+    /// The id of the table entry it names: the function, or the await site (named after its
+    /// function).
+    pub(crate) fn entry(self) -> u32 {
+        match self {
+            Stopped::Calls(id) | Stopped::Waits(id) | Stopped::Wakes(id) => id,
+        }
+    }
+}
+
 /// One function the budget untimed during a time range, with its spans there.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Untimed {

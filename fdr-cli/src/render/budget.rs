@@ -5,7 +5,7 @@
 use fdr_format::BudgetInfo;
 
 use crate::escape::shown;
-use crate::model::budget::Untimed;
+use crate::model::budget::{Stopped, Untimed};
 use crate::model::names::Names;
 use crate::render::labels::relative;
 use crate::units::{human_count, human_ps, percent_ppm, TickRate};
@@ -19,6 +19,56 @@ fn function(names: &Names, id: u32) -> String {
         shown(&names.function(id)).into_owned()
     } else {
         format!("function #{id}")
+    }
+}
+
+/// What a span stopped, as `info` and `account` name it: the function; `NAME, its waits at
+/// FILE:LINE:COL`; `NAME, its wake-ups`.
+fn subject(names: &Names, s: Stopped) -> String {
+    match s {
+        Stopped::Calls(id) => function(names, id),
+        Stopped::Waits(site) => format!(
+            "{}, its waits at {}",
+            function(names, site),
+            shown(&names.site(site))
+        ),
+        Stopped::Wakes(id) => format!("{}, its wake-ups", function(names, id)),
+    }
+}
+
+/// `3 functions`, `the waits at 2 await sites`, `the wake-ups of 1 async function`, joined.
+fn counted(kinds: &[Stopped]) -> String {
+    let count = |f: fn(&Stopped) -> bool| kinds.iter().filter(|k| f(k)).count();
+    let plural = |n: usize, one: &str, many: &str| {
+        if n == 1 {
+            format!("1 {one}")
+        } else {
+            format!("{n} {many}")
+        }
+    };
+    let mut parts = Vec::new();
+    let calls = count(|k| matches!(k, Stopped::Calls(_)));
+    if calls > 0 {
+        parts.push(plural(calls, "function", "functions"));
+    }
+    let waits = count(|k| matches!(k, Stopped::Waits(_)));
+    if waits > 0 {
+        parts.push(format!(
+            "the waits at {}",
+            plural(waits, "await site", "await sites")
+        ));
+    }
+    let wakes = count(|k| matches!(k, Stopped::Wakes(_)));
+    if wakes > 0 {
+        parts.push(format!(
+            "the wake-ups of {}",
+            plural(wakes, "async function", "async functions")
+        ));
+    }
+    match parts.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
     }
 }
 
@@ -77,17 +127,28 @@ pub(crate) fn info_lines(
     let mut ids: Vec<u32> = b.untimed.iter().map(|s| s.function).collect();
     ids.sort_unstable();
     ids.dedup();
+    let kinds: Vec<Stopped> = ids.iter().map(|&id| Stopped::in_log(names, id)).collect();
+    let details = kinds.iter().any(|k| !matches!(k, Stopped::Calls(_)));
     out.push(format!(
-        "untimed     {} by the budget: no call of theirs was recorded while untimed",
-        match ids.len() {
-            1 => "1 function".to_string(),
-            n => format!("{n} functions"),
+        "untimed     {} by the budget: {}",
+        counted(&kinds),
+        if details {
+            "none of these was recorded while stopped (where only a function's waits or \
+             wake-ups were, its polls were timed)"
+        } else {
+            "no call of theirs was recorded while untimed"
         }
     ));
     for s in &b.untimed {
+        let what = Stopped::in_log(names, s.function);
+        let unit = match what {
+            Stopped::Calls(_) => "calls",
+            Stopped::Waits(_) => "waits",
+            Stopped::Wakes(_) => "wake-ups",
+        };
         out.push(format!(
-            "  {}: {} ({} calls/s when stopped)",
-            function(names, s.function),
+            "  {}: {} ({} {unit}/s when stopped)",
+            subject(names, what),
             span(s.from_tsc, s.to_tsc, clock, origin),
             human_count(s.calls_per_second)
         ));
@@ -128,16 +189,19 @@ pub(crate) fn account_lines(
             .iter()
             .map(|&(from, to)| span(from, to, clock, origin))
             .collect();
-        out.push(format!(
-            "  {}: {}{}",
-            shown(&names.function(u.id)),
-            spans.join(", "),
-            if called(u.id) {
-                ""
-            } else {
-                " (no call of it in the table)"
-            }
-        ));
+        let what = Stopped::in_log(names, u.id);
+        let note = match what {
+            Stopped::Calls(id) if !called(id) => " (no call of it in the table)",
+            Stopped::Calls(_) => "",
+            Stopped::Waits(_) => " (its polls are counted; these waits were not recorded)",
+            Stopped::Wakes(_) => " (its polls are counted; when its tasks were woken was not)",
+        };
+        // A function as the table names it (`#ID` for one not in it).
+        let named = match what {
+            Stopped::Calls(id) => shown(&names.function(id)).into_owned(),
+            _ => subject(names, what),
+        };
+        out.push(format!("  {named}: {}{note}", spans.join(", ")));
     }
     out
 }

@@ -75,7 +75,7 @@ impl<F: Future> Future for Awaited<F> {
             }
             Poll::Pending => {
                 if this.since == 0 {
-                    this.since = awaits::begin(this.f);
+                    this.since = awaits::begin(this.site, this.f);
                     this.polls = 0;
                 }
                 this.polls = this.polls.saturating_add(1);

@@ -496,11 +496,18 @@ impl<F: Future, A: PollEntry> Instrumented<F, A> {
             // The entry and the exit time the poll against the long-poll limit as they are
             // recorded, the exit however the poll ends.
             let _guard = self.entry.enter(self.f);
-            let mut on_stack = std::mem::MaybeUninit::uninit();
-            // SAFETY: the waker is used for this poll only: `body` is dropped at the end of
-            // this block, before `self.waker`, `cx` and `on_stack` move or die.
-            let body = unsafe { self.waker.for_poll(self.f, cx.waker(), &mut on_stack) };
-            inner.poll(&mut Context::from_waker(&body))
+            if self.f.details() & crate::tables::functions::WAKES_UNNOTED != 0 {
+                // The budget stopped noting this function's wake-ups: the body gets the
+                // executor's waker, as an unrecorded poll's does.
+                self.waker.unnoted(cx.waker());
+                inner.poll(cx)
+            } else {
+                let mut on_stack = std::mem::MaybeUninit::uninit();
+                // SAFETY: the waker is used for this poll only: `body` is dropped at the end
+                // of this block, before `self.waker`, `cx` and `on_stack` move or die.
+                let body = unsafe { self.waker.for_poll(self.f, cx.waker(), &mut on_stack) };
+                inner.poll(&mut Context::from_waker(&body))
+            }
         };
         let ready = polled.is_ready();
         let ended = mark.is_some_and(|m| {

@@ -244,6 +244,24 @@ impl TaskWaker {
         // not own).
         ManuallyDrop::new(unsafe { Waker::from_raw(raw) })
     }
+
+    /// A poll whose body gets `executor`'s waker itself, not one of the task's (the budget
+    /// stopped noting the function's wake-ups): a cell made earlier still delivers the wakes of
+    /// the futures that kept its waker, so it takes `executor` in as a wrapped poll's would,
+    /// and forgets the wake it noted, which no poll records now (recorded later, it would date
+    /// a wait that is over).
+    #[inline]
+    pub(crate) fn unnoted(&self, executor: &Waker) {
+        let p = self.cell.load(Ordering::Acquire);
+        if !p.is_null() {
+            // SAFETY: as in `for_poll`: the cell lives as long as `self`.
+            let cell = unsafe { &*p };
+            if cell.woken_at.load(Ordering::Relaxed) != 0 {
+                cell.woken_at.store(0, Ordering::Relaxed);
+            }
+            cell.slot.register(executor);
+        }
+    }
 }
 
 impl Drop for TaskWaker {
@@ -416,5 +434,45 @@ mod tests {
             1,
             "the executor's waker is woken"
         );
+    }
+
+    #[test]
+    fn a_wake_noted_while_wake_ups_go_unnoted_is_forgotten_and_still_delivered() {
+        let _turn = crate::testing::exclusive();
+        static F: FnDesc = FnDesc::new(
+            "wake::unnoted",
+            "src/wake.rs",
+            1,
+            crate::FnKindTag::Async,
+            &[],
+        );
+        // A recording runs: wakes through a cell are noted.
+        let rec = crate::start(crate::Config::default()).unwrap();
+        let (first, executor) = counting();
+        let (second, moved) = counting();
+        let task = TaskWaker::new();
+        // A future keeps the task's waker at a poll whose wake-ups were noted.
+        let kept = {
+            let mut on_stack = std::mem::MaybeUninit::uninit();
+            // SAFETY: the lent waker is dropped at the end of this block.
+            let lent = unsafe { task.for_poll(&F, &executor, &mut on_stack) };
+            (*lent).clone()
+        };
+        // SAFETY: the cell lives as long as `task`.
+        let cell = unsafe { &*task.cell.load(Ordering::SeqCst) };
+        kept.wake_by_ref();
+        assert_ne!(cell.woken_at.load(Ordering::SeqCst), 0, "noted");
+        assert_eq!(first.0.load(Ordering::SeqCst), 1);
+        // The budget stops noting its wake-ups; the next poll comes with another waker (the
+        // task moved): the note is forgotten (no poll will record it), the new waker taken in.
+        task.unnoted(&moved);
+        assert_eq!(cell.woken_at.load(Ordering::SeqCst), 0, "forgotten");
+        kept.wake();
+        assert_eq!(
+            second.0.load(Ordering::SeqCst),
+            1,
+            "the kept waker still wakes the task, through the waker it has now"
+        );
+        rec.finish_to(&mut std::io::sink()).unwrap();
     }
 }

@@ -31,6 +31,7 @@ pub struct Stats {
     ///
     /// [`Config::budget`]: crate::Config::budget
     pub cost_estimate_ppm: Option<u32>,
-    /// Functions the cost budget does not time now.
+    /// Functions the cost budget does not time now, counting each await site whose waits and
+    /// each `async fn` whose wake-ups it does not record now (a task's root keeps its polls).
     pub untimed_by_budget: usize,
 }

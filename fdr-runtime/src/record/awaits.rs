@@ -17,11 +17,14 @@ use crate::record::hot_path;
 use crate::tables::flags;
 use crate::tables::functions::FnDesc;
 
-/// The clock reading that begins a wait at an await site of `f`, or 0 when nothing would record
-/// it (no recorder, `f` culled, or profile mode: then its polls are not recorded either).
+/// The clock reading that begins a wait at await site `site` of `f`, or 0 when nothing would
+/// record it: no recorder, `f` culled or untimed, or profile mode (then its polls are not
+/// recorded either), or the site's waits untimed by the cost budget (the site's own `SHED`
+/// flag: the budget stops recording a site's waits, a detail of its function's polls, where it
+/// may not stop timing the function).
 #[inline]
-pub(crate) fn begin(f: &'static FnDesc) -> u64 {
-    if f.flags() & (flags::UNTIMED | flags::UNLOGGED) != 0 {
+pub(crate) fn begin(site: &'static FnDesc, f: &'static FnDesc) -> u64 {
+    if (f.flags() | site.flags()) & (flags::UNTIMED | flags::UNLOGGED) != 0 {
         return 0;
     }
     begin_now()

@@ -28,7 +28,12 @@
 //! (a task's root: its polls are the worker's time), and never one with a trigger or logged
 //! arguments (culling never takes them either), nor one culled or being probed (it costs
 //! nothing, or is being checked), nor one called fewer than [`MIN_PER_SECOND`] times a second
-//! (it costs nothing worth its window). A function culling is about to take ([`culled_soon`]) is
+//! (it costs nothing worth its window). In that second pass, beside the functions, are the
+//! details of an `async fn`'s polls, which it may stop where it may not stop the function: the
+//! waits at each of its await sites (the site's own `SHED` flag: `record::awaits` records none
+//! there) and its wake-ups (`functions::WAKES_UNNOTED`: its polls give the body the executor's
+//! waker, and write no wake event). A task's root, which a budget never untimes, keeps its polls
+//! timed without them; a function with a trigger or logged arguments keeps all of it. A function culling is about to take ([`culled_soon`]) is
 //! left to it, and its erased calls out of what the budget acts on: they stop by themselves.
 //!
 //! While it is short (over at a look, or still untiming functions), the writer probes culled
@@ -58,12 +63,34 @@ use crate::tables::flags;
 use crate::tables::functions::{self, FnDesc};
 use crate::FnKindTag;
 
-/// What a poll of an `async fn` costs, in timed calls: its entry and exit, and what goes with
-/// them in a program that awaits (the task's waker, wrapped to see its wake-ups; the clock read
-/// at each await that waits; the poll's place on its thread's open calls, for the long-poll
-/// limit). Measured on mini-redis and checked on `kv_service` (`benches/README.md`, "A cost
-/// budget").
-pub(crate) const POLL_CALLS: u64 = 3;
+/// What a poll of an `async fn` costs, in thousandths of a timed call: its entry and exit, and
+/// what goes with them in a program that awaits (the poll's place on its thread's open calls,
+/// for the long-poll limit, and its poll event: [`POLL_BASE_MILLI`]; the task's waker, wrapped
+/// to see its wake-ups: [`WAKER_MILLI`]; the clock read at each await that waits:
+/// [`AWAIT_MILLI`]). Four calls in all, fitted on mini-redis and `kv_service` with their load in
+/// a process of its own (`benches/README.md`, "A task's root without its waits and wake-ups");
+/// a function whose wake-ups the budget stopped noting, or whose await sites it all stopped (or
+/// that has none), pays less.
+pub(crate) const POLL_MILLI: u64 = POLL_BASE_MILLI + WAKER_MILLI + AWAIT_MILLI;
+
+/// What a poll costs with none of its details, in thousandths of a timed call: a task's root
+/// whose waits and wake-ups the budget stopped (`benches/README.md`, "A task's root without
+/// its waits and wake-ups").
+const POLL_BASE_MILLI: u64 = 3000;
+
+/// What noting a task's wake-ups adds to each poll, in thousandths of a timed call: the waker
+/// wrapped and taken in, the clock read at the wake, the wake event.
+const WAKER_MILLI: u64 = 500;
+
+/// What the clock reads at the waits of a poll add to it, in thousandths of a timed call.
+const AWAIT_MILLI: u64 = 500;
+
+/// A plain call, in thousandths of a timed call.
+const CALL_MILLI: u64 = 1000;
+
+/// The bit of a budget span's function id (and of [`Decision`]'s ids) that says the span is of
+/// the function's wake-ups ([`Part::Wakes`]), not of its calls.
+pub(crate) const WAKES_BIT: u32 = fdr_format::BUDGET_WAKES_BIT;
 
 /// A process whose CPU time over a look is under `1 / IDLE_SHARE` of the look's time is idle:
 /// nothing is untimed for it, and it counts as room.
@@ -124,9 +151,29 @@ pub(crate) struct Reading {
     pub word_milli: u64,
 }
 
+/// What the budget stops of an entry of the function table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Part {
+    /// A function's calls (it is untimed), or an await site's waits.
+    Calls,
+    /// An `async fn`'s wake-ups: its polls stay timed (`functions::WAKES_UNNOTED`).
+    Wakes,
+}
+
+impl Part {
+    /// The id a span and a decision give entry `index` stopped as `self`.
+    fn id(self, index: usize) -> u32 {
+        match self {
+            Part::Calls => index as u32 + 1,
+            Part::Wakes => (index as u32 + 1) | WAKES_BIT,
+        }
+    }
+}
+
 /// A function the budget stopped timing.
 struct Shed {
     index: usize,
+    part: Part,
     /// How long the estimate must stay under half the budget before it is tried again.
     dwell_ns: u64,
     /// Its span in `spans`, by number since the first.
@@ -143,14 +190,17 @@ pub(crate) struct Budget {
     seen: Vec<u64>,
     /// Each function's run of erased calls (culling's) at the last look.
     runs: Vec<u32>,
+    /// Each await site's async function, by index in the table (`None` for a function).
+    owners: Vec<Option<usize>>,
     /// Culling's `cull_after`: how long a run gets before culling takes its function.
     cull_after: u32,
     shed: Vec<Shed>,
-    /// Functions timed again lately: (index, when, the dwell they had).
-    tried: Vec<(usize, u64, u64)>,
+    /// Functions timed again lately: (index, part, when, the dwell they had).
+    tried: Vec<(usize, Part, u64, u64)>,
     quiet_ns: u64,
-    /// What the erased polls of async functions cost beyond a call each, so far, in calls.
-    extra_polls: u64,
+    /// What the erased polls of async functions cost beyond a call each, so far, in
+    /// thousandths of a call.
+    extra_milli: u64,
     spans: std::collections::VecDeque<BudgetSpan>,
     spans_dropped: u64,
     estimate_ppm: u32,
@@ -164,9 +214,9 @@ pub(crate) struct Budget {
 pub(crate) struct Decision {
     /// The estimate over the look, in millionths of the CPU time.
     pub estimate_ppm: u32,
-    /// Function ids stopped.
+    /// Function ids stopped ([`WAKES_BIT`] set: their wake-ups).
     pub shed: Vec<u32>,
-    /// Function ids timed again.
+    /// Function ids timed again ([`WAKES_BIT`] set: their wake-ups).
     pub restored: Vec<u32>,
     /// Whether the budget is short: over at this look, or still untiming functions. The writer
     /// then probes culled functions less often (`cull::BUSY_PROBE_FACTOR`).
@@ -184,11 +234,12 @@ impl Budget {
             last: None,
             seen: Vec::new(),
             runs: Vec::new(),
+            owners: Vec::new(),
             cull_after,
             shed: Vec::new(),
             tried: Vec::new(),
             quiet_ns: 0,
-            extra_polls: 0,
+            extra_milli: 0,
             spans: std::collections::VecDeque::new(),
             spans_dropped: 0,
             estimate_ppm: 0,
@@ -229,12 +280,13 @@ impl Budget {
         r: Reading,
         kept: &Kept,
         table: &[FnDesc],
-        set_shed: &mut dyn FnMut(&FnDesc, bool) -> bool,
+        set_shed: &mut dyn FnMut(&FnDesc, Part, bool) -> bool,
     ) -> Decision {
         self.looks += 1;
         if self.seen.len() != table.len() {
             self.seen = table.iter().map(|f| f.erased().load(Relaxed)).collect();
             self.runs = table.iter().map(|f| f.run().load(Relaxed)).collect();
+            self.owners = owners(table);
         }
         let Some(last) = self.last.replace(r) else {
             self.first = Some(r);
@@ -244,38 +296,34 @@ impl Budget {
         let cpu = r.cpu_ns.saturating_sub(last.cpu_ns);
         let elapsed = r.now_ns.saturating_sub(last.now_ns).max(1);
         // Each function's erased calls since the last look; an async function's erased polls
-        // cost more than a call's (see `POLL_CALLS`). Those of a function culling has taken
+        // cost more than a call's (see `POLL_MILLI`). Those of a function culling has taken
         // or is about to take are culling's to stop, and soon stopped: what they cost is left
         // out of what the budget acts on.
         let mut erased: Vec<(u64, usize)> = Vec::new();
-        let mut polls = 0;
+        let mut extra = 0;
         let mut culling = 0;
+        let poll_milli = poll_milli(table, &self.owners);
         for (i, f) in table.iter().enumerate() {
             let now = f.erased().load(Relaxed);
             let since = now.saturating_sub(self.seen[i]);
             self.seen[i] = now;
             let run = f.run().load(Relaxed);
             let before = std::mem::replace(&mut self.runs[i], run);
-            if f.kind() == FnKindTag::Async {
-                polls += since;
-            }
+            let per_call = poll_milli[i];
+            extra += since * (per_call - CALL_MILLI);
             if since == 0 {
                 continue;
             }
-            let cost = if f.kind() == FnKindTag::Async {
-                since * POLL_CALLS
-            } else {
-                since
-            };
+            let cost = since * per_call / CALL_MILLI;
             if culled_soon(f, since, before, run, self.cull_after) {
                 culling += cost;
-            } else if sheddable(f) {
+            } else if sheddable(table, i, &self.owners) {
                 erased.push((cost, i));
             }
         }
-        self.extra_polls += polls * (POLL_CALLS - 1);
+        self.extra_milli += extra;
         let mut r = r;
-        r.erased += self.extra_polls;
+        r.erased += self.extra_milli / CALL_MILLI;
         self.last = Some(r);
         let estimate = self.cost_ppm(&last, &r);
         self.overall_ppm = self.cost_ppm(&first, &r) as u32;
@@ -287,7 +335,7 @@ impl Budget {
         self.peak_ppm = self.peak_ppm.max(estimate as u32);
         let ppm = u64::from(self.ppm);
         self.tried
-            .retain(|t| r.now_ns.saturating_sub(t.1) < t.2.saturating_mul(2));
+            .retain(|t| r.now_ns.saturating_sub(t.2) < t.3.saturating_mul(2));
         // What the budget acts on: the calls' cost, which untiming functions changes. The
         // writer's own (its wake-ups, the probes, these looks) is in the estimate the log gives,
         // but untiming a function does not lower it; and a process that hardly runs (under a
@@ -313,7 +361,15 @@ impl Budget {
                 if per_second < MIN_PER_SECOND {
                     break;
                 }
-                if !self.stop(i, table, set_shed, &r, per_second, &mut decision) {
+                if !self.stop(
+                    i,
+                    Part::Calls,
+                    table,
+                    set_shed,
+                    &r,
+                    per_second,
+                    &mut decision,
+                ) {
                     break;
                 }
                 left = left.saturating_sub(self.share_ppm(calls, cpu));
@@ -323,15 +379,24 @@ impl Budget {
             // but frequent, like a wait for the next request under a timed handler).
             if left > target {
                 let words = r.words.saturating_sub(last.words);
-                let mut costly: Vec<(u64, u64, usize)> = (0..table.len())
-                    .filter(|&i| sheddable(&table[i]) && !self.shed.iter().any(|s| s.index == i))
-                    .filter_map(|i| {
-                        let (cost, calls) = kept.since(i, words, r.word_milli);
-                        (cost > 0).then_some((cost, calls, i))
+                let n = table.len();
+                let calls = (0..n)
+                    .filter(|&i| sheddable(table, i, &self.owners))
+                    .map(|i| (i, Part::Calls));
+                let wakes = (0..n)
+                    .filter(|&i| wakes_sheddable(&table[i]))
+                    .map(|i| (i, Part::Wakes));
+                let mut costly: Vec<(u64, u64, usize, Part)> = calls
+                    .chain(wakes)
+                    .filter(|&(i, part)| !self.shed.iter().any(|s| (s.index, s.part) == (i, part)))
+                    .filter_map(|(i, part)| {
+                        let at = if part == Part::Wakes { n + i } else { i };
+                        let (cost, calls) = kept.since(at, words, r.word_milli);
+                        (cost > 0).then_some((cost, calls, i, part))
                     })
                     .collect();
                 costly.sort_unstable_by(|a, b| b.cmp(a));
-                for (cost, calls, i) in costly {
+                for (cost, calls, i, part) in costly {
                     if left <= target {
                         break;
                     }
@@ -340,7 +405,7 @@ impl Budget {
                     if per_second < MIN_PER_SECOND {
                         continue;
                     }
-                    if !self.stop(i, table, set_shed, &r, per_second, &mut decision) {
+                    if !self.stop(i, part, table, set_shed, &r, per_second, &mut decision) {
                         break;
                     }
                     left = left.saturating_sub(self.share_ppm(cost, cpu));
@@ -358,10 +423,10 @@ impl Budget {
                 .is_some_and(|s| self.quiet_ns >= s.dwell_ns);
             if due {
                 let s = self.shed.pop().expect("looked at just above");
-                if set_shed(&table[s.index], false) {
+                if set_shed(&table[s.index], s.part, false) {
                     self.close_span(s.span, r.now_tsc);
-                    self.tried.push((s.index, r.now_ns, s.dwell_ns));
-                    decision.restored.push(s.index as u32 + 1);
+                    self.tried.push((s.index, s.part, r.now_ns, s.dwell_ns));
+                    decision.restored.push(s.part.id(s.index));
                 }
                 self.quiet_ns = 0;
             }
@@ -372,38 +437,42 @@ impl Budget {
         decision
     }
 
-    /// Stops timing function `i` (if `set_shed` could), called `per_second` times a second when
-    /// stopped; says whether it was.
+    /// Stops `part` of function `i` (if `set_shed` could), called `per_second` times a second
+    /// when stopped; says whether it was.
+    #[allow(clippy::too_many_arguments)]
     fn stop(
         &mut self,
         i: usize,
+        part: Part,
         table: &[FnDesc],
-        set_shed: &mut dyn FnMut(&FnDesc, bool) -> bool,
+        set_shed: &mut dyn FnMut(&FnDesc, Part, bool) -> bool,
         r: &Reading,
         per_second: u64,
         decision: &mut Decision,
     ) -> bool {
-        if !set_shed(&table[i], true) {
+        if !set_shed(&table[i], part, true) {
             return false;
         }
-        let span = self.open_span(i as u32 + 1, r.now_tsc, per_second);
+        let span = self.open_span(part.id(i), r.now_tsc, per_second);
         // Tried again not long ago, and too costly still: it waits twice as long.
-        let dwell_ns = match self.tried.iter().find(|t| t.0 == i) {
-            Some(&(_, at, dwell)) if r.now_ns.saturating_sub(at) < dwell * 2 => {
+        let dwell_ns = match self.tried.iter().find(|t| (t.0, t.1) == (i, part)) {
+            Some(&(_, _, at, dwell)) if r.now_ns.saturating_sub(at) < dwell * 2 => {
                 (dwell * 2).min(MAX_DWELL_NS)
             }
             _ => QUIET_NS,
         };
         self.shed.push(Shed {
             index: i,
+            part,
             dwell_ns,
             span,
         });
-        decision.shed.push(i as u32 + 1);
+        decision.shed.push(part.id(i));
         true
     }
 
-    /// Notes that function `id` stopped being timed at `tsc`; returns the span's number.
+    /// Notes that function `id` (with [`WAKES_BIT`]: its wake-ups) stopped being timed at `tsc`;
+    /// returns the span's number.
     fn open_span(&mut self, id: u32, tsc: u64, per_second: u64) -> u64 {
         if self.spans.len() == MAX_SPANS {
             self.spans.pop_front();
@@ -442,9 +511,6 @@ impl Budget {
     }
 }
 
-/// Whether the budget may stop timing `f`: a function, scope or `async fn` seen inside another
-/// timed call and never as its thread's outermost, not one with a trigger or logged arguments,
-/// and not culled, probed or stopped already.
 /// Whether function `f`'s `since` erased calls since the last look are culling's business: it
 /// was culled meanwhile (or is being probed), or its run (`before`, now `run`) grew by at least
 /// half of them and, at that rate, reaches `cull_after` within the next [`SOON_LOOKS`] looks.
@@ -469,15 +535,86 @@ fn culled_soon(f: &FnDesc, since: u64, before: u32, run: u32, cull_after: u32) -
 /// How many looks ahead a function's cull counts as soon ([`culled_soon`]): a second's.
 const SOON_LOOKS: u64 = 10;
 
-fn sheddable(f: &FnDesc) -> bool {
+/// Whether the budget may stop timing entry `i` of `table`, not culled, probed or stopped
+/// already, nor one with a trigger: a function, scope or `async fn` seen inside another timed
+/// call and never as its thread's outermost, without logged arguments; or an await site, whose
+/// waits are a detail of its function's polls (`owners`: each site's function), of an `async
+/// fn` with neither a trigger nor logged arguments, however it is placed. Stopping a site stops
+/// the recording of its waits and leaves its function's polls timed: what is left to stop of a
+/// task's root, which is never untimed.
+fn sheddable(table: &[FnDesc], i: usize, owners: &[Option<usize>]) -> bool {
+    let f = &table[i];
     let untouchable = flags::TRIGGER | flags::CULLED | flags::PROBING | flags::SHED | flags::OFF;
-    f.flags() & untouchable == 0
+    if f.flags() & untouchable != 0 {
+        return false;
+    }
+    match f.kind() {
+        FnKindTag::Function | FnKindTag::Scope | FnKindTag::Async => {
+            f.args().is_empty() && f.placement() == functions::INSIDE
+        }
+        FnKindTag::Await => owners
+            .get(i)
+            .copied()
+            .flatten()
+            .and_then(|o| table.get(o))
+            .is_some_and(|g| g.flags() & flags::TRIGGER == 0 && g.args().is_empty()),
+    }
+}
+
+/// Whether the budget may stop noting the wake-ups of entry `f`: an `async fn` timed, not culled
+/// or probed, without a trigger or logged arguments, whose wake-ups are noted. Its polls stay
+/// timed, wherever they are: what is left to stop of a task's root once its waits are.
+fn wakes_sheddable(f: &FnDesc) -> bool {
+    let untouchable = flags::TRIGGER | flags::CULLED | flags::PROBING | flags::SHED | flags::OFF;
+    f.kind() == FnKindTag::Async
+        && f.flags() & untouchable == 0
         && f.args().is_empty()
-        && f.placement() == functions::INSIDE
-        && matches!(
-            f.kind(),
-            FnKindTag::Function | FnKindTag::Scope | FnKindTag::Async
-        )
+        && f.details() & functions::WAKES_UNNOTED == 0
+}
+
+/// What a call of each entry of `table` costs, in thousandths of a timed call: [`CALL_MILLI`]
+/// for a function's, and for an `async fn`'s poll [`POLL_BASE_MILLI`] plus [`WAKER_MILLI`]
+/// while its wake-ups are noted plus [`AWAIT_MILLI`] while one of its await sites (`owners`)
+/// is timed.
+fn poll_milli(table: &[FnDesc], owners: &[Option<usize>]) -> Vec<u64> {
+    let mut waits = vec![false; table.len()];
+    for (site, owner) in owners.iter().enumerate() {
+        if let Some(&o) = owner.as_ref() {
+            if table[site].flags() & flags::SHED == 0 {
+                waits[o] = true;
+            }
+        }
+    }
+    table
+        .iter()
+        .zip(waits)
+        .map(|(f, waits)| {
+            if f.kind() != FnKindTag::Async {
+                return CALL_MILLI;
+            }
+            let wakes = f.details() & functions::WAKES_UNNOTED == 0;
+            POLL_BASE_MILLI + u64::from(wakes) * WAKER_MILLI + u64::from(waits) * AWAIT_MILLI
+        })
+        .collect()
+}
+
+/// Each await site's `async fn` in `table`, by index: the function of the same name in the
+/// same file (the expansion names a site after its function).
+fn owners(table: &[FnDesc]) -> Vec<Option<usize>> {
+    let mut by_name = std::collections::HashMap::new();
+    for (i, f) in table.iter().enumerate() {
+        if f.kind() == FnKindTag::Async {
+            by_name.entry((f.name(), f.file())).or_insert(i);
+        }
+    }
+    table
+        .iter()
+        .map(|f| {
+            (f.kind() == FnKindTag::Await)
+                .then(|| by_name.get(&(f.name(), f.file())).copied())
+                .flatten()
+        })
+        .collect()
 }
 
 /// How many buffers [`sample`] reads at most, the ones owned now (a thread's current one).
@@ -492,7 +629,10 @@ const SAMPLED_BUFFERS: usize = 16;
 /// ([`Kept`]).
 pub(crate) fn sample(pool: &crate::buffers::pool::Pool, table: &[FnDesc]) -> (u64, Kept) {
     use crate::buffers::published::OWNED;
-    let mut mix = Mix::default();
+    let mut mix = Mix {
+        poll_milli: poll_milli(table, &owners(table)),
+        ..Mix::default()
+    };
     let mut read = Vec::new();
     for (i, slot) in pool.slots().iter().enumerate() {
         if mix.buffers == SAMPLED_BUFFERS {
@@ -516,8 +656,9 @@ pub(crate) fn sample(pool: &crate::buffers::pool::Pool, table: &[FnDesc]) -> (u6
     (mix.word_milli(), mix.kept)
 }
 
-/// Which functions a sample's records are of: a function's calls and polls, and its tasks'
-/// creations and ends, by the function's index in the table.
+/// Which functions a sample's records are of: a function's calls and polls, its tasks'
+/// creations and ends, and an await site's waits, by the entry's index in the table; an `async
+/// fn`'s wake events at its index plus the table's length.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Kept {
     /// Each function's records, in thousandths of a timed call (as [`Mix::word_milli`] weighs
@@ -564,6 +705,9 @@ impl Kept {
 /// Records of a sample of buffers, by kind.
 #[derive(Default, Debug, PartialEq, Eq)]
 struct Mix {
+    /// What a call of each entry costs, in thousandths of a call ([`poll_milli`]);
+    /// [`POLL_MILLI`] for an `async fn` past its end.
+    poll_milli: Vec<u64>,
     buffers: usize,
     function_words: u64,
     /// Of those, the polls' of async functions.
@@ -601,11 +745,12 @@ impl Mix {
                     .is_some_and(|f| f.kind() == FnKindTag::Async);
                 let milli = if poll {
                     self.poll_words += 1;
-                    CALL_WORD_MILLI * POLL_CALLS
+                    let per = self.poll_milli.get(index).copied().unwrap_or(POLL_MILLI);
+                    CALL_WORD_MILLI * per / CALL_MILLI
                 } else {
                     CALL_WORD_MILLI
                 };
-                self.kept.add(index, table.len(), milli, 1);
+                self.kept.add(index, 2 * table.len(), milli, 1);
                 self.kept.total_milli += milli;
                 i += 1;
                 continue;
@@ -615,14 +760,32 @@ impl Mix {
                 Some(MetaHead::Event { size, .. }) if (0..=4096).contains(&size) => {
                     self.events += 1;
                     self.kept.total_milli += EVENT_MILLI;
-                    // A task's creation or end is its function's.
+                    // A task's creation or end is its function's; a wait is its await site's,
+                    // counted as one call of it (two words), as the budget may stop a site.
                     if size as usize == fdr_format::TASK_PAYLOAD_SIZE && i + 3 < words.len() {
                         let mut payload = [0u8; 16];
                         payload[..8].copy_from_slice(&words[i + 2].to_le_bytes());
                         payload[8..].copy_from_slice(&words[i + 3].to_le_bytes());
                         if let Some((_, id, _)) = fdr_format::decode_task_event(&payload) {
                             let index = (id as usize).wrapping_sub(1);
-                            self.kept.add(index, table.len(), EVENT_MILLI, 0);
+                            self.kept.add(index, 2 * table.len(), EVENT_MILLI, 0);
+                        }
+                    } else if size as usize == fdr_format::AWAIT_PAYLOAD_SIZE && i + 5 < words.len()
+                    {
+                        // A wake event is as long: its function's wake-ups', at the function's
+                        // index plus the table's length.
+                        let mut payload = [0u8; fdr_format::AWAIT_PAYLOAD_SIZE];
+                        for (k, w) in words[i + 2..i + 6].iter().enumerate() {
+                            payload[k * 8..k * 8 + 8].copy_from_slice(&w.to_le_bytes());
+                        }
+                        let n = table.len();
+                        if let Some(wait) = fdr_format::decode_await_event(&payload) {
+                            let index = (wait.site as usize).wrapping_sub(1);
+                            self.kept.add(index, 2 * n, EVENT_MILLI, 2);
+                        } else if let Some(wake) = fdr_format::decode_wake_event(&payload) {
+                            if let Some(index) = (wake.function as usize).checked_sub(1) {
+                                self.kept.add(n + index, 2 * n, EVENT_MILLI, 2);
+                            }
                         }
                     }
                     2 + (size as usize).div_ceil(8)
@@ -709,11 +872,15 @@ impl super::Session {
             word_milli,
         };
         let epoch = self.setup().epoch;
-        Some(
-            budget.look(reading, &kept, functions::table(), &mut |f, on| {
-                flags::shed(epoch, f, on, super::epoch)
-            }),
-        )
+        Some(budget.look(
+            reading,
+            &kept,
+            functions::table(),
+            &mut |f, part, on| match part {
+                Part::Calls => flags::shed(epoch, f, on, super::epoch),
+                Part::Wakes => flags::unnote_wakes(epoch, f, on, super::epoch),
+            },
+        ))
     }
 
     /// What the log says of the budget, if the recording keeps one and it looked once.
@@ -766,6 +933,7 @@ mod tests {
         assert_eq!(
             mix,
             Mix {
+                poll_milli: vec![],
                 buffers: 1,
                 function_words: 4,
                 poll_words: 0,
@@ -782,12 +950,15 @@ mod tests {
         );
         // (4 * 500 + 500 + 250) / 10 words.
         assert_eq!(mix.word_milli(), 275);
-        // Function 1 an async one: its two polls cost POLL_CALLS calls each.
+        // Function 1 an async one: its two polls cost POLL_MILLI each.
         let table = [FnDesc::new("t::a", "t.rs", 1, FnKindTag::Async, &[])];
         let mut mix = Mix::default();
         mix.walk(&words, &table);
         assert_eq!(mix.poll_words, 4);
-        assert_eq!(mix.word_milli(), (4 * 500 * POLL_CALLS + 500 + 250) / 10);
+        assert_eq!(
+            mix.word_milli(),
+            (4 * 500 * POLL_MILLI / 1000 + 500 + 250) / 10
+        );
         assert_eq!(Mix::default().word_milli(), 500);
     }
 
@@ -797,7 +968,7 @@ mod tests {
         // pays for 100,000 calls.
         let mut b = Budget::new(10_000, 10_000, 200_000);
         let t = table(4);
-        let mut set = |_: &FnDesc, _: bool| true;
+        let mut set = |_: &FnDesc, _: Part, _: bool| true;
         b.look(reading(0, 0, 0), &Kept::default(), &t, &mut set);
         // 300,000 erased calls in 100 ms of CPU, 3 %: 150,000 of function 1, culled meanwhile;
         // 100,000 of function 2, whose run grew by as many (culled within the next look at that
@@ -829,7 +1000,7 @@ mod tests {
         let mut b = Budget::new(10_000, 10_000, u32::MAX);
         let t = table(3);
         let flagged: Vec<std::cell::Cell<bool>> = (0..3).map(|_| Default::default()).collect();
-        let mut set = |f: &FnDesc, on: bool| {
+        let mut set = |f: &FnDesc, _: Part, on: bool| {
             let i = t.iter().position(|g| std::ptr::eq(g, f)).unwrap();
             flagged[i].set(on);
             true
@@ -924,28 +1095,29 @@ mod tests {
         }
         let mut mix = Mix::default();
         mix.walk(&words, &t);
-        // Per request: root's poll 2 * 1500, kept's call 2 * 500, wait's poll 2 * 1500 and its
-        // two events 2 * 500; 14 words.
-        assert_eq!(mix.kept.milli, vec![0, 10_000, 40_000, 30_000]);
-        assert_eq!(mix.kept.call_words, vec![0, 20, 20, 20]);
-        assert_eq!((mix.kept.words, mix.kept.total_milli), (140, 80_000));
+        // Per request: root's poll 2 * 2000 (POLL_MILLI, a word half of it), kept's call
+        // 2 * 500, wait's poll 2 * 2000 and its two events 2 * 500; 14 words.
+        // (The second four: each function's wake events, none here.)
+        assert_eq!(mix.kept.milli, vec![0, 10_000, 50_000, 40_000, 0, 0, 0, 0]);
+        assert_eq!(mix.kept.call_words, vec![0, 20, 20, 20, 0, 0, 0, 0]);
+        assert_eq!((mix.kept.words, mix.kept.total_milli), (140, 100_000));
         let word_milli = mix.word_milli();
         let kept = mix.kept;
 
         let mut b = Budget::new(10_000, 10_000, u32::MAX);
-        let mut set = |_: &FnDesc, _: bool| true;
+        let mut set = |_: &FnDesc, _: Part, _: bool| true;
         b.look(reading(0, 0, 0), &kept, &t, &mut set);
         // 100 ms of CPU: 100,000 calls are 1 %. 20,000 erased calls of 0, and 1,400,000 words
-        // (100,000 requests) at 571 thousandths of a call each (80,000 / 140, rounded down):
-        // 799,400 calls' worth, 8 %.
+        // (100,000 requests) at 714 thousandths of a call each (100,000 / 140, rounded down):
+        // 999,600 calls' worth, 10 %.
         t[0].erased().store(20_000, Relaxed);
         let mut r = reading(1, 100, 20_000);
         r.words = 1_400_000;
         r.word_milli = word_milli;
         let d = b.look(r, &kept, &t, &mut set);
-        assert_eq!(d.estimate_ppm, 81_940);
-        // The erased one first (0.2 %), then the async wait (4 %, leaving 4 %) and the kept
-        // call (1 %, leaving 3 %); never the root, however costly.
+        assert_eq!(d.estimate_ppm, 101_960);
+        // The erased one first (0.2 %), then the async wait (5 %, leaving 5 %) and the kept
+        // call (1 %, leaving 4 %); never the root, however costly.
         assert_eq!(d.shed, vec![1, 3, 2]);
         let info = b.info();
         let per_second: Vec<u64> = info.untimed.iter().map(|s| s.calls_per_second).collect();
@@ -971,7 +1143,7 @@ mod tests {
         let kept = mix.kept;
         // 1 µs a timed call, a process that ran 2 ms of its 100: 1 % is 20 calls.
         let mut b = Budget::new(10_000, 1_000_000, u32::MAX);
-        let mut set = |_: &FnDesc, _: bool| true;
+        let mut set = |_: &FnDesc, _: Part, _: bool| true;
         b.look(reading(0, 0, 0), &kept, &t, &mut set);
         // 90 requests (360 words): 90 kept calls of each, 900 a second; 180 calls' worth, 9 %.
         let mut r = reading(1, 2, 0);
@@ -989,6 +1161,102 @@ mod tests {
     }
 
     #[test]
+    fn a_roots_waits_and_wake_ups_are_what_is_left_to_stop() {
+        use fdr_format::{await_payload, function_record, wake_payload, AwaitEvent, FnKind};
+        use fdr_format::{WakeEvent, AWAIT_PAYLOAD_SIZE};
+        // 1: a task's root (outermost: its polls are never stopped); 2: its await site; 3: a
+        // site of another function of the same name elsewhere, which is not its.
+        let t = [
+            FnDesc::new("t::root", "t.rs", 1, FnKindTag::Async, &[]),
+            FnDesc::new("t::root", "t.rs", 3, FnKindTag::Await, &[]).at_column(9),
+            FnDesc::new("t::root", "u.rs", 3, FnKindTag::Await, &[]).at_column(9),
+        ];
+        t[0].note_placement(true);
+        let owners = owners(&t);
+        assert_eq!(owners, vec![None, Some(0), None]);
+        // Each request: the root's poll, the wake-up that asked for it and the wait it passed.
+        let mut words: Vec<u64> = vec![0; fdr_format::BLOCK_PREAMBLE_WORDS as usize];
+        for _ in 0..10 {
+            words.push(function_record(1, FnKind::Enter, 1));
+            let wake = WakeEvent {
+                function: 1,
+                woken_at: 5,
+                waker_tid: 7,
+            };
+            words.extend(fdr_format::meta::custom_event(AWAIT_PAYLOAD_SIZE as i32, 0));
+            words.extend(wake_payload(wake));
+            let wait = AwaitEvent {
+                site: 2,
+                function: 1,
+                waited: 300,
+                polls: 1,
+                dropped: false,
+            };
+            words.extend(fdr_format::meta::custom_event(AWAIT_PAYLOAD_SIZE as i32, 0));
+            words.extend(await_payload(wait));
+            words.push(function_record(1, FnKind::Exit, 1));
+        }
+        let sample = |t: &[FnDesc]| {
+            let mut mix = Mix {
+                poll_milli: poll_milli(t, &owners),
+                ..Mix::default()
+            };
+            mix.walk(&words, t);
+            mix
+        };
+        let mix = sample(&t);
+        // The root's poll (its wake-ups noted, a wait timed): POLL_MILLI; the wait, the
+        // site's; the wake-up, at the root's index past the table.
+        assert_eq!(mix.kept.milli, vec![40_000, 5_000, 0, 5_000, 0, 0]);
+        assert_eq!(mix.kept.call_words, vec![20, 20, 0, 20, 0, 0]);
+        let mut b = Budget::new(10_000, 10_000, u32::MAX);
+        let set_to = std::cell::RefCell::new(Vec::new());
+        let mut set = |f: &FnDesc, part: Part, on: bool| {
+            let i = t.iter().position(|g| std::ptr::eq(g, f)).unwrap();
+            match part {
+                Part::Calls => {
+                    if on {
+                        f.add_flags(flags::SHED);
+                    } else {
+                        f.clear_flags(flags::SHED);
+                    }
+                }
+                Part::Wakes => f.set_details(functions::WAKES_UNNOTED, on),
+            }
+            set_to.borrow_mut().push((i, part, on));
+            true
+        };
+        let word_milli = mix.word_milli();
+        b.look(reading(0, 0, 0), &mix.kept, &t, &mut set);
+        // 100,000 requests (14 words: a poll, a wake-up and a wait, 5 calls' worth) in 100 ms
+        // of CPU: 5 % (4.998: a word's cost is rounded down to 357 thousandths).
+        let mut r = reading(1, 100, 0);
+        r.words = 1_400_000;
+        r.word_milli = word_milli;
+        let d = b.look(r, &mix.kept, &t, &mut set);
+        assert_eq!(d.estimate_ppm, 49_980);
+        // The wait and the wake-ups (the same cost: the higher index first), never the root.
+        assert_eq!(d.shed, vec![2, 1 | WAKES_BIT]);
+        assert_eq!(
+            *set_to.borrow(),
+            vec![(1, Part::Calls, true), (0, Part::Wakes, true)]
+        );
+        // Its polls now cost what a poll without its details does.
+        assert_eq!(poll_milli(&t, &owners), vec![POLL_BASE_MILLI, 1000, 1000]);
+        let mix = sample(&t);
+        assert_eq!(mix.kept.milli[0], 10 * POLL_BASE_MILLI);
+        // The wake-ups are restored first after a quiet second, then the wait.
+        let mut restored = Vec::new();
+        for s in 2..30 {
+            let d = b.look(reading(s, 100 * s, 0), &Kept::default(), &t, &mut set);
+            restored.extend(d.restored);
+        }
+        assert_eq!(restored, vec![1 | WAKES_BIT, 2]);
+        assert_eq!(t[0].details(), 0);
+        assert_eq!(t[1].flags() & flags::SHED, 0);
+    }
+
+    #[test]
     fn an_outermost_function_and_one_never_seen_inside_another_stay_timed() {
         let mut b = Budget::new(10_000, 10_000, u32::MAX);
         // 0: seen inside and outermost (a task's root, awaited elsewhere); 1: never seen
@@ -1001,7 +1269,7 @@ mod tests {
         t[0].note_placement(true);
         t[0].note_placement(false);
         t[2].note_placement(false);
-        let mut set = |_: &FnDesc, _: bool| true;
+        let mut set = |_: &FnDesc, _: Part, _: bool| true;
         b.look(reading(0, 0, 0), &Kept::default(), &t, &mut set);
         for f in &t {
             f.erased().store(100_000, Relaxed);
@@ -1014,7 +1282,7 @@ mod tests {
     fn a_program_under_budget_is_left_alone() {
         let mut b = Budget::new(10_000, 10_000, u32::MAX);
         let t = table(2);
-        let mut set = |_: &FnDesc, _: bool| -> bool { panic!("nothing to stop") };
+        let mut set = |_: &FnDesc, _: Part, _: bool| -> bool { panic!("nothing to stop") };
         b.look(reading(0, 0, 0), &Kept::default(), &t, &mut set);
         for s in 1..30 {
             t[0].erased().store(s * 50_000, Relaxed);

@@ -96,6 +96,8 @@ pub(crate) fn open(epoch: u64, start: impl Fn(u32) -> (u8, u32), running: fn() -
     for (i, f) in functions::table().iter().enumerate() {
         let (flags, run) = start(i as u32 + 1);
         f.run().store(run, std::sync::atomic::Ordering::Relaxed);
+        // What an earlier recording's budget stopped noting is noted again.
+        f.set_details(functions::WAKES_UNNOTED, false);
         f.set_flags(flags);
     }
 }
@@ -139,6 +141,19 @@ pub(crate) fn shed(epoch: u64, f: &functions::FnDesc, on: bool, running: fn() ->
         } else {
             f.clear_flags(SHED);
         };
+    })
+}
+
+/// The cost budget of the recording with epoch `epoch` stops noting the wake-ups of `f` (`on`)
+/// or notes them again; false if that recording stopped meanwhile.
+pub(crate) fn unnote_wakes(
+    epoch: u64,
+    f: &functions::FnDesc,
+    on: bool,
+    running: fn() -> u64,
+) -> bool {
+    while_running(epoch, running, || {
+        f.set_details(functions::WAKES_UNNOTED, on);
     })
 }
 

@@ -77,6 +77,9 @@ pub struct FnDesc {
     erased: AtomicU64,
     /// Where its calls were seen ([`INSIDE`], [`OUTERMOST`]): what the cost budget may stop.
     placement: AtomicU8,
+    /// The details of its polls the cost budget stopped recording ([`WAKES_UNNOTED`]), where it
+    /// may not stop timing the function (a task's root).
+    details: AtomicU8,
     /// Column of an await site ([`FnKindTag::Await`]), from 1; 0 for a function.
     column: u32,
 }
@@ -85,6 +88,10 @@ pub struct FnDesc {
 pub(crate) const INSIDE: u8 = 1;
 /// A call of the function was seen as its thread's outermost timed call.
 pub(crate) const OUTERMOST: u8 = 2;
+
+/// The cost budget stopped noting when the function's tasks are woken ([`FnDesc::details`]):
+/// its polls are timed, but their waker is not wrapped and no wake event is written.
+pub(crate) const WAKES_UNNOTED: u8 = 1;
 
 /// Where a descriptor's name comes from.
 #[derive(Debug, Clone, Copy)]
@@ -155,6 +162,7 @@ impl FnDesc {
             run: Run::new(0),
             erased: AtomicU64::new(0),
             placement: AtomicU8::new(0),
+            details: AtomicU8::new(0),
             column: 0,
         }
     }
@@ -285,6 +293,21 @@ impl FnDesc {
     /// Where the function's calls were seen so far: [`INSIDE`] and [`OUTERMOST`] bits.
     pub(crate) fn placement(&self) -> u8 {
         self.placement.load(Ordering::Relaxed)
+    }
+
+    /// The details of its polls the cost budget stopped recording: [`WAKES_UNNOTED`].
+    #[inline(always)]
+    pub(crate) fn details(&self) -> u8 {
+        self.details.load(Ordering::Relaxed)
+    }
+
+    /// Sets (`on`) or clears `bits` of [`FnDesc::details`].
+    pub(crate) fn set_details(&self, bits: u8, on: bool) {
+        if on {
+            self.details.fetch_or(bits, Ordering::Relaxed);
+        } else {
+            self.details.fetch_and(!bits, Ordering::Relaxed);
+        }
     }
 
     /// A descriptor named after the function that `path` is nested in, as a backtrace shows it

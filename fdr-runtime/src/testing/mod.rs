@@ -191,9 +191,10 @@ pub fn set_call_cost_ps(ps: u64) {
 pub struct BudgetLook {
     /// The recorder's estimate of its cost since the last look, in millionths of the CPU time.
     pub estimate_ppm: u32,
-    /// Names of the functions it stopped timing.
+    /// Names of the functions it stopped timing: `NAME (waits at LINE:COLUMN)` for the waits
+    /// at an await site, `NAME (wake-ups)` for an async function's wake-ups.
     pub stopped: Vec<String>,
-    /// Names of the functions it timed again.
+    /// Names of the functions it timed again, as in `stopped`.
     pub restored: Vec<String>,
 }
 
@@ -207,10 +208,20 @@ pub struct BudgetLook {
 pub fn budget_look() -> Option<BudgetLook> {
     let rec = crate::lifecycle::recorder::recorder()?;
     let d = rec.session().budget_look()?;
-    let name = |id: &u32| {
-        crate::tables::functions::function(*id)
-            .map(|f| f.name().to_string())
-            .unwrap_or_default()
+    // A function by its name; an await site's waits as `NAME (waits at LINE:COLUMN)`; an
+    // async function's wake-ups as `NAME (wake-ups)`.
+    let name = |&id: &u32| {
+        let wakes = id & fdr_format::BUDGET_WAKES_BIT != 0;
+        let Some(f) = crate::tables::functions::function(id & !fdr_format::BUDGET_WAKES_BIT) else {
+            return String::new();
+        };
+        if wakes {
+            format!("{} (wake-ups)", f.name())
+        } else if f.kind() == crate::FnKindTag::Await {
+            format!("{} (waits at {}:{})", f.name(), f.line(), f.column())
+        } else {
+            f.name().to_string()
+        }
     };
     Some(BudgetLook {
         estimate_ppm: d.estimate_ppm,
