@@ -291,6 +291,43 @@ fn a_recording_under_its_budget_records_exactly_what_it_records_without_one() {
     assert_eq!(without.budget, None);
 }
 
+/// Three threads that each run short-lived threads one after another: each of those calls
+/// `work` with the phase (0 busy, 1 quiet, 2 stop) `rounds` times and ends. They return once
+/// `work` says the phase is over (false).
+fn short_lived_workers(
+    phase: &std::sync::Arc<std::sync::atomic::AtomicU8>,
+    rounds: usize,
+    work: fn(u8) -> bool,
+) -> Vec<std::thread::JoinHandle<()>> {
+    use std::sync::atomic::Ordering;
+    (0..3)
+        .map(|_| {
+            let phase = std::sync::Arc::clone(phase);
+            std::thread::spawn(move || loop {
+                let phase = std::sync::Arc::clone(&phase);
+                let t = std::thread::spawn(move || {
+                    (0..rounds).all(|_| work(phase.load(Ordering::Relaxed)))
+                });
+                if !t.join().unwrap() {
+                    return;
+                }
+            })
+        })
+        .collect()
+}
+
+/// A thread that takes looks of the budget of its own every 7 ms (racing the writer's) while
+/// `looking` holds.
+fn looker(looking: &std::sync::Arc<std::sync::atomic::AtomicBool>) -> std::thread::JoinHandle<()> {
+    let looking = std::sync::Arc::clone(looking);
+    std::thread::spawn(move || {
+        while looking.load(std::sync::atomic::Ordering::Relaxed) {
+            testing::budget_look();
+            std::thread::sleep(Duration::from_millis(7));
+        }
+    })
+}
+
 desc!(MID, "budget::mid");
 desc!(LEAF, "budget::leaf");
 
@@ -336,41 +373,20 @@ fn the_budget_stops_and_restores_while_threads_record_start_and_exit() {
     .unwrap();
     // 0: busy, 1: quiet, 2: stop.
     let phase = Arc::new(AtomicU8::new(0));
-    let workers: Vec<_> = (0..3)
-        .map(|_| {
-            let phase = Arc::clone(&phase);
-            std::thread::spawn(move || loop {
-                // Short-lived threads: each makes a few thousand calls and ends.
-                let phase = Arc::clone(&phase);
-                let t = std::thread::spawn(move || {
-                    for _ in 0..2000 {
-                        match phase.load(Ordering::Relaxed) {
-                            0 => mid(),
-                            1 => {
-                                mid();
-                                std::thread::sleep(Duration::from_millis(2));
-                            }
-                            _ => return true,
-                        }
-                    }
-                    false
-                });
-                if t.join().unwrap() {
-                    return;
-                }
-            })
-        })
-        .collect();
-    let looking = Arc::new(AtomicBool::new(true));
-    let looker = {
-        let looking = Arc::clone(&looking);
-        std::thread::spawn(move || {
-            while looking.load(Ordering::Relaxed) {
-                testing::budget_look();
-                std::thread::sleep(Duration::from_millis(7));
+    // Short-lived threads: each makes a few thousand calls and ends.
+    let workers = short_lived_workers(&phase, 2000, |phase| {
+        match phase {
+            0 => mid(),
+            1 => {
+                mid();
+                std::thread::sleep(Duration::from_millis(2));
             }
-        })
-    };
+            _ => return false,
+        }
+        true
+    });
+    let looking = Arc::new(AtomicBool::new(true));
+    let looker = looker(&looking);
     let snapshot = |n: usize| {
         let path = dir.join(format!("snap-{n}.fdr"));
         rec.write_snapshot(&path).unwrap();
@@ -655,38 +671,17 @@ fn a_roots_details_stop_and_come_back_while_threads_poll_start_and_exit() {
     .unwrap();
     // 0: busy, 1: quiet, 2: stop.
     let phase = Arc::new(AtomicU8::new(0));
-    let workers: Vec<_> = (0..3)
-        .map(|_| {
-            let phase = Arc::clone(&phase);
-            std::thread::spawn(move || loop {
-                // Short-lived threads: each polls a few tasks to their end and exits.
-                let phase = Arc::clone(&phase);
-                let t = std::thread::spawn(move || {
-                    for _ in 0..20 {
-                        match phase.load(Ordering::Relaxed) {
-                            0 => drive(connection(500, false), 0),
-                            1 => drive(connection(5, true), 0),
-                            _ => return true,
-                        }
-                    }
-                    false
-                });
-                if t.join().unwrap() {
-                    return;
-                }
-            })
-        })
-        .collect();
+    // Short-lived threads: each polls a few tasks to their end and exits.
+    let workers = short_lived_workers(&phase, 20, |phase| {
+        match phase {
+            0 => drive(connection(500, false), 0),
+            1 => drive(connection(5, true), 0),
+            _ => return false,
+        }
+        true
+    });
     let looking = Arc::new(AtomicBool::new(true));
-    let looker = {
-        let looking = Arc::clone(&looking);
-        std::thread::spawn(move || {
-            while looking.load(Ordering::Relaxed) {
-                testing::budget_look();
-                std::thread::sleep(Duration::from_millis(7));
-            }
-        })
-    };
+    let looker = looker(&looking);
     let snapshot = |n: usize| {
         let path = dir.join(format!("snap-{n}.fdr"));
         rec.write_snapshot(&path).unwrap();
