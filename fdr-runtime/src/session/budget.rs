@@ -626,7 +626,8 @@ const SAMPLED_BUFFERS: usize = 16;
 /// a wait at an await site, a wake-up: two to five words) half of one, as it reads the clock
 /// once or not at all; any other metadata record (a CPU change, an argument) a quarter. 500 (a
 /// kept call's) when nothing is there to read. With it, which functions those records are of
-/// ([`Kept`]).
+/// ([`Kept`]). A function it finds entered inside another call is noted as having a timed
+/// caller ([`FnDesc::note_placement`]).
 pub(crate) fn sample(pool: &crate::buffers::pool::Pool, table: &[FnDesc]) -> (u64, Kept) {
     use crate::buffers::published::OWNED;
     let mut mix = Mix {
@@ -732,14 +733,29 @@ impl Mix {
             return;
         }
         self.buffers += 1;
+        // Calls open in the block so far: an entry after another's is a call with a timed
+        // caller, the only place where a function whose calls are all kept (none erased, none
+        // counted by culling) is seen to have one, which makes it one the budget may stop.
+        let mut open = 0u32;
         let mut i = pre;
         while i < words.len() {
             let w = words[i];
             if !fdr_format::is_metadata(w) {
                 self.function_words += 1;
-                let index = fdr_format::decode_function_record(w)
-                    .map_or(0, |(id, _, _)| id as usize)
-                    .wrapping_sub(1);
+                let decoded = fdr_format::decode_function_record(w);
+                let index = decoded.map_or(0, |(id, _, _)| id as usize).wrapping_sub(1);
+                match decoded {
+                    Some((_, kind, _)) if kind.is_entry() => {
+                        if open > 0 {
+                            if let Some(f) = table.get(index) {
+                                f.note_placement(false);
+                            }
+                        }
+                        open += 1;
+                    }
+                    Some(_) => open = open.saturating_sub(1),
+                    None => {}
+                }
                 let poll = table
                     .get(index)
                     .is_some_and(|f| f.kind() == FnKindTag::Async);
@@ -960,6 +976,33 @@ mod tests {
             (4 * 500 * POLL_MILLI / 1000 + 500 + 250) / 10
         );
         assert_eq!(Mix::default().word_milli(), 500);
+    }
+
+    #[test]
+    fn a_function_entered_inside_another_in_the_sample_has_a_timed_caller() {
+        use fdr_format::{function_record, FnKind};
+        let t: Vec<FnDesc> = (0..4)
+            .map(|_| FnDesc::new("t::f", "t.rs", 1, FnKindTag::Function, &[]))
+            .collect();
+        let mut words: Vec<u64> = vec![0; fdr_format::BLOCK_PREAMBLE_WORDS as usize];
+        // The block opens inside a call of 4 begun in an earlier one: its exit closes nothing
+        // seen here. Then 1 around two kept calls of 2, then 3 alone, its arguments' records
+        // between.
+        words.push(function_record(4, FnKind::Exit, 9));
+        words.push(function_record(1, FnKind::Enter, 1));
+        for _ in 0..2 {
+            words.push(function_record(2, FnKind::Enter, 1));
+            words.push(function_record(2, FnKind::Exit, 1));
+        }
+        words.push(function_record(1, FnKind::Exit, 1));
+        words.push(function_record(3, FnKind::EnterArgs, 1));
+        words.extend(fdr_format::meta::call_argument(5));
+        words.push(function_record(3, FnKind::Exit, 1));
+        Mix::default().walk(&words, &t);
+        let placement: Vec<u8> = t.iter().map(FnDesc::placement).collect();
+        assert_eq!(placement, vec![0, functions::INSIDE, 0, 0]);
+        assert!(sheddable(&t, 1, &owners(&t)));
+        assert!(!sheddable(&t, 0, &owners(&t)));
     }
 
     #[test]
