@@ -874,6 +874,51 @@ fn the_tasks_of_a_culled_async_fn_are_not_recorded() {
     );
 }
 
+/// A task made while its function was timed, then polled or dropped once it is culled: its
+/// polls record nothing, its end is recorded all the same (its creation is in the log).
+#[test]
+fn a_task_made_before_its_function_was_culled_ends_in_the_log() {
+    let session = MockSession::start(short_tasks(true).cull_after(100));
+    join();
+    let mut completes = pin!(takes(50));
+    let cancelled = takes(60);
+    testing::advance(10_000);
+    for _ in 0..100 {
+        let mut fut = pin!(takes(200));
+        assert_eq!(poll_once(fut.as_mut()), Poll::Ready(200));
+    }
+    assert_eq!(poll_once(completes.as_mut()), Poll::Ready(50));
+    drop(cancelled);
+    let log = session.finish();
+    let id = id_of(&log, "::takes");
+    let mut lives: Vec<TaskLife> = tasks(&log).into_values().collect();
+    lives.sort_unstable();
+    assert_eq!(
+        lives,
+        [
+            // Made at the start; ended after the 100 polls of 200 ticks and its own 50.
+            (id, 1000, Some((31_050, false))),
+            (id, 1000, Some((31_050, true))),
+            // The 100th, whose poll culled the function (see the test above).
+            (id, 30_800, Some((31_000, true))),
+        ]
+    );
+    // The poll of the one that completed was not recorded: the one poll event of `takes` is
+    // the 100th task's.
+    let late = tasks(&log)
+        .into_iter()
+        .find_map(|(task, life)| (life.1 == 30_800).then_some(task));
+    let polled: Vec<u64> = log
+        .thread_records(log.tids()[0])
+        .into_iter()
+        .filter_map(|r| match r {
+            Rec::Polled(f, task, _) if f == id => Some(task),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(polled, [late.unwrap()]);
+}
+
 #[test]
 fn a_kept_poll_that_completes_its_task_reads_the_clock_only_for_its_entry_and_exit() {
     static READS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);

@@ -465,19 +465,16 @@ impl<F: Future, A: PollEntry> Future for Instrumented<F, A> {
         // are (the auto impl), so projecting the pin from the wrapper to the field upholds `F`'s
         // contract. The other fields are plain data, never pinned.
         let this = unsafe { self.get_unchecked_mut() };
-        // When nothing records (the usual state of a service compiled with fdr and idle, or a
-        // culled or untimed function) the poll costs this load and a branch, and is small enough
-        // to be inlined into its caller's poll: the recorded poll is out of line, so that the
-        // registers and stack it needs are not set up for every poll of every wrapper.
-        if this.entry.skips(this.f) {
+        // When nothing records the poll (the usual state of a service compiled with fdr and
+        // idle, or a culled or untimed function) and nothing recorded the task's creation, so
+        // that its end is not recorded either, the poll costs two loads and a branch: the body's
+        // poll is then the wrapper's last act, with nothing kept across it, and the wrapper
+        // saves no registers and sets up no frame. The body's poll is written once here, where
+        // the compiler inlines it as it would without the wrapper; the recorded poll is out of
+        // line, so that the registers and stack it needs are not set up for every poll.
+        if this.entry.skips(this.f) && this.start.made.skipped() {
             // SAFETY: as above.
-            let inner = unsafe { Pin::new_unchecked(&mut this.inner) };
-            let polled = inner.poll(cx);
-            if polled.is_ready() {
-                // Its creation may have been recorded before the function was culled or untimed.
-                this.completed(false);
-            }
-            return polled;
+            return unsafe { Pin::new_unchecked(&mut this.inner) }.poll(cx);
         }
         this.poll_recorded(cx)
     }
@@ -491,6 +488,15 @@ impl<F: Future, A: PollEntry> Instrumented<F, A> {
         // SAFETY: `self` is the pinned wrapper `poll` projected (the same argument: `inner`
         // is never moved out, the other fields are plain data).
         let inner = unsafe { Pin::new_unchecked(&mut self.inner) };
+        if self.entry.skips(self.f) {
+            // Nothing records the poll, but the task's creation was recorded (before its
+            // function was culled or untimed, or the recording ended): its end is.
+            let polled = inner.poll(cx);
+            if polled.is_ready() {
+                self.completed(false);
+            }
+            return polled;
+        }
         let mark = crate::record::hot_path::poll_mark(self.f);
         let polled = {
             // The entry and the exit time the poll against the long-poll limit as they are
@@ -540,7 +546,8 @@ impl<F: Future, A: PollEntry> Instrumented<F, A> {
 
 impl<F, A: PollEntry> Drop for Instrumented<F, A> {
     fn drop(&mut self) {
-        if !self.done {
+        // A task whose creation was not recorded first: its polls leave `done` unset (see `poll`).
+        if !self.start.made.skipped() && !self.done {
             crate::record::task::ended_marked(self.f, self.start.task, &self.start.made, false);
         }
     }

@@ -53,6 +53,14 @@ pub(crate) enum Made {
     Skipped,
 }
 
+impl Made {
+    /// Whether the creation was not recorded, and so the end will not be.
+    #[inline(always)]
+    pub(crate) fn skipped(&self) -> bool {
+        matches!(self, Made::Skipped)
+    }
+}
+
 /// A task of `f` was created; returns its id.
 #[inline]
 pub(crate) fn created(f: &'static FnDesc) -> u64 {
