@@ -74,11 +74,17 @@ impl<F: Future> Future for Awaited<F> {
                 }
             }
             Poll::Pending => {
-                if this.since == 0 {
-                    this.since = awaits::begin(this.site, this.f);
-                    this.polls = 0;
+                if this.since != 0 {
+                    this.polls = this.polls.saturating_add(1);
+                } else {
+                    // Nothing to write while nothing records: an idle service's waits cost the
+                    // test of the flags.
+                    let since = awaits::begin(this.site, this.f);
+                    if since != 0 {
+                        this.since = since;
+                        this.polls = 1;
+                    }
                 }
-                this.polls = this.polls.saturating_add(1);
             }
         }
         polled
