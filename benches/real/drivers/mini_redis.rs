@@ -52,6 +52,8 @@ struct Load {
     keys: u64,
     /// Set in the load's own process: the server to load.
     clients_of: Option<std::net::SocketAddr>,
+    /// `--serial N`: N requests one after another, see [`serial`].
+    serial: Option<u64>,
 }
 
 fn args() -> Result<Load, String> {
@@ -61,6 +63,7 @@ fn args() -> Result<Load, String> {
         connections: 16,
         keys: 300,
         clients_of: None,
+        serial: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -79,10 +82,11 @@ fn args() -> Result<Load, String> {
                 let addr = args.next().and_then(|a| a.parse().ok());
                 load.clients_of = Some(addr.ok_or("--clients-of takes an address")?);
             }
+            "--serial" => load.serial = Some(value("--serial")? as u64),
             other => {
                 return Err(format!(
                     "unknown argument {other:?}: [--seconds S] [--warm-up S] [--connections N] \
-                     [--keys N]"
+                     [--keys N] [--serial N]"
                 ))
             }
         }
@@ -126,14 +130,15 @@ async fn answer<R: tokio::io::AsyncRead + Unpin>(
     }
 }
 
-/// One client: requests on its own connection until `end`; returns the latencies of those
-/// that began after `measure_from`, in nanoseconds.
+/// One client: requests on its own connection until `end` or `limit` of them; returns the
+/// latencies of those that began after `measure_from`, in nanoseconds.
 async fn client(
     addr: std::net::SocketAddr,
     index: u64,
     keys: u64,
     measure_from: Instant,
     end: Instant,
+    limit: u64,
 ) -> std::io::Result<Vec<u64>> {
     let stream = TcpStream::connect(addr).await?;
     stream.set_nodelay(true)?;
@@ -142,7 +147,7 @@ async fn client(
     let (mut line, mut body, mut request) = (Vec::new(), Vec::new(), Vec::new());
     let mut latencies = Vec::new();
     let mut x = index.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    loop {
+    for _ in 0..limit {
         let began = Instant::now();
         if began >= end {
             break;
@@ -223,6 +228,14 @@ fn main() {
     if mode != "plain" {
         eprintln!("mini_redis driver: MODE={mode} needs the annotated copy (built with fdr)");
         std::process::exit(2);
+    }
+    if let Some(n) = load.serial {
+        serial(n, load.keys);
+        #[cfg(feature = "fdr")]
+        if let Some(rec) = rec {
+            common::finish(rec);
+        }
+        return;
     }
 
     let server = tokio::runtime::Builder::new_multi_thread()
@@ -332,7 +345,7 @@ fn clients(addr: std::net::SocketAddr, load: &Load) {
     let end = measure_from + Duration::from_secs_f64(load.seconds);
     let mut latencies = clients.block_on(async {
         let tasks: Vec<_> = (0..load.connections as u64)
-            .map(|i| tokio::spawn(client(addr, i, load.keys, measure_from, end)))
+            .map(|i| tokio::spawn(client(addr, i, load.keys, measure_from, end, u64::MAX)))
             .collect();
         let mut all = Vec::new();
         for t in tasks {
@@ -352,4 +365,34 @@ fn clients(addr: std::net::SocketAddr, load: &Load) {
         percentile(&latencies, 0.99),
         percentile(&latencies, 0.999),
     );
+}
+
+/// `--serial N`: the server and one client on this thread, N requests one after another. Each
+/// request then runs the same way every time (the client's write is read at the server's next
+/// poll; no other connection shares a wake-up), so the instructions a request takes can be
+/// counted between two runs of different N under callgrind, which the timed runs' batching
+/// makes vary by a tenth. Prints `requests N`.
+fn serial(n: u64, keys: u64) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("the runtime");
+    rt.block_on(async {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a port on the loopback interface");
+        let addr = listener.local_addr().expect("the listener's address");
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let served = tokio::spawn(mini_redis::server::run(listener, async move {
+            let _ = stopped.await;
+        }));
+        let now = Instant::now();
+        let far = now + Duration::from_secs(24 * 3600);
+        let done = client(addr, 0, keys, now, far, n)
+            .await
+            .expect("the client's connection");
+        let _ = stop.send(());
+        let _ = served.await;
+        println!("requests {}", done.len());
+    });
 }
