@@ -816,6 +816,17 @@ fn a_task_is_kept_when_it_lasts_or_anything_since_its_creation_stays() {
     assert_eq!(log.run.calls_erased, 3, "{:?}", log.run);
 }
 
+/// The tasks of the poll events of function `id` on the log's first thread, in order.
+fn polled_tasks(log: &DecodedLog, id: u32) -> Vec<u64> {
+    log.thread_records(log.tids()[0])
+        .into_iter()
+        .filter_map(|r| match r {
+            Rec::Polled(f, task, _) if f == id => Some(task),
+            _ => None,
+        })
+        .collect()
+}
+
 #[test]
 fn the_tasks_of_a_culled_async_fn_are_not_recorded() {
     let session = MockSession::start(short_tasks(true).cull_after(100));
@@ -840,14 +851,7 @@ fn the_tasks_of_a_culled_async_fn_are_not_recorded() {
     // came after its creation, which then stayed. The long one is not there.
     let lives: Vec<TaskLife> = tasks(&log).into_values().collect();
     assert_eq!(lives, [(id, 20_800, Some((21_000, true)))]);
-    let polled: Vec<u64> = log
-        .thread_records(log.tids()[0])
-        .into_iter()
-        .filter_map(|r| match r {
-            Rec::Polled(f, task, _) if f == id => Some(task),
-            _ => None,
-        })
-        .collect();
+    let polled = polled_tasks(&log, id);
     assert_eq!(
         polled.len(),
         2,
@@ -908,14 +912,7 @@ fn a_task_made_before_its_function_was_culled_ends_in_the_log() {
     let late = tasks(&log)
         .into_iter()
         .find_map(|(task, life)| (life.1 == 30_800).then_some(task));
-    let polled: Vec<u64> = log
-        .thread_records(log.tids()[0])
-        .into_iter()
-        .filter_map(|r| match r {
-            Rec::Polled(f, task, _) if f == id => Some(task),
-            _ => None,
-        })
-        .collect();
+    let polled = polled_tasks(&log, id);
     assert_eq!(polled, [late.unwrap()]);
 }
 
