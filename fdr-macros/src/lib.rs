@@ -49,7 +49,10 @@ use proc_macro::TokenStream;
 /// `#[instrument_fdr]` on the function, `#[async_trait]` after it on the block), the function
 /// stays an `async fn`: it is a task as well, but its task begins at its first poll. Any
 /// attribute after `#[instrument_fdr]` but the compiler's inert ones (`inline`, `must_use`,
-/// `doc`, `cfg`, lint levels, tool attributes...) is taken for such a macro.
+/// `doc`, `cfg`, lint levels, tool attributes...) is taken for such a macro. tracing's
+/// `#[instrument]` (or `#[tracing::instrument]`) is the exception: it keeps an `async fn` one,
+/// so the attribute rewrites the awaits first and finishes after it has run, and the function
+/// is a task from its call, inside which tracing's span is entered, as with no other attribute.
 ///
 /// ```
 /// #[fdr::instrument_fdr]
@@ -168,6 +171,15 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn instrument_fdr(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::instrument(args.into(), item.into(), cfg!(feature = "enable")).into()
+}
+
+/// Not an API: the second half of `#[instrument_fdr]` on an `async fn` below tracing's
+/// `#[instrument]`, which the first half writes (as `fdr::__private_v1::deferred_task`) under
+/// that attribute, so that it runs once `#[instrument]` has.
+#[doc(hidden)]
+#[proc_macro_attribute]
+pub fn deferred_task(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::deferred(args.into(), item.into()).into()
 }
 
 /// Records the rest of the enclosing block as a call named `module::name`, where `module` is the

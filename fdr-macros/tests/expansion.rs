@@ -126,6 +126,51 @@ fn expansions_match_the_snapshots() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
+/// Below tracing's `#[instrument]`, an `async fn` is expanded in two halves: the first rewrites
+/// its awaits and writes `deferred_task` under `#[instrument]`, the second (after it) makes the
+/// function the plain one returning its task. The second half's snapshot is of the first's
+/// output with `#[instrument]` taken off as if it had run and changed nothing else.
+#[test]
+fn the_half_after_tracing_instrument_matches_its_snapshot() {
+    let source = std::fs::read_to_string(snapshot_dir().join("async_tracing.rs")).unwrap();
+    let (attr, item) = split(&source);
+    let first: syn::ItemFn = syn::parse2(expand::instrument(attr, item, true)).unwrap();
+    let mut item = first.clone();
+    item.attrs
+        .retain(|a| a.path().segments.last().unwrap().ident != "instrument");
+    let index = item
+        .attrs
+        .iter()
+        .position(|a| a.path().segments.last().unwrap().ident == "deferred_task")
+        .expect("the first half writes deferred_task");
+    assert_eq!(index, item.attrs.len() - 1, "below every other attribute");
+    let attr = item.attrs.remove(index);
+    let syn::Meta::List(list) = attr.meta else {
+        panic!("deferred_task takes arguments")
+    };
+    let second = expand::deferred(list.tokens, item.into_token_stream()).to_string();
+    if let Err(e) = check("async_tracing.deferred.rs", &rustfmt(&second)) {
+        panic!("{e}");
+    }
+}
+
+/// What `deferred_task` was not written by the first half is refused, and the item kept.
+#[test]
+fn a_deferred_task_written_by_hand_is_an_error_beside_the_item() {
+    let item: TokenStream = "async fn f() {}".parse().unwrap();
+    for attr in ["", "x", "{} [1]", "{} (a) b"] {
+        let out = expand::deferred(attr.parse().unwrap(), item.clone()).to_string();
+        assert!(out.starts_with("async fn f () { }"), "{attr:?}: {out}");
+        assert!(
+            out.contains("is written by `#[instrument_fdr]`"),
+            "{attr:?}: {out}"
+        );
+    }
+    let sync: TokenStream = "fn f() {}".parse().unwrap();
+    let out = expand::deferred("{}".parse().unwrap(), sync).to_string();
+    assert!(out.contains("should have kept it an `async fn`"), "{out}");
+}
+
 #[test]
 fn without_the_feature_the_item_comes_back_token_for_token() {
     for (name, source) in cases() {

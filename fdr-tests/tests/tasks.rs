@@ -661,6 +661,95 @@ fn an_async_fn_under_tokio_main_is_still_a_task_with_its_polls() {
     assert_eq!(entries, 2);
 }
 
+/// Pending at its first poll (waking its task at once), ready at the next.
+#[derive(Default)]
+struct PendingOnce {
+    polled: bool,
+}
+
+impl Future for PendingOnce {
+    type Output = ();
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<()> {
+        if std::mem::replace(&mut self.polled, true) {
+            return Poll::Ready(());
+        }
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+// Below tracing's `#[instrument]`, which keeps an `async fn` one, the attribute finishes its work
+// after `#[instrument]` has run: the function becomes the plain one returning its task, so the
+// task begins at the call as any annotated `async fn`'s does, its awaits are sites, and
+// tracing's span is still entered in the body.
+#[fdr::instrument_fdr]
+#[tracing::instrument(skip(gate))]
+async fn traced(gate: PendingOnce, x: u64) -> (u64, Option<&'static str>) {
+    gate.await;
+    (x, tracing::Span::current().metadata().map(|m| m.name()))
+}
+
+#[test]
+fn an_async_fn_under_tracing_instrument_is_a_task_from_its_call_with_its_awaits() {
+    let session = MockSession::start(every_call());
+    // Made and dropped unpolled: a task created and cancelled.
+    drop(traced(PendingOnce::default(), 1));
+    let value = tracing::subscriber::with_default(tracing_subscriber::registry(), || {
+        let mut fut = pin!(traced(PendingOnce::default(), 7));
+        assert!(poll_once(fut.as_mut()).is_pending());
+        match poll_once(fut.as_mut()) {
+            Poll::Ready(v) => v,
+            Poll::Pending => unreachable!("ready at its second poll"),
+        }
+    });
+    assert_eq!(
+        value,
+        (7, Some("traced")),
+        "the body ran inside tracing's span"
+    );
+    let bytes = session.finish_bytes();
+    let log = decode(&bytes[..]).unwrap();
+    let id = id_of(&log, "::traced");
+    // By task id, which the calls took in order (the mock clock stands still).
+    let mut lives: Vec<(u64, TaskLife)> =
+        tasks(&log).into_iter().filter(|t| t.1 .0 == id).collect();
+    lives.sort_by_key(|t| t.0);
+    let ends: Vec<Option<bool>> = lives.iter().map(|t| t.1 .2.map(|e| e.1)).collect();
+    assert_eq!(ends, vec![Some(false), Some(true)], "{lives:?}");
+    let entries = log
+        .tids()
+        .into_iter()
+        .flat_map(|tid| log.calls(tid))
+        .filter(|&(k, f)| f == id && k == FnKind::Enter)
+        .count();
+    assert_eq!(
+        entries, 2,
+        "two polls of the second task, none of the first"
+    );
+    let waits: Vec<_> = log
+        .tids()
+        .into_iter()
+        .flat_map(|tid| log.thread_records(tid))
+        .filter_map(|r| match r {
+            Rec::Await(a, _) => Some(a),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(waits.len(), 1, "{waits:?}");
+    assert_eq!(
+        (waits[0].function, waits[0].polls, waits[0].dropped),
+        (id, 1, false)
+    );
+    let site = log
+        .functions
+        .iter()
+        .find(|f| f.id == waits[0].site)
+        .expect("the site is in the table");
+    assert_eq!(site.kind, fdr_format::FunctionKind::Await);
+    assert!(site.name.ends_with("::traced"), "{}", site.name);
+}
+
 // ---------------------------------------------------------------------------------------------
 // A task that ends sooner than the threshold after its creation, with every poll erased, is
 // erased whole, as a short call is (injected clock, 1 tick = 1 ns, threshold 5 us).

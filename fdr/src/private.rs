@@ -6,6 +6,7 @@
 
 use std::marker::PhantomData;
 
+pub use fdr_macros::deferred_task;
 pub use fdr_runtime::hooks::{enter, enter_args, exit, tail_exit, Awaited, TaskStart};
 pub use fdr_runtime::linkme;
 pub use fdr_runtime::{CallGuard, FnDesc, FnKindTag, Instrumented, LogArg, FUNCTIONS};

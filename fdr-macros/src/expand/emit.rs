@@ -95,6 +95,20 @@ fn recorded<F: WithBody>(f: Recorded<F>, outer: &[Attribute]) -> F {
     // Mixed-site hygiene: the body cannot see or shadow the guard.
     let guard = Ident::new("__fdr_guard", Span::mixed_site());
     let instrumented = match body {
+        Body::Async(mut block) if !later_macro(outer) && only_tracing_later(item.attrs()) => {
+            // tracing's `#[instrument]` still to run: it must see an `async fn`, and it keeps
+            // one. The awaits are rewritten now, while the body is as written; the rest waits
+            // until it has run (`deferred_task`, below it), so that the function is then made
+            // into the plain one returning its task, as any `async fn`: one wrapper around
+            // tracing's future instead of a future of ours nested in it.
+            let sites = awaits::rewrite(&mut block, &desc, &private);
+            let sites = site_statics(&descriptor, &sites);
+            let args = args.map(|values| quote!((#values)));
+            item.attrs_mut()
+                .push(syn::parse_quote!(#[#private::deferred_task({ #static_ } #args)]));
+            let stmts = &block.stmts;
+            quote!(#sites #(#stmts)*)
+        }
         Body::Async(mut block) if later_macro(item.attrs()) || later_macro(outer) => {
             let sites = awaits::rewrite(&mut block, &desc, &private);
             let sites = site_statics(&descriptor, &sites);
@@ -111,35 +125,7 @@ fn recorded<F: WithBody>(f: Recorded<F>, outer: &[Attribute]) -> F {
         Body::Async(mut block) => {
             let sites = awaits::rewrite(&mut block, &desc, &private);
             let sites = site_statics(&descriptor, &sites);
-            // The future is made here, at the call: the task begins when the function is called,
-            // even if the future is never polled.
-            let Lowered {
-                output_hint,
-                take_args,
-                bind_by_ref,
-            } = async_fn::lower(item.sig_mut());
-            // The names bound inside patterns, bound again by reference where the arguments
-            // are read: at the call, in the function the `async fn` became.
-            let args = args.map(|values| quote!({ #bind_by_ref #values }));
-            // What the function now does is make its future, as an `async fn` does; rustc's
-            // lowering of one is small and inlined, and the future made in the caller's frame
-            // where it is awaited. Without the hint the maker, a test and a store of the whole
-            // future bigger, stays out of line and its future is copied at every `.await`.
-            if !item.attrs().iter().any(|a| a.path().is_ident("inline")) {
-                item.attrs_mut().push(syn::parse_quote!(#[inline]));
-            }
-            let block = rebraced(&block);
-            let inner = quote!(async move {
-                #output_hint
-                #take_args
-                #block
-            });
-            let future = started(&private, &desc, args, inner);
-            quote! {
-                #static_
-                #sites
-                #future
-            }
+            task(&mut item, &static_, &sites, &desc, args, &block)
         }
         Body::Sync(block) => {
             hint_inline(&mut item);
@@ -159,6 +145,97 @@ fn recorded<F: WithBody>(f: Recorded<F>, outer: &[Attribute]) -> F {
     item
 }
 
+/// The body of an `async fn` written as the plain function that makes its task when called:
+/// `item`'s signature lowered, and its future, `block` in an `async move` block wrapped in the
+/// task, made here, at the call (the task begins even if the future is never polled).
+/// `static_` and `sites` are the descriptors, `args` the logged arguments' values.
+fn task<F: WithBody>(
+    item: &mut F,
+    static_: &TokenStream,
+    sites: &TokenStream,
+    desc: &Ident,
+    args: Option<TokenStream>,
+    block: &Block,
+) -> TokenStream {
+    let private = private::path();
+    let Lowered {
+        output_hint,
+        take_args,
+        bind_by_ref,
+    } = async_fn::lower(item.sig_mut());
+    // The names bound inside patterns, bound again by reference where the arguments are read:
+    // at the call, in the function the `async fn` became.
+    let args = args.map(|values| quote!({ #bind_by_ref #values }));
+    // What the function now does is make its future, as an `async fn` does; rustc's lowering of
+    // one is small and inlined, and the future made in the caller's frame where it is awaited.
+    // Without the hint the maker, a test and a store of the whole future bigger, stays out of
+    // line and its future is copied at every `.await`.
+    if !item.attrs().iter().any(|a| a.path().is_ident("inline")) {
+        item.attrs_mut().push(syn::parse_quote!(#[inline]));
+    }
+    let block = rebraced(block);
+    let inner = quote!(async move {
+        #output_hint
+        #take_args
+        #block
+    });
+    let future = started(&private, desc, args, inner);
+    quote! {
+        #static_
+        #sites
+        #future
+    }
+}
+
+/// `#[deferred_task({ DESCRIPTORS } (ARGS)?)]` on an `async fn`: the second half of an
+/// `#[instrument_fdr]` that found tracing's `#[instrument]` below it (see [`recorded`]).
+/// `DESCRIPTORS` are the function's descriptor statics, `ARGS` its logged arguments' values;
+/// its awaits were rewritten before `#[instrument]` ran.
+pub fn deferred(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
+    use proc_macro2::{Delimiter, TokenTree};
+    let malformed = || {
+        syn::Error::new(
+            Span::call_site(),
+            "`deferred_task` is written by `#[instrument_fdr]`, not by hand: annotate the function with `#[instrument_fdr]`",
+        )
+    };
+    let mut tokens = attr.into_iter();
+    let static_ = match tokens.next() {
+        Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Brace => g.stream(),
+        _ => return Err(malformed()),
+    };
+    let args = match tokens.next() {
+        None => None,
+        Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis => Some(g.stream()),
+        _ => return Err(malformed()),
+    };
+    if tokens.next().is_some() {
+        return Err(malformed());
+    }
+    let mut item: syn::ItemFn = syn::parse2(item)?;
+    if item.sig.asyncness.is_none() {
+        return Err(syn::Error::new(
+            item.sig.ident.span(),
+            "`#[instrument_fdr]` left this function to be recorded after the `#[instrument]` below it, which should have kept it an `async fn`, but did not; write `#[instrument_fdr]` below `#[instrument]`",
+        ));
+    }
+    let desc = Ident::new("__FDR_FN", Span::call_site());
+    let block = (*item.block).clone();
+    let body = task(
+        &mut item,
+        &static_,
+        &TokenStream::new(),
+        &desc,
+        args,
+        &block,
+    );
+    item.set_body(Block {
+        brace_token: Default::default(),
+        stmts: vec![Stmt::Expr(Expr::Verbatim(body), None)],
+    });
+    Ok(item.into_token_stream())
+}
+
 /// Gives a recorded function the inlining hint, unless it says how it is inlined already. The
 /// guard makes a small function look bigger to the compiler than it is (its exit on the unwind
 /// path too), and without the hint such a function stopped being inlined into its callers,
@@ -176,9 +253,9 @@ fn hint_inline<F: WithBody>(item: &mut F) {
     }
 }
 
-/// Whether `attrs` hold an attribute that may be a macro still to run: anything but the
-/// compiler's own inert attributes, lint levels, docs and tool attributes.
-fn later_macro(attrs: &[Attribute]) -> bool {
+/// Whether `attr` may be a macro still to run: anything but the compiler's own inert
+/// attributes, lint levels, docs and tool attributes.
+fn is_later_macro(attr: &Attribute) -> bool {
     const INERT: &[&str] = &[
         "allow",
         "warn",
@@ -206,17 +283,40 @@ fn later_macro(attrs: &[Attribute]) -> bool {
         "unsafe",
     ];
     const TOOLS: &[&str] = &["rustfmt", "clippy", "diagnostic", "rustdoc"];
-    attrs.iter().any(|a| {
-        let path = a.path();
-        let Some(first) = path.segments.first() else {
-            return false;
-        };
-        let first = first.ident.to_string();
-        if path.segments.len() > 1 {
-            return !TOOLS.contains(&first.as_str());
-        }
-        !INERT.contains(&first.as_str())
-    })
+    let path = attr.path();
+    let Some(first) = path.segments.first() else {
+        return false;
+    };
+    let first = first.ident.to_string();
+    if path.segments.len() > 1 {
+        return !TOOLS.contains(&first.as_str());
+    }
+    !INERT.contains(&first.as_str())
+}
+
+/// Whether `attrs` hold an attribute that may be a macro still to run (see [`is_later_macro`]).
+fn later_macro(attrs: &[Attribute]) -> bool {
+    attrs.iter().any(is_later_macro)
+}
+
+/// Whether the attribute macros still to run in `attrs` are all tracing's `#[instrument]`
+/// (`instrument`, `tracing::instrument`), and there is one: a macro that takes an `async fn` and
+/// gives back an `async fn` with its body inside its own future.
+fn only_tracing_later(attrs: &[Attribute]) -> bool {
+    let mut later = attrs.iter().filter(|a| is_later_macro(a)).peekable();
+    later.peek().is_some()
+        && later.all(|a| {
+            let segments: Vec<String> = a
+                .path()
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
+            matches!(
+                segments.iter().map(String::as_str).collect::<Vec<_>>()[..],
+                ["instrument"] | ["tracing", "instrument"]
+            )
+        })
 }
 
 /// A `tail` body as written, with the guard's tail exit recorded just before its final call.

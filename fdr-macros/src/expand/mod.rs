@@ -42,6 +42,20 @@ pub fn instrument(attr: TokenStream, item: TokenStream, enabled: bool) -> TokenS
     }
 }
 
+/// Expands `#[deferred_task(attr)] item`, the second half of an `#[instrument_fdr]` on an
+/// `async fn` that tracing's `#[instrument]` had to see first (`emit::deferred`). Only ever
+/// written by the first half, which runs in the enabled mode alone.
+pub fn deferred(attr: TokenStream, item: TokenStream) -> TokenStream {
+    match emit::deferred(attr, item.clone()) {
+        Ok(expanded) => expanded,
+        Err(error) => {
+            let mut out = item;
+            out.extend(error.into_compile_error());
+            out
+        }
+    }
+}
+
 /// Expands `fdr_scope!(input)`.
 pub fn scope(input: TokenStream, enabled: bool) -> TokenStream {
     scope::expand(input, enabled).unwrap_or_else(syn::Error::into_compile_error)
