@@ -76,6 +76,22 @@ fn tasks(log: &DecodedLog) -> HashMap<u64, TaskLife> {
     out
 }
 
+/// The tasks of function `id`, in the order of their ids: a thread's calls take them in order.
+fn tasks_in_order(log: &DecodedLog, id: u32) -> Vec<TaskLife> {
+    let mut lives: Vec<(u64, TaskLife)> = tasks(log).into_iter().filter(|t| t.1 .0 == id).collect();
+    lives.sort_by_key(|t| t.0);
+    lives.into_iter().map(|t| t.1).collect()
+}
+
+/// The entries of function `id` on every thread: for an `async fn`, its recorded polls.
+fn poll_entries(log: &DecodedLog, id: u32) -> usize {
+    log.tids()
+        .into_iter()
+        .flat_map(|tid| log.calls(tid))
+        .filter(|&(k, f)| f == id && k == FnKind::Enter)
+        .count()
+}
+
 #[test]
 fn a_thousand_tasks_on_tokio_record_the_latency_their_callers_waited() {
     // The caller's own clock reads sit just outside the task's creation and completion, and a
@@ -594,10 +610,7 @@ fn an_async_fn_with_logged_arguments_is_a_task_whose_first_poll_carries_them() {
 
     // Two tasks, made at the calls: one completed after 1000 + 200 ticks, one cancelled.
     // In call order: a thread's task ids grow.
-    let mut lives: Vec<(u64, TaskLife)> =
-        tasks(&log).into_iter().filter(|t| t.1 .0 == id).collect();
-    lives.sort_by_key(|t| t.0);
-    let lives: Vec<TaskLife> = lives.into_iter().map(|t| t.1).collect();
+    let lives = tasks_in_order(&log, id);
     assert_eq!(lives.len(), 2, "{lives:?}");
     assert_eq!(lives[0].2, Some((lives[0].1 + 1200, true)));
     assert_eq!(
@@ -652,12 +665,7 @@ fn an_async_fn_under_tokio_main_is_still_a_task_with_its_polls() {
     assert_eq!(lives.len(), 1, "{lives:?}");
     assert_eq!(lives[0].2.map(|(_, completed)| completed), Some(true));
     // Two polls: the yield, then the value.
-    let entries = log
-        .tids()
-        .into_iter()
-        .flat_map(|tid| log.calls(tid))
-        .filter(|&(k, f)| f == id && k == FnKind::Enter)
-        .count();
+    let entries = poll_entries(&log, id);
     assert_eq!(entries, 2);
 }
 
@@ -711,18 +719,11 @@ fn an_async_fn_under_tracing_instrument_is_a_task_from_its_call_with_its_awaits(
     let bytes = session.finish_bytes();
     let log = decode(&bytes[..]).unwrap();
     let id = id_of(&log, "::traced");
-    // By task id, which the calls took in order (the mock clock stands still).
-    let mut lives: Vec<(u64, TaskLife)> =
-        tasks(&log).into_iter().filter(|t| t.1 .0 == id).collect();
-    lives.sort_by_key(|t| t.0);
-    let ends: Vec<Option<bool>> = lives.iter().map(|t| t.1 .2.map(|e| e.1)).collect();
+    // In call order (the mock clock stands still).
+    let lives = tasks_in_order(&log, id);
+    let ends: Vec<Option<bool>> = lives.iter().map(|t| t.2.map(|e| e.1)).collect();
     assert_eq!(ends, vec![Some(false), Some(true)], "{lives:?}");
-    let entries = log
-        .tids()
-        .into_iter()
-        .flat_map(|tid| log.calls(tid))
-        .filter(|&(k, f)| f == id && k == FnKind::Enter)
-        .count();
+    let entries = poll_entries(&log, id);
     assert_eq!(
         entries, 2,
         "two polls of the second task, none of the first"

@@ -306,16 +306,12 @@ fn only_tracing_later(attrs: &[Attribute]) -> bool {
     let mut later = attrs.iter().filter(|a| is_later_macro(a)).peekable();
     later.peek().is_some()
         && later.all(|a| {
-            let segments: Vec<String> = a
-                .path()
-                .segments
-                .iter()
-                .map(|s| s.ident.to_string())
-                .collect();
-            matches!(
-                segments.iter().map(String::as_str).collect::<Vec<_>>()[..],
-                ["instrument"] | ["tracing", "instrument"]
-            )
+            let segments = &a.path().segments;
+            match segments.len() {
+                1 => segments[0].ident == "instrument",
+                2 => segments[0].ident == "tracing" && segments[1].ident == "instrument",
+                _ => false,
+            }
         })
 }
 
